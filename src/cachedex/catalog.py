@@ -1,0 +1,598 @@
+"""The SQLite catalog: schema, migrations, writes and named queries. All SQL lives here.
+
+Layout (see ``docs/catalog.md`` for the full reference):
+
+- ``specs``    one row per DAG hash, whatever number of tags hold it
+- ``edges``    dependency edges between specs (deptypes as a bit mask, virtuals)
+- ``tags`` / ``mirrors``  a tag has a root mirror and one mirror per stack, each
+  with its sync state (URL, layout, Database version, checksum, HTTP validators)
+- ``members``  which records each mirror's index holds, and whether listed
+  (``in_buildcache``)
+- ``syncs`` / ``changes``  history: what each sync of a mirror added or dropped
+
+The file is plain SQLite in WAL mode, so ``sqlite3`` and datasette can read it while a
+sync writes. One tag is written in one transaction: a failure leaves it as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+
+import msgspec
+
+from .errors import CatalogError
+from .values import SpecRecord
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "Catalog",
+    "MirrorState",
+    "TagStats",
+    "TagWriter",
+]
+
+#: Version of the schema this code writes; stored in ``PRAGMA user_version``.
+SCHEMA_VERSION = 1
+
+_SCHEMA_V1 = """
+CREATE TABLE specs (
+    id        INTEGER PRIMARY KEY,
+    hash      TEXT NOT NULL UNIQUE,
+    name      TEXT NOT NULL,
+    version   TEXT NOT NULL,
+    platform  TEXT NOT NULL,
+    os        TEXT NOT NULL,
+    target    TEXT NOT NULL,
+    compiler  TEXT NOT NULL,
+    variants  TEXT NOT NULL,        -- JSON list of display strings, stored order
+    external  INTEGER NOT NULL,
+    size      INTEGER,              -- bytes of the binary; NULL when unknown
+    node      TEXT NOT NULL         -- the node dict as the index holds it
+);
+CREATE INDEX specs_name ON specs (name, version);
+
+CREATE TABLE edges (
+    parent    INTEGER NOT NULL REFERENCES specs (id),
+    child     INTEGER NOT NULL REFERENCES specs (id),
+    name      TEXT NOT NULL,
+    deptypes  INTEGER NOT NULL,     -- bits: build 1, link 2, run 4, test 8
+    virtuals  TEXT NOT NULL,        -- comma-separated, '' when none
+    PRIMARY KEY (parent, child)
+) WITHOUT ROWID;
+CREATE INDEX edges_child ON edges (child);
+
+CREATE TABLE tags (
+    id        INTEGER PRIMARY KEY,
+    name      TEXT NOT NULL UNIQUE,
+    synced_at REAL
+);
+
+CREATE TABLE mirrors (
+    id            INTEGER PRIMARY KEY,
+    tag_id        INTEGER NOT NULL REFERENCES tags (id),
+    stack         TEXT NOT NULL,    -- 'root' for the tag's own mirror
+    url           TEXT NOT NULL,
+    layout        INTEGER,
+    db_version    INTEGER,
+    checksum      TEXT,
+    etag          TEXT,
+    last_modified TEXT,
+    fetched_at    REAL,
+    records       INTEGER,
+    listed        INTEGER,
+    UNIQUE (tag_id, stack)
+);
+
+CREATE TABLE members (
+    mirror_id INTEGER NOT NULL REFERENCES mirrors (id),
+    spec_id   INTEGER NOT NULL REFERENCES specs (id),
+    listed    INTEGER NOT NULL,     -- in_buildcache in that mirror's index
+    PRIMARY KEY (mirror_id, spec_id)
+) WITHOUT ROWID;
+CREATE INDEX members_spec ON members (spec_id);
+
+CREATE TABLE syncs (
+    id          INTEGER PRIMARY KEY,
+    tag_id      INTEGER NOT NULL REFERENCES tags (id),
+    started_at  REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    added       INTEGER NOT NULL,   -- listed specs of the tag added by this sync
+    removed     INTEGER NOT NULL
+);
+
+-- Only changes after a mirror's first sync are recorded: the state at any time T is
+-- today's members minus what was added after T plus what was removed after T.
+CREATE TABLE changes (
+    sync_id   INTEGER NOT NULL REFERENCES syncs (id),
+    mirror_id INTEGER NOT NULL REFERENCES mirrors (id),
+    spec_id   INTEGER NOT NULL REFERENCES specs (id),
+    change    INTEGER NOT NULL      -- +1 became listed, -1 no longer listed
+);
+CREATE INDEX changes_sync ON changes (sync_id);
+CREATE INDEX changes_mirror ON changes (mirror_id, sync_id);
+"""
+
+#: migrations[n] upgrades a catalog from user_version n to n + 1.
+_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1}
+
+
+class MirrorState(msgspec.Struct, frozen=True):
+    """A mirror's row: where it is and what its last successful sync found."""
+
+    tag: str
+    stack: str
+    url: str
+    layout: int | None
+    db_version: int | None
+    checksum: str | None
+    etag: str | None
+    last_modified: str | None
+    fetched_at: float | None
+    records: int | None
+    listed: int | None
+
+
+class TagStats(msgspec.Struct, frozen=True):
+    """Totals of one tag, as ``cachedex stats`` prints them."""
+
+    tag: str
+    records: int
+    specs: int
+    packages: int
+    stacks: int
+    size: int
+    sized: int
+    synced_at: float | None
+    added: int
+    removed: int
+
+
+class Catalog:
+    """An open catalog file. Use as a context manager, or call :meth:`close`."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
+        self.readonly = readonly
+        try:
+            if readonly:
+                if not path.exists():
+                    raise CatalogError(f"{path}: no catalog here yet; run 'cachedex sync' first")
+                self._db = sqlite3.connect(
+                    f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+                )
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA busy_timeout=10000")
+            self._db.execute("PRAGMA foreign_keys=ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise CatalogError(f"{path}: cannot open the catalog ({exc})") from None
+
+    def __enter__(self) -> Catalog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self._db.close()
+
+    # -- schema ------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise CatalogError(
+                f"{self.path}: catalog schema {version} is newer than this cachedex "
+                f"understands ({SCHEMA_VERSION}); upgrade cachedex"
+            )
+        if version == SCHEMA_VERSION:
+            return
+        if self.readonly:
+            raise CatalogError(
+                f"{self.path}: catalog schema {version} needs an upgrade; run 'cachedex sync' once"
+            )
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            while version < SCHEMA_VERSION:
+                for statement in _split_sql(_MIGRATIONS[version]):
+                    self._db.execute(statement)
+                version += 1
+                self._db.execute(f"PRAGMA user_version={version}")
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+    @property
+    def schema_version(self) -> int:
+        """The schema version of the open file."""
+        return int(self._db.execute("PRAGMA user_version").fetchone()[0])
+
+    # -- reads -------------------------------------------------------------------
+
+    def mirror_state(self, tag: str, stack: str) -> MirrorState | None:
+        """The stored state of one mirror, or None if it was never synced."""
+        row = self._db.execute(
+            f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+            "WHERE t.name = ? AND m.stack = ?",
+            (tag, stack),
+        ).fetchone()
+        return MirrorState(*row) if row else None
+
+    def mirrors(self, tag: str | None = None) -> list[MirrorState]:
+        """All mirrors (of one tag), sorted by tag then stack with root first."""
+        sql = (
+            f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+            + ("WHERE t.name = ? " if tag else "")
+            + "ORDER BY t.name, m.stack != 'root', m.stack"
+        )
+        return [MirrorState(*row) for row in self._db.execute(sql, (tag,) if tag else ())]
+
+    def tag_names(self) -> list[str]:
+        """Names of the tags in the catalog, sorted."""
+        return [row[0] for row in self._db.execute("SELECT name FROM tags ORDER BY name")]
+
+    def spec_ids(self, hashes: Iterable[str]) -> dict[str, int]:
+        """Map the given hashes to the ids of the specs the catalog already has."""
+        payload = json.dumps(list(hashes))
+        return dict(
+            self._db.execute(
+                "SELECT hash, id FROM specs WHERE hash IN (SELECT value FROM json_each(?))",
+                (payload,),
+            )
+        )
+
+    def sized_hashes(self, hashes: Iterable[str]) -> set[str]:
+        """Those of ``hashes`` whose binary size the catalog already knows."""
+        payload = json.dumps(list(hashes))
+        return {
+            row[0]
+            for row in self._db.execute(
+                "SELECT hash FROM specs WHERE size IS NOT NULL "
+                "AND hash IN (SELECT value FROM json_each(?))",
+                (payload,),
+            )
+        }
+
+    def size_keys(self, hashes: Iterable[str]) -> list[tuple[str, str, str, str, str, str, str]]:
+        """(hash, name, version, platform, os, target, compiler) of known specs: what
+        locating a spec's manifest or tarball needs."""
+        return list(
+            self._db.execute(
+                "SELECT hash, name, version, platform, os, target, compiler FROM specs "
+                "WHERE hash IN (SELECT value FROM json_each(?)) ORDER BY hash",
+                (json.dumps(list(hashes)),),
+            )
+        )
+
+    def tag_stats(self, tags: Iterable[str] | None = None) -> list[TagStats]:
+        """Totals per tag: records, listed specs, packages, stacks, sizes, last changes."""
+        known = self.tag_names()
+        wanted = known if tags is None else [tag for tag in tags if tag in known]
+        return [self._one_tag_stats(tag) for tag in wanted]
+
+    def _one_tag_stats(self, tag: str) -> TagStats:
+        tag_id, synced_at = self._db.execute(
+            "SELECT id, synced_at FROM tags WHERE name = ?", (tag,)
+        ).fetchone()
+        records = self._db.execute(
+            "SELECT count(DISTINCT spec_id) FROM members "
+            "WHERE mirror_id IN (SELECT id FROM mirrors WHERE tag_id = ?)",
+            (tag_id,),
+        ).fetchone()[0]
+        specs, packages, size, sized = self._db.execute(
+            "SELECT count(*), count(DISTINCT s.name), coalesce(sum(s.size), 0), count(s.size) "
+            "FROM members mb JOIN specs s ON s.id = mb.spec_id "
+            "WHERE mb.listed AND mb.mirror_id = "
+            "(SELECT id FROM mirrors WHERE tag_id = ? AND stack = 'root')",
+            (tag_id,),
+        ).fetchone()
+        stacks = self._db.execute(
+            "SELECT count(*) FROM mirrors WHERE tag_id = ? AND stack != 'root'", (tag_id,)
+        ).fetchone()[0]
+        last = self._db.execute(
+            "SELECT added, removed FROM syncs WHERE tag_id = ? ORDER BY id DESC LIMIT 1", (tag_id,)
+        ).fetchone()
+        added, removed = last if last else (0, 0)
+        return TagStats(tag, records, specs, packages, stacks, size, sized, synced_at, added, removed)
+
+    def history(self, tag: str) -> list[tuple[float, int, int]]:
+        """(finished_at, added, removed) of every sync of ``tag``, oldest first."""
+        return list(
+            self._db.execute(
+                "SELECT finished_at, added, removed FROM syncs "
+                "WHERE tag_id = (SELECT id FROM tags WHERE name = ?) ORDER BY id",
+                (tag,),
+            )
+        )
+
+    def changes(self, tag: str, stack: str = "root") -> list[tuple[float, str, str, int]]:
+        """(when, hash, package, +1/-1) of every recorded change of one mirror, oldest first."""
+        return list(
+            self._db.execute(
+                "SELECT y.finished_at, s.hash, s.name, c.change FROM changes c "
+                "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
+                "JOIN mirrors m ON m.id = c.mirror_id JOIN tags t ON t.id = m.tag_id "
+                "WHERE t.name = ? AND m.stack = ? ORDER BY y.id, s.hash",
+                (tag, stack),
+            )
+        )
+
+    def listed_hashes(self, tag: str, stack: str = "root") -> set[str]:
+        """Hashes listed (``in_buildcache``) by one mirror of a tag."""
+        return {
+            row[0]
+            for row in self._db.execute(
+                "SELECT s.hash FROM members mb JOIN specs s ON s.id = mb.spec_id "
+                "JOIN mirrors m ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+                "WHERE t.name = ? AND m.stack = ? AND mb.listed",
+                (tag, stack),
+            )
+        }
+
+    def spec_row(self, dag_hash: str) -> dict[str, object] | None:
+        """One spec as a dict of its columns (without the raw node), or None."""
+        cursor = self._db.execute(
+            "SELECT hash, name, version, platform, os, target, compiler, variants, external, "
+            "size FROM specs WHERE hash = ?",
+            (dag_hash,),
+        )
+        row = cursor.fetchone()
+        if row is None:
+            return None
+        result = dict(zip([d[0] for d in cursor.description], row))
+        result["variants"] = json.loads(str(result["variants"]))
+        return result
+
+    def dependencies(self, dag_hash: str) -> list[tuple[str, str, int, str]]:
+        """(child hash, name, deptypes mask, virtuals) of the direct dependencies of a spec."""
+        return list(
+            self._db.execute(
+                "SELECT c.hash, e.name, e.deptypes, e.virtuals FROM edges e "
+                "JOIN specs p ON p.id = e.parent JOIN specs c ON c.id = e.child "
+                "WHERE p.hash = ? ORDER BY e.name",
+                (dag_hash,),
+            )
+        )
+
+    def integrity_check(self) -> str:
+        """SQLite's own integrity check ('ok' when the file is sound)."""
+        return str(self._db.execute("PRAGMA integrity_check").fetchone()[0])
+
+    def dump(self) -> list[tuple[object, ...]]:
+        """Every row of every table, for tests that prove a failed sync changed nothing."""
+        rows: list[tuple[object, ...]] = []
+        for (table,) in self._db.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"
+        ).fetchall():
+            rows.extend((table, *row) for row in self._db.execute(f"SELECT * FROM {table} ORDER BY 1, 2"))
+        return rows
+
+    # -- writes ------------------------------------------------------------------
+
+    @contextmanager
+    def writing_tag(self, tag: str) -> Iterator[TagWriter]:
+        """A transaction that rewrites one tag; rolled back if the block raises."""
+        if self.readonly:
+            raise CatalogError(f"{self.path}: opened read-only")
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            writer = TagWriter(self._db, tag)
+            yield writer
+            writer._finish()
+            self._db.execute("COMMIT")
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+
+
+_MIRROR_COLUMNS = (
+    "t.name, m.stack, m.url, m.layout, m.db_version, m.checksum, m.etag, m.last_modified, "
+    "m.fetched_at, m.records, m.listed"
+)
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a schema script (ours: no semicolons inside literals)."""
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]
+
+
+class TagWriter:
+    """Writes one tag inside the transaction opened by :meth:`Catalog.writing_tag`."""
+
+    def __init__(self, db: sqlite3.Connection, tag: str) -> None:
+        self._db = db
+        self.tag = tag
+        self.started_at = time.time()
+        db.execute("INSERT OR IGNORE INTO tags (name) VALUES (?)", (tag,))
+        self._tag_id: int = db.execute("SELECT id FROM tags WHERE name = ?", (tag,)).fetchone()[0]
+        self._ids: dict[str, int] = {}
+        self._pending_changes: list[tuple[int, int, int]] = []  # (mirror, spec, +1/-1)
+        self._root_added = 0
+        self._root_removed = 0
+        self._kept_stacks: set[str] = set()
+
+    def add_specs(
+        self,
+        records: Iterable[SpecRecord],
+        sizes: Mapping[str, int],
+        on_progress: Callable[[int], None] | None = None,
+    ) -> int:
+        """Insert specs the catalog does not have yet, then their edges. Returns the count.
+
+        Callers pass only new records (see :meth:`Catalog.spec_ids`); edges whose child is
+        neither new nor already known are skipped: the index was incomplete.
+        """
+        records = list(records)
+        (next_id,) = self._db.execute("SELECT coalesce(max(id), 0) + 1 FROM specs").fetchone()
+        ids = self._ids
+        rows = []
+        for offset, record in enumerate(records):
+            spec_id = next_id + offset
+            ids[record.hash] = spec_id
+            rows.append(
+                (
+                    spec_id, record.hash, record.name, record.version, record.platform,
+                    record.os, record.target, record.compiler,
+                    json.dumps(record.variants, separators=(",", ":")),
+                    int(record.external), sizes.get(record.hash), record.node.decode("utf-8"),
+                )
+            )
+        self._db.executemany("INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+        del rows
+        children = {dep.hash for record in records for dep in record.dependencies}
+        missing = [h for h in children if h not in ids]
+        if missing:
+            ids.update(self._known_ids(missing))
+        edges = [
+            (ids[record.hash], ids[dep.hash], dep.name, dep.deptypes, dep.virtuals)
+            for record in records
+            for dep in record.dependencies
+            if dep.hash in ids
+        ]
+        self._db.executemany("INSERT OR IGNORE INTO edges VALUES (?,?,?,?,?)", edges)
+        if on_progress is not None:
+            on_progress(len(records))
+        return len(records)
+
+    def _known_ids(self, hashes: list[str]) -> dict[str, int]:
+        return dict(
+            self._db.execute(
+                "SELECT hash, id FROM specs WHERE hash IN (SELECT value FROM json_each(?))",
+                (json.dumps(hashes),),
+            )
+        )
+
+    def set_sizes(self, sizes: Mapping[str, int]) -> None:
+        """Record binary sizes of specs already in the catalog (a hash's size never changes)."""
+        self._db.executemany(
+            "UPDATE specs SET size = ? WHERE hash = ? AND size IS NULL",
+            [(size, dag_hash) for dag_hash, size in sizes.items()],
+        )
+
+    def keep_mirror(self, stack: str, url: str, *, fetched_at: float, etag: str | None,
+                    last_modified: str | None) -> None:
+        """Mark an unchanged mirror as read now (its index checksum did not change)."""
+        self._kept_stacks.add(stack)
+        self._db.execute(
+            "UPDATE mirrors SET url = ?, fetched_at = ?, etag = coalesce(?, etag), "
+            "last_modified = coalesce(?, last_modified) WHERE tag_id = ? AND stack = ?",
+            (url, fetched_at, etag, last_modified, self._tag_id, stack),
+        )
+
+    def replace_mirror(
+        self,
+        stack: str,
+        url: str,
+        *,
+        layout: int,
+        db_version: int,
+        checksum: str,
+        etag: str | None,
+        last_modified: str | None,
+        fetched_at: float,
+        members: Mapping[str, bool],
+    ) -> None:
+        """Store a mirror's new index: its state and the records it holds (hash -> listed)."""
+        self._kept_stacks.add(stack)
+        db = self._db
+        row = db.execute(
+            "SELECT id FROM mirrors WHERE tag_id = ? AND stack = ?", (self._tag_id, stack)
+        ).fetchone()
+        listed_count = sum(1 for listed in members.values() if listed)
+        values = (url, layout, db_version, checksum, etag, last_modified, fetched_at,
+                  len(members), listed_count)
+        if row is None:
+            mirror_id = db.execute(
+                "INSERT INTO mirrors (url, layout, db_version, checksum, etag, last_modified, "
+                "fetched_at, records, listed, tag_id, stack) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (*values, self._tag_id, stack),
+            ).lastrowid
+            old: dict[int, int] = {}
+            first_sync = True
+        else:
+            mirror_id = row[0]
+            db.execute(
+                "UPDATE mirrors SET url = ?, layout = ?, db_version = ?, checksum = ?, etag = ?, "
+                "last_modified = ?, fetched_at = ?, records = ?, listed = ? WHERE id = ?",
+                (*values, mirror_id),
+            )
+            old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))
+            first_sync = False
+        missing = [h for h in members if h not in self._ids]
+        if missing:
+            self._ids.update(self._known_ids(missing))
+        unknown = [h for h in members if h not in self._ids]
+        if unknown:
+            raise CatalogError(f"internal: {len(unknown)} records of {stack} were not stored first")
+        new = {self._ids[h]: int(listed) for h, listed in members.items()}
+        if first_sync:
+            db.executemany(
+                "INSERT INTO members VALUES (?,?,?)",
+                [(mirror_id, spec_id, listed) for spec_id, listed in new.items()],
+            )
+        else:
+            gone = [(mirror_id, spec_id) for spec_id in old.keys() - new.keys()]
+            db.executemany("DELETE FROM members WHERE mirror_id = ? AND spec_id = ?", gone)
+            upsert = [
+                (mirror_id, spec_id, listed)
+                for spec_id, listed in new.items()
+                if old.get(spec_id) != listed
+            ]
+            db.executemany("INSERT OR REPLACE INTO members VALUES (?,?,?)", upsert)
+            self._record_changes(mirror_id, stack, old, new)
+
+    def _record_changes(self, mirror_id: int, stack: str, old: dict[int, int], new: dict[int, int]) -> None:
+        was = {spec_id for spec_id, listed in old.items() if listed}
+        now = {spec_id for spec_id, listed in new.items() if listed}
+        added, removed = now - was, was - now
+        self._pending_changes.extend((mirror_id, spec_id, 1) for spec_id in added)
+        self._pending_changes.extend((mirror_id, spec_id, -1) for spec_id in removed)
+        if stack == "root":
+            self._root_added, self._root_removed = len(added), len(removed)
+
+    def drop_other_stacks(self) -> list[str]:
+        """Remove mirrors of this tag that were not kept or replaced (stacks no longer configured)."""
+        placeholders = ",".join("?" * len(self._kept_stacks)) or "''"
+        stale = self._db.execute(
+            f"SELECT id, stack FROM mirrors WHERE tag_id = ? AND stack NOT IN ({placeholders})",
+            (self._tag_id, *sorted(self._kept_stacks)),
+        ).fetchall()
+        for mirror_id, _stack in stale:
+            self._db.execute("DELETE FROM changes WHERE mirror_id = ?", (mirror_id,))
+            self._db.execute("DELETE FROM members WHERE mirror_id = ?", (mirror_id,))
+            self._db.execute("DELETE FROM mirrors WHERE id = ?", (mirror_id,))
+        return [stack for _id, stack in stale]
+
+    @property
+    def root_added(self) -> int:
+        """Listed specs the root mirror gained in this sync (0 on a first sync)."""
+        return self._root_added
+
+    @property
+    def root_removed(self) -> int:
+        """Listed specs the root mirror lost in this sync."""
+        return self._root_removed
+
+    def _finish(self) -> None:
+        now = time.time()
+        sync_id = self._db.execute(
+            "INSERT INTO syncs (tag_id, started_at, finished_at, added, removed) VALUES (?,?,?,?,?)",
+            (self._tag_id, self.started_at, now, self._root_added, self._root_removed),
+        ).lastrowid
+        self._db.executemany(
+            "INSERT INTO changes VALUES (?,?,?,?)",
+            [(sync_id, mirror, spec, change) for mirror, spec, change in self._pending_changes],
+        )
+        self._db.execute("UPDATE tags SET synced_at = ? WHERE id = ?", (now, self._tag_id))

@@ -1,0 +1,343 @@
+"""The configuration file: which tags to read, where their mirrors are, where the catalog is.
+
+Every key is declared once in :data:`SETTINGS` (name, default, help); the same table
+drives validation and ``cachedex config --help``-style documentation (``docs/config.md``).
+:func:`load_config` collects every problem and raises one :class:`ConfigError` listing
+them all, each naming the key and the bad value.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import urljoin, urlsplit
+
+import httpx
+import msgspec
+import yaml
+
+from .errors import ConfigError
+from .sources import HttpOptions
+from .values import MirrorRef
+
+__all__ = [
+    "DEFAULT_CONFIG_NAME",
+    "SETTINGS",
+    "Config",
+    "TagConfig",
+    "check_name",
+    "find_config",
+    "load_config",
+    "mirrors_from_discovery",
+]
+
+DEFAULT_CONFIG_NAME = "cachedex.yaml"
+ROOT_STACK = "root"
+
+#: Every top-level key: (name, default, help). ``http`` holds HttpOptions fields.
+SETTINGS: tuple[tuple[str, object, str], ...] = (
+    ("catalog", "cachedex.sqlite", "SQLite catalog file, relative to the config file."),
+    ("tags", [], "List of tags: {name, url (root mirror), stacks (list of names, or name: url)}."),
+    ("tags_from", None, "Path or URL of a cache.spack.io discovery file ({tag: [{label, url}]})."),
+    ("http", {}, "HTTP settings: timeout (s), retries, backoff (s), concurrency."),
+)
+_KNOWN_KEYS = {name for name, _default, _help in SETTINGS}
+_HTTP_FIELDS = {name: type(getattr(HttpOptions(), name)) for name in HttpOptions.__struct_fields__}
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+class TagConfig(msgspec.Struct, frozen=True):
+    """One tag: its root mirror first, then one mirror per stack."""
+
+    name: str
+    mirrors: tuple[MirrorRef, ...]
+
+
+class Config(msgspec.Struct, frozen=True):
+    """A validated configuration."""
+
+    path: Path | None
+    catalog: Path
+    tags: tuple[TagConfig, ...]
+    http: HttpOptions
+
+    def tag(self, name: str) -> TagConfig:
+        """The tag called ``name``; ConfigError if it is not configured."""
+        for tag in self.tags:
+            if tag.name == name:
+                return tag
+        known = ", ".join(t.name for t in self.tags) or "none"
+        raise ConfigError([f"unknown tag {name!r} (configured: {known})"], path=_shown(self.path))
+
+
+def check_name(name: object) -> str | None:
+    """Why ``name`` cannot be a tag, stack or package name used as a folder; None if fine."""
+    if not isinstance(name, str):
+        return f"expected a string, got {type(name).__name__} {name!r}"
+    if not name:
+        return "must not be empty"
+    if "/" in name or "\\" in name:
+        return f"{name!r} must not contain '/' or '\\' (it becomes a folder name)"
+    if ".." in name:
+        return f"{name!r} must not contain '..' (it becomes a folder name)"
+    if name.startswith("."):
+        return f"{name!r} must not start with '.' (it becomes a folder name)"
+    if _CONTROL.search(name):
+        return f"{name!r} must not contain control characters"
+    return None
+
+
+def find_config(explicit: str | None) -> Path:
+    """The config file to use: ``--config``, else $CACHEDEX_CONFIG, else ./cachedex.yaml."""
+    if explicit:
+        return Path(explicit)
+    from_env = os.environ.get("CACHEDEX_CONFIG")
+    if from_env:
+        return Path(from_env)
+    return Path(DEFAULT_CONFIG_NAME)
+
+
+def _shown(path: Path | None) -> str | None:
+    return str(path) if path is not None else None
+
+
+def _resolve_url(value: str, base: Path) -> str:
+    """A mirror URL with plain relative paths made absolute against the config's folder."""
+    scheme = urlsplit(value).scheme
+    if scheme in ("http", "https", "file"):
+        return value.rstrip("/") if scheme != "file" else value
+    return str((base / value).resolve())
+
+
+def _check_url(key: str, value: object, problems: list[str]) -> bool:
+    if not isinstance(value, str) or not value.strip():
+        problems.append(f"'{key}': expected a path or URL, got {value!r}")
+        return False
+    scheme = urlsplit(value).scheme
+    if len(scheme) > 1 and scheme not in ("http", "https", "file"):
+        problems.append(f"'{key}': expected a path, file:// or http(s):// URL, got {value!r}")
+        return False
+    return True
+
+
+def load_config(path: Path, *, http_client: httpx.Client | None = None) -> Config:
+    """Read and validate the config at ``path``. Raises ConfigError listing every problem."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            [f"no config file here; create {DEFAULT_CONFIG_NAME} (see the README), pass "
+             "--config FILE, set CACHEDEX_CONFIG, or try 'cachedex demo'"],
+            path=str(path),
+        ) from None
+    except OSError as exc:
+        raise ConfigError([f"cannot read: {exc.strerror or exc}"], path=str(path)) from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError([f"not valid YAML: {exc}".replace("\n", " ")], path=str(path)) from None
+    return parse_config(document, base=path.resolve().parent, path=path, http_client=http_client)
+
+
+def parse_config(
+    document: Any, *, base: Path, path: Path | None = None, http_client: httpx.Client | None = None
+) -> Config:
+    """Validate an already-parsed config document; relative paths resolve against ``base``."""
+    problems: list[str] = []
+    if document is None:
+        document = {}
+    if not isinstance(document, dict):
+        raise ConfigError([f"expected a mapping of settings, got {type(document).__name__}"], path=_shown(path))
+    for key in document:
+        if key not in _KNOWN_KEYS:
+            problems.append(f"unknown key {key!r} (known: {', '.join(sorted(_KNOWN_KEYS))})")
+
+    catalog_value = document.get("catalog", "cachedex.sqlite")
+    if not isinstance(catalog_value, str) or not catalog_value:
+        problems.append(f"'catalog': expected a file path, got {catalog_value!r}")
+        catalog_value = "cachedex.sqlite"
+
+    http = _parse_http(document.get("http", {}), problems)
+    tags: list[TagConfig] = []
+    raw_tags = document.get("tags", [])
+    if not isinstance(raw_tags, list):
+        problems.append(f"'tags': expected a list, got {type(raw_tags).__name__}")
+        raw_tags = []
+    for position, raw in enumerate(raw_tags):
+        tag = _parse_tag(raw, f"tags[{position}]", base, problems)
+        if tag is not None:
+            tags.append(tag)
+    source = document.get("tags_from")
+    if source is not None:
+        if _check_url("tags_from", source, problems):
+            tags.extend(_tags_from(str(source), base, http, problems, http_client))
+    seen: set[str] = set()
+    for tag in tags:
+        if tag.name in seen:
+            problems.append(f"tag {tag.name!r} is configured twice")
+        seen.add(tag.name)
+    if not tags and not problems:
+        problems.append("no tags configured: add a 'tags' list or 'tags_from'")
+    if problems:
+        raise ConfigError(problems, path=_shown(path))
+    return Config(path=path, catalog=(base / catalog_value), tags=tuple(tags), http=http)
+
+
+def _parse_http(raw: object, problems: list[str]) -> HttpOptions:
+    if not isinstance(raw, dict):
+        problems.append(f"'http': expected a mapping, got {raw!r}")
+        return HttpOptions()
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        expected = _HTTP_FIELDS.get(key)
+        if expected is None:
+            problems.append(f"unknown key 'http.{key}' (known: {', '.join(sorted(_HTTP_FIELDS))})")
+        elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            problems.append(f"'http.{key}': expected a number >= 0, got {value!r}")
+        elif expected is int and (value != int(value) or (key == "concurrency" and value < 1)):
+            problems.append(f"'http.{key}': expected a whole number >= 1, got {value!r}")
+        else:
+            values[key] = expected(value)
+    return HttpOptions(**values)
+
+
+def _parse_tag(raw: object, key: str, base: Path, problems: list[str]) -> TagConfig | None:
+    if not isinstance(raw, dict):
+        problems.append(f"'{key}': expected a mapping with name, url, stacks; got {raw!r}")
+        return None
+    for extra in raw.keys() - {"name", "url", "stacks"}:
+        problems.append(f"unknown key '{key}.{extra}' (known: name, url, stacks)")
+    before = len(problems)
+    name = raw.get("name")
+    why = check_name(name)
+    if why:
+        problems.append(f"'{key}.name': {why}")
+    url = raw.get("url")
+    _check_url(f"{key}.url", url, problems)
+    stacks = raw.get("stacks", [])
+    pairs: list[tuple[str, object]] = []
+    if isinstance(stacks, list):
+        pairs = [(s, None) for s in stacks]
+    elif isinstance(stacks, dict):
+        pairs = list(stacks.items())
+    else:
+        problems.append(f"'{key}.stacks': expected a list of names or a mapping name: url, got {stacks!r}")
+    mirrors: list[MirrorRef] = []
+    seen: set[str] = set()
+    for stack, stack_url in pairs:
+        why = check_name(stack)
+        if why:
+            problems.append(f"'{key}.stacks': stack {why}")
+            continue
+        if stack == ROOT_STACK:
+            problems.append(f"'{key}.stacks': 'root' is the tag's own mirror (its url), not a stack")
+            continue
+        if stack in seen:
+            problems.append(f"'{key}.stacks': stack {stack!r} is listed twice")
+        seen.add(stack)
+        if stack_url is None:
+            if isinstance(url, str):
+                mirrors.append(MirrorRef(str(name), stack, _join(_resolve_url(url, base), stack)))
+        elif _check_url(f"{key}.stacks.{stack}", stack_url, problems):
+            mirrors.append(MirrorRef(str(name), stack, _resolve_url(str(stack_url), base)))
+    if len(problems) > before:
+        return None
+    root = MirrorRef(str(name), ROOT_STACK, _resolve_url(str(url), base))
+    return TagConfig(name=str(name), mirrors=(root, *mirrors))
+
+
+def _join(url: str, stack: str) -> str:
+    return f"{url.rstrip('/')}/{stack}"
+
+
+# -- the cache.spack.io discovery file (format doc §6.2) -------------------------------
+
+_PUBLIC_BUCKET = "s3://spack-binaries/"
+_PUBLIC_HTTP = "https://binaries.spack.io/"
+_INDEX_SUFFIXES = (
+    re.compile(r"/blobs/[^/]+/[^/]+/[^/]+$"),
+    re.compile(r"/v\d+/manifests/index/index\.manifest\.json$"),
+    re.compile(r"/build_cache/index\.json$"),
+)
+
+
+def mirror_url_from_index_url(url: str) -> str | None:
+    """The mirror root of an index URL as the discovery file gives it, or None."""
+    if url.startswith(_PUBLIC_BUCKET):
+        # The public bucket is served over HTTPS; this is how cache.spack.io reads it.
+        url = _PUBLIC_HTTP + url[len(_PUBLIC_BUCKET):]
+    for pattern in _INDEX_SUFFIXES:
+        match = pattern.search(url)
+        if match:
+            return url[: match.start()]
+    return None
+
+
+def mirrors_from_discovery(document: object, *, base: str) -> tuple[list[TagConfig], list[str]]:
+    """Tags from a decoded discovery file; relative URLs resolve against ``base``."""
+    problems: list[str] = []
+    if not isinstance(document, dict):
+        return [], [f"'tags_from': expected a JSON object of tag -> list, got {type(document).__name__}"]
+    tags: list[TagConfig] = []
+    for tag, entries in document.items():
+        why = check_name(tag)
+        if why:
+            problems.append(f"'tags_from': tag {why}")
+            continue
+        if not isinstance(entries, list):
+            problems.append(f"'tags_from': tag {tag!r}: expected a list of {{label, url}}")
+            continue
+        root: MirrorRef | None = None
+        stacks: list[MirrorRef] = []
+        for entry in entries:
+            label = entry.get("label") if isinstance(entry, dict) else None
+            url = entry.get("url") if isinstance(entry, dict) else None
+            why = check_name(label)
+            if why or not isinstance(url, str):
+                problems.append(f"'tags_from': tag {tag!r}: bad entry {entry!r}")
+                continue
+            mirror_url = mirror_url_from_index_url(urljoin(base, url))
+            if mirror_url is None or urlsplit(mirror_url).scheme == "s3":
+                problems.append(f"'tags_from': tag {tag!r} {label}: cannot read index URL {url!r}")
+                continue
+            ref = MirrorRef(tag, str(label), mirror_url)
+            if label == ROOT_STACK:
+                root = ref
+            else:
+                stacks.append(ref)
+        if root is None:
+            # cache.spack.io skips refs without a root index too (format doc §6.3).
+            problems.append(f"'tags_from': tag {tag!r} has no 'root' entry")
+            continue
+        tags.append(TagConfig(tag, (root, *sorted(stacks, key=lambda m: m.stack))))
+    return tags, problems
+
+
+def _tags_from(
+    source: str, base: Path, http: HttpOptions, problems: list[str], client: httpx.Client | None
+) -> list[TagConfig]:
+    scheme = urlsplit(source).scheme
+    try:
+        if scheme in ("http", "https"):
+            if client is None:
+                with httpx.Client(timeout=http.timeout, follow_redirects=True) as own:
+                    response = own.get(source)
+            else:
+                response = client.get(source)
+            response.raise_for_status()
+            data = response.content
+            base_url = source
+        else:
+            local = Path(urlsplit(source).path) if scheme == "file" else base / source
+            data = local.read_bytes()
+            base_url = local.resolve().as_uri()
+        document = msgspec.json.decode(data)
+    except (OSError, httpx.HTTPError, msgspec.DecodeError) as exc:
+        problems.append(f"'tags_from': cannot read {source!r}: {exc}")
+        return []
+    tags, found = mirrors_from_discovery(document, base=base_url)
+    problems.extend(found)
+    return tags

@@ -1,0 +1,77 @@
+"""``cachedex demo``: generate sample mirrors, sync them, and say what to run next."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from .catalog import Catalog
+from .config import load_config
+from .demo import build_demo_mirrors
+from .errors import CachedexError
+from .progress import Reporter
+from .sync import TagOutcome, sync
+
+__all__ = ["run_demo"]
+
+_MARKER = ".cachedex-demo"
+
+
+def _prepare(directory: Path) -> None:
+    """Refuse to write into a folder that holds something other than an earlier demo."""
+    if directory.exists() and any(directory.iterdir()) and not (directory / _MARKER).exists():
+        raise CachedexError(
+            f"{directory}: folder is not empty and was not made by 'cachedex demo'; "
+            "choose another folder"
+        )
+    if (directory / _MARKER).exists():
+        for stale in ("mirrors", "cachedex.sqlite", "cachedex.sqlite-wal", "cachedex.sqlite-shm"):
+            target = directory / stale
+            if target.is_dir():
+                shutil.rmtree(target)
+            elif target.exists():
+                target.unlink()
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / _MARKER).write_text("made by cachedex demo; safe to delete\n", encoding="utf-8")
+
+
+def run_demo(
+    directory: Path,
+    *,
+    echo: Callable[[str], None],
+    print_outcomes: Callable[[list[TagOutcome]], None],
+) -> list[TagOutcome]:
+    """Build the demo in ``directory`` and sync it; returns the outcomes of the last sync.
+
+    develop is generated and synced twice (before and after a change) so that the
+    catalog's history shows added and removed specs.
+    """
+    _prepare(directory)
+    echo(f"Generating sample mirrors in {directory}/mirrors ...")
+    config_path = build_demo_mirrors(directory, develop_revision=0)
+    config = load_config(config_path)
+    with Catalog(config.catalog) as catalog, Reporter() as reporter:
+        first = sync(config, catalog, reporter=reporter)
+        _raise_on_failure(first)
+        echo("First sync of every tag:")
+        print_outcomes(first)
+        build_demo_mirrors(directory, develop_revision=1)
+        second = sync(config, catalog, ["develop"], reporter=reporter)
+        _raise_on_failure(second)
+    echo("develop changed upstream; second sync (only develop's changed mirrors are read):")
+    print_outcomes(second)
+    echo("")
+    echo(f"Catalog: {config.catalog}")
+    echo(f"Config:  {config_path}")
+    echo("Next:")
+    echo(f"  cachedex --config {config_path} stats")
+    echo(f"  cachedex --config {config_path} sync        # a no-op: nothing changed")
+    echo(f"  sqlite3 {config.catalog} 'select name, version, compiler from specs limit 5'")
+    return second
+
+
+def _raise_on_failure(outcomes: list[TagOutcome]) -> None:
+    for outcome in outcomes:
+        if outcome.error is not None:
+            raise CachedexError(f"demo sync of {outcome.tag} failed: {outcome.error}")

@@ -1,0 +1,398 @@
+"""Decode Spack build-cache indexes (``index.json``, Database versions 6-9) into records.
+
+Decoding happens in two steps so that a sync only pays for what it uses:
+
+1. :func:`decode_index` reads the outer structure: the Database version and, per DAG
+   hash, ``in_buildcache`` plus the node as undecoded JSON (``msgspec.Raw``, a view
+   into the original bytes, no copy).
+2. :func:`build_records` decodes the nodes a caller asks for into :class:`SpecRecord`
+   values: display strings for compiler, target and variants as Spack 1.x prints them
+   (format doc §4), and typed dependency edges.
+
+A stack's index is only needed for its set of hashes, so a sync never runs step 2
+on a stack unless the stack holds records the root index does not.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import re
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import msgspec
+
+from .errors import IndexFormatError
+from .values import Dependency, SpecRecord, deptypes_to_mask, is_dag_hash
+
+__all__ = [
+    "SUPPORTED_DB_VERSIONS",
+    "RawIndex",
+    "build_records",
+    "decode_index",
+    "format_variant",
+    "gc_paused",
+]
+
+#: Database versions whose node formats we read (format doc §2.3).
+SUPPORTED_DB_VERSIONS = (6, 7, 8, 9)
+
+#: ``parameters`` keys that are compiler flags, not variants (format doc §3.4).
+FLAG_NAMES = frozenset({"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"})
+
+#: Languages whose provider edge names the compiler of a spec-v5+ node, in priority order.
+COMPILER_LANGUAGES = ("c", "cxx", "fortran")
+
+_UNQUOTED_VALUE = re.compile(r"[a-zA-Z0-9,/_.\-\[\]]+")
+
+
+# -- typed views of the JSON: only the fields we use are declared ---------------------
+
+
+class _Presence(msgspec.Struct):
+    in_buildcache: bool = False
+
+
+class _Record(msgspec.Struct):
+    spec: msgspec.Raw = msgspec.Raw(b"null")
+    in_buildcache: bool = False
+
+
+class _Database(msgspec.Struct):
+    version: str | int | float | None = None
+    installs: dict[str, _Record] = {}
+
+
+class _IndexFile(msgspec.Struct):
+    database: _Database
+
+
+class _VersionOnlyDatabase(msgspec.Struct):
+    version: str | int | float | None = None
+
+
+class _VersionOnlyFile(msgspec.Struct):
+    database: _VersionOnlyDatabase
+
+
+class _TargetObject(msgspec.Struct):
+    name: str = ""
+
+
+class _Arch(msgspec.Struct):
+    platform: str | None = None
+    platform_os: str | None = None
+    target: str | _TargetObject | None = None
+
+
+class _CompilerKey(msgspec.Struct):
+    name: str = ""
+    version: str | int | float | None = None
+
+
+class _EdgeParameters(msgspec.Struct):
+    deptypes: list[str] | str = []
+    virtuals: list[str] = []
+
+
+class _Edge(msgspec.Struct):
+    name: str = ""
+    hash: str | None = None
+    build_hash: str | None = None
+    full_hash: str | None = None
+    type: list[str] | str | None = None
+    parameters: _EdgeParameters | None = None
+
+
+class _Annotations(msgspec.Struct):
+    compiler: str | None = None
+
+
+class _Node(msgspec.Struct):
+    name: str | None = None
+    version: str | int | float | None = None
+    arch: _Arch | None = None
+    compiler: _CompilerKey | None = None
+    parameters: dict[str, Any] = {}
+    patches: list[str] | None = None
+    dependencies: list[_Edge] | dict[str, _Edge] | None = None
+    annotations: _Annotations | None = None
+    external: Any = None
+    hash: str | None = None
+
+
+_index_decoder = msgspec.json.Decoder(_IndexFile)
+_version_decoder = msgspec.json.Decoder(_VersionOnlyFile)
+_node_decoder = msgspec.json.Decoder(_Node)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many objects that hold no cycles.
+
+    With it on, CPython scans the growing heap again and again during a big decode.
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+class RawIndex(msgspec.Struct, frozen=True):
+    """An index after step 1: its Database version and its records, nodes undecoded."""
+
+    url: str
+    db_version: int
+    records: dict[str, _Record]
+
+    def listed_hashes(self) -> list[str]:
+        """Hashes of the records that have a binary in this mirror (``in_buildcache``)."""
+        return [h for h, rec in self.records.items() if rec.in_buildcache]
+
+
+def _db_version_number(version: object, url: str) -> int:
+    text = str(version) if version is not None else ""
+    try:
+        number = int(text)
+    except ValueError:
+        raise IndexFormatError(
+            url, f"unsupported Database version {text!r} (cachedex reads versions 6 to 9)"
+        ) from None
+    if number > max(SUPPORTED_DB_VERSIONS):
+        raise IndexFormatError(
+            url,
+            f"Database version {number} is newer than this cachedex reads (6 to 9); "
+            "upgrade cachedex",
+        )
+    if number < min(SUPPORTED_DB_VERSIONS):
+        raise IndexFormatError(
+            url, f"Database version {number} is too old (cachedex reads versions 6 to 9)"
+        )
+    return number
+
+
+def decode_index(data: bytes | memoryview, *, url: str) -> RawIndex:
+    """Decode the outer structure of an ``index.json`` (step 1).
+
+    Raises :class:`IndexFormatError` naming ``url`` for invalid JSON, a wrong shape,
+    an unsupported Database version or a malformed hash.
+    """
+    try:
+        with gc_paused():
+            parsed = _index_decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        # A wrong shape may just be an older or newer Database version: say that instead.
+        version = _sniff_version(data)
+        if version is not None:
+            _db_version_number(version, url)
+        raise IndexFormatError(url, f"not a valid Spack index: {exc}") from None
+    number = _db_version_number(parsed.database.version, url)
+    _reject_duplicate_hashes(data, parsed.database.installs, url)
+    for key in parsed.database.installs:
+        if not is_dag_hash(key):
+            raise IndexFormatError(
+                url, f"malformed DAG hash {key!r} in database.installs (expected 32 of a-z0-9)"
+            )
+    return RawIndex(url=url, db_version=number, records=parsed.database.installs)
+
+
+def _reject_duplicate_hashes(data: bytes | memoryview, installs: dict[str, _Record], url: str) -> None:
+    """Reject ``installs`` objects that hold the same DAG hash twice.
+
+    A repeated JSON key silently decodes to its last value. Every build-cache record has
+    a ``ref_count`` key, so counting those bytes (cheap) against the decoded records tells
+    whether a key repeats; only then is the file parsed again, slowly, to name it.
+    """
+    blob = data if isinstance(data, bytes) else bytes(data)
+    if blob.count(b'"ref_count"') <= len(installs):
+        return
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        seen: set[str] = set()
+        for key, _value in items:
+            if key in seen and is_dag_hash(key):
+                repeated.append(key)
+            seen.add(key)
+        return dict(items)
+
+    json.loads(blob, object_pairs_hook=pairs)
+    if repeated:
+        raise IndexFormatError(
+            url, f"DAG hash {repeated[0]} appears {repeated.count(repeated[0]) + 1} times in "
+            f"database.installs ({len(set(repeated))} duplicated hashes in all)"
+        )
+
+
+def _sniff_version(data: bytes | memoryview) -> object | None:
+    try:
+        return _version_decoder.decode(data).database.version
+    except msgspec.DecodeError:
+        return None
+
+
+# -- display strings (format doc §4) -------------------------------------------------
+
+
+def _quote_if_needed(value: str) -> str:
+    if _UNQUOTED_VALUE.fullmatch(value):
+        return value
+    if "'" in value:
+        return msgspec.json.encode(value).decode()
+    return f"'{value}'"
+
+
+def format_variant(name: str, value: object) -> str:
+    """Format one variant as Spack 1.x prints it: ``+x``, ``~x``, ``x=v``, ``x:=a,b``."""
+    if value is True:
+        return f"+{name}"
+    if value is False:
+        return f"~{name}"
+    if isinstance(value, list):
+        if name == "patches":
+            # Spack shows patch sha256 sums shortened to 7 characters (format doc §4.3).
+            shown = [str(v)[:7] for v in value]
+        else:
+            shown = sorted(str(v) for v in value)
+        return f"{name}:={_quote_if_needed(','.join(shown))}"
+    return f"{name}={_quote_if_needed(str(value))}"
+
+
+def _variants(node: _Node) -> tuple[str, ...]:
+    shown = [
+        format_variant(name, value)
+        for name, value in node.parameters.items()
+        if name not in FLAG_NAMES
+    ]
+    if node.patches and "patches" not in node.parameters:
+        shown.append(format_variant("patches", list(node.patches)))
+    return tuple(shown)
+
+
+def _edges(node: _Node, url: str, owner: str) -> tuple[Dependency, ...]:
+    deps = node.dependencies
+    if not deps:
+        return ()
+    items = deps.items() if isinstance(deps, dict) else ((e.name, e) for e in deps)
+    edges = []
+    for name, edge in items:
+        target = edge.hash or edge.build_hash or edge.full_hash
+        if not is_dag_hash(target):
+            raise IndexFormatError(
+                url, f"record {owner}: dependency {name!r} has a malformed hash {target!r}"
+            )
+        if edge.parameters is not None:
+            mask = deptypes_to_mask(edge.parameters.deptypes)
+            virtuals = ",".join(edge.parameters.virtuals)
+        else:
+            mask = deptypes_to_mask(edge.type)
+            virtuals = ""
+        edges.append(Dependency(hash=target, name=name or edge.name, deptypes=mask, virtuals=virtuals))
+    return tuple(edges)
+
+
+def _compiler_edge(edges: tuple[Dependency, ...]) -> Dependency | None:
+    """The edge to the compiler of a spec-v5+ node: the c, else cxx, else fortran provider."""
+    for language in COMPILER_LANGUAGES:
+        for edge in edges:
+            if edge.virtuals and language in edge.virtuals.split(","):
+                return edge
+    return None
+
+
+def _target_name(arch: _Arch | None) -> str:
+    if arch is None or arch.target is None:
+        return ""
+    if isinstance(arch.target, str):
+        return arch.target
+    return arch.target.name
+
+
+def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[SpecRecord]:
+    """Decode nodes of ``index`` into :class:`SpecRecord` values (step 2).
+
+    ``hashes`` selects which records to build (default: all). A spec-v5+ node's compiler
+    is looked up among all records of the index, built or not.
+    """
+    url = index.url
+    records = index.records
+    selected = records.keys() if hashes is None else hashes
+    built: list[SpecRecord] = []
+    pending: list[tuple[int, str]] = []  # (position in built, hash of compiler node)
+    with gc_paused():
+        for key in selected:
+            raw = records[key]
+            try:
+                node = _node_decoder.decode(raw.spec)
+            except msgspec.DecodeError as exc:
+                raise IndexFormatError(url, f"record {key}: invalid node ({exc})") from None
+            if not node.name:
+                raise IndexFormatError(url, f"record {key}: node has no name")
+            if node.hash is not None and node.hash != key:
+                raise IndexFormatError(
+                    url, f"record {key} holds the node of another hash ({node.hash!r})"
+                )
+            edges = _edges(node, url, key)
+            compiler = _direct_compiler(node)
+            if compiler is None:
+                edge = _compiler_edge(edges)
+                if edge is None:
+                    compiler = "none"
+                else:
+                    compiler = edge.name
+                    pending.append((len(built), edge.hash))
+            arch = node.arch
+            built.append(
+                SpecRecord(
+                    hash=key,
+                    name=node.name,
+                    version="" if node.version is None else str(node.version),
+                    platform=(arch.platform or "") if arch else "",
+                    os=(arch.platform_os or "") if arch else "",
+                    target=_target_name(arch),
+                    compiler=compiler,
+                    variants=_variants(node),
+                    dependencies=edges,
+                    in_buildcache=raw.in_buildcache,
+                    external=node.external is not None,
+                    node=bytes(raw.spec),
+                )
+            )
+        for position, provider in pending:
+            name_version = _name_version(records.get(provider))
+            if name_version is not None:
+                built[position] = msgspec.structs.replace(built[position], compiler=name_version)
+    return built
+
+
+class _NameVersion(msgspec.Struct):
+    name: str = ""
+    version: str | int | float | None = None
+
+
+_name_version_decoder = msgspec.json.Decoder(_NameVersion)
+
+
+def _name_version(record: _Record | None) -> str | None:
+    if record is None:
+        return None
+    try:
+        node = _name_version_decoder.decode(record.spec)
+    except msgspec.DecodeError:
+        return None
+    return f"{node.name}@{node.version}" if node.version is not None else node.name
+
+
+def _direct_compiler(node: _Node) -> str | None:
+    """Compiler from a ``compiler`` key (spec ≤4) or ``annotations.compiler`` (format doc §4.2)."""
+    if node.compiler is not None and node.compiler.name:
+        version = node.compiler.version
+        return node.compiler.name if version is None else f"{node.compiler.name}@{version}"
+    if node.annotations is not None and node.annotations.compiler:
+        return node.annotations.compiler.replace("@=", "@", 1)
+    return None

@@ -1,0 +1,291 @@
+"""One sync: read every mirror of the chosen tags and write them into the catalog.
+
+Per tag: read the root index, then the stacks' indexes in parallel; decode only the
+records the catalog does not know yet; fetch the sizes it lacks; then write the
+whole tag in one transaction. A tag that fails keeps its previous content and the
+other tags still update; :func:`sync` reports each tag's outcome.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import msgspec
+
+from .catalog import Catalog
+from .config import Config, TagConfig
+from .errors import CachedexError
+from .index import RawIndex, build_records, decode_index
+from .mirror import (
+    IndexSnapshot,
+    PreviousState,
+    SizeLookup,
+    fetch_sizes,
+    read_index,
+    spec_manifest_path,
+    tarball_path_v2,
+)
+from .progress import Reporter
+from .sources import Source, make_http_client, open_source
+from .values import MirrorRef, SpecRecord
+
+__all__ = ["MirrorOutcome", "TagOutcome", "sync"]
+
+
+class MirrorOutcome(msgspec.Struct, frozen=True):
+    """What one mirror's read found."""
+
+    stack: str
+    url: str
+    changed: bool
+    layout: int
+    db_version: int | None
+    records: int | None
+
+
+class TagOutcome(msgspec.Struct, frozen=True):
+    """What a sync did to one tag; ``error`` is set when the tag was left unchanged."""
+
+    tag: str
+    error: str | None
+    seconds: float
+    mirrors: tuple[MirrorOutcome, ...] = ()
+    records: int = 0
+    specs: int = 0
+    packages: int = 0
+    stacks: int = 0
+    added: int = 0
+    removed: int = 0
+    new_specs: int = 0
+    sizes_fetched: int = 0
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when the tag was written."""
+        return self.error is None
+
+
+class _Read(msgspec.Struct):
+    """One mirror's index after fetching (and decoding, when it changed)."""
+
+    ref: MirrorRef
+    source: Source
+    snapshot: IndexSnapshot
+    index: RawIndex | None
+
+
+def sync(
+    config: Config,
+    catalog: Catalog,
+    tags: Iterable[str] | None = None,
+    *,
+    head_sizes: bool = False,
+    reporter: Reporter | None = None,
+) -> list[TagOutcome]:
+    """Sync the named tags (default: all configured ones) into ``catalog``.
+
+    ``head_sizes`` also asks v2 mirrors for the size of every listed binary (one HTTP
+    HEAD each). Errors of one tag are caught and reported in its outcome.
+    """
+    chosen = [config.tag(name) for name in tags] if tags else list(config.tags)
+    reporter = reporter or Reporter(enabled=False)
+    needs_http = any(m.url.startswith(("http://", "https://")) for t in chosen for m in t.mirrors)
+    client = make_http_client(config.http) if needs_http else None
+    try:
+        return [_sync_tag(config, catalog, tag, client, head_sizes, reporter) for tag in chosen]
+    finally:
+        if client is not None:
+            client.close()
+
+
+def _sync_tag(
+    config: Config,
+    catalog: Catalog,
+    tag: TagConfig,
+    client: httpx.Client | None,
+    head_sizes: bool,
+    reporter: Reporter,
+) -> TagOutcome:
+    started = time.perf_counter()
+    try:
+        return _sync_tag_or_raise(config, catalog, tag, client, head_sizes, reporter, started)
+    except CachedexError as exc:
+        return TagOutcome(tag=tag.name, error=str(exc), seconds=time.perf_counter() - started)
+
+
+def _previous(catalog: Catalog, ref: MirrorRef) -> PreviousState | None:
+    state = catalog.mirror_state(ref.tag, ref.stack)
+    if state is None or state.checksum is None or state.layout is None:
+        return None
+    if state.url != ref.url:
+        return None  # the mirror moved: read it again in full
+    return PreviousState(state.layout, state.checksum, state.etag, state.last_modified)
+
+
+def _read_mirror(
+    ref: MirrorRef, client: httpx.Client | None, config: Config, previous: PreviousState | None,
+    reporter: Reporter,
+) -> _Read:
+    source = open_source(ref.url, client=client, options=config.http)
+    line = reporter.download(f"{ref.tag}/{ref.stack}: index")
+    try:
+        snapshot = read_index(source, previous, progress=line.update)
+    finally:
+        line.done()
+    index = None
+    if snapshot.data is not None:
+        where = source.join("index") if snapshot.layout == 3 else source.join("build_cache/index.json")
+        index = decode_index(snapshot.data, url=where)
+        snapshot = msgspec.structs.replace(snapshot, data=None)  # the index holds what it needs
+    return _Read(ref, source, snapshot, index)
+
+
+def _sync_tag_or_raise(
+    config: Config,
+    catalog: Catalog,
+    tag: TagConfig,
+    client: httpx.Client | None,
+    head_sizes: bool,
+    reporter: Reporter,
+    started: float,
+) -> TagOutcome:
+    previous = {ref.stack: _previous(catalog, ref) for ref in tag.mirrors}
+    root_ref, *stack_refs = tag.mirrors
+    # The root first: it holds nearly every record, so stacks rarely need decoding.
+    reads = [_read_mirror(root_ref, client, config, previous[root_ref.stack], reporter)]
+    workers = max(1, min(len(stack_refs), config.http.concurrency, 8))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [
+            pool.submit(_read_mirror, ref, client, config, previous[ref.stack], reporter)
+            for ref in stack_refs
+        ]
+        # Collect every result so that one failing stack reports, not a half-read tag.
+        errors: list[str] = []
+        for future in futures:
+            try:
+                reads.append(future.result())
+            except CachedexError as exc:
+                errors.append(str(exc))
+    if errors:
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise CachedexError(errors[0] + more)
+
+    new_records: dict[str, SpecRecord] = {}
+    for read in reads:
+        if read.index is None:
+            continue
+        known = catalog.spec_ids(read.index.records.keys())
+        wanted = [h for h in read.index.records if h not in known and h not in new_records]
+        for record in build_records(read.index, wanted):
+            new_records[record.hash] = record
+
+    sizes, warnings = _fetch_missing_sizes(catalog, reads, new_records, head_sizes, config, reporter)
+
+    fetched_at = time.time()
+    with catalog.writing_tag(tag.name) as writer:
+        writer.add_specs(new_records.values(), sizes)
+        writer.set_sizes({h: s for h, s in sizes.items() if h not in new_records})
+        for read in reads:
+            snap = read.snapshot
+            if read.index is None:
+                writer.keep_mirror(read.ref.stack, read.ref.url, fetched_at=fetched_at,
+                                   etag=snap.etag, last_modified=snap.last_modified)
+            else:
+                writer.replace_mirror(
+                    read.ref.stack, read.ref.url, layout=snap.layout,
+                    db_version=read.index.db_version, checksum=snap.checksum, etag=snap.etag,
+                    last_modified=snap.last_modified, fetched_at=fetched_at,
+                    members={h: r.in_buildcache for h, r in read.index.records.items()},
+                )
+        writer.drop_other_stacks()
+        added, removed = writer.root_added, writer.root_removed
+
+    (stats,) = catalog.tag_stats([tag.name])
+    return TagOutcome(
+        tag=tag.name,
+        error=None,
+        seconds=time.perf_counter() - started,
+        mirrors=tuple(
+            MirrorOutcome(
+                r.ref.stack, r.ref.url, r.index is not None, r.snapshot.layout,
+                r.index.db_version if r.index else None,
+                len(r.index.records) if r.index else None,
+            )
+            for r in reads
+        ),
+        records=stats.records,
+        specs=stats.specs,
+        packages=stats.packages,
+        stacks=stats.stacks,
+        added=added,
+        removed=removed,
+        new_specs=len(new_records),
+        sizes_fetched=len(sizes),
+        warnings=tuple(warnings),
+    )
+
+
+def _fetch_missing_sizes(
+    catalog: Catalog,
+    reads: list[_Read],
+    new_records: dict[str, SpecRecord],
+    head_sizes: bool,
+    config: Config,
+    reporter: Reporter,
+) -> tuple[dict[str, int], list[str]]:
+    """Sizes of listed binaries the catalog does not know yet, from the mirror listing them."""
+    sizes: dict[str, int] = {}
+    warnings: list[str] = []
+    claimed: set[str] = set()
+    for read in reads:
+        layout = read.snapshot.layout
+        if layout == 3:
+            if read.index is None:
+                continue  # unchanged index: its sizes were fetched when it changed
+        elif not head_sizes:
+            continue
+        listed = (
+            read.index.listed_hashes() if read.index is not None
+            else sorted(catalog.listed_hashes(read.ref.tag, read.ref.stack))
+        )
+        candidates = [h for h in listed if h not in claimed]
+        unsized = set(candidates) - catalog.sized_hashes(candidates)
+        claimed.update(unsized)
+        if not unsized:
+            continue
+        keys = _size_keys(catalog, new_records, unsized)
+        lookups = [
+            SizeLookup(k[0], spec_manifest_path(k[1], k[2], k[0]) if layout == 3
+                       else tarball_path_v2(k[3], k[4], k[5], k[6], k[1], k[2], k[0]))
+            for k in keys
+        ]
+        line = reporter.task(f"{read.ref.tag}/{read.ref.stack}: sizes", total=len(lookups))
+        found, problems = fetch_sizes(
+            read.source, lookups, layout=layout, workers=config.http.concurrency,
+            on_done=line.advance,
+        )
+        line.done()
+        sizes.update(found)
+        if problems:
+            warnings.append(f"{read.ref.stack}: {len(problems)} sizes unknown, e.g. {problems[0]}")
+        missing = len(lookups) - len(found) - len(problems)
+        if missing > 0:
+            warnings.append(f"{read.ref.stack}: {missing} binaries without a size (no manifest or tarball)")
+    return sizes, warnings
+
+
+def _size_keys(
+    catalog: Catalog, new_records: dict[str, SpecRecord], hashes: set[str]
+) -> list[tuple[str, str, str, str, str, str, str]]:
+    keys = []
+    old = [h for h in hashes if h not in new_records]
+    for dag_hash in sorted(hashes - set(old)):
+        r = new_records[dag_hash]
+        keys.append((r.hash, r.name, r.version, r.platform, r.os, r.target, r.compiler))
+    keys.extend(catalog.size_keys(old))
+    return keys
+

@@ -1,0 +1,100 @@
+"""Small immutable values shared by every pipeline stage.
+
+They are ``msgspec.Struct(frozen=True)`` rather than dataclasses: a sync builds
+hundreds of thousands of them and Struct construction is several times cheaper.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NewType
+
+import msgspec
+
+__all__ = [
+    "DEPTYPE_BITS",
+    "DagHash",
+    "Dependency",
+    "MirrorRef",
+    "SpecRecord",
+    "deptypes_from_mask",
+    "deptypes_to_mask",
+    "is_dag_hash",
+    "parse_dag_hash",
+]
+
+#: A Spack DAG hash: 32 lowercase base32 characters. Only ``parse_dag_hash`` makes one.
+DagHash = NewType("DagHash", str)
+
+_DAG_HASH = re.compile(r"[a-z0-9]{32}")
+
+#: Dependency types as bits, so an edge stores one small integer (format doc §3.3).
+DEPTYPE_BITS: dict[str, int] = {"build": 1, "link": 2, "run": 4, "test": 8}
+
+
+def is_dag_hash(text: object) -> bool:
+    """True if ``text`` looks like a DAG hash (32 characters of ``[a-z0-9]``)."""
+    return isinstance(text, str) and _DAG_HASH.fullmatch(text) is not None
+
+
+def parse_dag_hash(text: str) -> DagHash:
+    """Return ``text`` as a :data:`DagHash`; raise ``ValueError`` if it is not one."""
+    if not is_dag_hash(text):
+        raise ValueError(f"invalid DAG hash (expected 32 characters a-z0-9): {text!r}")
+    return DagHash(text)
+
+
+def deptypes_to_mask(deptypes: list[str] | tuple[str, ...] | str | None) -> int:
+    """Encode a list of dependency types (unknown ones are ignored) as a bit mask."""
+    if deptypes is None:
+        return 0
+    if isinstance(deptypes, str):
+        deptypes = [deptypes]
+    mask = 0
+    for kind in deptypes:
+        mask |= DEPTYPE_BITS.get(kind, 0)
+    return mask
+
+
+def deptypes_from_mask(mask: int) -> tuple[str, ...]:
+    """Decode :func:`deptypes_to_mask` back into Spack's names, in Spack's order."""
+    return tuple(kind for kind, bit in DEPTYPE_BITS.items() if mask & bit)
+
+
+class Dependency(msgspec.Struct, frozen=True, gc=False):
+    """One edge of the DAG, from the node that holds it to ``hash``."""
+
+    hash: str
+    name: str
+    deptypes: int  # bit mask, see DEPTYPE_BITS
+    virtuals: str  # comma-separated virtuals this edge provides ("" when none)
+
+
+class SpecRecord(msgspec.Struct, frozen=True):
+    """One index record, normalised: what cache.spack.io shows plus what we add.
+
+    ``variants`` is the list of display strings exactly as Spack 1.x prints them
+    (``+shared``, ``build_system=cmake``, ``cuda_arch:=80``), in stored order.
+    ``node`` is the raw JSON of the node dict as the index holds it.
+    """
+
+    hash: str
+    name: str
+    version: str
+    platform: str
+    os: str
+    target: str
+    compiler: str
+    variants: tuple[str, ...]
+    dependencies: tuple[Dependency, ...]
+    in_buildcache: bool
+    external: bool
+    node: bytes
+
+
+class MirrorRef(msgspec.Struct, frozen=True):
+    """A mirror as configured: which tag and stack it belongs to and where it is."""
+
+    tag: str
+    stack: str  # "root" for the tag's own mirror
+    url: str
