@@ -238,7 +238,7 @@ def _read_v2(
     checksum = hashlib.sha256(fetched.data).hexdigest()
     if expected is not None and checksum != expected:
         raise ChecksumError(
-            index_url, f"does not match {V2_INDEX_HASH} (expected {expected[:12]}…, "
+            index_url, f"does not match index.json.hash (expected {expected[:12]}…, "
             f"got {checksum[:12]}…): the index is corrupt or was replaced while being read"
         )
     if previous is not None and previous.layout == 2 and checksum == previous.checksum:

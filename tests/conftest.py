@@ -1,0 +1,136 @@
+"""Shared fixtures: paths to the real Spack test mirrors, and a real HTTP server.
+
+The fixtures under ``../shared/fixtures/`` are read in place, never copied into the
+repository. The HTTP server listens on 127.0.0.1 only, serves a folder, and can be
+told to misbehave per path (404, 500, stall, close mid-body) to test error handling.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+FIXTURES = SHARED / "fixtures"
+MIRRORS = FIXTURES / "spack" / "lib" / "spack" / "spack" / "test" / "data" / "mirrors"
+CACHE_PAGES = FIXTURES / "cache.spack.io" / "_cache"
+
+
+@pytest.fixture(scope="session")
+def mirrors() -> Path:
+    """Spack's own test mirrors (v2 signed/unsigned, legacy, v1, future layouts)."""
+    if not MIRRORS.is_dir():
+        pytest.fail(f"Spack fixtures not found at {MIRRORS}: ../shared must sit beside the checkout")
+    return MIRRORS
+
+
+@dataclass
+class ServerState:
+    """What the test server serves and how it misbehaves."""
+
+    root: Path
+    faults: dict[str, str] = field(default_factory=dict)  # path -> 404|500|500-once|stall|cut
+    requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
+    stall_seconds: float = 3.0
+
+    def count(self, suffix: str, method: str = "GET") -> int:
+        """How many requests for paths ending with ``suffix`` arrived."""
+        return sum(1 for m, p in self.requests if m == method and p.endswith(suffix))
+
+
+class _Handler(BaseHTTPRequestHandler):
+    state: ServerState
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - silence
+        pass
+
+    def do_HEAD(self) -> None:  # noqa: N802
+        self._serve(body=False)
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._serve(body=True)
+
+    def _serve(self, *, body: bool) -> None:
+        state = self.state
+        path = self.path.split("?", 1)[0]
+        state.requests.append((self.command, path))
+        fault = state.faults.get(path)
+        if fault == "500-once":
+            del state.faults[path]
+            fault = "500"
+        if fault == "404":
+            self.send_error(404)
+            return
+        if fault == "500":
+            self.send_error(500)
+            return
+        if fault == "stall":
+            time.sleep(state.stall_seconds)
+            self.send_error(503)
+            return
+        relative = Path(path.lstrip("/"))
+        target = state.root / relative  # symlinks allowed: tests link fixtures in place
+        if ".." in relative.parts or not target.is_file():
+            self.send_error(404)
+            return
+        data = target.read_bytes()
+        etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
+        if self.headers.get("If-None-Match") == etag:
+            self.send_response(304)
+            self.send_header("ETag", etag)
+            self.end_headers()
+            return
+        encoded = data
+        use_gzip = "gzip" in (self.headers.get("Accept-Encoding") or "") and len(data) > 512
+        if use_gzip:
+            encoded = gzip.compress(data, mtime=0)
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("ETag", etag)
+        if use_gzip:
+            self.send_header("Content-Encoding", "gzip")
+        self.send_header("Content-Length", str(len(encoded) if body or use_gzip else len(data)))
+        self.end_headers()
+        if not body:
+            return
+        if fault == "cut":
+            self.wfile.write(encoded[: max(1, len(encoded) // 2)])
+            self.wfile.flush()
+            self.close_connection = True
+            return
+        self.wfile.write(encoded)
+
+
+@dataclass
+class TestServer:
+    """A running server: its base URL and its state."""
+
+    url: str
+    state: ServerState
+
+
+@pytest.fixture
+def http_server(tmp_path: Path) -> Iterator[TestServer]:
+    """Serve ``tmp_path / "www"`` on 127.0.0.1 (a random free port) for one test."""
+    root = tmp_path / "www"
+    root.mkdir()
+    state = ServerState(root=root)
+    handler = type("Handler", (_Handler,), {"state": state})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    try:
+        yield TestServer(url=f"http://127.0.0.1:{server.server_port}", state=state)
+    finally:
+        server.shutdown()
+        server.server_close()

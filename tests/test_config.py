@@ -1,0 +1,164 @@
+"""The configuration file: tags, stacks, URLs, tags_from, and reporting every problem."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cachedex.config import check_name, find_config, load_config, mirror_url_from_index_url
+from cachedex.errors import ConfigError
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cachedex.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_a_full_config(tmp_path: Path) -> None:
+    path = _write(tmp_path, """
+catalog: data/cat.sqlite
+tags:
+  - name: develop
+    url: https://binaries.spack.io/develop/
+    stacks: [e4s, ml-linux-x86_64-cuda]
+  - name: v0.22.1
+    url: ./mirrors/v0.22.1
+    stacks:
+      e4s: https://elsewhere.example/e4s
+      radiuss: file:///srv/radiuss
+http: {timeout: 5, retries: 1, concurrency: 4}
+""")
+    config = load_config(path)
+    assert config.catalog == tmp_path / "data/cat.sqlite"
+    develop, release = config.tags
+    assert [(m.stack, m.url) for m in develop.mirrors] == [
+        ("root", "https://binaries.spack.io/develop"),
+        ("e4s", "https://binaries.spack.io/develop/e4s"),
+        ("ml-linux-x86_64-cuda", "https://binaries.spack.io/develop/ml-linux-x86_64-cuda"),
+    ]
+    assert [(m.stack, m.url) for m in release.mirrors] == [
+        ("root", str(tmp_path / "mirrors/v0.22.1")),
+        ("e4s", "https://elsewhere.example/e4s"),
+        ("radiuss", "file:///srv/radiuss"),
+    ]
+    assert (config.http.timeout, config.http.retries, config.http.concurrency) == (5.0, 1, 4)
+
+
+def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
+    path = _write(tmp_path, """
+colour: blue
+tags:
+  - name: ../x
+    url: ftp://nope
+    stacks: [a/b, root, .hidden, ok, ok]
+  - name: ""
+    url: 3
+  - name: fine
+    url: ./m
+    bogus: 1
+http: {timeout: -1, retries: two}
+""")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    problems = info.value.problems
+    text = str(info.value)
+    assert text.startswith(str(path))
+    expected = [
+        "unknown key 'colour'",
+        "'tags[0].name': '../x' must not contain '/'",
+        "'tags[0].url': expected a path, file:// or http(s):// URL, got 'ftp://nope'",
+        "'tags[0].stacks': stack 'a/b' must not contain '/'",
+        "'tags[0].stacks': 'root' is the tag's own mirror",
+        "'tags[0].stacks': stack '.hidden' must not start with '.'",
+        "'tags[0].stacks': stack 'ok' is listed twice",
+        "'tags[1].name': must not be empty",
+        "'tags[1].url': expected a path or URL, got 3",
+        "unknown key 'tags[2].bogus'",
+        "'http.timeout': expected a number >= 0, got -1",
+        "'http.retries': expected a number >= 0, got 'two'",
+    ]
+    for fragment in expected:
+        assert any(fragment in p for p in problems), (fragment, problems)
+    assert len(problems) == len(expected)
+
+
+@pytest.mark.parametrize("name", ["", "a/b", "a\\b", "..", "x..y", ".git", "tab\there"])
+def test_names_that_would_escape_a_folder_are_rejected(name: str) -> None:
+    assert check_name(name) is not None
+
+
+@pytest.mark.parametrize("name", ["develop", "develop-2025-07-13", "v0.22.1", "ml-linux-x86_64-cuda"])
+def test_ordinary_names_are_accepted(name: str) -> None:
+    assert check_name(name) is None
+
+
+def test_missing_config_says_what_to_do(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no config file here.*cachedex demo"):
+        load_config(tmp_path / "nope.yaml")
+
+
+def test_invalid_yaml(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(_write(tmp_path, "tags: [unclosed"))
+
+
+def test_find_config_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CACHEDEX_CONFIG", raising=False)
+    assert find_config(None) == Path("cachedex.yaml")
+    monkeypatch.setenv("CACHEDEX_CONFIG", "/etc/c.yaml")
+    assert find_config(None) == Path("/etc/c.yaml")
+    assert find_config("given.yaml") == Path("given.yaml")
+
+
+@pytest.mark.parametrize(
+    ("index_url", "mirror"),
+    [
+        ("s3://spack-binaries/develop/blobs/sha256/ab/ab12", "https://binaries.spack.io/develop"),
+        ("s3://spack-binaries/develop/e4s/blobs/sha256/cd/cd34", "https://binaries.spack.io/develop/e4s"),
+        ("https://m.example/v1.0/v3/manifests/index/index.manifest.json", "https://m.example/v1.0"),
+        ("https://m.example/v0.22/build_cache/index.json", "https://m.example/v0.22"),
+        ("https://m.example/whatever.json", None),
+    ],
+)
+def test_mirror_url_from_index_url(index_url: str, mirror: str | None) -> None:
+    assert mirror_url_from_index_url(index_url) == mirror
+
+
+def test_tags_from_a_discovery_file(tmp_path: Path) -> None:
+    discovery = {
+        "develop": [
+            {"label": "e4s", "url": "s3://spack-binaries/develop/e4s/blobs/sha256/cd/cd34"},
+            {"label": "root", "url": "s3://spack-binaries/develop/blobs/sha256/ab/ab12"},
+        ],
+        "v0.22.1": [{"label": "root", "url": "mirrors/v0.22.1/build_cache/index.json"}],
+    }
+    (tmp_path / "index.json").write_text(json.dumps(discovery))
+    config = load_config(_write(tmp_path, "tags_from: index.json\n"))
+    develop, release = config.tags
+    assert [(m.stack, m.url) for m in develop.mirrors] == [
+        ("root", "https://binaries.spack.io/develop"),
+        ("e4s", "https://binaries.spack.io/develop/e4s"),
+    ]
+    assert release.mirrors[0].url == (tmp_path / "mirrors/v0.22.1").as_uri()
+
+
+def test_tags_from_rejects_bad_names_and_tags_without_root(tmp_path: Path) -> None:
+    discovery = {
+        "../evil": [{"label": "root", "url": "https://m.example/x/build_cache/index.json"}],
+        "ok": [{"label": "e4s", "url": "https://m.example/ok/e4s/build_cache/index.json"}],
+    }
+    (tmp_path / "d.json").write_text(json.dumps(discovery))
+    with pytest.raises(ConfigError) as info:
+        load_config(_write(tmp_path, "tags_from: d.json\n"))
+    assert any("'../evil'" in p for p in info.value.problems)
+    assert any("'ok' has no 'root' entry" in p for p in info.value.problems)
+
+
+def test_tags_from_over_http(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    discovery = {"develop": [{"label": "root", "url": "develop/v3/manifests/index/index.manifest.json"}]}
+    (http_server.state.root / "index.json").write_text(json.dumps(discovery))
+    config = load_config(_write(tmp_path, f"tags_from: {http_server.url}/index.json\n"))
+    assert config.tags[0].mirrors[0].url == f"{http_server.url}/develop"

@@ -1,0 +1,173 @@
+"""Decoding index.json into records: real Spack indexes, display strings, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cachedex.errors import IndexFormatError
+from cachedex.index import build_records, decode_index, format_variant
+from cachedex.values import deptypes_from_mask
+
+
+def _records(path: Path) -> dict[str, object]:
+    index = decode_index(path.read_bytes(), url=str(path))
+    return {r.hash: r for r in build_records(index)}
+
+
+def test_v2_unsigned_index_matches_the_format_doc_worked_example(mirrors: Path) -> None:
+    index = decode_index((mirrors / "v2_layout/unsigned/build_cache/index.json").read_bytes(), url="u")
+    assert index.db_version == 8
+    assert len(index.records) == 7
+    assert len(index.listed_hashes()) == 6  # the external gcc has no binary
+    records = {r.hash: r for r in build_records(index)}
+
+    libdwarf = records["u5uz3dcch5if4eve4sef67o2rf2lbfgh"]
+    assert (libdwarf.name, libdwarf.version, libdwarf.platform, libdwarf.os, libdwarf.target) == (
+        "libdwarf", "20130729", "test", "debian6", "m1"
+    )
+    assert libdwarf.compiler == "gcc@10.2.1"  # the c/cxx provider edge, looked up by hash
+    assert libdwarf.variants == ("build_system=generic",)
+    # compiler-wrapper has no c/cxx/fortran provider
+    assert records["qeehcxyvluwnihsc2qxstmpomtxo3lrc"].compiler == "none"
+    # spec-v4 origin: annotations.compiler "gcc@=10.2.1", object target
+    libelf = records["rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"]
+    assert (libelf.compiler, libelf.target) == ("gcc@10.2.1", "core2")
+    # the external compiler: a string target, no binary
+    gcc = records["vd7v4ssgnoqdplgxyig3orum67n4vmhq"]
+    assert (gcc.target, gcc.external, gcc.in_buildcache) == ("aarch64", True, False)
+    assert gcc.variants == ("build_system=generic", "languages:='c,c++,fortran'")
+
+
+def test_dependency_edges_keep_deptypes_and_virtuals(mirrors: Path) -> None:
+    records = _records(mirrors / "v2_layout/unsigned/build_cache/index.json")
+    edges = {d.name: d for d in records["u5uz3dcch5if4eve4sef67o2rf2lbfgh"].dependencies}  # type: ignore[attr-defined]
+    assert set(edges) == {"compiler-wrapper", "gcc", "gcc-runtime", "libelf"}
+    assert edges["gcc"].virtuals == "c,cxx"
+    assert deptypes_from_mask(edges["gcc"].deptypes) == ("build",)
+    assert edges["gcc"].hash == "vd7v4ssgnoqdplgxyig3orum67n4vmhq"
+
+
+def test_signed_and_unsigned_indexes_give_the_same_records(mirrors: Path) -> None:
+    unsigned = _records(mirrors / "v2_layout/unsigned/build_cache/index.json")
+    signed = _records(mirrors / "v2_layout/signed/build_cache/index.json")
+    assert unsigned == signed
+
+
+def test_legacy_database_6_with_compiler_key(mirrors: Path) -> None:
+    index = decode_index((mirrors / "legacy_yaml/build_cache/index.json").read_bytes(), url="l")
+    assert index.db_version == 6
+    (zlib,) = build_records(index)
+    assert zlib.hash == "t5mczux3tfqpxwmg7egp7axy2jvyulqk"  # the installs key; the node has only _hash
+    assert (zlib.name, zlib.version, zlib.compiler, zlib.target) == ("zlib", "1.2.11", "gcc@4.5.0", "core2")
+    assert zlib.variants == ("+optimize", "+pic", "+shared")  # flags are not variants
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "shown"),
+    [
+        ("shared", True, "+shared"),
+        ("debug", False, "~debug"),
+        ("build_system", "cmake", "build_system=cmake"),
+        ("fabrics", ["none"], "fabrics:=none"),
+        ("cuda_arch", ["90", "80"], "cuda_arch:=80,90"),  # values sorted
+        ("languages", ["c", "c++"], "languages:='c,c++'"),  # '+' needs quotes
+        ("flags", "it's", 'flags="it\'s"'),  # a single quote inside: JSON string quoting
+        ("patches", ["a" * 64, "b" * 64], "patches:=aaaaaaa,bbbbbbb"),  # 7-char sha256 prefixes
+        ("version_range", "1.2:1.4", "version_range='1.2:1.4'"),
+        ("path", "/opt/x_y-1.2", "path=/opt/x_y-1.2"),
+    ],
+)
+def test_format_variant(name: str, value: object, shown: str) -> None:
+    assert format_variant(name, value) == shown
+
+
+def _node(name: str, dag_hash: str, **extra: object) -> dict[str, object]:
+    node: dict[str, object] = {
+        "name": name,
+        "version": "1.0",
+        "arch": {"platform": "linux", "platform_os": "rhel8", "target": "x86_64"},
+        "parameters": {"cflags": [], "ldlibs": []},
+        "hash": dag_hash,
+    }
+    node.update(extra)
+    return node
+
+
+def _index(*nodes: dict[str, object], version: object = "8", listed: bool = True) -> bytes:
+    installs = {
+        n["hash"]: {"spec": n, "ref_count": 0, "in_buildcache": listed} for n in nodes
+    }
+    return json.dumps({"database": {"version": version, "installs": installs}}).encode()
+
+
+H = {c: c * 32 for c in "abcdefgh"}
+
+
+def test_compiler_prefers_the_c_provider_over_fortran() -> None:
+    llvm = _node("llvm", H["a"], version="18.1.8")
+    gcc = _node("gcc", H["b"], version="13.2.0")
+    app = _node(
+        "app",
+        H["c"],
+        dependencies=[
+            {"name": "gcc", "hash": H["b"], "parameters": {"deptypes": ["build"], "virtuals": ["fortran"]}},
+            {"name": "llvm", "hash": H["a"], "parameters": {"deptypes": ["build"], "virtuals": ["c", "cxx"]}},
+        ],
+    )
+    records = {r.hash: r for r in build_records(decode_index(_index(llvm, gcc, app), url="x"))}
+    assert records[H["c"]].compiler == "llvm@18.1.8"
+
+
+def test_object_target_and_typed_edges_of_spec_v2() -> None:
+    dep = _node("zlib", H["a"])
+    app = _node(
+        "app", H["b"],
+        arch={"platform": "linux", "platform_os": "ubuntu22.04",
+              "target": {"name": "zen4", "vendor": "AuthenticAMD", "features": [], "generation": 0, "parents": []}},
+        dependencies=[{"name": "zlib", "hash": H["a"], "type": ["build", "link"]}],
+    )
+    (record,) = build_records(decode_index(_index(dep, app, version="6"), url="x"), [H["b"]])
+    assert record.target == "zen4"
+    assert deptypes_from_mask(record.dependencies[0].deptypes) == ("build", "link")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"database": {"version": "8", "installs": {', "not a valid Spack index"),  # truncated
+        (b"this is not json", "not a valid Spack index"),
+        (b"[1, 2, 3]", "not a valid Spack index"),
+        (_index(_node("a", H["a"]), version="10"), "Database version 10 is newer"),
+        (_index(_node("a", H["a"]), version="5"), "Database version 5 is too old"),
+        (_index(_node("a", H["a"]), version="0.9.3"), "unsupported Database version '0.9.3'"),
+        (_index(_node("a", "NOT-A-HASH")), "malformed DAG hash 'NOT-A-HASH'"),
+    ],
+)
+def test_bad_indexes_are_rejected_with_the_url(data: bytes, message: str) -> None:
+    with pytest.raises(IndexFormatError) as info:
+        decode_index(data, url="https://mirror.example/build_cache/index.json")
+    assert message in str(info.value)
+    assert str(info.value).startswith("https://mirror.example/build_cache/index.json: ")
+
+
+def test_duplicate_hashes_are_rejected() -> None:
+    record = json.dumps({"spec": _node("a", H["a"]), "ref_count": 0, "in_buildcache": True})
+    data = f'{{"database": {{"version": "8", "installs": {{"{H["a"]}": {record}, "{H["a"]}": {record}}}}}}}'
+    with pytest.raises(IndexFormatError, match=f"DAG hash {H['a']} appears 2 times"):
+        decode_index(data.encode(), url="x")
+
+
+def test_a_record_holding_another_hash_is_rejected() -> None:
+    data = _index(_node("a", H["a"]))
+    data = data.replace(f'"hash": "{H["a"]}"'.encode(), f'"hash": "{H["b"]}"'.encode())
+    with pytest.raises(IndexFormatError, match="holds the node of another hash"):
+        build_records(decode_index(data, url="x"))
+
+
+def test_a_malformed_dependency_hash_is_rejected() -> None:
+    app = _node("app", H["a"], dependencies=[{"name": "z", "hash": "short", "parameters": {}}])
+    with pytest.raises(IndexFormatError, match="dependency 'z' has a malformed hash 'short'"):
+        build_records(decode_index(_index(app), url="x"))

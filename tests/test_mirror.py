@@ -1,0 +1,125 @@
+"""Finding and verifying a mirror's index: real v1/v2/legacy mirrors, checksums, signatures."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from cachedex.errors import ChecksumError, IndexFormatError, NotFound
+from cachedex.index import build_records, decode_index
+from cachedex.mirror import (
+    PreviousState,
+    read_clearsigned,
+    read_index,
+    spec_manifest_path,
+    tarball_path_v2,
+)
+from cachedex.sources import HttpOptions, LocalSource, open_source
+
+
+def _local(path: Path) -> LocalSource:
+    source = open_source(str(path), client=None, options=HttpOptions())
+    assert isinstance(source, LocalSource)
+    return source
+
+
+def test_v2_index_is_verified_against_its_hash_file(mirrors: Path) -> None:
+    root = mirrors / "v2_layout/unsigned"
+    snapshot = read_index(_local(root), None)
+    expected = (root / "build_cache/index.json.hash").read_text().strip()
+    assert (snapshot.layout, snapshot.checksum) == (2, expected)
+    assert snapshot.data == (root / "build_cache/index.json").read_bytes()
+
+
+def test_unchanged_v2_index_is_not_downloaded_again(mirrors: Path) -> None:
+    root = mirrors / "v2_layout/signed"
+    first = read_index(_local(root), None)
+    again = read_index(_local(root), PreviousState(layout=2, checksum=first.checksum))
+    assert again.data is None and again.checksum == first.checksum
+
+
+def test_hash_mismatch_is_an_error(mirrors: Path, tmp_path: Path) -> None:
+    (tmp_path / "build_cache").mkdir()
+    index = (mirrors / "v2_layout/unsigned/build_cache/index.json").read_bytes()
+    (tmp_path / "build_cache/index.json").write_bytes(index.replace(b"libelf", b"libelX", 1))
+    (tmp_path / "build_cache/index.json.hash").write_bytes(
+        (mirrors / "v2_layout/unsigned/build_cache/index.json.hash").read_bytes()
+    )
+    with pytest.raises(ChecksumError, match=r"index\.json: does not match index\.json\.hash"):
+        read_index(_local(tmp_path), None)
+
+
+def test_a_mirror_without_index_or_spec_files(tmp_path: Path) -> None:
+    with pytest.raises(NotFound, match="no build cache index here"):
+        read_index(_local(tmp_path), None)
+
+
+def test_v1_mirror_without_index_is_read_from_its_spec_files(mirrors: Path) -> None:
+    snapshot = read_index(_local(mirrors / "v1_layout"), None)
+    assert snapshot.layout == 1
+    index = decode_index(snapshot.data or b"", url="v1")
+    (record,) = build_records(index)
+    assert (record.hash, record.name, record.compiler, record.target) == (
+        "haahnjwjngowrsx4b7hh2zxzoqcmfjfd", "libelf", "gcc@9.4.0", "core2"
+    )
+    assert record.in_buildcache
+
+
+def test_legacy_layout_without_layout_version_is_read(mirrors: Path) -> None:
+    snapshot = read_index(_local(mirrors / "legacy_layout"), None)
+    (record,) = build_records(decode_index(snapshot.data or b"", url="legacy"))
+    assert (record.name, record.version, record.compiler) == ("archive-files", "2.0", "gcc@4.5.0")
+
+
+def test_future_layout_is_rejected(mirrors: Path) -> None:
+    with pytest.raises(IndexFormatError, match="layout version 10 is newer than this cachedex reads"):
+        read_index(_local(mirrors / "future_layout"), None)
+
+
+def test_signed_mirror_is_read_through_its_clearsigned_spec_files(mirrors: Path, tmp_path: Path) -> None:
+    """Without index.json, the signed mirror's records come from its .spec.json.sig files."""
+    signed = mirrors / "v2_layout/signed/build_cache"
+    (tmp_path / "build_cache").mkdir()
+    for sig in signed.glob("*.spec.json.sig"):
+        (tmp_path / "build_cache" / sig.name).symlink_to(sig)  # read in place
+    snapshot = read_index(_local(tmp_path), None)
+    records = {r.hash: r for r in build_records(decode_index(snapshot.data or b"", url="s"))}
+    listed = {h for h, r in records.items() if r.in_buildcache}
+    assert listed == {
+        "sk2gqqz4n5njmvktycnd25wq25jxiqkr", "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez",
+        "u5uz3dcch5if4eve4sef67o2rf2lbfgh", "jr3yipyxyjulcdvckwwwjrrumis7glpa",
+        "qeehcxyvluwnihsc2qxstmpomtxo3lrc", "izgzpzeljwairalfjm3k6fntbb64nt6n",
+    }
+    assert records["u5uz3dcch5if4eve4sef67o2rf2lbfgh"].compiler == "gcc@10.2.1"
+    assert not records["vd7v4ssgnoqdplgxyig3orum67n4vmhq"].in_buildcache  # the external gcc
+
+
+def test_read_clearsigned_undoes_the_armor(mirrors: Path) -> None:
+    sig = mirrors / "signed_json/linux-ubuntu18.04-haswell-gcc-8.4.0-zlib-1.2.12-g7otk5dra3hifqxej36m5qzm7uyghqgb.spec.json.sig"
+    text = read_clearsigned(sig.read_text())
+    assert text.lstrip().startswith("{") and '"zlib"' in text
+    plain = '{"a": 1}'
+    assert read_clearsigned(plain) == plain
+    armored = "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\n- -dash\nbody\n-----BEGIN PGP SIGNATURE-----\nx\n-----END PGP SIGNATURE-----\n"
+    assert read_clearsigned(armored) == "-dash\nbody"
+
+
+def test_paths_of_manifests_and_tarballs() -> None:
+    h = "u5uz3dcch5if4eve4sef67o2rf2lbfgh"
+    assert spec_manifest_path("libdwarf", "20130729", h) == (
+        f"v3/manifests/spec/libdwarf/libdwarf-20130729-{h}.spec.manifest.json"
+    )
+    assert tarball_path_v2("test", "debian6", "m1", "gcc@10.2.1", "libdwarf", "20130729", h) == (
+        "build_cache/test-debian6-m1/gcc-10.2.1/libdwarf-20130729/"
+        f"test-debian6-m1-gcc-10.2.1-libdwarf-20130729-{h}.spack"
+    )
+    assert "/none-none/" in tarball_path_v2("linux", "rhel8", "x86_64", "none", "a", "1", h)
+
+
+def test_hash_file_is_sha256_of_the_exact_bytes(mirrors: Path) -> None:
+    for name in ("v2_layout/unsigned", "v2_layout/signed", "legacy_yaml"):
+        data = (mirrors / name / "build_cache/index.json").read_bytes()
+        expected = (mirrors / name / "build_cache/index.json.hash").read_text().strip()
+        assert hashlib.sha256(data).hexdigest() == expected
