@@ -232,7 +232,13 @@ def _read_v2(
         raise IndexFormatError(source.join(V2_INDEX_HASH), "not a sha256 hex digest")
     if previous is not None and previous.layout == 2 and expected == previous.checksum:
         return IndexSnapshot(2, expected, None, previous.etag, previous.last_modified)
-    fetched = source.fetch(V2_INDEX, progress=progress)
+    try:
+        fetched = source.fetch(V2_INDEX, progress=progress)
+    except NotFound as exc:
+        if expected is None:
+            raise
+        # The hash file says this is a v2 mirror: a missing index is its problem, not ours.
+        raise SourceError(exc.url, f"{exc.problem}, although index.json.hash is there") from None
     assert fetched is not None
     index_url = source.join(V2_INDEX)
     checksum = hashlib.sha256(fetched.data).hexdigest()

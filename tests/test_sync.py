@@ -1,0 +1,252 @@
+"""Syncing real Spack mirrors into the catalog: stacks, incremental re-syncs, history,
+and failures that leave the catalog exactly as it was (local folders and HTTP)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.config import Config, parse_config
+from cachedex.sync import sync
+
+UNSIGNED_INDEX = "v2_layout/unsigned/build_cache/index.json"
+LIBELF_CORE2 = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
+LIBDWARF_CORE2 = "sk2gqqz4n5njmvktycnd25wq25jxiqkr"
+
+
+def write_v2_mirror(root: Path, index: dict[str, object]) -> None:
+    """A v2 mirror holding ``index`` (with a matching index.json.hash)."""
+    (root / "build_cache").mkdir(parents=True, exist_ok=True)
+    data = json.dumps(index, separators=(",", ":")).encode()
+    (root / "build_cache/index.json").write_bytes(data)
+    (root / "build_cache/index.json.hash").write_text(hashlib.sha256(data).hexdigest())
+
+
+def fixture_index(mirrors: Path, *, drop: tuple[str, ...] = ()) -> dict[str, object]:
+    """The real v2 test index, optionally without some records."""
+    index = json.loads((mirrors / UNSIGNED_INDEX).read_bytes())
+    for dag_hash in drop:
+        del index["database"]["installs"][dag_hash]
+    return index
+
+
+def make_config(tmp_path: Path, tags: list[dict[str, object]], **http: object) -> Config:
+    document = {"catalog": "cat.sqlite", "tags": tags, "http": {"retries": 1, "backoff": 0.01, **http}}
+    return parse_config(document, base=tmp_path)
+
+
+def test_sync_real_mirrors_with_stacks(mirrors: Path, tmp_path: Path) -> None:
+    config = make_config(tmp_path, [{
+        "name": "develop",
+        "url": str(mirrors / "v2_layout/unsigned"),
+        "stacks": {"signed": str(mirrors / "v2_layout/signed"), "old": str(mirrors / "legacy_yaml")},
+    }])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok, outcome.error
+        assert (outcome.records, outcome.specs, outcome.packages, outcome.stacks) == (8, 6, 4, 2)
+        assert outcome.new_specs == 8  # 7 from the root, 1 only in the 'old' stack
+        stacks = {m.stack: m for m in catalog.mirrors("develop")}
+        assert set(stacks) == {"root", "signed", "old"}
+        assert (stacks["root"].layout, stacks["root"].db_version, stacks["root"].records) == (2, 8, 7)
+        assert stacks["old"].db_version == 6
+        assert catalog.listed_hashes("develop", "old") == {"t5mczux3tfqpxwmg7egp7axy2jvyulqk"}
+        deps = {name for _h, name, _t, _v in catalog.dependencies("u5uz3dcch5if4eve4sef67o2rf2lbfgh")}
+        assert deps == {"compiler-wrapper", "gcc", "gcc-runtime", "libelf"}
+        assert catalog.integrity_check() == "ok"
+
+
+def test_each_spec_is_stored_once_across_tags(mirrors: Path, tmp_path: Path) -> None:
+    config = make_config(tmp_path, [
+        {"name": "a", "url": str(mirrors / "v2_layout/unsigned")},
+        {"name": "b", "url": str(mirrors / "v2_layout/signed")},
+    ])
+    with Catalog(config.catalog) as catalog:
+        first, second = sync(config, catalog)
+        assert (first.new_specs, second.new_specs) == (7, 0)
+        assert len([row for row in catalog.dump() if row[0] == "specs"]) == 7
+
+
+def test_resync_of_an_unchanged_mirror_reads_no_index(mirrors: Path, tmp_path: Path) -> None:
+    config = make_config(tmp_path, [{"name": "t", "url": str(mirrors / "v2_layout/unsigned")}])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        (again,) = sync(config, catalog)
+        assert again.ok and not any(m.changed for m in again.mirrors)
+        assert (again.added, again.removed, again.new_specs) == (0, 0, 0)
+        assert catalog.history("t")[-1][1:] == (0, 0)
+
+
+def test_history_records_what_a_resync_added_and_removed(mirrors: Path, tmp_path: Path) -> None:
+    mirror = tmp_path / "m"
+    write_v2_mirror(mirror, fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    config = make_config(tmp_path, [{"name": "develop", "url": str(mirror)}])
+    with Catalog(config.catalog) as catalog:
+        (first,) = sync(config, catalog)
+        assert (first.specs, first.added, first.removed) == (5, 0, 0)
+        write_v2_mirror(mirror, fixture_index(mirrors, drop=(LIBDWARF_CORE2,)))
+        (second,) = sync(config, catalog)
+        assert (second.specs, second.added, second.removed) == (5, 1, 1)
+        changes = {(h, change) for _when, h, _name, change in catalog.changes("develop")}
+        assert changes == {(LIBELF_CORE2, 1), (LIBDWARF_CORE2, -1)}
+        assert LIBDWARF_CORE2 not in catalog.listed_hashes("develop")
+        # the dropped spec stays in the catalog (another tag, or the history, may need it)
+        assert catalog.spec_row(LIBDWARF_CORE2) is not None
+
+
+def test_a_removed_stack_is_dropped_from_the_tag(mirrors: Path, tmp_path: Path) -> None:
+    tag = {"name": "t", "url": str(mirrors / "v2_layout/unsigned"), "stacks": {"s": str(mirrors / "legacy_yaml")}}
+    with Catalog(tmp_path / "cat.sqlite") as catalog:
+        sync(make_config(tmp_path, [tag]), catalog)
+        del tag["stacks"]
+        sync(make_config(tmp_path, [tag]), catalog)
+        assert [m.stack for m in catalog.mirrors("t")] == ["root"]
+
+
+BAD_INDEXES = {
+    "truncated JSON": (lambda data: data[: len(data) // 2], "not a valid Spack index"),
+    "invalid JSON": (lambda data: b"<html>oops</html>", "not a valid Spack index"),
+    "unknown database version": (
+        lambda data: data.replace(b'"version":"8"', b'"version":"12"'), "Database version 12 is newer"
+    ),
+    "malformed hash": (
+        lambda data: data.replace(LIBELF_CORE2.encode(), b"NOT_A_HASH", 1), "malformed DAG hash"
+    ),
+    "duplicate hash": (
+        lambda data: data.replace(LIBDWARF_CORE2.encode(), LIBELF_CORE2.encode(), 1), "appears 2 times"
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_INDEXES))
+def test_a_bad_index_leaves_the_catalog_exactly_as_it_was(mirrors: Path, tmp_path: Path, case: str) -> None:
+    good, bad = tmp_path / "good", tmp_path / "bad"
+    write_v2_mirror(good, fixture_index(mirrors))
+    write_v2_mirror(bad, fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    config = make_config(tmp_path, [{"name": "bad", "url": str(bad)}, {"name": "good", "url": str(good)}])
+    with Catalog(config.catalog) as catalog:
+        assert all(o.ok for o in sync(config, catalog))
+        before = catalog.dump()
+        # Break the bad mirror (with a consistent hash file, so the parser must catch it)
+        # and change the good one: the good tag must still update.
+        corrupt, message = BAD_INDEXES[case]
+        data = corrupt(json.dumps(fixture_index(mirrors), separators=(",", ":")).encode())
+        (bad / "build_cache/index.json").write_bytes(data)
+        (bad / "build_cache/index.json.hash").write_text(hashlib.sha256(data).hexdigest())
+        write_v2_mirror(good, fixture_index(mirrors, drop=(LIBDWARF_CORE2,)))
+        failed, updated = sync(config, catalog)
+        assert not failed.ok and message in (failed.error or "")
+        assert str(bad / "build_cache/index.json") in (failed.error or "")
+        assert updated.ok and updated.removed == 1
+        after = catalog.dump()
+    # The good tag's change added no spec, so specs and edges must be untouched, and so
+    # must every row of the bad tag (tag 1: its tags row, mirrors and members).
+    assert _rows(after, "specs", "edges") == _rows(before, "specs", "edges")
+    assert _tag_rows(after, tag_id=1) == _tag_rows(before, tag_id=1)
+
+
+def _rows(rows: list[tuple[object, ...]], *tables: str) -> list[tuple[object, ...]]:
+    return [r for r in rows if r[0] in tables]
+
+
+def _tag_rows(rows: list[tuple[object, ...]], tag_id: int) -> list[tuple[object, ...]]:
+    """Every row that belongs to the tag with id ``tag_id``."""
+    mirror_ids = {r[1] for r in rows if r[0] == "mirrors" and r[2] == tag_id}
+    return [
+        r for r in rows
+        if (r[0] == "mirrors" and r[2] == tag_id)
+        or (r[0] == "members" and r[1] in mirror_ids)
+        or (r[0] == "tags" and r[1] == tag_id)
+    ]
+
+
+def test_a_failed_sync_of_the_only_tag_changes_nothing(mirrors: Path, tmp_path: Path) -> None:
+    mirror = tmp_path / "m"
+    write_v2_mirror(mirror, fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    config = make_config(tmp_path, [{"name": "t", "url": str(mirror)}])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        before = catalog.dump()
+        (mirror / "build_cache/index.json").write_bytes(json.dumps(fixture_index(mirrors)).encode())
+        # a new hash file that does not describe the new index
+        (mirror / "build_cache/index.json.hash").write_text(hashlib.sha256(b"other").hexdigest())
+        (outcome,) = sync(config, catalog)
+        assert not outcome.ok and "does not match index.json.hash" in (outcome.error or "")
+        assert catalog.dump() == before
+
+
+# -- over HTTP -------------------------------------------------------------------------
+
+
+def serve_fixture(http_server, mirrors: Path, name: str = "m") -> str:  # type: ignore[no-untyped-def]
+    """Serve a v2 mirror (written from the real test index) at <server>/<name>."""
+    write_v2_mirror(http_server.state.root / name, fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    return f"{http_server.url}/{name}"
+
+
+def test_http_sync_and_incremental_resync(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url = serve_fixture(http_server, mirrors)
+    config = make_config(tmp_path, [{"name": "t", "url": url}])
+    with Catalog(config.catalog) as catalog:
+        (first,) = sync(config, catalog)
+        assert first.ok and first.specs == 5
+        assert http_server.state.count("/m/build_cache/index.json") == 1
+        (second,) = sync(config, catalog)
+        assert second.ok and not second.mirrors[0].changed
+        # the hash file is read again, the index is not
+        assert http_server.state.count("/m/build_cache/index.json") == 1
+        assert http_server.state.count("/m/build_cache/index.json.hash") == 2
+
+
+HTTP_FAULTS = {
+    "404": ("404", "not found (HTTP 404)"),
+    "500": ("500", "server error (HTTP 500), after 2 attempts"),
+    "stall": ("stall", "timed out (no data for 0.3 s), after 2 attempts"),
+    "cut": ("cut", "connection closed before the whole answer arrived"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(HTTP_FAULTS))
+def test_http_failures_name_the_url_and_change_nothing(  # type: ignore[no-untyped-def]
+    http_server, mirrors: Path, tmp_path: Path, case: str
+) -> None:
+    url = serve_fixture(http_server, mirrors)
+    config = make_config(tmp_path, [{"name": "t", "url": url}], timeout=0.3)
+    with Catalog(config.catalog) as catalog:
+        assert sync(config, catalog)[0].ok
+        before = catalog.dump()
+        write_v2_mirror(http_server.state.root / "m", fixture_index(mirrors))  # a new index to fetch
+        fault, message = HTTP_FAULTS[case]
+        http_server.state.stall_seconds = 1.0
+        http_server.state.faults["/m/build_cache/index.json"] = fault
+        (outcome,) = sync(config, catalog)
+        assert not outcome.ok
+        assert outcome.error is not None and outcome.error.startswith(f"{url}/build_cache/index.json: ")
+        assert message in outcome.error
+        assert catalog.dump() == before
+
+
+def test_one_server_error_is_retried(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    url = serve_fixture(http_server, mirrors)
+    http_server.state.faults["/m/build_cache/index.json"] = "500-once"
+    config = make_config(tmp_path, [{"name": "t", "url": url}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok, outcome.error
+    assert http_server.state.count("/m/build_cache/index.json") == 2
+
+
+def test_a_missing_mirror_over_http(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    config = make_config(tmp_path, [{"name": "t", "url": f"{http_server.url}/nothing"}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert not outcome.ok
+    assert outcome.error == (
+        f"{http_server.url}/nothing: no build cache index here (neither "
+        "v3/manifests/index/index.manifest.json nor build_cache/index.json); "
+        "is this the mirror's root URL?"
+    )
