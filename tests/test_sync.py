@@ -250,3 +250,18 @@ def test_a_missing_mirror_over_http(http_server, tmp_path: Path) -> None:  # typ
         "v3/manifests/index/index.manifest.json nor build_cache/index.json); "
         "is this the mirror's root URL?"
     )
+
+
+def test_listed_specs_carry_their_stacks(mirrors: Path, tmp_path: Path) -> None:
+    config = make_config(tmp_path, [{
+        "name": "t", "url": str(mirrors / "v2_layout/unsigned"),
+        "stacks": {"e4s": str(mirrors / "v2_layout/signed"), "old": str(mirrors / "legacy_yaml")},
+    }])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        listed = list(catalog.listed_specs("t"))
+    assert [s.name for s in listed] == sorted(s.name for s in listed)
+    assert len(listed) == 6  # the root lists 6; the 'old' stack's zlib is not in the root
+    assert {s.stacks for s in listed} == {("e4s", "root")}
+    libdwarf = next(s for s in listed if s.hash == "u5uz3dcch5if4eve4sef67o2rf2lbfgh")
+    assert (libdwarf.compiler, libdwarf.variants, libdwarf.size) == ("gcc@10.2.1", ("build_system=generic",), None)

@@ -31,6 +31,7 @@ from .values import SpecRecord
 __all__ = [
     "SCHEMA_VERSION",
     "Catalog",
+    "ListedSpec",
     "MirrorState",
     "TagStats",
     "TagWriter",
@@ -135,6 +136,21 @@ class MirrorState(msgspec.Struct, frozen=True):
     fetched_at: float | None
     records: int | None
     listed: int | None
+
+
+class ListedSpec(msgspec.Struct, frozen=True):
+    """A spec listed by a tag's root mirror, with the tag's stacks whose index holds it."""
+
+    name: str
+    hash: str
+    version: str
+    platform: str
+    os: str
+    target: str
+    compiler: str
+    variants: tuple[str, ...]
+    size: int | None
+    stacks: tuple[str, ...]  # sorted, 'root' included
 
 
 class TagStats(msgspec.Struct, frozen=True):
@@ -306,6 +322,36 @@ class Catalog:
         added, removed = last if last else (0, 0)
         return TagStats(tag, records, specs, packages, stacks, size, sized, synced_at, added, removed)
 
+    def listed_specs(self, tag: str) -> Iterator[ListedSpec]:
+        """Specs listed by ``tag``'s root mirror, ordered by package name then hash.
+
+        Streams from a cursor, so memory does not grow with the size of the tag. A spec's
+        stacks are every mirror of the tag whose index holds the hash (listed or not),
+        as cache.spack.io counts them (format doc §6.3).
+        """
+        row = self._db.execute(
+            "SELECT m.id, m.tag_id FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+            "WHERE t.name = ? AND m.stack = 'root'",
+            (tag,),
+        ).fetchone()
+        if row is None:
+            return
+        root_id, tag_id = row
+        cursor = self._db.execute(
+            "SELECT s.name, s.hash, s.version, s.platform, s.os, s.target, s.compiler, "
+            "s.variants, s.size, (SELECT group_concat(m2.stack, char(31)) FROM members mb2 "
+            "JOIN mirrors m2 ON m2.id = mb2.mirror_id WHERE mb2.spec_id = s.id "
+            "AND m2.tag_id = ?) FROM members mb JOIN specs s ON s.id = mb.spec_id "
+            "WHERE mb.mirror_id = ? AND mb.listed ORDER BY s.name, s.hash",
+            (tag_id, root_id),
+        )
+        decode = _variants_decoder.decode
+        for name, dag_hash, version, platform, os, target, compiler, variants, size, stacks in cursor:
+            yield ListedSpec(
+                name, dag_hash, version, platform, os, target, compiler, decode(variants), size,
+                tuple(sorted(stacks.split("\x1f"))),
+            )
+
     def history(self, tag: str) -> list[tuple[float, int, int]]:
         """(finished_at, added, removed) of every sync of ``tag``, oldest first."""
         return list(
@@ -395,6 +441,8 @@ class Catalog:
             self._db.execute("ROLLBACK")
             raise
 
+
+_variants_decoder = msgspec.json.Decoder(tuple[str, ...])
 
 _MIRROR_COLUMNS = (
     "t.name, m.stack, m.url, m.layout, m.db_version, m.checksum, m.etag, m.last_modified, "
