@@ -1,0 +1,79 @@
+"""The SQLite catalog: schema versions, read-only use, readers during a write."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import SCHEMA_VERSION, Catalog
+from cachedex.errors import CatalogError
+from cachedex.values import SpecRecord
+
+
+def _record(dag_hash: str, name: str = "zlib") -> SpecRecord:
+    return SpecRecord(
+        hash=dag_hash, name=name, version="1.3.1", platform="linux", os="ubuntu24.04",
+        target="x86_64_v3", compiler="gcc@13.2.0", variants=("+shared",), dependencies=(),
+        in_buildcache=True, external=False, node=b'{"name": "zlib"}',
+    )
+
+
+def test_new_catalog_has_the_current_schema(tmp_path: Path) -> None:
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        assert catalog.schema_version == SCHEMA_VERSION
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert {"specs", "edges", "tags", "mirrors", "members", "syncs", "changes"} <= tables
+
+
+def test_a_catalog_from_a_newer_cachedex_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    Catalog(path).close()
+    db = sqlite3.connect(path)
+    db.execute(f"PRAGMA user_version={SCHEMA_VERSION + 1}")
+    db.close()
+    with pytest.raises(CatalogError, match="is newer than this cachedex understands"):
+        Catalog(path)
+
+
+def test_read_only_needs_an_existing_catalog(tmp_path: Path) -> None:
+    with pytest.raises(CatalogError, match="run 'cachedex sync' first"):
+        Catalog(tmp_path / "missing.sqlite", readonly=True)
+
+
+def test_not_a_database(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    path.write_bytes(b"definitely not sqlite" * 100)
+    with pytest.raises(CatalogError, match="cannot open the catalog"):
+        Catalog(path)
+
+
+def test_writes_roll_back_on_error_and_readers_see_the_old_state(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with Catalog(path) as catalog:
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([_record("a" * 32)], {})
+            writer.replace_mirror("root", "/m", layout=2, db_version=8, checksum="x", etag=None,
+                                  last_modified=None, fetched_at=0.0, members={"a" * 32: True})
+        before = catalog.dump()
+        reader = Catalog(path, readonly=True)
+        with pytest.raises(RuntimeError), catalog.writing_tag("t") as writer:
+            writer.add_specs([_record("b" * 32)], {})
+            # a reader during the write sees the committed state only (WAL)
+            assert reader.spec_row("b" * 32) is None and reader.spec_row("a" * 32) is not None
+            raise RuntimeError("boom")
+        reader.close()
+        assert catalog.dump() == before
+
+
+def test_sizes_are_kept_forever_per_hash(tmp_path: Path) -> None:
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([_record("a" * 32)], {"a" * 32: 1234})
+            writer.set_sizes({"a" * 32: 999})  # never overwrites a known size
+        assert catalog.sized_hashes(["a" * 32, "b" * 32]) == {"a" * 32}
+        row = catalog.spec_row("a" * 32)
+        assert row is not None and row["size"] == 1234

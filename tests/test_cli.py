@@ -1,0 +1,98 @@
+"""The command line through its real entry point: exit codes, messages, tables, JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cachedex.cli import main
+
+
+def _config(tmp_path: Path, mirrors: Path, *extra_tags: str) -> Path:
+    path = tmp_path / "cachedex.yaml"
+    path.write_text(
+        "tags:\n"
+        f"  - name: develop\n    url: {mirrors / 'v2_layout/unsigned'}\n"
+        f"    stacks:\n      e4s: {mirrors / 'v2_layout/signed'}\n"
+        + "".join(extra_tags)
+    )
+    return path
+
+
+def test_sync_then_stats(mirrors: Path, tmp_path: Path) -> None:
+    config = _config(tmp_path, mirrors)
+    runner = CliRunner()
+    result = runner.invoke(main, ["--config", str(config), "sync"])
+    assert result.exit_code == 0, result.output
+    assert "develop" in result.output and "records" in result.output
+    result = runner.invoke(main, ["--config", str(config), "stats", "--json"])
+    assert result.exit_code == 0, result.output
+    (stats,) = json.loads(result.output)
+    assert (stats["tag"], stats["records"], stats["specs"], stats["packages"], stats["stacks"]) == (
+        "develop", 7, 6, 4, 1
+    )
+
+
+def test_failed_tag_exits_1_with_a_summary(mirrors: Path, tmp_path: Path) -> None:
+    config = _config(tmp_path, mirrors, f"  - name: future\n    url: {mirrors / 'future_layout'}\n")
+    result = CliRunner().invoke(main, ["--config", str(config), "sync"])
+    assert result.exit_code == 1
+    assert "error: future: " in result.output and "layout version 10 is newer" in result.output
+    assert "1 of 2 tags failed; they keep their previous content." in result.output
+    assert "Traceback" not in result.output
+
+
+def test_config_errors_are_one_line_and_exit_1(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("tags:\n  - name: a/b\n    url: ./x\n")
+    result = CliRunner().invoke(main, ["--config", str(bad), "sync"])
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines() == [
+        f"error: {bad}: 'tags[0].name': 'a/b' must not contain '/' or '\\' (it becomes a folder name)"
+    ]
+
+
+def test_stats_before_any_sync(mirrors: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--config", str(_config(tmp_path, mirrors)), "stats"])
+    assert result.exit_code == 1
+    assert "no catalog here yet; run 'cachedex sync' first" in result.output
+
+
+def test_usage_errors_exit_2() -> None:
+    result = CliRunner().invoke(main, ["sync", "--no-such-flag"])
+    assert result.exit_code == 2
+
+
+def test_every_command_has_help() -> None:
+    runner = CliRunner()
+    for command in ([], ["sync"], ["stats"], ["demo"]):
+        result = runner.invoke(main, [*command, "--help"])
+        assert result.exit_code == 0 and "Usage:" in result.output, command
+
+
+def test_unknown_tag(mirrors: Path, tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--config", str(_config(tmp_path, mirrors)), "sync", "nope"])
+    assert result.exit_code == 1
+    assert "unknown tag 'nope' (configured: develop)" in result.output
+
+
+def test_console_script_and_env_config(mirrors: Path, tmp_path: Path) -> None:
+    """The installed entry point, configured through $CACHEDEX_CONFIG."""
+    env = {**os.environ, "CACHEDEX_CONFIG": str(_config(tmp_path, mirrors))}
+    done = subprocess.run(
+        [sys.executable, "-c", "from cachedex.cli import main; main()", "sync"],
+        env=env, capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "cachedex.sqlite").exists()
+
+
+def test_debug_shows_the_traceback(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["--debug", "--config", str(tmp_path / "none.yaml"), "sync"])
+    assert result.exit_code == 1
+    assert result.exception is not None and "no config file here" in str(result.exception)
