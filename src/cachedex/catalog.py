@@ -59,8 +59,7 @@ CREATE INDEX specs_name ON specs (name, version);
 
 CREATE TABLE edges (
     parent    INTEGER NOT NULL REFERENCES specs (id),
-    child     INTEGER NOT NULL REFERENCES specs (id),
-    name      TEXT NOT NULL,
+    child     INTEGER NOT NULL REFERENCES specs (id),  -- the edge's name is the child's name
     deptypes  INTEGER NOT NULL,     -- bits: build 1, link 2, run 4, test 8
     virtuals  TEXT NOT NULL,        -- comma-separated, '' when none
     PRIMARY KEY (parent, child)
@@ -186,6 +185,8 @@ class Catalog:
                 self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
+                # A first sync inserts millions of index entries; keep the B-trees in memory.
+                self._db.execute("PRAGMA cache_size=-262144")
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
@@ -404,9 +405,9 @@ class Catalog:
         """(child hash, name, deptypes mask, virtuals) of the direct dependencies of a spec."""
         return list(
             self._db.execute(
-                "SELECT c.hash, e.name, e.deptypes, e.virtuals FROM edges e "
+                "SELECT c.hash, c.name, e.deptypes, e.virtuals FROM edges e "
                 "JOIN specs p ON p.id = e.parent JOIN specs c ON c.id = e.child "
-                "WHERE p.hash = ? ORDER BY e.name",
+                "WHERE p.hash = ? ORDER BY c.name, c.hash",
                 (dag_hash,),
             )
         )
@@ -443,6 +444,7 @@ class Catalog:
 
 
 _variants_decoder = msgspec.json.Decoder(tuple[str, ...])
+_encode = msgspec.json.encode
 
 _MIRROR_COLUMNS = (
     "t.name, m.stack, m.url, m.layout, m.db_version, m.checksum, m.etag, m.last_modified, "
@@ -493,8 +495,8 @@ class TagWriter:
                 (
                     spec_id, record.hash, record.name, record.version, record.platform,
                     record.os, record.target, record.compiler,
-                    json.dumps(record.variants, separators=(",", ":")),
-                    int(record.external), sizes.get(record.hash), record.node.decode("utf-8"),
+                    _encode(record.variants).decode(),
+                    int(record.external), sizes.get(record.hash), str(record.node, "utf-8"),
                 )
             )
         self._db.executemany("INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
@@ -504,12 +506,12 @@ class TagWriter:
         if missing:
             ids.update(self._known_ids(missing))
         edges = [
-            (ids[record.hash], ids[dep.hash], dep.name, dep.deptypes, dep.virtuals)
+            (ids[record.hash], ids[dep.hash], dep.deptypes, dep.virtuals)
             for record in records
             for dep in record.dependencies
             if dep.hash in ids
         ]
-        self._db.executemany("INSERT OR IGNORE INTO edges VALUES (?,?,?,?,?)", edges)
+        self._db.executemany("INSERT OR IGNORE INTO edges VALUES (?,?,?,?)", edges)
         if on_progress is not None:
             on_progress(len(records))
         return len(records)

@@ -263,18 +263,44 @@ def format_variant(name: str, value: object) -> str:
     return f"{name}={_quote_if_needed(str(value))}"
 
 
+# Variant strings repeat across thousands of records: format each (name, value) once.
+_variant_cache: dict[tuple[str, object], str] = {}
+
+
 def _variants(node: _Node) -> tuple[str, ...]:
-    shown = [
-        format_variant(name, value)
-        for name, value in node.parameters.items()
-        if name not in FLAG_NAMES
-    ]
+    shown = []
+    cache = _variant_cache
+    for name, value in node.parameters.items():
+        if name in FLAG_NAMES:
+            continue
+        key = (name, tuple(value) if isinstance(value, list) else value)
+        try:
+            text = cache[key]  # type: ignore[index]
+        except (KeyError, TypeError):  # TypeError: an unhashable value (a dict): format it each time
+            text = format_variant(name, value)
+            if len(cache) < 200_000:
+                try:
+                    cache[key] = text  # type: ignore[index]
+                except TypeError:
+                    pass
+        shown.append(text)
     if node.patches and "patches" not in node.parameters:
         shown.append(format_variant("patches", list(node.patches)))
     return tuple(shown)
 
 
-def _edges(node: _Node, url: str, owner: str) -> tuple[Dependency, ...]:
+_mask_cache: dict[tuple[str, ...] | str, int] = {}
+
+
+def _mask(deptypes: list[str] | str | None) -> int:
+    key = deptypes if isinstance(deptypes, str) or deptypes is None else tuple(deptypes)
+    mask = _mask_cache.get(key)  # type: ignore[arg-type]
+    if mask is None:
+        mask = _mask_cache[key] = deptypes_to_mask(deptypes)  # type: ignore[index]
+    return mask
+
+
+def _edges(node: _Node, url: str, owner: str, records: dict[str, _Record]) -> tuple[Dependency, ...]:
     deps = node.dependencies
     if not deps:
         return ()
@@ -282,17 +308,19 @@ def _edges(node: _Node, url: str, owner: str) -> tuple[Dependency, ...]:
     edges = []
     for name, edge in items:
         target = edge.hash or edge.build_hash or edge.full_hash
-        if not is_dag_hash(target):
+        # A key of the index was checked when decoded; only look closer at other hashes.
+        if target not in records and not is_dag_hash(target):
             raise IndexFormatError(
                 url, f"record {owner}: dependency {name!r} has a malformed hash {target!r}"
             )
-        if edge.parameters is not None:
-            mask = deptypes_to_mask(edge.parameters.deptypes)
-            virtuals = ",".join(edge.parameters.virtuals)
+        params = edge.parameters
+        if params is not None:
+            mask = _mask(params.deptypes)
+            virtuals = ",".join(params.virtuals) if params.virtuals else ""
         else:
-            mask = deptypes_to_mask(edge.type)
+            mask = _mask(edge.type)
             virtuals = ""
-        edges.append(Dependency(hash=target, name=name or edge.name, deptypes=mask, virtuals=virtuals))
+        edges.append(Dependency(target, name or edge.name, mask, virtuals))  # type: ignore[arg-type]
     return tuple(edges)
 
 
@@ -337,7 +365,7 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
                 raise IndexFormatError(
                     url, f"record {key} holds the node of another hash ({node.hash!r})"
                 )
-            edges = _edges(node, url, key)
+            edges = _edges(node, url, key, records)
             compiler = _direct_compiler(node)
             if compiler is None:
                 edge = _compiler_edge(edges)
@@ -360,7 +388,7 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
                     dependencies=edges,
                     in_buildcache=raw.in_buildcache,
                     external=node.external is not None,
-                    node=bytes(raw.spec),
+                    node=raw.spec,
                 )
             )
         for position, provider in pending:

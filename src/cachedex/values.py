@@ -75,7 +75,8 @@ class SpecRecord(msgspec.Struct, frozen=True):
 
     ``variants`` is the list of display strings exactly as Spack 1.x prints them
     (``+shared``, ``build_system=cmake``, ``cuda_arch:=80``), in stored order.
-    ``node`` is the raw JSON of the node dict as the index holds it.
+    ``node`` is the raw JSON of the node dict as the index holds it: a ``msgspec.Raw``
+    view into the index bytes (no copy), or ``bytes``.
     """
 
     hash: str
@@ -89,7 +90,7 @@ class SpecRecord(msgspec.Struct, frozen=True):
     dependencies: tuple[Dependency, ...]
     in_buildcache: bool
     external: bool
-    node: bytes
+    node: msgspec.Raw | bytes
 
 
 class MirrorRef(msgspec.Struct, frozen=True):
