@@ -1,0 +1,140 @@
+"""v3 mirrors (index manifest -> blob, spec manifests with sizes), on disk and over HTTP."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.errors import ChecksumError, IndexFormatError
+from cachedex.mirror import read_index, spec_manifest_path
+from cachedex.sources import HttpOptions, open_source
+from cachedex.sync import sync
+from tests.test_sync import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config
+
+TARBALL = "application/vnd.spack.install.v2.tar+gzip"
+SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n{body}\n-----BEGIN PGP SIGNATURE-----\n\nZmFrZQ==\n-----END PGP SIGNATURE-----\n"
+
+
+def write_v3_mirror(
+    root: Path, index: dict[str, object], *, signed: bool = False, media: str = "application/vnd.spack.db.v8+json"
+) -> dict[str, int]:
+    """A v3 mirror of ``index``: manifest, blob, and a spec manifest (with a size) per listed spec."""
+    data = json.dumps(index, separators=(",", ":")).encode()
+    digest = hashlib.sha256(data).hexdigest()
+    blob = root / "blobs/sha256" / digest[:2] / digest
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    blob.write_bytes(data)
+    manifest = {"version": 3, "data": [{"contentLength": len(data), "mediaType": media, "compression": "none",
+                                         "checksumAlgorithm": "sha256", "checksum": digest}]}
+    path = root / "v3/manifests/index/index.manifest.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(manifest))
+    sizes = {}
+    for dag_hash, record in index["database"]["installs"].items():  # type: ignore[index]
+        if not record["in_buildcache"]:
+            continue
+        node = record["spec"]
+        sizes[dag_hash] = 1000 + int(hashlib.sha256(dag_hash.encode()).hexdigest()[:6], 16)
+        spec_manifest = {"version": 3, "data": [
+            {"contentLength": sizes[dag_hash], "mediaType": TARBALL, "compression": "gzip",
+             "checksumAlgorithm": "sha256", "checksum": "0" * 64},
+            {"contentLength": 10, "mediaType": "application/vnd.spack.spec.v5+json", "compression": "gzip",
+             "checksumAlgorithm": "sha256", "checksum": "1" * 64}]}
+        text = json.dumps(spec_manifest, indent=0)
+        target = root / spec_manifest_path(node["name"], node["version"], dag_hash)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(SIGNED.format(body=text) if signed else text)
+    return sizes
+
+
+@pytest.mark.parametrize("signed", [False, True])
+def test_v3_sync_reads_sizes_from_spec_manifests(mirrors: Path, tmp_path: Path, signed: bool) -> None:
+    sizes = write_v3_mirror(tmp_path / "m", fixture_index(mirrors), signed=signed)
+    config = make_config(tmp_path, [{"name": "t", "url": (tmp_path / "m").as_uri()}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok, outcome.error
+        assert outcome.mirrors[0].layout == 3 and outcome.sizes_fetched == 6
+        (stats,) = catalog.tag_stats()
+        assert (stats.sized, stats.size) == (6, sum(sizes.values()))
+        row = catalog.spec_row(LIBELF_CORE2)
+        assert row is not None and row["size"] == sizes[LIBELF_CORE2]
+
+
+def test_sizes_are_fetched_once_per_hash(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = http_server.state.root / "m"
+    write_v3_mirror(root, fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    config = make_config(tmp_path, [{"name": "t", "url": f"{http_server.url}/m"}])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        assert http_server.state.count(".spec.manifest.json") == 5
+        write_v3_mirror(root, fixture_index(mirrors))  # one new listed spec
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok and outcome.added == 1
+        assert http_server.state.count(".spec.manifest.json") == 6  # only the new hash
+        # unchanged index: the manifest answers 304 (ETag), no blob is downloaded again
+        blobs = http_server.state.count("/blobs/sha256/" , "GET")
+        (again,) = sync(config, catalog)
+        assert again.ok and not again.mirrors[0].changed
+        assert http_server.state.count("/blobs/sha256/") == blobs
+
+
+def test_missing_spec_manifests_are_warnings_not_failures(mirrors: Path, tmp_path: Path) -> None:
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    for manifest in (tmp_path / "m/v3/manifests/spec/libelf").glob("*.json"):
+        manifest.unlink()
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok and outcome.sizes_fetched == 4
+    assert any("2 binaries without a size" in w for w in outcome.warnings)
+
+
+def test_v3_blob_checksum_mismatch(mirrors: Path, tmp_path: Path) -> None:
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    (blob,) = (tmp_path / "m/blobs/sha256").glob("*/*")
+    blob.write_bytes(blob.read_bytes().replace(b"libdwarf", b"libdwarX", 1))
+    source = open_source(str(tmp_path / "m"), client=None, options=HttpOptions())
+    with pytest.raises(ChecksumError, match="checksum mismatch"):
+        read_index(source, None)
+
+
+def test_v3_wins_over_v2_in_the_same_prefix(mirrors: Path, tmp_path: Path) -> None:
+    from tests.test_sync import write_v2_mirror
+
+    write_v2_mirror(tmp_path / "m", fixture_index(mirrors, drop=(LIBDWARF_CORE2,)))
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    source = open_source(str(tmp_path / "m"), client=None, options=HttpOptions())
+    assert read_index(source, None).layout == 3
+
+
+@pytest.mark.parametrize(
+    ("manifest", "message"),
+    [
+        ({"version": 4, "data": []}, "layout version 4 is newer than this cachedex reads"),
+        ({"version": 3, "data": [{"mediaType": "application/vnd.spack.db.v10+json", "checksum": "ab"}]},
+         r"index is only offered as application/vnd\.spack\.db\.v10\+json"),
+        ({"version": 3, "data": []}, "manifest lists no index blob"),
+        ("not json", "not a valid v3 manifest"),
+    ],
+)
+def test_bad_index_manifests(tmp_path: Path, manifest: object, message: str) -> None:
+    path = tmp_path / "v3/manifests/index/index.manifest.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(manifest if isinstance(manifest, str) else json.dumps(manifest))
+    source = open_source(str(tmp_path), client=None, options=HttpOptions())
+    with pytest.raises(IndexFormatError, match=message):
+        read_index(source, None)
+
+
+def test_gzip_transfer_is_used(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The test server gzips bodies for clients that accept it; the index still verifies."""
+    write_v3_mirror(http_server.state.root / "m", fixture_index(mirrors))
+    config = make_config(tmp_path, [{"name": "t", "url": f"{http_server.url}/m"}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok and outcome.specs == 6
