@@ -28,7 +28,8 @@ __all__ = ["main"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_out = Console(highlight=False, soft_wrap=True)
+# Wide enough for the tables when output goes to a file or a pipe (rich assumes 80).
+_out = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 132)
 
 
 class _State:

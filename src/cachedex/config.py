@@ -11,16 +11,18 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-import httpx
 import msgspec
 import yaml
 
 from .errors import ConfigError
 from .sources import HttpOptions
 from .values import MirrorRef
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -319,6 +321,8 @@ def mirrors_from_discovery(document: object, *, base: str) -> tuple[list[TagConf
 def _tags_from(
     source: str, base: Path, http: HttpOptions, problems: list[str], client: httpx.Client | None
 ) -> list[TagConfig]:
+    import httpx
+
     scheme = urlsplit(source).scheme
     try:
         if scheme in ("http", "https"):

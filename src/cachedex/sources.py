@@ -15,13 +15,16 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urlsplit
 
-import httpx
 import msgspec
 
 from . import __version__
 from .errors import CachedexError, NotFound, SourceError
+
+if TYPE_CHECKING:  # httpx is imported only when a mirror is remote: it costs 0.1 s to load
+    import httpx
 
 __all__ = [
     "Fetched",
@@ -136,11 +139,6 @@ class LocalSource(Source):
             return None
 
 
-_TRANSIENT = (
-    httpx.TransportError,  # connect errors, timeouts, bodies cut short
-)
-
-
 class HttpSource(Source):
     """A mirror behind ``http://`` or ``https://``; thread-safe."""
 
@@ -212,6 +210,8 @@ class HttpSource(Source):
     def _with_retries(
         self, url: str, attempt: Callable[[], tuple[int, bytes, httpx.Headers]]
     ) -> tuple[int, bytes, httpx.Headers]:
+        import httpx
+
         pause = self.options.backoff
         tries = self.options.retries + 1
         for number in range(1, tries + 1):
@@ -234,7 +234,7 @@ class HttpSource(Source):
                         f"connection closed before the whole answer arrived ({exc}), "
                         f"after {tries} attempts",
                     ) from None
-            except _TRANSIENT as exc:
+            except httpx.TransportError as exc:  # connection refused, reset, DNS
                 if number == tries:
                     raise SourceError(
                         url, f"cannot connect ({exc or type(exc).__name__}), after {tries} attempts"
@@ -252,6 +252,8 @@ class _ServerError(SourceError):
 
 def make_http_client(options: HttpOptions) -> httpx.Client:
     """One pooled client for all HTTP mirrors of a sync."""
+    import httpx
+
     limits = httpx.Limits(
         max_connections=options.concurrency, max_keepalive_connections=options.concurrency
     )

@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
-import httpx
 import msgspec
 
 from .catalog import Catalog
@@ -31,6 +31,9 @@ from .mirror import (
 from .progress import Reporter
 from .sources import Source, make_http_client, open_source
 from .values import MirrorRef, SpecRecord
+
+if TYPE_CHECKING:
+    import httpx
 
 __all__ = ["MirrorOutcome", "TagOutcome", "sync"]
 
