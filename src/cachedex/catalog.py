@@ -43,7 +43,7 @@ SCHEMA_VERSION = 1
 _SCHEMA_V1 = """
 CREATE TABLE specs (
     id        INTEGER PRIMARY KEY,
-    hash      TEXT NOT NULL UNIQUE,
+    hash      TEXT NOT NULL,
     name      TEXT NOT NULL,
     version   TEXT NOT NULL,
     platform  TEXT NOT NULL,
@@ -55,6 +55,7 @@ CREATE TABLE specs (
     size      INTEGER,              -- bytes of the binary; NULL when unknown
     node      TEXT NOT NULL         -- the node dict as the index holds it
 );
+CREATE UNIQUE INDEX specs_hash ON specs (hash);
 CREATE INDEX specs_name ON specs (name, version);
 
 CREATE TABLE edges (
@@ -116,6 +117,13 @@ CREATE TABLE changes (
 CREATE INDEX changes_sync ON changes (sync_id);
 CREATE INDEX changes_mirror ON changes (mirror_id, sync_id);
 """
+
+#: Secondary indexes that a bulk load drops and rebuilds (name -> CREATE statement).
+_BULK_INDEXES = {
+    "specs_hash": "CREATE UNIQUE INDEX specs_hash ON specs (hash)",
+    "specs_name": "CREATE INDEX specs_name ON specs (name, version)",
+    "edges_child": "CREATE INDEX edges_child ON edges (child)",
+}
 
 #: migrations[n] upgrades a catalog from user_version n to n + 1.
 _MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1}
@@ -485,33 +493,40 @@ class TagWriter:
         neither new nor already known are skipped: the index was incomplete.
         """
         records = list(records)
-        (next_id,) = self._db.execute("SELECT coalesce(max(id), 0) + 1 FROM specs").fetchone()
+        db = self._db
+        (next_id, existing) = db.execute("SELECT coalesce(max(id), 0) + 1, count(*) FROM specs").fetchone()
         ids = self._ids
-        rows = []
         for offset, record in enumerate(records):
-            spec_id = next_id + offset
-            ids[record.hash] = spec_id
-            rows.append(
-                (
-                    spec_id, record.hash, record.name, record.version, record.platform,
-                    record.os, record.target, record.compiler,
-                    _encode(record.variants).decode(),
-                    int(record.external), sizes.get(record.hash), str(record.node, "utf-8"),
-                )
-            )
-        self._db.executemany("INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        del rows
+            ids[record.hash] = next_id + offset
         children = {dep.hash for record in records for dep in record.dependencies}
         missing = [h for h in children if h not in ids]
         if missing:
             ids.update(self._known_ids(missing))
-        edges = [
-            (ids[record.hash], ids[dep.hash], dep.deptypes, dep.virtuals)
-            for record in records
-            for dep in record.dependencies
+        # Rows are generated while SQLite consumes them: no second copy of every node.
+        spec_rows = (
+            (
+                ids[r.hash], r.hash, r.name, r.version, r.platform, r.os, r.target, r.compiler,
+                _encode(r.variants).decode(), int(r.external), sizes.get(r.hash), str(r.node, "utf-8"),
+            )
+            for r in records
+        )
+        edge_rows = (
+            (ids[r.hash], ids[dep.hash], dep.deptypes, dep.virtuals)
+            for r in records
+            for dep in r.dependencies
             if dep.hash in ids
-        ]
-        self._db.executemany("INSERT OR IGNORE INTO edges VALUES (?,?,?,?)", edges)
+        )
+        # Loading many rows into indexed tables is faster with the indexes built afterwards
+        # from sorted data than maintained row by row (a first sync of a big tag).
+        bulk = len(records) > max(20_000, existing)
+        if bulk:
+            for name in _BULK_INDEXES:
+                db.execute(f"DROP INDEX IF EXISTS {name}")
+        db.executemany("INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", spec_rows)
+        db.executemany("INSERT OR IGNORE INTO edges VALUES (?,?,?,?)", edge_rows)
+        if bulk:
+            for statement in _BULK_INDEXES.values():
+                db.execute(statement)
         if on_progress is not None:
             on_progress(len(records))
         return len(records)
@@ -590,7 +605,7 @@ class TagWriter:
         if first_sync:
             db.executemany(
                 "INSERT INTO members VALUES (?,?,?)",
-                [(mirror_id, spec_id, listed) for spec_id, listed in new.items()],
+                [(mirror_id, spec_id, new[spec_id]) for spec_id in sorted(new)],
             )
         else:
             gone = [(mirror_id, spec_id) for spec_id in old.keys() - new.keys()]

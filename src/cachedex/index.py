@@ -93,7 +93,7 @@ class _CompilerKey(msgspec.Struct):
 
 
 class _EdgeParameters(msgspec.Struct):
-    deptypes: list[str] | str = []
+    deptypes: tuple[str, ...] | str = ()
     virtuals: list[str] = []
 
 
@@ -102,7 +102,7 @@ class _Edge(msgspec.Struct):
     hash: str | None = None
     build_hash: str | None = None
     full_hash: str | None = None
-    type: list[str] | str | None = None
+    type: tuple[str, ...] | str | None = None
     parameters: _EdgeParameters | None = None
 
 
@@ -289,15 +289,8 @@ def _variants(node: _Node) -> tuple[str, ...]:
     return tuple(shown)
 
 
-_mask_cache: dict[tuple[str, ...] | str, int] = {}
-
-
-def _mask(deptypes: list[str] | str | None) -> int:
-    key = deptypes if isinstance(deptypes, str) or deptypes is None else tuple(deptypes)
-    mask = _mask_cache.get(key)  # type: ignore[arg-type]
-    if mask is None:
-        mask = _mask_cache[key] = deptypes_to_mask(deptypes)  # type: ignore[index]
-    return mask
+# Few distinct deptype lists exist ("build", "build,link", ...): map each to its mask once.
+_mask_cache: dict[tuple[str, ...] | str | None, int] = {}
 
 
 def _edges(node: _Node, url: str, owner: str, records: dict[str, _Record]) -> tuple[Dependency, ...]:
@@ -305,6 +298,7 @@ def _edges(node: _Node, url: str, owner: str, records: dict[str, _Record]) -> tu
     if not deps:
         return ()
     items = deps.items() if isinstance(deps, dict) else ((e.name, e) for e in deps)
+    masks = _mask_cache
     edges = []
     for name, edge in items:
         target = edge.hash or edge.build_hash or edge.full_hash
@@ -314,12 +308,11 @@ def _edges(node: _Node, url: str, owner: str, records: dict[str, _Record]) -> tu
                 url, f"record {owner}: dependency {name!r} has a malformed hash {target!r}"
             )
         params = edge.parameters
-        if params is not None:
-            mask = _mask(params.deptypes)
-            virtuals = ",".join(params.virtuals) if params.virtuals else ""
-        else:
-            mask = _mask(edge.type)
-            virtuals = ""
+        kinds = params.deptypes if params is not None else edge.type
+        mask = masks.get(kinds)
+        if mask is None:
+            mask = masks[kinds] = deptypes_to_mask(kinds)
+        virtuals = ",".join(params.virtuals) if params is not None and params.virtuals else ""
         edges.append(Dependency(target, name or edge.name, mask, virtuals))  # type: ignore[arg-type]
     return tuple(edges)
 

@@ -376,7 +376,7 @@ def fetch_sizes(
     workers: int,
     on_done: Callable[[], None] | None = None,
 ) -> tuple[dict[str, int], list[str]]:
-    """Fetch binary sizes concurrently: v3 from spec manifests, v2 by HEAD/stat.
+    """Fetch binary sizes with ``workers`` threads: v3 from spec manifests, v2 by HEAD/stat.
 
     Returns ({hash: size}, [problems]). A missing or unreadable manifest is a
     problem to report, not a reason to fail the sync: the size stays unknown.
@@ -392,8 +392,11 @@ def fetch_sizes(
         except (SourceError, IndexFormatError) as exc:
             return lookup.hash, None, str(exc)
 
-    def collect(results: Iterable[tuple[str, int | None, str | None]]) -> None:
-        for dag_hash, size, problem in results:
+    def run(chunk: list[SizeLookup]) -> None:
+        # Each worker walks its own slice: one task per worker, not one future per spec
+        # (250,000 futures cost more than the reads). Reads release the GIL.
+        for result in map(one, chunk):
+            dag_hash, size, problem = result
             if size is not None:
                 sizes[dag_hash] = size
             if problem is not None:
@@ -401,17 +404,13 @@ def fetch_sizes(
             if on_done is not None:
                 on_done()
 
-    if not source.parallel or workers <= 1:
-        collect(map(one, lookups))
+    todo = list(lookups)
+    workers = max(1, min(workers, len(todo)))
+    if workers == 1:
+        run(todo)
         return sizes, problems
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        batch: list[SizeLookup] = []
-        # Submit in batches: a future per spec for 250,000 specs costs too much memory.
-        for lookup in lookups:
-            batch.append(lookup)
-            if len(batch) == 4096:
-                collect(pool.map(one, batch))
-                batch = []
-        collect(pool.map(one, batch))
+        for future in [pool.submit(run, todo[n::workers]) for n in range(workers)]:
+            future.result()
     return sizes, problems
 

@@ -73,12 +73,25 @@ class TagOutcome(msgspec.Struct, frozen=True):
 
 
 class _Read(msgspec.Struct):
-    """One mirror's index after fetching (and decoding, when it changed)."""
+    """One mirror's index after fetching: its state and, when it changed, what it holds.
+
+    Only the root keeps its decoded index (to build new records from); a stack keeps
+    its membership and, rarely, the records the root index does not have.
+    """
 
     ref: MirrorRef
     source: Source
     snapshot: IndexSnapshot
-    index: RawIndex | None
+    db_version: int | None = None
+    members: dict[str, bool] | None = None  # hash -> listed; None when unchanged
+    index: RawIndex | None = None  # records to build new specs from
+
+    @property
+    def changed(self) -> bool:
+        return self.members is not None
+
+    def listed(self) -> list[str]:
+        return [h for h, listed in (self.members or {}).items() if listed]
 
 
 def sync(
@@ -130,21 +143,33 @@ def _previous(catalog: Catalog, ref: MirrorRef) -> PreviousState | None:
 
 
 def _read_mirror(
-    ref: MirrorRef, client: httpx.Client | None, config: Config, previous: PreviousState | None,
+    ref: MirrorRef,
+    client: httpx.Client | None,
+    config: Config,
+    previous: PreviousState | None,
     reporter: Reporter,
+    root: RawIndex | None = None,
 ) -> _Read:
+    """Fetch and decode one mirror's index; with ``root``, keep only what the root lacks."""
     source = open_source(ref.url, client=client, options=config.http)
     line = reporter.download(f"{ref.tag}/{ref.stack}: index")
     try:
         snapshot = read_index(source, previous, progress=line.update)
     finally:
         line.done()
-    index = None
-    if snapshot.data is not None:
-        where = source.join("index") if snapshot.layout == 3 else source.join("build_cache/index.json")
-        index = decode_index(snapshot.data, url=where)
-        snapshot = msgspec.structs.replace(snapshot, data=None)  # the index holds what it needs
-    return _Read(ref, source, snapshot, index)
+    if snapshot.data is None:
+        return _Read(ref, source, snapshot)
+    where = source.join("index") if snapshot.layout == 3 else source.join("build_cache/index.json")
+    index = decode_index(snapshot.data, url=where)
+    snapshot = msgspec.structs.replace(snapshot, data=None)  # the index holds what it needs
+    members = {h: r.in_buildcache for h, r in index.records.items()}
+    db_version = index.db_version
+    if root is not None:
+        # A stack's records are nearly always in the root index too: drop the stack's
+        # bytes now rather than hold 40 indexes in memory at once.
+        extra = {h: r for h, r in index.records.items() if h not in root.records}
+        index = RawIndex(url=index.url, db_version=index.db_version, records=extra) if extra else None
+    return _Read(ref, source, snapshot, db_version, members, index)
 
 
 def _sync_tag_or_raise(
@@ -159,11 +184,14 @@ def _sync_tag_or_raise(
     previous = {ref.stack: _previous(catalog, ref) for ref in tag.mirrors}
     root_ref, *stack_refs = tag.mirrors
     # The root first: it holds nearly every record, so stacks rarely need decoding.
-    reads = [_read_mirror(root_ref, client, config, previous[root_ref.stack], reporter)]
+    root = _read_mirror(root_ref, client, config, previous[root_ref.stack], reporter)
+    reads = [root]
+    # When the root did not change, stacks seldom did; those that did are kept whole.
+    root_index = root.index
     workers = max(1, min(len(stack_refs), config.http.concurrency, 8))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [
-            pool.submit(_read_mirror, ref, client, config, previous[ref.stack], reporter)
+            pool.submit(_read_mirror, ref, client, config, previous[ref.stack], reporter, root_index)
             for ref in stack_refs
         ]
         # Collect every result so that one failing stack reports, not a half-read tag.
@@ -179,12 +207,13 @@ def _sync_tag_or_raise(
 
     new_records: dict[str, SpecRecord] = {}
     for read in reads:
-        if read.index is None:
+        if read.index is None or not read.index.records:
             continue
         known = catalog.spec_ids(read.index.records.keys())
         wanted = [h for h in read.index.records if h not in known and h not in new_records]
         for record in build_records(read.index, wanted):
             new_records[record.hash] = record
+    root.index = None  # new records hold views into its bytes; nothing else needs it
 
     sizes, warnings = _fetch_missing_sizes(catalog, reads, new_records, head_sizes, config, reporter)
 
@@ -194,15 +223,15 @@ def _sync_tag_or_raise(
         writer.set_sizes({h: s for h, s in sizes.items() if h not in new_records})
         for read in reads:
             snap = read.snapshot
-            if read.index is None:
+            if read.members is None or read.db_version is None:
                 writer.keep_mirror(read.ref.stack, read.ref.url, fetched_at=fetched_at,
                                    etag=snap.etag, last_modified=snap.last_modified)
             else:
                 writer.replace_mirror(
                     read.ref.stack, read.ref.url, layout=snap.layout,
-                    db_version=read.index.db_version, checksum=snap.checksum, etag=snap.etag,
+                    db_version=read.db_version, checksum=snap.checksum, etag=snap.etag,
                     last_modified=snap.last_modified, fetched_at=fetched_at,
-                    members={h: r.in_buildcache for h, r in read.index.records.items()},
+                    members=read.members,
                 )
         writer.drop_other_stacks()
         added, removed = writer.root_added, writer.root_removed
@@ -214,9 +243,8 @@ def _sync_tag_or_raise(
         seconds=time.perf_counter() - started,
         mirrors=tuple(
             MirrorOutcome(
-                r.ref.stack, r.ref.url, r.index is not None, r.snapshot.layout,
-                r.index.db_version if r.index else None,
-                len(r.index.records) if r.index else None,
+                r.ref.stack, r.ref.url, r.changed, r.snapshot.layout, r.db_version,
+                len(r.members) if r.members is not None else None,
             )
             for r in reads
         ),
@@ -247,12 +275,12 @@ def _fetch_missing_sizes(
     for read in reads:
         layout = read.snapshot.layout
         if layout == 3:
-            if read.index is None:
+            if not read.changed:
                 continue  # unchanged index: its sizes were fetched when it changed
         elif not head_sizes:
             continue
         listed = (
-            read.index.listed_hashes() if read.index is not None
+            read.listed() if read.changed
             else sorted(catalog.listed_hashes(read.ref.tag, read.ref.stack))
         )
         candidates = [h for h in listed if h not in claimed]
@@ -268,7 +296,8 @@ def _fetch_missing_sizes(
         ]
         line = reporter.task(f"{read.ref.tag}/{read.ref.stack}: sizes", total=len(lookups))
         found, problems = fetch_sizes(
-            read.source, lookups, layout=layout, workers=config.http.concurrency,
+            read.source, lookups, layout=layout,
+            workers=read.source.readers or config.http.concurrency,
             on_done=line.advance,
         )
         line.done()
@@ -284,11 +313,16 @@ def _fetch_missing_sizes(
 def _size_keys(
     catalog: Catalog, new_records: dict[str, SpecRecord], hashes: set[str]
 ) -> list[tuple[str, str, str, str, str, str, str]]:
+    """What locating each spec's manifest or tarball needs, from new records or the catalog."""
     keys = []
-    old = [h for h in hashes if h not in new_records]
-    for dag_hash in sorted(hashes - set(old)):
-        r = new_records[dag_hash]
-        keys.append((r.hash, r.name, r.version, r.platform, r.os, r.target, r.compiler))
-    keys.extend(catalog.size_keys(old))
+    old = []
+    for dag_hash in hashes:
+        r = new_records.get(dag_hash)
+        if r is None:
+            old.append(dag_hash)
+        else:
+            keys.append((r.hash, r.name, r.version, r.platform, r.os, r.target, r.compiler))
+    if old:
+        keys.extend(catalog.size_keys(old))
     return keys
 
