@@ -70,7 +70,13 @@ CREATE INDEX edges_child ON edges (child);
 CREATE TABLE tags (
     id        INTEGER PRIMARY KEY,
     name      TEXT NOT NULL UNIQUE,
-    synced_at REAL
+    synced_at REAL,
+    -- totals as of the last sync, so that reading them costs nothing
+    records   INTEGER NOT NULL DEFAULT 0,   -- distinct records over all its mirrors
+    specs     INTEGER NOT NULL DEFAULT 0,   -- listed by the root mirror
+    packages  INTEGER NOT NULL DEFAULT 0,   -- distinct names of listed specs
+    size      INTEGER NOT NULL DEFAULT 0,   -- bytes of the listed specs whose size is known
+    sized     INTEGER NOT NULL DEFAULT 0    -- listed specs whose size is known
 );
 
 CREATE TABLE mirrors (
@@ -194,7 +200,7 @@ class Catalog:
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 # A first sync inserts millions of index entries; keep the B-trees in memory.
-                self._db.execute("PRAGMA cache_size=-262144")
+                self._db.execute("PRAGMA cache_size=-131072")
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
@@ -307,20 +313,9 @@ class Catalog:
         return [self._one_tag_stats(tag) for tag in wanted]
 
     def _one_tag_stats(self, tag: str) -> TagStats:
-        tag_id, synced_at = self._db.execute(
-            "SELECT id, synced_at FROM tags WHERE name = ?", (tag,)
-        ).fetchone()
-        records = self._db.execute(
-            "SELECT count(DISTINCT spec_id) FROM members "
-            "WHERE mirror_id IN (SELECT id FROM mirrors WHERE tag_id = ?)",
-            (tag_id,),
-        ).fetchone()[0]
-        specs, packages, size, sized = self._db.execute(
-            "SELECT count(*), count(DISTINCT s.name), coalesce(sum(s.size), 0), count(s.size) "
-            "FROM members mb JOIN specs s ON s.id = mb.spec_id "
-            "WHERE mb.listed AND mb.mirror_id = "
-            "(SELECT id FROM mirrors WHERE tag_id = ? AND stack = 'root')",
-            (tag_id,),
+        tag_id, synced_at, records, specs, packages, size, sized = self._db.execute(
+            "SELECT id, synced_at, records, specs, packages, size, sized FROM tags WHERE name = ?",
+            (tag,),
         ).fetchone()
         stacks = self._db.execute(
             "SELECT count(*) FROM mirrors WHERE tag_id = ? AND stack != 'root'", (tag_id,)
@@ -450,6 +445,35 @@ class Catalog:
             self._db.execute("ROLLBACK")
             raise
 
+    # -- reads for the Jekyll site -------------------------------------------------
+
+    def flag_counts(self, tag: str) -> dict[str, int]:
+        """How many specs listed by ``tag``'s root mirror set each compiler flag.
+
+        Returns ``{flag: count}`` for the flags (``cflags`` ... ``ldlibs``, format doc
+        §3.4) that at least one listed spec sets to a non-empty list, as cache.spack.io's
+        ``_data/meta.yaml`` counts parameters; empty for an unknown tag. Flags are not
+        variants, so only the stored node has them: the query reads the JSON of just the
+        nodes whose compact text does not show all six flags empty (indexes are written
+        compact, so that is nearly none).
+        """
+        all_empty = " AND ".join(f"instr(s.node, '\"{flag}\":[]')" for flag in _FLAG_NAMES)
+        flags = ", ".join(f"'{flag}'" for flag in _FLAG_NAMES)
+        return dict(
+            self._db.execute(
+                "SELECT j.key, count(*) FROM members mb JOIN specs s ON s.id = mb.spec_id, "
+                "json_each(s.node, '$.parameters') j "
+                "WHERE mb.mirror_id = (SELECT m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+                "WHERE t.name = ? AND m.stack = 'root') AND mb.listed "
+                f"AND NOT ({all_empty}) AND j.key IN ({flags}) "
+                "AND j.type = 'array' AND j.value != '[]' GROUP BY j.key ORDER BY j.key",
+                (tag,),
+            )
+        )
+
+
+#: Compiler-flag names in ``parameters`` (format doc §3.4), for :meth:`Catalog.flag_counts`.
+_FLAG_NAMES = ("cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs")
 
 _variants_decoder = msgspec.json.Decoder(tuple[str, ...])
 _encode = msgspec.json.encode
@@ -480,6 +504,7 @@ class TagWriter:
         self._root_added = 0
         self._root_removed = 0
         self._kept_stacks: set[str] = set()
+        self._changed = False  # whether the tag's totals must be counted again
 
     def add_specs(
         self,
@@ -541,6 +566,7 @@ class TagWriter:
 
     def set_sizes(self, sizes: Mapping[str, int]) -> None:
         """Record binary sizes of specs already in the catalog (a hash's size never changes)."""
+        self._changed = self._changed or bool(sizes)
         self._db.executemany(
             "UPDATE specs SET size = ? WHERE hash = ? AND size IS NULL",
             [(size, dag_hash) for dag_hash, size in sizes.items()],
@@ -571,6 +597,7 @@ class TagWriter:
     ) -> None:
         """Store a mirror's new index: its state and the records it holds (hash -> listed)."""
         self._kept_stacks.add(stack)
+        self._changed = True
         db = self._db
         row = db.execute(
             "SELECT id FROM mirrors WHERE tag_id = ? AND stack = ?", (self._tag_id, stack)
@@ -634,6 +661,7 @@ class TagWriter:
             f"SELECT id, stack FROM mirrors WHERE tag_id = ? AND stack NOT IN ({placeholders})",
             (self._tag_id, *sorted(self._kept_stacks)),
         ).fetchall()
+        self._changed = self._changed or bool(stale)
         for mirror_id, _stack in stale:
             self._db.execute("DELETE FROM changes WHERE mirror_id = ?", (mirror_id,))
             self._db.execute("DELETE FROM members WHERE mirror_id = ?", (mirror_id,))
@@ -661,3 +689,24 @@ class TagWriter:
             [(sync_id, mirror, spec, change) for mirror, spec, change in self._pending_changes],
         )
         self._db.execute("UPDATE tags SET synced_at = ? WHERE id = ?", (now, self._tag_id))
+        if self._changed:
+            self._update_totals()
+
+    def _update_totals(self) -> None:
+        db, tag_id = self._db, self._tag_id
+        (records,) = db.execute(
+            "SELECT count(DISTINCT spec_id) FROM members "
+            "WHERE mirror_id IN (SELECT id FROM mirrors WHERE tag_id = ?)",
+            (tag_id,),
+        ).fetchone()
+        specs, packages, size, sized = db.execute(
+            "SELECT count(*), count(DISTINCT s.name), coalesce(sum(s.size), 0), count(s.size) "
+            "FROM members mb JOIN specs s ON s.id = mb.spec_id "
+            "WHERE mb.listed AND mb.mirror_id = "
+            "(SELECT id FROM mirrors WHERE tag_id = ? AND stack = 'root')",
+            (tag_id,),
+        ).fetchone()
+        db.execute(
+            "UPDATE tags SET records = ?, specs = ?, packages = ?, size = ?, sized = ? WHERE id = ?",
+            (records, specs, packages, size, sized, tag_id),
+        )

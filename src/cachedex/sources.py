@@ -101,7 +101,7 @@ class LocalSource(Source):
     """A mirror in a local folder (given as a path or a ``file://`` URL)."""
 
     #: Threads that read small files at once: enough to overlap a cold disk cache.
-    readers = 4
+    readers = 1
 
     def __init__(self, root: Path, url: str) -> None:
         self.root = root

@@ -18,7 +18,7 @@ import msgspec
 from .catalog import Catalog
 from .config import Config, TagConfig
 from .errors import CachedexError
-from .index import RawIndex, build_records, decode_index
+from .index import RawIndex, build_records, decode_index, gc_paused
 from .mirror import (
     IndexSnapshot,
     PreviousState,
@@ -65,6 +65,7 @@ class TagOutcome(msgspec.Struct, frozen=True):
     new_specs: int = 0
     sizes_fetched: int = 0
     warnings: tuple[str, ...] = ()
+    phases: tuple[tuple[str, float], ...] = ()  # (phase, seconds), for --debug and bench/
 
     @property
     def ok(self) -> bool:
@@ -128,7 +129,10 @@ def _sync_tag(
 ) -> TagOutcome:
     started = time.perf_counter()
     try:
-        return _sync_tag_or_raise(config, catalog, tag, client, head_sizes, reporter, started)
+        # A tag holds millions of small objects at once, none in reference cycles: with
+        # the cyclic collector on, each of its passes walks them all, again and again.
+        with gc_paused():
+            return _sync_tag_or_raise(config, catalog, tag, client, head_sizes, reporter, started)
     except CachedexError as exc:
         return TagOutcome(tag=tag.name, error=str(exc), seconds=time.perf_counter() - started)
 
@@ -181,11 +185,21 @@ def _sync_tag_or_raise(
     reporter: Reporter,
     started: float,
 ) -> TagOutcome:
+    phases: list[tuple[str, float]] = []
+    mark = time.perf_counter()
+
+    def phase(name: str) -> None:
+        nonlocal mark
+        now = time.perf_counter()
+        phases.append((name, now - mark))
+        mark = now
+
     previous = {ref.stack: _previous(catalog, ref) for ref in tag.mirrors}
     root_ref, *stack_refs = tag.mirrors
     # The root first: it holds nearly every record, so stacks rarely need decoding.
     root = _read_mirror(root_ref, client, config, previous[root_ref.stack], reporter)
     reads = [root]
+    phase("root index")
     # When the root did not change, stacks seldom did; those that did are kept whole.
     root_index = root.index
     workers = max(1, min(len(stack_refs), config.http.concurrency, 8))
@@ -205,6 +219,7 @@ def _sync_tag_or_raise(
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise CachedexError(errors[0] + more)
 
+    phase("stack indexes")
     new_records: dict[str, SpecRecord] = {}
     for read in reads:
         if read.index is None or not read.index.records:
@@ -214,12 +229,15 @@ def _sync_tag_or_raise(
         for record in build_records(read.index, wanted):
             new_records[record.hash] = record
     root.index = None  # new records hold views into its bytes; nothing else needs it
+    phase("decode new records")
 
     sizes, warnings = _fetch_missing_sizes(catalog, reads, new_records, head_sizes, config, reporter)
 
+    phase("sizes")
     fetched_at = time.time()
     with catalog.writing_tag(tag.name) as writer:
         writer.add_specs(new_records.values(), sizes)
+        phase("write specs")
         writer.set_sizes({h: s for h, s in sizes.items() if h not in new_records})
         for read in reads:
             snap = read.snapshot
@@ -235,6 +253,8 @@ def _sync_tag_or_raise(
                 )
         writer.drop_other_stacks()
         added, removed = writer.root_added, writer.root_removed
+        phase("write members")
+    phase("commit")
 
     (stats,) = catalog.tag_stats([tag.name])
     return TagOutcome(
@@ -257,6 +277,7 @@ def _sync_tag_or_raise(
         new_specs=len(new_records),
         sizes_fetched=len(sizes),
         warnings=tuple(warnings),
+        phases=tuple(phases),
     )
 
 
