@@ -293,7 +293,7 @@ def _variants(node: _Node) -> tuple[str, ...]:
 _mask_cache: dict[tuple[str, ...] | str | None, int] = {}
 
 
-def _edges(node: _Node, url: str, owner: str, records: dict[str, _Record]) -> tuple[Dependency, ...]:
+def _edges(node: _Node, url: str, owner: str, canonical: dict[str, str]) -> tuple[Dependency, ...]:
     deps = node.dependencies
     if not deps:
         return ()
@@ -303,7 +303,11 @@ def _edges(node: _Node, url: str, owner: str, records: dict[str, _Record]) -> tu
     for name, edge in items:
         target = edge.hash or edge.build_hash or edge.full_hash
         # A key of the index was checked when decoded; only look closer at other hashes.
-        if target not in records and not is_dag_hash(target):
+        # Keeping the key's own string object, not the edge's copy, saves ~80 bytes an edge.
+        known = canonical.get(target)  # type: ignore[arg-type]
+        if known is not None:
+            target = known
+        elif not is_dag_hash(target):
             raise IndexFormatError(
                 url, f"record {owner}: dependency {name!r} has a malformed hash {target!r}"
             )
@@ -346,6 +350,7 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
     built: list[SpecRecord] = []
     pending: list[tuple[int, str]] = []  # (position in built, hash of compiler node)
     with gc_paused():
+        canonical = {key: key for key in records}
         for key in selected:
             raw = records[key]
             try:
@@ -358,7 +363,7 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
                 raise IndexFormatError(
                     url, f"record {key} holds the node of another hash ({node.hash!r})"
                 )
-            edges = _edges(node, url, key, records)
+            edges = _edges(node, url, key, canonical)
             compiler = _direct_compiler(node)
             if compiler is None:
                 edge = _compiler_edge(edges)
