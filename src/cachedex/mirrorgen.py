@@ -1,0 +1,448 @@
+"""Write Spack binary mirrors (build caches) from node dicts: for the demo, tests and benchmarks.
+
+The files follow ``shared/docs/buildcache-format.md``: node dicts in the key order Spack
+writes (§3), the DAG hash (§3.2), the index (§2), layout 2 (``build_cache/``, §5.2) and
+layout 3 (manifests + content-addressed blobs, §5.3). Binaries are fake (filler bytes) and
+signatures are fake (readers only strip the armor). The same input always gives
+byte-identical files.
+"""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterable, Mapping, MutableMapping, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+__all__ = [
+    "FLAG_NAMES", "SPEC_MEDIA_TYPE", "TARBALL_MEDIA_TYPE", "MirrorInfo", "clearsign", "dag_hash",
+    "edge", "fake_size", "make_node", "node_compiler", "target_object", "write_mirror",
+]
+
+#: The six compiler-flag lists written after the variants in ``parameters`` (§3.4).
+FLAG_NAMES = ("cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs")
+TARBALL_MEDIA_TYPE = "application/vnd.spack.install.v2.tar+gzip"
+SPEC_MEDIA_TYPE = "application/vnd.spack.spec.v5+json"
+_DEPTYPE_ORDER = {"build": 0, "link": 1, "run": 2, "test": 3}
+_COMPILER_VIRTUALS = ("c", "cxx", "fortran")
+_encode = msgspec.json.encode
+_INDENT = re.compile(rb"\n +")
+
+
+# -- nodes ---------------------------------------------------------------------------
+
+
+def dag_hash(node: Mapping[str, Any]) -> str:
+    """Spack's DAG hash of a node dict: base32(SHA-1(compact JSON without ``hash``))[:32].
+
+    Keys are serialised in the dict's own order, as Spack does (§3.2). msgspec gives the
+    same bytes as ``json.dumps(separators=(",", ":"))`` for ASCII text without escapes
+    (node dicts hold no floats); anything else goes through :mod:`json` itself.
+    """
+    content = {key: value for key, value in node.items() if key != "hash"}
+    data = _encode(content)
+    if not data.isascii() or b"\\" in data or b"\x7f" in data:
+        data = json.dumps(content, separators=(",", ":")).encode("ascii")
+    return base64.b32encode(hashlib.sha1(data).digest()).decode("ascii").lower()[:32]
+
+
+@lru_cache(maxsize=None)
+def _target_template(name: str) -> tuple[str, tuple[str, ...], int, tuple[str, ...], str]:
+    import archspec.cpu
+
+    try:
+        uarch = archspec.cpu.TARGETS[name]
+    except KeyError:
+        raise ValueError(f"unknown microarchitecture {name!r} (not in archspec)") from None
+    cpupart = getattr(uarch, "cpu_part", "") or ""
+    return (uarch.vendor, tuple(sorted(uarch.features)), uarch.generation,
+            tuple(p.name for p in uarch.parents), cpupart)
+
+
+def target_object(name: str) -> dict[str, Any]:
+    """The object form of a named microarchitecture (``arch.target``), from archspec.
+
+    ``{"name", "vendor", "features" (sorted), "generation", "parents", "cpupart"}``;
+    ``cpupart`` is ``""`` when archspec knows none. ValueError for unknown names.
+    """
+    vendor, features, generation, parents, cpupart = _target_template(name)
+    return {"name": name, "vendor": vendor, "features": list(features), "generation": generation,
+            "parents": list(parents), "cpupart": cpupart}
+
+
+@lru_cache(maxsize=1024)
+def _edge_parameters(deptypes: tuple[str, ...], virtuals: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    unknown = [d for d in deptypes if d not in _DEPTYPE_ORDER]
+    if unknown or not deptypes:
+        raise ValueError(f"bad dependency types {list(deptypes)!r} (use build, link, run, test)")
+    return tuple(sorted(set(deptypes), key=_DEPTYPE_ORDER.__getitem__)), tuple(sorted(set(virtuals)))
+
+
+def edge(node: Mapping[str, Any], deptypes: Sequence[str] = ("build", "link"),
+         virtuals: Sequence[str] = ()) -> dict[str, Any]:
+    """A spec v4/v5 dependency edge to ``node``: ``{"name", "hash", "parameters"}``.
+
+    ``deptypes`` are written in Spack's order (build, link, run, test), ``virtuals`` sorted.
+    """
+    kinds, provided = _edge_parameters(tuple(deptypes), tuple(virtuals))
+    return {"name": node["name"], "hash": node["hash"],
+            "parameters": {"deptypes": list(kinds), "virtuals": list(provided)}}
+
+
+@lru_cache(maxsize=65536)
+def _package_hash(namespace: str, name: str, version: str) -> str:
+    digest = hashlib.sha256(f"{namespace}.{name}@{version}".encode()).digest()
+    return base64.b32encode(digest).decode("ascii").lower()  # 56 chars ending in "===="
+
+
+def make_node(
+    name: str,
+    version: str,
+    *,
+    platform: str = "linux",
+    os: str = "ubuntu22.04",  # noqa: A002 - the Spack key is platform_os
+    target: str | Mapping[str, Any] = "x86_64_v3",
+    variants: Mapping[str, bool | str | Sequence[str]] | None = None,
+    dependencies: Iterable[Mapping[str, Any]] = (),
+    compiler: tuple[str, str] | None = None,
+    annotations: Mapping[str, Any] | None = None,
+    external_path: str | None = None,
+    extra_attributes: Mapping[str, Any] | None = None,
+    namespace: str = "builtin",
+    spec_version: int = 5,
+) -> dict[str, Any]:
+    """A concrete node dict in the key order Spack writes, its ``hash`` computed last.
+
+    ``target`` is written as given: a string for generic targets, or an object from
+    :func:`target_object`. ``variants`` values: bool, str (single-valued) or a list of
+    str (multi-valued, written sorted). ``dependencies`` are edges from :func:`edge` or
+    node dicts (then a build+link edge). ``compiler`` (name, version) is the node-level
+    compiler of spec v4; in spec v5 a compiler is a build edge with virtuals c/cxx/fortran.
+    ``external_path`` makes the node an external (``extra_attributes`` optional).
+    """
+    if spec_version not in (4, 5):
+        raise ValueError(f"spec_version must be 4 or 5, got {spec_version}")
+    if compiler is not None and spec_version >= 5:
+        raise ValueError("spec v5 nodes have no 'compiler' key: pass the compiler as a build edge "
+                         "with virtuals c/cxx/fortran")
+    node: dict[str, Any] = {
+        "name": name,
+        "version": str(version),
+        "arch": {"platform": platform, "platform_os": os,
+                 "target": target},
+    }
+    if compiler is not None:
+        node["compiler"] = {"name": compiler[0], "version": str(compiler[1])}
+    node["namespace"] = namespace
+    parameters: dict[str, Any] = {}
+    for key in sorted(variants or {}):
+        if key in FLAG_NAMES:
+            raise ValueError(f"{key!r} is a compiler flag, not a variant")
+        value = variants[key]  # type: ignore[index]
+        if isinstance(value, (bool, str)):
+            parameters[key] = value
+        else:
+            parameters[key] = sorted(str(v) for v in value)
+    for flag in FLAG_NAMES:
+        parameters[flag] = []
+    node["parameters"] = parameters
+    if external_path is not None:
+        node["external"] = {"path": external_path, "module": None,
+                            "extra_attributes": dict(extra_attributes or {})}
+    node["package_hash"] = _package_hash(namespace, name, str(version))
+    edges = sorted((d if "arch" not in d and "deptypes" in d.get("parameters", ()) else edge(d)
+                    for d in dependencies), key=lambda e: (e["name"], e["hash"]))
+    if edges:
+        node["dependencies"] = edges
+    notes: dict[str, Any] = {"original_specfile_version": spec_version} if spec_version >= 5 else {}
+    notes.update(annotations or {})
+    if notes:
+        node["annotations"] = notes
+    node["hash"] = dag_hash(node)
+    return node
+
+
+def node_compiler(node: Mapping[str, Any], nodes: Mapping[str, Mapping[str, Any]]) -> tuple[str, str] | None:
+    """The (name, version) compiler of a node (format doc §4.2), None when it has none.
+
+    ``compiler`` key (spec ≤4), else ``annotations.compiler`` (``gcc@=10.2.1``), else the
+    first edge providing c, then cxx, then fortran, looked up by hash in ``nodes``.
+    """
+    legacy = node.get("compiler")
+    if isinstance(legacy, Mapping):
+        return str(legacy.get("name")), str(legacy.get("version", "")).lstrip("=")
+    noted = (node.get("annotations") or {}).get("compiler")
+    if isinstance(noted, str) and "@" in noted:
+        cname, _, cversion = noted.partition("@")
+        return cname, cversion.lstrip("=")
+    edges = node.get("dependencies") or ()
+    for language in _COMPILER_VIRTUALS:
+        for dep in edges:
+            if language in dep.get("parameters", {}).get("virtuals", ()):
+                provider = nodes.get(dep["hash"])
+                if provider is None:
+                    return dep["name"], "unknown"
+                return provider["name"], provider["version"]
+    return None
+
+
+# -- signatures ----------------------------------------------------------------------
+
+
+def clearsign(text: str, *, hash_algo: str = "SHA512") -> str:
+    """``text`` as an OpenPGP cleartext-signed message with a fake signature.
+
+    Lines starting with ``-`` are dash-escaped (``- `` prefix). The signature block is
+    deterministic base64 that only looks like a signature; readers strip it unverified.
+    """
+    body = text
+    if text.startswith("-") or "\n-" in text:
+        body = "\n".join(f"- {line}" if line.startswith("-") else line for line in text.split("\n"))
+    digest = hashlib.sha512(text.encode("utf-8")).digest()
+    armored = base64.b64encode(b"\x89\x02\x33\x04\x01\x01\x0a\x00\x1d" + digest * 8).decode("ascii")
+    lines = "\n".join(armored[i:i + 64] for i in range(0, len(armored), 64))
+    return ("-----BEGIN PGP SIGNED MESSAGE-----\n"
+            f"Hash: {hash_algo}\n\n{body}\n-----BEGIN PGP SIGNATURE-----\n\n{lines}\n"
+            f"={base64.b64encode(digest[:3]).decode('ascii')}\n-----END PGP SIGNATURE-----\n")
+
+
+# -- mirrors -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MirrorInfo:
+    """What :func:`write_mirror` wrote."""
+
+    layout: int
+    index_path: Path
+    index_checksum: str  # sha256 hex of the index bytes
+    records: int  # records in the index
+    listed: int  # records with in_buildcache true
+    sizes: dict[str, int] = field(default_factory=dict)  # hash -> binary size in manifests/tarballs
+
+
+def fake_size(dag_hash_: str) -> int:
+    """A deterministic pseudo-random binary size between 10 KB and 500 MB (log-uniform)."""
+    fraction = int(hashlib.sha256(f"size:{dag_hash_}".encode()).hexdigest()[:12], 16) / float(1 << 48)
+    return int(10_000 * (50_000 ** fraction))
+
+
+def _closure(root: str, nodes: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The root node, then its transitive dependencies among ``nodes`` (pre-order, each once)."""
+    seen: set[str] = set()
+    order: list[Mapping[str, Any]] = []
+    stack = [root]
+    while stack:
+        key = stack.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        order.append(nodes[key])
+        stack.extend(d["hash"] for d in reversed(nodes[key].get("dependencies") or ()) if d["hash"] in nodes)
+    return order
+
+
+def _indent0(obj: Any) -> bytes:
+    """``json.dumps(obj, indent=0, separators=(",", ":"))`` (Spack's spec files), fast.
+
+    msgspec pretty-prints with one space of indent; the indents and the space after each
+    key's colon are then removed. Without backslashes in the text, raw newlines occur only
+    between tokens and ``": `` only after keys (a ``"`` inside a string would be escaped).
+    Text with escapes or non-ASCII characters goes through :mod:`json` itself.
+    """
+    compact = _encode(obj)
+    if not compact.isascii() or b"\\" in compact or b"\x7f" in compact:
+        return json.dumps(obj, indent=0, separators=(",", ":")).encode("ascii")
+    return _INDENT.sub(b"\n", msgspec.json.format(compact, indent=1)).replace(b'": ', b'":')
+
+
+def _spec_file(key: str, nodes: Mapping[str, Mapping[str, Any]], extra: dict[str, Any]) -> dict[str, Any]:
+    """A spec file: ``_meta.version`` 4 for nodes with a ``compiler`` key, else 5."""
+    version = 4 if "compiler" in nodes[key] else 5
+    return {"spec": {"_meta": {"version": version}, "nodes": _closure(key, nodes)}, **extra}
+
+
+_SPEC_MANIFEST = (
+    '{{\n"version": 3,\n"data": [\n'
+    '{{\n"contentLength": {tsize},\n"mediaType": "' + TARBALL_MEDIA_TYPE + '",\n'
+    '"compression": "gzip",\n"checksumAlgorithm": "sha256",\n"checksum": "{tsum}"\n}},\n'
+    '{{\n"contentLength": {ssize},\n"mediaType": "' + SPEC_MEDIA_TYPE + '",\n'
+    '"compression": "gzip",\n"checksumAlgorithm": "sha256",\n"checksum": "{ssum}"\n}}\n]\n}}'
+)  # == json.dumps(manifest, indent=0), without its per-call cost
+
+
+class _Files:
+    """Writes files under one folder, creating each parent folder once."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = str(root)
+        self.made: set[str] = set()
+
+    def _open(self, relative: str) -> int:
+        path = f"{self.root}/{relative}"
+        parent = path.rpartition("/")[0]
+        if parent not in self.made:
+            os.makedirs(parent, exist_ok=True)
+            self.made.add(parent)
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+
+    def write(self, relative: str, data: bytes) -> None:
+        with open(self._open(relative), "wb") as handle:
+            handle.write(data)
+
+    def filler(self, relative: str, size: int, seed: str) -> str:
+        """Write ``size`` cheap deterministic bytes (gzip magic first); returns their sha256 hex."""
+        chunk = b"\x1f\x8b\x08\x00" + hashlib.sha256(seed.encode()).digest() * 2047 + bytes(28)
+        digest = hashlib.sha256()
+        with open(self._open(relative), "wb") as handle:
+            for start in range(0, size, len(chunk)):
+                part = chunk[:min(len(chunk), size - start)]
+                digest.update(part)
+                handle.write(part)
+        return digest.hexdigest()
+
+
+def write_mirror(
+    dest: Path,
+    records: Iterable[tuple[Mapping[str, Any], bool]],
+    *,
+    layout: int,
+    db_version: str = "8",
+    sizes: Mapping[str, int] | None = None,
+    signed: bool = False,
+    spec_files: bool = True,
+    spec_blobs: bool = True,
+    tarballs: bool = False,
+    spec_cache: MutableMapping[tuple[str, int, str], bytes] | None = None,
+) -> MirrorInfo:
+    """Write one mirror at ``dest`` from ``records`` = (node dict, in_buildcache) pairs.
+
+    layout 2: ``build_cache/index.json`` + ``index.json.hash`` and, with ``spec_files``,
+    a ``.spec.json`` (``.spec.json.sig`` when ``signed``) per listed record; with
+    ``tarballs`` a ``.spack`` of exactly ``sizes[hash]`` filler bytes.
+    layout 3: the index as an uncompressed blob + ``v3/manifests/index/index.manifest.json``,
+    ``v3/layout.json``, and with ``spec_files`` a spec manifest per listed record (sizes
+    from ``sizes`` or :func:`fake_size`), clearsigned when ``signed``; ``spec_blobs=False``
+    skips the gzipped spec blobs (the manifest then points at a fake checksum), and
+    ``tarballs`` writes the binaries as blobs too.
+
+    ``spec_files=False`` writes the index only. ``spec_cache`` (any dict) lets several
+    calls reuse the encoded spec files of records they share: a spec file depends only on
+    its DAG, which the hash identifies. Duplicate hashes in ``records`` keep the first.
+    """
+    if layout not in (2, 3):
+        raise ValueError(f"layout must be 2 or 3, got {layout}")
+    nodes: dict[str, Mapping[str, Any]] = {}
+    listed: dict[str, bool] = {}
+    for node, in_buildcache in records:
+        if node["hash"] not in nodes:
+            nodes[node["hash"]] = node
+            listed[node["hash"]] = bool(in_buildcache)
+    ref_count = dict.fromkeys(nodes, 0)
+    for node in nodes.values():
+        for dep in node.get("dependencies") or ():
+            if dep["hash"] in ref_count:
+                ref_count[dep["hash"]] += 1
+    installs = {key: {"spec": node, "ref_count": ref_count[key], "in_buildcache": listed[key]}
+                for key, node in nodes.items()}
+    index = _encode({"database": {"version": str(db_version), "installs": installs}})
+    del installs, ref_count
+    checksum = hashlib.sha256(index).hexdigest()
+    wanted = [key for key, flag in listed.items() if flag]
+    if tarballs and any(not sizes or key not in sizes for key in wanted):
+        raise ValueError("tarballs=True needs sizes[hash] for every listed record")
+    files = _Files(dest)
+    cache: MutableMapping[tuple[str, int, str], bytes] = {} if spec_cache is None else spec_cache
+    write = _write_v2 if layout == 2 else _write_v3
+    index_path, written = write(files, index, checksum, nodes, wanted, db_version=str(db_version),
+                                sizes=sizes or {}, signed=signed, spec_files=spec_files,
+                                spec_blobs=spec_blobs, tarballs=tarballs, cache=cache)
+    return MirrorInfo(layout, Path(dest) / index_path, checksum, len(nodes), len(wanted), written)
+
+
+def _write_v2(files: _Files, index: bytes, checksum: str, nodes: Mapping[str, Mapping[str, Any]],
+              wanted: list[str], *, sizes: Mapping[str, int], signed: bool, spec_files: bool,
+              tarballs: bool, cache: MutableMapping[tuple[str, int, str], bytes],
+              **_unused: object) -> tuple[str, dict[str, int]]:
+    files.write("build_cache/index.json", index)
+    files.write("build_cache/index.json.hash", checksum.encode("ascii"))
+    written: dict[str, int] = {}
+    if not (spec_files or tarballs):
+        return "build_cache/index.json", written
+    suffix = ".spec.json.sig" if signed else ".spec.json"
+    for key in wanted:
+        node = nodes[key]
+        arch = node["arch"]
+        target = arch["target"] if isinstance(arch["target"], str) else arch["target"]["name"]
+        arch_part = f"{arch['platform']}-{arch['platform_os']}-{target}"
+        compiler = node_compiler(node, nodes)
+        cpart = f"{compiler[0]}-{compiler[1]}" if compiler else "none-none"
+        stem = f"{arch_part}-{cpart}-{node['name']}-{node['version']}".replace("/", "_")
+        tsum = hashlib.sha256(f"tarball:{key}".encode()).hexdigest()
+        if tarballs:
+            folder = f"build_cache/{arch_part}/{cpart}/" + f"{node['name']}-{node['version']}".replace("/", "_")
+            tsum = files.filler(f"{folder}/{stem}-{key}.spack", sizes[key], key)
+            written[key] = sizes[key]
+        if spec_files:
+            cache_key = (key, 2, tsum + suffix)
+            text = cache.get(cache_key)
+            if text is None:
+                spec = _spec_file(key, nodes, {"buildcache_layout_version": 2, "binary_cache_checksum":
+                                               {"hash_algorithm": "sha256", "hash": tsum}})
+                raw = _indent0(spec)
+                text = cache[cache_key] = clearsign(raw.decode("ascii")).encode("ascii") if signed else raw
+            files.write(f"build_cache/{stem}-{key}{suffix}", text)
+    return "build_cache/index.json", written
+
+
+def _write_v3(files: _Files, index: bytes, checksum: str, nodes: Mapping[str, Mapping[str, Any]],
+              wanted: list[str], *, db_version: str, sizes: Mapping[str, int], signed: bool,
+              spec_files: bool, spec_blobs: bool, tarballs: bool,
+              cache: MutableMapping[tuple[str, int, str], bytes]) -> tuple[str, dict[str, int]]:
+    index_path = f"blobs/sha256/{checksum[:2]}/{checksum}"
+    files.write(index_path, index)
+    manifest = {"version": 3, "data": [{
+        "contentLength": len(index), "mediaType": f"application/vnd.spack.db.v{db_version}+json",
+        "compression": "none", "checksumAlgorithm": "sha256", "checksum": checksum}]}
+    files.write("v3/manifests/index/index.manifest.json", json.dumps(manifest, indent=0).encode("ascii"))
+    files.write("v3/layout.json", b'{"signing": "gpg"}' if signed else b"{}")
+    written: dict[str, int] = {}
+    if not (spec_files or tarballs):
+        return index_path, written
+    for key in wanted:
+        node = nodes[key]
+        size = sizes[key] if key in sizes else fake_size(key)
+        written[key] = size
+        if tarballs:
+            temporary = f"blobs/sha256/.tmp-{key}"
+            tsum = files.filler(temporary, size, key)
+            os.makedirs(f"{files.root}/blobs/sha256/{tsum[:2]}", exist_ok=True)
+            os.replace(f"{files.root}/{temporary}", f"{files.root}/blobs/sha256/{tsum[:2]}/{tsum}")
+        else:
+            tsum = hashlib.sha256(f"tarball:{key}".encode()).hexdigest()
+        if not spec_files:
+            continue
+        if spec_blobs:
+            blob = cache.get((key, 3, ""))
+            if blob is None:
+                spec = _spec_file(key, nodes, {"buildcache_layout_version": 2})
+                blob = cache[(key, 3, "")] = gzip.compress(_encode(spec), compresslevel=1, mtime=0)
+            ssum, slen = hashlib.sha256(blob).hexdigest(), len(blob)
+            files.write(f"blobs/sha256/{ssum[:2]}/{ssum}", blob)
+        else:
+            ssum, slen = hashlib.sha256(f"spec:{key}".encode()).hexdigest(), 1000
+        text = _SPEC_MANIFEST.format(tsize=size, tsum=tsum, ssize=slen, ssum=ssum)
+        name = node["name"]
+        stem = f"{name}-{node['version']}-{key}".replace("/", "_")
+        files.write(f"v3/manifests/spec/{name}/{stem}.spec.manifest.json",
+                    (clearsign(text) if signed else text).encode("utf-8"))
+    return index_path, written
