@@ -447,33 +447,49 @@ class Catalog:
 
     # -- reads for the Jekyll site -------------------------------------------------
 
-    def flag_counts(self, tag: str) -> dict[str, int]:
-        """How many specs listed by ``tag``'s root mirror set each compiler flag.
+    def listed_spec_rows(
+        self, tag: str, *, part: int = 0, parts: int = 1
+    ) -> Iterator[tuple[str, str, str, str, str, str, str, str, int | None, str]]:
+        """The rows of :meth:`listed_specs`, undecoded, for writers that emit JSON text.
 
-        Returns ``{flag: count}`` for the flags (``cflags`` ... ``ldlibs``, format doc
-        §3.4) that at least one listed spec sets to a non-empty list, as cache.spack.io's
-        ``_data/meta.yaml`` counts parameters; empty for an unknown tag. Flags are not
-        variants, so only the stored node has them: the query reads the JSON of just the
-        nodes whose compact text does not show all six flags empty (indexes are written
-        compact, so that is nearly none).
+        Yields ``(name, hash, version, compiler, os, platform, target, variants, size,
+        stacks)`` ordered by package name then hash, streamed from a cursor (memory does
+        not grow with the tag). ``variants`` is the stored JSON list of display strings
+        (compact, as msgspec wrote it); ``stacks`` is the names of the tag's mirrors
+        whose index holds the hash, 'root' included, joined by ``\\x1f``, unsorted.
+        Nothing for an unknown tag. About twice as fast as :meth:`listed_specs`.
+
+        ``parts`` > 1 splits the packages into that many groups by a cheap function of
+        the name and yields only group ``part`` (0-based): processes can each write a
+        share of a big tag, every package whole in exactly one share.
         """
-        all_empty = " AND ".join(f"instr(s.node, '\"{flag}\":[]')" for flag in _FLAG_NAMES)
-        flags = ", ".join(f"'{flag}'" for flag in _FLAG_NAMES)
-        return dict(
-            self._db.execute(
-                "SELECT j.key, count(*) FROM members mb JOIN specs s ON s.id = mb.spec_id, "
-                "json_each(s.node, '$.parameters') j "
-                "WHERE mb.mirror_id = (SELECT m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-                "WHERE t.name = ? AND m.stack = 'root') AND mb.listed "
-                f"AND NOT ({all_empty}) AND j.key IN ({flags}) "
-                "AND j.type = 'array' AND j.value != '[]' GROUP BY j.key ORDER BY j.key",
-                (tag,),
-            )
+        if not 0 <= part < parts:
+            raise ValueError(f"part must be in 0..{parts - 1}, got {part}")
+        row = self._db.execute(
+            "SELECT m.id, m.tag_id FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+            "WHERE t.name = ? AND m.stack = 'root'",
+            (tag,),
+        ).fetchone()
+        if row is None:
+            return
+        root_id, tag_id = row
+        # Length plus the last two characters (padded: never NULL) spread names evenly.
+        share = (
+            " AND (length(s.name) + unicode(substr(' ' || s.name, -1)) "
+            "+ unicode(substr('  ' || s.name, -2))) % ? = ?"
+            if parts > 1 else ""
         )
+        cursor = self._db.execute(
+            "SELECT s.name, s.hash, s.version, s.compiler, s.os, s.platform, s.target, "
+            "s.variants, s.size, (SELECT group_concat(m2.stack, char(31)) FROM members mb2 "
+            "JOIN mirrors m2 ON m2.id = mb2.mirror_id WHERE mb2.spec_id = s.id "
+            "AND m2.tag_id = ?) FROM members mb JOIN specs s ON s.id = mb.spec_id "
+            f"WHERE mb.mirror_id = ? AND mb.listed{share} ORDER BY s.name, s.hash",
+            (tag_id, root_id, parts, part) if parts > 1 else (tag_id, root_id),
+        )
+        while batch := cursor.fetchmany(2000):
+            yield from batch
 
-
-#: Compiler-flag names in ``parameters`` (format doc §3.4), for :meth:`Catalog.flag_counts`.
-_FLAG_NAMES = ("cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs")
 
 _variants_decoder = msgspec.json.Decoder(tuple[str, ...])
 _encode = msgspec.json.encode

@@ -188,3 +188,50 @@ def demo_command(state: _State, directory: Path) -> None:
     from .demo_run import run_demo
 
     run_demo(directory, echo=_out.print, print_outcomes=_print_outcomes)
+
+
+@main.command("jekyll")
+@click.argument("outdir", metavar="OUTDIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--tag", "-t", "tags", multiple=True, metavar="TAG",
+              help="Write only this tag (repeat for several; default: every tag in the catalog).")
+@click.pass_obj
+@_friendly
+def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
+    """Write the catalog as cache.spack.io pages into the Jekyll site OUTDIR.
+
+    Per tag, one page per package, OUTDIR/_cache/TAG/PACKAGE/specs.md, with the same
+    front matter (meta, spec_details) as cache.spack.io, byte for byte; sizes are
+    bytes where the catalog knows them, "-" elsewhere. Also OUTDIR/_data/tags.yaml
+    and OUTDIR/_data/meta.yaml (entries of other tags are kept).
+
+    Safe to re-run: unchanged files are not rewritten, each file is replaced
+    atomically, pages of packages that left a tag are removed, tags not selected and
+    other files in OUTDIR are not touched. Names that cannot be folder names are
+    skipped and reported. A big tag is written by several processes.
+
+    The site's _config.yml needs the collection (collections: {cache: {output:
+    true}}) and a 'cache' layout, as cache.spack.io has.
+
+    \b
+    Example:
+      cachedex sync develop && cachedex jekyll ./site --tag develop
+    """
+    from .jekyll import write_jekyll
+
+    config = state.config()
+    with Catalog(config.catalog, readonly=True) as catalog:
+        report = write_jekyll(catalog, outdir, tags=list(tags) or None)
+    for skipped in report.skipped:
+        click.echo(f"warning: skipped {skipped}", err=True)
+    for tag in report.tags:
+        for skipped in tag.skipped:
+            click.echo(f"warning: {tag.tag}: skipped {skipped}", err=True)
+        click.echo(
+            f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs): {tag.written:,} written, "
+            f"{tag.unchanged:,} unchanged, {tag.removed:,} removed -> {tag.directory}"
+        )
+    if not report.tags:
+        click.echo("No tags to write; run 'cachedex sync' first.")
+        return
+    data = ", ".join(report.data_written) or "unchanged"
+    click.echo(f"_data: {data} ({report.outdir / '_data'}); {report.seconds:.2f} s")

@@ -1,0 +1,734 @@
+"""Write the catalog as a cache.spack.io-compatible Jekyll site (format doc §4, §6.3).
+
+For each tag, ``OUTDIR/_cache/<tag>/<package>/specs.md`` holds one package's listed specs
+as Jekyll front matter, byte for byte as cache.spack.io writes it::
+
+    ---
+    title: "<package>"
+    layout: cache
+    categories: [package, <tag>]
+    meta: {"compilers": [...], "num_specs": N, "num_specs_by_stack": {...}, ...}
+    spec_details: [{"compiler": ..., "hash": ..., ..., "versions": [...]}, ...]
+    ---
+
+(no newline after the closing ``---``), plus ``OUTDIR/_data/tags.yaml`` (per tag its
+sorted stacks, root included) and ``OUTDIR/_data/meta.yaml`` (per tag the Database
+version, the records of the root index, and the listed specs per compiler and per
+truthy variant name; ``all`` sums them). Unlike cache.spack.io, which counts every node
+of each listed spec's DAG and includes compiler flags, meta.yaml counts each listed
+spec once and variants only: flags live in the raw node, and parsing every node would
+cost more than all the pages. The JSON is what ``json.dumps(value, sort_keys=True)`` gives
+(``", "`` and ``": "`` separators, non-ASCII escaped); it is assembled from memoised
+pieces because a big tag has hundreds of thousands of specs, and a big tag is shared
+among worker processes (each writes whole packages).
+
+Rules that keep a site directory safe to regenerate:
+
+- only ``OUTDIR/_cache/<tag>/`` of the tags written, and ``OUTDIR/_data/{tags,meta}.yaml``,
+  are ever written; nothing else in OUTDIR is touched;
+- a file whose bytes would not change is not rewritten (its mtime stays);
+- every write goes to a temporary file in the same folder, then ``os.replace``;
+- a package that left a tag loses its ``specs.md`` (and its folder, once empty);
+- tag and package names become folder names: a name :func:`check_name` refuses, or a
+  folder that is a symlink, is skipped and reported, never followed.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import multiprocessing
+import os
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from json.encoder import encode_basestring_ascii as _json_string  # type: ignore[attr-defined]
+from operator import itemgetter
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import yaml
+
+from .catalog import Catalog, ListedSpec
+from .config import check_name
+from .errors import CachedexError
+
+__all__ = [
+    "PARALLEL_MIN_SPECS",
+    "JekyllError",
+    "JekyllReport",
+    "TagReport",
+    "render_page",
+    "write_jekyll",
+]
+
+PAGE_NAME = "specs.md"
+ROOT_STACK = "root"
+#: The key of meta.yaml that sums every tag; a tag of that name would overwrite it.
+ALL_KEY = "all"
+#: A tag with fewer listed specs is written by this process alone: starting workers
+#: (~0.1 s) would cost more than they save.
+PARALLEL_MIN_SPECS = 20_000
+#: At most this many worker processes per tag (default: one per CPU up to this).
+MAX_WORKERS = 4
+
+# Memo tables hold JSON text of values that repeat across specs (stack sets, variant
+# lists, compilers...). They are cleared when they reach this many entries, so memory
+# stays bounded whatever the size or number of tags.
+_MEMO_LIMIT = 200_000
+
+
+class JekyllError(CachedexError):
+    """Raised when the site cannot be written: an unknown tag, an OUTDIR folder that is a
+    symlink leading elsewhere, an unreadable ``_data`` file, or an OS error; names the path."""
+
+
+@dataclass(frozen=True)
+class TagReport:
+    """What :func:`write_jekyll` did for one tag."""
+
+    tag: str
+    directory: Path  # OUTDIR/_cache/<tag>
+    pages: int  # package pages the tag has now
+    specs: int  # listed specs on those pages
+    written: int  # pages created or changed
+    unchanged: int  # pages whose bytes were already right (not rewritten)
+    removed: int  # pages of packages that left the tag
+    skipped: tuple[str, ...] = ()  # one message per package not written, and why
+    workers: int = 1  # processes that wrote the pages
+
+
+@dataclass(frozen=True)
+class JekyllReport:
+    """What :func:`write_jekyll` did: per tag, the ``_data`` files, and the time taken."""
+
+    outdir: Path
+    tags: tuple[TagReport, ...]
+    data_written: tuple[str, ...]  # paths relative to outdir of the _data files rewritten
+    data_unchanged: tuple[str, ...]
+    seconds: float
+    skipped: tuple[str, ...] = ()  # tags not written, and why
+
+    @property
+    def written(self) -> int:
+        """Pages created or changed, all tags."""
+        return sum(t.written for t in self.tags)
+
+    @property
+    def unchanged(self) -> int:
+        """Pages left as they were, all tags."""
+        return sum(t.unchanged for t in self.tags)
+
+    @property
+    def removed(self) -> int:
+        """Pages removed because their package left the tag, all tags."""
+        return sum(t.removed for t in self.tags)
+
+    @property
+    def pages(self) -> int:
+        """Pages the written tags have now."""
+        return sum(t.pages for t in self.tags)
+
+
+#: A row of :meth:`Catalog.listed_spec_rows`: (name, hash, version, compiler, os,
+#: platform, target, variants as JSON text, size or None, stacks joined by \x1f).
+Row = tuple[str, str, str, str, str, str, str, str, int | None, str]
+_Arch = tuple[str, str, str, str]  # (compiler, os, platform, target)
+
+
+@dataclass
+class _SpecCounts:
+    """What meta.yaml counts, gathered per spec while pages are made."""
+
+    arch: Counter[_Arch] = field(default_factory=Counter)  # listed specs per arch
+    variants: Counter[str] = field(default_factory=Counter)  # per variants JSON text
+
+    def compilers(self) -> Counter[str]:
+        """Listed specs per ``name@version`` compiler (``none`` included)."""
+        result: Counter[str] = Counter()
+        for arch, times in self.arch.items():
+            result[arch[0]] += times
+        return result
+
+    def parameters(self) -> Counter[str]:
+        """Listed specs per variant name whose value is truthy (format doc §6.3)."""
+        by_string: Counter[str] = Counter()
+        for text, times in self.variants.items():
+            for variant in _decode_variants(text):
+                by_string[variant] += times
+        result: Counter[str] = Counter()
+        for variant, times in by_string.items():
+            name = _truthy_variant_name(variant)
+            if name is not None:
+                result[name] += times
+        return result
+
+
+@dataclass
+class _TagSummary:
+    """A tag's entry of meta.yaml."""
+
+    version: str  # Database version of the root index
+    count: int  # records of the root index
+    compilers: Counter[str] = field(default_factory=Counter)
+    parameters: Counter[str] = field(default_factory=Counter)
+
+    def as_yaml_entry(self) -> dict[str, Any]:
+        """version, count, specs per compiler and per truthy variant name, and the
+        number of each as formatted strings (as cache.spack.io's generator writes)."""
+        return {
+            "version": self.version,
+            "count": self.count,
+            "compilers": dict(self.compilers),
+            "compiler_count": f"{len(self.compilers):,}",
+            "parameters": dict(self.parameters),
+            "parameter_count": f"{len(self.parameters):,}",
+        }
+
+
+# -- page text -----------------------------------------------------------------------
+
+
+def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> Any:
+    if len(memo) >= _MEMO_LIMIT:
+        memo.clear()
+    memo[key] = value
+    return value
+
+
+class _PageWriter:
+    """Turns catalog rows into page bytes identical to ``json.dumps(..., sort_keys=True)``.
+
+    A big tag has hundreds of thousands of specs but few distinct compilers, targets,
+    stack sets or variant lists: the JSON text of each is made once and memoised.
+    """
+
+    def __init__(self) -> None:
+        self._strings: dict[str, str] = {}
+        self._arch: dict[_Arch, tuple[str, str, str]] = {}
+        self._variants: dict[str, str] = {}
+        self._stacks: dict[str, tuple[tuple[str, ...], str]] = {}
+
+    def string(self, text: str) -> str:
+        """``json.dumps(text)``."""
+        try:
+            return self._strings[text]
+        except KeyError:
+            return _memo_put(self._strings, text, _json_string(text))
+
+    def string_list(self, items: Iterable[str]) -> str:
+        """``json.dumps(list(items))``."""
+        return "[" + ", ".join(map(self.string, items)) + "]"
+
+    def _arch_pieces(self, arch: _Arch) -> tuple[str, str, str]:
+        """The text around the hash, size, stacks and variants in a spec's object."""
+        try:
+            return self._arch[arch]
+        except KeyError:
+            compiler, os_, platform, target = map(self.string, arch)
+            return _memo_put(self._arch, arch, (
+                f'{{"compiler": {compiler}, "hash": ',
+                f', "os": {os_}, "platform": {platform}, "size": ',
+                f', "target": {target}, "variants": ',
+            ))
+
+    def _variants_json(self, stored: str) -> str:
+        """The stored (compact) JSON list of variant strings as json.dumps writes it."""
+        try:
+            return self._variants[stored]
+        except KeyError:
+            if stored.isascii() and stored.isprintable() and "\\" not in stored:
+                # No escapes: every '","' separates two items.
+                text = stored.replace('","', '", "')
+            else:
+                text = json.dumps(json.loads(stored))
+            return _memo_put(self._variants, stored, text)
+
+    def _stack_set(self, joined: str) -> tuple[tuple[str, ...], str]:
+        """(sorted stack names, their JSON list) of a ``\\x1f``-joined set of stacks."""
+        try:
+            return self._stacks[joined]
+        except KeyError:
+            names = tuple(sorted(joined.split("\x1f"))) if joined else ()
+            return _memo_put(self._stacks, joined, (names, self.string_list(names)))
+
+    def page(self, tag: str, package: str, rows: list[Row], counts: _SpecCounts | None = None) -> bytes:
+        """The bytes of ``_cache/<tag>/<package>/specs.md`` for one package's ``rows``.
+
+        ``title`` is a JSON string, ``meta`` and ``spec_details`` are what
+        ``json.dumps(..., sort_keys=True)`` writes, details sorted by hash, no newline
+        after the closing ``---``. What meta.yaml counts goes to ``counts``.
+        """
+        rows = sorted(rows, key=_row_hash)  # already in order from the catalog: O(n)
+        # The loop runs once per spec of the tag: locals, memo lookups with .get, one
+        # f-string per spec; counting is left to Counter's C code below.
+        strings, archs, variant_lists, stack_sets = self._strings, self._arch, self._variants, self._stacks
+        details: list[str] = []
+        for _name, dag_hash, version, compiler, os_, platform, target, variants, size, stacks in rows:
+            arch = archs.get((compiler, os_, platform, target)) or self._arch_pieces((compiler, os_, platform, target))
+            if not (dag_hash.isascii() and dag_hash.isalnum()):  # never for a real DAG hash
+                dag_hash = _json_string(dag_hash)[1:-1]
+            size_text = '"-"' if size is None else size
+            details.append(
+                f'{arch[0]}"{dag_hash}"{arch[1]}{size_text}, "stacks": '
+                f"{(stack_sets.get(stacks) or self._stack_set(stacks))[1]}{arch[2]}"
+                f"{variant_lists.get(variants) or self._variants_json(variants)}, "
+                f'"versions": [{strings.get(version) or self.string(version)}]}}'
+            )
+        arch_counts = Counter(map(_row_arch, rows))
+        if counts is not None:
+            counts.arch.update(arch_counts)
+            counts.variants.update(map(_row_variants, rows))
+        by_stack: Counter[str] = Counter()
+        for joined, times in Counter(map(_row_stacks, rows)).items():
+            for stack in self._stack_set(joined)[0]:
+                by_stack[stack] += times
+        stack_names = sorted(by_stack)
+        string, string_list = self.string, self.string_list
+        meta = (
+            f'{{"compilers": {string_list(sorted({a[0] for a in arch_counts}))}, '
+            f'"num_specs": {len(rows)}, '
+            '"num_specs_by_stack": {'
+            + ", ".join(f"{string(name)}: {by_stack[name]}" for name in stack_names)
+            + f'}}, "oss": {string_list(sorted({a[1] for a in arch_counts}))}, '
+            f'"platforms": {string_list(sorted({a[2] for a in arch_counts}))}, '
+            f'"stacks": {string_list(stack_names)}, '
+            f'"targets": {string_list(sorted({a[3] for a in arch_counts}))}, '
+            f'"versions": {string_list(sorted(set(map(_row_version, rows))))}}}'
+        )
+        text = (
+            f"---\ntitle: {_json_string(package)}\nlayout: cache\n"
+            f"categories: [package, {_yaml_flow_item(tag)}]\n"
+            f"meta: {meta}\nspec_details: [{', '.join(details)}]\n---"
+        )
+        return text.encode("ascii")  # the JSON escaping left nothing else
+
+
+_row_hash = itemgetter(1)
+_row_version = itemgetter(2)
+_row_arch = itemgetter(3, 4, 5, 6)
+_row_variants = itemgetter(7)
+_row_stacks = itemgetter(9)
+
+
+@lru_cache(maxsize=1024)
+def _yaml_flow_item(text: str) -> str:
+    """``text`` as an item of a YAML flow sequence: plain as cache.spack.io writes it
+    (``develop-2025-07-13``) when YAML reads that back as the same string, else quoted
+    (a name like ``1.10`` or ``true`` would become a number or a boolean)."""
+    plain = text and text.isascii() and all(c.isalnum() or c in "._-" for c in text)
+    if plain and yaml.safe_load(f"[{text}]") == [text]:
+        return text
+    return _json_string(text)
+
+
+def render_page(tag: str, package: str, specs: Iterable[ListedSpec]) -> bytes:
+    """The bytes of ``_cache/<tag>/<package>/specs.md`` for ``specs`` (any order), as
+    cache.spack.io writes them; what :func:`write_jekyll` writes for the same specs."""
+    rows: list[Row] = [
+        (s.name, s.hash, s.version, s.compiler, s.os, s.platform, s.target,
+         msgspec.json.encode(list(s.variants)).decode(), s.size, "\x1f".join(s.stacks))
+        for s in specs
+    ]
+    return _PageWriter().page(tag, package, rows)
+
+
+# -- meta.yaml parameter names -------------------------------------------------------
+
+
+def _truthy_variant_name(variant: str) -> str | None:
+    """The name of a variant whose ``parameters`` value is truthy, from its display string;
+    None when the value is false or empty.
+
+    ``+x`` is true, ``~x`` false, ``x=v`` / ``x:=a,b`` true unless the value is empty
+    (shown as ``''``), as cache.spack.io counts ``if setting`` (format doc §6.3).
+    """
+    if variant.startswith("+"):
+        return variant[1:]
+    if variant.startswith("~"):
+        return None
+    name, _, value = variant.partition("=")
+    if not value or value == "''":
+        return None
+    return name[:-1] if name.endswith(":") else name
+
+
+_decode_variants = msgspec.json.Decoder(list[str]).decode
+
+
+# -- files ---------------------------------------------------------------------------
+
+
+def _same_bytes(path: str, data: bytes) -> bool:
+    """True if ``path`` is a regular file (not a symlink) holding exactly ``data``."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "rb") as handle:
+            # One byte more than expected tells a longer file apart without reading it all.
+            return handle.read(len(data) + 1) == data
+    except OSError:
+        return False
+
+
+def _write_atomically(path: str, data: bytes) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
+
+    Readers (a running ``jekyll serve``) see the old or the new file, never a part.
+    """
+    folder, name = os.path.split(path)
+    temp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    try:
+        fd = os.open(temp, flags, 0o644)
+    except FileExistsError:  # left by a run of the same pid that was killed
+        os.unlink(temp)
+        fd = os.open(temp, flags, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, path)
+    except BaseException:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
+
+
+def _update_file(path: str, data: bytes) -> bool:
+    """Make ``path`` hold ``data``; returns False (and touches nothing) if it already did."""
+    if _same_bytes(path, data):
+        return False
+    _write_atomically(path, data)
+    return True
+
+
+def _safe_folder(outdir: Path, *parts: str) -> Path:
+    """``outdir/parts...``, created if needed; JekyllError if it is not a real folder
+    inside ``outdir`` (a symlink leading elsewhere, or a file)."""
+    folder = outdir
+    for part in parts:
+        folder = folder / part
+        if folder.is_symlink():
+            raise JekyllError(f"{folder}: is a symlink; cachedex does not write through it")
+        try:
+            folder.mkdir(exist_ok=True)
+        except FileExistsError:
+            raise JekyllError(f"{folder}: exists and is not a folder") from None
+        except OSError as exc:
+            raise JekyllError(f"{folder}: cannot create ({exc.strerror or exc})") from None
+    if not folder.resolve().is_relative_to(outdir):
+        raise JekyllError(f"{folder}: leads outside {outdir}")
+    return folder
+
+
+# -- one tag -------------------------------------------------------------------------
+
+
+def _packages(rows: Iterable[Row]) -> Iterator[tuple[str, list[Row]]]:
+    """Group rows ordered by package name into (name, rows of that package)."""
+    name: str | None = None
+    group: list[Row] = []
+    for row in rows:
+        if row[0] != name:
+            if group:
+                yield name, group  # type: ignore[misc]
+            name, group = row[0], []
+        group.append(row)
+    if group:
+        yield name, group  # type: ignore[misc]
+
+
+def _existing_folders(folder: Path) -> dict[str, os.DirEntry[str]]:
+    """The entries of a tag folder (package folders of an earlier run, and anything else)."""
+    with os.scandir(folder) as entries:
+        return {entry.name: entry for entry in entries}
+
+
+@dataclass
+class _Share:
+    """What writing one share of a tag's packages did (picklable, for worker processes)."""
+
+    kept: list[str] = field(default_factory=list)  # packages that have a page now
+    skipped: list[str] = field(default_factory=list)
+    specs: int = 0
+    written: int = 0
+    unchanged: int = 0
+    compilers: Counter[str] = field(default_factory=Counter)
+    parameters: Counter[str] = field(default_factory=Counter)
+
+
+def _write_pages(rows: Iterable[Row], tag: str, folder: str, existing: Mapping[str, bool]) -> _Share:
+    """Write the page of each package in ``rows`` into ``folder/<package>/``.
+
+    ``existing`` maps the names already in ``folder`` to True for a real folder (compare,
+    then replace if changed) or False for a symlink or a file (skipped, never followed).
+    """
+    writer = _PageWriter()
+    counts = _SpecCounts()
+    share = _Share()
+    for package, package_rows in _packages(rows):
+        why = check_name(package)
+        usable = existing.get(package)
+        if why is None and usable is False:
+            why = f"{os.path.join(folder, package)} is a symlink or a file; not followed"
+        if why is not None:
+            share.skipped.append(f"package {package!r}: {why}")
+            continue
+        share.kept.append(package)
+        share.specs += len(package_rows)
+        data = writer.page(tag, package, package_rows, counts)
+        page_folder = os.path.join(folder, package)
+        page = os.path.join(page_folder, PAGE_NAME)
+        if usable is None:
+            os.mkdir(page_folder)
+            _write_atomically(page, data)
+            share.written += 1
+        elif _update_file(page, data):
+            share.written += 1
+        else:
+            share.unchanged += 1
+    share.compilers = counts.compilers()
+    share.parameters = counts.parameters()
+    return share
+
+
+@dataclass(frozen=True)
+class _ShareJob:
+    """One worker's part of a tag."""
+
+    catalog: Path
+    tag: str
+    folder: str
+    existing: dict[str, bool]
+    part: int
+    parts: int
+
+
+def _write_share(job: _ShareJob) -> _Share:
+    """Worker process: write the pages of share ``job.part`` of ``job.parts``."""
+    with Catalog(job.catalog, readonly=True) as catalog:
+        rows = catalog.listed_spec_rows(job.tag, part=job.part, parts=job.parts)
+        return _write_pages(rows, job.tag, job.folder, job.existing)
+
+
+def _worker_count(listed: int, workers: int | None) -> int:
+    """Processes for a tag of ``listed`` specs: 1 for a small tag, else ``workers``
+    (default: the CPUs this process may use, at most :data:`MAX_WORKERS`)."""
+    if workers is None:
+        try:
+            cpus = len(os.sched_getaffinity(0))
+        except AttributeError:  # not on Linux
+            cpus = os.cpu_count() or 1
+        workers = min(cpus, MAX_WORKERS)
+    return max(1, workers) if listed >= PARALLEL_MIN_SPECS else 1
+
+
+def _pool_context() -> multiprocessing.context.BaseContext:
+    # On Linux, fork starts a worker in milliseconds with the modules already loaded;
+    # each worker opens its own read-only connection (the inherited handle is never
+    # used). Elsewhere fork is unsafe (macOS) or missing: the platform's default.
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+
+
+def _write_tag(catalog: Catalog, outdir: Path, tag: str, workers: int | None) -> tuple[TagReport, _TagSummary]:
+    """Write the pages of one tag, remove those of packages that left it."""
+    folder = _safe_folder(outdir, "_cache", tag)
+    entries = _existing_folders(folder)
+    existing = {name: not entry.is_symlink() and entry.is_dir() for name, entry in entries.items()}
+    root = next((m for m in catalog.mirrors(tag) if m.stack == ROOT_STACK), None)
+    parts = _worker_count((root.listed or 0) if root else 0, workers)
+    if parts == 1:
+        shares = [_write_pages(catalog.listed_spec_rows(tag), tag, str(folder), existing)]
+    else:
+        jobs = [_ShareJob(catalog.path, tag, str(folder), existing, part, parts) for part in range(parts)]
+        with _pool_context().Pool(parts) as pool:
+            shares = pool.map(_write_share, jobs, chunksize=1)
+    summary = _TagSummary(
+        version=str(root.db_version) if root and root.db_version is not None else "",
+        count=(root.records or 0) if root else 0,
+    )
+    kept: set[str] = set()
+    skipped: list[str] = []
+    for share in shares:
+        kept.update(share.kept)
+        skipped.extend(share.skipped)
+        summary.compilers.update(share.compilers)
+        summary.parameters.update(share.parameters)
+    removed = _remove_left_packages(entries, kept)
+    report = TagReport(
+        tag, folder, len(kept), sum(s.specs for s in shares), sum(s.written for s in shares),
+        sum(s.unchanged for s in shares), removed, tuple(sorted(skipped)), parts,
+    )
+    return report, summary
+
+
+def _remove_left_packages(existing: Mapping[str, os.DirEntry[str]], kept: set[str]) -> int:
+    """Delete ``specs.md`` of package folders not in ``kept``, and the folder once empty.
+
+    Only real folders holding a ``specs.md`` count as pages: anything else in the tag
+    folder (a README, a symlink, a user's folder) is left alone.
+    """
+    removed = 0
+    for name, entry in existing.items():
+        if name in kept or entry.is_symlink() or not entry.is_dir():
+            continue
+        page = os.path.join(entry.path, PAGE_NAME)
+        if not os.path.isfile(page) or os.path.islink(page):
+            continue
+        os.unlink(page)
+        removed += 1
+        try:
+            os.rmdir(entry.path)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+    return removed
+
+
+# -- _data files ---------------------------------------------------------------------
+
+
+def _read_yaml(path: Path, expected: type) -> Any:
+    """The parsed content of one of our ``_data`` files, or None if it does not exist."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise JekyllError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    try:
+        content = yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise JekyllError(f"{path}: not valid YAML; fix or delete it") from None
+    if content is not None and not isinstance(content, expected):
+        raise JekyllError(f"{path}: expected a YAML {expected.__name__}; fix or delete it")
+    return content
+
+
+def _tags_yaml(previous: list[Any] | None, stacks: Mapping[str, list[str]]) -> bytes:
+    """tags.yaml: ``- name: <tag>`` + sorted ``stacks`` (root included) per tag, sorted by
+    name; entries of tags not written in this run are kept as they were."""
+    entries = {str(e["name"]): e for e in previous or () if isinstance(e, dict) and "name" in e}
+    for tag, names in stacks.items():
+        entries[tag] = {"name": tag, "stacks": sorted(names)}
+    document = [entries[name] for name in sorted(entries)]
+    return yaml.safe_dump(document, default_flow_style=False, allow_unicode=False).encode("utf-8")
+
+
+def _meta_yaml(previous: dict[str, Any] | None, summaries: Mapping[str, _TagSummary]) -> bytes:
+    """meta.yaml: per tag version, count, compiler and parameter counts; ``all`` sums them.
+    Entries of tags not written in this run are kept as they were."""
+    entries = {k: v for k, v in (previous or {}).items() if k != ALL_KEY and isinstance(v, dict)}
+    for tag, summary in summaries.items():
+        entries[tag] = summary.as_yaml_entry()
+    compilers: Counter[str] = Counter()
+    parameters: Counter[str] = Counter()
+    count = 0
+    for entry in entries.values():
+        count += _count(entry.get("count"))
+        for key, totals in (("compilers", compilers), ("parameters", parameters)):
+            value = entry.get(key)
+            if isinstance(value, dict):  # an entry written by hand may hold anything
+                totals.update({str(name): _count(times) for name, times in value.items()})
+    entries[ALL_KEY] = {
+        "version": ALL_KEY,
+        "count": count,
+        "compiler_count": f"{len(compilers):,}",
+        "parameter_count": f"{len(parameters):,}",
+    }
+    return yaml.safe_dump(entries, default_flow_style=False, allow_unicode=False).encode("utf-8")
+
+
+def _count(value: object) -> int:
+    """A count read back from meta.yaml; 0 for anything that is not a whole number."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+# -- entry point ---------------------------------------------------------------------
+
+
+def _selected_tags(catalog: Catalog, tags: list[str] | None) -> tuple[list[str], list[str]]:
+    """(tags to write, messages for tags skipped). JekyllError for a tag not in the catalog."""
+    known = catalog.tag_names()
+    if tags is None:
+        wanted = known
+    else:
+        unknown = [t for t in tags if t not in known]
+        if unknown:
+            listed = ", ".join(known) or "none; run 'cachedex sync'"
+            raise JekyllError(f"{catalog.path}: no tag {unknown[0]!r} in the catalog (tags: {listed})")
+        wanted = list(dict.fromkeys(tags))
+    good: list[str] = []
+    skipped: list[str] = []
+    for tag in wanted:
+        why = check_name(tag)
+        if why is None and tag == ALL_KEY:
+            why = f"{tag!r} is the name of the totals entry of _data/meta.yaml"
+        if why is None:
+            good.append(tag)
+        else:
+            skipped.append(f"tag {tag!r}: {why}")
+    return good, skipped
+
+
+def write_jekyll(
+    catalog: Catalog, outdir: Path, *, tags: list[str] | None = None, workers: int | None = None
+) -> JekyllReport:
+    """Write the pages of ``tags`` (default: every tag of the catalog) under ``outdir``.
+
+    A tag of at least :data:`PARALLEL_MIN_SPECS` listed specs is shared among ``workers``
+    processes (default: one per CPU, at most :data:`MAX_WORKERS`; 1 disables this).
+
+    Returns a :class:`JekyllReport` (pages written, unchanged, removed per tag; the
+    ``_data`` files rewritten; names skipped; seconds). Raises :class:`JekyllError` for a
+    tag not in the catalog, a folder of OUTDIR that is a symlink or a file where a folder
+    must be, an unreadable ``_data`` file, or an OS error (the message names the path).
+    Unchanged files are not rewritten; tags not selected keep their pages.
+    """
+    started = time.perf_counter()
+    outdir = Path(outdir).resolve()
+    selected, skipped_tags = _selected_tags(catalog, tags)
+    data_written: list[str] = []
+    data_unchanged: list[str] = []
+    reports: list[TagReport] = []
+    try:
+        outdir.mkdir(parents=True, exist_ok=True)
+        if not selected:
+            return JekyllReport(outdir, (), (), (), time.perf_counter() - started, tuple(skipped_tags))
+        # Read the _data files first: a broken one stops the run before any page changes.
+        data = _safe_folder(outdir, "_data")
+        tags_path, meta_path = data / "tags.yaml", data / "meta.yaml"
+        previous_tags = _read_yaml(tags_path, list)
+        previous_meta = _read_yaml(meta_path, dict)
+        summaries: dict[str, _TagSummary] = {}
+        stacks: dict[str, list[str]] = {}
+        for tag in selected:
+            report, summary = _write_tag(catalog, outdir, tag, workers)
+            reports.append(report)
+            summaries[tag] = summary
+            stacks[tag] = [m.stack for m in catalog.mirrors(tag)]
+        for path, content in (
+            (tags_path, _tags_yaml(previous_tags, stacks)),
+            (meta_path, _meta_yaml(previous_meta, summaries)),
+        ):
+            relative = str(path.relative_to(outdir))
+            (data_written if _update_file(str(path), content) else data_unchanged).append(relative)
+    except OSError as exc:
+        where = exc.filename or outdir
+        raise JekyllError(f"{where}: {exc.strerror or exc}") from None
+    return JekyllReport(
+        outdir=outdir,
+        tags=tuple(reports),
+        data_written=tuple(data_written),
+        data_unchanged=tuple(data_unchanged),
+        seconds=time.perf_counter() - started,
+        skipped=tuple(skipped_tags),
+    )
