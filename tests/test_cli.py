@@ -70,7 +70,7 @@ def test_usage_errors_exit_2() -> None:
 
 def test_every_command_has_help() -> None:
     runner = CliRunner()
-    for command in ([], ["sync"], ["stats"], ["demo"]):
+    for command in ([], ["sync"], ["stats"], ["demo"], ["jekyll"]):
         result = runner.invoke(main, [*command, "--help"])
         assert result.exit_code == 0 and "Usage:" in result.output, command
 

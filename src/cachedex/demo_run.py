@@ -10,6 +10,7 @@ from .catalog import Catalog
 from .config import load_config
 from .demo import build_demo_mirrors
 from .errors import CachedexError
+from .jekyll import write_jekyll
 from .progress import Reporter
 from .sync import TagOutcome, sync
 
@@ -26,7 +27,7 @@ def _prepare(directory: Path) -> None:
             "choose another folder"
         )
     if (directory / _MARKER).exists():
-        for stale in ("mirrors", "cachedex.sqlite", "cachedex.sqlite-wal", "cachedex.sqlite-shm"):
+        for stale in ("mirrors", "jekyll", "cachedex.sqlite", "cachedex.sqlite-wal", "cachedex.sqlite-shm"):
             target = directory / stale
             if target.is_dir():
                 shutil.rmtree(target)
@@ -61,12 +62,19 @@ def run_demo(
         _raise_on_failure(second)
     echo("develop changed upstream; second sync (only develop's changed mirrors are read):")
     print_outcomes(second)
+    jekyll_dir = directory / "jekyll"
+    with Catalog(config.catalog, readonly=True) as catalog:
+        report = write_jekyll(catalog, jekyll_dir)
+    pages = sum(tag.pages for tag in report.tags)
+    echo(f"Jekyll data (cache.spack.io pages): {pages:,} pages in {jekyll_dir}/_cache, "
+         f"tags.yaml and meta.yaml in {jekyll_dir}/_data")
     echo("")
     echo(f"Catalog: {config.catalog}")
     echo(f"Config:  {config_path}")
     echo("Next:")
     echo(f"  cachedex --config {config_path} stats")
     echo(f"  cachedex --config {config_path} sync        # a no-op: nothing changed")
+    echo(f"  cachedex --config {config_path} jekyll {jekyll_dir}   # unchanged: rewrites nothing")
     echo(f"  sqlite3 {config.catalog} 'select name, version, compiler from specs limit 5'")
     return second
 
