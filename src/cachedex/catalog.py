@@ -333,24 +333,10 @@ class Catalog:
         stacks are every mirror of the tag whose index holds the hash (listed or not),
         as cache.spack.io counts them (format doc §6.3).
         """
-        row = self._db.execute(
-            "SELECT m.id, m.tag_id FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-            "WHERE t.name = ? AND m.stack = 'root'",
-            (tag,),
-        ).fetchone()
-        if row is None:
-            return
-        root_id, tag_id = row
-        cursor = self._db.execute(
-            "SELECT s.name, s.hash, s.version, s.platform, s.os, s.target, s.compiler, "
-            "s.variants, s.size, (SELECT group_concat(m2.stack, char(31)) FROM members mb2 "
-            "JOIN mirrors m2 ON m2.id = mb2.mirror_id WHERE mb2.spec_id = s.id "
-            "AND m2.tag_id = ?) FROM members mb JOIN specs s ON s.id = mb.spec_id "
-            "WHERE mb.mirror_id = ? AND mb.listed ORDER BY s.name, s.hash",
-            (tag_id, root_id),
-        )
         decode = _variants_decoder.decode
-        for name, dag_hash, version, platform, os, target, compiler, variants, size, stacks in cursor:
+        for name, dag_hash, version, compiler, os, platform, target, variants, size, stacks in (
+            self.listed_spec_rows(tag)
+        ):
             yield ListedSpec(
                 name, dag_hash, version, platform, os, target, compiler, decode(variants), size,
                 tuple(sorted(stacks.split("\x1f"))),
