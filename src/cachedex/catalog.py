@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -508,55 +508,69 @@ class TagWriter:
         self._kept_stacks: set[str] = set()
         self._changed = False  # whether the tag's totals must be counted again
 
-    def add_specs(
-        self,
-        records: Iterable[SpecRecord],
-        sizes: Mapping[str, int],
-        on_progress: Callable[[int], None] | None = None,
-    ) -> int:
-        """Insert specs the catalog does not have yet, then their edges. Returns the count.
-
-        Callers pass only new records (see :meth:`Catalog.spec_ids`); edges whose child is
-        neither new nor already known are skipped: the index was incomplete.
-        """
+    def add_specs(self, records: Iterable[SpecRecord], sizes: Mapping[str, int]) -> int:
+        """Insert specs the catalog does not have yet, then their edges. Returns the count."""
         records = list(records)
+        return self.add_spec_batches([r.hash for r in records], [records], sizes)
+
+    def add_spec_batches(
+        self,
+        hashes: Sequence[str],
+        batches: Iterable[Iterable[SpecRecord]],
+        sizes: Mapping[str, int],
+    ) -> int:
+        """Insert the specs ``hashes``, new to the catalog, built batch by batch by ``batches``.
+
+        Ids are given to every hash first, so an edge may point to a spec of a later batch;
+        only one batch of decoded records is alive at a time, which bounds the memory of
+        a first sync. Edges whose child is neither among ``hashes`` nor already known are
+        skipped: the index was incomplete. Returns the number of specs inserted.
+        """
         db = self._db
         (next_id, existing) = db.execute("SELECT coalesce(max(id), 0) + 1, count(*) FROM specs").fetchone()
         ids = self._ids
-        for offset, record in enumerate(records):
-            ids[record.hash] = next_id + offset
-        children = {dep.hash for record in records for dep in record.dependencies}
-        missing = [h for h in children if h not in ids]
-        if missing:
-            ids.update(self._known_ids(missing))
-        # Rows are generated while SQLite consumes them: no second copy of every node.
-        spec_rows = (
-            (
-                ids[r.hash], r.hash, r.name, r.version, r.platform, r.os, r.target, r.compiler,
-                _encode(r.variants).decode(), int(r.external), sizes.get(r.hash), str(r.node, "utf-8"),
-            )
-            for r in records
-        )
-        edge_rows = (
-            (ids[r.hash], ids[dep.hash], dep.deptypes, dep.virtuals)
-            for r in records
-            for dep in r.dependencies
-            if dep.hash in ids
-        )
+        for offset, dag_hash in enumerate(hashes):
+            ids[dag_hash] = next_id + offset
         # Loading many rows into indexed tables is faster with the indexes built afterwards
         # from sorted data than maintained row by row (a first sync of a big tag).
-        bulk = len(records) > max(20_000, existing)
+        bulk = len(hashes) > max(20_000, existing)
         if bulk:
             for name in _BULK_INDEXES:
                 db.execute(f"DROP INDEX IF EXISTS {name}")
-        db.executemany("INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)", spec_rows)
-        db.executemany("INSERT OR IGNORE INTO edges VALUES (?,?,?,?)", edge_rows)
+        inserted = 0
+        for batch in batches:
+            records = list(batch)
+            missing = [d.hash for r in records for d in r.dependencies if d.hash not in ids]
+            if missing:
+                ids.update(self._known_ids(missing))
+            # Rows are generated while SQLite consumes them: no second copy of every node.
+            db.executemany(
+                "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    (
+                        ids[r.hash], r.hash, r.name, r.version, r.platform, r.os, r.target,
+                        r.compiler, _encode(r.variants).decode(), int(r.external),
+                        sizes.get(r.hash), str(r.node, "utf-8"),
+                    )
+                    for r in records
+                ),
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO edges VALUES (?,?,?,?)",
+                (
+                    (ids[r.hash], ids[dep.hash], dep.deptypes, dep.virtuals)
+                    for r in records
+                    for dep in r.dependencies
+                    if dep.hash in ids
+                ),
+            )
+            inserted += len(records)
         if bulk:
             for statement in _BULK_INDEXES.values():
                 db.execute(statement)
-        if on_progress is not None:
-            on_progress(len(records))
-        return len(records)
+        if inserted != len(hashes):
+            raise CatalogError(f"{len(hashes)} specs announced, {inserted} given")
+        return inserted
 
     def _known_ids(self, hashes: list[str]) -> dict[str, int]:
         return dict(

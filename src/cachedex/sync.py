@@ -9,7 +9,7 @@ other tags still update; :func:`sync` reports each tag's outcome.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Container, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
@@ -220,25 +220,27 @@ def _sync_tag_or_raise(
         raise CachedexError(errors[0] + more)
 
     phase("stack indexes")
-    new_records: dict[str, SpecRecord] = {}
+    # New hashes, each from the first index holding it; their records are built and
+    # written in batches so that a first sync never holds every decoded record at once.
+    new_hashes: dict[str, _Read] = {}
     for read in reads:
         if read.index is None or not read.index.records:
             continue
         known = catalog.spec_ids(read.index.records.keys())
-        wanted = [h for h in read.index.records if h not in known and h not in new_records]
-        for record in build_records(read.index, wanted):
-            new_records[record.hash] = record
-    root.index = None  # new records hold views into its bytes; nothing else needs it
-    phase("decode new records")
+        for dag_hash in read.index.records:
+            if dag_hash not in known and dag_hash not in new_hashes:
+                new_hashes[dag_hash] = read
 
-    sizes, warnings = _fetch_missing_sizes(catalog, reads, new_records, head_sizes, config, reporter)
-
-    phase("sizes")
     fetched_at = time.time()
     with catalog.writing_tag(tag.name) as writer:
-        writer.add_specs(new_records.values(), sizes)
-        phase("write specs")
-        writer.set_sizes({h: s for h, s in sizes.items() if h not in new_records})
+        writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes), {})
+        root.index = None  # records were built from it; nothing else needs it now
+        phase("decode and write new specs")
+        # Sizes are looked up after the specs are written: the catalog then knows the
+        # name and version of every hash, which locating a manifest or tarball needs.
+        sizes, warnings = _fetch_missing_sizes(catalog, reads, new_hashes, head_sizes, config, reporter)
+        phase("sizes")
+        writer.set_sizes(sizes)
         for read in reads:
             snap = read.snapshot
             if read.members is None or read.db_version is None:
@@ -274,17 +276,28 @@ def _sync_tag_or_raise(
         stacks=stats.stacks,
         added=added,
         removed=removed,
-        new_specs=len(new_records),
+        new_specs=len(new_hashes),
         sizes_fetched=len(sizes),
         warnings=tuple(warnings),
         phases=tuple(phases),
     )
 
 
+def _record_batches(new_hashes: dict[str, _Read], size: int = 20_000) -> Iterator[list[SpecRecord]]:
+    """The records of ``new_hashes``, each built from its read's index, ``size`` at a time."""
+    by_read: dict[int, tuple[_Read, list[str]]] = {}
+    for dag_hash, read in new_hashes.items():
+        by_read.setdefault(id(read), (read, []))[1].append(dag_hash)
+    for read, hashes in by_read.values():
+        assert read.index is not None  # kept until every batch is built
+        for start in range(0, len(hashes), size):
+            yield build_records(read.index, hashes[start:start + size])
+
+
 def _fetch_missing_sizes(
     catalog: Catalog,
     reads: list[_Read],
-    new_records: dict[str, SpecRecord],
+    new_hashes: Container[str],
     head_sizes: bool,
     config: Config,
     reporter: Reporter,
@@ -305,11 +318,12 @@ def _fetch_missing_sizes(
             else sorted(catalog.listed_hashes(read.ref.tag, read.ref.stack))
         )
         candidates = [h for h in listed if h not in claimed]
-        unsized = set(candidates) - catalog.sized_hashes(candidates)
+        # A spec new in this sync has no size yet: only ask the catalog about the others.
+        unsized = set(candidates) - catalog.sized_hashes(h for h in candidates if h not in new_hashes)
         claimed.update(unsized)
         if not unsized:
             continue
-        keys = _size_keys(catalog, new_records, unsized)
+        keys = catalog.size_keys(unsized)
         lookups = [
             SizeLookup(k[0], spec_manifest_path(k[1], k[2], k[0]) if layout == 3
                        else tarball_path_v2(k[3], k[4], k[5], k[6], k[1], k[2], k[0]))
@@ -329,21 +343,4 @@ def _fetch_missing_sizes(
         if missing > 0:
             warnings.append(f"{read.ref.stack}: {missing} binaries without a size (no manifest or tarball)")
     return sizes, warnings
-
-
-def _size_keys(
-    catalog: Catalog, new_records: dict[str, SpecRecord], hashes: set[str]
-) -> list[tuple[str, str, str, str, str, str, str]]:
-    """What locating each spec's manifest or tarball needs, from new records or the catalog."""
-    keys = []
-    old = []
-    for dag_hash in hashes:
-        r = new_records.get(dag_hash)
-        if r is None:
-            old.append(dag_hash)
-        else:
-            keys.append((r.hash, r.name, r.version, r.platform, r.os, r.target, r.compiler))
-    if old:
-        keys.extend(catalog.size_keys(old))
-    return keys
 
