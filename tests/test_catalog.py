@@ -5,6 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from cachedex.catalog import SCHEMA_VERSION, Catalog
@@ -77,3 +78,22 @@ def test_sizes_are_kept_forever_per_hash(tmp_path: Path) -> None:
         assert catalog.sized_hashes(["a" * 32, "b" * 32]) == {"a" * 32}
         row = catalog.spec_row("a" * 32)
         assert row is not None and row["size"] == 1234
+
+
+def test_spec_batches_may_point_to_specs_of_later_batches(tmp_path: Path) -> None:
+    from cachedex.values import Dependency
+
+    parent = msgspec.structs.replace(
+        _record("p" * 32, "app"),
+        dependencies=(Dependency(name="zlib", hash="z" * 32, deptypes=2, virtuals=""),
+                      Dependency(name="gone", hash="g" * 32, deptypes=2, virtuals="")),
+    )
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:
+            count = writer.add_spec_batches(["p" * 32, "z" * 32], iter([[parent], [_record("z" * 32)]]), {})
+        assert count == 2
+        # the edge to a later batch is kept; the one to a hash no index holds is dropped
+        assert [(h, n) for h, n, _, _ in catalog.dependencies("p" * 32)] == [("z" * 32, "zlib")]
+        with pytest.raises(CatalogError, match="2 specs announced, 1 given"), catalog.writing_tag("t") as writer:
+            writer.add_spec_batches(["a" * 32, "b" * 32], [[_record("a" * 32)]], {})
+        assert catalog.spec_row("a" * 32) is None

@@ -537,6 +537,8 @@ class TagWriter:
         if bulk:
             for name in _BULK_INDEXES:
                 db.execute(f"DROP INDEX IF EXISTS {name}")
+        # An edge may be written before its child (a later batch): check at commit instead.
+        db.execute("PRAGMA defer_foreign_keys = ON")
         inserted = 0
         for batch in batches:
             records = list(batch)
