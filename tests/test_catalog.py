@@ -97,3 +97,25 @@ def test_spec_batches_may_point_to_specs_of_later_batches(tmp_path: Path) -> Non
         with pytest.raises(CatalogError, match="2 specs announced, 1 given"), catalog.writing_tag("t") as writer:
             writer.add_spec_batches(["a" * 32, "b" * 32], [[_record("a" * 32)]], {})
         assert catalog.spec_row("a" * 32) is None
+
+
+def test_a_version_1_catalog_is_upgraded_in_place(tmp_path: Path) -> None:
+    from cachedex.catalog import _SCHEMA_V1, _split_sql
+
+    path = tmp_path / "c.sqlite"
+    db = sqlite3.connect(path, isolation_level=None)
+    for statement in _split_sql(_SCHEMA_V1):
+        db.execute(statement)
+    db.execute("INSERT INTO specs VALUES (1, ?, 'zlib', '1.3', 'linux', 'rhel8', 'x86_64', "
+               "'gcc@13', '[]', 0, 10, '{\"name\": \"zlib\"}')", ("a" * 32,))
+    db.execute("PRAGMA user_version=1")
+    db.close()
+    with pytest.raises(CatalogError, match="needs an upgrade; run 'cachedex sync' once"):
+        Catalog(path, readonly=True)
+    with Catalog(path) as catalog:
+        assert catalog.schema_version == SCHEMA_VERSION
+        assert catalog.node("a" * 32) == '{"name": "zlib"}'
+        row = catalog.spec_row("a" * 32)
+        assert row is not None and row["size"] == 10 and "node" not in row
+    columns = [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(specs)")]
+    assert "node" not in columns and "size" in columns
