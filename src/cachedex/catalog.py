@@ -21,11 +21,13 @@ import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 import msgspec
 
 from .errors import CatalogError
+from .query import Query, VersionRange, target_family, variants_satisfy, version_satisfies
 from .values import SpecRecord
 
 __all__ = [
@@ -38,7 +40,7 @@ __all__ = [
 ]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA_V1 = """
 CREATE TABLE specs (
@@ -129,6 +131,9 @@ _BULK_INDEXES = {
     "specs_hash": "CREATE UNIQUE INDEX specs_hash ON specs (hash)",
     "specs_name": "CREATE INDEX specs_name ON specs (name, version)",
     "edges_child": "CREATE INDEX edges_child ON edges (child)",
+    "specs_target": "CREATE INDEX specs_target ON specs (target)",
+    "specs_os": "CREATE INDEX specs_os ON specs (os)",
+    "specs_compiler": "CREATE INDEX specs_compiler ON specs (compiler)",
 }
 
 #: migrations[n] upgrades a catalog from user_version n to n + 1.
@@ -144,7 +149,14 @@ INSERT INTO nodes SELECT id, node FROM specs;
 ALTER TABLE specs DROP COLUMN node;
 """
 
-_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _V1_TO_V2}
+# Queries name a target, an os or a compiler without a package: answer them from indexes.
+_V2_TO_V3 = """
+CREATE INDEX specs_target ON specs (target);
+CREATE INDEX specs_os ON specs (os);
+CREATE INDEX specs_compiler ON specs (compiler);
+"""
+
+_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _V1_TO_V2, 2: _V2_TO_V3}
 
 
 class MirrorState(msgspec.Struct, frozen=True):
@@ -213,6 +225,10 @@ class Catalog:
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 # A first sync inserts millions of index entries; keep the B-trees in memory.
                 self._db.execute("PRAGMA cache_size=-131072")
+            # What SQL cannot compare (Spack versions, variant sets) is checked by these,
+            # on rows the indexes already narrowed.
+            self._db.create_function("cx_version", 2, _sql_version, deterministic=True)
+            self._db.create_function("cx_variants", 2, _sql_variants, deterministic=True)
             self._db.execute("PRAGMA busy_timeout=10000")
             self._db.execute("PRAGMA foreign_keys=ON")
             self._migrate()
@@ -497,7 +513,150 @@ class Catalog:
             yield from batch
 
 
+    # -- reads for queries, diffs and the API ---------------------------------------
+
+    def search(
+        self, query: Query, *, tag: str | None = None, stack: str | None = None,
+        limit: int = 50, offset: int = 0,
+    ) -> SearchPage:
+        """Listed specs satisfying ``query``, ordered by name, version and hash.
+
+        ``tag`` limits the search to that tag's listed specs (``stack`` further to those
+        its stack holds) and fills each row's ``stacks``; without a tag, every spec some
+        mirror lists, with the tags listing it. Raises CatalogError for an unknown tag or
+        stack. Indexed columns (name, hash, target, os, compiler) narrow the rows first.
+        """
+        where, params = _query_sql(query)
+        scope_params: list[object] = []
+        if tag is None:
+            if stack is not None:
+                raise CatalogError("a stack needs a tag")
+            scope = "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)"
+        else:
+            mirrors = dict(self._db.execute(
+                "SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?",
+                (tag,),
+            ).fetchall())
+            if "root" not in mirrors:
+                raise CatalogError(f"unknown tag {tag!r}; run 'cachedex stats' to list tags")
+            scope = ("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
+                     "AND mb.spec_id = s.id AND mb.listed)")
+            scope_params.append(mirrors["root"])
+            if stack is not None and stack != "root":
+                if stack not in mirrors:
+                    raise CatalogError(f"tag {tag!r} has no stack {stack!r}")
+                scope += " AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)"
+                scope_params.append(mirrors[stack])
+        condition = " AND ".join([*where, scope])
+        all_params = [*params, *scope_params]
+        (total,) = self._db.execute(f"SELECT count(*) FROM specs s WHERE {condition}", all_params).fetchone()
+        if tag is None:
+            holders = ("(SELECT group_concat(DISTINCT t.name) FROM members mb JOIN mirrors m "
+                          "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+                          "WHERE mb.spec_id = s.id AND mb.listed AND m.stack = 'root')")
+            extra: list[object] = []
+        else:
+            holders = ("(SELECT group_concat(m.stack) FROM members mb JOIN mirrors m "
+                          "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+                          "WHERE mb.spec_id = s.id AND t.name = ?)")
+            extra = [tag]
+        rows = self._db.execute(
+            "SELECT s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, "
+            f"s.size, {holders} FROM specs s WHERE {condition} "
+            "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
+            [*extra, *all_params, limit, offset],
+        ).fetchall()
+        decode = _variants_decoder.decode
+        found = tuple(
+            SpecSummary(
+                hash=h, name=n, version=v, compiler=c, platform=p, os=o, target=t,
+                variants=decode(var), size=size,
+                tags=(tag,) if tag is not None else tuple(sorted(set((held or "").split(",")) - {""})),
+                stacks=tuple(sorted((held or "").split(","))) if tag is not None else (),
+            )
+            for h, n, v, c, p, o, t, var, size, held in rows
+        )
+        return SearchPage(total=total, offset=offset, limit=limit, specs=found)
+
+
 _variants_decoder = msgspec.json.Decoder(tuple[str, ...])
+_ranges_decoder = msgspec.json.Decoder(tuple[VersionRange, ...])
+_query_decoder = msgspec.json.Decoder(Query)
+
+
+class SpecSummary(msgspec.Struct, frozen=True):
+    """A spec as search results show it."""
+
+    hash: str
+    name: str
+    version: str
+    compiler: str
+    platform: str
+    os: str
+    target: str
+    variants: tuple[str, ...]
+    size: int | None
+    tags: tuple[str, ...]  # the tags listing it (the searched tag only, when one was given)
+    stacks: tuple[str, ...]  # of the searched tag, 'root' included; () without a tag
+
+
+class SearchPage(msgspec.Struct, frozen=True):
+    """One page of search results and the number of all matches."""
+
+    total: int
+    offset: int
+    limit: int
+    specs: tuple[SpecSummary, ...]
+
+
+def _query_sql(query: Query) -> tuple[list[str], list[object]]:
+    """WHERE terms and their parameters for a query; indexed columns first."""
+    where: list[str] = []
+    params: list[object] = []
+    if query.name is not None:
+        where.append("s.name = ?")
+        params.append(query.name)
+    if query.hash_prefix is not None:
+        # Hashes are lower-case base32: '{' sorts after every character they use.
+        where.append("s.hash >= ? AND s.hash < ?")
+        params += [query.hash_prefix, query.hash_prefix + "{"]
+    if query.target is not None:
+        family = target_family(query.target) if query.target_family else (query.target,)
+        where.append(f"s.target IN ({','.join('?' * len(family))})")
+        params += family
+    if query.os is not None:
+        where.append("s.os = ?")
+        params.append(query.os)
+    if query.platform is not None:
+        where.append("s.platform = ?")
+        params.append(query.platform)
+    if query.compiler is not None:
+        # 'gcc' or 'gcc@...': '@' is followed by 'A' in byte order, so this is an index range.
+        where.append("(s.compiler = ? OR (s.compiler >= ? AND s.compiler < ?))")
+        params += [query.compiler, query.compiler + "@", query.compiler + "A"]
+        if query.compiler_versions:
+            where.append("cx_version(substr(s.compiler, ?), ?)")
+            params += [len(query.compiler) + 2, _encode(query.compiler_versions).decode()]
+    if query.versions:
+        where.append("cx_version(s.version, ?)")
+        params.append(_encode(query.versions).decode())
+    if query.variants:
+        where.append("cx_variants(s.variants, ?)")
+        params.append(_encode(Query(variants=query.variants)).decode())
+    return where or ["1"], params
+
+
+# The constraint is the same JSON text on every row of one query: decode it once.
+_decoded_ranges = lru_cache(maxsize=64)(_ranges_decoder.decode)
+_decoded_query = lru_cache(maxsize=64)(_query_decoder.decode)
+
+
+def _sql_version(version: str, ranges: str) -> bool:
+    return version_satisfies(version or "", _decoded_ranges(ranges))
+
+
+def _sql_variants(stored: str, wanted: str) -> bool:
+    return variants_satisfy(_variants_decoder.decode(stored), _decoded_query(wanted))
 _encode = msgspec.json.encode
 
 _MIRROR_COLUMNS = (

@@ -1,0 +1,326 @@
+"""Spack spec syntax for questions about concrete binaries: parse once, match anywhere.
+
+The subset that makes sense for specs that are already built::
+
+    py-keras@3.9 backend=jax target=aarch64:     name, version, variant, target family
+    hdf5+mpi~cuda %gcc@13 os=ubuntu24.04          boolean variants, compiler, os
+    /2763an2                                      hash prefix
+    arch=linux-ubuntu24.04-x86_64_v3              platform, os and target at once
+
+:func:`parse` turns text into a frozen :class:`Query`; the catalog turns a Query into
+indexed SQL (``Catalog.search``), with :func:`version_satisfies` and
+:func:`variants_satisfy` as the checks SQL cannot do. Versions follow Spack's rules:
+``@3.9`` is the range 3.9:3.9, which holds 3.9 and 3.9.x but not 3.10; ``@1.2:1.4`` is
+a range (open at either end); ``@=1.2.3`` is that exact version; commas join ranges.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import msgspec
+
+from .errors import CachedexError
+
+__all__ = [
+    "Query",
+    "QueryError",
+    "VersionRange",
+    "parse",
+    "target_family",
+    "variants_satisfy",
+    "version_satisfies",
+]
+
+
+class QueryError(CachedexError):
+    """A query that does not parse; the message shows where, with a caret."""
+
+    def __init__(self, text: str, position: int, problem: str) -> None:
+        self.text = text
+        self.position = position
+        self.problem = problem
+        super().__init__(f"bad query: {problem}\n  {text}\n  {' ' * position}^")
+
+
+class VersionRange(msgspec.Struct, frozen=True):
+    """``low:high`` (either may be empty: open), or an exact version when ``exact``."""
+
+    low: str = ""
+    high: str = ""
+    exact: bool = False
+
+
+class Query(msgspec.Struct, frozen=True, kw_only=True):
+    """What a spec must satisfy; an empty Query matches every spec."""
+
+    name: str | None = None
+    versions: tuple[VersionRange, ...] = ()  # any of them
+    hash_prefix: str | None = None
+    compiler: str | None = None  # compiler name
+    compiler_versions: tuple[VersionRange, ...] = ()
+    platform: str | None = None
+    os: str | None = None
+    target: str | None = None
+    target_family: bool = False  # 'target=aarch64:' also matches its descendants
+    variants: tuple[tuple[str, str | bool | tuple[str, ...]], ...] = ()  # (name, wanted)
+
+    @property
+    def is_empty(self) -> bool:
+        return self == _EMPTY
+
+
+_EMPTY = Query()
+
+_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
+_TOKEN = re.compile(
+    rf"""
+    (?P<space>\s+)
+  | /(?P<hash>[a-z0-9]*)
+  | %\s*(?P<compiler>{_NAME})(?:@(?P<cversion>[^\s%+~]*))?
+  | @(?P<version>[^\s%+~]*)
+  | (?P<bool>[+~])\s*(?P<bool_name>{_NAME})
+  | (?P<key>{_NAME})\s*(?P<op>==|:=|=)\s*(?P<value>"[^"]*"|'[^']*'|[^\s"']*)
+  | (?P<word>{_NAME})
+    """,
+    re.VERBOSE,
+)
+# A '-' starting a word switches a variant off, as '~' does (Spack accepts both).
+_MINUS = re.compile(rf"-(?P<name>{_NAME})")
+_HASH_CHARS = re.compile(r"[a-z0-9]+")
+_VERSION = re.compile(r"[A-Za-z0-9_.-]+")
+_ARCH_KEYS = ("platform", "os", "target")
+
+
+def parse(text: str) -> Query:
+    """Parse ``text`` into a :class:`Query`; raises :class:`QueryError` showing where."""
+    fields: dict[str, object] = {}
+    variants: dict[str, str | bool | tuple[str, ...]] = {}
+    position = 0
+    after_space = True
+    while position < len(text):
+        minus = _MINUS.match(text, position) if after_space else None
+        if minus is not None:
+            _set_variant(text, position, variants, minus["name"], False)
+            position, after_space = minus.end(), False
+            continue
+        token = _TOKEN.match(text, position)
+        if token is None or token.end() == position:
+            raise QueryError(text, position, f"unexpected {text[position]!r}")
+        if token["space"] is not None:
+            after_space = True
+            position = token.end()
+            continue
+        start, position, after_space = position, token.end(), False
+        if token["hash"] is not None:
+            prefix = token["hash"]
+            if not prefix:
+                raise QueryError(text, start + 1, "'/' needs a hash or the start of one")
+            _set(text, start, fields, "hash_prefix", prefix)
+        elif token["compiler"] is not None:
+            _set(text, start, fields, "compiler", token["compiler"])
+            if token["cversion"] is not None:
+                where = token.start("cversion")
+                fields["compiler_versions"] = parse_versions(token["cversion"], text, where)
+        elif token["version"] is not None:
+            _set(text, start, fields, "versions", parse_versions(token["version"], text, start + 1))
+        elif token["bool"] is not None:
+            _set_variant(text, start, variants, token["bool_name"], token["bool"] == "+")
+        elif token["key"] is not None:
+            _keyed(text, start, token.start("value"), fields, variants, token["key"], token["value"])
+        else:
+            if "name" in fields:
+                raise QueryError(text, start, f"a query names one package; {token['word']!r} is a second")
+            if "versions" in fields or variants:
+                raise QueryError(text, start, "the package name comes first")
+            fields["name"] = token["word"]
+    return Query(**fields, variants=tuple(variants.items()))  # type: ignore[arg-type]
+
+
+def _set(text: str, position: int, fields: dict[str, object], key: str, value: object) -> None:
+    if key in fields:
+        label = {"versions": "a version", "hash_prefix": "a hash", "compiler": "a compiler"}.get(key, key)
+        raise QueryError(text, position, f"{label} is given twice")
+    fields[key] = value
+
+
+def _set_variant(
+    text: str, position: int, variants: dict[str, str | bool | tuple[str, ...]], name: str,
+    value: str | bool | tuple[str, ...],
+) -> None:
+    if name in variants:
+        raise QueryError(text, position, f"variant {name!r} is given twice")
+    variants[name] = value
+
+
+def _keyed(
+    text: str, start: int, value_at: int, fields: dict[str, object],
+    variants: dict[str, str | bool | tuple[str, ...]], key: str, raw: str,
+) -> None:
+    value = raw[1:-1] if raw[:1] in "\"'" and len(raw) >= 2 else raw
+    if not value:
+        raise QueryError(text, value_at, f"{key}= needs a value")
+    if key == "arch":
+        pieces = value.split("-")
+        if len(pieces) != 3 or not all(pieces):
+            raise QueryError(text, value_at, "arch= is platform-os-target, e.g. linux-ubuntu24.04-x86_64_v3")
+        for name, piece in zip(_ARCH_KEYS, pieces):
+            _set(text, start, fields, name, piece)
+        return
+    if key in ("platform", "os"):
+        _set(text, start, fields, key, value)
+        return
+    if key == "target":
+        family = value.endswith(":")
+        name = value.rstrip(":")
+        if not name or ":" in name:
+            raise QueryError(text, value_at, "target= is a target name, or 'name:' for its family")
+        _set(text, start, fields, "target", name)
+        fields["target_family"] = family
+        return
+    lowered = value.lower()
+    if lowered in ("true", "false"):
+        _set_variant(text, start, variants, key, lowered == "true")
+    elif "," in value:
+        _set_variant(text, start, variants, key, tuple(v for v in value.split(",") if v))
+    else:
+        _set_variant(text, start, variants, key, value)
+
+
+def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[VersionRange, ...]:
+    """``3.9``, ``1.2:1.4``, ``1.2:``, ``:1.4``, ``=1.2.3``, or several joined by commas."""
+    text = text or spec
+    if not spec:
+        raise QueryError(text, position, "'@' needs a version")
+    ranges = []
+    offset = position
+    for part in spec.split(","):
+        if part.startswith("="):
+            if not _VERSION.fullmatch(part[1:]):
+                raise QueryError(text, offset, f"bad exact version {part!r}")
+            ranges.append(VersionRange(part[1:], part[1:], exact=True))
+        elif ":" in part:
+            low, _, high = part.partition(":")
+            for bound in (low, high):
+                if bound and not _VERSION.fullmatch(bound):
+                    raise QueryError(text, offset, f"bad version {bound!r}")
+            if not low and not high:
+                raise QueryError(text, offset, "a range needs at least one end")
+            if low and high and _key(high) < _key(low) and not _has_prefix(low, high):
+                raise QueryError(text, offset, f"empty range {part!r}: {low} is after {high}")
+            ranges.append(VersionRange(low, high))
+        else:
+            if not _VERSION.fullmatch(part):
+                raise QueryError(text, offset, f"bad version {part!r}")
+            ranges.append(VersionRange(part, part))
+        offset += len(part) + 1
+    return tuple(ranges)
+
+
+# -- versions, as Spack orders them --------------------------------------------------
+
+#: Versions that name a branch sort after every numbered release (as in Spack).
+_INFINITY = ("develop", "main", "master", "head", "trunk", "stable")
+_SEGMENT = re.compile(r"[0-9]+|[A-Za-z]+")
+
+
+@lru_cache(maxsize=65536)
+def _key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """A sort key: numbers compare as numbers and after letters (1.0a < 1.0);
+    branch names (develop, main, ...) after everything."""
+    key: list[tuple[int, int | str]] = []
+    for segment in _SEGMENT.findall(version):
+        if segment.isdigit():
+            key.append((2, int(segment)))
+        elif segment.lower() in _INFINITY:
+            key.append((3, _INFINITY[::-1].index(segment.lower())))
+        else:
+            key.append((1, segment))
+    return tuple(key)
+
+
+def _has_prefix(version: str, prefix: str) -> bool:
+    """``version`` is ``prefix`` or ``prefix`` followed by more segments (3.9 -> 3.9.2)."""
+    whole, head = _key(version), _key(prefix)
+    return whole[: len(head)] == head
+
+
+def version_satisfies(version: str, ranges: tuple[VersionRange, ...]) -> bool:
+    """Whether a concrete ``version`` lies in any of ``ranges`` (Spack's containment)."""
+    for wanted in ranges:
+        if wanted.exact:
+            if version == wanted.low:
+                return True
+            continue
+        key = _key(version)
+        if wanted.low and key < _key(wanted.low):
+            continue
+        if wanted.high and key > _key(wanted.high) and not _has_prefix(version, wanted.high):
+            continue
+        return True
+    return False
+
+
+# -- variants ----------------------------------------------------------------------
+
+
+def _stored_value(stored: str) -> tuple[str, str | bool | tuple[str, ...]] | None:
+    """(name, value) of a variant string as the catalog keeps it (``+x``, ``x=v``, ``x:=a,b``)."""
+    if stored[:1] in "+~":
+        return stored[1:], stored[0] == "+"
+    name, op, value = stored.partition("=")
+    if not op:
+        return None
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        value = value[1:-1]
+    if name.endswith(":"):
+        return name[:-1], tuple(value.split(",")) if value else ()
+    return name, value
+
+
+def variants_satisfy(stored: tuple[str, ...] | list[str], wanted: Query) -> bool:
+    """Whether a spec's variant strings satisfy every variant constraint of ``wanted``.
+
+    A multi-valued variant satisfies ``x=a`` or ``x=a,b`` when it holds those values
+    (as Spack's ``satisfies`` reads an abstract spec); ``+x``/``x=true`` need ``+x``.
+    """
+    if not wanted.variants:
+        return True
+    have: dict[str, str | bool | tuple[str, ...]] = {}
+    for text in stored:
+        parsed = _stored_value(text)
+        if parsed is not None:
+            have[parsed[0]] = parsed[1]
+    for name, value in wanted.variants:
+        if name not in have:
+            return False
+        actual = have[name]
+        if isinstance(value, bool) or isinstance(actual, bool):
+            if actual != value and str(actual).lower() != str(value).lower():
+                return False
+        elif isinstance(actual, tuple):
+            needed = value if isinstance(value, tuple) else (value,)
+            if not set(needed) <= set(actual):
+                return False
+        elif isinstance(value, tuple):
+            if value != (actual,):
+                return False
+        elif actual != value:
+            return False
+    return True
+
+
+# -- targets -----------------------------------------------------------------------
+
+
+@lru_cache(maxsize=1024)
+def target_family(name: str) -> tuple[str, ...]:
+    """``name`` and every microarchitecture archspec knows to descend from it, sorted."""
+    import archspec.cpu
+
+    members = {name}
+    for other, microarchitecture in archspec.cpu.TARGETS.items():
+        if any(ancestor.name == name for ancestor in microarchitecture.ancestors):
+            members.add(other)
+    return tuple(sorted(members))
