@@ -579,6 +579,113 @@ class Catalog:
         return SearchPage(total=total, offset=offset, limit=limit, specs=found)
 
 
+    def spec_summary(self, dag_hash: str) -> SpecSummary | None:
+        """One spec with every tag listing it (``stacks`` empty), or None."""
+        found = self.search(Query(hash_prefix=dag_hash), limit=2).specs
+        exact = [s for s in found if s.hash == dag_hash]
+        if exact:
+            return exact[0]
+        row = self.spec_row(dag_hash)  # a record no mirror lists (a compiler, an external)
+        if row is None:
+            return None
+        return SpecSummary(
+            hash=dag_hash, name=str(row["name"]), version=str(row["version"]),
+            compiler=str(row["compiler"]), platform=str(row["platform"]), os=str(row["os"]),
+            target=str(row["target"]), variants=tuple(row["variants"]),  # type: ignore[arg-type]
+            size=row["size"], tags=(), stacks=(),  # type: ignore[arg-type]
+        )
+
+    def holders(self, dag_hash: str) -> list[tuple[str, str, bool, str]]:
+        """(tag, stack, listed, mirror URL) of every mirror whose index holds a hash."""
+        return list(self._db.execute(
+            "SELECT t.name, m.stack, mb.listed, m.url FROM specs s "
+            "JOIN members mb ON mb.spec_id = s.id JOIN mirrors m ON m.id = mb.mirror_id "
+            "JOIN tags t ON t.id = m.tag_id WHERE s.hash = ? "
+            "ORDER BY t.name, m.stack != 'root', m.stack",
+            (dag_hash,),
+        ))
+
+    def edges_of(self, dag_hash: str, *, reverse: bool = False) -> list[Edge]:
+        """Direct dependencies of a spec (or, ``reverse``, its direct dependents)."""
+        near, far = ("child", "parent") if reverse else ("parent", "child")
+        return [
+            Edge(row[0], row[1], row[2], row[3], row[4], bool(row[5]))
+            for row in self._db.execute(
+                f"SELECT o.hash, o.name, o.version, e.deptypes, e.virtuals, "
+                "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = o.id AND mb.listed) "
+                f"FROM edges e JOIN specs me ON me.id = e.{near} JOIN specs o ON o.id = e.{far} "
+                "WHERE me.hash = ? ORDER BY o.name, o.version, o.hash",
+                (dag_hash,),
+            )
+        ]
+
+    def closure(self, dag_hash: str, *, mask: int = 0b110) -> list[Edge]:
+        """Every spec reachable from a spec through edges whose deptypes meet ``mask``
+        (default link and run: what installing the binary downloads), itself excluded."""
+        return [
+            Edge(h, n, v, 0, "", bool(listed)) for h, n, v, listed in self._db.execute(
+                "WITH RECURSIVE reach(id) AS ("
+                " SELECT e.child FROM edges e JOIN specs s ON s.id = e.parent"
+                "  WHERE s.hash = ? AND e.deptypes & ?"
+                " UNION SELECT e.child FROM edges e JOIN reach r ON e.parent = r.id WHERE e.deptypes & ?)"
+                " SELECT s.hash, s.name, s.version, "
+                " EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed) "
+                " FROM reach JOIN specs s ON s.id = reach.id ORDER BY s.name, s.hash",
+                (dag_hash, mask, mask),
+            )
+        ]
+
+    def closure_size(self, dag_hash: str, *, mask: int = 0b110) -> tuple[int, int]:
+        """(bytes, specs without a known size) of a spec and its ``mask`` closure."""
+        (total, unknown) = self._db.execute(
+            "WITH RECURSIVE reach(id) AS (SELECT id FROM specs WHERE hash = ?"
+            " UNION SELECT e.child FROM edges e JOIN reach r ON e.parent = r.id WHERE e.deptypes & ?)"
+            " SELECT coalesce(sum(s.size), 0), count(*) - count(s.size) FROM reach JOIN specs s ON s.id = reach.id"
+            " WHERE s.external = 0",
+            (dag_hash, mask),
+        ).fetchone()
+        return int(total), int(unknown)
+
+    def package_tags(self, name: str) -> list[tuple[str, int]]:
+        """(tag, listed specs) of every tag whose root mirror lists a package."""
+        return list(self._db.execute(
+            "SELECT t.name, count(*) FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
+            "JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = 'root' JOIN tags t ON t.id = m.tag_id "
+            "WHERE s.name = ? GROUP BY t.name ORDER BY t.name",
+            (name,),
+        ))
+
+    def tag_members(self, tag: str) -> dict[str, dict[str, tuple[str, str]]]:
+        """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
+        (a stack's own listing), for diffs."""
+        result: dict[str, dict[str, tuple[str, str]]] = {}
+        for stack, dag_hash, name, version in self._db.execute(
+            "SELECT m.stack, s.hash, s.name, s.version FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+            "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
+            "WHERE t.name = ?",
+            (tag,),
+        ):
+            result.setdefault(stack, {})[dag_hash] = (name, version)
+        return result
+
+    def changes_since(self, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
+        """(stack, hash, name, version, +1/-1) of listing changes of a tag's mirrors
+        recorded by syncs that finished after ``since`` (epoch seconds), oldest first."""
+        return list(self._db.execute(
+            "SELECT m.stack, s.hash, s.name, s.version, c.change FROM changes c "
+            "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
+            "JOIN mirrors m ON m.id = c.mirror_id JOIN tags t ON t.id = m.tag_id "
+            "WHERE t.name = ? AND y.finished_at > ? ORDER BY y.id",
+            (tag, since),
+        ))
+
+    def state_token(self) -> str:
+        """Changes whenever any sync commits: a cache key and ETag for readers."""
+        (last,) = self._db.execute("SELECT coalesce(max(id), 0) FROM syncs").fetchone()
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        return f"{last}-{version}"
+
+
 _variants_decoder = msgspec.json.Decoder(tuple[str, ...])
 _ranges_decoder = msgspec.json.Decoder(tuple[VersionRange, ...])
 _query_decoder = msgspec.json.Decoder(Query)
@@ -598,6 +705,17 @@ class SpecSummary(msgspec.Struct, frozen=True):
     size: int | None
     tags: tuple[str, ...]  # the tags listing it (the searched tag only, when one was given)
     stacks: tuple[str, ...]  # of the searched tag, 'root' included; () without a tag
+
+
+class Edge(msgspec.Struct, frozen=True):
+    """A spec at the other end of a dependency edge."""
+
+    hash: str
+    name: str
+    version: str
+    deptypes: int
+    virtuals: str
+    listed: bool  # some mirror has its binary
 
 
 class SearchPage(msgspec.Struct, frozen=True):

@@ -1,0 +1,104 @@
+"""What changed: between two tags, or in one tag since a date (from the sync history).
+
+Per stack (``root`` is the tag's own mirror), specs are *added* or *removed* by hash; a
+package with both an added and a removed spec has *changed* (same package, new hash),
+and a package whose specs all appeared or all left is an added or removed *package*.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping
+
+import msgspec
+
+from .catalog import Catalog
+from .errors import CachedexError
+
+__all__ = ["DiffSpec", "StackDiff", "TagDiff", "diff_since", "diff_tags"]
+
+
+class DiffSpec(msgspec.Struct, frozen=True):
+    hash: str
+    name: str
+    version: str
+
+
+class StackDiff(msgspec.Struct, frozen=True):
+    stack: str
+    added_packages: tuple[str, ...]
+    removed_packages: tuple[str, ...]
+    changed_packages: tuple[str, ...]
+    added: tuple[DiffSpec, ...]
+    removed: tuple[DiffSpec, ...]
+
+
+class TagDiff(msgspec.Struct, frozen=True):
+    old: str  # a tag, or "<tag> at <date>"
+    new: str
+    stacks: tuple[StackDiff, ...]  # only stacks with a change, root first
+
+    @property
+    def unchanged(self) -> bool:
+        return not self.stacks
+
+
+Listing = Mapping[str, tuple[str, str]]  # hash -> (name, version)
+
+
+def _stack_diff(stack: str, old: Listing, new: Listing) -> StackDiff | None:
+    added = sorted((DiffSpec(h, *new[h]) for h in new.keys() - old.keys()), key=_order)
+    removed = sorted((DiffSpec(h, *old[h]) for h in old.keys() - new.keys()), key=_order)
+    if not added and not removed:
+        return None
+    old_names = {name for name, _ in old.values()}
+    new_names = {name for name, _ in new.values()}
+    touched = {s.name for s in added} & {s.name for s in removed}
+    return StackDiff(
+        stack=stack,
+        added_packages=tuple(sorted(new_names - old_names)),
+        removed_packages=tuple(sorted(old_names - new_names)),
+        changed_packages=tuple(sorted(touched & old_names & new_names)),
+        added=tuple(added),
+        removed=tuple(removed),
+    )
+
+
+def _order(spec: DiffSpec) -> tuple[str, str, str]:
+    return spec.name, spec.version, spec.hash
+
+
+def _compare(old_label: str, new_label: str, old: Mapping[str, Listing], new: Mapping[str, Listing]) -> TagDiff:
+    stacks = sorted(old.keys() | new.keys(), key=lambda s: (s != "root", s))
+    diffs = [_stack_diff(stack, old.get(stack, {}), new.get(stack, {})) for stack in stacks]
+    return TagDiff(old_label, new_label, tuple(d for d in diffs if d is not None))
+
+
+def diff_tags(catalog: Catalog, old: str, new: str) -> TagDiff:
+    """What ``new`` lists that ``old`` does not, and the reverse, stack by stack."""
+    listings = {}
+    for tag in (old, new):
+        listings[tag] = catalog.tag_members(tag)
+        if not listings[tag]:
+            raise CachedexError(f"unknown tag {tag!r}; run 'cachedex stats' to list tags")
+    return _compare(old, new, listings[old], listings[new])
+
+
+def diff_since(catalog: Catalog, tag: str, since: float, label: str) -> TagDiff:
+    """What changed in ``tag`` after ``since`` (epoch seconds), from the recorded changes.
+
+    Today's listing minus what was added after ``since`` plus what was removed after it
+    is the listing at ``since`` (see docs/catalog.md); the diff compares the two.
+    """
+    now = catalog.tag_members(tag)
+    if not now:
+        raise CachedexError(f"unknown tag {tag!r}; run 'cachedex stats' to list tags")
+    then: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
+    for stack, listing in now.items():
+        then[stack].update(listing)
+    for stack, dag_hash, name, version, change in reversed(catalog.changes_since(tag, since)):
+        if change > 0:
+            then[stack].pop(dag_hash, None)
+        else:
+            then[stack][dag_hash] = (name, version)
+    return _compare(f"{tag} at {label}", tag, then, now)
