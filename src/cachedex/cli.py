@@ -235,3 +235,209 @@ def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
         return
     data = ", ".join(report.data_written) or "unchanged"
     click.echo(f"_data: {data} ({report.outdir / '_data'}); {report.seconds:.2f} s")
+
+
+# -- questions: search, show, diff ------------------------------------------------------
+
+
+def _human_size(size: int | None) -> str:
+    if size is None:
+        return "-"
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB", "TB"):
+        if value < 1000 or unit == "TB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return str(size)
+
+
+@main.command("search")
+@click.argument("query", nargs=-1, required=True)
+@click.option("--tag", "-t", help="Only specs this tag lists (default: every tag).")
+@click.option("--stack", "-s", help="Only specs this stack of --tag holds.")
+@click.option("--limit", "-n", type=click.IntRange(1, 100_000), default=50, show_default=True,
+              help="At most this many specs.")
+@click.option("--offset", type=click.IntRange(0), default=0, help="Skip this many matches first.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects, for scripts.")
+@click.pass_obj
+@_friendly
+def search_command(state: _State, query: tuple[str, ...], tag: str | None, stack: str | None,
+                   limit: int, offset: int, as_json: bool) -> None:
+    """Find specs with Spack's spec syntax.
+
+    \b
+    Examples:
+      cachedex search zlib
+      cachedex search 'py-keras@3.9 backend=jax target=aarch64:'
+      cachedex search 'hdf5+mpi~cuda %gcc@13 os=ubuntu24.04' --tag develop
+      cachedex search /2763an2                   # a hash prefix
+      cachedex search arch=linux-ubuntu24.04-x86_64_v3 --stack e4s --tag develop
+
+    @3.9 holds 3.9 and 3.9.x (not 3.10), @1.2:1.4 is a range, @=1.2.3 exact;
+    target=aarch64: (trailing colon) also matches targets descending from aarch64.
+    """
+    from .query import parse
+
+    parsed = parse(" ".join(query))
+    config = state.config()
+    with Catalog(config.catalog, readonly=True) as catalog:
+        page = catalog.search(parsed, tag=tag, stack=stack, limit=limit, offset=offset)
+    if as_json:
+        click.echo(json.dumps([_spec_json(s) for s in page.specs], indent=2))
+        return
+    table = Table(title=f"{page.total:,} specs match" + (f" (showing {len(page.specs)})" if
+                  page.total > len(page.specs) else ""), title_justify="left")
+    for column in ("hash", "spec", "compiler", "arch", "variants", "stacks" if tag else "tags", "size"):
+        table.add_column(column, justify="right" if column == "size" else "left")
+    for s in page.specs:
+        table.add_row(s.hash[:7], f"{s.name}@{s.version}", s.compiler, f"{s.platform}-{s.os}-{s.target}",
+                      " ".join(s.variants), ", ".join(s.stacks if tag else s.tags), _human_size(s.size))
+    _out.print(table)
+
+
+def _spec_json(spec: Any) -> dict[str, Any]:
+    import msgspec
+
+    data: dict[str, Any] = msgspec.to_builtins(spec)
+    data["arch"] = f"{spec.platform}-{spec.os}-{spec.target}"
+    return data
+
+
+@main.command("show")
+@click.argument("what", metavar="HASH-OR-PACKAGE")
+@click.option("--tag", "-t", help="For a package: only this tag.")
+@click.option("--json", "as_json", is_flag=True, help="Print the data as JSON.")
+@click.pass_obj
+@_friendly
+def show_command(state: _State, what: str, tag: str | None, as_json: bool) -> None:
+    """Show one spec in full, or a package's summary per tag.
+
+    A spec is named by its hash or a unique prefix (with or without '/'): its
+    dependencies as a tree, its cached dependents, the tags and stacks holding it,
+    its size and its closure's, and how to install it. Anything else is a package.
+    """
+    import msgspec
+
+    from .pages import PageNotFound, package_page, spec_page
+    from .query import Query
+
+    config = state.config()
+    with Catalog(config.catalog, readonly=True) as catalog:
+        prefix = what.lstrip("/")
+        matches = catalog.search(Query(hash_prefix=prefix), limit=2).specs if prefix.isalnum() else ()
+        if len(matches) > 1 and prefix != what.lstrip("/")[:32]:
+            raise CachedexError(f"hash prefix {prefix!r} is ambiguous: {', '.join(m.hash[:12] for m in matches)}, ...")
+        if what.startswith("/") or (matches and not catalog.package_tags(what)):
+            if not matches:
+                raise CachedexError(f"no spec with a hash starting with {prefix!r}")
+            if len(matches) > 1:
+                raise CachedexError(f"hash prefix {prefix!r} is ambiguous; give more characters")
+            page = spec_page(catalog, matches[0].hash)
+            if as_json:
+                click.echo(msgspec.json.format(msgspec.json.encode(page)).decode())
+                return
+            _print_spec(page, catalog)
+            return
+        tags = [tag] if tag else [t for t, _ in catalog.package_tags(what)]
+        if not tags:
+            raise PageNotFound(f"no tag lists a package {what!r}; try 'cachedex search {what}'")
+        pages = [package_page(catalog, t, what) for t in tags]
+    if as_json:
+        click.echo(msgspec.json.format(msgspec.json.encode(pages)).decode())
+        return
+    for page in pages:
+        versions = sorted({s.version for s in page.specs}, reverse=True)
+        _out.print(f"[bold]{page.name}[/bold] in [bold]{page.tag}[/bold]: {len(page.specs)} specs, "
+                   f"{_human_size(page.size)}; versions {', '.join(versions)}")
+        for key, counts in page.facets.items():
+            _out.print(f"  {key}: " + ", ".join(f"{v} ({n})" for v, n in counts.items()))
+
+
+def _print_spec(page: Any, catalog: Catalog) -> None:
+    from rich.tree import Tree
+
+    s = page.spec
+    _out.print(f"[bold]{s.name}@{s.version}[/bold] /{s.hash}")
+    _out.print(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}")
+    _out.print(f"  variants {' '.join(s.variants) or '-'}")
+    _out.print(f"  size {_human_size(s.size)}; with its link/run closure "
+               f"{_human_size(page.closure_size)}"
+               + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else ""))
+    _out.print("  held by " + ", ".join(f"{h.tag}/{h.stack}" + ("" if h.listed else " (no binary)")
+                                         for h in page.holders))
+    tree = Tree(f"{s.name}@{s.version}")
+    seen: set[str] = set()
+
+    def grow(node: Tree, dag_hash: str, depth: int) -> None:
+        for edge in catalog.edges_of(dag_hash):
+            mark = "" if edge.listed else " [dim](no binary)[/dim]"
+            branch = node.add(f"{edge.name}@{edge.version} /{edge.hash[:7]}{mark}")
+            if edge.hash in seen or depth >= 2:
+                continue
+            seen.add(edge.hash)
+            grow(branch, edge.hash, depth + 1)
+
+    grow(tree, s.hash, 0)
+    _out.print(tree)
+    if page.dependents:
+        _out.print("cached dependents: " + ", ".join(f"{d.name}@{d.version} /{d.hash[:7]}" for d in page.dependents))
+    for install in page.install[:1]:
+        _out.print(f"install ({install.tag}/{install.stack}):")
+        for line in install.commands.splitlines():
+            _out.print(f"  {line}", markup=False)
+
+
+@main.command("diff")
+@click.argument("tags", nargs=-1, required=True, metavar="TAG_A [TAG_B]")
+@click.option("--since", metavar="DATE", help="Compare TAG_A with itself at DATE (YYYY-MM-DD, UTC).")
+@click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
+@click.pass_obj
+@_friendly
+def diff_command(state: _State, tags: tuple[str, ...], since: str | None, as_json: bool) -> None:
+    """What changed between two tags, or in one tag since a date.
+
+    Per stack: packages added, removed and changed (same package, new hash), and
+    the specs added and removed.
+
+    \b
+    Examples:
+      cachedex diff develop-2026-11-01 develop
+      cachedex diff develop --since 2026-11-01     # from the sync history
+    """
+    import datetime
+
+    import msgspec
+
+    from .diff import diff_since, diff_tags
+
+    if since is None and len(tags) != 2:
+        raise click.UsageError("give two tags, or one tag and --since DATE")
+    if since is not None and len(tags) != 1:
+        raise click.UsageError("--since takes one tag")
+    config = state.config()
+    with Catalog(config.catalog, readonly=True) as catalog:
+        if since is not None:
+            try:
+                when = datetime.datetime.fromisoformat(since)
+            except ValueError:
+                raise click.BadParameter(f"{since!r} is not a date like 2026-11-01", param_hint="--since") from None
+            if when.tzinfo is None:
+                when = when.replace(tzinfo=datetime.timezone.utc)
+            result = diff_since(catalog, tags[0], when.timestamp(), since)
+        else:
+            result = diff_tags(catalog, tags[0], tags[1])
+    if as_json:
+        click.echo(msgspec.json.format(msgspec.json.encode(result)).decode())
+        return
+    if result.unchanged:
+        click.echo(f"{result.old} -> {result.new}: no change")
+        return
+    table = Table(title=f"{result.old} -> {result.new}", title_justify="left")
+    for column in ("stack", "+specs", "-specs", "+packages", "-packages", "changed packages"):
+        table.add_column(column, justify="left" if column in ("stack", "changed packages") else "right")
+    for stack in result.stacks:
+        changed = ", ".join(stack.changed_packages[:8]) + (" ..." if len(stack.changed_packages) > 8 else "")
+        table.add_row(stack.stack, f"{len(stack.added):,}", f"{len(stack.removed):,}",
+                      ", ".join(stack.added_packages[:5]) or "-", ", ".join(stack.removed_packages[:5]) or "-",
+                      changed or "-")
+    _out.print(table)
