@@ -517,14 +517,16 @@ class Catalog:
 
     def search(
         self, query: Query, *, tag: str | None = None, stack: str | None = None,
-        limit: int = 50, offset: int = 0,
+        limit: int = 50, offset: int = 0, explain: bool = False,
     ) -> SearchPage:
         """Listed specs satisfying ``query``, ordered by name, version and hash.
 
         ``tag`` limits the search to that tag's listed specs (``stack`` further to those
         its stack holds) and fills each row's ``stacks``; without a tag, every spec some
         mirror lists, with the tags listing it. Raises CatalogError for an unknown tag or
-        stack. Indexed columns (name, hash, target, os, compiler) narrow the rows first.
+        stack. Indexed columns (name, hash, target, os, compiler) narrow the rows first;
+        ``explain`` returns SQLite's query plan (a list of lines) instead, for tests and
+        curious users.
         """
         where, params = _query_sql(query)
         scope_params: list[object] = []
@@ -549,6 +551,9 @@ class Catalog:
                 scope_params.append(mirrors[stack])
         condition = " AND ".join([*where, scope])
         all_params = [*params, *scope_params]
+        if explain:
+            plan = self._db.execute(f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {condition}", all_params)
+            return [str(row[-1]) for row in plan]  # type: ignore[return-value]
         (total,) = self._db.execute(f"SELECT count(*) FROM specs s WHERE {condition}", all_params).fetchone()
         if tag is None:
             holders = ("(SELECT group_concat(DISTINCT t.name) FROM members mb JOIN mirrors m "

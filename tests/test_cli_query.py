@@ -1,0 +1,120 @@
+"""search, show and diff through the real entry point, over the demo's catalog."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cachedex.catalog import Catalog
+from cachedex.cli import main
+from cachedex.query import parse, target_family, variants_satisfy, version_satisfies
+
+
+@pytest.fixture(scope="module")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("q") / "demo"
+    result = CliRunner().invoke(main, ["demo", str(folder)])
+    assert result.exit_code == 0, result.output
+    return folder
+
+
+def run(demo: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["--config", str(demo / "cachedex.yaml"), *args])
+    return result.exit_code, result.output
+
+
+def brute_force(catalog: Catalog, tag: str, text: str) -> set[str]:
+    """The same question answered by walking every listed spec in Python."""
+    q = parse(text)
+    found = set()
+    targets = target_family(q.target) if q.target and q.target_family else (q.target,)
+    for s in catalog.listed_specs(tag):
+        compiler, _, compiler_version = s.compiler.partition("@")
+        if ((q.name is None or s.name == q.name)
+                and (not q.versions or version_satisfies(s.version, q.versions))
+                and (q.target is None or s.target in targets)
+                and (q.os is None or s.os == q.os) and (q.platform is None or s.platform == q.platform)
+                and (q.compiler is None or compiler == q.compiler)
+                and (not q.compiler_versions or version_satisfies(compiler_version, q.compiler_versions))
+                and (q.hash_prefix is None or s.hash.startswith(q.hash_prefix))
+                and variants_satisfy(s.variants, q)):
+            found.add(s.hash)
+    return found
+
+
+QUERIES = ["zlib", "hdf5+mpi", "target=aarch64:", "target=x86_64:", "%gcc@11", "%gcc@12:",
+           "py-numpy@2:", "build_system=cmake os=ubuntu22.04", "cuda_arch=80", "+shared ~ipo",
+           "arch=darwin-sequoia-m1", "openmpi fabrics=none", "/a"]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_search_agrees_with_a_brute_force_walk(demo: Path, query: str) -> None:
+    code, output = run(demo, "search", query, "--tag", "develop", "--json", "--limit", "100000")
+    assert code == 0, output
+    rows = json.loads(output)
+    with Catalog(demo / "cachedex.sqlite", readonly=True) as catalog:
+        expected = brute_force(catalog, "develop", query)
+    assert {r["hash"] for r in rows} == expected and len(rows) == len(expected)
+    assert all(r["arch"] == f"{r['platform']}-{r['os']}-{r['target']}" and "root" in r["stacks"] for r in rows)
+
+
+def test_queries_that_name_an_indexed_field_use_an_index(demo: Path) -> None:
+    with Catalog(demo / "cachedex.sqlite", readonly=True) as catalog:
+        for query, index in [("zlib", "specs_name"), ("/ab", "specs_hash"), ("target=zen4", "specs_target"),
+                             ("os=rhel8 +mpi", "specs_os"), ("%gcc@13", "specs_compiler")]:
+            plan = catalog.search(parse(query), tag="develop", explain=True)
+            assert any(index in str(line) for line in plan), (query, plan)
+
+
+def test_search_table_limit_stack_and_errors(demo: Path) -> None:
+    code, output = run(demo, "search", "zlib", "--limit", "1")
+    assert code == 0 and "specs match (showing 1)" in output and "zlib@" in output
+    code, output = run(demo, "search", "zlib", "--tag", "develop", "--stack", "e4s", "--json")
+    assert code == 0 and all("e4s" in r["stacks"] for r in json.loads(output))
+    code, output = run(demo, "search", "zlib +mpi@")
+    assert code == 1 and "bad query" in output and "^" in output
+    code, output = run(demo, "search", "zlib", "--tag", "nope")
+    assert code == 1 and "unknown tag 'nope'" in output
+
+
+def test_show_a_spec_and_a_package(demo: Path) -> None:
+    code, output = run(demo, "search", "hdf5", "--tag", "develop", "--json", "--limit", "1")
+    spec = json.loads(output)[0]
+    code, output = run(demo, "show", "/" + spec["hash"][:8])
+    assert code == 0, output
+    assert f"spack install --cache-only /{spec['hash']}" in output and "cmake@" in output
+    code, output = run(demo, "show", spec["hash"], "--json")
+    page = json.loads(output)
+    assert page["spec"]["hash"] == spec["hash"] and page["closure_size"] >= (spec["size"] or 0)
+    assert {d["name"] for d in page["dependencies"]} >= {"cmake"}
+    code, output = run(demo, "show", "hdf5", "--tag", "develop", "--json")
+    (package,) = json.loads(output)
+    assert package["name"] == "hdf5" and len(package["specs"]) == package["facets"]["stack"]["root"]
+    code, output = run(demo, "show", "no-such-package")
+    assert code == 1 and "no tag lists a package 'no-such-package'" in output
+
+
+def test_diff_two_tags_and_since_a_date(demo: Path) -> None:
+    code, output = run(demo, "diff", "develop-2026-11-08", "develop", "--json")
+    assert code == 0, output
+    diff = json.loads(output)
+    with Catalog(demo / "cachedex.sqlite", readonly=True) as catalog:
+        old, new = catalog.listed_hashes("develop-2026-11-08"), catalog.listed_hashes("develop")
+        history = catalog.history("develop")
+    root = diff["stacks"][0]
+    assert root["stack"] == "root"
+    assert {s["hash"] for s in root["added"]} == new - old
+    assert {s["hash"] for s in root["removed"]} == old - new
+    # develop was synced twice by the demo: the second sync's changes are the diff since then
+    code, output = run(demo, "diff", "develop", "--since", "2000-01-01", "--json")
+    since = json.loads(output)
+    root = since["stacks"][0]
+    assert (len(root["added"]), len(root["removed"])) == (history[1][1], history[1][2])
+    assert "py-polars" in root["added_packages"]
+    code, output = run(demo, "diff", "develop", "--since", "2999-01-01")
+    assert code == 0 and "no change" in output
+    code, output = run(demo, "diff", "develop")
+    assert code == 2

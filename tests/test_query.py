@@ -1,0 +1,108 @@
+"""The query language: parsing, Spack's version rules, variants, the archspec family rule."""
+
+from __future__ import annotations
+
+import pytest
+
+from cachedex.query import (
+    Query,
+    QueryError,
+    VersionRange,
+    parse,
+    target_family,
+    variants_satisfy,
+    version_satisfies,
+)
+
+PARSED = [
+    ("zlib", Query(name="zlib")),
+    ("py-keras@3.9 backend=jax target=aarch64",
+     Query(name="py-keras", versions=(VersionRange("3.9", "3.9"),), target="aarch64",
+           variants=(("backend", "jax"),))),
+    ("hdf5+mpi~cuda %gcc@13 os=ubuntu24.04",
+     Query(name="hdf5", compiler="gcc", compiler_versions=(VersionRange("13", "13"),),
+           os="ubuntu24.04", variants=(("mpi", True), ("cuda", False)))),
+    ("zlib platform=darwin", Query(name="zlib", platform="darwin")),
+    ("/2763an2", Query(hash_prefix="2763an2")),
+    ("cuda_arch=80", Query(variants=(("cuda_arch", "80"),))),
+    ("openmpi fabrics=none", Query(name="openmpi", variants=(("fabrics", "none"),))),
+    ("arch=linux-ubuntu24.04-x86_64_v3", Query(platform="linux", os="ubuntu24.04", target="x86_64_v3")),
+    ("target=neoverse_v1 %gcc@11", Query(target="neoverse_v1", compiler="gcc",
+                                         compiler_versions=(VersionRange("11", "11"),))),
+    ("target=aarch64:", Query(target="aarch64", target_family=True)),
+    ("zlib@1.2:1.4", Query(name="zlib", versions=(VersionRange("1.2", "1.4"),))),
+    ("zlib@=1.2.3", Query(name="zlib", versions=(VersionRange("1.2.3", "1.2.3", exact=True),))),
+    ("zlib@:1.4,2.0:", Query(name="zlib", versions=(VersionRange("", "1.4"), VersionRange("2.0", "")))),
+    ("zlib -shared mpi=true", Query(name="zlib", variants=(("shared", False), ("mpi", True)))),
+    ("cuda_arch=80,90", Query(variants=(("cuda_arch", ("80", "90")),))),
+    ('build_type="Release"', Query(variants=(("build_type", "Release"),))),
+    ("", Query()),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), PARSED, ids=[t or "empty" for t, _ in PARSED])
+def test_parse(text: str, expected: Query) -> None:
+    assert parse(text) == expected
+
+
+BAD = [
+    ("zlib }", 5, "unexpected '}'"),
+    ("zlib zstd", 5, "'zstd' is a second"),
+    ("zlib@", 5, "'@' needs a version"),
+    ("zlib@1.4:1.2", 5, "empty range"),
+    ("arch=linux-x86_64", 5, "platform-os-target"),
+    ("/", 1, "'/' needs a hash"),
+    ("zlib +mpi +mpi", 10, "given twice"),
+    ("target=", 7, "needs a value"),
+    ("@1.2 zlib", 5, "the package name comes first"),
+]
+
+
+@pytest.mark.parametrize(("text", "position", "problem"), BAD, ids=[t for t, _, _ in BAD])
+def test_malformed_queries_show_where(text: str, position: int, problem: str) -> None:
+    with pytest.raises(QueryError) as caught:
+        parse(text)
+    assert caught.value.position == position and problem in caught.value.problem
+    lines = str(caught.value).splitlines()
+    assert lines[1] == f"  {text}" and lines[2] == "  " + " " * position + "^"
+
+
+VERSIONS = [
+    ("@3.9", "3.9", True), ("@3.9", "3.9.2", True), ("@3.9", "3.10", False), ("@3.9", "3.8.9", False),
+    ("@1.2:1.4", "1.2", True), ("@1.2:1.4", "1.3.7", True), ("@1.2:1.4", "1.4.9", True),
+    ("@1.2:1.4", "1.5", False), ("@1.2:1.4", "1.1.9", False),
+    ("@1.2:", "10.0", True), ("@:1.4", "0.9", True), ("@:1.4", "1.10", False),
+    ("@=1.2.3", "1.2.3", True), ("@=1.2", "1.2.3", False),
+    ("@1.10:", "1.9", False), ("@1.10:", "1.10.1", True),  # numeric, not lexical
+    ("@1.0a:1.0", "1.0a", True), ("@1.0b:", "1.0a", False),  # letters sort before numbers
+    ("@2:", "develop", True), ("@:99", "main", False),  # branches sort after releases
+    ("@1.2,3.0", "3.0.1", True), ("@1.2,3.0", "2.0", False),
+]
+
+
+@pytest.mark.parametrize(("query", "version", "expected"), VERSIONS)
+def test_spack_version_semantics(query: str, version: str, expected: bool) -> None:
+    assert version_satisfies(version, parse(query).versions) is expected
+
+
+VARIANTS = [
+    ("+mpi", ("+mpi", "~cuda"), True), ("+mpi", ("~mpi",), False), ("~cuda", ("+mpi", "~cuda"), True),
+    ("mpi=true", ("+mpi",), True), ("+mpi", (), False),
+    ("backend=jax", ("backend=jax",), True), ("backend=jax", ("backend=tensorflow",), False),
+    ("cuda_arch=80", ("cuda_arch:=80,90",), True), ("cuda_arch=80,90", ("cuda_arch:=80,90",), True),
+    ("cuda_arch=70", ("cuda_arch:=80,90",), False), ("fabrics=none", ("fabrics:=none",), True),
+    ("languages=c,c++", ("languages:='c,c++,fortran'",), True),
+]
+
+
+@pytest.mark.parametrize(("query", "stored", "expected"), VARIANTS)
+def test_variant_matching(query: str, stored: tuple[str, ...], expected: bool) -> None:
+    assert variants_satisfy(stored, parse(query)) is expected
+
+
+def test_target_family_comes_from_archspec() -> None:
+    aarch64 = target_family("aarch64")
+    assert {"aarch64", "neoverse_v1", "neoverse_v2", "a64fx", "m1"} <= set(aarch64)
+    assert "x86_64_v3" not in aarch64
+    assert "zen4" in target_family("x86_64_v3") and "x86_64" not in target_family("x86_64_v3")
+    assert target_family("not-a-target") == ("not-a-target",)
