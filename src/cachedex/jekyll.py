@@ -55,7 +55,7 @@ import yaml
 
 from .catalog import Catalog, ListedSpec
 from .config import check_name
-from .errors import CachedexError
+from .outputs import OutputError, safe_folder, update_file, write_atomically
 
 __all__ = [
     "PARALLEL_MIN_SPECS",
@@ -82,7 +82,7 @@ MAX_WORKERS = 4
 _MEMO_LIMIT = 200_000
 
 
-class JekyllError(CachedexError):
+class JekyllError(OutputError):
     """Raised when the site cannot be written: an unknown tag, an OUTDIR folder that is a
     symlink leading elsewhere, an unreadable ``_data`` file, or an OS error; names the path."""
 
@@ -363,70 +363,8 @@ _decode_variants = msgspec.json.Decoder(list[str]).decode
 # -- files ---------------------------------------------------------------------------
 
 
-def _same_bytes(path: str, data: bytes) -> bool:
-    """True if ``path`` is a regular file (not a symlink) holding exactly ``data``."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "rb") as handle:
-            # One byte more than expected tells a longer file apart without reading it all.
-            return handle.read(len(data) + 1) == data
-    except OSError:
-        return False
-
-
-def _write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
-
-    Readers (a running ``jekyll serve``) see the old or the new file, never a part.
-    """
-    folder, name = os.path.split(path)
-    temp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
-    try:
-        fd = os.open(temp, flags, 0o644)
-    except FileExistsError:  # left by a run of the same pid that was killed
-        os.unlink(temp)
-        fd = os.open(temp, flags, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(temp, path)
-    except BaseException:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        raise
-
-
-def _update_file(path: str, data: bytes) -> bool:
-    """Make ``path`` hold ``data``; returns False (and touches nothing) if it already did."""
-    if _same_bytes(path, data):
-        return False
-    _write_atomically(path, data)
-    return True
-
-
 def _safe_folder(outdir: Path, *parts: str) -> Path:
-    """``outdir/parts...``, created if needed; JekyllError if it is not a real folder
-    inside ``outdir`` (a symlink leading elsewhere, or a file)."""
-    folder = outdir
-    for part in parts:
-        folder = folder / part
-        if folder.is_symlink():
-            raise JekyllError(f"{folder}: is a symlink; cachedex does not write through it")
-        try:
-            folder.mkdir(exist_ok=True)
-        except FileExistsError:
-            raise JekyllError(f"{folder}: exists and is not a folder") from None
-        except OSError as exc:
-            raise JekyllError(f"{folder}: cannot create ({exc.strerror or exc})") from None
-    if not folder.resolve().is_relative_to(outdir):
-        raise JekyllError(f"{folder}: leads outside {outdir}")
-    return folder
+    return safe_folder(outdir, *parts, error=JekyllError)
 
 
 # -- one tag -------------------------------------------------------------------------
@@ -489,9 +427,9 @@ def _write_pages(rows: Iterable[Row], tag: str, folder: str, existing: Mapping[s
         page = os.path.join(page_folder, PAGE_NAME)
         if usable is None:
             os.mkdir(page_folder)
-            _write_atomically(page, data)
+            write_atomically(page, data)
             share.written += 1
-        elif _update_file(page, data):
+        elif update_file(page, data):
             share.written += 1
         else:
             share.unchanged += 1
@@ -720,7 +658,7 @@ def write_jekyll(
             (meta_path, _meta_yaml(previous_meta, summaries)),
         ):
             relative = str(path.relative_to(outdir))
-            (data_written if _update_file(str(path), content) else data_unchanged).append(relative)
+            (data_written if update_file(str(path), content) else data_unchanged).append(relative)
     except OSError as exc:
         where = exc.filename or outdir
         raise JekyllError(f"{where}: {exc.strerror or exc}") from None
