@@ -684,6 +684,25 @@ class Catalog:
             (tag, since),
         ))
 
+    def tag_hashes(self, tag: str) -> set[str]:
+        """Every hash some mirror of a tag holds, listed or not."""
+        return {row[0] for row in self._db.execute(
+            "SELECT DISTINCT s.hash FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+            "JOIN members mb ON mb.mirror_id = m.id JOIN specs s ON s.id = mb.spec_id WHERE t.name = ?",
+            (tag,),
+        )}
+
+    def package_names(self) -> dict[str, list[str]]:
+        """{package: [tags listing it]} over every tag, names sorted."""
+        names: dict[str, list[str]] = {}
+        for name, tag in self._db.execute(
+            "SELECT DISTINCT s.name, t.name FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+            "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
+            "WHERE m.stack = 'root' ORDER BY s.name, t.name"
+        ):
+            names.setdefault(name, []).append(tag)
+        return names
+
     def state_token(self) -> str:
         """Changes whenever any sync commits: a cache key and ETag for readers."""
         (last,) = self._db.execute("SELECT coalesce(max(id), 0) FROM syncs").fetchone()

@@ -441,3 +441,34 @@ def diff_command(state: _State, tags: tuple[str, ...], since: str | None, as_jso
                       ", ".join(stack.added_packages[:5]) or "-", ", ".join(stack.removed_packages[:5]) or "-",
                       changed or "-")
     _out.print(table)
+
+
+@main.command("site")
+@click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--tag", "-t", "tags", multiple=True, help="Only this tag (repeatable).")
+@click.pass_obj
+@_friendly
+def site_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
+    """Write the catalog as a self-contained static website into OUTDIR.
+
+    Home (tags, package search), a page per tag (packages, facet filters kept in the
+    URL), per package and tag (specs), per spec (dependencies, dependents, sizes,
+    install commands) and the mirrors; each with an index.json twin. No external
+    host is referenced: serve OUTDIR with any static file server. Unchanged pages
+    are not rewritten; pages of packages and specs that left are removed.
+
+    \b
+    Example:
+      cachedex site ./site && python3 -m http.server -d ./site 8000
+    """
+    from .site import write_site
+
+    config = state.config()
+    with Catalog(config.catalog, readonly=True) as catalog, Reporter() as reporter:
+        line = reporter.task("site", total=None)
+        report = write_site(catalog, outdir, tags=list(tags) or None, on_progress=line.describe)
+        line.done()
+    for skipped in report.skipped:
+        click.echo(f"warning: skipped {skipped}", err=True)
+    click.echo(f"{report.pages:,} pages: {report.written:,} files written, {report.unchanged:,} unchanged, "
+               f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)")

@@ -36,6 +36,11 @@ class Task:
         if self._id is not None and self._reporter._progress is not None:
             self._reporter._progress.update(self._id, completed=completed, total=total)
 
+    def describe(self, description: str) -> None:
+        """Say what is being done now."""
+        if self._id is not None and self._reporter._progress is not None:
+            self._reporter._progress.update(self._id, description=description)
+
     def done(self) -> None:
         """Remove the line: the work finished."""
         if self._id is not None and self._reporter._progress is not None:
