@@ -139,3 +139,57 @@ def http_server(tmp_path: Path) -> Iterator[TestServer]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@dataclass(frozen=True)
+class Demo:
+    """``cachedex demo`` run once per test session: mirrors, catalog, Jekyll tree, site."""
+
+    folder: Path
+    output: str
+
+    @property
+    def config(self) -> Path:
+        return self.folder / "cachedex.yaml"
+
+    @property
+    def catalog(self) -> Path:
+        return self.folder / "cachedex.sqlite"
+
+    @property
+    def site(self) -> Path:
+        return self.folder / "site"
+
+
+@pytest.fixture(scope="session")
+def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Demo:
+    """Tests must not change it (copy what you modify)."""
+    from click.testing import CliRunner
+
+    from cachedex.cli import main
+
+    folder = tmp_path_factory.mktemp("demo") / "cachedex-demo"
+    result = CliRunner().invoke(main, ["demo", str(folder)])
+    assert result.exit_code == 0, result.output
+    return Demo(folder, result.output)
+
+
+class StaticServer:
+    """A plain static file server (Python's http.server) on 127.0.0.1, in a thread."""
+
+    def __init__(self, root: Path) -> None:
+        import functools
+        from http.server import SimpleHTTPRequestHandler
+
+        class Quiet(SimpleHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -12,13 +12,12 @@ from cachedex.catalog import Catalog
 from cachedex.cli import main
 from cachedex.query import parse, target_family, variants_satisfy, version_satisfies
 
+from .conftest import Demo
+
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = tmp_path_factory.mktemp("q") / "demo"
-    result = CliRunner().invoke(main, ["demo", str(folder)])
-    assert result.exit_code == 0, result.output
-    return folder
+def demo(demo_run: Demo) -> Path:
+    return demo_run.folder
 
 
 def run(demo: Path, *args: str) -> tuple[int, str]:

@@ -4,23 +4,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import shutil
+
 import pytest
 from click.testing import CliRunner
 
 from cachedex.catalog import Catalog
 from cachedex.cli import main
 
+from .conftest import Demo
+
 
 @pytest.fixture(scope="module")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    folder = tmp_path_factory.mktemp("demo") / "cachedex-demo"
-    result = CliRunner().invoke(main, ["demo", str(folder)])
-    assert result.exit_code == 0, result.output
-    return folder, result.output
+def demo_copy(demo_run: Demo, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """A copy: one test runs the demo again in its folder."""
+    folder = tmp_path_factory.mktemp("again") / "cachedex-demo"
+    shutil.copytree(demo_run.folder, folder)
+    return folder, demo_run.output
 
 
-def test_demo_syncs_every_tag_with_history(demo_run: tuple[Path, str]) -> None:
-    folder, output = demo_run
+def test_demo_syncs_every_tag_with_history(demo_run: Demo) -> None:
+    folder, output = demo_run.folder, demo_run.output
     with Catalog(folder / "cachedex.sqlite", readonly=True) as catalog:
         stats = {s.tag: s for s in catalog.tag_stats()}
         assert set(stats) == {"develop", "develop-2026-11-08", "develop-2026-11-01", "v1.0.2"}
@@ -28,11 +32,12 @@ def test_demo_syncs_every_tag_with_history(demo_run: tuple[Path, str]) -> None:
         develop = catalog.history("develop")
         assert len(develop) == 2 and develop[1][1] > 0 and develop[1][2] > 0
         assert catalog.integrity_check() == "ok"
+    assert (folder / "site/index.html").is_file() and f"python3 -m http.server -d {folder / 'site'}" in output
     assert "second sync" in output and f"cachedex --config {folder / 'cachedex.yaml'} stats" in output
 
 
-def test_demo_writes_the_jekyll_tree_and_says_where(demo_run: tuple[Path, str]) -> None:
-    folder, output = demo_run
+def test_demo_writes_the_jekyll_tree_and_says_where(demo_run: Demo) -> None:
+    folder, output = demo_run.folder, demo_run.output
     jekyll = folder / "jekyll"
     assert f"{jekyll}/_cache" in output
     pages = list((jekyll / "_cache").glob("*/*/specs.md"))
@@ -43,8 +48,8 @@ def test_demo_writes_the_jekyll_tree_and_says_where(demo_run: tuple[Path, str]) 
     assert '"size":"-"' not in (jekyll / "_cache/develop/zlib/specs.md").read_text()
 
 
-def test_demo_runs_again_in_its_own_folder_only(demo_run: tuple[Path, str], tmp_path: Path) -> None:
-    folder, _ = demo_run
+def test_demo_runs_again_in_its_own_folder_only(demo_copy: tuple[Path, str], tmp_path: Path) -> None:
+    folder, _ = demo_copy
     again = CliRunner().invoke(main, ["demo", str(folder)])
     assert again.exit_code == 0, again.output
     other = tmp_path / "mine"

@@ -11,6 +11,7 @@ from .config import load_config
 from .demo import build_demo_mirrors
 from .errors import CachedexError
 from .jekyll import write_jekyll
+from .site import write_site
 from .progress import Reporter
 from .sync import TagOutcome, sync
 
@@ -27,7 +28,7 @@ def _prepare(directory: Path) -> None:
             "choose another folder"
         )
     if (directory / _MARKER).exists():
-        for stale in ("mirrors", "jekyll", "cachedex.sqlite", "cachedex.sqlite-wal", "cachedex.sqlite-shm"):
+        for stale in ("mirrors", "jekyll", "site", "cachedex.sqlite", "cachedex.sqlite-wal", "cachedex.sqlite-shm"):
             target = directory / stale
             if target.is_dir():
                 shutil.rmtree(target)
@@ -63,15 +64,21 @@ def run_demo(
     echo("develop changed upstream; second sync (only develop's changed mirrors are read):")
     print_outcomes(second)
     jekyll_dir = directory / "jekyll"
+    site_dir = directory / "site"
     with Catalog(config.catalog, readonly=True) as catalog:
         report = write_jekyll(catalog, jekyll_dir)
+        site = write_site(catalog, site_dir)
     pages = sum(tag.pages for tag in report.tags)
     echo(f"Jekyll data (cache.spack.io pages): {pages:,} pages in {jekyll_dir}/_cache, "
          f"tags.yaml and meta.yaml in {jekyll_dir}/_data")
+    echo(f"Website: {site.pages:,} pages in {site_dir}")
     echo("")
     echo(f"Catalog: {config.catalog}")
     echo(f"Config:  {config_path}")
     echo("Next:")
+    echo(f"  python3 -m http.server -d {site_dir} 8000   # then open http://127.0.0.1:8000/")
+    echo(f"  cachedex --config {config_path} serve        # the live site and its JSON API")
+    echo(f"  cachedex --config {config_path} search 'hdf5+mpi target=x86_64:'")
     echo(f"  cachedex --config {config_path} stats")
     echo(f"  cachedex --config {config_path} sync        # a no-op: nothing changed")
     echo(f"  cachedex --config {config_path} jekyll {jekyll_dir}   # unchanged: rewrites nothing")

@@ -62,16 +62,18 @@ _env.filters.update(size=_size, when=_when, segment=_segment)
 _env.globals.update(assets=ASSETS, facets=FACETS, version=__version__)
 
 
-def page_path(page: Page) -> str:
-    """The page's HTML path inside the site (its JSON twin is ``index.json`` beside it)."""
+def page_path(page: Page, *, url: bool = False) -> str:
+    """The page's HTML file inside the site (its JSON twin is ``index.json`` beside it);
+    with ``url``, the same path as a URL (names percent-encoded)."""
+    name = _segment if url else str
     if isinstance(page, HomePage):
         return "index.html"
     if isinstance(page, TagPage):
-        return f"tags/{_segment(page.tag.name)}/index.html"
+        return f"tags/{name(page.tag.name)}/index.html"
     if isinstance(page, PackagePage):
-        return f"tags/{_segment(page.tag)}/packages/{_segment(page.name)}/index.html"
+        return f"tags/{name(page.tag)}/packages/{name(page.name)}/index.html"
     if isinstance(page, SpecPage):
-        return f"specs/{_segment(page.spec.hash)}/index.html"
+        return f"specs/{name(page.spec.hash)}/index.html"
     return "mirrors/index.html"
 
 

@@ -1,0 +1,156 @@
+"""The static website: page data, files and JSON twins, re-runs, escaping, no external host."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import shutil
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.errors import CachedexError
+from cachedex.pages import PageNotFound, home_page, package_page, spec_page, tag_page
+from cachedex.query import Query
+from cachedex.render import render
+from cachedex.site import write_site
+from cachedex.values import Dependency, SpecRecord
+
+from .conftest import Demo
+
+
+def test_tag_page_data_counts_what_the_catalog_holds(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        page = tag_page(catalog, "develop")
+        (stats,) = catalog.tag_stats(["develop"])
+        assert len(page.packages) == stats.packages and sum(p.specs for p in page.packages) == stats.specs
+        listed = list(catalog.listed_specs("develop"))
+        for stack, count in page.facets["stack"].items():
+            assert count == len({s.name for s in listed if stack in s.stacks}), stack
+        hdf5 = next(p for p in page.packages if p.name == "hdf5")
+        mine = [s for s in listed if s.name == "hdf5"]
+        assert hdf5.specs == len(mine) and hdf5.size == sum(s.size or 0 for s in mine)
+        assert set(hdf5.targets) == {s.target for s in mine}
+
+
+def test_package_and_spec_page_data(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        page = package_page(catalog, "develop", "hdf5")
+        assert page.facets["stack"]["root"] == len(page.specs) == catalog.search(Query(name="hdf5"), tag="develop").total
+        assert {t for t, _ in page.other_tags} == {"develop-2026-11-01", "develop-2026-11-08", "v1.0.2"}
+        spec = spec_page(catalog, page.specs[0].hash)
+        assert spec.spec.hash == page.specs[0].hash and spec.node.startswith("{")
+        direct = {d.hash for d in spec.dependencies if d.deptypes & 0b110}
+        assert direct <= {c.hash for c in spec.closure}
+        assert spec.closure_size >= (spec.spec.size or 0)
+        assert spec.install and f"spack install --cache-only /{spec.spec.hash}" in spec.install[0].commands
+        for dependency in spec.dependencies:  # each dependent list holds the spec back
+            back = spec_page(catalog, dependency.hash)
+            assert not back.dependents or all(d.listed for d in back.dependents)
+        with pytest.raises(PageNotFound):
+            package_page(catalog, "develop", "no-such-package")
+        with pytest.raises(PageNotFound):
+            tag_page(catalog, "nope")
+
+
+def test_every_page_has_its_json_twin_with_the_same_data(demo_run: Demo) -> None:
+    site = demo_run.site
+    pages = list(site.rglob("index.html"))
+    assert len(pages) > 1000
+    for html in pages[:: max(1, len(pages) // 200)]:
+        assert (html.parent / "index.json").is_file(), html
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        home = json.loads((site / "index.json").read_text())
+        assert home == json.loads(msgspec.json.encode(home_page(catalog)))
+        twin = json.loads((site / "tags/develop/packages/zlib/index.json").read_text())
+        assert twin == json.loads(msgspec.json.encode(package_page(catalog, "develop", "zlib")))
+    packages = json.loads((site / "packages.json").read_text())
+    assert packages["zlib"] == ["develop", "develop-2026-11-01", "develop-2026-11-08", "v1.0.2"]
+
+
+def test_home_page_is_small(demo_run: Demo) -> None:
+    home = (demo_run.site / "index.html").read_bytes()
+    assert len(gzip.compress(home)) < 200_000
+    assert b"develop-2026-11-08" in home
+
+
+EXTERNAL = re.compile(rb"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?(?:https?:)?//|@import""", re.I)
+
+
+def test_no_page_references_an_external_host(demo_run: Demo) -> None:
+    checked = 0
+    for path in demo_run.site.rglob("*"):
+        if path.suffix in (".html", ".css", ".js"):
+            text = path.read_bytes()
+            assert not EXTERNAL.search(text), path
+            checked += 1
+    js = next((demo_run.site / "static").glob("*.js")).read_bytes()
+    assert b"http" not in js and checked > 1000
+
+
+def test_a_second_run_rewrites_nothing_and_removes_what_left(demo_run: Demo, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(demo_run.site, site)
+    mtimes = {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file()}
+    stale = site / "specs" / ("z" * 32)
+    stale.mkdir()
+    (stale / "index.html").write_text("old")
+    (stale / "index.json").write_text("{}")
+    (site / "notes.txt").write_text("mine")
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        report = write_site(catalog, site)
+    assert report.written == 0 and report.removed == 1 and not stale.exists()
+    assert {p: p.stat().st_mtime_ns for p in site.rglob("*") if p.is_file() and p.name != "notes.txt"} == mtimes
+    assert (site / "notes.txt").read_text() == "mine"
+
+
+def _record(dag_hash: str, name: str, variants: tuple[str, ...], deps: tuple[Dependency, ...] = ()) -> SpecRecord:
+    return SpecRecord(hash=dag_hash, name=name, version="1.0", platform="linux", os="rhel8",
+                      target="x86_64", compiler="gcc@13.1.0", variants=variants, dependencies=deps,
+                      in_buildcache=True, external=False, node=b'{"name": "x"}')
+
+
+def evil_catalog(path: Path) -> Catalog:
+    """A catalog whose names and values try to break out of HTML and folders."""
+    catalog = Catalog(path)
+    zlib = _record("b" * 32, "zlib", ())
+    evil = _record("a" * 32, "we\"ird'<b>name", ("note=<script>alert(1)</script>", "+shared"),
+                   (Dependency(hash="b" * 32, name="zlib", deptypes=2, virtuals=""),))
+    escape = _record("c" * 32, "../escape", ())
+    with catalog.writing_tag("t<i>x") as writer:
+        writer.add_specs([zlib, evil, escape], {"a" * 32: 1234})
+        writer.replace_mirror("root", "/m", layout=3, db_version=8, checksum="x", etag=None, last_modified=None,
+                              fetched_at=0.0, members={"a" * 32: True, "b" * 32: True, "c" * 32: True})
+    with catalog.writing_tag("../up") as writer:
+        writer.replace_mirror("root", "/m", layout=3, db_version=8, checksum="y", etag=None, last_modified=None,
+                              fetched_at=0.0, members={"b" * 32: True})
+    return catalog
+
+
+def test_values_are_escaped_and_names_never_leave_the_site(tmp_path: Path) -> None:
+    site = tmp_path / "out" / "site"
+    with evil_catalog(tmp_path / "c.sqlite") as catalog:
+        report = write_site(catalog, site)
+    assert any("'../up'" in s for s in report.skipped) and any("'../escape'" in s for s in report.skipped)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["site"]
+    assert not (tmp_path / "up").exists() and not (site.parent / "escape").exists()
+    spec = (site / "specs" / ("a" * 32) / "index.html").read_text()
+    assert "<script>alert(1)</script>" not in spec and "note=&lt;script&gt;alert(1)&lt;/script&gt;" in spec
+    assert "<b>name" not in spec and "we&#34;ird&#39;&lt;b&gt;name" in spec
+    package = next((site / "tags").glob("t*x/packages/we*")) / "index.html"
+    assert "<script>alert" not in package.read_text() and "t<i>x" not in package.read_text()
+    assert report.pages >= 5
+
+
+def test_unknown_tag_is_one_clear_error(demo_run: Demo, tmp_path: Path) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog, pytest.raises(CachedexError, match="unknown tag 'nope'"):
+        write_site(catalog, tmp_path / "s", tags=["nope"])
+
+
+def test_render_uses_relative_links(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        html = render(package_page(catalog, "develop", "zlib"))
+    assert 'href="../../../../static/cachedex-' in html and 'href="../../../../specs/' in html
