@@ -703,11 +703,11 @@ class Catalog:
             names.setdefault(name, []).append(tag)
         return names
 
-    def state_token(self) -> str:
-        """Changes whenever any sync commits: a cache key and ETag for readers."""
-        (last,) = self._db.execute("SELECT coalesce(max(id), 0) FROM syncs").fetchone()
-        (version,) = self._db.execute("PRAGMA data_version").fetchone()
-        return f"{last}-{version}"
+    def state_token(self) -> tuple[str, float | None]:
+        """(token, time of the last sync): the token changes whenever a sync commits, in
+        any process, so readers can key caches and ETags on it."""
+        last, finished = self._db.execute("SELECT max(id), max(finished_at) FROM syncs").fetchone()
+        return f"s{last or 0}", finished
 
 
 _variants_decoder = msgspec.json.Decoder(tuple[str, ...])

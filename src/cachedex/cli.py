@@ -472,3 +472,27 @@ def site_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
         click.echo(f"warning: skipped {skipped}", err=True)
     click.echo(f"{report.pages:,} pages: {report.written:,} files written, {report.unchanged:,} unchanged, "
                f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)")
+
+
+@main.command("serve")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.pass_obj
+@_friendly
+def serve_command(state: _State, host: str, port: int) -> None:
+    """Serve the website and a JSON API over the catalog, live.
+
+    The same pages as 'cachedex site', rendered on demand, and a JSON API under
+    /api (OpenAPI document: /api/openapi.json): tags, packages with facet counts,
+    specs with dependencies and dependents, search in Spack's spec syntax
+    (/api/search?q=hdf5+mpi&tag=develop), diffs. The catalog is opened read-only:
+    a 'cachedex sync' may run meanwhile; responses change when it commits.
+    """
+    import uvicorn
+
+    from .serve import create_app
+
+    config = state.config()
+    app = create_app(config.catalog)
+    click.echo(f"Serving {config.catalog} on http://{host}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
+    uvicorn.run(app, host=host, port=port, log_level="warning")
