@@ -4,7 +4,6 @@ static file server on 127.0.0.1. Screenshots go to test-artifacts/ (git-ignored)
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
