@@ -83,6 +83,7 @@
     };
     form.addEventListener("input", apply);
     apply();
+    document.body.dataset.ready = "1";  // filters applied: the page is interactive
 
     // Sortable columns.
     table.querySelectorAll("th[data-sort]").forEach((th) => {
