@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import email.utils
+import gzip
 import hashlib
 import threading
 from collections import OrderedDict
@@ -44,6 +45,7 @@ from .render import ASSET_SOURCES, ASSETS, asset_text, render, render_not_found,
 __all__ = ["create_app"]
 
 _CACHE_ENTRIES = 4096
+_GZIP_MIN = 800
 _MAX_LIMIT = 1000
 
 
@@ -60,6 +62,12 @@ class _Cached(msgspec.Struct, frozen=True):
     media_type: str
     status: int
     etag: str
+    gzipped: bytes | None  # compressed once, when cached, not on every request
+
+
+def _cached(body: bytes, media_type: str, status: int, etag: str) -> _Cached:
+    zipped = gzip.compress(body, compresslevel=6) if len(body) >= _GZIP_MIN else None
+    return _Cached(body, media_type, status, etag, zipped)
 
 
 class _Catalogs:
@@ -232,11 +240,14 @@ def create_app(catalog_path: Path) -> Starlette:
                     cache[key] = hit
                     while len(cache) > _CACHE_ENTRIES:
                         cache.popitem(last=False)
-            headers = {"ETag": hit.etag, "Cache-Control": "no-cache"}
+            headers = {"ETag": hit.etag, "Cache-Control": "no-cache", "Vary": "Accept-Encoding"}
             if synced is not None:
                 headers["Last-Modified"] = email.utils.formatdate(synced, usegmt=True)
             if hit.status == 200 and request.headers.get("if-none-match") == hit.etag:
                 return Response(status_code=304, headers=headers)
+            if hit.gzipped is not None and "gzip" in request.headers.get("accept-encoding", ""):
+                headers["Content-Encoding"] = "gzip"
+                return Response(hit.gzipped, status_code=hit.status, media_type=hit.media_type, headers=headers)
             return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=headers)
 
         return endpoint
@@ -246,13 +257,13 @@ def create_app(catalog_path: Path) -> Starlette:
         etag = '"' + hashlib.sha1(f"{token} {request.url.path}?{request.url.query}".encode()).hexdigest()[:20] + '"'
         try:
             body, media_type = builder(catalog, request)
-            return _Cached(body, media_type, 200, etag)
+            return _cached(body, media_type, 200, etag)
         except ApiError as exc:
-            return _Cached(_error_body(exc.status, str(exc)), "application/json", exc.status, etag)
+            return _cached(_error_body(exc.status, str(exc)), "application/json", exc.status, etag)
         except PageNotFound as exc:
             if api or request.url.path.endswith(".json"):
-                return _Cached(_error_body(404, str(exc)), "application/json", 404, etag)
-            return _Cached(render_not_found(str(exc)).encode(), "text/html; charset=utf-8", 404, etag)
+                return _cached(_error_body(404, str(exc)), "application/json", 404, etag)
+            return _cached(render_not_found(str(exc)).encode(), "text/html; charset=utf-8", 404, etag)
 
     def api(builder: Builder) -> Callable[[Request], Awaitable[Response]]:
         return answer(builder, api=True)
@@ -307,7 +318,7 @@ def create_app(catalog_path: Path) -> Starlette:
     ]
     return Starlette(
         routes=routes,
-        middleware=[Middleware(GZipMiddleware, minimum_size=800)],
+        middleware=[Middleware(GZipMiddleware, minimum_size=_GZIP_MIN)],
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
     )
 

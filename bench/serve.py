@@ -1,0 +1,177 @@
+"""Server benchmark: ``cachedex serve`` under load on a big tag.
+
+Starts the real server (uvicorn, one process) on 127.0.0.1 over an existing catalog (by
+default bench/out/ingest/catalog.sqlite from ``bench/ingest.py``: 250,000 records) and
+drives it with 32 concurrent connections from ``wrk`` (Debian's package; a Lua script
+walks a list of distinct paths), each phase bounded in time. Without wrk it falls back
+to an async httpx client, which on this 2-core machine saturates long before the
+server does (figures then measure the client).
+
+  (a) search by package: distinct queries (a package name with a version range or a
+      variant), so that the server's response cache does not answer them: p50 / p99
+  (a') search by facets only (target and compiler, ~40,000 matches each): p50 / p99
+  (b) package pages (HTML) of 200 packages, repeatedly: requests per second
+
+Targets (issue 5): (a) p99 < 50 ms with 32 concurrent clients; (b) >= 500 requests/s.
+
+    python bench/serve.py [--catalog FILE] [--tag TAG] [--clients N] [--requests N] [--seconds S]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import socket
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import httpx
+
+HERE = Path(__file__).resolve().parent
+
+SERVER = (
+    "import sys, uvicorn\n"
+    "from pathlib import Path\n"
+    "from cachedex.serve import create_app\n"
+    "uvicorn.run(create_app(Path(sys.argv[1])), host='127.0.0.1', port=int(sys.argv[2]), log_level='warning')\n"
+)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def load(base: str, paths: list[str], clients: int, limit: int, seconds: float) -> tuple[list[float], float, int]:
+    """(latencies, elapsed, errors) of up to ``limit`` requests or ``seconds``."""
+    latencies: list[float] = []
+    errors = 0
+    queue = iter(paths * (limit // max(1, len(paths)) + 1))
+    deadline = time.perf_counter() + seconds
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+
+    async def worker(client: httpx.AsyncClient) -> None:
+        nonlocal errors
+        while len(latencies) + errors < limit and time.perf_counter() < deadline:
+            path = next(queue)
+            start = time.perf_counter()
+            response = await client.get(path)
+            if response.status_code == 200:
+                latencies.append(time.perf_counter() - start)
+            else:
+                errors += 1
+
+    async with httpx.AsyncClient(base_url=base, limits=limits, timeout=30) as client:
+        start = time.perf_counter()
+        await asyncio.gather(*(worker(client) for _ in range(clients)))
+        return latencies, time.perf_counter() - start, errors
+
+
+WRK_SCRIPT = """
+local paths = {%s}
+local counter = 0
+function setup(thread) counter = counter + 1; thread:set("offset", counter) end
+function init(args) i = 0 end
+function request()
+  i = i + 1
+  return wrk.format("GET", paths[((i * %d + offset) %% #paths) + 1], {["Accept-Encoding"] = "gzip"})
+end
+"""
+
+
+def wrk(base: str, paths: list[str], clients: int, seconds: float) -> tuple[float, float, float, int]:
+    """(requests/s, p50 ms, p99 ms, non-2xx) from wrk walking ``paths`` (each thread its share)."""
+    threads = 2
+    lua = WRK_SCRIPT % (", ".join(f'"{p}"' for p in paths), threads)
+    with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
+        script.write(lua)
+        script.flush()
+        out = subprocess.run(["wrk", f"-t{threads}", f"-c{clients}", f"-d{int(seconds)}s", "--latency",
+                              "-s", script.name, base], capture_output=True, text=True, timeout=seconds + 60).stdout
+
+    def millis(label: str) -> float:
+        value, unit = re.search(rf"{label}\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
+        return float(value) * {"us": 0.001, "ms": 1.0, "s": 1000.0}[unit]
+
+    rate = float(re.search(r"Requests/sec:\s+([\d.]+)", out).group(1))  # type: ignore[union-attr]
+    bad = re.search(r"Non-2xx or 3xx responses: (\d+)", out)
+    return rate, millis("50%"), millis("99%"), int(bad.group(1)) if bad else 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--catalog", type=Path, default=HERE / "out" / "ingest" / "catalog.sqlite")
+    parser.add_argument("--tag", default="bench")
+    parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--requests", type=int, default=20000, help="distinct search queries")
+    parser.add_argument("--seconds", type=float, default=30)
+    args = parser.parse_args()
+
+    from cachedex.catalog import Catalog
+
+    Catalog(args.catalog).close()  # upgrade the schema in place if it is older
+    with Catalog(args.catalog, readonly=True) as catalog:
+        names = sorted(name for name, tags in catalog.package_names().items() if args.tag in tags)
+        targets = sorted({row[0] for row in catalog._db.execute("SELECT DISTINCT target FROM specs")})  # noqa: SLF001
+    rng = random.Random(3)
+    named = [f"{rng.choice(names)}@{rng.randint(0, 3)}:" for _ in range(args.requests // 2)]
+    named += [f"{rng.choice(names)} +shared" for _ in range(args.requests // 2)]
+    broad = [f"target={rng.choice(targets)} %gcc@{rng.randint(9, 14)}" for _ in range(args.requests // 10)]
+    rng.shuffle(named)
+
+    def searches(queries: list[str]) -> list[str]:
+        return [str(httpx.URL("/api/search", params={"q": q, "tag": args.tag, "limit": 50})) for q in queries]
+
+    package_paths = [f"/tags/{args.tag}/packages/{n}/" for n in rng.sample(names, min(200, len(names)))]
+
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(args.catalog), str(port)])
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if httpx.get(base + "/api/tags", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline or server.poll() is not None:
+                raise SystemExit("the server did not start")
+            time.sleep(0.2)
+        print(f"server up; {len(names):,} packages in {args.tag}; {args.clients} connections")
+        if shutil.which("wrk"):
+            for label, queries in (("(a) search by package", named), ("(a') search by facets only", broad)):
+                rate, p50, p99, bad = wrk(base, searches(queries), args.clients, min(args.seconds, 10))
+                print(f"{label}: {rate:,.0f} requests/s over {len(queries):,} distinct queries, {bad} errors; "
+                      f"p50 {p50:.1f} ms, p99 {p99:.1f} ms   [target p99 < 50 ms]")
+            rate, p50, p99, bad = wrk(base, package_paths, args.clients, min(args.seconds, 10))
+            print(f"(b) package pages: {rate:,.0f} requests/s, p99 {p99:.1f} ms, {bad} errors   [target >= 500/s]")
+            return
+        print("wrk not found (apt-get install wrk): measuring with httpx, which saturates first")
+        for label, queries in (("(a) search by package", named), ("(a') search by facets only", broad)):
+            latencies, elapsed, errors = asyncio.run(
+                load(base, searches(queries), args.clients, len(queries), args.seconds))
+            latencies.sort()
+            p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)]
+            print(f"{label}: {len(latencies):,} distinct queries in {elapsed:.1f} s "
+                  f"({len(latencies) / elapsed:,.0f}/s), {errors} errors; p50 "
+                  f"{statistics.median(latencies) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms   [target p99 < 50 ms]")
+        asyncio.run(load(base, package_paths, args.clients, len(package_paths), 60))  # warm the cache
+        latencies, elapsed, errors = asyncio.run(load(base, package_paths, args.clients, args.requests, args.seconds))
+        print(f"(b) package pages: {len(latencies):,} requests in {elapsed:.1f} s = {len(latencies) / elapsed:,.0f}/s, "
+              f"{errors} errors   [target >= 500/s]")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+if __name__ == "__main__":
+    main()
