@@ -24,7 +24,6 @@ import hashlib
 import json
 import os
 import random
-import resource
 import shutil
 import subprocess
 import sys
