@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.render import FIRST_ROWS
 from cachedex.site import write_site
 
 from .conftest import REPO, Demo, StaticServer
@@ -106,6 +107,15 @@ def test_tag_page_filters_from_a_shared_link(page: Any, served: str, demo_run: D
     counts = [int(c) for c in page.locator("#rows tbody tr:visible td:nth-child(2)").all_inner_texts()]
     assert counts == sorted(counts)
     shot(page, "tag")
+    # No filter: the first rows, then the rest on demand; all.html names every package.
+    page.goto(served + "tags/develop/index.html")
+    page.wait_for_function("document.body.dataset.ready === '1'")
+    total = len(data["packages"])
+    assert total > FIRST_ROWS and page.locator("#rows tbody tr").count() == FIRST_ROWS
+    page.click("#more")
+    assert page.locator("#rows tbody tr").count() == total and page.inner_text("#shown") == str(total)
+    page.goto(served + "tags/develop/all.html")
+    assert page.locator("ul.names li").count() == total
     page.goto(served + "mirrors/index.html")
     assert page.locator("table tbody tr").count() == sum(1 for _ in Catalog(demo_run.catalog, readonly=True).mirrors())
     shot(page, "mirrors")

@@ -16,7 +16,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from . import __version__
 from .pages import FACETS, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 
-__all__ = ["ASSETS", "page_path", "render", "render_not_found", "to_json"]
+__all__ = ["ASSETS", "page_path", "render", "render_all_packages", "render_not_found", "to_json"]
 
 #: The site's own assets, their version in their names (cache forever, never stale).
 ASSETS = {"css": f"static/cachedex-{__version__}.css", "js": f"static/cachedex-{__version__}.js"}
@@ -81,10 +81,20 @@ def _root(path: str) -> str:
     return "../" * path.count("/")
 
 
+#: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
+#: a browser seconds to lay out), and ``all.html`` lists every package by name.
+FIRST_ROWS = 200
+
+
 def render(page: Page) -> str:
     """The page's HTML."""
     template = _env.get_template(_TEMPLATES[type(page)])
-    return template.render(page=page, root=_root(page_path(page)))
+    return template.render(page=page, root=_root(page_path(page)), first_rows=FIRST_ROWS)
+
+
+def render_all_packages(page: TagPage) -> str:
+    """``all.html`` beside a tag page: every package of the tag by name, no script needed."""
+    return _env.get_template("all.html").render(page=page, root=_root(page_path(page)))
 
 
 def render_not_found(message: str = "", root: str = "/") -> str:

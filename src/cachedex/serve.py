@@ -40,7 +40,7 @@ from .diff import diff_since, diff_tags
 from .errors import CachedexError
 from .pages import PageNotFound, home_page, mirrors_page, package_page, spec_page, tag_page
 from .query import QueryError, parse
-from .render import ASSET_SOURCES, ASSETS, asset_text, render, render_not_found, to_json
+from .render import ASSET_SOURCES, ASSETS, asset_text, render, render_all_packages, render_not_found, to_json
 
 __all__ = ["create_app"]
 
@@ -210,6 +210,10 @@ _package = _page_builder(lambda c, r: package_page(c, r.path_params["tag"], r.pa
 _spec = _page_builder(lambda c, r: spec_page(c, r.path_params["hash"]))
 
 
+def _all_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    return render_all_packages(tag_page(catalog, request.path_params["tag"])).encode(), "text/html; charset=utf-8"
+
+
 def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(catalog.package_names())
 
@@ -313,6 +317,7 @@ def create_app(catalog_path: Path) -> Starlette:
         *_page_routes("/", _home, html),
         *_page_routes("/mirrors/", _mirrors, html),
         *_page_routes("/tags/{tag}/", _tag, html),
+        Route("/tags/{tag}/all.html", html(_all_packages), methods=["GET"]),
         *_page_routes("/tags/{tag}/packages/{name}/", _package, html),
         *_page_routes("/specs/{hash}/", _spec, html),
     ]

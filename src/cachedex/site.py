@@ -5,6 +5,7 @@ Layout (every page has its JSON twin, ``index.json``, beside its ``index.html``)
     index.html                         tags, and a package search box
     packages.json                      {package: [tags]}, for the search box
     tags/<tag>/index.html              packages of a tag, facets in the URL
+    tags/<tag>/all.html                every package of the tag by name
     tags/<tag>/packages/<name>/...     a package's specs in a tag
     specs/<hash>/index.html            one spec: dependencies, dependents, install
     mirrors/index.html, 404.html, static/cachedex-<version>.{css,js}
@@ -27,7 +28,7 @@ from .catalog import Catalog
 from .config import check_name
 from .outputs import OutputError, safe_folder, update_file
 from .pages import home_page, mirrors_page, package_page, spec_page, tag_page
-from .render import ASSETS, Page, asset_text, page_path, render, render_not_found, to_json
+from .render import ASSETS, Page, asset_text, page_path, render, render_all_packages, render_not_found, to_json
 from .values import is_dag_hash
 
 __all__ = ["SiteReport", "write_site"]
@@ -106,6 +107,7 @@ def write_site(
         progress(f"{tag}: packages")
         page = tag_page(catalog, tag)
         writer.page(page)
+        writer.file(f"tags/{tag}/all.html", render_all_packages(page).encode())
         names = set()
         for row in page.packages:
             problem = check_name(row.name)

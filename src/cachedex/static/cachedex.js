@@ -47,14 +47,18 @@
     search.addEventListener("keydown", (e) => { if (e.key === "Enter") { const a = results.querySelector("a"); if (a) location.href = a.href; } });
   }
 
-  // Facet filters with their state in the URL (?stack=e4s&target=aarch64).
+  // Facet filters with their state in the URL (?stack=e4s&target=aarch64), and sorting.
+  // A table with data-src (a tag page) holds only its first rows: the script filters and
+  // sorts the page's JSON twin and shows the matches a few hundred at a time. Other
+  // tables (a package's specs) are filtered in place.
   const form = document.getElementById("facets");
   const table = document.getElementById("rows");
   if (form && table) {
-    const rows = Array.from(table.tBodies[0].rows);
+    const body = table.tBodies[0];
     const selects = Array.from(form.querySelectorAll("select[data-facet]"));
     const text = form.querySelector("input[data-text]");
     const shown = document.getElementById("shown");
+    const more = document.getElementById("more");
     const params = new URLSearchParams(location.search);
     for (const select of selects) {
       const wanted = params.get(select.name);
@@ -64,9 +68,76 @@
       }
     }
     if (params.get("q")) text.value = params.get("q");
+    const remember = (active, needle) => {
+      const next = new URLSearchParams();
+      for (const [key, value] of active) next.set(key, value);
+      if (needle) next.set("q", needle);
+      const query = next.toString();
+      history.replaceState(null, "", query ? `?${query}` : location.pathname);
+    };
+    const state = () => [selects.filter((s) => s.value).map((s) => [s.name, s.value]), text.value.trim().toLowerCase()];
+    let sortKey = null, sortDown = true;
+
+    if (table.dataset.src) {
+      const fields = { stack: "stacks", os: "oses", target: "targets", compiler: "compilers", platform: "platforms" };
+      const step = Number(table.dataset.first) || 200;
+      let packages = null, matches = [], limit = step;
+      const size = (n) => { let v = n, u = ["B", "kB", "MB", "GB", "TB"], i = 0; while (v >= 1000 && i < 4) { v /= 1000; i++; } return i ? `${v.toFixed(1)} ${u[i]}` : `${v} B`; };
+      const cell = (row, value, cls, sortValue) => {
+        const td = row.insertCell(); td.textContent = value; if (cls) td.className = cls;
+        if (sortValue !== undefined) td.dataset.value = sortValue; return td;
+      };
+      const draw = () => {
+        const rows = document.createDocumentFragment();
+        for (const p of matches.slice(0, limit)) {
+          const tr = document.createElement("tr");
+          const link = document.createElement("a");
+          link.href = `packages/${encodeURIComponent(p.name)}/index.html`; link.textContent = p.name;
+          tr.insertCell().append(link);
+          cell(tr, p.specs, "num", p.specs);
+          cell(tr, p.versions.slice(0, 4).join(", ") + (p.versions.length > 4 ? " …" : ""));
+          cell(tr, p.compilers.join(", "));
+          cell(tr, `${p.platforms.join(", ")} / ${p.oses.join(", ")} / ${p.targets.join(", ")}`);
+          cell(tr, p.stacks.join(", "), "stacks");
+          cell(tr, size(p.size), "num", p.size);
+          rows.append(tr);
+        }
+        body.replaceChildren(rows);
+        more.hidden = matches.length <= limit;
+        const partial = document.getElementById("partial");
+        if (partial) partial.hidden = true;
+      };
+      const apply = () => {
+        const [active, needle] = state();
+        matches = packages.filter((p) => active.every(([key, value]) => p[fields[key]].includes(value)) &&
+          (!needle || p.name.toLowerCase().includes(needle)));
+        if (sortKey) {
+          const key = (p) => p[sortKey];
+          matches.sort((a, b) => { const x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : 0) * (sortDown ? 1 : -1); });
+        }
+        limit = step;
+        shown.textContent = matches.length;
+        remember(active, needle);
+        draw();
+      };
+      more.addEventListener("click", () => { limit += step; draw(); });
+      table.querySelectorAll("th[data-sort]").forEach((th) => th.addEventListener("click", () => {
+        sortDown = sortKey === th.dataset.key ? !sortDown : true;
+        sortKey = th.dataset.key;
+        if (packages) apply();
+      }));
+      fetch(table.dataset.src).then((r) => r.json()).then((data) => {
+        packages = data.packages;
+        form.addEventListener("input", apply);
+        apply();
+        document.body.dataset.ready = "1";  // filters applied: the page is interactive
+      });
+      return;
+    }
+
+    const rows = Array.from(body.rows);
     const apply = () => {
-      const active = selects.filter((s) => s.value).map((s) => [s.name, s.value]);
-      const needle = text.value.trim().toLowerCase();
+      const [active, needle] = state();
       let count = 0;
       for (const row of rows) {
         const ok = active.every(([key, value]) => (row.dataset[key] || "").split(" ").includes(value)) &&
@@ -75,17 +146,12 @@
         if (ok) count++;
       }
       shown.textContent = count;
-      const next = new URLSearchParams();
-      for (const [key, value] of active) next.set(key, value);
-      if (needle) next.set("q", needle);
-      const query = next.toString();
-      history.replaceState(null, "", query ? `?${query}` : location.pathname);
+      remember(active, needle);
     };
     form.addEventListener("input", apply);
     apply();
     document.body.dataset.ready = "1";  // filters applied: the page is interactive
 
-    // Sortable columns.
     table.querySelectorAll("th[data-sort]").forEach((th) => {
       th.addEventListener("click", () => {
         const column = th.cellIndex, numeric = th.dataset.sort === "num";
@@ -93,7 +159,7 @@
         th.dataset.dir = down ? "asc" : "desc";
         const key = (row) => numeric ? Number(row.cells[column].dataset.value) : row.cells[column].textContent.trim();
         rows.sort((a, b) => { const x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : 0) * (down ? 1 : -1); });
-        table.tBodies[0].append(...rows);
+        body.append(...rows);
       });
     });
   }
