@@ -45,7 +45,17 @@ def test_package_and_spec_page_data(demo_run: Demo) -> None:
         assert spec.spec.hash == page.specs[0].hash and spec.node.startswith("{")
         direct = {d.hash for d in spec.dependencies if d.deptypes & 0b110}
         assert direct <= {c.hash for c in spec.closure}
-        assert spec.closure_size >= (spec.spec.size or 0)
+        # the closure, walked edge by edge in Python: link and run edges only
+        seen: dict[str, object] = {}
+        todo = [spec.spec.hash]
+        while todo:
+            for edge in catalog.edges_of(todo.pop()):
+                if edge.deptypes & 0b110 and edge.hash not in seen:
+                    seen[edge.hash] = edge
+                    todo.append(edge.hash)
+        assert {c.hash for c in spec.closure} == set(seen)
+        sizes = [e.size for e in spec.closure if e.listed] + [spec.spec.size]
+        assert spec.closure_size == sum(x for x in sizes if x) > (spec.spec.size or 0)
         assert spec.install and f"spack install --cache-only /{spec.spec.hash}" in spec.install[0].commands
         for dependency in spec.dependencies:  # each dependent list holds the spec back
             back = spec_page(catalog, dependency.hash)

@@ -619,10 +619,10 @@ class Catalog:
         """Direct dependencies of a spec (or, ``reverse``, its direct dependents)."""
         near, far = ("child", "parent") if reverse else ("parent", "child")
         return [
-            Edge(row[0], row[1], row[2], row[3], row[4], bool(row[5]))
+            Edge(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6])
             for row in self._db.execute(
                 f"SELECT o.hash, o.name, o.version, e.deptypes, e.virtuals, "
-                "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = o.id AND mb.listed) "
+                "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = o.id AND mb.listed), o.size "
                 f"FROM edges e JOIN specs me ON me.id = e.{near} JOIN specs o ON o.id = e.{far} "
                 "WHERE me.hash = ? ORDER BY o.name, o.version, o.hash",
                 (dag_hash,),
@@ -633,28 +633,17 @@ class Catalog:
         """Every spec reachable from a spec through edges whose deptypes meet ``mask``
         (default link and run: what installing the binary downloads), itself excluded."""
         return [
-            Edge(h, n, v, 0, "", bool(listed)) for h, n, v, listed in self._db.execute(
+            Edge(h, n, v, 0, "", bool(listed), size) for h, n, v, listed, size in self._db.execute(
                 "WITH RECURSIVE reach(id) AS ("
                 " SELECT e.child FROM edges e JOIN specs s ON s.id = e.parent"
                 "  WHERE s.hash = ? AND e.deptypes & ?"
                 " UNION SELECT e.child FROM edges e JOIN reach r ON e.parent = r.id WHERE e.deptypes & ?)"
                 " SELECT s.hash, s.name, s.version, "
-                " EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed) "
+                " EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed), s.size "
                 " FROM reach JOIN specs s ON s.id = reach.id ORDER BY s.name, s.hash",
                 (dag_hash, mask, mask),
             )
         ]
-
-    def closure_size(self, dag_hash: str, *, mask: int = 0b110) -> tuple[int, int]:
-        """(bytes, specs without a known size) of a spec and its ``mask`` closure."""
-        (total, unknown) = self._db.execute(
-            "WITH RECURSIVE reach(id) AS (SELECT id FROM specs WHERE hash = ?"
-            " UNION SELECT e.child FROM edges e JOIN reach r ON e.parent = r.id WHERE e.deptypes & ?)"
-            " SELECT coalesce(sum(s.size), 0), count(*) - count(s.size) FROM reach JOIN specs s ON s.id = reach.id"
-            " WHERE s.external = 0",
-            (dag_hash, mask),
-        ).fetchone()
-        return int(total), int(unknown)
 
     def package_tags(self, name: str) -> list[tuple[str, int]]:
         """(tag, listed specs) of every tag whose root mirror lists a package."""
@@ -745,6 +734,7 @@ class Edge(msgspec.Struct, frozen=True):
     deptypes: int
     virtuals: str
     listed: bool  # some mirror has its binary
+    size: int | None  # bytes of that binary, when known
 
 
 class SearchPage(msgspec.Struct, frozen=True):

@@ -103,7 +103,7 @@ class SpecPage(msgspec.Struct, frozen=True, tag_field="page", tag="spec"):
     closure: tuple[Edge, ...]  # link and run dependencies, transitively
     dependents: tuple[Edge, ...]  # that have a binary in the cache
     closure_size: int  # this binary and its closure's, in bytes (known sizes only)
-    closure_unknown: int  # specs of the closure whose size is unknown
+    closure_unknown: int  # binaries of the spec and its closure whose size is unknown
     install: tuple[Install, ...]
     node: str  # the raw node JSON as the index holds it
 
@@ -208,15 +208,17 @@ def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
     if spec is None:
         raise PageNotFound(f"no spec with hash {dag_hash!r} in the catalog")
     holders = tuple(Holder(t, s, bool(listed), url) for t, s, listed, url in catalog.holders(dag_hash))
-    size, unknown = catalog.closure_size(dag_hash)
+    closure = tuple(catalog.closure(dag_hash))
+    # Only binaries are downloaded: a dependency without one (an external) costs nothing.
+    binaries = [e.size for e in closure if e.listed] + ([spec.size] if spec.tags else [])
     return SpecPage(
         spec=spec,
         holders=holders,
         dependencies=tuple(catalog.edges_of(dag_hash)),
-        closure=tuple(catalog.closure(dag_hash)),
+        closure=closure,
         dependents=tuple(e for e in catalog.edges_of(dag_hash, reverse=True) if e.listed),
-        closure_size=size,
-        closure_unknown=unknown,
+        closure_size=sum(size for size in binaries if size is not None),
+        closure_unknown=sum(1 for size in binaries if size is None),
         install=tuple(Install(h.tag, h.stack, install_commands(h.tag, h.stack, h.url, dag_hash))
                       for h in holders if h.listed),
         node=catalog.node(dag_hash) or "{}",

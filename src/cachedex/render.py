@@ -84,12 +84,15 @@ def _root(path: str) -> str:
 #: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
 #: a browser seconds to lay out), and ``all.html`` lists every package by name.
 FIRST_ROWS = 200
+#: Entries of a spec's transitive closure listed in its HTML (all are in its JSON).
+CLOSURE_ROWS = 300
 
 
 def render(page: Page) -> str:
     """The page's HTML."""
     template = _env.get_template(_TEMPLATES[type(page)])
-    return template.render(page=page, root=_root(page_path(page)), first_rows=FIRST_ROWS)
+    return template.render(page=page, root=_root(page_path(page)), first_rows=FIRST_ROWS,
+                           closure_rows=CLOSURE_ROWS)
 
 
 def render_all_packages(page: TagPage) -> str:
