@@ -23,6 +23,7 @@ from .config import Config, find_config, load_config
 from .errors import CachedexError
 from .progress import Reporter
 from .sync import TagOutcome, sync
+from .values import human_size
 
 __all__ = ["main"]
 
@@ -143,7 +144,7 @@ def stats_command(state: _State, as_json: bool) -> None:
     for column in ("tag", "records", "specs", "packages", "stacks", "size", "last sync"):
         table.add_column(column, justify="left" if column in ("tag", "last sync") else "right")
     for s in stats:
-        size = f"{_human_size(s.size)} ({s.sized:,} known)" if s.sized else "unknown"
+        size = f"{human_size(s.size)} ({s.sized:,} known)" if s.sized else "unknown"
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.synced_at)) if s.synced_at else "never"
         table.add_row(s.tag, f"{s.records:,}", f"{s.specs:,}", f"{s.packages:,}", str(s.stacks), size, when)
     _out.print(table)
@@ -162,15 +163,6 @@ def _stats_dict(stats: TagStats) -> dict[str, Any]:
         "last_sync_added": stats.added,
         "last_sync_removed": stats.removed,
     }
-
-
-def _human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1000 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    raise AssertionError("unreachable")
 
 
 @main.command("demo")
@@ -240,17 +232,6 @@ def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
 # -- questions: search, show, diff ------------------------------------------------------
 
 
-def _human_size(size: int | None) -> str:
-    if size is None:
-        return "-"
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB", "TB"):
-        if value < 1000 or unit == "TB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1000
-    return str(size)
-
-
 @main.command("search")
 @click.argument("query", nargs=-1, required=True)
 @click.option("--tag", "-t", help="Only specs this tag lists (default: every tag).")
@@ -291,7 +272,7 @@ def search_command(state: _State, query: tuple[str, ...], tag: str | None, stack
         table.add_column(column, justify="right" if column == "size" else "left")
     for s in page.specs:
         table.add_row(s.hash[:7], f"{s.name}@{s.version}", s.compiler, f"{s.platform}-{s.os}-{s.target}",
-                      " ".join(s.variants), ", ".join(s.stacks if tag else s.tags), _human_size(s.size))
+                      " ".join(s.variants), ", ".join(s.stacks if tag else s.tags), human_size(s.size))
     _out.print(table)
 
 
@@ -348,7 +329,7 @@ def show_command(state: _State, what: str, tag: str | None, as_json: bool) -> No
     for page in pages:
         versions = sorted({s.version for s in page.specs}, reverse=True)
         _out.print(f"[bold]{page.name}[/bold] in [bold]{page.tag}[/bold]: {len(page.specs)} specs, "
-                   f"{_human_size(page.size)}; versions {', '.join(versions)}")
+                   f"{human_size(page.size)}; versions {', '.join(versions)}")
         for key, counts in page.facets.items():
             _out.print(f"  {key}: " + ", ".join(f"{v} ({n})" for v, n in counts.items()))
 
@@ -360,8 +341,8 @@ def _print_spec(page: Any, catalog: Catalog) -> None:
     _out.print(f"[bold]{s.name}@{s.version}[/bold] /{s.hash}")
     _out.print(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}")
     _out.print(f"  variants {' '.join(s.variants) or '-'}")
-    _out.print(f"  size {_human_size(s.size)}; with its link/run closure "
-               f"{_human_size(page.closure_size)}"
+    _out.print(f"  size {human_size(s.size)}; with its link/run closure "
+               f"{human_size(page.closure_size)}"
                + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else ""))
     _out.print("  held by " + ", ".join(f"{h.tag}/{h.stack}" + ("" if h.listed else " (no binary)")
                                          for h in page.holders))

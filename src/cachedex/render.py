@@ -15,6 +15,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 
 from . import __version__
 from .pages import FACETS, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
+from .values import human_size
 
 __all__ = ["ASSETS", "page_path", "render", "render_all_packages", "render_not_found", "to_json"]
 
@@ -27,17 +28,6 @@ Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage
 
 _TEMPLATES = {HomePage: "home.html", TagPage: "tag.html", PackagePage: "package.html",
               SpecPage: "spec.html", MirrorsPage: "mirrors.html"}
-
-
-def _size(value: int | None) -> str:
-    if value is None:
-        return "-"
-    size = float(value)
-    for unit in ("B", "kB", "MB", "GB"):
-        if size < 1000:
-            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
-        size /= 1000
-    return f"{size:.1f} TB"
 
 
 def _when(value: float | None) -> str:
@@ -58,7 +48,7 @@ _env = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_env.filters.update(size=_size, when=_when, segment=_segment)
+_env.filters.update(size=human_size, when=_when, segment=_segment)
 _env.globals.update(assets=ASSETS, facets=FACETS, version=__version__)
 
 

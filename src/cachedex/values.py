@@ -19,6 +19,7 @@ __all__ = [
     "SpecRecord",
     "deptypes_from_mask",
     "deptypes_to_mask",
+    "human_size",
     "is_dag_hash",
     "parse_dag_hash",
 ]
@@ -99,3 +100,15 @@ class MirrorRef(msgspec.Struct, frozen=True):
     tag: str
     stack: str  # "root" for the tag's own mirror
     url: str
+
+
+def human_size(size: int | None) -> str:
+    """Bytes for people, in powers of 1000 as Spack and browsers show them; "-" if unknown."""
+    if size is None:
+        return "-"
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1000:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} TB"
