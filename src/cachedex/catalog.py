@@ -857,6 +857,8 @@ class TagWriter:
         a first sync. Edges whose child is neither among ``hashes`` nor already known are
         skipped: the index was incomplete. Returns the number of specs inserted.
         """
+        if not hashes:
+            return 0  # a re-sync with nothing new: not even a count of the table
         db = self._db
         (next_id, existing) = db.execute("SELECT coalesce(max(id), 0) + 1, count(*) FROM specs").fetchone()
         ids = self._ids
