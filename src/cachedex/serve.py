@@ -218,6 +218,19 @@ def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(catalog.package_names())
 
 
+def _always(request: Request) -> bool:
+    return True
+
+
+def _narrow_search(request: Request) -> bool:
+    """A search that names a package or a hash reads a few rows from an index."""
+    try:
+        query = parse(request.query_params.get("q", ""))
+    except QueryError:
+        return True  # answered at once with a 400
+    return query.name is not None or query.hash_prefix is not None
+
+
 def _page_routes(prefix: str, builder: Builder, handler: Callable[[Builder], Any]) -> list[Route]:
     endpoint = handler(builder)
     return [Route(prefix + suffix, endpoint, methods=["GET"]) for suffix in ("", "index.html", "index.json")]
@@ -229,7 +242,9 @@ def create_app(catalog_path: Path) -> Starlette:
     cache: OrderedDict[tuple[str, str, str], _Cached] = OrderedDict()
     lock = threading.Lock()
 
-    def answer(builder: Builder, *, api: bool) -> Callable[[Request], Awaitable[Response]]:
+    def answer(
+        builder: Builder, *, api: bool, cheap: Callable[[Request], bool] = lambda request: False,
+    ) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             catalog = catalogs.get()
             token, synced = catalog.state_token()
@@ -239,7 +254,13 @@ def create_app(catalog_path: Path) -> Starlette:
                 if hit is not None:
                     cache.move_to_end(key)
             if hit is None:
-                hit = await run_in_threadpool(_build, builder, request, token, api)
+                # A cheap answer (a few ms, from an index) is built right here: a hop to a
+                # worker thread would cost as much as the work. Anything that may scan
+                # many rows goes to a thread, so that it never holds up the others.
+                if cheap(request):
+                    hit = _build(builder, request, token, api)
+                else:
+                    hit = await run_in_threadpool(_build, builder, request, token, api)
                 with lock:
                     cache[key] = hit
                     while len(cache) > _CACHE_ENTRIES:
@@ -269,11 +290,13 @@ def create_app(catalog_path: Path) -> Starlette:
                 return _cached(_error_body(404, str(exc)), "application/json", 404, etag)
             return _cached(render_not_found(str(exc)).encode(), "text/html; charset=utf-8", 404, etag)
 
-    def api(builder: Builder) -> Callable[[Request], Awaitable[Response]]:
-        return answer(builder, api=True)
+    def api(builder: Builder, cheap: Callable[[Request], bool] = lambda request: False) -> Callable[
+            [Request], Awaitable[Response]]:
+        return answer(builder, api=True, cheap=cheap)
 
-    def html(builder: Builder) -> Callable[[Request], Awaitable[Response]]:
-        return answer(builder, api=False)
+    def html(builder: Builder, cheap: Callable[[Request], bool] = lambda request: False) -> Callable[
+            [Request], Awaitable[Response]]:
+        return answer(builder, api=False, cheap=cheap)
 
     assets = {relative.split("/", 1)[1]: (asset_text(kind), kind) for kind, relative in ASSETS.items()}
     assert set(ASSET_SOURCES) == {kind for _, kind in assets.values()}
@@ -308,9 +331,9 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/api/openapi.json", openapi, methods=["GET"]),
         Route("/api/tags", api(_api_tags), methods=["GET"]),
         Route("/api/tags/{tag}/packages", api(_api_packages), methods=["GET"]),
-        Route("/api/tags/{tag}/packages/{name}", api(_api_package), methods=["GET"]),
+        Route("/api/tags/{tag}/packages/{name}", api(_api_package, _always), methods=["GET"]),
         Route("/api/specs/{hash}", api(_api_spec), methods=["GET"]),
-        Route("/api/search", api(_api_search), methods=["GET"]),
+        Route("/api/search", api(_api_search, _narrow_search), methods=["GET"]),
         Route("/api/diff", api(_api_diff), methods=["GET"]),
         Route("/static/{file}", static, methods=["GET"]),
         Route("/packages.json", html(_packages_index), methods=["GET"]),
@@ -318,7 +341,7 @@ def create_app(catalog_path: Path) -> Starlette:
         *_page_routes("/mirrors/", _mirrors, html),
         *_page_routes("/tags/{tag}/", _tag, html),
         Route("/tags/{tag}/all.html", html(_all_packages), methods=["GET"]),
-        *_page_routes("/tags/{tag}/packages/{name}/", _package, html),
+        *_page_routes("/tags/{tag}/packages/{name}/", _package, lambda b: html(b, _always)),
         *_page_routes("/specs/{hash}/", _spec, html),
     ]
     return Starlette(
