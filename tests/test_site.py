@@ -164,3 +164,17 @@ def test_render_uses_relative_links(demo_run: Demo) -> None:
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         html = render(package_page(catalog, "develop", "zlib"))
     assert 'href="../../../../static/cachedex-' in html and 'href="../../../../specs/' in html
+
+
+def test_pages_written_by_two_processes_are_the_same(demo_run: Demo, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    import cachedex.site
+
+    monkeypatch.setattr(cachedex.site, "PARALLEL_MIN_PAGES", 0)
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        report = write_site(catalog, tmp_path / "site", tags=["v1.0.2"], workers=2)
+        again = write_site(catalog, tmp_path / "site", tags=["v1.0.2"], workers=2)
+    assert report.written > 500 and again.written == 0 and again.pages == report.pages
+    for path in (tmp_path / "site").rglob("*"):
+        if path.is_file() and ("v1.0.2" in path.parts or "specs" in path.parts):
+            assert path.read_bytes() == (demo_run.site / path.relative_to(tmp_path / "site")).read_bytes(), path

@@ -37,9 +37,7 @@ from __future__ import annotations
 
 import errno
 import json
-import multiprocessing
 import os
-import sys
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -55,7 +53,7 @@ import yaml
 
 from .catalog import Catalog, ListedSpec
 from .config import check_name
-from .outputs import OutputError, safe_folder, update_file, write_atomically
+from .outputs import OutputError, cpu_workers, pool_context, safe_folder, update_file, write_atomically
 
 __all__ = [
     "PARALLEL_MIN_SPECS",
@@ -461,19 +459,8 @@ def _worker_count(listed: int, workers: int | None) -> int:
     """Processes for a tag of ``listed`` specs: 1 for a small tag, else ``workers``
     (default: the CPUs this process may use, at most :data:`MAX_WORKERS`)."""
     if workers is None:
-        try:
-            cpus = len(os.sched_getaffinity(0))
-        except AttributeError:  # not on Linux
-            cpus = os.cpu_count() or 1
-        workers = min(cpus, MAX_WORKERS)
+        workers = cpu_workers(MAX_WORKERS)
     return max(1, workers) if listed >= PARALLEL_MIN_SPECS else 1
-
-
-def _pool_context() -> multiprocessing.context.BaseContext:
-    # On Linux, fork starts a worker in milliseconds with the modules already loaded;
-    # each worker opens its own read-only connection (the inherited handle is never
-    # used). Elsewhere fork is unsafe (macOS) or missing: the platform's default.
-    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
 
 
 def _write_tag(catalog: Catalog, outdir: Path, tag: str, workers: int | None) -> tuple[TagReport, _TagSummary]:
@@ -487,7 +474,7 @@ def _write_tag(catalog: Catalog, outdir: Path, tag: str, workers: int | None) ->
         shares = [_write_pages(catalog.listed_spec_rows(tag), tag, str(folder), existing)]
     else:
         jobs = [_ShareJob(catalog.path, tag, str(folder), existing, part, parts) for part in range(parts)]
-        with _pool_context().Pool(parts) as pool:
+        with pool_context().Pool(parts) as pool:
             shares = pool.map(_write_share, jobs, chunksize=1)
     summary = _TagSummary(
         version=str(root.db_version) if root and root.db_version is not None else "",

@@ -3,12 +3,16 @@ no folder outside the output folder, whatever a tag or package name says."""
 
 from __future__ import annotations
 
+import multiprocessing
+import multiprocessing.context
 import os
+import sys
 from pathlib import Path
 
 from .errors import CachedexError
 
-__all__ = ["OutputError", "safe_folder", "same_bytes", "update_file", "write_atomically"]
+__all__ = ["OutputError", "cpu_workers", "pool_context", "safe_folder", "same_bytes", "update_file",
+           "write_atomically"]
 
 
 class OutputError(CachedexError):
@@ -79,3 +83,21 @@ def safe_folder(outdir: Path, *parts: str, error: type[CachedexError] = OutputEr
     if not folder.resolve().is_relative_to(outdir):
         raise error(f"{folder}: leads outside {outdir}")
     return folder
+
+
+def cpu_workers(limit: int) -> int:
+    """The CPUs this process may use, at most ``limit``."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(cpus, limit))
+
+
+def pool_context() -> multiprocessing.context.BaseContext:
+    """Worker processes for writing pages in parallel.
+
+    On Linux, fork starts a worker in milliseconds with the modules already loaded;
+    each worker opens its own read-only connection (the inherited handle is never
+    used). Elsewhere fork is unsafe (macOS) or missing: the platform's default."""
+    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)

@@ -26,7 +26,7 @@ import msgspec
 
 from .catalog import Catalog
 from .config import check_name
-from .outputs import OutputError, safe_folder, update_file
+from .outputs import OutputError, cpu_workers, pool_context, safe_folder, update_file
 from .pages import home_page, mirrors_page, package_page, spec_page, tag_page
 from .render import ASSETS, Page, asset_text, page_path, render, render_all_packages, render_not_found, to_json
 from .values import is_dag_hash
@@ -76,8 +76,12 @@ def write_site(
     *,
     tags: list[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
+    workers: int | None = None,
 ) -> SiteReport:
-    """Write the site for ``tags`` (default: every tag) into ``outdir``; see the module doc."""
+    """Write the site for ``tags`` (default: every tag) into ``outdir``; see the module doc.
+
+    Package and spec pages are shared among ``workers`` processes (default: one per
+    CPU, at most 4) when there are at least :data:`PARALLEL_MIN_PAGES` of them."""
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
     outdir.mkdir(parents=True, exist_ok=True)
@@ -99,6 +103,7 @@ def write_site(
 
     removed = 0
     hashes: set[str] = set()
+    packages: list[tuple[str, str]] = []  # (tag, name) of every package page to write
     for tag in selected:
         problem = check_name(tag)
         if problem:
@@ -115,20 +120,60 @@ def write_site(
                 skipped.append(f"{tag}: package {row.name!r}: {problem}")
                 continue
             names.add(row.name)
-            writer.page(package_page(catalog, tag, row.name))
+            packages.append((tag, row.name))
         removed += _remove_others(outdir / "tags" / tag / "packages", names)
         hashes |= catalog.tag_hashes(tag)
 
-    progress(f"{len(hashes):,} specs")
-    for dag_hash in sorted(hashes):
-        if is_dag_hash(dag_hash):
-            writer.page(spec_page(catalog, dag_hash))
+    specs = sorted(h for h in hashes if is_dag_hash(h))
+    progress(f"{len(packages):,} package pages, {len(specs):,} spec pages")
+    _write_pages(catalog, writer, packages, specs, workers)
     # A spec folder stays while any tag of the catalog holds its hash.
     held = set().union(*(catalog.tag_hashes(t) for t in known)) if tags else hashes
     removed += _remove_others(outdir / "specs", held)
     removed += _remove_others(outdir / "tags", set(known))
     return SiteReport(outdir, writer.written, writer.unchanged, removed, writer.pages,
                       tuple(skipped), time.perf_counter() - started)
+
+
+#: Below this many package and spec pages, one process writes them all.
+PARALLEL_MIN_PAGES = 5_000
+
+
+class _Share(msgspec.Struct, frozen=True):
+    catalog: Path
+    outdir: Path
+    packages: list[tuple[str, str]]
+    specs: list[str]
+
+
+def _write_share(share: _Share) -> tuple[int, int, int]:
+    """A worker's part: its own read-only connection, its own counts."""
+    writer = _Writer(share.outdir)
+    with Catalog(share.catalog, readonly=True) as catalog:
+        _write_some(catalog, writer, share.packages, share.specs)
+    return writer.written, writer.unchanged, writer.pages
+
+
+def _write_some(catalog: Catalog, writer: _Writer, packages: list[tuple[str, str]], specs: list[str]) -> None:
+    for tag, name in packages:
+        writer.page(package_page(catalog, tag, name))
+    for dag_hash in specs:
+        writer.page(spec_page(catalog, dag_hash))
+
+
+def _write_pages(
+    catalog: Catalog, writer: _Writer, packages: list[tuple[str, str]], specs: list[str], workers: int | None,
+) -> None:
+    count = workers if workers is not None else cpu_workers(4)
+    if count <= 1 or len(packages) + len(specs) < PARALLEL_MIN_PAGES:
+        _write_some(catalog, writer, packages, specs)
+        return
+    shares = [_Share(catalog.path, writer.outdir, packages[n::count], specs[n::count]) for n in range(count)]
+    with pool_context().Pool(count) as pool:
+        for written, unchanged, pages in pool.imap_unordered(_write_share, shares):
+            writer.written += written
+            writer.unchanged += unchanged
+            writer.pages += pages
 
 
 def _remove_others(folder: Path, keep: set[str]) -> int:
