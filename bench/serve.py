@@ -37,10 +37,10 @@ import httpx
 HERE = Path(__file__).resolve().parent
 
 SERVER = (
-    "import sys, uvicorn\n"
-    "from pathlib import Path\n"
-    "from cachedex.serve import create_app\n"
-    "uvicorn.run(create_app(Path(sys.argv[1])), host='127.0.0.1', port=int(sys.argv[2]), log_level='warning')\n"
+    "import os, sys, uvicorn\n"
+    "os.environ['CACHEDEX_SERVE_CATALOG'] = sys.argv[1]\n"
+    "uvicorn.run('cachedex.serve:app_from_environment', factory=True, host='127.0.0.1',\n"
+    "            port=int(sys.argv[2]), workers=int(sys.argv[3]), log_level='warning')\n"
 )
 
 
@@ -111,6 +111,7 @@ def main() -> None:
     parser.add_argument("--catalog", type=Path, default=HERE / "out" / "ingest" / "catalog.sqlite")
     parser.add_argument("--tag", default="bench")
     parser.add_argument("--clients", type=int, default=32)
+    parser.add_argument("--workers", type=int, default=2, help="server processes (cachedex serve --workers)")
     parser.add_argument("--requests", type=int, default=20000, help="distinct search queries")
     parser.add_argument("--seconds", type=float, default=30)
     args = parser.parse_args()
@@ -133,7 +134,7 @@ def main() -> None:
     package_paths = [f"/tags/{args.tag}/packages/{n}/" for n in rng.sample(names, min(200, len(names)))]
 
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(args.catalog), str(port)])
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(args.catalog), str(port), str(args.workers)])
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60
@@ -146,7 +147,8 @@ def main() -> None:
             if time.monotonic() > deadline or server.poll() is not None:
                 raise SystemExit("the server did not start")
             time.sleep(0.2)
-        print(f"server up; {len(names):,} packages in {args.tag}; {args.clients} connections")
+        print(f"server up ({args.workers} processes); {len(names):,} packages in {args.tag}; "
+              f"{args.clients} connections")
         if shutil.which("wrk"):
             for label, queries in (("(a) search by package", named), ("(a') search by facets only", broad)):
                 rate, p50, p99, bad = wrk(base, searches(queries), args.clients, min(args.seconds, 10))

@@ -179,3 +179,42 @@ def test_api_conforms_to_its_openapi_document(demo_run: Demo, operation_id: str)
         case.call_and_validate(excluded_checks=[positive_data_acceptance])
 
     check()
+
+
+def test_the_serve_command_with_two_workers(demo_run: Demo) -> None:
+    """``cachedex serve`` through its console script: uvicorn, two worker processes."""
+    import subprocess
+    import sys
+
+    port = _free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-c", "from cachedex.cli import main; main()", "--config", str(demo_run.config),
+         "serve", "--port", str(port), "--workers", "2"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert server.poll() is None, server.communicate(timeout=5)
+            assert time.monotonic() < deadline, "cachedex serve did not answer within 30 s"
+            try:
+                response = httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=2)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.2)
+        assert response.status_code == 200 and "develop" in {t["name"] for t in response.json()}
+    finally:
+        server.terminate()
+        out, err = server.communicate(timeout=15)
+    assert f"on http://127.0.0.1:{port}/" in out
+
+
+def test_serve_without_a_catalog_is_one_line(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cachedex.cli import main
+
+    config = tmp_path / "cachedex.yaml"
+    config.write_text("tags:\n  - name: t\n    url: ./m\n")
+    result = CliRunner().invoke(main, ["--config", str(config), "serve"])
+    assert result.exit_code == 1 and "no catalog here yet; run 'cachedex sync' first" in result.output

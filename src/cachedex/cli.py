@@ -7,6 +7,7 @@ traceback), 2 wrong usage.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from collections.abc import Callable
@@ -458,9 +459,11 @@ def site_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
 @main.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
+              help="Server processes (one per CPU serves the most requests).")
 @click.pass_obj
 @_friendly
-def serve_command(state: _State, host: str, port: int) -> None:
+def serve_command(state: _State, host: str, port: int, workers: int) -> None:
     """Serve the website and a JSON API over the catalog, live.
 
     The same pages as 'cachedex site', rendered on demand, and a JSON API under
@@ -471,9 +474,12 @@ def serve_command(state: _State, host: str, port: int) -> None:
     """
     import uvicorn
 
-    from .serve import create_app
+    from .serve import CATALOG_ENV, create_app
 
     config = state.config()
-    app = create_app(config.catalog)
+    create_app(config.catalog)  # a missing or unreadable catalog fails here, in one line
     click.echo(f"Serving {config.catalog} on http://{host}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    # Worker processes import the app by name; the catalog's path goes by environment.
+    os.environ[CATALOG_ENV] = str(config.catalog)
+    uvicorn.run("cachedex.serve:app_from_environment", factory=True, host=host, port=port,
+                workers=workers, log_level="warning")

@@ -42,7 +42,10 @@ from .pages import PageNotFound, home_page, mirrors_page, package_page, spec_pag
 from .query import QueryError, parse
 from .render import ASSET_SOURCES, ASSETS, asset_text, render, render_all_packages, render_not_found, to_json
 
-__all__ = ["create_app"]
+__all__ = ["CATALOG_ENV", "app_from_environment", "create_app"]
+
+#: The catalog that :func:`app_from_environment` serves (set by ``cachedex serve``).
+CATALOG_ENV = "CACHEDEX_SERVE_CATALOG"
 
 _CACHE_ENTRIES = 4096
 _GZIP_MIN = 800
@@ -234,6 +237,14 @@ def _narrow_search(request: Request) -> bool:
 def _page_routes(prefix: str, builder: Builder, handler: Callable[[Builder], Any]) -> list[Route]:
     endpoint = handler(builder)
     return [Route(prefix + suffix, endpoint, methods=["GET"]) for suffix in ("", "index.html", "index.json")]
+
+
+def app_from_environment() -> Starlette:
+    """The app over the catalog named by ``$CACHEDEX_SERVE_CATALOG``: what each of
+    several uvicorn worker processes builds."""
+    import os
+
+    return create_app(Path(os.environ[CATALOG_ENV]))
 
 
 def create_app(catalog_path: Path) -> Starlette:
