@@ -117,3 +117,23 @@ def test_diff_two_tags_and_since_a_date(demo: Path) -> None:
     assert code == 0 and "no change" in output
     code, output = run(demo, "diff", "develop")
     assert code == 2
+
+
+def test_values_print_as_text_not_markup(tmp_path: Path) -> None:
+    from cachedex.values import SpecRecord
+
+    catalog = Catalog(tmp_path / "c.sqlite")
+    record = SpecRecord(hash="a" * 32, name="zlib", version="1.0", platform="linux", os="rhel8", target="x86_64",
+                        compiler="gcc@13", variants=("note=[red]x[/red]",), dependencies=(), in_buildcache=True,
+                        external=False, node=b"{}")
+    with catalog.writing_tag("t") as writer:
+        writer.add_specs([record], {})
+        writer.replace_mirror("root", "/m", layout=3, db_version=8, checksum="x", etag=None, last_modified=None,
+                              fetched_at=0.0, members={"a" * 32: True})
+    catalog.close()
+    config = tmp_path / "cachedex.yaml"
+    config.write_text("catalog: c.sqlite\ntags:\n  - name: t\n    url: ./m\n")
+    result = CliRunner().invoke(main, ["--config", str(config), "search", "zlib"])
+    assert result.exit_code == 0 and "note=[red]x[/red]" in result.output
+    result = CliRunner().invoke(main, ["--config", str(config), "show", "/aaaa"])
+    assert result.exit_code == 0 and "note=[red]x[/red]" in result.output

