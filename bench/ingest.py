@@ -2,7 +2,7 @@
 
 Generates (once, cached under bench/out/) a v3 root mirror with 250,000 records
 (about 10,000 package names, 3-8 dependencies each, object targets, Database version 8,
-~240 MB of index), 40 stack mirrors covering those records, and a spec manifest per
+~240 MB of index; a layered DAG), 40 stack mirrors covering those records, and a spec manifest per
 listed record. Then measures in one run:
 
   (a) a bare typed decode of all index bytes (msgspec, GC off): the practical limit
@@ -33,6 +33,8 @@ from typing import Any
 
 import msgspec
 
+#: Bumped when the generated data changes, so that a cached bench/out is regenerated.
+GENERATOR = 2
 TARGET_NAMES = ("x86_64_v3", "x86_64_v4", "zen4", "neoverse_v1", "neoverse_v2", "skylake_avx512")
 OSES = ("ubuntu22.04", "ubuntu24.04", "rhel8", "amzn2")
 COMPILERS = (("gcc", "13.2.0"), ("gcc", "11.4.0"), ("llvm", "18.1.8"), ("intel-oneapi-compilers", "2025.1.0"))
@@ -70,22 +72,32 @@ def generate(out: Path, records: int, stacks: int, seed: int = 7) -> dict[str, A
                 "cppflags": [], "cxxflags": [], "fflags": [], "ldflags": [], "ldlibs": []},
                 "external": {"path": "/usr", "module": None, "extra_attributes": {}}, "hash": chash}
         installs_parts.append(enc(chash) + b':{"spec":' + enc(node) + b',"ref_count":1,"in_buildcache":false}')
+    # A layered DAG, as in real caches: records come in configurations (one target, OS
+    # and compiler each) of one record per package, and a record depends only on
+    # records of its own configuration, of packages in lower tiers. Closures stay
+    # bounded (tens to a few hundred specs) and a few core packages have many dependents.
+    npackages = len(packages)
+    tiers = _tiers(npackages)
+    package_deps = [_package_deps(p, tiers, rng) for p in range(npackages)]
     for i, dag_hash in enumerate(hashes[len(COMPILERS):], start=len(COMPILERS)):
-        name = packages[i % len(packages)]
+        name = packages[i % npackages]
         version = f"{1 + i % 7}.{i % 13}.{i % 5}"
         names.append((name, version))
+        config = i // npackages
         deps = []
-        for dep_index in sorted(rng.sample(range(i), min(i, rng.randint(3, 8)))):
-            deps.append({"name": packages[dep_index % len(packages)], "hash": hashes[dep_index],
-                         "parameters": {"deptypes": ["build", "link"], "virtuals": []}})
-        cidx = i % len(COMPILERS)
+        for dep_package in package_deps[i % npackages]:
+            dep_index = config * npackages + dep_package
+            if len(COMPILERS) <= dep_index < i:
+                deps.append({"name": packages[dep_package], "hash": hashes[dep_index],
+                             "parameters": {"deptypes": ["build", "link"], "virtuals": []}})
+        cidx = config % len(COMPILERS)
         deps.append({"name": COMPILERS[cidx][0], "hash": compiler_hashes[cidx],
                      "parameters": {"deptypes": ["build"], "virtuals": ["c", "cxx"]}})
         deps.sort(key=lambda d: d["name"])
         node = {
             "name": name, "version": version,
-            "arch": {"platform": "linux", "platform_os": OSES[i % len(OSES)],
-                     "target": targets[TARGET_NAMES[i % len(TARGET_NAMES)]]},
+            "arch": {"platform": "linux", "platform_os": OSES[config % len(OSES)],
+                     "target": targets[TARGET_NAMES[config % len(TARGET_NAMES)]]},
             "namespace": "builtin",
             "parameters": {"build_system": "cmake", "build_type": "Release", "cuda": bool(i % 2),
                            "cuda_arch": ["80", "90"], "debug": False, "ipo": False, "mpi": True,
@@ -127,10 +139,30 @@ def generate(out: Path, records: int, stacks: int, seed: int = 7) -> dict[str, A
         "stacks": {f"stack-{n:02d}": str(out / f"stack-{n:02d}") for n in range(stacks)},
     }]}
     (out / "cachedex.yaml").write_text(json.dumps(config))
-    facts = {"records": len(all_hashes), "packages": len(packages), "stacks": stacks,
+    facts = {"generator": GENERATOR, "records": len(all_hashes), "packages": len(packages), "stacks": stacks,
              "root_bytes": len(root_index), "stack_bytes": stack_bytes}
     (out / "facts.json").write_text(json.dumps(facts))
     return facts
+
+
+def _tiers(npackages: int) -> list[range]:
+    """Package tiers, bottom up: core (0.5 %), libraries (4.5 %), middle (25 %), leaves."""
+    bounds = [0, max(1, npackages // 200), max(2, npackages // 20), max(3, npackages * 3 // 10), npackages]
+    return [range(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+
+
+def _package_deps(package: int, tiers: list[range], rng: random.Random) -> list[int]:
+    """3-8 dependencies: one from the tier just below, the rest from core and libraries."""
+    tier = next(n for n, r in enumerate(tiers) if package in r)
+    if tier == 0:  # core packages depend on a few earlier core packages
+        return sorted(rng.sample(range(package), min(package, rng.randint(0, 3))))
+    wanted = rng.randint(3, 8)
+    picks = {rng.choice(tiers[tier - 1])}
+    for _ in range(4 * wanted):
+        if len(picks) >= wanted:
+            break
+        picks.add(rng.choice(tiers[rng.randrange(min(tier, 2))]))
+    return sorted(picks)
 
 
 def _write_v3_index(mirror: Path, data: bytes) -> None:
@@ -241,7 +273,7 @@ def main() -> None:
     out: Path = args.out
     facts_path = out / "facts.json"
     facts = json.loads(facts_path.read_text()) if facts_path.exists() else None
-    if not facts or facts["records"] != args.records or facts["stacks"] != args.stacks:
+    if not facts or facts.get("generator") != GENERATOR or facts["records"] != args.records or facts["stacks"] != args.stacks:
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         print(f"generating {args.records:,} records, {args.stacks} stacks in {out} ...", flush=True)

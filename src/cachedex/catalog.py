@@ -18,11 +18,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -513,6 +516,55 @@ class Catalog:
             yield from batch
 
 
+    # -- bulk reads for writing every spec page at once ----------------------------
+
+    def all_spec_rows(self) -> Iterator[tuple[int, str, str, str, str, str, str, str, str, int | None, bool]]:
+        """``(id, hash, name, version, compiler, platform, os, target, variants, size,
+        listed)`` of every spec; ``variants`` is the stored JSON text, ``listed`` whether
+        some mirror has its binary."""
+        cursor = self._db.execute(
+            "SELECT s.id, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, "
+            "s.size, EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed) FROM specs s"
+        )
+        while batch := cursor.fetchmany(5000):
+            yield from ((*row[:10], bool(row[10])) for row in batch)
+
+    def all_edge_rows(self) -> Iterator[tuple[int, int, int, str]]:
+        """``(parent id, child id, deptypes, virtuals)`` of every edge."""
+        cursor = self._db.execute("SELECT parent, child, deptypes, virtuals FROM edges")
+        while batch := cursor.fetchmany(20000):
+            yield from batch
+
+    def all_holder_rows(self) -> Iterator[tuple[int, str, str, bool, str]]:
+        """``(spec id, tag, stack, listed, mirror URL)`` of every mirror's records, in
+        the order of :meth:`holders` for each spec."""
+        cursor = self._db.execute(
+            "SELECT mb.spec_id, t.name, m.stack, mb.listed, m.url FROM members mb "
+            "JOIN mirrors m ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+            "ORDER BY t.name, m.stack != 'root', m.stack"
+        )
+        while batch := cursor.fetchmany(20000):
+            yield from ((i, t, m, bool(listed), u) for i, t, m, listed, u in batch)
+
+    def root_listing_tags(self) -> Iterator[tuple[int, str]]:
+        """``(spec id, tag)`` for every tag whose root mirror lists a spec, tags in order."""
+        cursor = self._db.execute(
+            "SELECT mb.spec_id, t.name FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
+            "JOIN tags t ON t.id = m.tag_id WHERE mb.listed AND m.stack = 'root' ORDER BY t.name"
+        )
+        while batch := cursor.fetchmany(20000):
+            yield from batch
+
+    def nodes_of(self, ids: Sequence[int]) -> Iterator[tuple[int, str]]:
+        """``(spec id, raw node JSON)`` for the given ids, in ascending id order."""
+        wanted = sorted(ids)
+        for start in range(0, len(wanted), 5000):
+            chunk = wanted[start:start + 5000]
+            yield from self._db.execute(
+                "SELECT spec_id, node FROM nodes WHERE spec_id IN (SELECT value FROM json_each(?)) "
+                "ORDER BY spec_id", (json.dumps(chunk),),
+            )
+
     # -- reads for queries, diffs and the API ---------------------------------------
 
     def search(
@@ -524,53 +576,44 @@ class Catalog:
         ``tag`` limits the search to that tag's listed specs (``stack`` further to those
         its stack holds) and fills each row's ``stacks``; without a tag, every spec some
         mirror lists, with the tags listing it. Raises CatalogError for an unknown tag or
-        stack. Indexed columns (name, hash, target, os, compiler) narrow the rows first;
-        ``explain`` returns SQLite's query plan (a list of lines) instead, for tests and
-        curious users.
+        stack. ``explain`` returns SQLite's plan of the rows' query (a list of lines)
+        instead, for tests and curious users.
+
+        How it stays quick on a big tag:
+        - indexed columns (name, hash, target, os, compiler) narrow the rows first;
+        - a query of facets only (target, os, compiler, platform) is counted from the
+          scope's facet groups (a few hundred rows, computed once per catalog state) and,
+          when it matches many specs, its rows come from a walk in name order that stops
+          at ``offset + limit`` instead of sorting every match.
         """
-        where, params = _query_sql(query, self._compilers)
-        scope_params: list[object] = []
-        if tag is None:
-            if stack is not None:
-                raise CatalogError("a stack needs a tag")
-            scope = "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)"
-        else:
-            mirrors = dict(self._db.execute(
-                "SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?",
-                (tag,),
-            ).fetchall())
-            if "root" not in mirrors:
-                raise CatalogError(f"unknown tag {tag!r}; run 'cachedex stats' to list tags")
-            scope = ("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
-                     "AND mb.spec_id = s.id AND mb.listed)")
-            scope_params.append(mirrors["root"])
-            if stack is not None and stack != "root":
-                if stack not in mirrors:
-                    raise CatalogError(f"tag {tag!r} has no stack {stack!r}")
-                scope += " AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)"
-                scope_params.append(mirrors[stack])
-        condition = " AND ".join([*where, scope])
-        all_params = [*params, *scope_params]
-        if explain:
-            plan = self._db.execute(f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {condition}", all_params)
-            return [str(row[-1]) for row in plan]  # type: ignore[return-value]
-        (total,) = self._db.execute(f"SELECT count(*) FROM specs s WHERE {condition}", all_params).fetchone()
-        if tag is None:
-            holders = ("(SELECT group_concat(DISTINCT t.name) FROM members mb JOIN mirrors m "
-                          "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
-                          "WHERE mb.spec_id = s.id AND mb.listed AND m.stack = 'root')")
-            extra: list[object] = []
-        else:
-            holders = ("(SELECT group_concat(m.stack) FROM members mb JOIN mirrors m "
-                          "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
-                          "WHERE mb.spec_id = s.id AND t.name = ?)")
-            extra = [tag]
-        rows = self._db.execute(
-            "SELECT s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, "
-            f"s.size, {holders} FROM specs s WHERE {condition} "
-            "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
-            [*extra, *all_params, limit, offset],
-        ).fetchall()
+        with self._snapshot():
+            token = self.state_token()[0]
+            scope, scope_params = self._scope(tag, stack)
+            facets = _facet_terms(query, lambda: self._remembered(token, ("compilers",), self._compilers))
+            facets_only = (query.name is None and query.hash_prefix is None and not query.versions
+                           and not query.variants)
+            total: int | None = None
+            if facets_only:
+                groups = self._remembered(token, ("groups", tag, stack),
+                                          lambda: self._facet_groups(scope, scope_params))
+                total = sum(count for key, count in groups if _group_matches(key, facets))
+                (specs,) = self._db.execute("SELECT count(*) FROM specs").fetchone() if total else (0,)
+                # Walking in name order visits about (offset + limit) * specs / total rows;
+                # sorting the matches costs about total: take the cheaper.
+                by_name = total * total > (offset + limit) * specs
+            else:
+                by_name = False
+            where, params = _query_sql(query, facets, indexed_facets=not by_name)
+            condition = " AND ".join([*where, scope])
+            all_params = [*params, *scope_params]
+            if explain:
+                plan = self._db.execute(
+                    f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {condition} "
+                    "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?", [*all_params, limit, offset])
+                return [str(row[-1]) for row in plan]  # type: ignore[return-value]
+            if total is None:
+                (total,) = self._db.execute(f"SELECT count(*) FROM specs s WHERE {condition}", all_params).fetchone()
+            rows = self._found_rows(tag, condition, all_params, limit, offset) if total > offset else []
         decode = _variants_decoder.decode
         found = tuple(
             SpecSummary(
@@ -583,10 +626,90 @@ class Catalog:
         )
         return SearchPage(total=total, offset=offset, limit=limit, specs=found)
 
+    def _scope(self, tag: str | None, stack: str | None) -> tuple[str, list[object]]:
+        """The SQL condition (on ``s``) and parameters of a search's scope."""
+        if tag is None:
+            if stack is not None:
+                raise CatalogError("a stack needs a tag")
+            return "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)", []
+        mirrors = dict(self._db.execute(
+            "SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?",
+            (tag,),
+        ).fetchall())
+        if "root" not in mirrors:
+            raise CatalogError(f"unknown tag {tag!r}; run 'cachedex stats' to list tags")
+        scope = "EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id AND mb.listed)"
+        params: list[object] = [mirrors["root"]]
+        if stack is not None and stack != "root":
+            if stack not in mirrors:
+                raise CatalogError(f"tag {tag!r} has no stack {stack!r}")
+            scope += " AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)"
+            params.append(mirrors[stack])
+        return scope, params
+
+    def _facet_groups(self, scope: str, params: list[object]) -> tuple[tuple[tuple[str, ...], int], ...]:
+        """((target, os, compiler, platform), specs) of every combination in a scope."""
+        return tuple(
+            ((t, o, c, p), n) for t, o, c, p, n in self._db.execute(
+                f"SELECT s.target, s.os, s.compiler, s.platform, count(*) FROM specs s WHERE {scope} "
+                "GROUP BY 1, 2, 3, 4", params,
+            )
+        )
+
+    def _found_rows(self, tag: str | None, condition: str, params: list[object], limit: int,
+                    offset: int) -> list[tuple[Any, ...]]:
+        if tag is None:
+            holders = ("(SELECT group_concat(DISTINCT t.name) FROM members mb JOIN mirrors m "
+                       "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+                       "WHERE mb.spec_id = s.id AND mb.listed AND m.stack = 'root')")
+            extra: list[object] = []
+        else:
+            holders = ("(SELECT group_concat(m.stack) FROM members mb JOIN mirrors m "
+                       "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+                       "WHERE mb.spec_id = s.id AND t.name = ?)")
+            extra = [tag]
+        return self._db.execute(
+            "SELECT s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, "
+            f"s.size, {holders} FROM specs s WHERE {condition} "
+            "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
+            [*extra, *params, limit, offset],
+        ).fetchall()
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction: every statement inside sees the same catalog state,
+        even while a sync commits."""
+        if self._db.in_transaction:
+            yield
+            return
+        self._db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._db.execute("COMMIT")
+
+    #: Values derived from a catalog state, shared by every connection of the process:
+    #: (catalog path, state token, key) -> value, least recently used dropped first.
+    _memo: ClassVar[OrderedDict[tuple[str, str, tuple[object, ...]], Any]] = OrderedDict()
+    _memo_lock: ClassVar[threading.Lock] = threading.Lock()
+    _MEMO_SIZE: ClassVar[int] = 512
+
+    def _remembered(self, token: str, key: tuple[object, ...], compute: Callable[[], Any]) -> Any:
+        full = (str(self.path), token, key)
+        with self._memo_lock:
+            if full in self._memo:
+                self._memo.move_to_end(full)
+                return self._memo[full]
+        value = compute()
+        with self._memo_lock:
+            self._memo[full] = value
+            while len(self._memo) > self._MEMO_SIZE:
+                self._memo.popitem(last=False)
+        return value
 
     def _compilers(self) -> list[str]:
-        """The distinct compiler strings (a few dozen), so that a compiler version test
-        becomes ``compiler IN (...)`` on the index instead of a check on every row."""
+        """The distinct compiler strings (a few dozen), so that a compiler test becomes
+        ``compiler IN (...)`` on the index instead of a check on every row."""
         return [row[0] for row in self._db.execute("SELECT DISTINCT compiler FROM specs")]
 
     def spec_summary(self, dag_hash: str) -> SpecSummary | None:
@@ -653,6 +776,17 @@ class Catalog:
             "WHERE s.name = ? GROUP BY t.name ORDER BY t.name",
             (name,),
         ))
+
+    def all_package_tags(self) -> dict[str, list[tuple[str, int]]]:
+        """{package: :meth:`package_tags` of it} for every package, in one pass."""
+        result: dict[str, list[tuple[str, int]]] = {}
+        for name, tag, count in self._db.execute(
+            "SELECT s.name, t.name, count(*) FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
+            "JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = 'root' JOIN tags t ON t.id = m.tag_id "
+            "GROUP BY s.name, t.name ORDER BY t.name"
+        ):
+            result.setdefault(name, []).append((tag, count))
+        return result
 
     def tag_members(self, tag: str) -> dict[str, dict[str, tuple[str, str]]]:
         """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
@@ -746,9 +880,41 @@ class SearchPage(msgspec.Struct, frozen=True):
     specs: tuple[SpecSummary, ...]
 
 
-def _query_sql(query: Query, compilers: Callable[[], list[str]]) -> tuple[list[str], list[object]]:
-    """WHERE terms and their parameters for a query; indexed columns first.
-    ``compilers`` lists the catalog's distinct compiler strings (asked only if needed)."""
+#: Facet columns in the order of a facet group's key.
+_FACET_COLUMNS = ("target", "os", "compiler", "platform")
+
+
+def _facet_terms(query: Query, compilers: Callable[[], list[str]]) -> list[tuple[int, tuple[str, ...]]]:
+    """The query's facet constraints as (column number in :data:`_FACET_COLUMNS`,
+    allowed values). ``compilers`` lists the catalog's distinct compiler strings (asked
+    only if the query names a compiler)."""
+    terms: list[tuple[int, tuple[str, ...]]] = []
+    if query.target is not None:
+        terms.append((0, target_family(query.target) if query.target_family else (query.target,)))
+    if query.os is not None:
+        terms.append((1, (query.os,)))
+    if query.compiler is not None:
+        prefix = query.compiler + "@"
+        terms.append((2, tuple(
+            c for c in compilers()
+            if c == query.compiler or (c.startswith(prefix) and (
+                not query.compiler_versions or version_satisfies(c[len(prefix):], query.compiler_versions)))
+        )))
+    if query.platform is not None:
+        terms.append((3, (query.platform,)))
+    return terms
+
+
+def _group_matches(key: tuple[str, ...], facets: list[tuple[int, tuple[str, ...]]]) -> bool:
+    return all(key[column] in values for column, values in facets)
+
+
+def _query_sql(
+    query: Query, facets: list[tuple[int, tuple[str, ...]]], *, indexed_facets: bool = True,
+) -> tuple[list[str], list[object]]:
+    """WHERE terms and their parameters for a query and its :func:`_facet_terms`;
+    indexed columns first. Without ``indexed_facets``, the facet terms are written so
+    that SQLite cannot use their indexes (a unary ``+``), leaving it the name order."""
     where: list[str] = []
     params: list[object] = []
     if query.name is not None:
@@ -758,27 +924,10 @@ def _query_sql(query: Query, compilers: Callable[[], list[str]]) -> tuple[list[s
         # Hashes are lower-case base32: '{' sorts after every character they use.
         where.append("s.hash >= ? AND s.hash < ?")
         params += [query.hash_prefix, query.hash_prefix + "{"]
-    if query.target is not None:
-        family = target_family(query.target) if query.target_family else (query.target,)
-        where.append(f"s.target IN ({','.join('?' * len(family))})")
-        params += family
-    if query.os is not None:
-        where.append("s.os = ?")
-        params.append(query.os)
-    if query.platform is not None:
-        where.append("s.platform = ?")
-        params.append(query.platform)
-    if query.compiler is not None:
-        if query.compiler_versions:
-            prefix = query.compiler + "@"
-            matching = [c for c in compilers() if c.startswith(prefix)
-                        and version_satisfies(c[len(prefix):], query.compiler_versions)]
-            where.append(f"s.compiler IN ({','.join('?' * len(matching))})" if matching else "0")
-            params += matching
-        else:
-            # 'gcc' or 'gcc@...': '@' is followed by 'A' in byte order: an index range.
-            where.append("(s.compiler = ? OR (s.compiler >= ? AND s.compiler < ?))")
-            params += [query.compiler, query.compiler + "@", query.compiler + "A"]
+    unary = "" if indexed_facets else "+"
+    for column, values in facets:
+        where.append(f"{unary}s.{_FACET_COLUMNS[column]} IN ({','.join('?' * len(values))})" if values else "0")
+        params += values
     if query.versions:
         where.append("cx_version(s.version, ?)")
         params.append(_encode(query.versions).decode())

@@ -8,16 +8,20 @@ escapes every value (autoescape), whatever a package, tag or variant says.
 from __future__ import annotations
 
 import datetime
+from collections.abc import Iterable
+from functools import lru_cache
 from urllib.parse import quote
 
 import msgspec
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup, escape
 
 from . import __version__
+from .catalog import Edge
 from .pages import FACETS, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 from .values import human_size
 
-__all__ = ["ASSETS", "page_path", "render", "render_all_packages", "render_not_found", "to_json"]
+__all__ = ["ASSETS", "json_path", "page_path", "render", "render_all_packages", "render_not_found", "to_json"]
 
 #: The site's own assets, their version in their names (cache forever, never stale).
 ASSETS = {"css": f"static/cachedex-{__version__}.css", "js": f"static/cachedex-{__version__}.js"}
@@ -44,17 +48,38 @@ def _segment(value: str) -> str:
 _env = Environment(
     loader=PackageLoader("cachedex", "templates"),
     autoescape=select_autoescape(["html"], default_for_string=True, default=True),
+    auto_reload=False,  # templates are package data; checking their files costs 4 stats a page
     undefined=StrictUndefined,
     trim_blocks=True,
     lstrip_blocks=True,
 )
-_env.filters.update(size=human_size, when=_when, segment=_segment)
+@lru_cache(maxsize=1 << 19)
+def _edge_item(edge: Edge, root: str) -> str:
+    # One dependency as a list item. Written here rather than in a template because a
+    # whole site repeats each of these rows on dozens of pages: cached, a spec page
+    # costs a join instead of escaping ~300 values (most of a page's render time).
+    virtuals = f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else ""
+    missing = ("" if edge.listed else
+               ' <span class="tag muted" title="no binary of this in the cache">no binary</span>')
+    return (f'<li><a href="{escape(root)}specs/{escape(_segment(edge.hash))}.html">'
+            f"{escape(edge.name)}@{escape(edge.version)}</a> <code>/{escape(edge.hash[:7])}</code>"
+            f"{virtuals}{missing}</li>")
+
+
+def _edge_items(edges: Iterable[Edge], root: str) -> Markup:
+    return Markup("\n".join(_edge_item(edge, root) for edge in edges))
+
+
+_env.filters.update(size=human_size, when=_when, segment=_segment, edge_items=_edge_items)
 _env.globals.update(assets=ASSETS, facets=FACETS, version=__version__)
 
 
 def page_path(page: Page, *, url: bool = False) -> str:
-    """The page's HTML file inside the site (its JSON twin is ``index.json`` beside it);
-    with ``url``, the same path as a URL (names percent-encoded)."""
+    """The page's HTML file inside the site (its JSON twin: :func:`json_path`); with
+    ``url``, the same path as a URL (names percent-encoded).
+
+    A spec page is a file, ``specs/<hash>.html``, not a folder: a site holds hundreds
+    of thousands of them, and a folder each would double the cost of writing them."""
     name = _segment if url else str
     if isinstance(page, HomePage):
         return "index.html"
@@ -63,8 +88,14 @@ def page_path(page: Page, *, url: bool = False) -> str:
     if isinstance(page, PackagePage):
         return f"tags/{name(page.tag)}/packages/{name(page.name)}/index.html"
     if isinstance(page, SpecPage):
-        return f"specs/{name(page.spec.hash)}/index.html"
+        return f"specs/{name(page.spec.hash)}.html"
     return "mirrors/index.html"
+
+
+def json_path(html_path: str) -> str:
+    """The JSON twin of an HTML page: ``index.json`` beside ``index.html``,
+    ``<hash>.json`` beside ``<hash>.html``."""
+    return html_path.removesuffix(".html") + ".json"
 
 
 def _root(path: str) -> str:
@@ -74,25 +105,29 @@ def _root(path: str) -> str:
 #: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
 #: a browser seconds to lay out), and ``all.html`` lists every package by name.
 FIRST_ROWS = 200
-#: Entries of a spec's transitive closure listed in its HTML (all are in its JSON).
-CLOSURE_ROWS = 300
+#: Entries of each edge list of a spec page (dependencies, closure, dependents) in its
+#: HTML; all are in its JSON. A core package can have tens of thousands of dependents.
+EDGE_ROWS = 300
 
 
 def render(page: Page) -> str:
     """The page's HTML."""
     template = _env.get_template(_TEMPLATES[type(page)])
-    return template.render(page=page, root=_root(page_path(page)), first_rows=FIRST_ROWS,
-                           closure_rows=CLOSURE_ROWS)
+    path = page_path(page)
+    # Markup: the root and the twin's name are ours and safe; escaping them again on
+    # each of their uses is a measurable part of a spec page's render.
+    return template.render(page=page, root=Markup(_root(path)), json_href=Markup(json_path(path).rsplit("/", 1)[-1]),
+                           first_rows=FIRST_ROWS, edge_rows=EDGE_ROWS)
 
 
 def render_all_packages(page: TagPage) -> str:
     """``all.html`` beside a tag page: every package of the tag by name, no script needed."""
-    return _env.get_template("all.html").render(page=page, root=_root(page_path(page)))
+    return _env.get_template("all.html").render(page=page, root=_root(page_path(page)), json_href="index.json")
 
 
 def render_not_found(message: str = "", root: str = "/") -> str:
     """The 404 page. ``root`` is absolute ("/") because a 404 is shown at any depth."""
-    return _env.get_template("404.html").render(message=message, root=root)
+    return _env.get_template("404.html").render(message=message, root=root, json_href="")
 
 
 def to_json(page: Page) -> bytes:

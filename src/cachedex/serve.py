@@ -7,8 +7,8 @@ whenever a sync commits; the token also makes the ETag, so a client revalidating
 no sync gets 304. Bodies are gzipped for clients that accept it.
 
 The HTML pages live at the same paths as in the static site (``/``, ``/tags/<tag>/``,
-``/tags/<tag>/packages/<name>/``, ``/specs/<hash>/``, ``/mirrors/``, each also as
-``index.html`` and ``index.json``); the API under ``/api`` is described by the OpenAPI
+``/tags/<tag>/packages/<name>/``, ``/mirrors/``, each also as ``index.html`` and
+``index.json``; ``/specs/<hash>.html`` and ``.json``); the API under ``/api`` is described by the OpenAPI
 document at ``/api/openapi.json``. Errors of the API are JSON of one shape:
 ``{"error": {"status": <int>, "message": <str>}}``.
 """
@@ -353,7 +353,8 @@ def create_app(catalog_path: Path) -> Starlette:
         *_page_routes("/tags/{tag}/", _tag, html),
         Route("/tags/{tag}/all.html", html(_all_packages), methods=["GET"]),
         *_page_routes("/tags/{tag}/packages/{name}/", _package, lambda b: html(b, _always)),
-        *_page_routes("/specs/{hash}/", _spec, html),
+        Route("/specs/{hash}.html", html(_spec), methods=["GET"]),
+        Route("/specs/{hash}.json", html(_spec), methods=["GET"]),
     ]
     return Starlette(
         routes=routes,

@@ -1,13 +1,14 @@
 """``cachedex site OUTDIR``: the catalog as a self-contained static website.
 
-Layout (every page has its JSON twin, ``index.json``, beside its ``index.html``)::
+Layout (every page has its JSON twin beside it: ``index.json`` beside ``index.html``,
+``<hash>.json`` beside ``<hash>.html``)::
 
     index.html                         tags, and a package search box
     packages.json                      {package: [tags]}, for the search box
     tags/<tag>/index.html              packages of a tag, facets in the URL
     tags/<tag>/all.html                every package of the tag by name
     tags/<tag>/packages/<name>/...     a package's specs in a tag
-    specs/<hash>/index.html            one spec: dependencies, dependents, install
+    specs/<hash>.html                  one spec: dependencies, dependents, install
     mirrors/index.html, 404.html, static/cachedex-<version>.{css,js}
 
 Re-running rewrites only pages whose bytes changed, removes pages of packages and
@@ -17,6 +18,8 @@ or package name that cannot be a folder name is skipped and reported.
 
 from __future__ import annotations
 
+import gc
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -27,8 +30,8 @@ import msgspec
 from .catalog import Catalog
 from .config import check_name
 from .outputs import OutputError, cpu_workers, pool_context, safe_folder, update_file
-from .pages import home_page, mirrors_page, package_page, spec_page, tag_page
-from .render import ASSETS, Page, asset_text, page_path, render, render_all_packages, render_not_found, to_json
+from .pages import SpecGraph, SpecPage, home_page, mirrors_page, package_pages, tag_page
+from .render import ASSETS, Page, asset_text, json_path, page_path, render, render_all_packages, render_not_found, to_json
 from .values import is_dag_hash
 
 __all__ = ["SiteReport", "write_site"]
@@ -66,8 +69,60 @@ class _Writer:
     def page(self, page: Page) -> None:
         path = page_path(page)
         self.file(path, render(page).encode())
-        self.file(path[: -len("index.html")] + "index.json", to_json(page))
+        self.file(json_path(path), to_json(page))
         self.pages += 1
+
+    def add(self, counts: tuple[int, int, int, int]) -> None:
+        """Count what a worker wrote (see :func:`_run_task`)."""
+        self.written += counts[0]
+        self.unchanged += counts[1]
+        self.pages += counts[2]
+
+    def spec_page(self, specs: str, page: SpecPage, *, staged: bool) -> None:
+        """A spec page as ``<hash>.html`` and ``<hash>.json`` in ``specs``, a folder
+        :func:`_spec_folder` chose. A DAG hash is a safe file name, so this skips the
+        checks a page named after a package needs (on a 250,000-spec site they cost more
+        than the writing). In a ``staged`` folder, which nobody reads until it is
+        renamed into place whole, files are written directly instead of replaced."""
+        dag_hash = page.spec.hash
+        if not is_dag_hash(dag_hash):
+            raise OutputError(f"{dag_hash!r}: not a DAG hash, refusing it as a file name")
+        for suffix, data in ((".html", render(page).encode()), (".json", to_json(page))):
+            path = os.path.join(specs, dag_hash + suffix)
+            try:
+                if staged:
+                    _write_new(path, data)
+                    changed = True
+                else:
+                    changed = update_file(path, data)
+            except OSError as exc:
+                raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+            self.written += changed
+            self.unchanged += not changed
+        self.pages += 1
+
+
+def _write_new(path: str, data: bytes) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+
+
+#: Where a first build writes spec pages before renaming the folder to ``specs``.
+_STAGING = ".specs-staging"
+
+
+def _spec_folder(outdir: Path) -> tuple[str, bool]:
+    """(folder to write spec pages into, whether it is a staging folder). A site's
+    first build writes its spec pages into a hidden folder renamed to ``specs`` at the
+    end (a reader sees every page or none), which spares a temporary file and a rename
+    per page; later builds replace changed pages one by one."""
+    staging = outdir / _STAGING
+    if staging.is_dir() and not staging.is_symlink():
+        shutil.rmtree(staging)  # left by a build that was stopped
+    if (outdir / "specs").exists() or (outdir / "specs").is_symlink():
+        return str(safe_folder(outdir, "specs")), False
+    return str(safe_folder(outdir, _STAGING)), True
 
 
 def write_site(
@@ -81,7 +136,7 @@ def write_site(
     """Write the site for ``tags`` (default: every tag) into ``outdir``; see the module doc.
 
     Package and spec pages are shared among ``workers`` processes (default: one per
-    CPU, at most 4) when there are at least :data:`PARALLEL_MIN_PAGES` of them."""
+    CPU, at most 4) when there are at least :data:`PARALLEL_MIN_PAGES` spec pages."""
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
     outdir.mkdir(parents=True, exist_ok=True)
@@ -103,7 +158,7 @@ def write_site(
 
     removed = 0
     hashes: set[str] = set()
-    packages: list[tuple[str, str]] = []  # (tag, name) of every package page to write
+    listed: list[str] = []  # tags whose package pages to write
     for tag in selected:
         problem = check_name(tag)
         if problem:
@@ -120,60 +175,137 @@ def write_site(
                 skipped.append(f"{tag}: package {row.name!r}: {problem}")
                 continue
             names.add(row.name)
-            packages.append((tag, row.name))
+        listed.append(tag)
         removed += _remove_others(outdir / "tags" / tag / "packages", names)
         hashes |= catalog.tag_hashes(tag)
 
     specs = sorted(h for h in hashes if is_dag_hash(h))
-    progress(f"{len(packages):,} package pages, {len(specs):,} spec pages")
-    _write_pages(catalog, writer, packages, specs, workers)
-    # A spec folder stays while any tag of the catalog holds its hash.
+    folder, staged = _spec_folder(outdir)
+    _write_pages(catalog, writer, listed, specs, folder, staged, workers, progress)
+    if staged:
+        os.rename(folder, outdir / "specs")
+    # A spec page stays while any tag of the catalog holds its hash.
     held = set().union(*(catalog.tag_hashes(t) for t in known)) if tags else hashes
-    removed += _remove_others(outdir / "specs", held)
+    removed += _remove_spec_pages(outdir / "specs", held)
+    removed += _remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
     removed += _remove_others(outdir / "tags", set(known))
     return SiteReport(outdir, writer.written, writer.unchanged, removed, writer.pages,
                       tuple(skipped), time.perf_counter() - started)
 
 
-#: Below this many package and spec pages, one process writes them all.
+#: Below this many spec pages, one process writes every page.
 PARALLEL_MIN_PAGES = 5_000
+#: Spec pages per task given to a worker (progress is reported per task).
+SPECS_PER_TASK = 10_000
 
 
-class _Share(msgspec.Struct, frozen=True):
+class _Task(msgspec.Struct, frozen=True):
+    """A worker's part: package pages of share ``part`` of ``parts`` of some tags, and
+    spec pages (catalog ids)."""
+
     catalog: Path
     outdir: Path
-    packages: list[tuple[str, str]]
-    specs: list[str]
+    tags: list[str]
+    part: int
+    parts: int
+    spec_ids: list[int]
+    spec_folder: str = ""
+    staged: bool = False
 
 
-def _write_share(share: _Share) -> tuple[int, int, int]:
-    """A worker's part: its own read-only connection, its own counts."""
-    writer = _Writer(share.outdir)
-    with Catalog(share.catalog, readonly=True) as catalog:
-        _write_some(catalog, writer, share.packages, share.specs)
-    return writer.written, writer.unchanged, writer.pages
+class _Inherited:
+    """What forked workers inherit instead of receiving it pickled: the spec graph (a
+    gigabyte for 250,000 specs) and every package's tags."""
+
+    graph: SpecGraph | None = None
+    package_tags: dict[str, list[tuple[str, int]]] = {}
 
 
-def _write_some(catalog: Catalog, writer: _Writer, packages: list[tuple[str, str]], specs: list[str]) -> None:
-    for tag, name in packages:
-        writer.page(package_page(catalog, tag, name))
-    for dag_hash in specs:
-        writer.page(spec_page(catalog, dag_hash))
+def _run_task(task: _Task) -> tuple[int, int, int, int]:
+    """Write a task's pages with its own read-only connection; returns (written,
+    unchanged, pages, spec pages)."""
+    writer = _Writer(task.outdir)
+    with Catalog(task.catalog, readonly=True) as catalog:
+        _write_task(catalog, writer, task)
+    return writer.written, writer.unchanged, writer.pages, len(task.spec_ids)
+
+
+def _write_task(catalog: Catalog, writer: _Writer, task: _Task) -> None:
+    for tag in task.tags:
+        for page in package_pages(catalog, tag, part=task.part, parts=task.parts,
+                                  package_tags=_Inherited.package_tags):
+            if not check_name(page.name):
+                writer.page(page)
+    graph = _Inherited.graph
+    if graph is not None:
+        for spec_id, node in catalog.nodes_of(task.spec_ids):
+            writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
 
 
 def _write_pages(
-    catalog: Catalog, writer: _Writer, packages: list[tuple[str, str]], specs: list[str], workers: int | None,
+    catalog: Catalog, writer: _Writer, tags: list[str], specs: list[str], spec_folder: str, staged: bool,
+    workers: int | None, progress: Callable[[str], None],
 ) -> None:
+    """Package pages of ``tags`` and spec pages of ``specs``, without a query per page:
+    package pages stream from one pass per tag, and the spec graph is read once. On a
+    big site, worker processes write package pages while this one reads the graph, then
+    share the spec pages."""
+    _Inherited.package_tags = catalog.all_package_tags()
     count = workers if workers is not None else cpu_workers(4)
-    if count <= 1 or len(packages) + len(specs) < PARALLEL_MIN_PAGES:
-        _write_some(catalog, writer, packages, specs)
-        return
-    shares = [_Share(catalog.path, writer.outdir, packages[n::count], specs[n::count]) for n in range(count)]
-    with pool_context().Pool(count) as pool:
-        for written, unchanged, pages in pool.imap_unordered(_write_share, shares):
-            writer.written += written
-            writer.unchanged += unchanged
-            writer.pages += pages
+    try:
+        if count <= 1 or len(specs) < PARALLEL_MIN_PAGES:
+            ids = _read_graph(catalog, specs, progress)
+            progress(f"writing package pages and {len(ids):,} spec pages")
+            _write_task(catalog, writer, _Task(catalog.path, writer.outdir, tags, 0, 1, ids, spec_folder, staged))
+            return
+        context = pool_context()
+        with context.Pool(count) as package_pool:  # forked before the graph exists: small
+            packages = package_pool.map_async(
+                _run_task, [_Task(catalog.path, writer.outdir, tags, n, count, []) for n in range(count)])
+            ids = _read_graph(catalog, specs, progress)
+            tasks = [_Task(catalog.path, writer.outdir, [], 0, 1, ids[start:start + SPECS_PER_TASK], spec_folder,
+                           staged) for start in range(0, len(ids), SPECS_PER_TASK)]
+            done = 0
+            gc.freeze()  # workers then share the graph's memory pages instead of copying them
+            with context.Pool(count) as spec_pool:
+                for result in spec_pool.imap_unordered(_run_task, tasks):
+                    writer.add(result)
+                    done += result[3]
+                    progress(f"spec pages: {done:,} of {len(ids):,} written ({count} processes)")
+            for result in packages.get():
+                writer.add(result)
+    finally:
+        gc.unfreeze()
+        _Inherited.graph = None
+        _Inherited.package_tags = {}
+
+
+def _read_graph(catalog: Catalog, specs: list[str], progress: Callable[[str], None]) -> list[int]:
+    """Read the spec graph for the workers to inherit; returns the ids of ``specs``."""
+    if not specs:
+        return []
+    progress(f"reading the dependency graph for {len(specs):,} spec pages")
+    gc.disable()  # millions of small objects that live as long as the build
+    try:
+        graph = _Inherited.graph = SpecGraph(catalog)
+    finally:
+        gc.enable()
+    return sorted(graph.ids[h] for h in specs)
+
+
+def _remove_spec_pages(folder: Path, keep: set[str]) -> int:
+    """Remove the spec pages (``<hash>.html`` and ``.json``) in ``folder`` whose hash is
+    not in ``keep``; returns how many pages."""
+    if not folder.is_dir() or folder.is_symlink():
+        return 0
+    removed = 0
+    for entry in os.scandir(folder):
+        stem, dot, suffix = entry.name.rpartition(".")
+        if suffix in ("html", "json") and is_dag_hash(stem) and stem not in keep and entry.is_file(
+                follow_symlinks=False):
+            os.unlink(entry.path)
+            removed += suffix == "html"
+    return removed
 
 
 def _remove_others(folder: Path, keep: set[str]) -> int:
