@@ -9,7 +9,9 @@ server does (figures then measure the client).
 
   (a) search by package: distinct queries (a package name with a version range or a
       variant), so that the server's response cache does not answer them: p50 / p99
-  (a') search by facets only (target and compiler, ~40,000 matches each): p50 / p99
+  (a') search by facets only: distinct queries of one to three facets (target, target
+      family, OS, compiler), half of them within a stack, each at one of its first ten
+      pages; hundreds to tens of thousands of matches each
   (b) package pages (HTML) of 200 packages, repeatedly: requests per second
 
 Targets (issue 5): (a) p99 < 50 ms with 32 concurrent clients; (b) >= 500 requests/s.
@@ -106,6 +108,22 @@ def wrk(base: str, paths: list[str], clients: int, seconds: float) -> tuple[floa
     return rate, millis("50%"), millis("99%"), int(bad.group(1)) if bad else 0
 
 
+def facet_query(rng: random.Random, facets: dict[str, list[str]], stacks: list[str]) -> tuple[str, str | None]:
+    """A query of one to three facets and no package name (a target, its family, an
+    OS, a compiler with or without a version), in half of them within a stack."""
+    terms = []
+    for column in rng.sample(["target", "os", "compiler"], rng.randint(1, 3)):
+        value = rng.choice(facets[column])
+        if column == "target":
+            terms.append(f"target={value}" + (":" if rng.random() < 0.3 else ""))
+        elif column == "os":
+            terms.append(f"os={value}")
+        else:
+            name, _, version = value.partition("@")
+            terms.append(f"%{name}" + (f"@{version.split('.')[0]}" if version and rng.random() < 0.5 else ""))
+    return " ".join(terms), rng.choice(stacks) if stacks and rng.random() < 0.5 else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--catalog", type=Path, default=HERE / "out" / "ingest" / "catalog.sqlite")
@@ -121,15 +139,23 @@ def main() -> None:
     Catalog(args.catalog).close()  # upgrade the schema in place if it is older
     with Catalog(args.catalog, readonly=True) as catalog:
         names = sorted(name for name, tags in catalog.package_names().items() if args.tag in tags)
-        targets = sorted({row[0] for row in catalog._db.execute("SELECT DISTINCT target FROM specs")})  # noqa: SLF001
+        facets = {column: sorted({row[0] for row in catalog._db.execute(  # noqa: SLF001 (bench only)
+            f"SELECT DISTINCT {column} FROM specs WHERE {column} NOT IN ('', 'none')")})
+            for column in ("target", "os", "compiler")}
+        stacks = [m.stack for m in catalog.mirrors(args.tag) if m.stack != "root"]
     rng = random.Random(3)
-    named = [f"{rng.choice(names)}@{rng.randint(0, 3)}:" for _ in range(args.requests // 2)]
-    named += [f"{rng.choice(names)} +shared" for _ in range(args.requests // 2)]
-    broad = [f"target={rng.choice(targets)} %gcc@{rng.randint(9, 14)}" for _ in range(args.requests // 10)]
+    named = [(f"{rng.choice(names)}@{rng.randint(0, 3)}:", None, 0) for _ in range(args.requests // 2)]
+    named += [(f"{rng.choice(names)} +shared", None, 0) for _ in range(args.requests // 2)]
     rng.shuffle(named)
+    # Each facet query at one of its first ten pages, as a user paging through results.
+    broad = sorted({(*facet_query(rng, facets, stacks), 50 * rng.randrange(10)) for _ in range(args.requests)},
+                   key=lambda q: (q[0], q[1] or "", q[2]))
+    rng.shuffle(broad)
 
-    def searches(queries: list[str]) -> list[str]:
-        return [str(httpx.URL("/api/search", params={"q": q, "tag": args.tag, "limit": 50})) for q in queries]
+    def searches(queries: list[tuple[str, str | None, int]]) -> list[str]:
+        return [str(httpx.URL("/api/search", params={"q": q, "tag": args.tag, "limit": 50, "offset": offset,
+                                                       **({"stack": stack} if stack else {})}))
+                for q, stack, offset in queries]
 
     package_paths = [f"/tags/{args.tag}/packages/{n}/" for n in rng.sample(names, min(200, len(names)))]
 

@@ -46,7 +46,28 @@ def brute_force(catalog: Catalog, tag: str, text: str) -> set[str]:
 
 QUERIES = ["zlib", "hdf5+mpi", "target=aarch64:", "target=x86_64:", "%gcc@11", "%gcc@12:",
            "py-numpy@2:", "build_system=cmake os=ubuntu22.04", "cuda_arch=80", "+shared ~ipo",
-           "arch=darwin-sequoia-m1", "openmpi fabrics=none", "/a"]
+           "arch=darwin-sequoia-m1", "openmpi fabrics=none", "/a", "%gcc", "os=ubuntu24.04 target=x86_64_v3",
+           "platform=darwin", "%llvm target=aarch64:"]
+
+
+@pytest.mark.parametrize("query", ["target=x86_64:", "%gcc os=ubuntu22.04", "platform=linux", "os=rhel8"])
+def test_facet_queries_page_and_count_like_the_sql_path(demo: Path, query: str) -> None:
+    # Facet-only queries are answered by the in-memory facet index, not SQL: in every
+    # scope (each stack too), the count, the matches, their order and every page of
+    # them must be what a brute-force walk and the result order say.
+    with Catalog(demo / "cachedex.sqlite", readonly=True) as catalog:
+        stacks = [m.stack for m in catalog.mirrors("develop")]
+        for stack in [None, *stacks]:
+            expected = brute_force(catalog, "develop", query)
+            if stack not in (None, "root"):
+                expected = {h for h in expected if stack in catalog.search(parse("/" + h), tag="develop").specs[0].stacks}
+            whole = catalog.search(parse(query), tag="develop", stack=stack, limit=100_000)
+            assert whole.total == len(whole.specs) == len(expected) and {s.hash for s in whole.specs} == expected
+            order = [(s.name, s.version, s.hash) for s in whole.specs]
+            assert order == sorted(order)
+            pages = [catalog.search(parse(query), tag="develop", stack=stack, limit=7, offset=n).specs
+                     for n in range(0, whole.total + 7, 7)]
+            assert [s.hash for page in pages for s in page] == [s.hash for s in whole.specs], stack
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -62,8 +83,9 @@ def test_search_agrees_with_a_brute_force_walk(demo: Path, query: str) -> None:
 
 def test_queries_that_name_an_indexed_field_use_an_index(demo: Path) -> None:
     with Catalog(demo / "cachedex.sqlite", readonly=True) as catalog:
-        for query, index in [("zlib", "specs_name"), ("/ab", "specs_hash"), ("target=zen4", "specs_target"),
-                             ("os=rhel8 +mpi", "specs_os"), ("%gcc@13", "specs_compiler")]:
+        for query, index in [("zlib", "specs_name"), ("/ab", "specs_hash"), ("target=zen4 +mpi", "specs_target"),
+                             ("os=rhel8 +mpi", "specs_os"), ("%gcc@13 @1:", "specs_compiler"),
+                             ("target=zen4", "facet index"), ("%gcc@13 os=rhel8", "facet index")]:
             plan = catalog.search(parse(query), tag="develop", explain=True)
             assert any(index in str(line) for line in plan), (query, plan)
 

@@ -16,10 +16,13 @@ sync writes. One tag is written in one transaction: a failure leaves it as it wa
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import sqlite3
 import threading
 import time
+from array import array
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -581,10 +584,9 @@ class Catalog:
 
         How it stays quick on a big tag:
         - indexed columns (name, hash, target, os, compiler) narrow the rows first;
-        - a query of facets only (target, os, compiler, platform) is counted from the
-          scope's facet groups (a few hundred rows, computed once per catalog state) and,
-          when it matches many specs, its rows come from a walk in name order that stops
-          at ``offset + limit`` instead of sorting every match.
+        - a query of facets only (target, os, compiler, platform), which may match tens
+          of thousands of specs, is answered by the scope's :class:`_FacetIndex`, built
+          once per catalog state and shared by the connections of the process.
         """
         with self._snapshot():
             token = self.state_token()[0]
@@ -592,28 +594,24 @@ class Catalog:
             facets = _facet_terms(query, lambda: self._remembered(token, ("compilers",), self._compilers))
             facets_only = (query.name is None and query.hash_prefix is None and not query.versions
                            and not query.variants)
-            total: int | None = None
             if facets_only:
-                groups = self._remembered(token, ("groups", tag, stack),
-                                          lambda: self._facet_groups(scope, scope_params))
-                total = sum(count for key, count in groups if _group_matches(key, facets))
-                (specs,) = self._db.execute("SELECT count(*) FROM specs").fetchone() if total else (0,)
-                # Walking in name order visits about (offset + limit) * specs / total rows;
-                # sorting the matches costs about total: take the cheaper.
-                by_name = total * total > (offset + limit) * specs
+                index = self._facet_index_of(token, tag, stack, scope, scope_params)
+                total, ids = index.matches(facets, offset, limit)
+                if explain:
+                    return [f"facet index of {index.size} specs in {len(index.groups)} groups"]  # type: ignore[return-value]
+                condition, all_params = "s.id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]
+                rows = self._found_rows(tag, condition, all_params, limit, 0) if ids else []
             else:
-                by_name = False
-            where, params = _query_sql(query, facets, indexed_facets=not by_name)
-            condition = " AND ".join([*where, scope])
-            all_params = [*params, *scope_params]
-            if explain:
-                plan = self._db.execute(
-                    f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {condition} "
-                    "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?", [*all_params, limit, offset])
-                return [str(row[-1]) for row in plan]  # type: ignore[return-value]
-            if total is None:
+                where, params = _query_sql(query, facets)
+                condition = " AND ".join([*where, scope])
+                all_params = [*params, *scope_params]
+                if explain:
+                    plan = self._db.execute(
+                        f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {condition} "
+                        "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?", [*all_params, limit, offset])
+                    return [str(row[-1]) for row in plan]  # type: ignore[return-value]
                 (total,) = self._db.execute(f"SELECT count(*) FROM specs s WHERE {condition}", all_params).fetchone()
-            rows = self._found_rows(tag, condition, all_params, limit, offset) if total > offset else []
+                rows = self._found_rows(tag, condition, all_params, limit, offset) if total > offset else []
         decode = _variants_decoder.decode
         found = tuple(
             SpecSummary(
@@ -647,14 +645,40 @@ class Catalog:
             params.append(mirrors[stack])
         return scope, params
 
-    def _facet_groups(self, scope: str, params: list[object]) -> tuple[tuple[tuple[str, ...], int], ...]:
-        """((target, os, compiler, platform), specs) of every combination in a scope."""
-        return tuple(
-            ((t, o, c, p), n) for t, o, c, p, n in self._db.execute(
-                f"SELECT s.target, s.os, s.compiler, s.platform, count(*) FROM specs s WHERE {scope} "
-                "GROUP BY 1, 2, 3, 4", params,
-            )
-        )
+    def warm_search(self) -> int:
+        """Build now what the first facet query of each scope (the whole catalog, each
+        tag, each of its stacks) would otherwise build: a server calls this at start and
+        after a sync. Returns the number of scopes."""
+        with self._snapshot():
+            token = self.state_token()[0]
+            self._remembered(token, ("compilers",), self._compilers)
+            scopes = [(None, None)] + [(m.tag, m.stack) for m in self.mirrors()]
+            for tag, stack in scopes:
+                self._facet_index_of(token, tag, stack, *self._scope(tag, stack))
+        return len(scopes)
+
+    def _facet_index_of(self, token: str, tag: str | None, stack: str | None, scope: str,
+                        params: list[object]) -> _FacetIndex:
+        stack = None if stack == "root" else stack
+        return self._remembered(token, ("facets", tag, stack), lambda: self._facet_index(tag, stack, scope, params))
+
+    def _facet_index(self, tag: str | None, stack: str | None, scope: str, params: list[object]) -> _FacetIndex:
+        """The :class:`_FacetIndex` of a search scope: one ordered pass over its specs,
+        driven by the smallest membership list that defines it."""
+        if tag is None:
+            source, where = "specs s", scope
+        elif stack is None:
+            source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
+            where, params = "mb0.mirror_id = ? AND mb0.listed", params[:1]
+        else:
+            source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
+            where = ("mb0.mirror_id = ? AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
+                     "AND mb.spec_id = s.id AND mb.listed)")
+            params = [params[1], params[0]]
+        return _FacetIndex(self._db.execute(
+            f"SELECT s.id, s.target, s.os, s.compiler, s.platform FROM {source} WHERE {where} "
+            "ORDER BY s.name, s.version, s.hash", params,
+        ))
 
     def _found_rows(self, tag: str | None, condition: str, params: list[object], limit: int,
                     offset: int) -> list[tuple[Any, ...]]:
@@ -692,7 +716,7 @@ class Catalog:
     #: (catalog path, state token, key) -> value, least recently used dropped first.
     _memo: ClassVar[OrderedDict[tuple[str, str, tuple[object, ...]], Any]] = OrderedDict()
     _memo_lock: ClassVar[threading.Lock] = threading.Lock()
-    _MEMO_SIZE: ClassVar[int] = 512
+    _MEMO_SIZE: ClassVar[int] = 4096  # a facet index per tag and stack, mostly
 
     def _remembered(self, token: str, key: tuple[object, ...], compute: Callable[[], Any]) -> Any:
         full = (str(self.path), token, key)
@@ -909,12 +933,38 @@ def _group_matches(key: tuple[str, ...], facets: list[tuple[int, tuple[str, ...]
     return all(key[column] in values for column, values in facets)
 
 
-def _query_sql(
-    query: Query, facets: list[tuple[int, tuple[str, ...]]], *, indexed_facets: bool = True,
-) -> tuple[list[str], list[object]]:
+class _FacetIndex:
+    """A search scope's specs in result order (name, version, hash), grouped by their
+    facets (target, os, compiler, platform). Built once per catalog state and scope, it
+    answers a query of facets alone without touching a row it does not return: the
+    count is a sum over the matching groups, and the page merges their (sorted) lists
+    of positions up to ``offset + limit``. A big tag has a few hundred groups."""
+
+    def __init__(self, rows: Iterable[tuple[int, str, str, str, str]]) -> None:
+        self.ids = array("q")
+        number: dict[tuple[str, str, str, str], int] = {}
+        self.positions: list[array[int]] = []
+        for position, (spec_id, *key) in enumerate(rows):
+            self.ids.append(spec_id)
+            group = number.setdefault(tuple(key), len(number))  # type: ignore[arg-type]
+            if group == len(self.positions):
+                self.positions.append(array("q"))
+            self.positions[group].append(position)
+        self.groups = list(number)
+        self.size = len(self.ids)
+
+    def matches(self, facets: list[tuple[int, tuple[str, ...]]], offset: int, limit: int) -> tuple[int, list[int]]:
+        """(number of specs matching, spec ids of the page ``offset``..``offset + limit``)."""
+        lists = [self.positions[g] for g, key in enumerate(self.groups) if _group_matches(key, facets)]
+        total = sum(len(found) for found in lists)
+        merged = lists[0] if len(lists) == 1 else heapq.merge(*lists)
+        page = itertools.islice(merged, offset, offset + limit) if total > offset else ()
+        return total, [self.ids[position] for position in page]
+
+
+def _query_sql(query: Query, facets: list[tuple[int, tuple[str, ...]]]) -> tuple[list[str], list[object]]:
     """WHERE terms and their parameters for a query and its :func:`_facet_terms`;
-    indexed columns first. Without ``indexed_facets``, the facet terms are written so
-    that SQLite cannot use their indexes (a unary ``+``), leaving it the name order."""
+    indexed columns first."""
     where: list[str] = []
     params: list[object] = []
     if query.name is not None:
@@ -924,9 +974,8 @@ def _query_sql(
         # Hashes are lower-case base32: '{' sorts after every character they use.
         where.append("s.hash >= ? AND s.hash < ?")
         params += [query.hash_prefix, query.hash_prefix + "{"]
-    unary = "" if indexed_facets else "+"
     for column, values in facets:
-        where.append(f"{unary}s.{_FACET_COLUMNS[column]} IN ({','.join('?' * len(values))})" if values else "0")
+        where.append(f"s.{_FACET_COLUMNS[column]} IN ({','.join('?' * len(values))})" if values else "0")
         params += values
     if query.versions:
         where.append("cx_version(s.version, ?)")

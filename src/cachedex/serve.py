@@ -15,13 +15,14 @@ document at ``/api/openapi.json``. Errors of the API are JSON of one shape:
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import email.utils
 import gzip
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,30 @@ class _Catalogs:
         self.path = path
         self._local = threading.local()
         Catalog(path, readonly=True).close()  # fail at start-up, with a clear message
+        self._warmed: str | None = None
+        self._warming = threading.Lock()
+        #: True while the search indexes of the catalog's current state are built.
+        self.ready = False
+
+    def warm(self, token: str, *, wait: bool = False) -> None:
+        """Build the search indexes of catalog state ``token`` (see
+        :meth:`Catalog.warm_search`) once: now if ``wait``, else in a thread, so that
+        the first searches after a sync do not pay for it."""
+        with self._warming:
+            if self._warmed == token:
+                return
+            self._warmed = token
+            self.ready = False
+        if wait:
+            self._warm(token)
+        else:
+            threading.Thread(target=self._warm, args=(token,), name="cachedex-warm", daemon=True).start()
+
+    def _warm(self, token: str) -> None:
+        with Catalog(self.path, readonly=True) as catalog:
+            catalog.warm_search()
+        with self._warming:
+            self.ready = self._warmed == token
 
     def get(self) -> Catalog:
         catalog = getattr(self._local, "catalog", None)
@@ -225,13 +250,16 @@ def _always(request: Request) -> bool:
     return True
 
 
-def _narrow_search(request: Request) -> bool:
-    """A search that names a package or a hash reads a few rows from an index."""
+def _cheap_search(request: Request, *, indexes_ready: bool) -> bool:
+    """A search that names a package or a hash reads a few rows from an index; one of
+    facets alone reads a facet index, once :meth:`Catalog.warm_search` built them."""
     try:
         query = parse(request.query_params.get("q", ""))
     except QueryError:
         return True  # answered at once with a 400
-    return query.name is not None or query.hash_prefix is not None
+    if query.name is not None or query.hash_prefix is not None:
+        return True
+    return indexes_ready and not query.versions and not query.variants
 
 
 def _page_routes(prefix: str, builder: Builder, handler: Callable[[Builder], Any]) -> list[Route]:
@@ -259,6 +287,7 @@ def create_app(catalog_path: Path) -> Starlette:
         async def endpoint(request: Request) -> Response:
             catalog = catalogs.get()
             token, synced = catalog.state_token()
+            catalogs.warm(token)
             key = (token, request.url.path, request.url.query)
             with lock:
                 hit = cache.get(key)
@@ -344,7 +373,8 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/api/tags/{tag}/packages", api(_api_packages), methods=["GET"]),
         Route("/api/tags/{tag}/packages/{name}", api(_api_package, _always), methods=["GET"]),
         Route("/api/specs/{hash}", api(_api_spec), methods=["GET"]),
-        Route("/api/search", api(_api_search, _narrow_search), methods=["GET"]),
+        Route("/api/search", api(_api_search, lambda r: _cheap_search(r, indexes_ready=catalogs.ready)),
+              methods=["GET"]),
         Route("/api/diff", api(_api_diff), methods=["GET"]),
         Route("/static/{file}", static, methods=["GET"]),
         Route("/packages.json", html(_packages_index), methods=["GET"]),
@@ -356,10 +386,21 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/specs/{hash}.html", html(_spec), methods=["GET"]),
         Route("/specs/{hash}.json", html(_spec), methods=["GET"]),
     ]
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        # Before the first request: a search of facets alone on a big tag needs its
+        # index, which takes a second or two to build (later syncs: in a thread).
+        def warm() -> None:
+            catalogs.warm(catalogs.get().state_token()[0], wait=True)
+
+        await run_in_threadpool(warm)
+        yield
+
     return Starlette(
         routes=routes,
         middleware=[Middleware(GZipMiddleware, minimum_size=_GZIP_MIN)],
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
+        lifespan=lifespan,
     )
 
 
