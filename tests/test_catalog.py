@@ -126,17 +126,17 @@ def test_facet_search_indexes_follow_each_sync(tmp_path: Path) -> None:
 
     path = tmp_path / "c.sqlite"
 
-    def sync(hashes: list[str]) -> None:
+    def sync(hashes: list[str], new: list[str]) -> None:
         with Catalog(path) as catalog, catalog.writing_tag("t") as writer:
-            writer.add_specs([_record(h, name=f"p{h[0]}") for h in hashes], {})
+            writer.add_specs([_record(h, name=f"p{h[0]}") for h in new], {})
             writer.replace_mirror("root", "/m", layout=2, db_version=8, checksum=",".join(hashes), etag=None,
                                   last_modified=None, fetched_at=0.0, members=dict.fromkeys(hashes, True))
 
-    sync(["a" * 32])
+    sync(["a" * 32], ["a" * 32])
     with Catalog(path, readonly=True) as reader:
         assert reader.warm_search() == 2  # the whole catalog, and tag t
         assert reader.search(parse("target=x86_64_v3"), tag="t").total == 1
-        sync(["a" * 32, "b" * 32])  # a new catalog state: the reader's indexes must not be stale
+        sync(["a" * 32, "b" * 32], ["b" * 32])  # a new catalog state: the reader's indexes must not be stale
         found = reader.search(parse("target=x86_64_v3 os=ubuntu24.04"), tag="t")
         assert found.total == 2 and [s.name for s in found.specs] == ["pa", "pb"]
         assert reader.search(parse("target=x86_64_v3")).total == 2  # no tag: every listed spec
