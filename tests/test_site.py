@@ -193,3 +193,19 @@ def test_each_page_links_its_own_json_twin(demo_run: Demo) -> None:
     assert f'href="{spec.stem}.json">this page as JSON' in spec.read_text()
     package = site / "tags/develop/packages/zlib/index.html"
     assert 'href="index.json">this page as JSON' in package.read_text()
+
+
+def test_new_templates_make_every_page_compared_again(demo_run: Demo, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    shutil.copytree(demo_run.site, site)
+    spec = next((site / "specs").glob("*.html"))
+    original = spec.read_bytes()
+    spec.write_bytes(original.replace(b"<h1>", b"<h1>edited "))
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        # The stamp says these templates made the site, and the spec's JSON twin is as
+        # it would be: its HTML is trusted, not rendered again.
+        assert write_site(catalog, site).written == 0 and spec.read_bytes() != original
+        (site / ".cachedex-site").write_text("cachedex 0.0.1 other templates\n")
+        report = write_site(catalog, site)
+    assert report.written == 1 and spec.read_bytes() == original
+    assert (site / ".cachedex-site").read_bytes().startswith(b"cachedex ")

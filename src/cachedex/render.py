@@ -8,6 +8,7 @@ escapes every value (autoescape), whatever a package, tag or variant says.
 from __future__ import annotations
 
 import datetime
+import hashlib
 from collections.abc import Iterable
 from functools import lru_cache
 from urllib.parse import quote
@@ -133,6 +134,19 @@ def render_not_found(message: str = "", root: str = "/") -> str:
 def to_json(page: Page) -> bytes:
     """The page's JSON twin."""
     return msgspec.json.encode(page)
+
+
+@lru_cache(maxsize=1)
+def render_stamp() -> bytes:
+    """What the HTML of a page depends on besides its data: the version, the templates
+    and the assets, as a digest. Equal stamps, equal data: equal HTML."""
+    from importlib.resources import files
+
+    digest = hashlib.sha256(__version__.encode())
+    for folder in ("templates", "static"):
+        for entry in sorted(files("cachedex").joinpath(folder).iterdir(), key=lambda e: e.name):
+            digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    return f"cachedex {__version__} {digest.hexdigest()}\n".encode()
 
 
 def asset_text(kind: str) -> bytes:

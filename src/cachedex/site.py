@@ -13,7 +13,9 @@ Layout (every page has its JSON twin beside it: ``index.json`` beside ``index.ht
 
 Re-running rewrites only pages whose bytes changed, removes pages of packages and
 specs that left, replaces each file atomically, and never writes outside OUTDIR: a tag
-or package name that cannot be a folder name is skipped and reported.
+or package name that cannot be a folder name is skipped and reported. A page whose
+JSON twin is unchanged is not even rendered again, when ``.cachedex-site`` says the
+same templates made it (delete that file to have every page compared in full).
 """
 
 from __future__ import annotations
@@ -29,9 +31,9 @@ import msgspec
 
 from .catalog import Catalog
 from .config import check_name
-from .outputs import OutputError, cpu_workers, pool_context, safe_folder, update_file
+from .outputs import OutputError, cpu_workers, pool_context, safe_folder, same_bytes, update_file
 from .pages import SpecGraph, SpecPage, home_page, mirrors_page, package_pages, tag_page
-from .render import ASSETS, Page, asset_text, json_path, page_path, render, render_all_packages, render_not_found, to_json
+from .render import ASSETS, Page, asset_text, json_path, page_path, render_stamp, render, render_all_packages, render_not_found, to_json
 from .values import is_dag_hash
 
 __all__ = ["SiteReport", "write_site"]
@@ -48,8 +50,17 @@ class SiteReport(msgspec.Struct, frozen=True):
 
 
 class _Writer:
-    def __init__(self, outdir: Path) -> None:
+    """Writes pages into a site folder and counts files written and left alone.
+
+    With ``trust_twins`` (the site was last built by templates identical to these, see
+    :func:`render_stamp`), a page whose JSON twin on disk already holds its data is
+    left alone without rendering its HTML, which depends on nothing else: a re-run
+    over an unchanged catalog then costs a fraction of a first build. HTML is written
+    before its twin, so a build stopped between the two is redone next time."""
+
+    def __init__(self, outdir: Path, *, trust_twins: bool = False) -> None:
         self.outdir = outdir
+        self.trust_twins = trust_twins
         self.written = 0
         self.unchanged = 0
         self.pages = 0
@@ -68,9 +79,18 @@ class _Writer:
 
     def page(self, page: Page) -> None:
         path = page_path(page)
-        self.file(path, render(page).encode())
-        self.file(json_path(path), to_json(page))
+        data = to_json(page)
         self.pages += 1
+        if self.trust_twins and self._unchanged(str(self.outdir / path), str(self.outdir / json_path(path)), data):
+            return
+        self.file(path, render(page).encode())
+        self.file(json_path(path), data)
+
+    def _unchanged(self, html: str, twin: str, data: bytes) -> bool:
+        if same_bytes(twin, data) and os.path.isfile(html) and not os.path.islink(html):
+            self.unchanged += 2
+            return True
+        return False
 
     def add(self, counts: tuple[int, int, int, int]) -> None:
         """Count what a worker wrote (see :func:`_run_task`)."""
@@ -87,7 +107,12 @@ class _Writer:
         dag_hash = page.spec.hash
         if not is_dag_hash(dag_hash):
             raise OutputError(f"{dag_hash!r}: not a DAG hash, refusing it as a file name")
-        for suffix, data in ((".html", render(page).encode()), (".json", to_json(page))):
+        data = to_json(page)
+        base = os.path.join(specs, dag_hash)
+        if self.trust_twins and not staged and self._unchanged(base + ".html", base + ".json", data):
+            self.pages += 1
+            return
+        for suffix, data in ((".html", render(page).encode()), (".json", data)):
             path = os.path.join(specs, dag_hash + suffix)
             try:
                 if staged:
@@ -107,6 +132,9 @@ def _write_new(path: str, data: bytes) -> None:
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
 
+
+#: What rendered the site's pages (see :func:`render_stamp`), written after each build.
+_STAMP = ".cachedex-site"
 
 #: Where a first build writes spec pages before renaming the folder to ``specs``.
 _STAGING = ".specs-staging"
@@ -145,7 +173,8 @@ def write_site(
         if tag not in known:
             raise OutputError(f"unknown tag {tag!r} (in the catalog: {', '.join(known) or 'none'})")
     selected = tags or known
-    writer = _Writer(outdir)
+    stamp = render_stamp()
+    writer = _Writer(outdir, trust_twins=same_bytes(str(outdir / _STAMP), stamp))
     skipped: list[str] = []
     progress = on_progress or (lambda _: None)
 
@@ -189,6 +218,7 @@ def write_site(
     removed += _remove_spec_pages(outdir / "specs", held)
     removed += _remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
     removed += _remove_others(outdir / "tags", set(known))
+    update_file(str(outdir / _STAMP), stamp)  # last: only a complete build vouches for its pages
     return SiteReport(outdir, writer.written, writer.unchanged, removed, writer.pages,
                       tuple(skipped), time.perf_counter() - started)
 
@@ -211,6 +241,7 @@ class _Task(msgspec.Struct, frozen=True):
     spec_ids: list[int]
     spec_folder: str = ""
     staged: bool = False
+    trust_twins: bool = False
 
 
 class _Inherited:
@@ -224,7 +255,7 @@ class _Inherited:
 def _run_task(task: _Task) -> tuple[int, int, int, int]:
     """Write a task's pages with its own read-only connection; returns (written,
     unchanged, pages, spec pages)."""
-    writer = _Writer(task.outdir)
+    writer = _Writer(task.outdir, trust_twins=task.trust_twins)
     with Catalog(task.catalog, readonly=True) as catalog:
         _write_task(catalog, writer, task)
     return writer.written, writer.unchanged, writer.pages, len(task.spec_ids)
@@ -256,15 +287,17 @@ def _write_pages(
         if count <= 1 or len(specs) < PARALLEL_MIN_PAGES:
             ids = _read_graph(catalog, specs, progress)
             progress(f"writing package pages and {len(ids):,} spec pages")
-            _write_task(catalog, writer, _Task(catalog.path, writer.outdir, tags, 0, 1, ids, spec_folder, staged))
+            _write_task(catalog, writer, _Task(catalog.path, writer.outdir, tags, 0, 1, ids, spec_folder, staged,
+                                               writer.trust_twins))
             return
         context = pool_context()
         with context.Pool(count) as package_pool:  # forked before the graph exists: small
             packages = package_pool.map_async(
-                _run_task, [_Task(catalog.path, writer.outdir, tags, n, count, []) for n in range(count)])
+                _run_task, [_Task(catalog.path, writer.outdir, tags, n, count, [], trust_twins=writer.trust_twins)
+                            for n in range(count)])
             ids = _read_graph(catalog, specs, progress)
             tasks = [_Task(catalog.path, writer.outdir, [], 0, 1, ids[start:start + SPECS_PER_TASK], spec_folder,
-                           staged) for start in range(0, len(ids), SPECS_PER_TASK)]
+                           staged, writer.trust_twins) for start in range(0, len(ids), SPECS_PER_TASK)]
             done = 0
             gc.freeze()  # workers then share the graph's memory pages instead of copying them
             with context.Pool(count) as spec_pool:
