@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 
 import msgspec
 
-from .catalog import Catalog, Edge, ListedSpec, MirrorState, SpecSummary
+from .catalog import Catalog, Edge, MirrorState, SpecSummary
 from .errors import CachedexError
 from .query import Query
 
@@ -146,39 +146,30 @@ def tag_page(catalog: Catalog, tag: str) -> TagPage:
     row = _tag_row(catalog, tag)
     packages: list[PackageRow] = []
     facets: dict[str, Counter[str]] = {key: Counter() for key, _ in FACETS}
-    for name, specs in _by_package(catalog.listed_specs(tag)):
+    # Raw rows, not decoded specs: a tag page needs no variants, and a big tag has
+    # 250,000 rows.
+    for name, group in itertools.groupby(catalog.listed_spec_rows(tag), key=lambda r: r[0]):
+        count, size = 0, 0
         values: dict[str, set[str]] = {key: set() for key, _ in FACETS}
-        for spec in specs:
-            for key, found in _facet_values(spec).items():
-                values[key].update(found)
+        versions: set[str] = set()
+        for _, _, version, compiler, os, platform, target, _, spec_size, stacks in group:
+            count += 1
+            size += spec_size or 0
+            versions.add(version)
+            values["compiler"].add(compiler)
+            values["os"].add(os)
+            values["platform"].add(platform)
+            values["target"].add(target)
+            values["stack"].update(stacks.split("\x1f"))
         for key, found in values.items():
             facets[key].update(found)
         packages.append(PackageRow(
-            name=name, specs=len(specs),
-            versions=tuple(sorted({s.version for s in specs}, reverse=True)),
+            name=name, specs=count, versions=tuple(sorted(versions, reverse=True)),
             compilers=tuple(sorted(values["compiler"])), platforms=tuple(sorted(values["platform"])),
             oses=tuple(sorted(values["os"])), targets=tuple(sorted(values["target"])),
-            stacks=tuple(sorted(values["stack"])), size=sum(s.size or 0 for s in specs),
+            stacks=tuple(sorted(values["stack"])), size=size,
         ))
     return TagPage(row, tuple(packages), {k: dict(sorted(c.items())) for k, c in facets.items()})
-
-
-def _by_package(listed: Iterable[ListedSpec]) -> Iterable[tuple[str, list[SpecSummary]]]:
-    """Group a tag's listed specs (ordered by name) into packages, as SpecSummary."""
-    name = ""
-    group: list[SpecSummary] = []
-    for spec in listed:
-        if spec.name != name and group:
-            yield name, group
-            group = []
-        name = spec.name
-        group.append(SpecSummary(
-            hash=spec.hash, name=spec.name, version=spec.version, compiler=spec.compiler,
-            platform=spec.platform, os=spec.os, target=spec.target, variants=spec.variants,
-            size=spec.size, tags=(), stacks=spec.stacks,
-        ))
-    if group:
-        yield name, group
 
 
 def package_page(catalog: Catalog, tag: str, name: str) -> PackagePage:
