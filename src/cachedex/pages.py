@@ -271,9 +271,12 @@ class SpecGraph:
         self.ids = {row[1]: spec_id for spec_id, row in self._rows.items()}
         self._children: dict[int, list[tuple[int, int, str]]] = {}
         self._parents: dict[int, list[tuple[int, int, str]]] = {}
+        self._link_run: dict[int, list[int]] = {}  # children through link or run edges
         for parent, child, deptypes, virtuals in catalog.all_edge_rows():
             self._children.setdefault(parent, []).append((child, deptypes, virtuals))
             self._parents.setdefault(child, []).append((parent, deptypes, virtuals))
+            if deptypes & _LINK_RUN:
+                self._link_run.setdefault(parent, []).append(child)
         self._holders: dict[int, list[Holder]] = {}
         for spec_id, tag, stack, listed, url in catalog.all_holder_rows():
             self._holders.setdefault(spec_id, []).append(Holder(tag, stack, listed, url))
@@ -286,6 +289,7 @@ class SpecGraph:
         self._rank = {i: n for n, i in enumerate(sorted(rows, key=lambda i: (rows[i][2], rows[i][3], rows[i][1])))}
         self._closure_rank = {i: n for n, i in enumerate(sorted(rows, key=lambda i: (rows[i][2], rows[i][1])))}
         self._plain: dict[int, Edge] = {}
+        self._made: dict[tuple[int, int, str], Edge] = {}
 
     def page(self, spec_id: int, node: str) -> SpecPage:
         """The page of one spec (by catalog id), given its raw node JSON."""
@@ -303,19 +307,27 @@ class SpecGraph:
         )
 
     def _edges(self, ends: Iterable[tuple[int, int, str]]) -> list[Edge]:
-        rows, rank = self._rows, self._rank
-        return [Edge(rows[i][1], rows[i][2], rows[i][3], deptypes, virtuals, rows[i][10], rows[i][9])
-                for i, deptypes, virtuals in sorted(ends, key=lambda end: rank[end[0]])]
+        rank, made = self._rank, self._made
+        edges = []
+        for end in sorted(ends, key=lambda end: rank[end[0]]):
+            edge = made.get(end)
+            if edge is None:  # the same edge shows on both of its ends' pages
+                row = self._rows[end[0]]
+                edge = made[end] = Edge(row[1], row[2], row[3], end[1], end[2], row[10], row[9])
+            edges.append(edge)
+        return edges
 
     def _closure(self, spec_id: int) -> list[Edge]:
-        children = self._children
-        seen: set[int] = set()
-        todo = [spec_id]
-        while todo:
-            for child, deptypes, _ in children.get(todo.pop(), ()):
-                if deptypes & _LINK_RUN and child not in seen:
-                    seen.add(child)
-                    todo.append(child)
+        link_run = self._link_run
+        seen = set(link_run.get(spec_id, ()))
+        frontier = list(seen)
+        while frontier:  # breadth first, a level at a time in C (set operations)
+            reached: set[int] = set()
+            for found in frontier:
+                reached.update(link_run.get(found, ()))
+            reached -= seen
+            seen |= reached
+            frontier = list(reached)
         return [self._plain_edge(i) for i in sorted(seen, key=self._closure_rank.__getitem__)]
 
     def _plain_edge(self, spec_id: int) -> Edge:

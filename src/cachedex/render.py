@@ -55,20 +55,25 @@ _env = Environment(
     lstrip_blocks=True,
 )
 @lru_cache(maxsize=1 << 19)
-def _edge_item(edge: Edge, root: str) -> str:
-    # One dependency as a list item. Written here rather than in a template because a
-    # whole site repeats each of these rows on dozens of pages: cached, a spec page
-    # costs a join instead of escaping ~300 values (most of a page's render time).
-    virtuals = f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else ""
-    missing = ("" if edge.listed else
-               ' <span class="tag muted" title="no binary of this in the cache">no binary</span>')
-    return (f'<li><a href="{escape(root)}specs/{escape(_segment(edge.hash))}.html">'
-            f"{escape(edge.name)}@{escape(edge.version)}</a> <code>/{escape(edge.hash[:7])}</code>"
-            f"{virtuals}{missing}</li>")
+def _spec_link(dag_hash: str, name: str, version: str, root: str) -> str:
+    # Written here rather than in a template, and cached, because a whole site shows
+    # each spec's link on dozens of pages (in closures, as a dependency, as a
+    # dependent): a spec page then costs joins instead of escaping hundreds of values.
+    return (f'<a href="{escape(root)}specs/{escape(_segment(dag_hash))}.html">{escape(name)}@{escape(version)}</a>'
+            f" <code>/{escape(dag_hash[:7])}</code>")
+
+
+_NO_BINARY = ' <span class="tag muted" title="no binary of this in the cache">no binary</span>'
 
 
 def _edge_items(edges: Iterable[Edge], root: str) -> Markup:
-    return Markup("\n".join(_edge_item(edge, root) for edge in edges))
+    """One list item per dependency edge."""
+    return Markup("\n".join(
+        f"<li>{_spec_link(e.hash, e.name, e.version, root)}"
+        + (f' <span class="tag">{escape(e.virtuals)}</span>' if e.virtuals else "")
+        + ("" if e.listed else _NO_BINARY) + "</li>"
+        for e in edges
+    ))
 
 
 _env.filters.update(size=human_size, when=_when, segment=_segment, edge_items=_edge_items)
