@@ -49,12 +49,13 @@ def test_pages_are_the_static_sites_pages(app: Any, demo_run: Demo, path: str) -
 
 
 def test_a_spec_page_and_its_twin(app: Any, demo_run: Demo) -> None:
-    spec = next((demo_run.site / "specs").glob("*.html")).stem
+    spec = next((demo_run.site / "specs").glob("*/*.html")).stem
     for suffix in (".html", ".json"):
-        response = get(app, f"/specs/{spec}{suffix}")
+        response = get(app, f"/specs/{spec[:2]}/{spec}{suffix}")
         assert response.status_code == 200
-        assert response.content == (demo_run.site / "specs" / (spec + suffix)).read_bytes()
-    missing = get(app, "/specs/nope.html")
+        assert response.content == (demo_run.site / "specs" / spec[:2] / (spec + suffix)).read_bytes()
+    assert get(app, f"/specs/zz/{spec}.html").status_code == 404  # under the wrong prefix
+    missing = get(app, "/specs/no/nope.html")
     assert missing.status_code == 404 and "no spec with hash" in missing.text and "<html" in missing.text
 
 

@@ -22,7 +22,7 @@ from .catalog import Edge
 from .pages import FACETS, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 from .values import human_size
 
-__all__ = ["ASSETS", "json_path", "page_path", "render", "render_all_packages", "render_not_found", "to_json"]
+__all__ = ["ASSETS", "json_path", "page_path", "spec_url", "render", "render_all_packages", "render_not_found", "to_json"]
 
 #: The site's own assets, their version in their names (cache forever, never stale).
 ASSETS = {"css": f"static/cachedex-{__version__}.css", "js": f"static/cachedex-{__version__}.js"}
@@ -59,7 +59,7 @@ def _spec_link(dag_hash: str, name: str, version: str, root: str) -> str:
     # Written here rather than in a template, and cached, because a whole site shows
     # each spec's link on dozens of pages (in closures, as a dependency, as a
     # dependent): a spec page then costs joins instead of escaping hundreds of values.
-    return (f'<a href="{escape(root)}specs/{escape(_segment(dag_hash))}.html">{escape(name)}@{escape(version)}</a>'
+    return (f'<a href="{escape(root)}{escape(spec_url(dag_hash))}">{escape(name)}@{escape(version)}</a>'
             f" <code>/{escape(dag_hash[:7])}</code>")
 
 
@@ -84,8 +84,9 @@ def page_path(page: Page, *, url: bool = False) -> str:
     """The page's HTML file inside the site (its JSON twin: :func:`json_path`); with
     ``url``, the same path as a URL (names percent-encoded).
 
-    A spec page is a file, ``specs/<hash>.html``, not a folder: a site holds hundreds
-    of thousands of them, and a folder each would double the cost of writing them."""
+    A spec page is a file, ``specs/<first two characters>/<hash>.html``, not a folder:
+    a site holds hundreds of thousands of them. A folder each would double the cost of
+    writing them, and one folder for all would triple the cost of creating a file."""
     name = _segment if url else str
     if isinstance(page, HomePage):
         return "index.html"
@@ -94,8 +95,16 @@ def page_path(page: Page, *, url: bool = False) -> str:
     if isinstance(page, PackagePage):
         return f"tags/{name(page.tag)}/packages/{name(page.name)}/index.html"
     if isinstance(page, SpecPage):
-        return f"specs/{name(page.spec.hash)}.html"
+        return f"specs/{name(page.spec.hash[:2])}/{name(page.spec.hash)}.html"
     return "mirrors/index.html"
+
+
+def spec_url(dag_hash: str) -> str:
+    """A spec page's path from the site's top, as a URL."""
+    return f"specs/{_segment(dag_hash[:2])}/{_segment(dag_hash)}.html"
+
+
+_env.filters["spec_url"] = spec_url
 
 
 def json_path(html_path: str) -> str:

@@ -8,7 +8,7 @@ no sync gets 304. Bodies are gzipped for clients that accept it.
 
 The HTML pages live at the same paths as in the static site (``/``, ``/tags/<tag>/``,
 ``/tags/<tag>/packages/<name>/``, ``/mirrors/``, each also as ``index.html`` and
-``index.json``; ``/specs/<hash>.html`` and ``.json``); the API under ``/api`` is described by the OpenAPI
+``index.json``; ``/specs/<first two characters>/<hash>.html`` and ``.json``); the API under ``/api`` is described by the OpenAPI
 document at ``/api/openapi.json``. Errors of the API are JSON of one shape:
 ``{"error": {"status": <int>, "message": <str>}}``.
 """
@@ -39,7 +39,7 @@ from . import __version__
 from .catalog import Catalog
 from .diff import diff_since, diff_tags
 from .errors import CachedexError
-from .pages import PageNotFound, home_page, mirrors_page, package_page, spec_page, tag_page
+from .pages import PageNotFound, SpecPage, home_page, mirrors_page, package_page, spec_page, tag_page
 from .query import QueryError, parse
 from .render import ASSET_SOURCES, ASSETS, asset_text, render, render_all_packages, render_not_found, to_json
 
@@ -235,7 +235,14 @@ _home = _page_builder(lambda c, r: home_page(c))
 _mirrors = _page_builder(lambda c, r: mirrors_page(c))
 _tag = _page_builder(lambda c, r: tag_page(c, r.path_params["tag"]))
 _package = _page_builder(lambda c, r: package_page(c, r.path_params["tag"], r.path_params["name"]))
-_spec = _page_builder(lambda c, r: spec_page(c, r.path_params["hash"]))
+def _spec_at(catalog: Catalog, request: Request) -> SpecPage:
+    dag_hash = request.path_params["hash"]
+    if request.path_params["prefix"] != dag_hash[:2]:
+        raise PageNotFound(f"no spec with hash {dag_hash!r} here: its page is under specs/{dag_hash[:2]}/")
+    return spec_page(catalog, dag_hash)
+
+
+_spec = _page_builder(_spec_at)
 
 
 def _all_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
@@ -383,8 +390,8 @@ def create_app(catalog_path: Path) -> Starlette:
         *_page_routes("/tags/{tag}/", _tag, html),
         Route("/tags/{tag}/all.html", html(_all_packages), methods=["GET"]),
         *_page_routes("/tags/{tag}/packages/{name}/", _package, lambda b: html(b, _always)),
-        Route("/specs/{hash}.html", html(_spec), methods=["GET"]),
-        Route("/specs/{hash}.json", html(_spec), methods=["GET"]),
+        Route("/specs/{prefix}/{hash}.html", html(_spec), methods=["GET"]),
+        Route("/specs/{prefix}/{hash}.json", html(_spec), methods=["GET"]),
     ]
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -8,7 +8,7 @@ Layout (every page has its JSON twin beside it: ``index.json`` beside ``index.ht
     tags/<tag>/index.html              packages of a tag, facets in the URL
     tags/<tag>/all.html                every package of the tag by name
     tags/<tag>/packages/<name>/...     a package's specs in a tag
-    specs/<hash>.html                  one spec: dependencies, dependents, install
+    specs/<ab>/<hash>.html             one spec (<ab>: the hash's first two characters)
     mirrors/index.html, 404.html, static/cachedex-<version>.{css,js}
 
 Re-running rewrites only pages whose bytes changed, removes pages of packages and
@@ -99,8 +99,8 @@ class _Writer:
         self.pages += counts[2]
 
     def spec_page(self, specs: str, page: SpecPage, *, staged: bool) -> None:
-        """A spec page as ``<hash>.html`` and ``<hash>.json`` in ``specs``, a folder
-        :func:`_spec_folder` chose. A DAG hash is a safe file name, so this skips the
+        """A spec page as ``<ab>/<hash>.html`` and ``.json`` in ``specs``, a folder
+        :func:`_spec_folder` chose (and made its ``<ab>`` folders). A DAG hash is a safe file name, so this skips the
         checks a page named after a package needs (on a 250,000-spec site they cost more
         than the writing). In a ``staged`` folder, which nobody reads until it is
         renamed into place whole, files are written directly instead of replaced."""
@@ -108,12 +108,12 @@ class _Writer:
         if not is_dag_hash(dag_hash):
             raise OutputError(f"{dag_hash!r}: not a DAG hash, refusing it as a file name")
         data = to_json(page)
-        base = os.path.join(specs, dag_hash)
+        base = os.path.join(specs, dag_hash[:2], dag_hash)
         if self.trust_twins and not staged and self._unchanged(base + ".html", base + ".json", data):
             self.pages += 1
             return
         for suffix, data in ((".html", render(page).encode()), (".json", data)):
-            path = os.path.join(specs, dag_hash + suffix)
+            path = base + suffix
             try:
                 if staged:
                     _write_new(path, data)
@@ -140,7 +140,7 @@ _STAMP = ".cachedex-site"
 _STAGING = ".specs-staging"
 
 
-def _spec_folder(outdir: Path) -> tuple[str, bool]:
+def _spec_folder(outdir: Path, prefixes: set[str]) -> tuple[str, bool]:
     """(folder to write spec pages into, whether it is a staging folder). A site's
     first build writes its spec pages into a hidden folder renamed to ``specs`` at the
     end (a reader sees every page or none), which spares a temporary file and a rename
@@ -148,9 +148,10 @@ def _spec_folder(outdir: Path) -> tuple[str, bool]:
     staging = outdir / _STAGING
     if staging.is_dir() and not staging.is_symlink():
         shutil.rmtree(staging)  # left by a build that was stopped
-    if (outdir / "specs").exists() or (outdir / "specs").is_symlink():
-        return str(safe_folder(outdir, "specs")), False
-    return str(safe_folder(outdir, _STAGING)), True
+    name = "specs" if (outdir / "specs").exists() or (outdir / "specs").is_symlink() else _STAGING
+    for prefix in prefixes:  # two characters of a DAG hash: safe
+        safe_folder(outdir, name, prefix)
+    return str(safe_folder(outdir, name)), name == _STAGING
 
 
 def write_site(
@@ -209,7 +210,7 @@ def write_site(
         hashes |= catalog.tag_hashes(tag)
 
     specs = sorted(h for h in hashes if is_dag_hash(h))
-    folder, staged = _spec_folder(outdir)
+    folder, staged = _spec_folder(outdir, {h[:2] for h in specs})
     _write_pages(catalog, writer, listed, specs, folder, staged, workers, progress)
     if staged:
         os.rename(folder, outdir / "specs")
@@ -327,17 +328,23 @@ def _read_graph(catalog: Catalog, specs: list[str], progress: Callable[[str], No
 
 
 def _remove_spec_pages(folder: Path, keep: set[str]) -> int:
-    """Remove the spec pages (``<hash>.html`` and ``.json``) in ``folder`` whose hash is
-    not in ``keep``; returns how many pages."""
+    """Remove the spec pages (``<ab>/<hash>.html`` and ``.json``) under ``folder``
+    whose hash is not in ``keep``, and ``<ab>`` folders left empty; returns how many
+    pages."""
     if not folder.is_dir() or folder.is_symlink():
         return 0
     removed = 0
-    for entry in os.scandir(folder):
-        stem, dot, suffix = entry.name.rpartition(".")
-        if suffix in ("html", "json") and is_dag_hash(stem) and stem not in keep and entry.is_file(
-                follow_symlinks=False):
-            os.unlink(entry.path)
-            removed += suffix == "html"
+    for shard in os.scandir(folder):
+        if len(shard.name) != 2 or not shard.is_dir(follow_symlinks=False):
+            continue
+        for entry in os.scandir(shard.path):
+            stem, _, suffix = entry.name.rpartition(".")
+            if (suffix in ("html", "json") and is_dag_hash(stem) and stem[:2] == shard.name and stem not in keep
+                    and entry.is_file(follow_symlinks=False)):
+                os.unlink(entry.path)
+                removed += suffix == "html"
+        if not os.listdir(shard.path):
+            os.rmdir(shard.path)
     return removed
 
 
