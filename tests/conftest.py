@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -193,3 +194,30 @@ class StaticServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def uvicorn_server(demo_run: Demo) -> Iterator[str]:
+    """``cachedex serve``'s app over the demo catalog, in a real uvicorn on 127.0.0.1."""
+    import uvicorn
+
+    from cachedex.serve import create_app
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(demo_run.catalog), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)

@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import socket
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +21,7 @@ from cachedex.demo import build_demo_mirrors
 from cachedex.serve import create_app
 from cachedex.sync import sync
 
-from .conftest import Demo
+from .conftest import Demo, free_port
 
 
 def get(app: Any, path: str, **headers: str) -> httpx.Response:
@@ -121,30 +118,6 @@ def test_etag_gzip_and_a_sync_meanwhile(demo_run: Demo, tmp_path: Path) -> None:
     assert develop(after)["specs"] != develop(first)["specs"]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture()
-def uvicorn_server(demo_run: Demo) -> Iterator[str]:
-    import uvicorn
-
-    port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(demo_run.catalog), host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
-
-
 def test_a_real_uvicorn(uvicorn_server: str) -> None:
     with httpx.Client(base_url=uvicorn_server, timeout=10) as client:
         tags = client.get("/api/tags")
@@ -187,7 +160,7 @@ def test_the_serve_command_with_two_workers(demo_run: Demo) -> None:
     import subprocess
     import sys
 
-    port = _free_port()
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-c", "from cachedex.cli import main; main()", "--config", str(demo_run.config),
          "serve", "--port", str(port), "--workers", "2"],

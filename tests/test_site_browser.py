@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.query import parse
 from cachedex.render import FIRST_ROWS
 from cachedex.site import write_site
 
@@ -153,3 +154,34 @@ def test_script_in_a_variant_stays_text(page: Any, tmp_path: Path) -> None:
     finally:
         server.close()
     assert not dialogs
+
+
+def test_spec_syntax_in_the_search_box_when_served_by_cachedex(page: Any, uvicorn_server: str, demo_run: Demo) -> None:
+    query = "hdf5+mpi target=x86_64:"
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        expected = catalog.search(parse(query), limit=30)
+    assert expected.total > 0
+    page.goto(uvicorn_server + "/index.html")
+    page.fill("#package-search", query)
+    page.wait_for_selector("#search-results li a")
+    assert f"{expected.total:,} specs match" in page.inner_text("#search-results")
+    links = page.locator("#search-results li a")
+    assert links.count() == len(expected.specs)
+    first = expected.specs[0]
+    assert links.first.inner_text() == f"{first.name}@{first.version} /{first.hash[:7]}"
+    shot(page, "search-spec-syntax")
+    links.first.click()
+    page.wait_for_url(f"**/specs/{first.hash[:2]}/{first.hash}.html")
+    assert page.inner_text("#hash") == first.hash
+    page.goto(uvicorn_server + "/index.html")
+    page.fill("#package-search", "hdf5 +mpi@")  # malformed: the parser's message, with its caret
+    page.wait_for_selector("#search-results li.error")
+    assert "^" in page.inner_text("#search-results li.error")
+
+
+def test_spec_syntax_on_a_static_site_falls_back_to_package_names(page: Any, served: str) -> None:
+    page.goto(served + "index.html")
+    page.fill("#package-search", "hdf5+mpi %gcc@13")
+    page.wait_for_selector("#search-results li a")
+    text = page.inner_text("#search-results")
+    assert "needs the site served by cachedex serve" in text and "hdf5" in text

@@ -12,16 +12,25 @@
     if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, done); else done();
   });
 
-  // Search over package names, as you type (the index is fetched on first use).
+  // Search as you type: package names from packages.json (fetched on first use); and
+  // a query in Spack's spec syntax (hdf5+mpi %gcc@13, target=zen4) when the site is
+  // served by `cachedex serve`, whose /api/search answers it. A static site has no
+  // API: it says so, and searches the query's package name.
   const search = document.getElementById("package-search");
   if (search) {
     let index = null;
+    let asked = 0;
     const results = document.getElementById("search-results");
     const load = () => index || (index = fetch(search.dataset.index).then((r) => r.json()));
-    const show = async () => {
-      const needle = search.value.trim().toLowerCase();
-      results.replaceChildren();
-      if (!needle) return;
+    const line = (text, className) => {
+      const item = document.createElement("li");
+      const body = document.createElement(className === "error" ? "pre" : "span");
+      body.textContent = text;
+      item.className = className;
+      item.append(body);
+      results.append(item);
+    };
+    const packageHits = async (needle) => {
       const packages = await load();
       const names = Object.keys(packages);
       const hits = names.filter((n) => n.startsWith(needle))
@@ -41,7 +50,47 @@
         }
         results.append(item);
       }
-      if (!hits.length) { const none = document.createElement("li"); none.textContent = "no package matches"; results.append(none); }
+      if (!hits.length) line("no package matches", "muted");
+    };
+    // The answer of cachedex serve's API, or null on a static site.
+    const specHits = async (query) => {
+      let response;
+      try {
+        response = await fetch(`${root}api/search?limit=30&q=${encodeURIComponent(query)}`);
+      } catch (error) {
+        return null;
+      }
+      if (!(response.headers.get("content-type") || "").includes("json")) return null;
+      const body = await response.json();
+      if (!response.ok) return body.error ? { error: body.error.message } : null;
+      return body;
+    };
+    const show = async () => {
+      const query = search.value.trim();
+      const mine = ++asked;
+      const spec = /[@%+~=/\s^]/.test(query);
+      const answer = spec ? await specHits(query) : null;
+      const needle = query.toLowerCase().split(/[@%+~=/\s^]/)[0];
+      if (mine !== asked) return; // a newer keystroke asked since
+      results.replaceChildren();
+      if (!query) return;
+      if (answer && answer.error) { line(answer.error, "error"); return; }
+      if (answer) {
+        line(`${answer.total.toLocaleString()} specs match${answer.total > answer.specs.length ? ` (the first ${answer.specs.length})` : ""}`, "muted");
+        for (const s of answer.specs) {
+          const item = document.createElement("li");
+          const link = document.createElement("a");
+          link.textContent = `${s.name}@${s.version} /${s.hash.slice(0, 7)}`;
+          link.href = `${root}specs/${encodeURIComponent(s.hash.slice(0, 2))}/${encodeURIComponent(s.hash)}.html`;
+          const about = document.createElement("span");
+          about.textContent = ` ${s.compiler} ${s.platform}-${s.os}-${s.target} · ${s.tags.join(", ")}`;
+          item.append(link, about);
+          results.append(item);
+        }
+        return;
+      }
+      if (spec) line("Spec syntax needs the site served by cachedex serve; here: package names.", "muted");
+      if (needle) await packageHits(needle);
     };
     search.addEventListener("input", show);
     search.addEventListener("keydown", (e) => { if (e.key === "Enter") { const a = results.querySelector("a"); if (a) location.href = a.href; } });
