@@ -20,6 +20,7 @@ from .query import Query
 
 __all__ = [
     "FACETS",
+    "Holder",
     "HomePage",
     "MirrorsPage",
     "PackagePage",

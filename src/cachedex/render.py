@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Sequence
 from functools import lru_cache
 from urllib.parse import quote
 
@@ -19,7 +19,7 @@ from markupsafe import Markup, escape
 
 from . import __version__
 from .catalog import Edge
-from .pages import FACETS, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
+from .pages import FACETS, Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 from .values import human_size
 
 __all__ = ["ASSETS", "json_path", "page_path", "spec_url", "render", "render_all_packages", "render_not_found", "to_json"]
@@ -66,17 +66,35 @@ def _spec_link(dag_hash: str, name: str, version: str, root: str) -> str:
 _NO_BINARY = ' <span class="tag muted" title="no binary of this in the cache">no binary</span>'
 
 
-def _edge_items(edges: Iterable[Edge], root: str) -> Markup:
-    """One list item per dependency edge."""
-    return Markup("\n".join(
+def _edge_list(edges: Sequence[Edge], root: str, json_href: str) -> Markup:
+    """A list of dependency edges (the first :data:`EDGE_ROWS`; the page's JSON twin
+    has them all)."""
+    if not edges:
+        return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
+    items = "\n".join(
         f"<li>{_spec_link(e.hash, e.name, e.version, root)}"
         + (f' <span class="tag">{escape(e.virtuals)}</span>' if e.virtuals else "")
         + ("" if e.listed else _NO_BINARY) + "</li>"
-        for e in edges
+        for e in edges[:EDGE_ROWS]
+    )
+    more = (f'\n<p class="muted">… and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">this page '
+            "as JSON</a>.</p>" if len(edges) > EDGE_ROWS else "")
+    return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
+
+
+@lru_cache(maxsize=4096)
+def _holder_items(holders: tuple[Holder, ...], root: str) -> Markup:
+    """The mirrors holding a spec; the same few combinations recur on most spec pages."""
+    if not holders:
+        return Markup("<li>no mirror</li>")
+    return Markup("".join(
+        f'<li><a href="{escape(root)}tags/{escape(_segment(h.tag))}/index.html">{escape(h.tag)}</a> / '
+        f"{escape(h.stack)}" + ("" if h.listed else ' <span class="tag muted">no binary</span>') + "</li>"
+        for h in holders
     ))
 
 
-_env.filters.update(size=human_size, when=_when, segment=_segment, edge_items=_edge_items)
+_env.filters.update(size=human_size, when=_when, segment=_segment, edge_list=_edge_list, holder_items=_holder_items)
 _env.globals.update(assets=ASSETS, facets=FACETS, version=__version__)
 
 
@@ -132,7 +150,7 @@ def render(page: Page) -> str:
     # Markup: the root and the twin's name are ours and safe; escaping them again on
     # each of their uses is a measurable part of a spec page's render.
     return template.render(page=page, root=Markup(_root(path)), json_href=Markup(json_path(path).rsplit("/", 1)[-1]),
-                           first_rows=FIRST_ROWS, edge_rows=EDGE_ROWS)
+                           first_rows=FIRST_ROWS)
 
 
 def render_all_packages(page: TagPage) -> str:
