@@ -598,7 +598,8 @@ class Catalog:
                 index = self._facet_index_of(token, tag, stack, scope, scope_params)
                 total, ids = index.matches(facets, offset, limit)
                 if explain:
-                    return [f"facet index of {index.size} specs in {len(index.groups)} groups"]  # type: ignore[return-value]
+                    plan = [f"facet index of {index.size} specs in {len(index.groups)} groups"]
+                    return plan  # type: ignore[return-value]
                 condition, all_params = "s.id IN (SELECT value FROM json_each(?))", [json.dumps(ids)]
                 rows = self._found_rows(tag, condition, all_params, limit, 0) if ids else []
             else:

@@ -22,7 +22,8 @@ from .catalog import Edge
 from .pages import FACETS, Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 from .values import human_size
 
-__all__ = ["ASSETS", "json_path", "page_path", "spec_url", "render", "render_all_packages", "render_not_found", "to_json"]
+__all__ = ["ASSETS", "json_path", "page_path", "render", "render_all_packages", "render_not_found",
+           "render_stamp", "spec_url", "to_json"]
 
 #: The site's own assets, their version in their names (cache forever, never stale).
 ASSETS = {"css": f"static/cachedex-{__version__}.css", "js": f"static/cachedex-{__version__}.js"}

@@ -8,8 +8,8 @@ no sync gets 304. Bodies are gzipped for clients that accept it.
 
 The HTML pages live at the same paths as in the static site (``/``, ``/tags/<tag>/``,
 ``/tags/<tag>/packages/<name>/``, ``/mirrors/``, each also as ``index.html`` and
-``index.json``; ``/specs/<first two characters>/<hash>.html`` and ``.json``); the API under ``/api`` is described by the OpenAPI
-document at ``/api/openapi.json``. Errors of the API are JSON of one shape:
+``index.json``; ``/specs/<first two characters>/<hash>.html`` and ``.json``); the API
+under ``/api`` is described by the OpenAPI document at ``/api/openapi.json``. Errors of the API are JSON of one shape:
 ``{"error": {"status": <int>, "message": <str>}}``.
 """
 

@@ -33,7 +33,18 @@ from .catalog import Catalog
 from .config import check_name
 from .outputs import OutputError, cpu_workers, pool_context, safe_folder, same_bytes, update_file
 from .pages import SpecGraph, SpecPage, home_page, mirrors_page, package_pages, tag_page
-from .render import ASSETS, Page, asset_text, json_path, page_path, render_stamp, render, render_all_packages, render_not_found, to_json
+from .render import (
+    ASSETS,
+    Page,
+    asset_text,
+    json_path,
+    page_path,
+    render,
+    render_all_packages,
+    render_not_found,
+    render_stamp,
+    to_json,
+)
 from .values import is_dag_hash
 
 __all__ = ["SiteReport", "write_site"]
@@ -43,7 +54,7 @@ class SiteReport(msgspec.Struct, frozen=True):
     outdir: Path
     written: int  # files
     unchanged: int
-    removed: int  # page folders
+    removed: int  # pages
     pages: int
     skipped: tuple[str, ...]
     seconds: float
@@ -100,9 +111,9 @@ class _Writer:
 
     def spec_page(self, specs: str, page: SpecPage, *, staged: bool) -> None:
         """A spec page as ``<ab>/<hash>.html`` and ``.json`` in ``specs``, a folder
-        :func:`_spec_folder` chose (and made its ``<ab>`` folders). A DAG hash is a safe file name, so this skips the
-        checks a page named after a package needs (on a 250,000-spec site they cost more
-        than the writing). In a ``staged`` folder, which nobody reads until it is
+        :func:`_spec_folder` chose (and made its ``<ab>`` folders). A DAG hash is a
+        safe file name, so this skips the checks a page named after a package needs (on
+        a 250,000-spec site they cost more than the writing). In a ``staged`` folder, which nobody reads until it is
         renamed into place whole, files are written directly instead of replaced."""
         dag_hash = page.spec.hash
         if not is_dag_hash(dag_hash):
