@@ -211,3 +211,19 @@ def test_new_templates_make_every_page_compared_again(demo_run: Demo, tmp_path: 
         report = write_site(catalog, site)
     assert report.written == 1 and spec.read_bytes() == original
     assert (site / ".cachedex-site").read_bytes().startswith(b"cachedex ")
+
+
+def test_the_site_command(demo_run: Demo, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from cachedex.cli import main
+
+    runner = CliRunner()
+    args = ["--config", str(demo_run.config), "site", str(tmp_path / "out"), "--tag", "v1.0.2"]
+    result = runner.invoke(main, [*args, "--workers", "2"])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"[\d,]+ pages: [\d,]+ files written, 0 unchanged, 0 removed", result.output)
+    assert (tmp_path / "out/tags/v1.0.2/index.html").is_file() and not (tmp_path / "out/tags/develop").exists()
+    again = runner.invoke(main, args)
+    assert again.exit_code == 0 and " 0 files written" in again.output
+    assert runner.invoke(main, [*args, "--workers", "0"]).exit_code == 2

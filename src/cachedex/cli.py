@@ -430,16 +430,19 @@ def diff_command(state: _State, tags: tuple[str, ...], since: str | None, as_jso
 @main.command("site")
 @click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--tag", "-t", "tags", multiple=True, help="Only this tag (repeatable).")
+@click.option("--workers", type=click.IntRange(1, 64), default=None,
+              help="Processes writing pages of a big site  [default: one per CPU, at most 4].")
 @click.pass_obj
 @_friendly
-def site_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
+def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: int | None) -> None:
     """Write the catalog as a self-contained static website into OUTDIR.
 
     Home (tags, package search), a page per tag (packages, facet filters kept in the
-    URL), per package and tag (specs), per spec (dependencies, dependents, sizes,
-    install commands) and the mirrors; each with an index.json twin. No external
-    host is referenced: serve OUTDIR with any static file server. Unchanged pages
-    are not rewritten; pages of packages and specs that left are removed.
+    URL), per package and tag (specs), per spec (specs/<ab>/<hash>.html: dependencies,
+    dependents, sizes, install commands) and the mirrors; each page with a JSON twin
+    beside it (index.json, <hash>.json). No external host is referenced: serve OUTDIR
+    with any static file server. Unchanged pages are not rewritten; pages of packages
+    and specs that left are removed.
 
     \b
     Example:
@@ -450,7 +453,7 @@ def site_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
     config = state.config()
     with Catalog(config.catalog, readonly=True) as catalog, Reporter() as reporter:
         line = reporter.task("site", total=None)
-        report = write_site(catalog, outdir, tags=list(tags) or None, on_progress=line.describe)
+        report = write_site(catalog, outdir, tags=list(tags) or None, on_progress=line.describe, workers=workers)
         line.done()
     for skipped in report.skipped:
         click.echo(f"warning: skipped {skipped}", err=True)
