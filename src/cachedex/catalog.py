@@ -868,7 +868,9 @@ _ranges_decoder = msgspec.json.Decoder(tuple[VersionRange, ...])
 _query_decoder = msgspec.json.Decoder(Query)
 
 
-class SpecSummary(msgspec.Struct, frozen=True):
+# gc=False: instances hold only strings and numbers, so the garbage collector need not
+# track them; a whole-site build keeps millions of them.
+class SpecSummary(msgspec.Struct, frozen=True, gc=False):
     """A spec as search results show it."""
 
     hash: str
@@ -884,7 +886,7 @@ class SpecSummary(msgspec.Struct, frozen=True):
     stacks: tuple[str, ...]  # of the searched tag, 'root' included; () without a tag
 
 
-class Edge(msgspec.Struct, frozen=True):
+class Edge(msgspec.Struct, frozen=True, gc=False):
     """A spec at the other end of a dependency edge."""
 
     hash: str

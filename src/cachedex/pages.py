@@ -87,14 +87,14 @@ class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
     size: int
 
 
-class Holder(msgspec.Struct, frozen=True):
+class Holder(msgspec.Struct, frozen=True, gc=False):  # only strings: not tracked by the GC
     tag: str
     stack: str
     listed: bool
     url: str
 
 
-class Install(msgspec.Struct, frozen=True):
+class Install(msgspec.Struct, frozen=True, gc=False):
     tag: str
     stack: str
     commands: str
