@@ -588,7 +588,7 @@ class Catalog:
           of thousands of specs, is answered by the scope's :class:`_FacetIndex`, built
           once per catalog state and shared by the connections of the process.
         """
-        with self._snapshot():
+        with self.snapshot():
             token = self.state_token()[0]
             scope, scope_params = self._scope(tag, stack)
             facets = _facet_terms(query, lambda: self._remembered(token, ("compilers",), self._compilers))
@@ -650,7 +650,7 @@ class Catalog:
         """Build now what the first facet query of each scope (the whole catalog, each
         tag, each of its stacks) would otherwise build: a server calls this at start and
         after a sync. Returns the number of scopes."""
-        with self._snapshot():
+        with self.snapshot():
             token = self.state_token()[0]
             self._remembered(token, ("compilers",), self._compilers)
             scopes = [(None, None)] + [(m.tag, m.stack) for m in self.mirrors()]
@@ -701,7 +701,7 @@ class Catalog:
         ).fetchall()
 
     @contextmanager
-    def _snapshot(self) -> Iterator[None]:
+    def snapshot(self) -> Iterator[None]:
         """One read transaction: every statement inside sees the same catalog state,
         even while a sync commits."""
         if self._db.in_transaction:

@@ -261,13 +261,25 @@ _LINK_RUN = 0b110
 class SpecGraph:
     """What spec pages show, for every spec of the catalog, read in a few bulk passes.
 
-    Writing 250,000 spec pages one query at a time costs minutes; this reads specs,
-    edges and holders once (about 2 GB of rows for 1.6 million edges would be too
-    much as objects, so edges stay as plain tuples) and builds any spec's page from
-    memory, given its raw node. :func:`spec_page` and :meth:`page` agree exactly.
+    :func:`spec_page` costs a few queries per page, which a site of 250,000 spec
+    pages cannot afford. This reads specs, edges (kept as plain tuples), holders and
+    listing tags once, about 1 GB for 250,000 specs and 1.6 million edges, and builds
+    any spec's page from memory, given its raw node. :func:`spec_page` and
+    :meth:`page` agree exactly (a test compares them on every spec of the demo).
     """
 
     def __init__(self, catalog: Catalog) -> None:
+        with catalog.snapshot():  # one state of the catalog, even if a sync commits meanwhile
+            self._read(catalog)
+        # Ranks in the orders the pages list specs in, so that sorting a page's lists
+        # compares integers; and each spec as a closure entry, made once.
+        rows = self._rows
+        self._rank = {i: n for n, i in enumerate(sorted(rows, key=lambda i: (rows[i][2], rows[i][3], rows[i][1])))}
+        self._closure_rank = {i: n for n, i in enumerate(sorted(rows, key=lambda i: (rows[i][2], rows[i][1])))}
+        self._plain: dict[int, Edge] = {}
+        self._made: dict[tuple[int, int, str], Edge] = {}
+
+    def _read(self, catalog: Catalog) -> None:
         self._rows = {row[0]: row for row in catalog.all_spec_rows()}
         self.ids = {row[1]: spec_id for spec_id, row in self._rows.items()}
         self._children: dict[int, list[tuple[int, int, str]]] = {}
@@ -284,13 +296,6 @@ class SpecGraph:
         self._tags: dict[int, list[str]] = {}
         for spec_id, tag in catalog.root_listing_tags():
             self._tags.setdefault(spec_id, []).append(tag)
-        # Ranks in the orders the pages list specs in, so that sorting a page's lists
-        # compares integers; and each spec as a closure entry, made once.
-        rows = self._rows
-        self._rank = {i: n for n, i in enumerate(sorted(rows, key=lambda i: (rows[i][2], rows[i][3], rows[i][1])))}
-        self._closure_rank = {i: n for n, i in enumerate(sorted(rows, key=lambda i: (rows[i][2], rows[i][1])))}
-        self._plain: dict[int, Edge] = {}
-        self._made: dict[tuple[int, int, str], Edge] = {}
 
     def page(self, spec_id: int, node: str) -> SpecPage:
         """The page of one spec (by catalog id), given its raw node JSON."""
@@ -312,7 +317,7 @@ class SpecGraph:
         edges = []
         for end in sorted(ends, key=lambda end: rank[end[0]]):
             edge = made.get(end)
-            if edge is None:  # the same edge shows on both of its ends' pages
+            if edge is None:  # an end (spec, deptypes, virtuals) recurs on many pages
                 row = self._rows[end[0]]
                 edge = made[end] = Edge(row[1], row[2], row[3], end[1], end[2], row[10], row[9])
             edges.append(edge)
