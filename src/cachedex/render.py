@@ -55,6 +55,8 @@ _env = Environment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
+
+
 @lru_cache(maxsize=1 << 19)
 def _spec_link(dag_hash: str, name: str, version: str, root: str) -> str:
     # Written here rather than in a template, and cached, because a whole site shows
@@ -95,7 +97,8 @@ def _holder_items(holders: tuple[Holder, ...], root: str) -> Markup:
     ))
 
 
-_env.filters.update(size=human_size, when=_when, segment=_segment, edge_list=_edge_list, holder_items=_holder_items)
+_env.filters.update(size=human_size, when=_when, segment=_segment, edge_list=_edge_list,
+                    holder_items=_holder_items)
 _env.globals.update(assets=ASSETS, facets=FACETS, version=__version__)
 
 
