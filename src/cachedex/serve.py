@@ -9,8 +9,8 @@ no sync gets 304. Bodies are gzipped for clients that accept it.
 The HTML pages live at the same paths as in the static site (``/``, ``/tags/<tag>/``,
 ``/tags/<tag>/packages/<name>/``, ``/mirrors/``, each also as ``index.html`` and
 ``index.json``; ``/specs/<first two characters>/<hash>.html`` and ``.json``); the API
-under ``/api`` is described by the OpenAPI document at ``/api/openapi.json``. Errors of the API are JSON of one shape:
-``{"error": {"status": <int>, "message": <str>}}``.
+under ``/api`` is described by the OpenAPI document at ``/api/openapi.json``. Errors of
+the API are JSON of one shape: ``{"error": {"status": <int>, "message": <str>}}``.
 """
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ class _Catalogs:
         Catalog(path, readonly=True).close()  # fail at start-up, with a clear message
         self._warmed: str | None = None
         self._warming = threading.Lock()
-        #: True while the search indexes of the catalog's current state are built.
+        #: True once the search indexes of the last catalog state seen are built.
         self.ready = False
 
     def warm(self, token: str, *, wait: bool = False) -> None:
@@ -235,6 +235,8 @@ _home = _page_builder(lambda c, r: home_page(c))
 _mirrors = _page_builder(lambda c, r: mirrors_page(c))
 _tag = _page_builder(lambda c, r: tag_page(c, r.path_params["tag"]))
 _package = _page_builder(lambda c, r: package_page(c, r.path_params["tag"], r.path_params["name"]))
+
+
 def _spec_at(catalog: Catalog, request: Request) -> SpecPage:
     dag_hash = request.path_params["hash"]
     if request.path_params["prefix"] != dag_hash[:2]:
