@@ -590,12 +590,12 @@ class Catalog:
         """
         with self.snapshot():
             token = self.state_token()[0]
-            scope, scope_params = self._scope(tag, stack)
+            mirrors = self._scope_mirrors(tag, stack)
             facets = _facet_terms(query, lambda: self._remembered(token, ("compilers",), self._compilers))
             facets_only = (query.name is None and query.hash_prefix is None and not query.versions
                            and not query.variants)
             if facets_only:
-                index = self._facet_index_of(token, tag, stack, scope, scope_params)
+                index = self._facet_index_of(token, *mirrors)
                 total, ids = index.matches(facets, offset, limit)
                 if explain:
                     plan = [f"facet index of {index.size} specs in {len(index.groups)} groups"]
@@ -604,6 +604,7 @@ class Catalog:
                 rows = self._found_rows(tag, condition, all_params, limit, 0) if ids else []
             else:
                 where, params = _query_sql(query, facets)
+                scope, scope_params = _scope_sql(*mirrors)
                 condition = " AND ".join([*where, scope])
                 all_params = [*params, *scope_params]
                 if explain:
@@ -625,26 +626,24 @@ class Catalog:
         )
         return SearchPage(total=total, offset=offset, limit=limit, specs=found)
 
-    def _scope(self, tag: str | None, stack: str | None) -> tuple[str, list[object]]:
-        """The SQL condition (on ``s``) and parameters of a search's scope."""
+    def _scope_mirrors(self, tag: str | None, stack: str | None) -> tuple[int | None, int | None]:
+        """(root mirror id, stack mirror id) of a search's scope: (None, None) for every
+        listed spec of the catalog, (root, None) for a tag (or its stack 'root')."""
         if tag is None:
             if stack is not None:
                 raise CatalogError("a stack needs a tag")
-            return "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)", []
+            return None, None
         mirrors = dict(self._db.execute(
             "SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?",
             (tag,),
         ).fetchall())
         if "root" not in mirrors:
             raise CatalogError(f"unknown tag {tag!r}; run 'cachedex stats' to list tags")
-        scope = "EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id AND mb.listed)"
-        params: list[object] = [mirrors["root"]]
-        if stack is not None and stack != "root":
-            if stack not in mirrors:
-                raise CatalogError(f"tag {tag!r} has no stack {stack!r}")
-            scope += " AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)"
-            params.append(mirrors[stack])
-        return scope, params
+        if stack is None or stack == "root":
+            return mirrors["root"], None
+        if stack not in mirrors:
+            raise CatalogError(f"tag {tag!r} has no stack {stack!r}")
+        return mirrors["root"], mirrors[stack]
 
     def warm_search(self) -> int:
         """Build now what the first facet query of each scope (the whole catalog, each
@@ -655,27 +654,27 @@ class Catalog:
             self._remembered(token, ("compilers",), self._compilers)
             scopes = [(None, None)] + [(m.tag, m.stack) for m in self.mirrors()]
             for tag, stack in scopes:
-                self._facet_index_of(token, tag, stack, *self._scope(tag, stack))
+                self._facet_index_of(token, *self._scope_mirrors(tag, stack))
         return len(scopes)
 
-    def _facet_index_of(self, token: str, tag: str | None, stack: str | None, scope: str,
-                        params: list[object]) -> _FacetIndex:
-        stack = None if stack == "root" else stack
-        return self._remembered(token, ("facets", tag, stack), lambda: self._facet_index(tag, stack, scope, params))
+    def _facet_index_of(self, token: str, root: int | None, stack: int | None) -> _FacetIndex:
+        return self._remembered(token, ("facets", root, stack), lambda: self._facet_index(root, stack))
 
-    def _facet_index(self, tag: str | None, stack: str | None, scope: str, params: list[object]) -> _FacetIndex:
-        """The :class:`_FacetIndex` of a search scope: one ordered pass over its specs,
-        driven by the smallest membership list that defines it."""
-        if tag is None:
-            source, where = "specs s", scope
+    def _facet_index(self, root: int | None, stack: int | None) -> _FacetIndex:
+        """The :class:`_FacetIndex` of a search scope (see :meth:`_scope_mirrors`): one
+        ordered pass over its specs, driven by the smallest membership list that
+        defines it."""
+        if root is None:
+            source = "specs s"
+            where, params = _scope_sql(None, None)
         elif stack is None:
             source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
-            where, params = "mb0.mirror_id = ? AND mb0.listed", params[:1]
+            where, params = "mb0.mirror_id = ? AND mb0.listed", [root]
         else:
             source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
             where = ("mb0.mirror_id = ? AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
                      "AND mb.spec_id = s.id AND mb.listed)")
-            params = [params[1], params[0]]
+            params = [stack, root]
         return _FacetIndex(self._db.execute(
             f"SELECT s.id, s.target, s.os, s.compiler, s.platform FROM {source} WHERE {where} "
             "ORDER BY s.name, s.version, s.hash", params,
@@ -905,6 +904,17 @@ class SearchPage(msgspec.Struct, frozen=True):
     offset: int
     limit: int
     specs: tuple[SpecSummary, ...]
+
+
+def _scope_sql(root: int | None, stack: int | None) -> tuple[str, list[object]]:
+    """The SQL condition (on ``s``) and parameters of a search's scope, given by
+    :meth:`Catalog._scope_mirrors`."""
+    if root is None:
+        return "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)", []
+    scope = "EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id AND mb.listed)"
+    if stack is None:
+        return scope, [root]
+    return scope + " AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)", [root, stack]
 
 
 #: Facet columns in the order of a facet group's key.
