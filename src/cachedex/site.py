@@ -78,65 +78,55 @@ class _Writer:
 
     def file(self, relative: str, data: bytes) -> None:
         *folders, name = relative.split("/")
-        folder = safe_folder(self.outdir, *folders)
-        try:
-            changed = update_file(str(folder / name), data)
-        except OSError as exc:
-            raise OutputError(f"{folder / name}: cannot write ({exc.strerror or exc})") from None
-        if changed:
-            self.written += 1
-        else:
-            self.unchanged += 1
+        self._store(str(safe_folder(self.outdir, *folders) / name), data)
 
     def page(self, page: Page) -> None:
         path = page_path(page)
+        folder = str(safe_folder(self.outdir, *path.split("/")[:-1]))
+        html = os.path.join(folder, path.rsplit("/", 1)[-1])
+        self._pair(html, json_path(html), page, staged=False)
+
+    def spec_page(self, specs: str, page: SpecPage, *, staged: bool) -> None:
+        """A spec page as ``<ab>/<hash>.html`` and ``.json`` in ``specs``, a folder
+        :func:`_spec_folder` chose (and made its ``<ab>`` folders). A DAG hash is a
+        safe file name, so this skips the checks a page named after a package needs (on
+        a 250,000-spec site they cost more than the writing)."""
+        dag_hash = page.spec.hash
+        if not is_dag_hash(dag_hash):
+            raise OutputError(f"{dag_hash!r}: not a DAG hash, refusing it as a file name")
+        base = os.path.join(specs, dag_hash[:2], dag_hash)
+        self._pair(base + ".html", base + ".json", page, staged=staged)
+
+    def _pair(self, html: str, twin: str, page: Page, *, staged: bool) -> None:
+        """A page and its JSON twin, HTML first. In a ``staged`` folder, which nobody
+        reads until it is renamed into place whole, files are written directly instead
+        of replaced, and nothing there is old enough to trust."""
         data = to_json(page)
         self.pages += 1
-        if self.trust_twins and self._unchanged(str(self.outdir / path), str(self.outdir / json_path(path)), data):
-            return
-        self.file(path, render(page).encode())
-        self.file(json_path(path), data)
-
-    def _unchanged(self, html: str, twin: str, data: bytes) -> bool:
-        if same_bytes(twin, data) and os.path.isfile(html) and not os.path.islink(html):
+        if (self.trust_twins and not staged and same_bytes(twin, data) and os.path.isfile(html)
+                and not os.path.islink(html)):
             self.unchanged += 2
-            return True
-        return False
+            return
+        self._store(html, render(page).encode(), staged=staged)
+        self._store(twin, data, staged=staged)
+
+    def _store(self, path: str, data: bytes, *, staged: bool = False) -> None:
+        try:
+            if staged:
+                _write_new(path, data)
+                changed = True
+            else:
+                changed = update_file(path, data)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+        self.written += changed
+        self.unchanged += not changed
 
     def add(self, counts: tuple[int, int, int, int]) -> None:
         """Count what a worker wrote (see :func:`_run_task`)."""
         self.written += counts[0]
         self.unchanged += counts[1]
         self.pages += counts[2]
-
-    def spec_page(self, specs: str, page: SpecPage, *, staged: bool) -> None:
-        """A spec page as ``<ab>/<hash>.html`` and ``.json`` in ``specs``, a folder
-        :func:`_spec_folder` chose (and made its ``<ab>`` folders). A DAG hash is a
-        safe file name, so this skips the checks a page named after a package needs (on
-        a 250,000-spec site they cost more than the writing). In a ``staged`` folder, which nobody reads until it is
-        renamed into place whole, files are written directly instead of replaced."""
-        dag_hash = page.spec.hash
-        if not is_dag_hash(dag_hash):
-            raise OutputError(f"{dag_hash!r}: not a DAG hash, refusing it as a file name")
-        data = to_json(page)
-        base = os.path.join(specs, dag_hash[:2], dag_hash)
-        if self.trust_twins and not staged and self._unchanged(base + ".html", base + ".json", data):
-            self.pages += 1
-            return
-        for suffix, data in ((".html", render(page).encode()), (".json", data)):
-            path = base + suffix
-            try:
-                if staged:
-                    _write_new(path, data)
-                    changed = True
-                else:
-                    changed = update_file(path, data)
-            except OSError as exc:
-                raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
-            self.written += changed
-            self.unchanged += not changed
-        self.pages += 1
-
 
 def _write_new(path: str, data: bytes) -> None:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
