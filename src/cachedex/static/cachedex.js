@@ -20,6 +20,7 @@
   if (search) {
     let index = null;
     let asked = 0;
+    const syntax = /[@%+~=/\s^]/; // what a package name never holds, and spec syntax does
     const results = document.getElementById("search-results");
     const load = () => index || (index = fetch(search.dataset.index).then((r) => r.json()));
     const line = (text, className) => {
@@ -68,9 +69,9 @@
     const show = async () => {
       const query = search.value.trim();
       const mine = ++asked;
-      const spec = /[@%+~=/\s^]/.test(query);
+      const spec = syntax.test(query);
       const answer = spec ? await specHits(query) : null;
-      const needle = query.toLowerCase().split(/[@%+~=/\s^]/)[0];
+      const needle = query.toLowerCase().split(syntax)[0];
       if (mine !== asked) return; // a newer keystroke asked since
       results.replaceChildren();
       if (!query) return;
