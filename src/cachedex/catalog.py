@@ -766,7 +766,7 @@ class Catalog:
         """Direct dependencies of a spec (or, ``reverse``, its direct dependents)."""
         near, far = ("child", "parent") if reverse else ("parent", "child")
         return [
-            Edge(row[0], row[1], row[2], row[3], row[4], bool(row[5]), row[6])
+            Edge(row[0], row[1], row[2], bool(row[5]), row[6], row[3], row[4])
             for row in self._db.execute(
                 f"SELECT o.hash, o.name, o.version, e.deptypes, e.virtuals, "
                 "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = o.id AND mb.listed), o.size "
@@ -780,7 +780,7 @@ class Catalog:
         """Every spec reachable from a spec through edges whose deptypes meet ``mask``
         (default link and run: what installing the binary downloads), itself excluded."""
         return [
-            Edge(h, n, v, 0, "", bool(listed), size) for h, n, v, listed, size in self._db.execute(
+            Edge(h, n, v, bool(listed), size) for h, n, v, listed, size in self._db.execute(
                 "WITH RECURSIVE reach(id) AS ("
                 " SELECT e.child FROM edges e JOIN specs s ON s.id = e.parent"
                 "  WHERE s.hash = ? AND e.deptypes & ?"
@@ -885,16 +885,18 @@ class SpecSummary(msgspec.Struct, frozen=True, gc=False):
     stacks: tuple[str, ...]  # of the searched tag, 'root' included; () without a tag
 
 
-class Edge(msgspec.Struct, frozen=True, gc=False):
-    """A spec at the other end of a dependency edge."""
+class Edge(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
+    """A spec at the other end of a dependency edge. In JSON, ``deptypes`` and
+    ``virtuals`` are left out when they are 0 and '' (always, in a closure): a spec
+    page of a big closure is a third smaller."""
 
     hash: str
     name: str
     version: str
-    deptypes: int
-    virtuals: str
     listed: bool  # some mirror has its binary
     size: int | None  # bytes of that binary, when known
+    deptypes: int = 0  # of a direct edge; 0 in a closure
+    virtuals: str = ""
 
 
 class SearchPage(msgspec.Struct, frozen=True):

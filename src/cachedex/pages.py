@@ -271,25 +271,47 @@ class SpecGraph:
     def __init__(self, catalog: Catalog) -> None:
         with catalog.snapshot():  # one state of the catalog, even if a sync commits meanwhile
             self._read(catalog)
-        # Ranks in the orders the pages list specs in, so that sorting a page's lists
-        # compares integers; and each spec as a closure entry, made once.
-        rows = self._rows
-        self._rank = {i: n for n, i in enumerate(sorted(rows, key=lambda i: (rows[i][2], rows[i][3], rows[i][1])))}
-        self._closure_rank = {i: n for n, i in enumerate(sorted(rows, key=lambda i: (rows[i][2], rows[i][1])))}
-        self._plain: dict[int, Edge] = {}
-        self._made: dict[tuple[int, int, str], Edge] = {}
 
     def _read(self, catalog: Catalog) -> None:
-        self._rows = {row[0]: row for row in catalog.all_spec_rows()}
-        self.ids = {row[1]: spec_id for spec_id, row in self._rows.items()}
-        self._children: dict[int, list[tuple[int, int, str]]] = {}
-        self._parents: dict[int, list[tuple[int, int, str]]] = {}
-        self._link_run: dict[int, list[int]] = {}  # children through link or run edges
+        # Specs are kept in closure order (name, hash) and known inside by their
+        # position in it: a closure, a set of positions, then sorts as plain integers,
+        # and its entries are made once, here, for every spec.
+        rows = sorted(catalog.all_spec_rows(), key=lambda row: (row[2], row[1]))
+        self._rows = rows
+        self.ids = {row[1]: row[0] for row in rows}  # hash -> catalog id
+        self._position = position = {row[0]: n for n, row in enumerate(rows)}
+        self._plain = [Edge(row[1], row[2], row[3], row[10], row[9]) for row in rows]
+        # The order dependencies and dependents are listed in: name, version, hash.
+        self._rank = rank = [0] * len(rows)
+        for n, at in enumerate(sorted(range(len(rows)), key=lambda at: (rows[at][2], rows[at][3], rows[at][1]))):
+            rank[at] = n
+        # Each spec's dependencies and cached dependents, as edges in the order pages
+        # list them; an edge (spec, deptypes, virtuals) recurs on many pages: made once.
+        made: dict[tuple[int, int, str], Edge] = {}
+        children: dict[int, list[tuple[int, Edge]]] = {}
+        parents: dict[int, list[tuple[int, Edge]]] = {}
+        link_run: dict[int, list[int]] = {}  # children through link or run edges
         for parent, child, deptypes, virtuals in catalog.all_edge_rows():
-            self._children.setdefault(parent, []).append((child, deptypes, virtuals))
-            self._parents.setdefault(child, []).append((parent, deptypes, virtuals))
+            parent, child = position[parent], position[child]
+            edge = made.get((child, deptypes, virtuals))
+            if edge is None:
+                row = rows[child]
+                edge = made[child, deptypes, virtuals] = Edge(row[1], row[2], row[3], row[10], row[9], deptypes,
+                                                              virtuals)
+            children.setdefault(parent, []).append((rank[child], edge))
+            if rows[parent][10]:  # a dependent is listed only if it has a binary
+                up = made.get((parent, deptypes, virtuals))
+                if up is None:
+                    row = rows[parent]
+                    up = made[parent, deptypes, virtuals] = Edge(row[1], row[2], row[3], True, row[9], deptypes,
+                                                                 virtuals)
+                parents.setdefault(child, []).append((rank[parent], up))
             if deptypes & _LINK_RUN:
-                self._link_run.setdefault(parent, []).append(child)
+                link_run.setdefault(parent, []).append(child)
+        self._link_run = link_run
+        # (rank, edge) pairs sort by rank alone: a spec is at most once among another's ends.
+        self._children = {at: [edge for _, edge in sorted(ends)] for at, ends in children.items()}
+        self._dependents = {at: [edge for _, edge in sorted(ends)] for at, ends in parents.items()}
         self._holders: dict[int, list[Holder]] = {}
         for spec_id, tag, stack, listed, url in catalog.all_holder_rows():
             self._holders.setdefault(spec_id, []).append(Holder(tag, stack, listed, url))
@@ -299,33 +321,23 @@ class SpecGraph:
 
     def page(self, spec_id: int, node: str) -> SpecPage:
         """The page of one spec (by catalog id), given its raw node JSON."""
-        _, dag_hash, name, version, compiler, platform, os, target, variants, size, _ = self._rows[spec_id]
+        at = self._position[spec_id]
+        _, dag_hash, name, version, compiler, platform, os, target, variants, size, _ = self._rows[at]
         spec = SpecSummary(hash=dag_hash, name=name, version=version, compiler=compiler, platform=platform,
                            os=os, target=target, variants=_variants.decode(variants), size=size,
                            tags=tuple(self._tags.get(spec_id, ())), stacks=())
         return _spec_page(
             spec,
             holders=self._holders.get(spec_id, []),
-            dependencies=self._edges(self._children.get(spec_id, ())),
-            closure=self._closure(spec_id),
-            dependents=[e for e in self._edges(self._parents.get(spec_id, ())) if e.listed],
+            dependencies=self._children.get(at, []),
+            closure=self._closure(at),
+            dependents=self._dependents.get(at, []),
             node=node,
         )
 
-    def _edges(self, ends: Iterable[tuple[int, int, str]]) -> list[Edge]:
-        rank, made = self._rank, self._made
-        edges = []
-        for end in sorted(ends, key=lambda end: rank[end[0]]):
-            edge = made.get(end)
-            if edge is None:  # an end (spec, deptypes, virtuals) recurs on many pages
-                row = self._rows[end[0]]
-                edge = made[end] = Edge(row[1], row[2], row[3], end[1], end[2], row[10], row[9])
-            edges.append(edge)
-        return edges
-
-    def _closure(self, spec_id: int) -> list[Edge]:
+    def _closure(self, at: int) -> list[Edge]:
         link_run = self._link_run
-        seen = set(link_run.get(spec_id, ()))
+        seen = set(link_run.get(at, ()))
         frontier = list(seen)
         while frontier:  # breadth first, a level at a time in C (set operations)
             reached: set[int] = set()
@@ -334,14 +346,8 @@ class SpecGraph:
             reached -= seen
             seen |= reached
             frontier = list(reached)
-        return [self._plain_edge(i) for i in sorted(seen, key=self._closure_rank.__getitem__)]
-
-    def _plain_edge(self, spec_id: int) -> Edge:
-        edge = self._plain.get(spec_id)
-        if edge is None:
-            row = self._rows[spec_id]
-            edge = self._plain[spec_id] = Edge(row[1], row[2], row[3], 0, "", row[10], row[9])
-        return edge
+        plain = self._plain
+        return [plain[n] for n in sorted(seen)]
 
 
 _variants = msgspec.json.Decoder(tuple[str, ...])
