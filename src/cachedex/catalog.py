@@ -836,12 +836,10 @@ class Catalog:
             (tag, since),
         ))
 
-    def tag_hashes(self, tag: str) -> set[str]:
-        """Every hash some mirror of a tag holds, listed or not."""
+    def held_hashes(self) -> set[str]:
+        """Every hash some mirror holds, listed or not."""
         return {row[0] for row in self._db.execute(
-            "SELECT DISTINCT s.hash FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-            "JOIN members mb ON mb.mirror_id = m.id JOIN specs s ON s.id = mb.spec_id WHERE t.name = ?",
-            (tag,),
+            "SELECT s.hash FROM specs s WHERE EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id)"
         )}
 
     def package_names(self) -> dict[str, list[str]]:

@@ -319,6 +319,12 @@ class SpecGraph:
         for spec_id, tag in catalog.root_listing_tags():
             self._tags.setdefault(spec_id, []).append(tag)
 
+    def held_by(self, tags: Iterable[str]) -> list[tuple[int, str]]:
+        """(catalog id, hash) of every spec some mirror of ``tags`` holds, by id."""
+        wanted = set(tags)
+        return sorted((spec_id, self._rows[self._position[spec_id]][1]) for spec_id, holders in self._holders.items()
+                      if any(holder.tag in wanted for holder in holders))
+
     def page(self, spec_id: int, node: str) -> SpecPage:
         """The page of one spec (by catalog id), given its raw node JSON."""
         at = self._position[spec_id]

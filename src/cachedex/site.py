@@ -129,9 +129,14 @@ class _Writer:
         self.pages += counts[2]
 
 def _write_new(path: str, data: bytes) -> None:
+    # Plain os.write: a file object around the descriptor costs more than the write.
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
 
 
 #: What rendered the site's pages (see :func:`render_stamp`), written after each build.
@@ -141,7 +146,7 @@ _STAMP = ".cachedex-site"
 _STAGING = ".specs-staging"
 
 
-def _spec_folder(outdir: Path, prefixes: set[str]) -> tuple[str, bool]:
+def _spec_folder(outdir: Path, specs: list[tuple[int, str]]) -> tuple[str, bool]:
     """(folder to write spec pages into, whether it is a staging folder). A site's
     first build writes its spec pages into a hidden folder renamed to ``specs`` at the
     end (a reader sees every page or none), which spares a temporary file and a rename
@@ -150,7 +155,7 @@ def _spec_folder(outdir: Path, prefixes: set[str]) -> tuple[str, bool]:
     if staging.is_dir() and not staging.is_symlink():
         shutil.rmtree(staging)  # left by a build that was stopped
     name = "specs" if (outdir / "specs").exists() or (outdir / "specs").is_symlink() else _STAGING
-    for prefix in prefixes:  # two characters of a DAG hash: safe
+    for prefix in {dag_hash[:2] for _, dag_hash in specs}:  # two characters of a DAG hash: safe
         safe_folder(outdir, name, prefix)
     return str(safe_folder(outdir, name)), name == _STAGING
 
@@ -188,59 +193,55 @@ def write_site(
     writer.file("404.html", render_not_found().encode())
 
     removed = 0
-    hashes: set[str] = set()
-    listed: list[str] = []  # tags whose package pages to write
+    package_tags = catalog.package_names()
+    listed: list[str] = []  # tags whose tag and package pages to write
     for tag in selected:
         problem = check_name(tag)
         if problem:
             skipped.append(f"tag {tag!r}: {problem}")
             continue
-        progress(f"{tag}: packages")
-        page = tag_page(catalog, tag)
-        writer.page(page)
-        writer.file(f"tags/{tag}/all.html", render_all_packages(page).encode())
-        names = set()
-        for row in page.packages:
-            problem = check_name(row.name)
-            if problem:
-                skipped.append(f"{tag}: package {row.name!r}: {problem}")
-                continue
-            names.add(row.name)
         listed.append(tag)
+        names = set()
+        for name, in_tags in package_tags.items():
+            if tag not in in_tags:
+                continue
+            problem = check_name(name)
+            if problem:
+                skipped.append(f"{tag}: package {name!r}: {problem}")
+            else:
+                names.add(name)
         removed += _remove_others(outdir / "tags" / tag / "packages", names)
-        hashes |= catalog.tag_hashes(tag)
 
-    specs = sorted(h for h in hashes if is_dag_hash(h))
-    folder, staged = _spec_folder(outdir, {h[:2] for h in specs})
-    _write_pages(catalog, writer, listed, specs, folder, staged, workers, progress)
-    if staged:
-        os.rename(folder, outdir / "specs")
-    # A spec page stays while any tag of the catalog holds its hash.
-    held = set().union(*(catalog.tag_hashes(t) for t in known)) if tags else hashes
-    removed += _remove_spec_pages(outdir / "specs", held)
-    removed += _remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
+    existed = (outdir / "specs").exists() or (outdir / "specs").is_symlink()
+    _write_pages(catalog, writer, listed, workers, progress)
+    # A spec page stays while any tag of the catalog holds its hash; a first build's
+    # folder holds only the pages it just wrote.
+    if existed:
+        removed += _remove_spec_pages(outdir / "specs", catalog.held_hashes())
+        removed += _remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
     removed += _remove_others(outdir / "tags", set(known))
     update_file(str(outdir / _STAMP), stamp)  # last: only a complete build vouches for its pages
     return SiteReport(outdir, writer.written, writer.unchanged, removed, writer.pages,
                       tuple(skipped), time.perf_counter() - started)
 
 
-#: Below this many spec pages, one process writes every page.
+#: Below this many records in the tags written, one process writes every page.
 PARALLEL_MIN_PAGES = 5_000
 #: Spec pages per task given to a worker (progress is reported per task).
 SPECS_PER_TASK = 10_000
 
 
 class _Task(msgspec.Struct, frozen=True):
-    """A worker's part: package pages of share ``part`` of ``parts`` of some tags, and
-    spec pages (catalog ids)."""
+    """A worker's part: the tag pages of ``tag_pages``, package pages of share ``part``
+    of ``parts`` of ``tags``, and spec pages (catalog ids)."""
 
     catalog: Path
     outdir: Path
     tags: list[str]
     part: int
     parts: int
-    spec_ids: list[int]
+    tag_pages: list[str] = []
+    spec_ids: list[int] = []
     spec_folder: str = ""
     staged: bool = False
     trust_twins: bool = False
@@ -264,6 +265,10 @@ def _run_task(task: _Task) -> tuple[int, int, int, int]:
 
 
 def _write_task(catalog: Catalog, writer: _Writer, task: _Task) -> None:
+    for tag in task.tag_pages:
+        page = tag_page(catalog, tag)
+        writer.page(page)
+        writer.file(f"tags/{tag}/all.html", render_all_packages(page).encode())
     for tag in task.tags:
         for page in package_pages(catalog, tag, part=task.part, parts=task.parts,
                                   package_tags=_Inherited.package_tags):
@@ -276,56 +281,60 @@ def _write_task(catalog: Catalog, writer: _Writer, task: _Task) -> None:
 
 
 def _write_pages(
-    catalog: Catalog, writer: _Writer, tags: list[str], specs: list[str], spec_folder: str, staged: bool,
-    workers: int | None, progress: Callable[[str], None],
+    catalog: Catalog, writer: _Writer, tags: list[str], workers: int | None, progress: Callable[[str], None],
 ) -> None:
-    """Package pages of ``tags`` and spec pages of ``specs``, without a query per page:
-    package pages stream from one pass per tag, and the spec graph is read once. On a
-    big site, worker processes write package pages while this one reads the graph, then
-    share the spec pages."""
+    """The tag pages, package pages and spec pages of ``tags``, without a query per
+    page: package pages stream from one pass per tag, and the spec graph is read once.
+    On a big site, worker processes write tag and package pages while this one reads
+    the graph, then share the spec pages."""
     _Inherited.package_tags = catalog.all_package_tags()
     count = workers if workers is not None else cpu_workers(4)
+    records = sum(stats.records for stats in catalog.tag_stats(tags))
+    outdir, trust = writer.outdir, writer.trust_twins
     try:
-        if count <= 1 or len(specs) < PARALLEL_MIN_PAGES:
-            ids = _read_graph(catalog, specs, progress)
+        if count <= 1 or records < PARALLEL_MIN_PAGES:
+            ids = _read_graph(catalog, tags, progress)
+            folder, staged = _spec_folder(outdir, ids)
             progress(f"writing package pages and {len(ids):,} spec pages")
-            _write_task(catalog, writer, _Task(catalog.path, writer.outdir, tags, 0, 1, ids, spec_folder, staged,
-                                               writer.trust_twins))
-            return
-        context = pool_context()
-        with context.Pool(count) as package_pool:  # forked before the graph exists: small
-            packages = package_pool.map_async(
-                _run_task, [_Task(catalog.path, writer.outdir, tags, n, count, [], trust_twins=writer.trust_twins)
-                            for n in range(count)])
-            ids = _read_graph(catalog, specs, progress)
-            tasks = [_Task(catalog.path, writer.outdir, [], 0, 1, ids[start:start + SPECS_PER_TASK], spec_folder,
-                           staged, writer.trust_twins) for start in range(0, len(ids), SPECS_PER_TASK)]
-            done = 0
-            gc.freeze()  # workers then share the graph's memory pages instead of copying them
-            with context.Pool(count) as spec_pool:
-                for result in spec_pool.imap_unordered(_run_task, tasks):
+            _write_task(catalog, writer, _Task(catalog.path, outdir, tags, 0, 1, tags, [i for i, _ in ids], folder,
+                                               staged, trust))
+        else:
+            context = pool_context()
+            with context.Pool(count) as package_pool:  # forked before the graph exists: small
+                packages = package_pool.map_async(
+                    _run_task, [_Task(catalog.path, outdir, tags, n, count, tags[n::count], trust_twins=trust)
+                                for n in range(count)])
+                ids = _read_graph(catalog, tags, progress)
+                folder, staged = _spec_folder(outdir, ids)
+                tasks = [_Task(catalog.path, outdir, [], 0, 1, [], [i for i, _ in ids[start:start + SPECS_PER_TASK]],
+                               folder, staged, trust) for start in range(0, len(ids), SPECS_PER_TASK)]
+                done = 0
+                gc.freeze()  # workers then share the graph's memory pages instead of copying them
+                with context.Pool(count) as spec_pool:
+                    for result in spec_pool.imap_unordered(_run_task, tasks):
+                        writer.add(result)
+                        done += result[3]
+                        progress(f"spec pages: {done:,} of {len(ids):,} written ({count} processes)")
+                for result in packages.get():
                     writer.add(result)
-                    done += result[3]
-                    progress(f"spec pages: {done:,} of {len(ids):,} written ({count} processes)")
-            for result in packages.get():
-                writer.add(result)
+        if staged:
+            os.rename(folder, outdir / "specs")
     finally:
         gc.unfreeze()
         _Inherited.graph = None
         _Inherited.package_tags = {}
 
 
-def _read_graph(catalog: Catalog, specs: list[str], progress: Callable[[str], None]) -> list[int]:
-    """Read the spec graph for the workers to inherit; returns the ids of ``specs``."""
-    if not specs:
-        return []
-    progress(f"reading the dependency graph for {len(specs):,} spec pages")
+def _read_graph(catalog: Catalog, tags: list[str], progress: Callable[[str], None]) -> list[tuple[int, str]]:
+    """Read the spec graph for the workers to inherit; returns (catalog id, hash) of
+    the specs some mirror of ``tags`` holds, whose pages to write."""
+    progress("reading the dependency graph")
     gc.disable()  # millions of small objects that live as long as the build
     try:
         graph = _Inherited.graph = SpecGraph(catalog)
     finally:
         gc.enable()
-    return sorted(graph.ids[h] for h in specs)
+    return [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
 
 
 def _remove_spec_pages(folder: Path, keep: set[str]) -> int:
