@@ -106,7 +106,23 @@ def _element_text(value: str) -> Markup:
 
 _env.filters.update(size=human_size, element_text=_element_text, when=_when, segment=_segment, edge_list=_edge_list,
                     holder_items=_holder_items)
-_env.globals.update(assets=ASSETS, facets=FACETS, version=__version__)
+#: What every template may use besides its own values. Each render gets these and its
+#: values as its whole context (see :func:`_render`), not Jinja's globals.
+_GLOBALS = {"assets": ASSETS, "facets": FACETS, "version": __version__}
+
+
+def _render(name: str, **values: object) -> str:
+    """Render a template with :data:`_GLOBALS` and ``values`` as its context.
+
+    What ``Template.render`` does, less the merging of Jinja's own globals (a chain
+    of dicts) into every context: on a site of 250,000 small pages that merge is a
+    tenth of the rendering."""
+    template = _env.get_template(name)
+    context = template.new_context({**_GLOBALS, **values}, shared=True)
+    try:
+        return _env.concat(template.root_render_func(context))  # type: ignore[attr-defined]
+    except Exception:
+        _env.handle_exception()  # re-raised with the template's own lines in the traceback
 
 
 def page_path(page: Page, *, url: bool = False) -> str:
@@ -156,22 +172,21 @@ EDGE_ROWS = 300
 
 def render(page: Page) -> str:
     """The page's HTML."""
-    template = _env.get_template(_TEMPLATES[type(page)])
     path = page_path(page)
     # Markup: the root and the twin's name are ours and safe; escaping them again on
     # each of their uses is a measurable part of a spec page's render.
-    return template.render(page=page, root=Markup(_root(path)), json_href=Markup(json_path(path).rsplit("/", 1)[-1]),
-                           first_rows=FIRST_ROWS)
+    return _render(_TEMPLATES[type(page)], page=page, root=Markup(_root(path)),
+                   json_href=Markup(json_path(path).rsplit("/", 1)[-1]), first_rows=FIRST_ROWS)
 
 
 def render_all_packages(page: TagPage) -> str:
     """``all.html`` beside a tag page: every package of the tag by name, no script needed."""
-    return _env.get_template("all.html").render(page=page, root=_root(page_path(page)), json_href="index.json")
+    return _render("all.html", page=page, root=_root(page_path(page)), json_href="index.json")
 
 
 def render_not_found(message: str = "", root: str = "/") -> str:
     """The 404 page. ``root`` is absolute ("/") because a 404 is shown at any depth."""
-    return _env.get_template("404.html").render(message=message, root=root, json_href="")
+    return _render("404.html", message=message, root=root, json_href="")
 
 
 def to_json(page: Page) -> bytes:
