@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import msgspec
 
@@ -236,7 +236,7 @@ def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
     )
 
 
-def _spec_page(spec: SpecSummary, *, holders: list[Holder], dependencies: list[Edge], closure: list[Edge],
+def _spec_page(spec: SpecSummary, *, holders: Sequence[Holder], dependencies: list[Edge], closure: list[Edge],
                dependents: list[Edge], node: str) -> SpecPage:
     # Only binaries are downloaded: a dependency without one (an external) costs nothing.
     binaries = [e.size for e in closure if e.listed] + ([spec.size] if spec.tags else [])
@@ -312,9 +312,18 @@ class SpecGraph:
         # (rank, edge) pairs sort by rank alone: a spec is at most once among another's ends.
         self._children = {at: [edge for _, edge in sorted(ends)] for at, ends in children.items()}
         self._dependents = {at: [edge for _, edge in sorted(ends)] for at, ends in parents.items()}
-        self._holders: dict[int, list[Holder]] = {}
+        # A million memberships come in a few hundred kinds (tag, stack, listed, URL),
+        # and most specs share their whole list with many others: each made once.
+        holder_of: dict[tuple[str, str, bool, str], Holder] = {}
+        holders: dict[int, list[Holder]] = {}
         for spec_id, tag, stack, listed, url in catalog.all_holder_rows():
-            self._holders.setdefault(spec_id, []).append(Holder(tag, stack, listed, url))
+            key = (tag, stack, listed, url)
+            holder = holder_of.get(key)
+            if holder is None:
+                holder = holder_of[key] = Holder(tag, stack, listed, url)
+            holders.setdefault(spec_id, []).append(holder)
+        lists: dict[tuple[Holder, ...], tuple[Holder, ...]] = {}
+        self._holders = {spec_id: lists.setdefault(tuple(found), tuple(found)) for spec_id, found in holders.items()}
         self._tags: dict[int, list[str]] = {}
         for spec_id, tag in catalog.root_listing_tags():
             self._tags.setdefault(spec_id, []).append(tag)
@@ -334,7 +343,7 @@ class SpecGraph:
                            tags=tuple(self._tags.get(spec_id, ())), stacks=())
         return _spec_page(
             spec,
-            holders=self._holders.get(spec_id, []),
+            holders=self._holders.get(spec_id, ()),
             dependencies=self._children.get(at, []),
             closure=self._closure(at),
             dependents=self._dependents.get(at, []),

@@ -300,10 +300,13 @@ def _write_pages(
                                                staged, trust))
         else:
             context = pool_context()
-            with context.Pool(count) as package_pool:  # forked before the graph exists: small
+            # One process fewer than CPUs writes tag and package pages while this one
+            # reads the graph (which nothing can share), then the spec pages' pool joins.
+            sharing = max(1, count - 1)
+            with context.Pool(sharing) as package_pool:  # forked before the graph exists: small
                 packages = package_pool.map_async(
-                    _run_task, [_Task(catalog.path, outdir, tags, n, count, tags[n::count], trust_twins=trust)
-                                for n in range(count)])
+                    _run_task, [_Task(catalog.path, outdir, tags, n, sharing, tags[n::sharing], trust_twins=trust)
+                                for n in range(sharing)])
                 ids = _read_graph(catalog, tags, progress)
                 folder, staged = _spec_folder(outdir, ids)
                 tasks = [_Task(catalog.path, outdir, [], 0, 1, [], [i for i, _ in ids[start:start + SPECS_PER_TASK]],
