@@ -78,6 +78,7 @@ def test_every_page_has_its_json_twin_with_the_same_data(demo_run: Demo) -> None
         assert home == json.loads(msgspec.json.encode(home_page(catalog)))
         twin = json.loads((site / "tags/develop/packages/zlib/index.json").read_text())
         assert twin == json.loads(msgspec.json.encode(package_page(catalog, "develop", "zlib")))
+        assert (site / "packages.json").read_bytes() == msgspec.json.encode(catalog.package_names())
     packages = json.loads((site / "packages.json").read_text())
     assert packages["zlib"] == ["develop", "develop-2026-11-01", "develop-2026-11-08", "v1.0.2"]
 

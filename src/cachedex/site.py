@@ -188,12 +188,13 @@ def write_site(
     for kind, relative in ASSETS.items():
         writer.file(relative, asset_text(kind))
     writer.page(home_page(catalog))
-    writer.file("packages.json", msgspec.json.encode(catalog.package_names()))
+    package_tags = catalog.all_package_tags()  # {package: [(tag, specs)]}, tags sorted
+    writer.file("packages.json", msgspec.json.encode(  # what catalog.package_names() gives
+        {name: [tag for tag, _ in package_tags[name]] for name in sorted(package_tags)}))
     writer.page(mirrors_page(catalog))
     writer.file("404.html", render_not_found().encode())
 
     removed = 0
-    package_tags = catalog.package_names()
     listed: list[str] = []  # tags whose tag and package pages to write
     for tag in selected:
         problem = check_name(tag)
@@ -203,7 +204,7 @@ def write_site(
         listed.append(tag)
         names = set()
         for name, in_tags in package_tags.items():
-            if tag not in in_tags:
+            if not any(tag == listing for listing, _ in in_tags):
                 continue
             problem = check_name(name)
             if problem:
@@ -213,7 +214,7 @@ def write_site(
         removed += _remove_others(outdir / "tags" / tag / "packages", names)
 
     existed = (outdir / "specs").exists() or (outdir / "specs").is_symlink()
-    _write_pages(catalog, writer, listed, workers, progress)
+    _write_pages(catalog, writer, listed, package_tags, workers, progress)
     # A spec page stays while any tag of the catalog holds its hash; a first build's
     # folder holds only the pages it just wrote.
     if existed:
@@ -281,13 +282,14 @@ def _write_task(catalog: Catalog, writer: _Writer, task: _Task) -> None:
 
 
 def _write_pages(
-    catalog: Catalog, writer: _Writer, tags: list[str], workers: int | None, progress: Callable[[str], None],
+    catalog: Catalog, writer: _Writer, tags: list[str], package_tags: dict[str, list[tuple[str, int]]],
+    workers: int | None, progress: Callable[[str], None],
 ) -> None:
     """The tag pages, package pages and spec pages of ``tags``, without a query per
     page: package pages stream from one pass per tag, and the spec graph is read once.
     On a big site, worker processes write tag and package pages while this one reads
     the graph, then share the spec pages."""
-    _Inherited.package_tags = catalog.all_package_tags()
+    _Inherited.package_tags = package_tags
     count = workers if workers is not None else cpu_workers(4)
     records = sum(stats.records for stats in catalog.tag_stats(tags))
     outdir, trust = writer.outdir, writer.trust_twins
