@@ -228,8 +228,9 @@ def write_site(
 
 #: Below this many records in the tags written, one process writes every page.
 PARALLEL_MIN_PAGES = 5_000
-#: Spec pages per task given to a worker (progress is reported per task).
-SPECS_PER_TASK = 10_000
+#: Spec pages per task given to a worker (progress is reported per task). Small
+#: enough that the workers finish together: a core idle at the end is a loss.
+SPECS_PER_TASK = 2_500
 
 
 class _Task(msgspec.Struct, frozen=True):
@@ -297,7 +298,6 @@ def _write_pages(
         if count <= 1 or records < PARALLEL_MIN_PAGES:
             ids = _read_graph(catalog, tags, progress)
             folder, staged = _spec_folder(outdir, ids)
-            progress(f"writing package pages and {len(ids):,} spec pages")
             _write_task(catalog, writer, _Task(catalog.path, outdir, tags, 0, 1, tags, [i for i, _ in ids], folder,
                                                staged, trust))
         else:
@@ -339,7 +339,9 @@ def _read_graph(catalog: Catalog, tags: list[str], progress: Callable[[str], Non
         graph = _Inherited.graph = SpecGraph(catalog)
     finally:
         gc.enable()
-    return [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
+    specs = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
+    progress(f"writing {len(specs):,} spec pages")
+    return specs
 
 
 def _remove_spec_pages(folder: Path, keep: set[str]) -> int:
