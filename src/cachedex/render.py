@@ -83,7 +83,7 @@ def _edge_list(edges: Sequence[Edge], root: str, json_href: str) -> Markup:
         + ("" if e.listed else _NO_BINARY) + "</li>"
         for e in edges[:EDGE_ROWS]
     )
-    more = (f'\n<p class="muted">… and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">this page '
+    more = (f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">this page '
             "as JSON</a>.</p>" if len(edges) > EDGE_ROWS else "")
     return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
 
