@@ -57,19 +57,23 @@ _env = Environment(
 )
 
 
-@lru_cache(maxsize=1 << 19)
-def _spec_link(dag_hash: str, name: str, version: str, root: str) -> str:
-    # Written here rather than in a template, and cached, because a whole site shows
-    # each spec's link on dozens of pages (in closures, as a dependency, as a
-    # dependent): a spec page then costs joins instead of escaping hundreds of values.
-    # A DAG hash needs no escaping: this runs once per spec and process, a quarter
-    # of a million times in a site build.
-    safe = is_dag_hash(dag_hash)
-    href, short = (spec_url(dag_hash), dag_hash[:7]) if safe else (escape(spec_url(dag_hash)), escape(dag_hash[:7]))
-    return f'<a href="{escape(root)}{href}">{escape(name)}@{escape(version)}</a> <code>/{short}</code>'
-
-
 _NO_BINARY = ' <span class="tag muted" title="no binary of this in the cache">no binary</span>'
+
+
+@lru_cache(maxsize=1 << 19)
+def _edge_item(edge: Edge, root: str) -> str:
+    # Written here rather than in a template, and cached, because a whole site shows
+    # each edge on dozens of pages (in closures, as a dependency, as a dependent): a
+    # spec page then costs a join instead of escaping hundreds of values. A DAG hash
+    # needs no escaping, which counts too: each process of a site build meets every
+    # spec once.
+    if is_dag_hash(edge.hash):
+        href, short = spec_url(edge.hash), edge.hash[:7]
+    else:
+        href, short = escape(spec_url(edge.hash)), escape(edge.hash[:7])
+    return (f'<li><a href="{escape(root)}{href}">{escape(edge.name)}@{escape(edge.version)}</a> <code>/{short}</code>'
+            + (f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else "")
+            + ("" if edge.listed else _NO_BINARY) + "</li>")
 
 
 def _edge_list(edges: Sequence[Edge], root: str, json_href: str) -> Markup:
@@ -77,12 +81,7 @@ def _edge_list(edges: Sequence[Edge], root: str, json_href: str) -> Markup:
     has them all)."""
     if not edges:
         return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
-    items = "\n".join(
-        f"<li>{_spec_link(e.hash, e.name, e.version, root)}"
-        + (f' <span class="tag">{escape(e.virtuals)}</span>' if e.virtuals else "")
-        + ("" if e.listed else _NO_BINARY) + "</li>"
-        for e in edges[:EDGE_ROWS]
-    )
+    items = "\n".join([_edge_item(edge, root) for edge in edges[:EDGE_ROWS]])
     more = (f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">this page '
             "as JSON</a>.</p>" if len(edges) > EDGE_ROWS else "")
     return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
