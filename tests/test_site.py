@@ -79,6 +79,12 @@ def test_every_page_has_its_json_twin_with_the_same_data(demo_run: Demo) -> None
         twin = json.loads((site / "tags/develop/packages/zlib/index.json").read_text())
         assert twin == json.loads(msgspec.json.encode(package_page(catalog, "develop", "zlib")))
         assert (site / "packages.json").read_bytes() == msgspec.json.encode(catalog.package_names())
+        hdf5 = spec_page(catalog, package_page(catalog, "develop", "hdf5").specs[0].hash)
+        twin = json.loads((site / "specs" / hdf5.spec.hash[:2] / f"{hdf5.spec.hash}.json").read_text())
+        assert twin == json.loads(msgspec.json.encode(hdf5))
+    # an edge leaves out what it does not have: a closure entry has no deptypes
+    assert twin["closure"] and all(set(e) == {"hash", "name", "version", "listed", "size"} for e in twin["closure"])
+    assert all(e["deptypes"] > 0 for e in twin["dependencies"])
     packages = json.loads((site / "packages.json").read_text())
     assert packages["zlib"] == ["develop", "develop-2026-11-01", "develop-2026-11-08", "v1.0.2"]
 
@@ -185,6 +191,9 @@ def test_pages_written_by_two_processes_are_the_same(demo_run: Demo, tmp_path: P
         report = write_site(catalog, tmp_path / "site", tags=["v1.0.2"], workers=2)
         again = write_site(catalog, tmp_path / "site", tags=["v1.0.2"], workers=2)
     assert report.written > 500 and again.written == 0 and again.pages == report.pages
+    with Catalog(demo_run.catalog, readonly=True) as catalog:  # a page for every spec a mirror of the tag holds
+        held = {h for h in catalog.held_hashes() if any(tag == "v1.0.2" for tag, *_ in catalog.holders(h))}
+    assert {p.stem for p in (tmp_path / "site" / "specs").glob("*/*.html")} == held
     for path in (tmp_path / "site").rglob("*"):
         if path.is_file() and ("v1.0.2" in path.parts or "specs" in path.parts):
             assert path.read_bytes() == (demo_run.site / path.relative_to(tmp_path / "site")).read_bytes(), path
