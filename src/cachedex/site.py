@@ -332,7 +332,7 @@ def _write_pages(
 
 def _read_graph(catalog: Catalog, tags: list[str], progress: Callable[[str], None]) -> list[tuple[int, str]]:
     """Read the spec graph for the workers to inherit; returns (catalog id, hash) of
-    the specs some mirror of ``tags`` holds, whose pages to write, by hash."""
+    the specs some mirror of ``tags`` holds, whose pages to write."""
     progress("reading the dependency graph")
     gc.disable()  # millions of small objects that live as long as the build
     try:
@@ -340,10 +340,6 @@ def _read_graph(catalog: Catalog, tags: list[str], progress: Callable[[str], Non
     finally:
         gc.enable()
     specs = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
-    # In hash order, a task's pages fill a few <ab> folders one after the other
-    # rather than all of them at random, which keeps the file system's bookkeeping
-    # for new files together.
-    specs.sort(key=lambda spec: spec[1])
     progress(f"writing {len(specs):,} spec pages")
     return specs
 
