@@ -82,8 +82,8 @@ def _edge_list(edges: Sequence[Edge], root: str, json_href: str) -> Markup:
     if not edges:
         return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
     items = "\n".join([_edge_item(edge, root) for edge in edges[:EDGE_ROWS]])
-    more = (f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">this page '
-            "as JSON</a>.</p>" if len(edges) > EDGE_ROWS else "")
+    more = (f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
+            "this page as JSON</a>.</p>" if len(edges) > EDGE_ROWS else "")
     return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
 
 
@@ -101,13 +101,13 @@ def _holder_items(holders: tuple[Holder, ...], root: str) -> Markup:
 
 def _element_text(value: str) -> Markup:
     """``value`` escaped for the text of an element (never an attribute): only ``&``,
-    ``<`` and ``>``. The raw JSON of a spec is mostly quotes, which escaping everything
-    would turn into ``&#34;``, making the page a third bigger."""
+    ``<`` and ``>``. The raw JSON of a spec is full of quotes, which escaping
+    everything would turn into ``&#34;``: that part of the page half again as long."""
     return Markup(value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
-_env.filters.update(size=human_size, element_text=_element_text, when=_when, segment=_segment, edge_list=_edge_list,
-                    holder_items=_holder_items)
+_env.filters.update(size=human_size, element_text=_element_text, when=_when, segment=_segment,
+                    edge_list=_edge_list, holder_items=_holder_items)
 #: What every template may use besides its own values. Each render gets these and its
 #: values as its whole context (see :func:`_render`), not Jinja's globals.
 _GLOBALS = {"assets": ASSETS, "facets": FACETS, "version": __version__}

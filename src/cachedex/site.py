@@ -170,8 +170,8 @@ def write_site(
 ) -> SiteReport:
     """Write the site for ``tags`` (default: every tag) into ``outdir``; see the module doc.
 
-    Package and spec pages are shared among ``workers`` processes (default: one per
-    CPU, at most 4) when there are at least :data:`PARALLEL_MIN_PAGES` spec pages."""
+    Tag, package and spec pages are shared among ``workers`` processes (default: one
+    per CPU, at most 4) when the tags hold at least :data:`PARALLEL_MIN_PAGES` records."""
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
     outdir.mkdir(parents=True, exist_ok=True)
