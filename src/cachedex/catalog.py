@@ -43,6 +43,7 @@ __all__ = [
     "MirrorState",
     "TagStats",
     "TagWriter",
+    "package_names_of",
 ]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
@@ -844,14 +845,7 @@ class Catalog:
 
     def package_names(self) -> dict[str, list[str]]:
         """{package: [tags listing it]} over every tag, names sorted."""
-        names: dict[str, list[str]] = {}
-        for name, tag in self._db.execute(
-            "SELECT DISTINCT s.name, t.name FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-            "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
-            "WHERE m.stack = 'root' ORDER BY s.name, t.name"
-        ):
-            names.setdefault(name, []).append(tag)
-        return names
+        return package_names_of(self.all_package_tags())
 
     def state_token(self) -> tuple[str, float | None]:
         """(token, time of the last sync): the token changes whenever a sync commits, in
@@ -904,6 +898,12 @@ class SearchPage(msgspec.Struct, frozen=True):
     offset: int
     limit: int
     specs: tuple[SpecSummary, ...]
+
+
+def package_names_of(package_tags: dict[str, list[tuple[str, int]]]) -> dict[str, list[str]]:
+    """:meth:`Catalog.package_names` from :meth:`Catalog.all_package_tags`, for a
+    caller that has read the latter already."""
+    return {name: [tag for tag, _ in package_tags[name]] for name in sorted(package_tags)}
 
 
 def _scope_sql(root: int | None, stack: int | None) -> tuple[str, list[object]]:

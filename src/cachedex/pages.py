@@ -288,24 +288,22 @@ class SpecGraph:
         # Each spec's dependencies and cached dependents, as edges in the order pages
         # list them; an edge (spec, deptypes, virtuals) recurs on many pages: made once.
         made: dict[tuple[int, int, str], Edge] = {}
+
+        def edge_to(at: int, deptypes: int, virtuals: str) -> Edge:
+            edge = made.get((at, deptypes, virtuals))
+            if edge is None:
+                row = rows[at]
+                edge = made[at, deptypes, virtuals] = Edge(row[1], row[2], row[3], row[10], row[9], deptypes, virtuals)
+            return edge
+
         children: dict[int, list[tuple[int, Edge]]] = {}
         parents: dict[int, list[tuple[int, Edge]]] = {}
         link_run: dict[int, list[int]] = {}  # children through link or run edges
         for parent, child, deptypes, virtuals in catalog.all_edge_rows():
             parent, child = position[parent], position[child]
-            edge = made.get((child, deptypes, virtuals))
-            if edge is None:
-                row = rows[child]
-                edge = made[child, deptypes, virtuals] = Edge(row[1], row[2], row[3], row[10], row[9], deptypes,
-                                                              virtuals)
-            children.setdefault(parent, []).append((rank[child], edge))
+            children.setdefault(parent, []).append((rank[child], edge_to(child, deptypes, virtuals)))
             if rows[parent][10]:  # a dependent is listed only if it has a binary
-                up = made.get((parent, deptypes, virtuals))
-                if up is None:
-                    row = rows[parent]
-                    up = made[parent, deptypes, virtuals] = Edge(row[1], row[2], row[3], True, row[9], deptypes,
-                                                                 virtuals)
-                parents.setdefault(child, []).append((rank[parent], up))
+                parents.setdefault(child, []).append((rank[parent], edge_to(parent, deptypes, virtuals)))
             if deptypes & _LINK_RUN:
                 link_run.setdefault(parent, []).append(child)
         self._link_run = link_run

@@ -64,13 +64,8 @@ _NO_BINARY = ' <span class="tag muted" title="no binary of this in the cache">no
 def _edge_item(edge: Edge, root: str) -> str:
     # Written here rather than in a template, and cached, because a whole site shows
     # each edge on dozens of pages (in closures, as a dependency, as a dependent): a
-    # spec page then costs a join instead of escaping hundreds of values. A DAG hash
-    # needs no escaping, which counts too: each process of a site build meets every
-    # spec once.
-    if is_dag_hash(edge.hash):
-        href, short = spec_url(edge.hash), edge.hash[:7]
-    else:
-        href, short = escape(spec_url(edge.hash)), escape(edge.hash[:7])
+    # spec page then costs a join instead of escaping hundreds of values.
+    href, short = escape(spec_url(edge.hash)), escape(edge.hash[:7])
     return (f'<li><a href="{escape(root)}{href}">{escape(edge.name)}@{escape(edge.version)}</a> <code>/{short}</code>'
             + (f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else "")
             + ("" if edge.listed else _NO_BINARY) + "</li>")

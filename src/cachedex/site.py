@@ -29,7 +29,7 @@ from pathlib import Path
 
 import msgspec
 
-from .catalog import Catalog
+from .catalog import Catalog, package_names_of
 from .config import check_name
 from .outputs import OutputError, cpu_workers, pool_context, safe_folder, same_bytes, update_file
 from .pages import SpecGraph, SpecPage, home_page, mirrors_page, package_pages, tag_page
@@ -189,8 +189,7 @@ def write_site(
         writer.file(relative, asset_text(kind))
     writer.page(home_page(catalog))
     package_tags = catalog.all_package_tags()  # {package: [(tag, specs)]}, tags sorted
-    writer.file("packages.json", msgspec.json.encode(  # what catalog.package_names() gives
-        {name: [tag for tag, _ in package_tags[name]] for name in sorted(package_tags)}))
+    writer.file("packages.json", msgspec.json.encode(package_names_of(package_tags)))
     writer.page(mirrors_page(catalog))
     writer.file("404.html", render_not_found().encode())
 
@@ -213,11 +212,10 @@ def write_site(
                 names.add(name)
         removed += _remove_others(outdir / "tags" / tag / "packages", names)
 
-    existed = (outdir / "specs").exists() or (outdir / "specs").is_symlink()
-    _write_pages(catalog, writer, listed, package_tags, workers, progress)
+    staged = _write_pages(catalog, writer, listed, package_tags, workers, progress)
     # A spec page stays while any tag of the catalog holds its hash; a first build's
     # folder holds only the pages it just wrote.
-    if existed:
+    if not staged:
         removed += _remove_spec_pages(outdir / "specs", catalog.held_hashes())
         removed += _remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
     removed += _remove_others(outdir / "tags", set(known))
@@ -285,11 +283,12 @@ def _write_task(catalog: Catalog, writer: _Writer, task: _Task) -> None:
 def _write_pages(
     catalog: Catalog, writer: _Writer, tags: list[str], package_tags: dict[str, list[tuple[str, int]]],
     workers: int | None, progress: Callable[[str], None],
-) -> None:
+) -> bool:
     """The tag pages, package pages and spec pages of ``tags``, without a query per
     page: package pages stream from one pass per tag, and the spec graph is read once.
     On a big site, worker processes write tag and package pages while this one reads
-    the graph, then share the spec pages."""
+    the graph, then share the spec pages. Returns whether the spec pages were staged
+    (a first build; see :func:`_spec_folder`)."""
     _Inherited.package_tags = package_tags
     count = workers if workers is not None else cpu_workers(4)
     records = sum(stats.records for stats in catalog.tag_stats(tags))
@@ -324,6 +323,7 @@ def _write_pages(
                     writer.add(result)
         if staged:
             os.rename(folder, outdir / "specs")
+        return staged
     finally:
         gc.unfreeze()
         _Inherited.graph = None
