@@ -94,20 +94,22 @@ def quiet_disk(limit: float = 900.0) -> None:
     disk that did not just delete hundreds of thousands of them.
 
     This ext4 has no journal, and then its inode allocator skips every inode freed
-    in the last 60 s (360 s while the inode's table block is still dirty), reading
-    the table block of each one it skips (``recently_deleted`` in the kernel's
-    ``find_inode_bit``: 70 % of a creation's kernel time in ``perf``). Right after
-    the previous 6 GB site is removed, a file creation costs 60-180 us instead of
-    25-30 (seen here). A user's first build into an empty folder does not pay for a
-    deletion, so neither does this one: the removed inodes are flushed (``sync``), so
-    that 60 s suffices, then the wait lasts until the disk is idle too."""
+    in the last 60 s, or in the last 360 s when the inode's table block is dirty
+    (``recently_deleted`` in the kernel's ``find_inode_bit``). ``sync`` cleans the
+    blocks, but the build's own creations dirty them again, so inodes freed less than
+    six minutes earlier are skipped, and the table block of each one skipped is read:
+    right after the previous 6 GB site is removed, a file creation costs 60-180 us
+    instead of 25-30, and ``recently_deleted`` takes 12-30 % of a build's samples in
+    ``perf`` (0.5 % after the wait; seen here). A user's first build into an empty
+    folder does not pay for a deletion, so neither does this one: the wait lasts
+    370 s from the end of the deletion, and until the disk is idle too."""
     start = time.perf_counter()
     os.sync()
     pressure = Path("/proc/pressure/io")
     while time.perf_counter() - start < limit:
         # "some avg10=0.12 ...": share of the last 10 s in which some task waited on I/O
         idle = not pressure.exists() or float(pressure.read_text().split()[1].split("=")[1]) < 1.0
-        if idle and time.perf_counter() - start > 65:
+        if idle and time.perf_counter() - start > 370:
             break
         time.sleep(5)
     print(f"    (waited {time.perf_counter() - start:.0f} s for the kernel to be done with the deletion)", flush=True)
