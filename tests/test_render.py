@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import re
 from pathlib import Path
 
 import pytest
 from jinja2 import Environment
 
 from cachedex import render as rendering
-from cachedex.catalog import Catalog
+from cachedex.catalog import Catalog, Edge
 from cachedex.pages import home_page, mirrors_page, package_pages, spec_page, tag_page
 
 from .conftest import Demo
@@ -26,11 +27,12 @@ def _pages(catalog: Catalog) -> list[rendering.Page]:
 
 
 def _stock_environment() -> Environment:
-    """Jinja as it comes, with our settings and filters: markupsafe's own escape."""
+    """Jinja as it comes (markupsafe's own escape, Jinja's own filters), with our
+    settings and the filters Jinja does not have."""
     ours = rendering._env
     stock = Environment(loader=ours.loader, autoescape=ours.autoescape, auto_reload=False,
                         undefined=ours.undefined, trim_blocks=True, lstrip_blocks=True)
-    stock.filters.update(ours.filters)
+    stock.filters.update({name: ours.filters[name] for name in ours.filters.keys() - stock.filters.keys()})
     return stock
 
 
@@ -68,3 +70,38 @@ def test_output_expressions_skip_making_markup() -> None:
 ])
 def test_escape_output_gives_markupsafes_text(value: object, expected: str) -> None:
     assert rendering._escape_output(value) == expected == str(rendering.escape(value))
+
+
+def _edge_hashes(html: str) -> list[list[str]]:
+    """The spec hashes each edge list of a spec page links to, list by list."""
+    lists = re.findall(r'<ul class="edges">\n(.*?)\n</ul>', html, flags=re.S)
+    return [re.findall(r'<li><a href="\.\./\.\./specs/../([a-z0-9]{32})\.html">', found) for found in lists]
+
+
+def test_spec_pages_list_every_edge_in_order(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        pages = [spec_page(catalog, dag_hash) for dag_hash in sorted(catalog.held_hashes())]
+    checked = 0
+    for page in pages:
+        html = rendering.render(page)
+        expected = [[edge.hash for edge in edges[:rendering.EDGE_ROWS]]
+                    for edges in (page.dependencies, page.closure, page.dependents)]
+        assert _edge_hashes(html) == expected
+        checked += sum(map(len, expected))
+    assert checked > 1000
+
+
+def test_edge_items_stay_right_past_the_cache_limit() -> None:
+    items = rendering._EdgeItems()
+    items.LIMIT = 5
+    root = "../../"
+    shown = []
+    for round_ in range(6):
+        # New objects each round, freed after it: an id may come back for another edge.
+        edges = [Edge(f"{round_:02d}{n:030d}", f"p{round_}-{n}", "1.0", n % 2 == 0, None) for n in range(3)]
+        got = items(edges, root)
+        assert got == [rendering._edge_item(edge, root) for edge in edges]
+        assert items(edges, root) == got and items(edges, "../") == [rendering._edge_item(e, "../") for e in edges]
+        shown.extend(got)
+        assert len(items.edges) <= items.LIMIT
+    assert len(set(shown)) == 18
