@@ -194,6 +194,9 @@ def test_pages_written_by_two_processes_are_the_same(demo_run: Demo, tmp_path: P
     with Catalog(demo_run.catalog, readonly=True) as catalog:  # a page for every spec a mirror of the tag holds
         held = {h for h in catalog.held_hashes() if any(tag == "v1.0.2" for tag, *_ in catalog.holders(h))}
     assert {p.stem for p in (tmp_path / "site" / "specs").glob("*/*.html")} == held
+    tag_files = [{path.relative_to(site) for path in (site / "tags" / "v1.0.2").rglob("*")}
+                 for site in (tmp_path / "site", demo_run.site)]
+    assert tag_files[0] == tag_files[1] and len(tag_files[0]) > 20
     for path in (tmp_path / "site").rglob("*"):
         if path.is_file() and ("v1.0.2" in path.parts or "specs" in path.parts):
             assert path.read_bytes() == (demo_run.site / path.relative_to(tmp_path / "site")).read_bytes(), path
