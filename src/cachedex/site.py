@@ -21,6 +21,7 @@ same templates made it (delete that file to have every page compared in full).
 from __future__ import annotations
 
 import gc
+import itertools
 import os
 import shutil
 import time
@@ -75,7 +76,7 @@ class _Writer:
         self.written = 0
         self.unchanged = 0
         self.pages = 0
-        self._pending: list[tuple[str, bytes, bool]] = []  # (path, bytes, staged): see flush()
+        self._pending: list[tuple[str, str, Page, bool]] = []  # (html, twin, page, staged): see flush()
 
     def file(self, relative: str, data: bytes) -> None:
         *folders, name = relative.split("/")
@@ -99,27 +100,34 @@ class _Writer:
         self._pair(base + ".html", base + ".json", page, staged=staged)
 
     def _pair(self, html: str, twin: str, page: Page, *, staged: bool) -> None:
-        """A page and its JSON twin, HTML first. In a ``staged`` folder, which nobody
-        reads until it is renamed into place whole, files are written directly instead
-        of replaced, and nothing there is old enough to trust. Files are written a run
-        at a time (:meth:`flush`)."""
-        data = to_json(page)
-        self.pages += 1
-        if (self.trust_twins and not staged and same_bytes(twin, data) and os.path.isfile(html)
-                and not os.path.islink(html)):
-            self.unchanged += 2
-            return
-        self._pending += ((html, render(page).encode(), staged), (twin, data, staged))
-        if len(self._pending) >= FILES_PER_RUN:
+        """A page and its JSON twin, HTML first, kept until a run of them is written
+        (:meth:`flush`)."""
+        self._pending.append((html, twin, page, staged))
+        if len(self._pending) >= PAGES_PER_RUN:
             self.flush()
 
     def flush(self) -> None:
-        """Write the files of the pages kept so far, in their order. Rendering pages
-        and writing files in runs, rather than by turns, keeps each one's code and data
-        in the CPU's caches: a spec page then costs 15-20 % less (seen here)."""
-        for path, data, staged in self._pending:
-            self._store(path, data, staged=staged)
-        self._pending.clear()
+        """Write the pages kept so far, a stage at a time for all of them: their JSON,
+        which pages changed, their HTML, their files in order. A page after another
+        through every stage, a spec page costs a quarter more: each stage's code and
+        data fall out of the CPU's caches in between (seen here).
+
+        In a ``staged`` folder, which nobody reads until it is renamed into place
+        whole, files are written directly instead of replaced, and nothing there is old
+        enough to trust."""
+        pending, self._pending = self._pending, []
+        twins = [to_json(page) for _, _, page, _ in pending]
+        self.pages += len(pending)
+        if self.trust_twins:
+            changed = [staged or not same_bytes(twin, data) or not os.path.isfile(html) or os.path.islink(html)
+                       for (html, twin, _, staged), data in zip(pending, twins)]
+            self.unchanged += 2 * changed.count(False)
+            pending = list(itertools.compress(pending, changed))
+            twins = list(itertools.compress(twins, changed))
+        pages = [render(page).encode() for _, _, page, _ in pending]
+        for (html, twin, _, staged), page, data in zip(pending, pages, twins):
+            self._store(html, page, staged=staged)
+            self._store(twin, data, staged=staged)
 
     def _store(self, path: str, data: bytes, *, staged: bool = False) -> None:
         try:
@@ -140,8 +148,8 @@ class _Writer:
         self.pages += counts[2]
 
 
-#: Files written in one run (see :meth:`_Writer.flush`): about 10 MB of spec pages.
-FILES_PER_RUN = 1_000
+#: Pages written in one run (see :meth:`_Writer.flush`): about 10 MB of spec pages.
+PAGES_PER_RUN = 500
 
 
 def _write_new(path: str, data: bytes) -> None:
