@@ -105,3 +105,16 @@ def test_edge_items_stay_right_past_the_cache_limit() -> None:
         shown.extend(got)
         assert len(items.edges) <= items.LIMIT
     assert len(set(shown)) == 18
+
+
+@pytest.mark.parametrize(("template", "value"), [
+    ("{{ v | join(', ') }}", ("a<b", "c&d")),
+    ("{{ v | join(', ') }}", ["a<b", "c&d"]),  # a list: Jinja's own filter
+    ("{{ v | join('<br>') }}", (rendering.Markup("<i>kept</i>"), "<b>")),
+    ("{{ v | join }}", (1, "x<")),
+    ("{{ v | join(', ', attribute='name') }}", (Edge("h" * 32, "a<b", "1", True, None),)),
+    ("{{ v | join(', ') }}", ()),
+])
+def test_join_gives_jinjas_text(template: str, value: object) -> None:
+    assert (rendering._env.from_string(template).render(v=value)
+            == _stock_environment().from_string(template).render(v=value))

@@ -115,10 +115,12 @@ class _EdgeItems:
     each once): a spec page then costs a lookup per edge, by identity, instead of
     escaping hundreds of values, or hashing every field of each edge as a cache keyed
     by the edge would. The edges are kept alive with their items, so an identity
-    cannot be reused while it is cached; past :attr:`LIMIT` edges (a long-running
-    server shows ever new ones), the cache starts again."""
+    cannot be reused while it is cached; past :attr:`LIMIT` edges the cache starts
+    again. A server's pages bring new edge objects each time: it keeps at most that
+    many (~20 MB). A site's worker sees ~170,000 edges, 6.7 million times, and a limit
+    of 65,536 costs it 1,000 items made again (seen on the benchmark tag)."""
 
-    LIMIT = 1 << 20
+    LIMIT = 1 << 16
 
     def __init__(self) -> None:
         self.items: dict[str, dict[int, str]] = {}  # root -> id(edge) -> item
