@@ -127,15 +127,12 @@ class _EdgeItems:
         self.edges: list[Edge] = []
 
     def __call__(self, edges: Sequence[Edge], root: str) -> list[str]:
-        cache = self.items.get(root)
-        if cache is None:
-            cache = self.items[str(root)] = {}
-        items = list(map(cache.get, map(id, edges)))  # a loop in C: this is the hot path
+        items = list(map(self.items.get(root, {}).get, map(id, edges)))  # a loop in C: the hot path
         if None in items:
             if len(self.edges) + len(edges) > self.LIMIT:
                 self.items.clear()
                 self.edges.clear()
-                cache = self.items[str(root)] = {}
+            cache = self.items.setdefault(str(root), {})
             for n, edge in enumerate(edges):
                 if items[n] is None:
                     items[n] = cache[id(edge)] = _edge_item(edge, root)
