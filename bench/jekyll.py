@@ -44,7 +44,7 @@ VARIANT_POOL = ("shared", "pic", "openmp", "cuda", "mpi", "fortran", "ipo", "sta
 
 def _generate_records(records: int, seed: int) -> tuple[list[tuple[dict[str, Any], bool]], list[str]]:
     """(node, in_buildcache) pairs: compilers first (not listed), then listed specs."""
-    from cachedex.mirrorgen import edge, make_node
+    from cachedex.demo.mirrorgen import edge, make_node
 
     rng = random.Random(seed)
     compilers = [make_node(name, version, os="ubuntu22.04", external_path="/usr")
@@ -74,8 +74,8 @@ def generate(out: Path, records: int, stacks: int, seed: int = 11) -> dict[str, 
     """Write the mirrors, a config, and sync them into ``out/catalog.sqlite``; returns facts."""
     from cachedex.catalog import Catalog
     from cachedex.config import load_config
-    from cachedex.mirrorgen import write_mirror
-    from cachedex.sync import sync
+    from cachedex.demo.mirrorgen import write_mirror
+    from cachedex.ingest.sync import sync
 
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -110,7 +110,7 @@ def generate(out: Path, records: int, stacks: int, seed: int = 11) -> dict[str, 
 def measure(catalog_path: Path, tag: str, site: Path, workers: int | None) -> dict[str, Any]:
     """Two write_jekyll runs (fresh site, then unchanged) in this process."""
     from cachedex.catalog import Catalog
-    from cachedex.jekyll import write_jekyll
+    from cachedex.publish.jekyll import write_jekyll
 
     shutil.rmtree(site, ignore_errors=True)
     os.sync()  # the deletion's disk writes must not land inside the timed run

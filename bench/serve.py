@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 SERVER = (
     "import os, sys, uvicorn\n"
     "os.environ['CACHEDEX_SERVE_CATALOG'] = sys.argv[1]\n"
-    "uvicorn.run('cachedex.serve:app_from_environment', factory=True, host='127.0.0.1',\n"
+    "uvicorn.run('cachedex.publish.serve:app_from_environment', factory=True, host='127.0.0.1',\n"
     "            port=int(sys.argv[2]), workers=int(sys.argv[3]), log_level='warning')\n"
 )
 

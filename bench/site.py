@@ -46,9 +46,9 @@ def main() -> None:
     args = parser.parse_args()
 
     from cachedex.catalog import Catalog
-    from cachedex.pages import home_page, tag_page
-    from cachedex.render import render
-    from cachedex.site import write_site
+    from cachedex.publish.pages import home_page, tag_page
+    from cachedex.publish.render import render
+    from cachedex.publish.site import write_site
 
     Catalog(args.catalog).close()  # upgrade the schema in place if it is older
     catalog = Catalog(args.catalog, readonly=True)

@@ -207,7 +207,7 @@ def uvicorn_server(demo_run: Demo) -> Iterator[str]:
     """``cachedex serve``'s app over the demo catalog, in a real uvicorn on 127.0.0.1."""
     import uvicorn
 
-    from cachedex.serve import create_app
+    from cachedex.publish.serve import create_app
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(create_app(demo_run.catalog), host="127.0.0.1", port=port,

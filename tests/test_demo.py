@@ -1,4 +1,4 @@
-"""cachedex.demo: the sample mirrors are realistic, complete, deterministic, and develop changes.
+"""cachedex.demo.build: the sample mirrors are realistic, complete, deterministic, and develop changes.
 
 Two full builds (revision 0 and 1) are shared by the module; they are plain mirrors read
 back here with json/gzip only, independent of cachedex's reader.
@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 import yaml
 
-from cachedex.demo import build_demo_mirrors, demo_records
-from cachedex.demo_data import NEW_IN_REVISION_1, PACKAGES, TAGS
-from cachedex.mirrorgen import dag_hash, write_mirror
+from cachedex.demo.build import build_demo_mirrors, demo_records
+from cachedex.demo.data import NEW_IN_REVISION_1, PACKAGES, TAGS
+from cachedex.demo.mirrorgen import dag_hash, write_mirror
 
 OLD_TAGS = ("develop-2026-11-01", "v1.0.2")  # layout 2, DB 7, spec v4
 NEW_TAGS = ("develop", "develop-2026-11-08")  # layout 3, DB 8, spec v5

@@ -27,11 +27,11 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from cachedex import jekyll
+from cachedex.publish import jekyll
 from cachedex.catalog import Catalog, ListedSpec
 from cachedex.cli import main
-from cachedex.jekyll import JekyllError, render_page, write_jekyll
-from cachedex.mirrorgen import write_mirror
+from cachedex.publish.jekyll import JekyllError, render_page, write_jekyll
+from cachedex.demo.mirrorgen import write_mirror
 from tests.conftest import CACHE_PAGES
 
 TAG = "develop-2025-07-13"

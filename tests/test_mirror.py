@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from cachedex.errors import ChecksumError, IndexFormatError, NotFound
-from cachedex.index import build_records, decode_index
-from cachedex.mirror import (
+from cachedex.ingest.index import build_records, decode_index
+from cachedex.ingest.layouts import (
     PreviousState,
     read_clearsigned,
     read_index,
     spec_manifest_path,
     tarball_path_v2,
 )
-from cachedex.sources import HttpOptions, LocalSource, open_source
+from cachedex.ingest.sources import HttpOptions, LocalSource, open_source
 
 
 def _local(path: Path) -> LocalSource:

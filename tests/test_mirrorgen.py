@@ -1,4 +1,4 @@
-"""cachedex.mirrorgen: node dicts, DAG hashes, clearsigning, and mirrors of layout 2 and 3.
+"""cachedex.demo.mirrorgen: node dicts, DAG hashes, clearsigning, and mirrors of layout 2 and 3.
 
 The DAG hash and the spec-file encoding are checked against Spack's real test mirror
 (read in place from ``../shared/fixtures``), the written mirrors against the format doc.
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from cachedex.mirrorgen import (
+from cachedex.demo.mirrorgen import (
     FLAG_NAMES,
     _indent0,
     clearsign,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from cachedex.catalog import Catalog
-from cachedex.pages import SpecGraph, package_page, package_pages, spec_page
-from cachedex.render import to_json
+from cachedex.publish.pages import SpecGraph, package_page, package_pages, spec_page
+from cachedex.publish.render import to_json
 
 from .conftest import Demo
 

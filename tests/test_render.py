@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from jinja2 import Environment
 
-from cachedex import render as rendering
+from cachedex.publish import render as rendering
 from cachedex.catalog import Catalog, Edge
-from cachedex.pages import home_page, mirrors_page, package_pages, spec_page, tag_page
+from cachedex.publish.pages import home_page, mirrors_page, package_pages, spec_page, tag_page
 
 from .conftest import Demo
 from .test_site import evil_catalog

@@ -17,9 +17,9 @@ from hypothesis import HealthCheck, given, settings
 
 from cachedex.catalog import Catalog
 from cachedex.config import load_config
-from cachedex.demo import build_demo_mirrors
-from cachedex.serve import create_app
-from cachedex.sync import sync
+from cachedex.demo.build import build_demo_mirrors
+from cachedex.publish.serve import create_app
+from cachedex.ingest.sync import sync
 
 from .conftest import Demo, free_port
 

@@ -13,10 +13,10 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.errors import CachedexError
-from cachedex.pages import PageNotFound, home_page, package_page, spec_page, tag_page
+from cachedex.publish.pages import PageNotFound, home_page, package_page, spec_page, tag_page
 from cachedex.query import Query
-from cachedex.render import render
-from cachedex.site import write_site
+from cachedex.publish.render import render
+from cachedex.publish.site import write_site
 from cachedex.values import Dependency, SpecRecord
 
 from .conftest import Demo
@@ -184,9 +184,9 @@ def test_render_uses_relative_links(demo_run: Demo) -> None:
 
 def test_pages_written_by_two_processes_are_the_same(demo_run: Demo, tmp_path: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    import cachedex.site
+    import cachedex.publish.site
 
-    monkeypatch.setattr(cachedex.site, "PARALLEL_MIN_PAGES", 0)
+    monkeypatch.setattr(cachedex.publish.site, "PARALLEL_MIN_PAGES", 0)
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         report = write_site(catalog, tmp_path / "site", tags=["v1.0.2"], workers=2)
         again = write_site(catalog, tmp_path / "site", tags=["v1.0.2"], workers=2)

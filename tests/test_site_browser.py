@@ -12,8 +12,8 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.query import parse
-from cachedex.render import FIRST_ROWS
-from cachedex.site import write_site
+from cachedex.publish.render import FIRST_ROWS
+from cachedex.publish.site import write_site
 
 from .conftest import REPO, Demo, StaticServer
 

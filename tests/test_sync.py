@@ -11,7 +11,7 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.config import Config, parse_config
-from cachedex.sync import sync
+from cachedex.ingest.sync import sync
 
 UNSIGNED_INDEX = "v2_layout/unsigned/build_cache/index.json"
 LIBELF_CORE2 = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"

@@ -10,9 +10,9 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.errors import ChecksumError, IndexFormatError
-from cachedex.mirror import read_index, spec_manifest_path
-from cachedex.sources import HttpOptions, open_source
-from cachedex.sync import sync
+from cachedex.ingest.layouts import read_index, spec_manifest_path
+from cachedex.ingest.sources import HttpOptions, open_source
+from cachedex.ingest.sync import sync
 from tests.test_sync import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config
 
 TARBALL = "application/vnd.spack.install.v2.tar+gzip"

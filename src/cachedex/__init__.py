@@ -1,14 +1,18 @@
 """cachedex: what is in the Spack build cache?
 
 Read Spack binary mirrors (build caches) into a local SQLite catalog and publish it.
-The command line (``cachedex``) is a thin layer over this library:
+The pipeline, one subpackage a stage; each imports only from the lines below it::
 
-- :mod:`cachedex.config`  the configuration file (tags, stacks, mirror URLs)
-- :mod:`cachedex.sources` reading files from local folders and HTTP
-- :mod:`cachedex.mirror`  mirror layouts (v2, v3), checksums, spec manifests
-- :mod:`cachedex.index`   decoding index.json into records
-- :mod:`cachedex.catalog` the SQLite catalog (all SQL lives there)
-- :mod:`cachedex.sync`    one sync: mirrors -> catalog, one transaction per tag
+    cli/        the ``cachedex`` command: load the config, call one library function, print
+    demo/       sample mirrors written as real build caches; ``cachedex demo``
+    ingest/     mirrors -> catalog: sources (local, HTTP), layouts, index decoding, sync
+    publish/    catalog -> pages -> a static site, Jekyll data, a live server with an API
+    catalog/    the SQLite catalog: schema, row shapes, reads, search, the tag writer
+    diff.py     what changed between tags, or in a tag since a date
+    config.py   the configuration file (tags, stacks, mirror URLs, HTTP settings)
+    query.py    Spack's spec syntax for built binaries, parsed once, matched anywhere
+    values.py   small immutable values and facts shared by every stage
+    errors.py   the one exception family
 """
 
 __version__ = "0.1.0"

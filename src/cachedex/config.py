@@ -18,7 +18,6 @@ import msgspec
 import yaml
 
 from .errors import ConfigError
-from .sources import HttpOptions
 from .values import MirrorRef
 
 if TYPE_CHECKING:
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
+    "HttpOptions",
     "SETTINGS",
     "Config",
     "TagConfig",
@@ -36,6 +36,16 @@ __all__ = [
 ]
 
 DEFAULT_CONFIG_NAME = "cachedex.yaml"
+
+
+class HttpOptions(msgspec.Struct, frozen=True):
+    """How HTTP mirrors are read; set under ``http:`` in the config file."""
+
+    timeout: float = 30.0  # seconds without progress before a request fails
+    retries: int = 3  # extra attempts after the first, on transient failures
+    backoff: float = 0.5  # first pause between attempts; doubles each time
+    concurrency: int = 16  # requests in flight at once (manifests, stacks)
+
 ROOT_STACK = "root"
 
 #: Every top-level key: (name, default, help). ``http`` holds HttpOptions fields.

@@ -1,88 +1,67 @@
-"""Progress display for long work: rich bars on a terminal, silence elsewhere."""
+"""What long work reports while it runs: a small protocol, so the library needs no terminal.
+
+``ingest`` (and anything else that takes long) asks a :class:`Progress` for lines and
+moves them along; the command line passes a rich progress display
+(:class:`cachedex.cli.progress.Reporter`), library users may pass their own, and
+:data:`SILENT` shows nothing.
+"""
 
 from __future__ import annotations
 
-import sys
-import threading
-from types import TracebackType
+from typing import Protocol
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-
-__all__ = ["Reporter", "Task"]
+__all__ = ["SILENT", "Progress", "ProgressLine"]
 
 
-class Task:
-    """One line of progress; every method is safe to call from worker threads."""
-
-    def __init__(self, reporter: Reporter, task_id: TaskID | None) -> None:
-        self._reporter = reporter
-        self._id = task_id
+class ProgressLine(Protocol):
+    """One line of progress; every method may be called from worker threads."""
 
     def advance(self, amount: int = 1) -> None:
         """Count ``amount`` more units done."""
-        if self._id is not None and self._reporter._progress is not None:
-            self._reporter._progress.advance(self._id, amount)
 
     def update(self, completed: int, total: int | None = None) -> None:
         """Set how much is done (and the total, once known)."""
-        if self._id is not None and self._reporter._progress is not None:
-            self._reporter._progress.update(self._id, completed=completed, total=total)
 
     def describe(self, description: str) -> None:
         """Say what is being done now."""
-        if self._id is not None and self._reporter._progress is not None:
-            self._reporter._progress.update(self._id, description=description)
 
     def done(self) -> None:
-        """Remove the line: the work finished."""
-        if self._id is not None and self._reporter._progress is not None:
-            self._reporter._progress.remove_task(self._id)
+        """The work of this line finished."""
 
 
-class Reporter:
-    """Progress bars on stderr when it is a terminal (or ``enabled=True``); else no output."""
+class Progress(Protocol):
+    """Hands out lines of progress."""
 
-    def __init__(self, enabled: bool | None = None) -> None:
-        if enabled is None:
-            enabled = sys.stderr.isatty()
-        self._lock = threading.Lock()
-        self._progress: Progress | None = None
-        if enabled:
-            self._progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                console=Console(stderr=True),
-                transient=True,
-            )
+    def task(self, description: str, total: int | None = None) -> ProgressLine:
+        """A line counting ``total`` units (None: not known yet)."""
 
-    def __enter__(self) -> Reporter:
-        if self._progress is not None:
-            self._progress.start()
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if self._progress is not None:
-            self._progress.stop()
-
-    def task(self, description: str, total: int | None = None) -> Task:
-        """Start a new line of progress."""
-        if self._progress is None:
-            return Task(self, None)
-        with self._lock:
-            return Task(self, self._progress.add_task(description, total=total))
-
-    def download(self, description: str) -> Task:
+    def download(self, description: str) -> ProgressLine:
         """A line for a download; ``update(received, total)`` as bytes arrive."""
-        return self.task(description, total=None)
+
+
+class _SilentLine:
+    def advance(self, amount: int = 1) -> None:
+        pass
+
+    def update(self, completed: int, total: int | None = None) -> None:
+        pass
+
+    def describe(self, description: str) -> None:
+        pass
+
+    def done(self) -> None:
+        pass
+
+
+class _Silent:
+    _line = _SilentLine()
+
+    def task(self, description: str, total: int | None = None) -> ProgressLine:
+        return self._line
+
+    def download(self, description: str) -> ProgressLine:
+        return self._line
+
+
+#: A :class:`Progress` that shows nothing.
+SILENT: Progress = _Silent()

@@ -51,9 +51,9 @@ from typing import Any
 import msgspec
 import yaml
 
-from .catalog import Catalog, ListedSpec
-from .config import check_name
-from .outputs import OutputError, cpu_workers, pool_context, safe_folder, update_file, write_atomically
+from ..catalog import Catalog, ListedSpec
+from ..config import check_name
+from .files import OutputError, cpu_workers, pool_context, safe_folder, update_file, write_atomically
 
 __all__ = [
     "PARALLEL_MIN_SPECS",

@@ -24,8 +24,8 @@ from typing import Any
 
 import msgspec
 
-from .errors import IndexFormatError
-from .values import Dependency, SpecRecord, deptypes_to_mask, is_dag_hash
+from ..errors import IndexFormatError
+from ..values import Dependency, SpecRecord, deptypes_to_mask, is_dag_hash
 
 __all__ = [
     "SUPPORTED_DB_VERSIONS",

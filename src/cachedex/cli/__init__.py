@@ -19,13 +19,13 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from . import __version__
-from .catalog import Catalog, TagStats
-from .config import Config, find_config, load_config
-from .errors import CachedexError
+from .. import __version__
+from ..catalog import Catalog, TagStats
+from ..config import Config, find_config, load_config
+from ..errors import CachedexError
 from .progress import Reporter
-from .sync import TagOutcome, sync
-from .values import human_size
+from ..ingest.sync import TagOutcome, sync
+from ..values import human_size
 
 __all__ = ["main"]
 
@@ -179,9 +179,10 @@ def demo_command(state: _State, directory: Path) -> None:
     dated snapshots, a release) with v2 and v3 layouts and nine stacks each. develop
     is synced twice, before and after a change, so the history has something to show.
     """
-    from .demo_run import run_demo
+    from ..demo import run_demo
 
-    run_demo(directory, echo=_out.print, print_outcomes=_print_outcomes)
+    with Reporter() as reporter:
+        run_demo(directory, echo=_out.print, print_outcomes=_print_outcomes, progress=reporter)
 
 
 @main.command("jekyll")
@@ -210,7 +211,7 @@ def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
     Example:
       cachedex sync develop && cachedex jekyll ./site --tag develop
     """
-    from .jekyll import write_jekyll
+    from ..publish.jekyll import write_jekyll
 
     config = state.config()
     with Catalog(config.catalog, readonly=True) as catalog:
@@ -259,7 +260,7 @@ def search_command(state: _State, query: tuple[str, ...], tag: str | None, stack
     @3.9 holds 3.9 and 3.9.x (not 3.10), @1.2:1.4 is a range, @=1.2.3 exact;
     target=aarch64: (trailing colon) also matches targets descending from aarch64.
     """
-    from .query import parse
+    from ..query import parse
 
     parsed = parse(" ".join(query))
     config = state.config()
@@ -303,8 +304,8 @@ def show_command(state: _State, what: str, tag: str | None, as_json: bool) -> No
     """
     import msgspec
 
-    from .pages import PageNotFound, package_page, spec_page
-    from .query import Query
+    from ..publish.pages import PageNotFound, package_page, spec_page
+    from ..query import Query
 
     config = state.config()
     with Catalog(config.catalog, readonly=True) as catalog:
@@ -392,7 +393,7 @@ def diff_command(state: _State, tags: tuple[str, ...], since: str | None, as_jso
 
     import msgspec
 
-    from .diff import diff_since, diff_tags
+    from ..diff import diff_since, diff_tags
 
     if since is None and len(tags) != 2:
         raise click.UsageError("give two tags, or one tag and --since DATE")
@@ -448,7 +449,7 @@ def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: in
     Example:
       cachedex site ./site && python3 -m http.server -d ./site 8000
     """
-    from .site import write_site
+    from ..publish.site import write_site
 
     config = state.config()
     with Catalog(config.catalog, readonly=True) as catalog, Reporter() as reporter:
@@ -479,12 +480,12 @@ def serve_command(state: _State, host: str, port: int, workers: int) -> None:
     """
     import uvicorn
 
-    from .serve import CATALOG_ENV, create_app
+    from ..publish.serve import CATALOG_ENV, create_app
 
     config = state.config()
     create_app(config.catalog)  # a missing or unreadable catalog fails here, in one line
     click.echo(f"Serving {config.catalog} on http://{host}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
     # Worker processes import the app by name; the catalog's path goes by environment.
     os.environ[CATALOG_ENV] = str(config.catalog)
-    uvicorn.run("cachedex.serve:app_from_environment", factory=True, host=host, port=port,
+    uvicorn.run("cachedex.publish.serve:app_from_environment", factory=True, host=host, port=port,
                 workers=workers, log_level="warning")

@@ -25,10 +25,10 @@ except ImportError:  # pragma: no cover - another MarkupSafe; the same text, a l
     def _escape_inner(text: str) -> str:
         return str.__str__(escape(text))
 
-from . import __version__
-from .catalog import Edge
+from .. import __version__
+from ..catalog import Edge
 from .pages import FACETS, Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
-from .values import human_size, is_dag_hash
+from ..values import human_size, is_dag_hash
 
 __all__ = ["ASSETS", "json_path", "page_path", "render", "render_all_packages", "render_not_found",
            "render_stamp", "spec_url", "to_json"]
@@ -88,7 +88,7 @@ class _Environment(Environment):
 
 
 _env = _Environment(
-    loader=PackageLoader("cachedex", "templates"),
+    loader=PackageLoader("cachedex.publish", "templates"),
     autoescape=select_autoescape(["html"], default_for_string=True, default=True),
     auto_reload=False,  # templates are package data; checking their files costs 4 stats a page
     undefined=StrictUndefined,
@@ -287,7 +287,7 @@ def render_stamp() -> bytes:
 
     digest = hashlib.sha256(__version__.encode())
     for folder in ("templates", "static"):
-        for entry in sorted(files("cachedex").joinpath(folder).iterdir(), key=lambda e: e.name):
+        for entry in sorted(files("cachedex.publish").joinpath(folder).iterdir(), key=lambda e: e.name):
             digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
     return f"cachedex {__version__} {digest.hexdigest()}\n".encode()
 
@@ -296,4 +296,4 @@ def asset_text(kind: str) -> bytes:
     """The bytes of a static asset (``css`` or ``js``)."""
     from importlib.resources import files
 
-    return files("cachedex").joinpath("static", ASSET_SOURCES[kind]).read_bytes()
+    return files("cachedex.publish").joinpath("static", ASSET_SOURCES[kind]).read_bytes()

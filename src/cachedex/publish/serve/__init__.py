@@ -35,13 +35,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from . import __version__
-from .catalog import Catalog
-from .diff import diff_since, diff_tags
-from .errors import CachedexError
-from .pages import PageNotFound, SpecPage, home_page, mirrors_page, package_page, spec_page, tag_page
-from .query import QueryError, parse
-from .render import ASSET_SOURCES, ASSETS, asset_text, render, render_all_packages, render_not_found, to_json
+from ... import __version__
+from ...catalog import Catalog
+from ...diff import diff_since, diff_tags
+from ...errors import CachedexError
+from ..pages import PageNotFound, SpecPage, home_page, mirrors_page, package_page, spec_page, tag_page
+from ...query import QueryError, parse
+from ..render import ASSET_SOURCES, ASSETS, asset_text, render, render_all_packages, render_not_found, to_json
 
 __all__ = ["CATALOG_ENV", "app_from_environment", "create_app"]
 

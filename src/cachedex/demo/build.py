@@ -24,7 +24,7 @@ from typing import Any
 
 import archspec.cpu
 
-from .demo_data import COMPILERS, GLIBC, NEW_IN_REVISION_1, PACKAGES, STACKS, TAGS, Compiler, Stack, Tag
+from .data import COMPILERS, GLIBC, NEW_IN_REVISION_1, PACKAGES, STACKS, TAGS, Compiler, Stack, Tag
 from .mirrorgen import edge, make_node, target_object, write_mirror
 
 __all__ = ["CONFIG_NAME", "build_demo_mirrors", "demo_records"]

@@ -9,7 +9,7 @@ import os
 import sys
 from pathlib import Path
 
-from .errors import CachedexError
+from ..errors import CachedexError
 
 __all__ = ["OutputError", "cpu_workers", "pool_context", "safe_folder", "same_bytes", "update_file",
            "write_atomically"]

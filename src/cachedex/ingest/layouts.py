@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 import msgspec
 import yaml
 
-from .errors import ChecksumError, IndexFormatError, NotFound, SourceError
+from ..errors import ChecksumError, IndexFormatError, NotFound, SourceError
 from .index import SUPPORTED_DB_VERSIONS
 from .sources import ProgressCallback, Source
 

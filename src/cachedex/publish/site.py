@@ -30,9 +30,9 @@ from pathlib import Path
 
 import msgspec
 
-from .catalog import Catalog, package_names_of
-from .config import check_name
-from .outputs import OutputError, cpu_workers, pool_context, safe_folder, same_bytes, update_file
+from ..catalog import Catalog, package_names_of
+from ..config import check_name
+from .files import OutputError, cpu_workers, pool_context, safe_folder, same_bytes, update_file
 from .pages import SpecGraph, SpecPage, home_page, mirrors_page, package_pages, tag_page
 from .render import (
     ASSETS,
@@ -46,7 +46,7 @@ from .render import (
     render_stamp,
     to_json,
 )
-from .values import is_dag_hash
+from ..values import is_dag_hash
 
 __all__ = ["SiteReport", "write_site"]
 

@@ -15,9 +15,9 @@ from operator import attrgetter
 
 import msgspec
 
-from .catalog import Catalog, Edge, MirrorState, SpecSummary
-from .errors import CachedexError
-from .query import Query
+from ..catalog import Catalog, Edge, MirrorState, SpecSummary
+from ..errors import CachedexError
+from ..query import Query
 
 __all__ = [
     "FACETS",

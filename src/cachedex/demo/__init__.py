@@ -6,14 +6,14 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
-from .catalog import Catalog
-from .config import load_config
-from .demo import build_demo_mirrors
-from .errors import CachedexError
-from .jekyll import write_jekyll
-from .site import write_site
-from .progress import Reporter
-from .sync import TagOutcome, sync
+from ..catalog import Catalog
+from ..config import load_config
+from .build import build_demo_mirrors
+from ..errors import CachedexError
+from ..publish.jekyll import write_jekyll
+from ..publish.site import write_site
+from ..progress import SILENT, Progress
+from ..ingest.sync import TagOutcome, sync
 
 __all__ = ["run_demo"]
 
@@ -43,6 +43,7 @@ def run_demo(
     *,
     echo: Callable[[str], None],
     print_outcomes: Callable[[list[TagOutcome]], None],
+    progress: Progress = SILENT,
 ) -> list[TagOutcome]:
     """Build the demo in ``directory`` and sync it; returns the outcomes of the last sync.
 
@@ -53,13 +54,13 @@ def run_demo(
     echo(f"Generating sample mirrors in {directory}/mirrors ...")
     config_path = build_demo_mirrors(directory, develop_revision=0)
     config = load_config(config_path)
-    with Catalog(config.catalog) as catalog, Reporter() as reporter:
-        first = sync(config, catalog, reporter=reporter)
+    with Catalog(config.catalog) as catalog:
+        first = sync(config, catalog, reporter=progress)
         _raise_on_failure(first)
         echo("First sync of every tag:")
         print_outcomes(first)
         build_demo_mirrors(directory, develop_revision=1)
-        second = sync(config, catalog, ["develop"], reporter=reporter)
+        second = sync(config, catalog, ["develop"], reporter=progress)
         _raise_on_failure(second)
     echo("develop changed upstream; second sync (only develop's changed mirrors are read):")
     print_outcomes(second)

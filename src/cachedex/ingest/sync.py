@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from .catalog import Catalog
-from .config import Config, TagConfig
-from .errors import CachedexError
+from ..catalog import Catalog
+from ..config import Config, TagConfig
+from ..errors import CachedexError
 from .index import RawIndex, build_records, decode_index, gc_paused
-from .mirror import (
+from .layouts import (
     IndexSnapshot,
     PreviousState,
     SizeLookup,
@@ -28,9 +28,9 @@ from .mirror import (
     spec_manifest_path,
     tarball_path_v2,
 )
-from .progress import Reporter
+from ..progress import SILENT, Progress
 from .sources import Source, make_http_client, open_source
-from .values import MirrorRef, SpecRecord
+from ..values import MirrorRef, SpecRecord
 
 if TYPE_CHECKING:
     import httpx
@@ -101,7 +101,7 @@ def sync(
     tags: Iterable[str] | None = None,
     *,
     head_sizes: bool = False,
-    reporter: Reporter | None = None,
+    reporter: Progress | None = None,
 ) -> list[TagOutcome]:
     """Sync the named tags (default: all configured ones) into ``catalog``.
 
@@ -109,7 +109,7 @@ def sync(
     HEAD each). Errors of one tag are caught and reported in its outcome.
     """
     chosen = [config.tag(name) for name in tags] if tags else list(config.tags)
-    reporter = reporter or Reporter(enabled=False)
+    reporter = reporter or SILENT
     needs_http = any(m.url.startswith(("http://", "https://")) for t in chosen for m in t.mirrors)
     client = make_http_client(config.http) if needs_http else None
     try:
@@ -125,7 +125,7 @@ def _sync_tag(
     tag: TagConfig,
     client: httpx.Client | None,
     head_sizes: bool,
-    reporter: Reporter,
+    reporter: Progress,
 ) -> TagOutcome:
     started = time.perf_counter()
     try:
@@ -151,7 +151,7 @@ def _read_mirror(
     client: httpx.Client | None,
     config: Config,
     previous: PreviousState | None,
-    reporter: Reporter,
+    reporter: Progress,
     root: RawIndex | None = None,
 ) -> _Read:
     """Fetch and decode one mirror's index; with ``root``, keep only what the root lacks."""
@@ -182,7 +182,7 @@ def _sync_tag_or_raise(
     tag: TagConfig,
     client: httpx.Client | None,
     head_sizes: bool,
-    reporter: Reporter,
+    reporter: Progress,
     started: float,
 ) -> TagOutcome:
     phases: list[tuple[str, float]] = []
@@ -300,7 +300,7 @@ def _fetch_missing_sizes(
     new_hashes: Container[str],
     head_sizes: bool,
     config: Config,
-    reporter: Reporter,
+    reporter: Progress,
 ) -> tuple[dict[str, int], list[str]]:
     """Sizes of listed binaries the catalog does not know yet, from the mirror listing them."""
     sizes: dict[str, int] = {}

@@ -32,9 +32,9 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from .errors import CatalogError
-from .query import Query, VersionRange, target_family, variants_satisfy, version_satisfies
-from .values import SpecRecord
+from ..errors import CatalogError
+from ..query import Query, VersionRange, target_family, variants_satisfy, version_satisfies
+from ..values import SpecRecord
 
 __all__ = [
     "SCHEMA_VERSION",

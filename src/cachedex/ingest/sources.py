@@ -20,8 +20,9 @@ from urllib.parse import unquote, urlsplit
 
 import msgspec
 
-from . import __version__
-from .errors import CachedexError, NotFound, SourceError
+from .. import __version__
+from ..config import HttpOptions
+from ..errors import CachedexError, NotFound, SourceError
 
 if TYPE_CHECKING:  # httpx is imported only when a mirror is remote: it costs 0.1 s to load
     import httpx
@@ -34,15 +35,6 @@ __all__ = [
     "Source",
     "open_source",
 ]
-
-
-class HttpOptions(msgspec.Struct, frozen=True):
-    """How HTTP mirrors are read; set under ``http:`` in the config file."""
-
-    timeout: float = 30.0  # seconds without progress before a request fails
-    retries: int = 3  # extra attempts after the first, on transient failures
-    backoff: float = 0.5  # first pause between attempts; doubles each time
-    concurrency: int = 16  # requests in flight at once (manifests, stacks)
 
 
 class Fetched(msgspec.Struct, frozen=True):
