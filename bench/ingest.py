@@ -45,8 +45,12 @@ def _target(name: str) -> dict[str, Any]:
 
     uarch = archspec.cpu.TARGETS[name]
     return {
-        "name": name, "vendor": uarch.vendor, "features": sorted(uarch.features),
-        "generation": uarch.generation, "parents": [p.name for p in uarch.parents], "cpupart": "",
+        "name": name,
+        "vendor": uarch.vendor,
+        "features": sorted(uarch.features),
+        "generation": uarch.generation,
+        "parents": [p.name for p in uarch.parents],
+        "cpupart": "",
     }
 
 
@@ -65,12 +69,24 @@ def generate(out: Path, records: int, stacks: int, seed: int = 7) -> dict[str, A
     names: list[tuple[str, str]] = []
     enc = msgspec.json.encode
     # Compilers: externals without binaries, as in real indexes.
-    for (cname, cversion), chash in zip(COMPILERS, compiler_hashes):
-        node = {"name": cname, "version": cversion,
-                "arch": {"platform": "linux", "platform_os": "ubuntu22.04", "target": "x86_64"},
-                "namespace": "builtin", "parameters": {"build_system": "generic", "cflags": [],
-                "cppflags": [], "cxxflags": [], "fflags": [], "ldflags": [], "ldlibs": []},
-                "external": {"path": "/usr", "module": None, "extra_attributes": {}}, "hash": chash}
+    for (cname, cversion), chash in zip(COMPILERS, compiler_hashes, strict=True):
+        node = {
+            "name": cname,
+            "version": cversion,
+            "arch": {"platform": "linux", "platform_os": "ubuntu22.04", "target": "x86_64"},
+            "namespace": "builtin",
+            "parameters": {
+                "build_system": "generic",
+                "cflags": [],
+                "cppflags": [],
+                "cxxflags": [],
+                "fflags": [],
+                "ldflags": [],
+                "ldlibs": [],
+            },
+            "external": {"path": "/usr", "module": None, "extra_attributes": {}},
+            "hash": chash,
+        }
         installs_parts.append(enc(chash) + b':{"spec":' + enc(node) + b',"ref_count":1,"in_buildcache":false}')
     # A layered DAG, as in real caches: records come in configurations (one target, OS
     # and compiler each) of one record per package, and a record depends only on
@@ -79,7 +95,7 @@ def generate(out: Path, records: int, stacks: int, seed: int = 7) -> dict[str, A
     npackages = len(packages)
     tiers = _tiers(npackages)
     package_deps = [_package_deps(p, tiers, rng) for p in range(npackages)]
-    for i, dag_hash in enumerate(hashes[len(COMPILERS):], start=len(COMPILERS)):
+    for i, dag_hash in enumerate(hashes[len(COMPILERS) :], start=len(COMPILERS)):
         name = packages[i % npackages]
         version = f"{1 + i % 7}.{i % 13}.{i % 5}"
         names.append((name, version))
@@ -88,28 +104,54 @@ def generate(out: Path, records: int, stacks: int, seed: int = 7) -> dict[str, A
         for dep_package in package_deps[i % npackages]:
             dep_index = config * npackages + dep_package
             if len(COMPILERS) <= dep_index < i:
-                deps.append({"name": packages[dep_package], "hash": hashes[dep_index],
-                             "parameters": {"deptypes": ["build", "link"], "virtuals": []}})
+                deps.append(
+                    {
+                        "name": packages[dep_package],
+                        "hash": hashes[dep_index],
+                        "parameters": {"deptypes": ["build", "link"], "virtuals": []},
+                    }
+                )
         cidx = config % len(COMPILERS)
-        deps.append({"name": COMPILERS[cidx][0], "hash": compiler_hashes[cidx],
-                     "parameters": {"deptypes": ["build"], "virtuals": ["c", "cxx"]}})
+        deps.append(
+            {
+                "name": COMPILERS[cidx][0],
+                "hash": compiler_hashes[cidx],
+                "parameters": {"deptypes": ["build"], "virtuals": ["c", "cxx"]},
+            }
+        )
         deps.sort(key=lambda d: d["name"])
         node = {
-            "name": name, "version": version,
-            "arch": {"platform": "linux", "platform_os": OSES[config % len(OSES)],
-                     "target": targets[TARGET_NAMES[config % len(TARGET_NAMES)]]},
+            "name": name,
+            "version": version,
+            "arch": {
+                "platform": "linux",
+                "platform_os": OSES[config % len(OSES)],
+                "target": targets[TARGET_NAMES[config % len(TARGET_NAMES)]],
+            },
             "namespace": "builtin",
-            "parameters": {"build_system": "cmake", "build_type": "Release", "cuda": bool(i % 2),
-                           "cuda_arch": ["80", "90"], "debug": False, "ipo": False, "mpi": True,
-                           "shared": True, "cflags": [], "cppflags": [], "cxxflags": [], "fflags": [],
-                           "ldflags": [], "ldlibs": []},
+            "parameters": {
+                "build_system": "cmake",
+                "build_type": "Release",
+                "cuda": bool(i % 2),
+                "cuda_arch": ["80", "90"],
+                "debug": False,
+                "ipo": False,
+                "mpi": True,
+                "shared": True,
+                "cflags": [],
+                "cppflags": [],
+                "cxxflags": [],
+                "fflags": [],
+                "ldflags": [],
+                "ldlibs": [],
+            },
             "package_hash": "a" * 52 + "====",
             "dependencies": deps,
             "annotations": {"original_specfile_version": 5},
             "hash": dag_hash,
         }
         installs_parts.append(enc(dag_hash) + b':{"spec":' + enc(node) + b',"ref_count":1,"in_buildcache":true}')
-    all_hashes = compiler_hashes + hashes[len(COMPILERS):]
+    all_hashes = compiler_hashes + hashes[len(COMPILERS) :]
     root_index = b'{"database":{"version":"8","installs":{' + b",".join(installs_parts) + b"}}}"
     _write_v3_index(out / "root", root_index)
     # Stacks: each record in one stack, one in five in a second.
@@ -120,27 +162,57 @@ def generate(out: Path, records: int, stacks: int, seed: int = 7) -> dict[str, A
             membership[(position * 7 + 3) % stacks].append(position)
     stack_bytes = 0
     for number, positions in enumerate(membership):
-        data = b'{"database":{"version":"8","installs":{' + b",".join(installs_parts[p] for p in sorted(positions)) + b"}}}"
+        data = (
+            b'{"database":{"version":"8","installs":{'
+            + b",".join(installs_parts[p] for p in sorted(positions))
+            + b"}}}"
+        )
         _write_v3_index(out / f"stack-{number:02d}", data)
         stack_bytes += len(data)
     # Spec manifests with sizes, for every listed record of the root.
-    for (name, version), dag_hash in zip(names, hashes[len(COMPILERS):]):
+    for (name, version), dag_hash in zip(names, hashes[len(COMPILERS) :], strict=True):
         folder = out / "root" / "v3" / "manifests" / "spec" / name
         folder.mkdir(parents=True, exist_ok=True)
         size = 10_000 + int(dag_hash[:6], 36) % 500_000_000
-        manifest = {"version": 3, "data": [
-            {"contentLength": size, "mediaType": "application/vnd.spack.install.v2.tar+gzip",
-             "compression": "gzip", "checksumAlgorithm": "sha256", "checksum": hashlib.sha256(dag_hash.encode()).hexdigest()},
-            {"contentLength": 1000, "mediaType": "application/vnd.spack.spec.v5+json",
-             "compression": "gzip", "checksumAlgorithm": "sha256", "checksum": hashlib.sha256(name.encode()).hexdigest()}]}
+        manifest = {
+            "version": 3,
+            "data": [
+                {
+                    "contentLength": size,
+                    "mediaType": "application/vnd.spack.install.v2.tar+gzip",
+                    "compression": "gzip",
+                    "checksumAlgorithm": "sha256",
+                    "checksum": hashlib.sha256(dag_hash.encode()).hexdigest(),
+                },
+                {
+                    "contentLength": 1000,
+                    "mediaType": "application/vnd.spack.spec.v5+json",
+                    "compression": "gzip",
+                    "checksumAlgorithm": "sha256",
+                    "checksum": hashlib.sha256(name.encode()).hexdigest(),
+                },
+            ],
+        }
         (folder / f"{name}-{version}-{dag_hash}.spec.manifest.json").write_text(json.dumps(manifest, indent=0))
-    config = {"catalog": "catalog.sqlite", "tags": [{
-        "name": "bench", "url": str(out / "root"),
-        "stacks": {f"stack-{n:02d}": str(out / f"stack-{n:02d}") for n in range(stacks)},
-    }]}
+    config = {
+        "catalog": "catalog.sqlite",
+        "tags": [
+            {
+                "name": "bench",
+                "url": str(out / "root"),
+                "stacks": {f"stack-{n:02d}": str(out / f"stack-{n:02d}") for n in range(stacks)},
+            }
+        ],
+    }
     (out / "cachedex.yaml").write_text(json.dumps(config))
-    facts = {"generator": GENERATOR, "records": len(all_hashes), "packages": len(packages), "stacks": stacks,
-             "root_bytes": len(root_index), "stack_bytes": stack_bytes}
+    facts = {
+        "generator": GENERATOR,
+        "records": len(all_hashes),
+        "packages": len(packages),
+        "stacks": stacks,
+        "root_bytes": len(root_index),
+        "stack_bytes": stack_bytes,
+    }
     (out / "facts.json").write_text(json.dumps(facts))
     return facts
 
@@ -148,7 +220,7 @@ def generate(out: Path, records: int, stacks: int, seed: int = 7) -> dict[str, A
 def _tiers(npackages: int) -> list[range]:
     """Package tiers, bottom up: core (0.5 %), libraries (4.5 %), middle (25 %), leaves."""
     bounds = [0, max(1, npackages // 200), max(2, npackages // 20), max(3, npackages * 3 // 10), npackages]
-    return [range(a, b) for a, b in zip(bounds, bounds[1:]) if b > a]
+    return [range(a, b) for a, b in zip(bounds, bounds[1:], strict=False) if b > a]
 
 
 def _package_deps(package: int, tiers: list[range], rng: random.Random) -> list[int]:
@@ -170,8 +242,18 @@ def _write_v3_index(mirror: Path, data: bytes) -> None:
     blob = mirror / "blobs" / "sha256" / digest[:2] / digest
     blob.parent.mkdir(parents=True, exist_ok=True)
     blob.write_bytes(data)
-    manifest = {"version": 3, "data": [{"contentLength": len(data), "mediaType": "application/vnd.spack.db.v8+json",
-                "compression": "none", "checksumAlgorithm": "sha256", "checksum": digest}]}
+    manifest = {
+        "version": 3,
+        "data": [
+            {
+                "contentLength": len(data),
+                "mediaType": "application/vnd.spack.db.v8+json",
+                "compression": "none",
+                "checksumAlgorithm": "sha256",
+                "checksum": digest,
+            }
+        ],
+    }
     path = mirror / "v3" / "manifests" / "index" / "index.manifest.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(manifest))
@@ -254,8 +336,13 @@ def run_sync(out: Path) -> tuple[float, int, str]:
         "print(f'@@ {time.perf_counter() - start:.3f} {hwm}', flush=True)\n"
     )
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-c", script, str(out / "cachedex.yaml")],
-                          capture_output=True, text=True, check=False, timeout=1800)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(out / "cachedex.yaml")],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=1800,
+    )
     wall = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"sync failed:\n{done.stdout}\n{done.stderr}")
@@ -273,7 +360,12 @@ def main() -> None:
     out: Path = args.out
     facts_path = out / "facts.json"
     facts = json.loads(facts_path.read_text()) if facts_path.exists() else None
-    if not facts or facts.get("generator") != GENERATOR or facts["records"] != args.records or facts["stacks"] != args.stacks:
+    if (
+        not facts
+        or facts.get("generator") != GENERATOR
+        or facts["records"] != args.records
+        or facts["stacks"] != args.stacks
+    ):
         shutil.rmtree(out, ignore_errors=True)
         out.mkdir(parents=True)
         print(f"generating {args.records:,} records, {args.stacks} stacks in {out} ...", flush=True)
@@ -281,20 +373,23 @@ def main() -> None:
         facts = generate(out, args.records, args.stacks)
         print(f"  generated in {time.perf_counter() - start:.1f} s", flush=True)
     root_mb = facts["root_bytes"] / 1e6
-    print(f"tag: {facts['records']:,} records, {facts['packages']:,} packages, {facts['stacks']} stacks; "
-          f"root index {root_mb:.0f} MB, stack indexes {facts['stack_bytes'] / 1e6:.0f} MB")
+    print(
+        f"tag: {facts['records']:,} records, {facts['packages']:,} packages, {facts['stacks']} stacks; "
+        f"root index {root_mb:.0f} MB, stack indexes {facts['stack_bytes'] / 1e6:.0f} MB"
+    )
     for stale in out.glob("catalog.sqlite*"):
         stale.unlink()
     decode = bare_decode(out)
     total_mb = (facts["root_bytes"] + facts["stack_bytes"]) / 1e6
     print(f"(a) bare typed decode of all {total_mb:.0f} MB: {decode:.2f} s ({total_mb / decode:.0f} MB/s)")
     sync_s, rss, _ = run_sync(out)
-    print(f"(b) cachedex sync (fresh catalog, sizes included): {sync_s:.2f} s "
-          f"= {sync_s / decode:.2f} x (a)   [target <= 2.5 x]")
+    print(
+        f"(b) cachedex sync (fresh catalog, sizes included): {sync_s:.2f} s "
+        f"= {sync_s / decode:.2f} x (a)   [target <= 2.5 x]"
+    )
     noop_s, _, _ = run_sync(out)
     print(f"(c) no-op re-sync (whole command, interpreter start included): {noop_s:.2f} s   [target <= 0.5 s]")
-    print(f"(d) peak RSS of (b): {rss / 1e6:.0f} MB = {rss / facts['root_bytes']:.2f} x root index   "
-          "[target <= 3 x]")
+    print(f"(d) peak RSS of (b): {rss / 1e6:.0f} MB = {rss / facts['root_bytes']:.2f} x root index   [target <= 3 x]")
     print(f"catalog size: {os.path.getsize(out / 'catalog.sqlite') / 1e6:.0f} MB")
 
 

@@ -47,8 +47,7 @@ def _generate_records(records: int, seed: int) -> tuple[list[tuple[dict[str, Any
     from cachedex.demo.mirrorgen import edge, make_node
 
     rng = random.Random(seed)
-    compilers = [make_node(name, version, os="ubuntu22.04", external_path="/usr")
-                 for name, version in COMPILERS]
+    compilers = [make_node(name, version, os="ubuntu22.04", external_path="/usr") for name, version in COMPILERS]
     out: list[tuple[dict[str, Any], bool]] = [(node, False) for node in compilers]
     packages = [f"pkg-{i:05d}" for i in range(max(1, records // 25))]
     recent: list[dict[str, Any]] = []
@@ -60,9 +59,14 @@ def _generate_records(records: int, seed: int) -> tuple[list[tuple[dict[str, Any
             variants["cuda_arch"] = rng.sample(["70", "80", "90"], rng.randint(1, 2))
         deps = [edge(rng.choice(compilers), ("build",), ("c", "cxx"))]
         deps += [edge(d) for d in rng.sample(recent, min(len(recent), rng.randint(0, 3)))]
-        node = make_node(name, f"{rng.randint(1, 9)}.{rng.randint(0, 20)}.{rng.randint(0, 5)}",
-                         os=rng.choice(OSES), target=rng.choice(TARGETS), variants=variants,
-                         dependencies=deps)
+        node = make_node(
+            name,
+            f"{rng.randint(1, 9)}.{rng.randint(0, 20)}.{rng.randint(0, 5)}",
+            os=rng.choice(OSES),
+            target=rng.choice(TARGETS),
+            variants=variants,
+            dependencies=deps,
+        )
         out.append((node, True))
         recent.append(node)
         if len(recent) > 64:
@@ -88,11 +92,12 @@ def generate(out: Path, records: int, stacks: int, seed: int = 11) -> dict[str, 
         for stack in rng.sample(range(stacks), rng.randint(1, min(3, stacks))):
             members[stack].append((node, listed))
     names = [f"stack-{i:02d}" for i in range(stacks)]
-    for name, stack_pairs in zip(names, members):
+    for name, stack_pairs in zip(names, members, strict=True):
         write_mirror(out / name, stack_pairs, layout=2, spec_files=False)
-    config = {"catalog": "catalog.sqlite",
-              "tags": [{"name": TAG, "url": str(out / "root"),
-                        "stacks": {name: str(out / name) for name in names}}]}
+    config = {
+        "catalog": "catalog.sqlite",
+        "tags": [{"name": TAG, "url": str(out / "root"), "stacks": {name: str(out / name) for name in names}}],
+    }
     (out / "cachedex.yaml").write_text(json.dumps(config))
     generated = time.perf_counter() - started
     loaded = load_config(out / "cachedex.yaml")
@@ -100,9 +105,15 @@ def generate(out: Path, records: int, stacks: int, seed: int = 11) -> dict[str, 
         (outcome,) = sync(loaded, catalog)
     if not outcome.ok:
         raise SystemExit(f"sync failed: {outcome.error}")
-    facts = {"records": records, "stacks": stacks, "seed": seed, "packages": len(packages),
-             "specs": outcome.specs, "generate_s": round(generated, 1),
-             "sync_s": round(time.perf_counter() - started - generated, 1)}
+    facts = {
+        "records": records,
+        "stacks": stacks,
+        "seed": seed,
+        "packages": len(packages),
+        "specs": outcome.specs,
+        "generate_s": round(generated, 1),
+        "sync_s": round(time.perf_counter() - started - generated, 1),
+    }
     (out / "facts.json").write_text(json.dumps(facts))
     return facts
 
@@ -118,9 +129,13 @@ def measure(catalog_path: Path, tag: str, site: Path, workers: int | None) -> di
     with Catalog(catalog_path, readonly=True) as catalog:
         for label in ("first", "second"):
             report = write_jekyll(catalog, site, tags=[tag], workers=workers)
-            results[label] = {"pages": report.pages, "written": report.written,
-                              "unchanged": report.unchanged, "seconds": round(report.seconds, 3),
-                              "pages_per_s": round(report.pages / report.seconds)}
+            results[label] = {
+                "pages": report.pages,
+                "written": report.written,
+                "unchanged": report.unchanged,
+                "seconds": round(report.seconds, 3),
+                "pages_per_s": round(report.pages / report.seconds),
+            }
     results["specs"] = sum(t.specs for t in report.tags)
     # Worker processes (a big tag is shared among them) count too: the largest of all.
     peak_kb = max(_own_peak_rss_kb(), resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
@@ -166,18 +181,31 @@ def main() -> None:
             facts = generate(args.out, args.records, args.stacks)
         print(f"catalog: {json.dumps(facts)}")
     # A fresh process, so that peak RSS is the site writer's alone.
-    command = [sys.executable, __file__, "--measure-only", "--out", str(args.out), "--tag", args.tag,
-               "--site", str(site)]
+    command = [
+        sys.executable,
+        __file__,
+        "--measure-only",
+        "--out",
+        str(args.out),
+        "--tag",
+        args.tag,
+        "--site",
+        str(site),
+    ]
     if args.workers is not None:
         command += ["--workers", str(args.workers)]
     if args.catalog is not None:
         command += ["--catalog", str(args.catalog)]
     result = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
     first, second = result["first"], result["second"]
-    print(f"(a) first run:  {first['pages']:,} pages, {result['specs']:,} specs in {first['seconds']} s "
-          f"= {first['pages_per_s']:,} pages/s (target >= 5,000)")
-    print(f"(b) second run: {second['unchanged']:,} unchanged, {second['written']} written in "
-          f"{second['seconds']} s = {second['pages_per_s']:,} pages/s")
+    print(
+        f"(a) first run:  {first['pages']:,} pages, {result['specs']:,} specs in {first['seconds']} s "
+        f"= {first['pages_per_s']:,} pages/s (target >= 5,000)"
+    )
+    print(
+        f"(b) second run: {second['unchanged']:,} unchanged, {second['written']} written in "
+        f"{second['seconds']} s = {second['pages_per_s']:,} pages/s"
+    )
     print(f"(c) peak RSS:   {result['peak_rss_mb']} MB (largest process; {result['workers']} worker(s))")
     print(f"site: {site}")
 

@@ -24,9 +24,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import socket
 import re
 import shutil
+import socket
 import statistics
 import subprocess
 import sys
@@ -96,8 +96,12 @@ def wrk(base: str, paths: list[str], clients: int, seconds: float) -> tuple[floa
     with tempfile.NamedTemporaryFile("w", suffix=".lua") as script:
         script.write(lua)
         script.flush()
-        out = subprocess.run(["wrk", f"-t{threads}", f"-c{clients}", f"-d{int(seconds)}s", "--latency",
-                              "-s", script.name, base], capture_output=True, text=True, timeout=seconds + 60).stdout
+        out = subprocess.run(
+            ["wrk", f"-t{threads}", f"-c{clients}", f"-d{int(seconds)}s", "--latency", "-s", script.name, base],
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+        ).stdout
 
     def millis(label: str) -> float:
         value, unit = re.search(rf"{label}\s+([\d.]+)(us|ms|s)", out).groups()  # type: ignore[union-attr]
@@ -139,23 +143,45 @@ def main() -> None:
     Catalog(args.catalog).close()  # upgrade the schema in place if it is older
     with Catalog(args.catalog, readonly=True) as catalog:
         names = sorted(name for name, tags in catalog.package_names().items() if args.tag in tags)
-        facets = {column: sorted({row[0] for row in catalog._db.execute(  # noqa: SLF001 (bench only)
-            f"SELECT DISTINCT {column} FROM specs WHERE {column} NOT IN ('', 'none')")})
-            for column in ("target", "os", "compiler")}
+        facets = {
+            column: sorted(
+                {
+                    row[0]
+                    for row in catalog._db.execute(  # noqa: SLF001 (bench only)
+                        f"SELECT DISTINCT {column} FROM specs WHERE {column} NOT IN ('', 'none')"
+                    )
+                }
+            )
+            for column in ("target", "os", "compiler")
+        }
         stacks = [m.stack for m in catalog.mirrors(args.tag) if m.stack != "root"]
     rng = random.Random(3)
     named = [(f"{rng.choice(names)}@{rng.randint(0, 3)}:", None, 0) for _ in range(args.requests // 2)]
     named += [(f"{rng.choice(names)} +shared", None, 0) for _ in range(args.requests // 2)]
     rng.shuffle(named)
     # Each facet query at one of its first ten pages, as a user paging through results.
-    broad = sorted({(*facet_query(rng, facets, stacks), 50 * rng.randrange(10)) for _ in range(args.requests)},
-                   key=lambda q: (q[0], q[1] or "", q[2]))
+    broad = sorted(
+        {(*facet_query(rng, facets, stacks), 50 * rng.randrange(10)) for _ in range(args.requests)},
+        key=lambda q: (q[0], q[1] or "", q[2]),
+    )
     rng.shuffle(broad)
 
     def searches(queries: list[tuple[str, str | None, int]]) -> list[str]:
-        return [str(httpx.URL("/api/search", params={"q": q, "tag": args.tag, "limit": 50, "offset": offset,
-                                                       **({"stack": stack} if stack else {})}))
-                for q, stack, offset in queries]
+        return [
+            str(
+                httpx.URL(
+                    "/api/search",
+                    params={
+                        "q": q,
+                        "tag": args.tag,
+                        "limit": 50,
+                        "offset": offset,
+                        **({"stack": stack} if stack else {}),
+                    },
+                )
+            )
+            for q, stack, offset in queries
+        ]
 
     package_paths = [f"/tags/{args.tag}/packages/{n}/" for n in rng.sample(names, min(200, len(names)))]
 
@@ -173,29 +199,37 @@ def main() -> None:
             if time.monotonic() > deadline or server.poll() is not None:
                 raise SystemExit("the server did not start")
             time.sleep(0.2)
-        print(f"server up ({args.workers} processes); {len(names):,} packages in {args.tag}; "
-              f"{args.clients} connections")
+        print(
+            f"server up ({args.workers} processes); {len(names):,} packages in {args.tag}; {args.clients} connections"
+        )
         if shutil.which("wrk"):
             for label, queries in (("(a) search by package", named), ("(a') search by facets only", broad)):
                 rate, p50, p99, bad = wrk(base, searches(queries), args.clients, min(args.seconds, 10))
-                print(f"{label}: {rate:,.0f} requests/s over {len(queries):,} distinct queries, {bad} errors; "
-                      f"p50 {p50:.1f} ms, p99 {p99:.1f} ms   [target p99 < 50 ms]")
+                print(
+                    f"{label}: {rate:,.0f} requests/s over {len(queries):,} distinct queries, {bad} errors; "
+                    f"p50 {p50:.1f} ms, p99 {p99:.1f} ms   [target p99 < 50 ms]"
+                )
             rate, p50, p99, bad = wrk(base, package_paths, args.clients, min(args.seconds, 10))
             print(f"(b) package pages: {rate:,.0f} requests/s, p99 {p99:.1f} ms, {bad} errors   [target >= 500/s]")
             return
         print("wrk not found (apt-get install wrk): measuring with httpx, which saturates first")
         for label, queries in (("(a) search by package", named), ("(a') search by facets only", broad)):
             latencies, elapsed, errors = asyncio.run(
-                load(base, searches(queries), args.clients, len(queries), args.seconds))
+                load(base, searches(queries), args.clients, len(queries), args.seconds)
+            )
             latencies.sort()
             p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)]
-            print(f"{label}: {len(latencies):,} distinct queries in {elapsed:.1f} s "
-                  f"({len(latencies) / elapsed:,.0f}/s), {errors} errors; p50 "
-                  f"{statistics.median(latencies) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms   [target p99 < 50 ms]")
+            print(
+                f"{label}: {len(latencies):,} distinct queries in {elapsed:.1f} s "
+                f"({len(latencies) / elapsed:,.0f}/s), {errors} errors; p50 "
+                f"{statistics.median(latencies) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms   [target p99 < 50 ms]"
+            )
         asyncio.run(load(base, package_paths, args.clients, len(package_paths), 60))  # warm the cache
         latencies, elapsed, errors = asyncio.run(load(base, package_paths, args.clients, args.requests, args.seconds))
-        print(f"(b) package pages: {len(latencies):,} requests in {elapsed:.1f} s = {len(latencies) / elapsed:,.0f}/s, "
-              f"{errors} errors   [target >= 500/s]")
+        print(
+            f"(b) package pages: {len(latencies):,} requests in {elapsed:.1f} s = {len(latencies) / elapsed:,.0f}/s, "
+            f"{errors} errors   [target >= 500/s]"
+        )
     finally:
         server.terminate()
         server.wait(timeout=10)

@@ -41,8 +41,11 @@ def main() -> None:
     parser.add_argument("--tag", default="bench")
     parser.add_argument("--out", type=Path, default=HERE / "out" / "site")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: one per CPU, at most 4)")
-    parser.add_argument("--no-wait", action="store_true",
-                        help="build right after removing the previous output (what a rebuild from scratch pays)")
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        help="build right after removing the previous output (what a rebuild from scratch pays)",
+    )
     args = parser.parse_args()
 
     from cachedex.catalog import Catalog
@@ -66,19 +69,25 @@ def main() -> None:
     data_s = time.perf_counter() - start
     start = time.perf_counter()
     html = render(page).encode()
-    print(f"(b) tag page, {len(page.packages):,} packages: data {data_s:.2f} s, render "
-          f"{time.perf_counter() - start:.2f} s, {len(html) / 1e6:.1f} MB ({len(gzip.compress(html)) / 1e6:.2f} MB gzipped)")
+    print(
+        f"(b) tag page, {len(page.packages):,} packages: data {data_s:.2f} s, render "
+        f"{time.perf_counter() - start:.2f} s, {len(html) / 1e6:.1f} MB "
+        f"({len(gzip.compress(html)) / 1e6:.2f} MB gzipped)"
+    )
 
     for label, run in (("(c) whole site, first build", "first"), ("(d) whole site, unchanged second build", "again")):
         before = cpu_seconds()
         report = write_site(catalog, args.out, tags=[args.tag], workers=args.workers)
-        user, system = (after - first for after, first in zip(cpu_seconds(), before))
+        user, system = (after - first for after, first in zip(cpu_seconds(), before, strict=True))
         children = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        print(f"{label}: {report.seconds:.1f} s, {report.pages:,} pages ({report.pages / report.seconds:,.0f}/s), "
-              f"{report.written:,} files written, {report.unchanged:,} unchanged; CPU {user:.1f} s user + "
-              f"{system:.1f} s system; peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB "
-              f"(workers {children:,.0f} MB)"
-              + ("   [target < 60 s]" if run == "first" else "   [target: 0 files written]"), flush=True)
+        print(
+            f"{label}: {report.seconds:.1f} s, {report.pages:,} pages ({report.pages / report.seconds:,.0f}/s), "
+            f"{report.written:,} files written, {report.unchanged:,} unchanged; CPU {user:.1f} s user + "
+            f"{system:.1f} s system; peak memory {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:,.0f} MB "
+            f"(workers {children:,.0f} MB)"
+            + ("   [target < 60 s]" if run == "first" else "   [target: 0 files written]"),
+            flush=True,
+        )
 
     print(f"(e) tag page interactive in Chromium: {interactive(args.out, args.tag):.2f} s   [target < 1 s]")
 
@@ -117,12 +126,20 @@ def quiet_disk(limit: float = 900.0) -> None:
 
 def interactive(site: Path, tag: str) -> float:
     """Seconds from navigation until the tag page's filters ran, in Chromium."""
-    from conftest import StaticServer  # the tests' static server
     from playwright.sync_api import sync_playwright
 
+    from conftest import StaticServer  # the tests' static server
+
     server = StaticServer(site)
-    args = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run"]
+    args = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=args)

@@ -210,8 +210,9 @@ def uvicorn_server(demo_run: Demo) -> Iterator[str]:
     from cachedex.publish.serve import create_app
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(demo_run.catalog), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(demo_run.catalog), host="127.0.0.1", port=port, log_level="warning")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 15

@@ -15,9 +15,18 @@ from cachedex.values import SpecRecord
 
 def _record(dag_hash: str, name: str = "zlib") -> SpecRecord:
     return SpecRecord(
-        hash=dag_hash, name=name, version="1.3.1", platform="linux", os="ubuntu24.04",
-        target="x86_64_v3", compiler="gcc@13.2.0", variants=("+shared",), dependencies=(),
-        in_buildcache=True, external=False, node=b'{"name": "zlib"}',
+        hash=dag_hash,
+        name=name,
+        version="1.3.1",
+        platform="linux",
+        os="ubuntu24.04",
+        target="x86_64_v3",
+        compiler="gcc@13.2.0",
+        variants=("+shared",),
+        dependencies=(),
+        in_buildcache=True,
+        external=False,
+        node=b'{"name": "zlib"}',
     )
 
 
@@ -57,8 +66,17 @@ def test_writes_roll_back_on_error_and_readers_see_the_old_state(tmp_path: Path)
     with Catalog(path) as catalog:
         with catalog.writing_tag("t") as writer:
             writer.add_specs([_record("a" * 32)], {})
-            writer.replace_mirror("root", "/m", layout=2, db_version=8, checksum="x", etag=None,
-                                  last_modified=None, fetched_at=0.0, members={"a" * 32: True})
+            writer.replace_mirror(
+                "root",
+                "/m",
+                layout=2,
+                db_version=8,
+                checksum="x",
+                etag=None,
+                last_modified=None,
+                fetched_at=0.0,
+                members={"a" * 32: True},
+            )
         before = catalog.dump()
         reader = Catalog(path, readonly=True)
         with pytest.raises(RuntimeError), catalog.writing_tag("t") as writer:
@@ -85,8 +103,10 @@ def test_spec_batches_may_point_to_specs_of_later_batches(tmp_path: Path) -> Non
 
     parent = msgspec.structs.replace(
         _record("p" * 32, "app"),
-        dependencies=(Dependency(name="zlib", hash="z" * 32, deptypes=2, virtuals=""),
-                      Dependency(name="gone", hash="g" * 32, deptypes=2, virtuals="")),
+        dependencies=(
+            Dependency(name="zlib", hash="z" * 32, deptypes=2, virtuals=""),
+            Dependency(name="gone", hash="g" * 32, deptypes=2, virtuals=""),
+        ),
     )
     with Catalog(tmp_path / "c.sqlite") as catalog:
         with catalog.writing_tag("t") as writer:
@@ -106,8 +126,11 @@ def test_a_version_1_catalog_is_upgraded_in_place(tmp_path: Path) -> None:
     db = sqlite3.connect(path, isolation_level=None)
     for statement in _split_sql(_SCHEMA_V1):
         db.execute(statement)
-    db.execute("INSERT INTO specs VALUES (1, ?, 'zlib', '1.3', 'linux', 'rhel8', 'x86_64', "
-               "'gcc@13', '[]', 0, 10, '{\"name\": \"zlib\"}')", ("a" * 32,))
+    db.execute(
+        "INSERT INTO specs VALUES (1, ?, 'zlib', '1.3', 'linux', 'rhel8', 'x86_64', "
+        "'gcc@13', '[]', 0, 10, '{\"name\": \"zlib\"}')",
+        ("a" * 32,),
+    )
     db.execute("PRAGMA user_version=1")
     db.close()
     with pytest.raises(CatalogError, match="needs an upgrade; run 'cachedex sync' once"):
@@ -129,8 +152,17 @@ def test_facet_search_indexes_follow_each_sync(tmp_path: Path) -> None:
     def sync(hashes: list[str], new: list[str]) -> None:
         with Catalog(path) as catalog, catalog.writing_tag("t") as writer:
             writer.add_specs([_record(h, name=f"p{h[0]}") for h in new], {})
-            writer.replace_mirror("root", "/m", layout=2, db_version=8, checksum=",".join(hashes), etag=None,
-                                  last_modified=None, fetched_at=0.0, members=dict.fromkeys(hashes, True))
+            writer.replace_mirror(
+                "root",
+                "/m",
+                layout=2,
+                db_version=8,
+                checksum=",".join(hashes),
+                etag=None,
+                last_modified=None,
+                fetched_at=0.0,
+                members=dict.fromkeys(hashes, True),
+            )
 
     sync(["a" * 32], ["a" * 32])
     with Catalog(path, readonly=True) as reader:

@@ -18,8 +18,7 @@ def _config(tmp_path: Path, mirrors: Path, *extra_tags: str) -> Path:
     path.write_text(
         "tags:\n"
         f"  - name: develop\n    url: {mirrors / 'v2_layout/unsigned'}\n"
-        f"    stacks:\n      e4s: {mirrors / 'v2_layout/signed'}\n"
-        + "".join(extra_tags)
+        f"    stacks:\n      e4s: {mirrors / 'v2_layout/signed'}\n" + "".join(extra_tags)
     )
     return path
 
@@ -34,7 +33,11 @@ def test_sync_then_stats(mirrors: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     (stats,) = json.loads(result.output)
     assert (stats["tag"], stats["records"], stats["specs"], stats["packages"], stats["stacks"]) == (
-        "develop", 7, 6, 4, 1
+        "develop",
+        7,
+        6,
+        4,
+        1,
     )
 
 
@@ -86,7 +89,11 @@ def test_console_script_and_env_config(mirrors: Path, tmp_path: Path) -> None:
     env = {**os.environ, "CACHEDEX_CONFIG": str(_config(tmp_path, mirrors))}
     done = subprocess.run(
         [sys.executable, "-c", "from cachedex.cli import main; main()", "sync"],
-        env=env, capture_output=True, text=True, timeout=60, check=False,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "cachedex.sqlite").exists()

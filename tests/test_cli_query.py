@@ -32,22 +32,40 @@ def brute_force(catalog: Catalog, tag: str, text: str) -> set[str]:
     targets = target_family(q.target) if q.target and q.target_family else (q.target,)
     for s in catalog.listed_specs(tag):
         compiler, _, compiler_version = s.compiler.partition("@")
-        if ((q.name is None or s.name == q.name)
-                and (not q.versions or version_satisfies(s.version, q.versions))
-                and (q.target is None or s.target in targets)
-                and (q.os is None or s.os == q.os) and (q.platform is None or s.platform == q.platform)
-                and (q.compiler is None or compiler == q.compiler)
-                and (not q.compiler_versions or version_satisfies(compiler_version, q.compiler_versions))
-                and (q.hash_prefix is None or s.hash.startswith(q.hash_prefix))
-                and variants_satisfy(s.variants, q)):
+        if (
+            (q.name is None or s.name == q.name)
+            and (not q.versions or version_satisfies(s.version, q.versions))
+            and (q.target is None or s.target in targets)
+            and (q.os is None or s.os == q.os)
+            and (q.platform is None or s.platform == q.platform)
+            and (q.compiler is None or compiler == q.compiler)
+            and (not q.compiler_versions or version_satisfies(compiler_version, q.compiler_versions))
+            and (q.hash_prefix is None or s.hash.startswith(q.hash_prefix))
+            and variants_satisfy(s.variants, q)
+        ):
             found.add(s.hash)
     return found
 
 
-QUERIES = ["zlib", "hdf5+mpi", "target=aarch64:", "target=x86_64:", "%gcc@11", "%gcc@12:",
-           "py-numpy@2:", "build_system=cmake os=ubuntu22.04", "cuda_arch=80", "+shared ~ipo",
-           "arch=darwin-sequoia-m1", "openmpi fabrics=none", "/a", "%gcc", "os=ubuntu24.04 target=x86_64_v3",
-           "platform=darwin", "%llvm target=aarch64:"]
+QUERIES = [
+    "zlib",
+    "hdf5+mpi",
+    "target=aarch64:",
+    "target=x86_64:",
+    "%gcc@11",
+    "%gcc@12:",
+    "py-numpy@2:",
+    "build_system=cmake os=ubuntu22.04",
+    "cuda_arch=80",
+    "+shared ~ipo",
+    "arch=darwin-sequoia-m1",
+    "openmpi fabrics=none",
+    "/a",
+    "%gcc",
+    "os=ubuntu24.04 target=x86_64_v3",
+    "platform=darwin",
+    "%llvm target=aarch64:",
+]
 
 
 @pytest.mark.parametrize("query", ["target=x86_64:", "%gcc os=ubuntu22.04", "platform=linux", "os=rhel8"])
@@ -60,13 +78,17 @@ def test_facet_queries_page_and_count_like_the_sql_path(demo: Path, query: str) 
         for stack in [None, *stacks]:
             expected = brute_force(catalog, "develop", query)
             if stack not in (None, "root"):
-                expected = {h for h in expected if stack in catalog.search(parse("/" + h), tag="develop").specs[0].stacks}
+                expected = {
+                    h for h in expected if stack in catalog.search(parse("/" + h), tag="develop").specs[0].stacks
+                }
             whole = catalog.search(parse(query), tag="develop", stack=stack, limit=100_000)
             assert whole.total == len(whole.specs) == len(expected) and {s.hash for s in whole.specs} == expected
             order = [(s.name, s.version, s.hash) for s in whole.specs]
             assert order == sorted(order)
-            pages = [catalog.search(parse(query), tag="develop", stack=stack, limit=7, offset=n).specs
-                     for n in range(0, whole.total + 7, 7)]
+            pages = [
+                catalog.search(parse(query), tag="develop", stack=stack, limit=7, offset=n).specs
+                for n in range(0, whole.total + 7, 7)
+            ]
             assert [s.hash for page in pages for s in page] == [s.hash for s in whole.specs], stack
 
 
@@ -83,9 +105,15 @@ def test_search_agrees_with_a_brute_force_walk(demo: Path, query: str) -> None:
 
 def test_queries_that_name_an_indexed_field_use_an_index(demo: Path) -> None:
     with Catalog(demo / "cachedex.sqlite", readonly=True) as catalog:
-        for query, index in [("zlib", "specs_name"), ("/ab", "specs_hash"), ("target=zen4 +mpi", "specs_target"),
-                             ("os=rhel8 +mpi", "specs_os"), ("%gcc@13 @1:", "specs_compiler"),
-                             ("target=zen4", "facet index"), ("%gcc@13 os=rhel8", "facet index")]:
+        for query, index in [
+            ("zlib", "specs_name"),
+            ("/ab", "specs_hash"),
+            ("target=zen4 +mpi", "specs_target"),
+            ("os=rhel8 +mpi", "specs_os"),
+            ("%gcc@13 @1:", "specs_compiler"),
+            ("target=zen4", "facet index"),
+            ("%gcc@13 os=rhel8", "facet index"),
+        ]:
             plan = catalog.search(parse(query), tag="develop", explain=True)
             assert any(index in str(line) for line in plan), (query, plan)
 
@@ -145,13 +173,33 @@ def test_values_print_as_text_not_markup(tmp_path: Path) -> None:
     from cachedex.values import SpecRecord
 
     catalog = Catalog(tmp_path / "c.sqlite")
-    record = SpecRecord(hash="a" * 32, name="zlib", version="1.0", platform="linux", os="rhel8", target="x86_64",
-                        compiler="gcc@13", variants=("note=[red]x[/red]",), dependencies=(), in_buildcache=True,
-                        external=False, node=b"{}")
+    record = SpecRecord(
+        hash="a" * 32,
+        name="zlib",
+        version="1.0",
+        platform="linux",
+        os="rhel8",
+        target="x86_64",
+        compiler="gcc@13",
+        variants=("note=[red]x[/red]",),
+        dependencies=(),
+        in_buildcache=True,
+        external=False,
+        node=b"{}",
+    )
     with catalog.writing_tag("t") as writer:
         writer.add_specs([record], {})
-        writer.replace_mirror("root", "/m", layout=3, db_version=8, checksum="x", etag=None, last_modified=None,
-                              fetched_at=0.0, members={"a" * 32: True})
+        writer.replace_mirror(
+            "root",
+            "/m",
+            layout=3,
+            db_version=8,
+            checksum="x",
+            etag=None,
+            last_modified=None,
+            fetched_at=0.0,
+            members={"a" * 32: True},
+        )
     catalog.close()
     config = tmp_path / "cachedex.yaml"
     config.write_text("catalog: c.sqlite\ntags:\n  - name: t\n    url: ./m\n")

@@ -18,7 +18,9 @@ def _write(tmp_path: Path, text: str) -> Path:
 
 
 def test_a_full_config(tmp_path: Path) -> None:
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
 catalog: data/cat.sqlite
 tags:
   - name: develop
@@ -30,7 +32,8 @@ tags:
       e4s: https://elsewhere.example/e4s
       radiuss: file:///srv/radiuss
 http: {timeout: 5, retries: 1, concurrency: 4}
-""")
+""",
+    )
     config = load_config(path)
     assert config.catalog == tmp_path / "data/cat.sqlite"
     develop, release = config.tags
@@ -48,7 +51,9 @@ http: {timeout: 5, retries: 1, concurrency: 4}
 
 
 def test_every_problem_is_reported_at_once(tmp_path: Path) -> None:
-    path = _write(tmp_path, """
+    path = _write(
+        tmp_path,
+        """
 colour: blue
 tags:
   - name: ../x
@@ -60,7 +65,8 @@ tags:
     url: ./m
     bogus: 1
 http: {timeout: -1, retries: two}
-""")
+""",
+    )
     with pytest.raises(ConfigError) as info:
         load_config(path)
     problems = info.value.problems

@@ -60,8 +60,11 @@ def config(root: Path) -> list[dict[str, Any]]:
 
 
 def tree(root: Path) -> dict[str, str]:
-    return {str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_package_table_is_a_dag_with_at_most_six_dependencies() -> None:
@@ -98,8 +101,9 @@ def test_each_tag_is_realistic_and_consistent(demo: Path, tag: str) -> None:
     targets = {t if isinstance(t, str) else t["name"] for t in (n["arch"]["target"] for n in nodes)}
     assert {"x86_64", "aarch64", "x86_64_v3", "neoverse_v1", "m1"} <= targets
     assert any(isinstance(n["arch"]["target"], dict) for n in nodes)
-    variant_kinds = {type(v) for n in nodes for k, v in n["parameters"].items() if not k.endswith("flags")
-                     and k != "ldlibs"}
+    variant_kinds = {
+        type(v) for n in nodes for k, v in n["parameters"].items() if not k.endswith("flags") and k != "ldlibs"
+    }
     assert variant_kinds == {bool, str, list}
     assert any(n["parameters"].get("cuda_arch") == ["80", "90"] for n in nodes)
     dependents = Counter(dep["hash"] for n in nodes for dep in n.get("dependencies", ()))
@@ -118,8 +122,11 @@ def test_each_tag_is_realistic_and_consistent(demo: Path, tag: str) -> None:
         assert all("compiler" not in n and n["annotations"] == {"original_specfile_version": 5} for n in nodes)
         unlisted = {installs[k]["spec"]["name"] for k in set(installs) - listed}
         assert unlisted == {"gcc", "apple-clang", "glibc"}
-        assert any(set(d["parameters"]["virtuals"]) >= {"c", "cxx", "fortran"}
-                   for n in nodes for d in n.get("dependencies", ()))
+        assert any(
+            set(d["parameters"]["virtuals"]) >= {"c", "cxx", "fortran"}
+            for n in nodes
+            for d in n.get("dependencies", ())
+        )
     in_stacks: set[str] = set()
     for stack in entry["stacks"]:
         assert not (demo / "mirrors" / tag / stack / "v3/manifests/spec").exists()  # index only
@@ -145,7 +152,7 @@ def test_v3_tags_have_signed_spec_manifests_with_sizes(demo: Path, tag: str) -> 
         if not record["in_buildcache"]:
             continue
         text = path.read_text()
-        body = text[text.index("\n\n") + 2:text.index("\n-----BEGIN PGP SIGNATURE-----")]
+        body = text[text.index("\n\n") + 2 : text.index("\n-----BEGIN PGP SIGNATURE-----")]
         tarball, spec = json.loads(body)["data"]
         assert tarball["mediaType"] == "application/vnd.spack.install.v2.tar+gzip"
         assert 10_000 <= tarball["contentLength"] <= 500_000_000
@@ -162,7 +169,7 @@ def test_v2_tags_have_spec_files(demo: Path, tag: str) -> None:
     assert len(files) == len(installs)
     text = files[0].read_text()
     if signed:
-        text = text[text.index("\n\n") + 2:text.index("\n-----BEGIN PGP SIGNATURE-----")]
+        text = text[text.index("\n\n") + 2 : text.index("\n-----BEGIN PGP SIGNATURE-----")]
     spec = json.loads(text)
     assert spec["spec"]["_meta"] == {"version": 4} and spec["buildcache_layout_version"] == 2
     root = spec["spec"]["nodes"][0]
@@ -172,8 +179,7 @@ def test_v2_tags_have_spec_files(demo: Path, tag: str) -> None:
     assert {n["compiler"]["name"] for n in (r["spec"] for r in installs.values())} >= {"gcc", "apple-clang", "oneapi"}
 
 
-def test_builds_are_deterministic_and_revision_1_changes_only_develop(demo: Path, demo1: Path,
-                                                                      tmp_path: Path) -> None:
+def test_builds_are_deterministic_and_revision_1_changes_only_develop(demo: Path, demo1: Path, tmp_path: Path) -> None:
     for tag in ("develop-2026-11-08", "v1.0.2"):
         assert tree(demo / "mirrors" / tag) == tree(demo1 / "mirrors" / tag), tag
     assert TAGS[0].name == "develop"

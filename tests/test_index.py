@@ -26,7 +26,11 @@ def test_v2_unsigned_index_matches_the_format_doc_worked_example(mirrors: Path) 
 
     libdwarf = records["u5uz3dcch5if4eve4sef67o2rf2lbfgh"]
     assert (libdwarf.name, libdwarf.version, libdwarf.platform, libdwarf.os, libdwarf.target) == (
-        "libdwarf", "20130729", "test", "debian6", "m1"
+        "libdwarf",
+        "20130729",
+        "test",
+        "debian6",
+        "m1",
     )
     assert libdwarf.compiler == "gcc@10.2.1"  # the c/cxx provider edge, looked up by hash
     assert libdwarf.variants == ("build_system=generic",)
@@ -97,9 +101,7 @@ def _node(name: str, dag_hash: str, **extra: object) -> dict[str, object]:
 
 
 def _index(*nodes: dict[str, object], version: object = "8", listed: bool = True) -> bytes:
-    installs = {
-        n["hash"]: {"spec": n, "ref_count": 0, "in_buildcache": listed} for n in nodes
-    }
+    installs = {n["hash"]: {"spec": n, "ref_count": 0, "in_buildcache": listed} for n in nodes}
     return json.dumps({"database": {"version": version, "installs": installs}}).encode()
 
 
@@ -124,9 +126,13 @@ def test_compiler_prefers_the_c_provider_over_fortran() -> None:
 def test_object_target_and_typed_edges_of_spec_v2() -> None:
     dep = _node("zlib", H["a"])
     app = _node(
-        "app", H["b"],
-        arch={"platform": "linux", "platform_os": "ubuntu22.04",
-              "target": {"name": "zen4", "vendor": "AuthenticAMD", "features": [], "generation": 0, "parents": []}},
+        "app",
+        H["b"],
+        arch={
+            "platform": "linux",
+            "platform_os": "ubuntu22.04",
+            "target": {"name": "zen4", "vendor": "AuthenticAMD", "features": [], "generation": 0, "parents": []},
+        },
         dependencies=[{"name": "zlib", "hash": H["a"], "type": ["build", "link"]}],
     )
     (record,) = build_records(decode_index(_index(dep, app, version="6"), url="x"), [H["b"]])

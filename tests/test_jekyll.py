@@ -27,11 +27,11 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from cachedex.publish import jekyll
 from cachedex.catalog import Catalog, ListedSpec
 from cachedex.cli import main
-from cachedex.publish.jekyll import JekyllError, render_page, write_jekyll
 from cachedex.demo.mirrorgen import write_mirror
+from cachedex.publish import jekyll
+from cachedex.publish.jekyll import JekyllError, render_page, write_jekyll
 from tests.conftest import CACHE_PAGES
 
 TAG = "develop-2025-07-13"
@@ -75,8 +75,17 @@ def front_matter(page: bytes) -> dict[str, str]:
 def page_specs(package: str) -> list[PageSpec]:
     details = json.loads(front_matter(fixture_page(package))["spec_details"])
     return [
-        PageSpec(package, d["hash"], d["versions"][0], d["platform"], d["os"], d["target"],
-                 d["compiler"], tuple(d["variants"]), tuple(d["stacks"]))
+        PageSpec(
+            package,
+            d["hash"],
+            d["versions"][0],
+            d["platform"],
+            d["os"],
+            d["target"],
+            d["compiler"],
+            tuple(d["variants"]),
+            tuple(d["stacks"]),
+        )
         for d in details
     ]
 
@@ -109,25 +118,37 @@ def parameters(variants: Iterable[str]) -> dict[str, Any]:
 def compiler_node(compiler: str) -> dict[str, Any]:
     """An external compiler node (``in_buildcache`` false) named like ``gcc@11.4.0``."""
     name, version = compiler.split("@", 1)
-    return {"name": name, "version": version,
-            "arch": {"platform": "linux", "platform_os": "ubuntu22.04", "target": "x86_64"},
-            "namespace": "builtin", "parameters": parameters(()),
-            "external": {"path": "/usr", "module": None, "extra_attributes": {}},
-            "annotations": {"original_specfile_version": 5}, "hash": fake_hash(compiler)}
+    return {
+        "name": name,
+        "version": version,
+        "arch": {"platform": "linux", "platform_os": "ubuntu22.04", "target": "x86_64"},
+        "namespace": "builtin",
+        "parameters": parameters(()),
+        "external": {"path": "/usr", "module": None, "extra_attributes": {}},
+        "annotations": {"original_specfile_version": 5},
+        "hash": fake_hash(compiler),
+    }
 
 
 def spec_node(spec: PageSpec, *, flags: dict[str, list[str]] | None = None) -> dict[str, Any]:
     """A spec-v5 node showing ``spec``: the compiler is a build edge providing c/cxx, the
     DAG hash is simply the key given (never recomputed by readers, format doc §3.2)."""
     node: dict[str, Any] = {
-        "name": spec.name, "version": spec.version,
+        "name": spec.name,
+        "version": spec.version,
         "arch": {"platform": spec.platform, "platform_os": spec.os, "target": spec.target},
-        "namespace": "builtin", "parameters": {**parameters(spec.variants), **(flags or {})},
+        "namespace": "builtin",
+        "parameters": {**parameters(spec.variants), **(flags or {})},
         "package_hash": fake_hash(f"package:{spec.name}") + "========================",
     }
     if spec.compiler != "none":
-        node["dependencies"] = [{"name": spec.compiler.split("@")[0], "hash": fake_hash(spec.compiler),
-                                 "parameters": {"deptypes": ["build"], "virtuals": ["c", "cxx"]}}]
+        node["dependencies"] = [
+            {
+                "name": spec.compiler.split("@")[0],
+                "hash": fake_hash(spec.compiler),
+                "parameters": {"deptypes": ["build"], "virtuals": ["c", "cxx"]},
+            }
+        ]
     node["annotations"] = {"original_specfile_version": 5}
     node["hash"] = spec.hash
     return node
@@ -158,8 +179,9 @@ def write_v2_mirror(root: Path, records: Iterable[Record], *, db_version: str = 
         for dep in node.get("dependencies", ()):
             if dep["hash"] in refs:
                 refs[dep["hash"]] += 1
-    installs = {key: {"spec": node, "ref_count": refs[key], "in_buildcache": listed}
-                for key, (node, listed) in nodes.items()}
+    installs = {
+        key: {"spec": node, "ref_count": refs[key], "in_buildcache": listed} for key, (node, listed) in nodes.items()
+    }
     data = json.dumps({"database": {"version": db_version, "installs": installs}}, separators=(",", ":")).encode()
     (root / "build_cache").mkdir(parents=True, exist_ok=True)
     (root / "build_cache/index.json").write_bytes(data)
@@ -174,10 +196,17 @@ def write_v3_mirror(root: Path, records: list[Record], sizes: dict[str, int]) ->
 
 def write_config(path: Path, tags: dict[str, dict[str, Path]]) -> Path:
     """A config with one tag per entry: {tag: {'root': path, stack: path, ...}}."""
-    document = {"catalog": "catalog.sqlite", "tags": [
-        {"name": tag, "url": str(mirrors["root"]),
-         "stacks": {stack: str(p) for stack, p in mirrors.items() if stack != "root"}}
-        for tag, mirrors in tags.items()]}
+    document = {
+        "catalog": "catalog.sqlite",
+        "tags": [
+            {
+                "name": tag,
+                "url": str(mirrors["root"]),
+                "stacks": {stack: str(p) for stack, p in mirrors.items() if stack != "root"},
+            }
+            for tag, mirrors in tags.items()
+        ],
+    }
     path.write_text(yaml.safe_dump(document))
     return path
 
@@ -206,8 +235,11 @@ def fixture_site(tmp_path: Path, *, layout: int) -> tuple[Path, dict[str, int]]:
 
 def files_under(folder: Path) -> dict[str, tuple[bytes, int]]:
     """Every file below ``folder``: relative path -> (bytes, mtime_ns)."""
-    return {str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): (p.read_bytes(), p.stat().st_mtime_ns)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 # -- 1. the key proof: real pages, byte for byte ----------------------------------------
@@ -263,21 +295,47 @@ def test_data_files_describe_the_tag(tmp_path: Path) -> None:
     assert entry["parameters"] == dict(truthy)
     assert entry["parameters"]["build_system"] == 55 and "debug" not in entry["parameters"]  # ~debug
     assert entry["compiler_count"] == str(len(entry["compilers"]))
-    assert meta["all"] == {"version": "all", "count": entry["count"], "compiler_count": entry["compiler_count"],
-                           "parameter_count": entry["parameter_count"]}
+    assert meta["all"] == {
+        "version": "all",
+        "count": entry["count"],
+        "compiler_count": entry["compiler_count"],
+        "parameter_count": entry["parameter_count"],
+    }
 
 
 def test_json_pieces_match_json_dumps_for_awkward_strings() -> None:
     awkward = ["plain", "é-ünïcode", 'quo"te', "back\\slash", "tab\tnew\nline", "\x7f\x01", "emoji 😀", ""]
-    specs = [ListedSpec("pkg", f"{i:032d}", awkward[i % 8], awkward[(i + 1) % 8], awkward[(i + 2) % 8],
-                        awkward[(i + 3) % 8], awkward[(i + 4) % 8], tuple(awkward[: i % 8]),
-                        None if i % 2 else i * 1000, tuple(sorted({"root", awkward[(i + 5) % 8]})))
-             for i in range(16)]
+    specs = [
+        ListedSpec(
+            "pkg",
+            f"{i:032d}",
+            awkward[i % 8],
+            awkward[(i + 1) % 8],
+            awkward[(i + 2) % 8],
+            awkward[(i + 3) % 8],
+            awkward[(i + 4) % 8],
+            tuple(awkward[: i % 8]),
+            None if i % 2 else i * 1000,
+            tuple(sorted({"root", awkward[(i + 5) % 8]})),
+        )
+        for i in range(16)
+    ]
     page = render_page("t", 'pk"g', specs)
     fields = front_matter(page)
-    details = [{"compiler": s.compiler, "hash": s.hash, "os": s.os, "platform": s.platform,
-                "size": "-" if s.size is None else s.size, "stacks": list(s.stacks), "target": s.target,
-                "variants": list(s.variants), "versions": [s.version]} for s in specs]
+    details = [
+        {
+            "compiler": s.compiler,
+            "hash": s.hash,
+            "os": s.os,
+            "platform": s.platform,
+            "size": "-" if s.size is None else s.size,
+            "stacks": list(s.stacks),
+            "target": s.target,
+            "variants": list(s.variants),
+            "versions": [s.version],
+        }
+        for s in specs
+    ]
     assert fields["spec_details"] == json.dumps(details, sort_keys=True)
     assert fields["title"] == json.dumps('pk"g')
     assert fields["categories"] == "[package, t]"
@@ -285,10 +343,16 @@ def test_json_pieces_match_json_dumps_for_awkward_strings() -> None:
         categories = front_matter(render_page(tag, "p", specs[:1]))["categories"]
         assert yaml.safe_load(categories) == ["package", tag]
     by_stack = Counter(stack for s in specs for stack in s.stacks)
-    meta = {"compilers": sorted({s.compiler for s in specs}), "num_specs": 16, "num_specs_by_stack": dict(by_stack),
-            "oss": sorted({s.os for s in specs}), "platforms": sorted({s.platform for s in specs}),
-            "stacks": sorted(by_stack), "targets": sorted({s.target for s in specs}),
-            "versions": sorted({s.version for s in specs})}
+    meta = {
+        "compilers": sorted({s.compiler for s in specs}),
+        "num_specs": 16,
+        "num_specs_by_stack": dict(by_stack),
+        "oss": sorted({s.os for s in specs}),
+        "platforms": sorted({s.platform for s in specs}),
+        "stacks": sorted(by_stack),
+        "targets": sorted({s.target for s in specs}),
+        "versions": sorted({s.version for s in specs}),
+    }
     assert fields["meta"] == json.dumps(meta, sort_keys=True)  # what cache.spack.io's generator writes
 
 
@@ -296,8 +360,17 @@ def test_json_pieces_match_json_dumps_for_awkward_strings() -> None:
 
 
 def small_node(name: str, version: str = "1.0", *, flags: dict[str, list[str]] | None = None) -> dict[str, Any]:
-    spec = PageSpec(name, fake_hash(f"{name}@{version}"), version, "linux", "ubuntu22.04", "x86_64_v3",
-                    "none", ("+shared", "build_system=cmake"), ("root",))
+    spec = PageSpec(
+        name,
+        fake_hash(f"{name}@{version}"),
+        version,
+        "linux",
+        "ubuntu22.04",
+        "x86_64_v3",
+        "none",
+        ("+shared", "build_system=cmake"),
+        ("root",),
+    )
     return spec_node(spec, flags=flags)
 
 
@@ -305,8 +378,11 @@ def small_node(name: str, version: str = "1.0", *, flags: dict[str, list[str]] |
 def small_tag(tmp_path: Path) -> tuple[Path, Path]:
     """A tag 'small' (alpha, beta, gamma; delta sets cflags) synced; returns (config, root mirror)."""
     root = tmp_path / "mirrors/small"
-    write_v2_mirror(root, [(small_node(n), True) for n in ("alpha", "beta", "gamma")]
-                    + [(small_node("delta", flags={"cflags": ["-O3"]}), True)])
+    write_v2_mirror(
+        root,
+        [(small_node(n), True) for n in ("alpha", "beta", "gamma")]
+        + [(small_node("delta", flags={"cflags": ["-O3"]}), True)],
+    )
     config = write_config(tmp_path / "cachedex.yaml", {"small": {"root": root}})
     cli(config, "sync")
     return config, root
@@ -489,8 +565,17 @@ def test_bad_tag_names_in_the_catalog_are_skipped(tmp_path: Path) -> None:
     with Catalog(tmp_path / "catalog.sqlite") as catalog:
         for tag in ("../x", "all"):
             with catalog.writing_tag(tag) as writer:
-                writer.replace_mirror("root", "/nowhere", layout=2, db_version=8, checksum="0",
-                                      etag=None, last_modified=None, fetched_at=0.0, members={})
+                writer.replace_mirror(
+                    "root",
+                    "/nowhere",
+                    layout=2,
+                    db_version=8,
+                    checksum="0",
+                    etag=None,
+                    last_modified=None,
+                    fetched_at=0.0,
+                    members={},
+                )
     with Catalog(tmp_path / "catalog.sqlite", readonly=True) as catalog:
         report = write_jekyll(catalog, tmp_path / "site")
     assert report.tags == () and len(report.skipped) == 2
@@ -520,8 +605,9 @@ def _between(html: str, element: str) -> Any:
 def test_jekyll_builds_the_generated_site(tmp_path: Path) -> None:
     jekyll = shutil.which("jekyll")
     if jekyll is None:
-        pytest.fail("jekyll is not on PATH: install Debian's package (apt-get install -y jekyll); "
-                    "scripts/test installs it")
+        pytest.fail(
+            "jekyll is not on PATH: install Debian's package (apt-get install -y jekyll); scripts/test installs it"
+        )
     config, sizes = fixture_site(tmp_path, layout=3)
     site = tmp_path / "site"
     cli(config, "jekyll", str(site))
@@ -531,7 +617,10 @@ def test_jekyll_builds_the_generated_site(tmp_path: Path) -> None:
     (site / "index.html").write_text(INDEX)
     done = subprocess.run(
         [jekyll, "build", "--source", str(site), "--destination", str(site / "_site"), "--disable-disk-cache"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     pages = sorted((site / "_site").rglob("specs.html"))
@@ -554,7 +643,10 @@ def test_jekyll_builds_the_generated_site(tmp_path: Path) -> None:
     cli(config2, "jekyll", str(site))
     done = subprocess.run(
         [jekyll, "build", "--source", str(site), "--destination", str(site / "_site"), "--disable-disk-cache"],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     html = (site / "_site/cache" / TAG / "zlib/specs.html").read_text()

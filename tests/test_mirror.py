@@ -62,7 +62,10 @@ def test_v1_mirror_without_index_is_read_from_its_spec_files(mirrors: Path) -> N
     index = decode_index(snapshot.data or b"", url="v1")
     (record,) = build_records(index)
     assert (record.hash, record.name, record.compiler, record.target) == (
-        "haahnjwjngowrsx4b7hh2zxzoqcmfjfd", "libelf", "gcc@9.4.0", "core2"
+        "haahnjwjngowrsx4b7hh2zxzoqcmfjfd",
+        "libelf",
+        "gcc@9.4.0",
+        "core2",
     )
     assert record.in_buildcache
 
@@ -88,21 +91,30 @@ def test_signed_mirror_is_read_through_its_clearsigned_spec_files(mirrors: Path,
     records = {r.hash: r for r in build_records(decode_index(snapshot.data or b"", url="s"))}
     listed = {h for h, r in records.items() if r.in_buildcache}
     assert listed == {
-        "sk2gqqz4n5njmvktycnd25wq25jxiqkr", "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez",
-        "u5uz3dcch5if4eve4sef67o2rf2lbfgh", "jr3yipyxyjulcdvckwwwjrrumis7glpa",
-        "qeehcxyvluwnihsc2qxstmpomtxo3lrc", "izgzpzeljwairalfjm3k6fntbb64nt6n",
+        "sk2gqqz4n5njmvktycnd25wq25jxiqkr",
+        "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez",
+        "u5uz3dcch5if4eve4sef67o2rf2lbfgh",
+        "jr3yipyxyjulcdvckwwwjrrumis7glpa",
+        "qeehcxyvluwnihsc2qxstmpomtxo3lrc",
+        "izgzpzeljwairalfjm3k6fntbb64nt6n",
     }
     assert records["u5uz3dcch5if4eve4sef67o2rf2lbfgh"].compiler == "gcc@10.2.1"
     assert not records["vd7v4ssgnoqdplgxyig3orum67n4vmhq"].in_buildcache  # the external gcc
 
 
 def test_read_clearsigned_undoes_the_armor(mirrors: Path) -> None:
-    sig = mirrors / "signed_json/linux-ubuntu18.04-haswell-gcc-8.4.0-zlib-1.2.12-g7otk5dra3hifqxej36m5qzm7uyghqgb.spec.json.sig"
+    sig = (
+        mirrors
+        / "signed_json/linux-ubuntu18.04-haswell-gcc-8.4.0-zlib-1.2.12-g7otk5dra3hifqxej36m5qzm7uyghqgb.spec.json.sig"
+    )
     text = read_clearsigned(sig.read_text())
     assert text.lstrip().startswith("{") and '"zlib"' in text
     plain = '{"a": 1}'
     assert read_clearsigned(plain) == plain
-    armored = "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\n- -dash\nbody\n-----BEGIN PGP SIGNATURE-----\nx\n-----END PGP SIGNATURE-----\n"
+    armored = (
+        "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\n- -dash\nbody\n"
+        "-----BEGIN PGP SIGNATURE-----\nx\n-----END PGP SIGNATURE-----\n"
+    )
     assert read_clearsigned(armored) == "-dash\nbody"
 
 

@@ -52,10 +52,16 @@ def strip_clearsigned(text: str) -> str:
 
 
 def test_dag_hash_reproduces_spec_v5_nodes_of_the_real_fixture(fixture_installs: dict[str, Any]) -> None:
-    v5 = {key: record["spec"] for key, record in fixture_installs.items()
-          if record["spec"].get("annotations", {}).get("original_specfile_version") == 5}
-    assert {"qeehcxyvluwnihsc2qxstmpomtxo3lrc", "izgzpzeljwairalfjm3k6fntbb64nt6n",
-            "u5uz3dcch5if4eve4sef67o2rf2lbfgh"} <= set(v5)
+    v5 = {
+        key: record["spec"]
+        for key, record in fixture_installs.items()
+        if record["spec"].get("annotations", {}).get("original_specfile_version") == 5
+    }
+    assert {
+        "qeehcxyvluwnihsc2qxstmpomtxo3lrc",
+        "izgzpzeljwairalfjm3k6fntbb64nt6n",
+        "u5uz3dcch5if4eve4sef67o2rf2lbfgh",
+    } <= set(v5)
     for key, node in v5.items():
         assert node["hash"] == key
         assert dag_hash(node) == key, node["name"]
@@ -68,6 +74,7 @@ def test_dag_hash_ignores_the_hash_key_and_falls_back_to_json_for_escapes() -> N
     assert dag_hash(node) == dag_hash({"name": "x", "version": "1"})
     odd = {"name": "caf\u00e9", "version": 'a"b\\c\x7f'}
     import base64
+
     expected = base64.b32encode(hashlib.sha1(json.dumps(odd, separators=(",", ":")).encode()).digest())
     assert dag_hash(odd) == expected.decode().lower()[:32]
 
@@ -85,11 +92,22 @@ def test_target_object_matches_the_fixture_m1(fixture_installs: dict[str, Any]) 
 def test_make_node_key_order_matches_the_fixture(fixture_installs: dict[str, Any]) -> None:
     libdwarf = fixture_installs["u5uz3dcch5if4eve4sef67o2rf2lbfgh"]["spec"]
     gcc_stored = fixture_installs["vd7v4ssgnoqdplgxyig3orum67n4vmhq"]["spec"]
-    gcc = make_node("gcc", "10.2.1", target="aarch64", variants={"languages": ["c", "c++", "fortran"]},
-                    external_path="/path", extra_attributes=gcc_stored["external"]["extra_attributes"])
+    gcc = make_node(
+        "gcc",
+        "10.2.1",
+        target="aarch64",
+        variants={"languages": ["c", "c++", "fortran"]},
+        external_path="/path",
+        extra_attributes=gcc_stored["external"]["extra_attributes"],
+    )
     wrapper = make_node("compiler-wrapper", "1.0", variants={"build_system": "generic"})
-    node = make_node("libdwarf", "20130729", target=target_object("m1"), variants={"build_system": "generic"},
-                     dependencies=[edge(wrapper, ["build"]), edge(gcc, ["build"], ["cxx", "c"])])
+    node = make_node(
+        "libdwarf",
+        "20130729",
+        target=target_object("m1"),
+        variants={"build_system": "generic"},
+        dependencies=[edge(wrapper, ["build"]), edge(gcc, ["build"], ["cxx", "c"])],
+    )
     assert list(node) == list(libdwarf)
     assert list(gcc) == list(gcc_stored)
     assert list(node["parameters"]) == ["build_system", *FLAG_NAMES]
@@ -103,16 +121,23 @@ def test_make_node_key_order_matches_the_fixture(fixture_installs: dict[str, Any
 
 
 def test_make_node_spec_v4_and_variants() -> None:
-    node = make_node("zlib", "1.3.1", compiler=("gcc", "11.4.0"), spec_version=4,
-                     variants={"shared": True, "build_system": "makefile", "cuda_arch": ["90", "80"]})
+    node = make_node(
+        "zlib",
+        "1.3.1",
+        compiler=("gcc", "11.4.0"),
+        spec_version=4,
+        variants={"shared": True, "build_system": "makefile", "cuda_arch": ["90", "80"]},
+    )
     assert list(node)[:5] == ["name", "version", "arch", "compiler", "namespace"]
     assert "annotations" not in node
     assert node["compiler"] == {"name": "gcc", "version": "11.4.0"}
     assert list(node["parameters"])[:3] == ["build_system", "cuda_arch", "shared"]
     assert node["parameters"]["cuda_arch"] == ["80", "90"]
     assert node_compiler(node, {}) == ("gcc", "11.4.0")
-    assert make_node("zlib", "1.3.1", variants={"shared": True})["hash"] == \
+    assert (
         make_node("zlib", "1.3.1", variants={"shared": True})["hash"]
+        == make_node("zlib", "1.3.1", variants={"shared": True})["hash"]
+    )
     with pytest.raises(ValueError, match="spec v5"):
         make_node("zlib", "1.3.1", compiler=("gcc", "11.4.0"))
     with pytest.raises(ValueError, match="compiler flag"):
@@ -135,7 +160,7 @@ def test_indent0_reproduces_the_fixture_spec_files_byte_for_byte() -> None:
 # -- clearsigning --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("text", ["{\n\"a\":1\n}", "-dash\n--double\n plain\n-", "a\n\nb\n", "- x"])
+@pytest.mark.parametrize("text", ['{\n"a":1\n}', "-dash\n--double\n plain\n-", "a\n\nb\n", "- x"])
 def test_clearsign_round_trip(text: str) -> None:
     signed = clearsign(text)
     assert signed.startswith("-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n")
@@ -175,18 +200,29 @@ def test_layout2_index_hash_spec_files_and_tarballs(tmp_path: Path) -> None:
     installs = json.loads(data)["database"]["installs"]
     assert json.loads(data)["database"]["version"] == "8"
     assert {k: (r["ref_count"], r["in_buildcache"]) for k, r in installs.items()} == {
-        gcc["hash"]: (2, False), zlib["hash"]: (1, True), png["hash"]: (0, True), pip["hash"]: (0, True)}
+        gcc["hash"]: (2, False),
+        zlib["hash"]: (1, True),
+        png["hash"]: (0, True),
+        pip["hash"]: (0, True),
+    }
     assert installs[png["hash"]]["spec"] == png
     spec_path = tmp_path / f"build_cache/linux-ubuntu22.04-x86_64_v3-gcc-11.4.0-libpng-1.6.44-{png['hash']}.spec.json"
     spec = json.loads(spec_path.read_text())
     assert [n["name"] for n in spec["spec"]["nodes"]] == ["libpng", "gcc", "zlib"]
     assert spec["spec"]["_meta"] == {"version": 5} and spec["buildcache_layout_version"] == 2
-    tarball = (tmp_path / "build_cache/linux-ubuntu22.04-x86_64_v3/gcc-11.4.0/libpng-1.6.44"
-               / f"linux-ubuntu22.04-x86_64_v3-gcc-11.4.0-libpng-1.6.44-{png['hash']}.spack")
+    tarball = (
+        tmp_path
+        / "build_cache/linux-ubuntu22.04-x86_64_v3/gcc-11.4.0/libpng-1.6.44"
+        / f"linux-ubuntu22.04-x86_64_v3-gcc-11.4.0-libpng-1.6.44-{png['hash']}.spack"
+    )
     assert tarball.stat().st_size == 70_000
-    assert spec["binary_cache_checksum"] == {"hash_algorithm": "sha256",
-                                             "hash": hashlib.sha256(tarball.read_bytes()).hexdigest()}
-    assert (tmp_path / f"build_cache/linux-ubuntu22.04-x86_64-none-none-py-pip-25.1.1-{pip['hash']}.spec.json").is_file()
+    assert spec["binary_cache_checksum"] == {
+        "hash_algorithm": "sha256",
+        "hash": hashlib.sha256(tarball.read_bytes()).hexdigest(),
+    }
+    assert (
+        tmp_path / f"build_cache/linux-ubuntu22.04-x86_64-none-none-py-pip-25.1.1-{pip['hash']}.spec.json"
+    ).is_file()
     assert not list(tmp_path.glob(f"build_cache/*{gcc['hash']}*"))  # not in the cache: no spec file
 
 
@@ -241,8 +277,13 @@ def test_layout3_tarballs_and_index_only(tmp_path: Path) -> None:
     records = small_dag(5)
     sizes = {node["hash"]: 100_000 + i for i, (node, listed) in enumerate(records) if listed}
     write_mirror(tmp_path / "t", records, layout=3, sizes=sizes, tarballs=True)
-    for node, listed in records[1:]:
-        path = tmp_path / "t/v3/manifests/spec" / node["name"] / f"{node['name']}-{node['version']}-{node['hash']}.spec.manifest.json"
+    for node, _listed in records[1:]:
+        path = (
+            tmp_path
+            / "t/v3/manifests/spec"
+            / node["name"]
+            / f"{node['name']}-{node['version']}-{node['hash']}.spec.manifest.json"
+        )
         tarball = json.loads(path.read_text())["data"][0]
         blob = tmp_path / "t/blobs/sha256" / tarball["checksum"][:2] / tarball["checksum"]
         assert blob.stat().st_size == tarball["contentLength"] == sizes[node["hash"]]
@@ -252,7 +293,8 @@ def test_layout3_tarballs_and_index_only(tmp_path: Path) -> None:
     info = write_mirror(tmp_path / "i", records, layout=3, spec_files=False)
     assert info.sizes == {} and not (tmp_path / "i/v3/manifests/spec").exists()
     assert sorted(p.name for p in (tmp_path / "i").rglob("*") if p.is_file()) == sorted(
-        ["index.manifest.json", "layout.json", info.index_checksum])
+        ["index.manifest.json", "layout.json", info.index_checksum]
+    )
     with pytest.raises(ValueError, match="layout"):
         write_mirror(tmp_path / "y", records, layout=1)
 
@@ -261,14 +303,20 @@ def test_write_mirror_is_deterministic(tmp_path: Path) -> None:
     for layout in (2, 3):
         for run in ("a", "b"):
             write_mirror(tmp_path / f"{run}{layout}", small_dag(5), layout=layout, signed=True)
-        files_a = {p.relative_to(tmp_path / f"a{layout}"): p.read_bytes()
-                   for p in (tmp_path / f"a{layout}").rglob("*") if p.is_file()}
-        files_b = {p.relative_to(tmp_path / f"b{layout}"): p.read_bytes()
-                   for p in (tmp_path / f"b{layout}").rglob("*") if p.is_file()}
+        files_a = {
+            p.relative_to(tmp_path / f"a{layout}"): p.read_bytes()
+            for p in (tmp_path / f"a{layout}").rglob("*")
+            if p.is_file()
+        }
+        files_b = {
+            p.relative_to(tmp_path / f"b{layout}"): p.read_bytes()
+            for p in (tmp_path / f"b{layout}").rglob("*")
+            if p.is_file()
+        }
         assert files_a == files_b and len(files_a) > 3
 
 
 def test_fake_size_range() -> None:
     sizes = [fake_size(f"{i:032d}") for i in range(2000)]
-    assert 10_000 <= min(sizes) and max(sizes) <= 500_000_000
+    assert min(sizes) >= 10_000 and max(sizes) <= 500_000_000
     assert min(sizes) < 100_000 and max(sizes) > 50_000_000

@@ -16,19 +16,31 @@ from cachedex.query import (
 
 PARSED = [
     ("zlib", Query(name="zlib")),
-    ("py-keras@3.9 backend=jax target=aarch64",
-     Query(name="py-keras", versions=(VersionRange("3.9", "3.9"),), target="aarch64",
-           variants=(("backend", "jax"),))),
-    ("hdf5+mpi~cuda %gcc@13 os=ubuntu24.04",
-     Query(name="hdf5", compiler="gcc", compiler_versions=(VersionRange("13", "13"),),
-           os="ubuntu24.04", variants=(("mpi", True), ("cuda", False)))),
+    (
+        "py-keras@3.9 backend=jax target=aarch64",
+        Query(
+            name="py-keras", versions=(VersionRange("3.9", "3.9"),), target="aarch64", variants=(("backend", "jax"),)
+        ),
+    ),
+    (
+        "hdf5+mpi~cuda %gcc@13 os=ubuntu24.04",
+        Query(
+            name="hdf5",
+            compiler="gcc",
+            compiler_versions=(VersionRange("13", "13"),),
+            os="ubuntu24.04",
+            variants=(("mpi", True), ("cuda", False)),
+        ),
+    ),
     ("zlib platform=darwin", Query(name="zlib", platform="darwin")),
     ("/2763an2", Query(hash_prefix="2763an2")),
     ("cuda_arch=80", Query(variants=(("cuda_arch", "80"),))),
     ("openmpi fabrics=none", Query(name="openmpi", variants=(("fabrics", "none"),))),
     ("arch=linux-ubuntu24.04-x86_64_v3", Query(platform="linux", os="ubuntu24.04", target="x86_64_v3")),
-    ("target=neoverse_v1 %gcc@11", Query(target="neoverse_v1", compiler="gcc",
-                                         compiler_versions=(VersionRange("11", "11"),))),
+    (
+        "target=neoverse_v1 %gcc@11",
+        Query(target="neoverse_v1", compiler="gcc", compiler_versions=(VersionRange("11", "11"),)),
+    ),
     ("target=aarch64:", Query(target="aarch64", target_family=True)),
     ("zlib@1.2:1.4", Query(name="zlib", versions=(VersionRange("1.2", "1.4"),))),
     ("zlib@=1.2.3", Query(name="zlib", versions=(VersionRange("1.2.3", "1.2.3", exact=True),))),
@@ -68,15 +80,28 @@ def test_malformed_queries_show_where(text: str, position: int, problem: str) ->
 
 
 VERSIONS = [
-    ("@3.9", "3.9", True), ("@3.9", "3.9.2", True), ("@3.9", "3.10", False), ("@3.9", "3.8.9", False),
-    ("@1.2:1.4", "1.2", True), ("@1.2:1.4", "1.3.7", True), ("@1.2:1.4", "1.4.9", True),
-    ("@1.2:1.4", "1.5", False), ("@1.2:1.4", "1.1.9", False),
-    ("@1.2:", "10.0", True), ("@:1.4", "0.9", True), ("@:1.4", "1.10", False),
-    ("@=1.2.3", "1.2.3", True), ("@=1.2", "1.2.3", False),
-    ("@1.10:", "1.9", False), ("@1.10:", "1.10.1", True),  # numeric, not lexical
-    ("@1.0a:1.0", "1.0a", True), ("@1.0b:", "1.0a", False),  # letters sort before numbers
-    ("@2:", "develop", True), ("@:99", "main", False),  # branches sort after releases
-    ("@1.2,3.0", "3.0.1", True), ("@1.2,3.0", "2.0", False),
+    ("@3.9", "3.9", True),
+    ("@3.9", "3.9.2", True),
+    ("@3.9", "3.10", False),
+    ("@3.9", "3.8.9", False),
+    ("@1.2:1.4", "1.2", True),
+    ("@1.2:1.4", "1.3.7", True),
+    ("@1.2:1.4", "1.4.9", True),
+    ("@1.2:1.4", "1.5", False),
+    ("@1.2:1.4", "1.1.9", False),
+    ("@1.2:", "10.0", True),
+    ("@:1.4", "0.9", True),
+    ("@:1.4", "1.10", False),
+    ("@=1.2.3", "1.2.3", True),
+    ("@=1.2", "1.2.3", False),
+    ("@1.10:", "1.9", False),
+    ("@1.10:", "1.10.1", True),  # numeric, not lexical
+    ("@1.0a:1.0", "1.0a", True),
+    ("@1.0b:", "1.0a", False),  # letters sort before numbers
+    ("@2:", "develop", True),
+    ("@:99", "main", False),  # branches sort after releases
+    ("@1.2,3.0", "3.0.1", True),
+    ("@1.2,3.0", "2.0", False),
 ]
 
 
@@ -86,11 +111,17 @@ def test_spack_version_semantics(query: str, version: str, expected: bool) -> No
 
 
 VARIANTS = [
-    ("+mpi", ("+mpi", "~cuda"), True), ("+mpi", ("~mpi",), False), ("~cuda", ("+mpi", "~cuda"), True),
-    ("mpi=true", ("+mpi",), True), ("+mpi", (), False),
-    ("backend=jax", ("backend=jax",), True), ("backend=jax", ("backend=tensorflow",), False),
-    ("cuda_arch=80", ("cuda_arch:=80,90",), True), ("cuda_arch=80,90", ("cuda_arch:=80,90",), True),
-    ("cuda_arch=70", ("cuda_arch:=80,90",), False), ("fabrics=none", ("fabrics:=none",), True),
+    ("+mpi", ("+mpi", "~cuda"), True),
+    ("+mpi", ("~mpi",), False),
+    ("~cuda", ("+mpi", "~cuda"), True),
+    ("mpi=true", ("+mpi",), True),
+    ("+mpi", (), False),
+    ("backend=jax", ("backend=jax",), True),
+    ("backend=jax", ("backend=tensorflow",), False),
+    ("cuda_arch=80", ("cuda_arch:=80,90",), True),
+    ("cuda_arch=80,90", ("cuda_arch:=80,90",), True),
+    ("cuda_arch=70", ("cuda_arch:=80,90",), False),
+    ("fabrics=none", ("fabrics:=none",), True),
     ("languages=c,c++", ("languages:='c,c++,fortran'",), True),
 ]
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from jinja2 import Environment
 
-from cachedex.publish import render as rendering
 from cachedex.catalog import Catalog, Edge
+from cachedex.publish import render as rendering
 from cachedex.publish.pages import home_page, mirrors_page, package_pages, spec_page, tag_page
 
 from .conftest import Demo
@@ -30,17 +30,23 @@ def _stock_environment() -> Environment:
     """Jinja as it comes (markupsafe's own escape, Jinja's own filters), with our
     settings and the filters Jinja does not have."""
     ours = rendering._env
-    stock = Environment(loader=ours.loader, autoescape=ours.autoescape, auto_reload=False,
-                        undefined=ours.undefined, trim_blocks=True, lstrip_blocks=True)
+    stock = Environment(
+        loader=ours.loader,
+        autoescape=ours.autoescape,
+        auto_reload=False,
+        undefined=ours.undefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     stock.filters.update({name: ours.filters[name] for name in ours.filters.keys() - stock.filters.keys()})
     return stock
 
 
 @pytest.mark.parametrize("source", ["demo", "hostile values"])
-def test_pages_equal_what_stock_jinja_renders(source: str, demo_run: Demo, tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
-    catalog = (Catalog(demo_run.catalog, readonly=True) if source == "demo"
-               else evil_catalog(tmp_path / "evil.sqlite"))
+def test_pages_equal_what_stock_jinja_renders(
+    source: str, demo_run: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    catalog = Catalog(demo_run.catalog, readonly=True) if source == "demo" else evil_catalog(tmp_path / "evil.sqlite")
     with catalog:
         pages = _pages(catalog)
     ours = [rendering.render(page) for page in pages]
@@ -62,12 +68,15 @@ def test_output_expressions_skip_making_markup() -> None:
     assert code.count("environment.escape_output(") == 2 and "escape(" not in code.replace("escape_output(", "")
 
 
-@pytest.mark.parametrize(("value", "expected"), [
-    ("<a href='x'>&\"", "&lt;a href=&#39;x&#39;&gt;&amp;&#34;"),
-    (12, "12"),
-    (None, "None"),
-    (rendering.Markup("<b>kept</b>"), "<b>kept</b>"),
-])
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("<a href='x'>&\"", "&lt;a href=&#39;x&#39;&gt;&amp;&#34;"),
+        (12, "12"),
+        (None, "None"),
+        (rendering.Markup("<b>kept</b>"), "<b>kept</b>"),
+    ],
+)
 def test_escape_output_gives_markupsafes_text(value: object, expected: str) -> None:
     assert rendering._escape_output(value) == expected == str(rendering.escape(value))
 
@@ -84,8 +93,10 @@ def test_spec_pages_list_every_edge_in_order(demo_run: Demo) -> None:
     checked = 0
     for page in pages:
         html = rendering.render(page)
-        expected = [[edge.hash for edge in edges[:rendering.EDGE_ROWS]]
-                    for edges in (page.dependencies, page.closure, page.dependents)]
+        expected = [
+            [edge.hash for edge in edges[: rendering.EDGE_ROWS]]
+            for edges in (page.dependencies, page.closure, page.dependents)
+        ]
         assert _edge_hashes(html) == expected
         checked += sum(map(len, expected))
     assert checked > 1000
@@ -107,14 +118,18 @@ def test_edge_items_stay_right_past_the_cache_limit() -> None:
     assert len(set(shown)) == 18
 
 
-@pytest.mark.parametrize(("template", "value"), [
-    ("{{ v | join(', ') }}", ("a<b", "c&d")),
-    ("{{ v | join(', ') }}", ["a<b", "c&d"]),  # a list: Jinja's own filter
-    ("{{ v | join('<br>') }}", (rendering.Markup("<i>kept</i>"), "<b>")),
-    ("{{ v | join }}", (1, "x<")),
-    ("{{ v | join(', ', attribute='name') }}", (Edge("h" * 32, "a<b", "1", True, None),)),
-    ("{{ v | join(', ') }}", ()),
-])
+@pytest.mark.parametrize(
+    ("template", "value"),
+    [
+        ("{{ v | join(', ') }}", ("a<b", "c&d")),
+        ("{{ v | join(', ') }}", ["a<b", "c&d"]),  # a list: Jinja's own filter
+        ("{{ v | join('<br>') }}", (rendering.Markup("<i>kept</i>"), "<b>")),
+        ("{{ v | join }}", (1, "x<")),
+        ("{{ v | join(', ', attribute='name') }}", (Edge("h" * 32, "a<b", "1", True, None),)),
+        ("{{ v | join(', ') }}", ()),
+    ],
+)
 def test_join_gives_jinjas_text(template: str, value: object) -> None:
-    assert (rendering._env.from_string(template).render(v=value)
-            == _stock_environment().from_string(template).render(v=value))
+    assert rendering._env.from_string(template).render(v=value) == _stock_environment().from_string(template).render(
+        v=value
+    )

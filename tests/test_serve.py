@@ -12,14 +12,14 @@ from typing import Any
 import httpx
 import pytest
 import schemathesis
-from schemathesis.checks import positive_data_acceptance
 from hypothesis import HealthCheck, given, settings
+from schemathesis.checks import positive_data_acceptance
 
 from cachedex.catalog import Catalog
 from cachedex.config import load_config
 from cachedex.demo.build import build_demo_mirrors
-from cachedex.publish.serve import create_app
 from cachedex.ingest.sync import sync
+from cachedex.publish.serve import create_app
 
 from .conftest import Demo, free_port
 
@@ -37,8 +37,17 @@ def app(demo_run: Demo) -> Any:
     return create_app(demo_run.catalog)
 
 
-@pytest.mark.parametrize("path", ["index.html", "tags/develop/index.html", "tags/develop/packages/zlib/index.html",
-                                  "mirrors/index.html", "tags/develop/packages/zlib/index.json", "packages.json"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        "index.html",
+        "tags/develop/index.html",
+        "tags/develop/packages/zlib/index.html",
+        "mirrors/index.html",
+        "tags/develop/packages/zlib/index.json",
+        "packages.json",
+    ],
+)
 def test_pages_are_the_static_sites_pages(app: Any, demo_run: Demo, path: str) -> None:
     response = get(app, "/" + path)
     assert response.status_code == 200
@@ -59,26 +68,31 @@ def test_a_spec_page_and_its_twin(app: Any, demo_run: Demo) -> None:
 def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
     whole = get(app, "/api/search?q=%25gcc%4011&tag=develop&limit=1000").json()
     assert whole["total"] == len(whole["specs"]) > 10
-    pages = [get(app, f"/api/search?q=%25gcc%4011&tag=develop&limit=7&offset={o}").json()
-             for o in range(0, whole["total"], 7)]
+    pages = [
+        get(app, f"/api/search?q=%25gcc%4011&tag=develop&limit=7&offset={o}").json()
+        for o in range(0, whole["total"], 7)
+    ]
     assert [s["hash"] for p in pages for s in p["specs"]] == [s["hash"] for s in whole["specs"]]
     assert all(p["total"] == whole["total"] for p in pages)
     assert all(s["compiler"].startswith("gcc@11") for s in whole["specs"])
 
 
-@pytest.mark.parametrize(("path", "status", "needle"), [
-    ("/api/search?q=zlib%40%40", 400, "bad query"),
-    ("/api/search?limit=0", 400, "limit must be between"),
-    ("/api/search?offset=-1", 400, "offset must be between"),
-    ("/api/search?q=zlib&tag=nope", 404, "no tag 'nope'"),
-    ("/api/search?q=zlib&stack=e4s", 400, "stack needs a tag"),
-    ("/api/search?bogus=1", 400, "unknown parameter 'bogus'"),
-    ("/api/tags/nope/packages", 404, "no tag 'nope'"),
-    ("/api/tags/develop/packages/nope", 404, "lists no package 'nope'"),
-    ("/api/diff?from=develop", 400, "needs from and to"),
-    ("/api/diff?tag=develop&since=soon", 400, "since must be a date"),
-    ("/api/nothing-here", 404, "no such endpoint"),
-])
+@pytest.mark.parametrize(
+    ("path", "status", "needle"),
+    [
+        ("/api/search?q=zlib%40%40", 400, "bad query"),
+        ("/api/search?limit=0", 400, "limit must be between"),
+        ("/api/search?offset=-1", 400, "offset must be between"),
+        ("/api/search?q=zlib&tag=nope", 404, "no tag 'nope'"),
+        ("/api/search?q=zlib&stack=e4s", 400, "stack needs a tag"),
+        ("/api/search?bogus=1", 400, "unknown parameter 'bogus'"),
+        ("/api/tags/nope/packages", 404, "no tag 'nope'"),
+        ("/api/tags/develop/packages/nope", 404, "lists no package 'nope'"),
+        ("/api/diff?from=develop", 400, "needs from and to"),
+        ("/api/diff?tag=develop&since=soon", 400, "since must be a date"),
+        ("/api/nothing-here", 404, "no such endpoint"),
+    ],
+)
 def test_errors_have_one_json_shape(app: Any, path: str, status: int, needle: str) -> None:
     response = get(app, path)
     assert response.status_code == status and response.headers["content-type"] == "application/json"
@@ -162,9 +176,21 @@ def test_the_serve_command_with_two_workers(demo_run: Demo) -> None:
 
     port = free_port()
     server = subprocess.Popen(
-        [sys.executable, "-c", "from cachedex.cli import main; main()", "--config", str(demo_run.config),
-         "serve", "--port", str(port), "--workers", "2"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-c",
+            "from cachedex.cli import main; main()",
+            "--config",
+            str(demo_run.config),
+            "serve",
+            "--port",
+            str(port),
+            "--workers",
+            "2",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         deadline = time.monotonic() + 30

@@ -14,9 +14,9 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.errors import CachedexError
 from cachedex.publish.pages import PageNotFound, home_page, package_page, spec_page, tag_page
-from cachedex.query import Query
 from cachedex.publish.render import render
 from cachedex.publish.site import write_site
+from cachedex.query import Query
 from cachedex.values import Dependency, SpecRecord
 
 from .conftest import Demo
@@ -39,7 +39,9 @@ def test_tag_page_data_counts_what_the_catalog_holds(demo_run: Demo) -> None:
 def test_package_and_spec_page_data(demo_run: Demo) -> None:
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         page = package_page(catalog, "develop", "hdf5")
-        assert page.facets["stack"]["root"] == len(page.specs) == catalog.search(Query(name="hdf5"), tag="develop").total
+        assert (
+            page.facets["stack"]["root"] == len(page.specs) == catalog.search(Query(name="hdf5"), tag="develop").total
+        )
         assert {t for t, _ in page.other_tags} == {"develop-2026-11-01", "develop-2026-11-08", "v1.0.2"}
         spec = spec_page(catalog, page.specs[0].hash)
         assert spec.spec.hash == page.specs[0].hash and spec.node.startswith("{")
@@ -95,7 +97,9 @@ def test_home_page_is_small(demo_run: Demo) -> None:
     assert b"develop-2026-11-08" in home
 
 
-EXTERNAL = re.compile(rb"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?(?:https?:)?//|@import""", re.I)
+EXTERNAL = re.compile(
+    rb"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//|url\(\s*["']?(?:https?:)?//|@import""", re.I
+)
 
 
 def test_no_page_references_an_external_host(demo_run: Demo) -> None:
@@ -134,25 +138,58 @@ def test_a_second_run_rewrites_nothing_and_removes_what_left(demo_run: Demo, tmp
 
 
 def _record(dag_hash: str, name: str, variants: tuple[str, ...], deps: tuple[Dependency, ...] = ()) -> SpecRecord:
-    return SpecRecord(hash=dag_hash, name=name, version="1.0", platform="linux", os="rhel8",
-                      target="x86_64", compiler="gcc@13.1.0", variants=variants, dependencies=deps,
-                      in_buildcache=True, external=False, node=b'{"name": "x"}')
+    return SpecRecord(
+        hash=dag_hash,
+        name=name,
+        version="1.0",
+        platform="linux",
+        os="rhel8",
+        target="x86_64",
+        compiler="gcc@13.1.0",
+        variants=variants,
+        dependencies=deps,
+        in_buildcache=True,
+        external=False,
+        node=b'{"name": "x"}',
+    )
 
 
 def evil_catalog(path: Path) -> Catalog:
     """A catalog whose names and values try to break out of HTML and folders."""
     catalog = Catalog(path)
     zlib = _record("b" * 32, "zlib", ())
-    evil = _record("a" * 32, "we\"ird'<b>name", ("note=<script>alert(1)</script>", "+shared"),
-                   (Dependency(hash="b" * 32, name="zlib", deptypes=2, virtuals=""),))
+    evil = _record(
+        "a" * 32,
+        "we\"ird'<b>name",
+        ("note=<script>alert(1)</script>", "+shared"),
+        (Dependency(hash="b" * 32, name="zlib", deptypes=2, virtuals=""),),
+    )
     escape = _record("c" * 32, "../escape", ())
     with catalog.writing_tag("t<i>x") as writer:
         writer.add_specs([zlib, evil, escape], {"a" * 32: 1234})
-        writer.replace_mirror("root", "/m", layout=3, db_version=8, checksum="x", etag=None, last_modified=None,
-                              fetched_at=0.0, members={"a" * 32: True, "b" * 32: True, "c" * 32: True})
+        writer.replace_mirror(
+            "root",
+            "/m",
+            layout=3,
+            db_version=8,
+            checksum="x",
+            etag=None,
+            last_modified=None,
+            fetched_at=0.0,
+            members={"a" * 32: True, "b" * 32: True, "c" * 32: True},
+        )
     with catalog.writing_tag("../up") as writer:
-        writer.replace_mirror("root", "/m", layout=3, db_version=8, checksum="y", etag=None, last_modified=None,
-                              fetched_at=0.0, members={"b" * 32: True})
+        writer.replace_mirror(
+            "root",
+            "/m",
+            layout=3,
+            db_version=8,
+            checksum="y",
+            etag=None,
+            last_modified=None,
+            fetched_at=0.0,
+            members={"b" * 32: True},
+        )
     return catalog
 
 
@@ -182,8 +219,9 @@ def test_render_uses_relative_links(demo_run: Demo) -> None:
     assert 'href="../../../../static/cachedex-' in html and 'href="../../../../specs/' in html
 
 
-def test_pages_written_by_two_processes_are_the_same(demo_run: Demo, tmp_path: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pages_written_by_two_processes_are_the_same(
+    demo_run: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import cachedex.publish.site
 
     monkeypatch.setattr(cachedex.publish.site, "PARALLEL_MIN_PAGES", 0)
@@ -194,8 +232,10 @@ def test_pages_written_by_two_processes_are_the_same(demo_run: Demo, tmp_path: P
     with Catalog(demo_run.catalog, readonly=True) as catalog:  # a page for every spec a mirror of the tag holds
         held = {h for h in catalog.held_hashes() if any(tag == "v1.0.2" for tag, *_ in catalog.holders(h))}
     assert {p.stem for p in (tmp_path / "site" / "specs").glob("*/*.html")} == held
-    tag_files = [{path.relative_to(site) for path in (site / "tags" / "v1.0.2").rglob("*")}
-                 for site in (tmp_path / "site", demo_run.site)]
+    tag_files = [
+        {path.relative_to(site) for path in (site / "tags" / "v1.0.2").rglob("*")}
+        for site in (tmp_path / "site", demo_run.site)
+    ]
     assert tag_files[0] == tag_files[1] and len(tag_files[0]) > 20
     for path in (tmp_path / "site").rglob("*"):
         if path.is_file() and ("v1.0.2" in path.parts or "specs" in path.parts):

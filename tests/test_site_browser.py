@@ -11,15 +11,22 @@ from typing import Any
 import pytest
 
 from cachedex.catalog import Catalog
-from cachedex.query import parse
 from cachedex.publish.render import FIRST_ROWS
 from cachedex.publish.site import write_site
+from cachedex.query import parse
 
 from .conftest import REPO, Demo, StaticServer
 
 CHROMIUM = Path("/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 ARTIFACTS = REPO / "test-artifacts"
 TIMEOUT_MS = 15_000
 
@@ -147,8 +154,15 @@ def test_script_in_a_variant_stays_text(page: Any, tmp_path: Path) -> None:
         assert "note=<script>alert(1)</script>" in page.inner_text("dl.facts")
         assert "we\"ird'<b>name" in page.inner_text("h1")
         package = next((site / "tags").glob("t*/packages/we*"))
-        page.goto(server.url + str(package.relative_to(site)).replace("<", "%3C").replace(">", "%3E")
-                  .replace('"', "%22").replace("'", "%27") + "/index.html")
+        page.goto(
+            server.url
+            + str(package.relative_to(site))
+            .replace("<", "%3C")
+            .replace(">", "%3E")
+            .replace('"', "%22")
+            .replace("'", "%27")
+            + "/index.html"
+        )
         assert "we\"ird'<b>name" in page.inner_text("h1")
         shot(page, "escaped")
     finally:

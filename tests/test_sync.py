@@ -40,11 +40,16 @@ def make_config(tmp_path: Path, tags: list[dict[str, object]], **http: object) -
 
 
 def test_sync_real_mirrors_with_stacks(mirrors: Path, tmp_path: Path) -> None:
-    config = make_config(tmp_path, [{
-        "name": "develop",
-        "url": str(mirrors / "v2_layout/unsigned"),
-        "stacks": {"signed": str(mirrors / "v2_layout/signed"), "old": str(mirrors / "legacy_yaml")},
-    }])
+    config = make_config(
+        tmp_path,
+        [
+            {
+                "name": "develop",
+                "url": str(mirrors / "v2_layout/unsigned"),
+                "stacks": {"signed": str(mirrors / "v2_layout/signed"), "old": str(mirrors / "legacy_yaml")},
+            }
+        ],
+    )
     with Catalog(config.catalog) as catalog:
         (outcome,) = sync(config, catalog)
         assert outcome.ok, outcome.error
@@ -61,10 +66,13 @@ def test_sync_real_mirrors_with_stacks(mirrors: Path, tmp_path: Path) -> None:
 
 
 def test_each_spec_is_stored_once_across_tags(mirrors: Path, tmp_path: Path) -> None:
-    config = make_config(tmp_path, [
-        {"name": "a", "url": str(mirrors / "v2_layout/unsigned")},
-        {"name": "b", "url": str(mirrors / "v2_layout/signed")},
-    ])
+    config = make_config(
+        tmp_path,
+        [
+            {"name": "a", "url": str(mirrors / "v2_layout/unsigned")},
+            {"name": "b", "url": str(mirrors / "v2_layout/signed")},
+        ],
+    )
     with Catalog(config.catalog) as catalog:
         first, second = sync(config, catalog)
         assert (first.new_specs, second.new_specs) == (7, 0)
@@ -111,14 +119,11 @@ BAD_INDEXES = {
     "truncated JSON": (lambda data: data[: len(data) // 2], "not a valid Spack index"),
     "invalid JSON": (lambda data: b"<html>oops</html>", "not a valid Spack index"),
     "unknown database version": (
-        lambda data: data.replace(b'"version":"8"', b'"version":"12"'), "Database version 12 is newer"
+        lambda data: data.replace(b'"version":"8"', b'"version":"12"'),
+        "Database version 12 is newer",
     ),
-    "malformed hash": (
-        lambda data: data.replace(LIBELF_CORE2.encode(), b"NOT_A_HASH", 1), "malformed DAG hash"
-    ),
-    "duplicate hash": (
-        lambda data: data.replace(LIBDWARF_CORE2.encode(), LIBELF_CORE2.encode(), 1), "appears 2 times"
-    ),
+    "malformed hash": (lambda data: data.replace(LIBELF_CORE2.encode(), b"NOT_A_HASH", 1), "malformed DAG hash"),
+    "duplicate hash": (lambda data: data.replace(LIBDWARF_CORE2.encode(), LIBELF_CORE2.encode(), 1), "appears 2 times"),
 }
 
 
@@ -157,7 +162,8 @@ def _tag_rows(rows: list[tuple[object, ...]], tag_id: int) -> list[tuple[object,
     """Every row that belongs to the tag with id ``tag_id``."""
     mirror_ids = {r[1] for r in rows if r[0] == "mirrors" and r[2] == tag_id}
     return [
-        r for r in rows
+        r
+        for r in rows
         if (r[0] == "mirrors" and r[2] == tag_id)
         or (r[0] == "members" and r[1] in mirror_ids)
         or (r[0] == "tags" and r[1] == tag_id)
@@ -253,10 +259,16 @@ def test_a_missing_mirror_over_http(http_server, tmp_path: Path) -> None:  # typ
 
 
 def test_listed_specs_carry_their_stacks(mirrors: Path, tmp_path: Path) -> None:
-    config = make_config(tmp_path, [{
-        "name": "t", "url": str(mirrors / "v2_layout/unsigned"),
-        "stacks": {"e4s": str(mirrors / "v2_layout/signed"), "old": str(mirrors / "legacy_yaml")},
-    }])
+    config = make_config(
+        tmp_path,
+        [
+            {
+                "name": "t",
+                "url": str(mirrors / "v2_layout/unsigned"),
+                "stacks": {"e4s": str(mirrors / "v2_layout/signed"), "old": str(mirrors / "legacy_yaml")},
+            }
+        ],
+    )
     with Catalog(config.catalog) as catalog:
         sync(config, catalog)
         listed = list(catalog.listed_specs("t"))

@@ -16,7 +16,10 @@ from cachedex.ingest.sync import sync
 from tests.test_sync import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config
 
 TARBALL = "application/vnd.spack.install.v2.tar+gzip"
-SIGNED = "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n{body}\n-----BEGIN PGP SIGNATURE-----\n\nZmFrZQ==\n-----END PGP SIGNATURE-----\n"
+SIGNED = (
+    "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n{body}\n"
+    "-----BEGIN PGP SIGNATURE-----\n\nZmFrZQ==\n-----END PGP SIGNATURE-----\n"
+)
 
 
 def write_v3_mirror(
@@ -28,8 +31,18 @@ def write_v3_mirror(
     blob = root / "blobs/sha256" / digest[:2] / digest
     blob.parent.mkdir(parents=True, exist_ok=True)
     blob.write_bytes(data)
-    manifest = {"version": 3, "data": [{"contentLength": len(data), "mediaType": media, "compression": "none",
-                                         "checksumAlgorithm": "sha256", "checksum": digest}]}
+    manifest = {
+        "version": 3,
+        "data": [
+            {
+                "contentLength": len(data),
+                "mediaType": media,
+                "compression": "none",
+                "checksumAlgorithm": "sha256",
+                "checksum": digest,
+            }
+        ],
+    }
     path = root / "v3/manifests/index/index.manifest.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(manifest))
@@ -39,11 +52,25 @@ def write_v3_mirror(
             continue
         node = record["spec"]
         sizes[dag_hash] = 1000 + int(hashlib.sha256(dag_hash.encode()).hexdigest()[:6], 16)
-        spec_manifest = {"version": 3, "data": [
-            {"contentLength": sizes[dag_hash], "mediaType": TARBALL, "compression": "gzip",
-             "checksumAlgorithm": "sha256", "checksum": "0" * 64},
-            {"contentLength": 10, "mediaType": "application/vnd.spack.spec.v5+json", "compression": "gzip",
-             "checksumAlgorithm": "sha256", "checksum": "1" * 64}]}
+        spec_manifest = {
+            "version": 3,
+            "data": [
+                {
+                    "contentLength": sizes[dag_hash],
+                    "mediaType": TARBALL,
+                    "compression": "gzip",
+                    "checksumAlgorithm": "sha256",
+                    "checksum": "0" * 64,
+                },
+                {
+                    "contentLength": 10,
+                    "mediaType": "application/vnd.spack.spec.v5+json",
+                    "compression": "gzip",
+                    "checksumAlgorithm": "sha256",
+                    "checksum": "1" * 64,
+                },
+            ],
+        }
         text = json.dumps(spec_manifest, indent=0)
         target = root / spec_manifest_path(node["name"], node["version"], dag_hash)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -77,7 +104,7 @@ def test_sizes_are_fetched_once_per_hash(http_server, mirrors: Path, tmp_path: P
         assert outcome.ok and outcome.added == 1
         assert http_server.state.count(".spec.manifest.json") == 6  # only the new hash
         # unchanged index: the manifest answers 304 (ETag), no blob is downloaded again
-        blobs = http_server.state.count("/blobs/sha256/" , "GET")
+        blobs = http_server.state.count("/blobs/sha256/", "GET")
         (again,) = sync(config, catalog)
         assert again.ok and not again.mirrors[0].changed
         assert http_server.state.count("/blobs/sha256/") == blobs
@@ -116,8 +143,10 @@ def test_v3_wins_over_v2_in_the_same_prefix(mirrors: Path, tmp_path: Path) -> No
     ("manifest", "message"),
     [
         ({"version": 4, "data": []}, "layout version 4 is newer than this cachedex reads"),
-        ({"version": 3, "data": [{"mediaType": "application/vnd.spack.db.v10+json", "checksum": "ab"}]},
-         r"index is only offered as application/vnd\.spack\.db\.v10\+json"),
+        (
+            {"version": 3, "data": [{"mediaType": "application/vnd.spack.db.v10+json", "checksum": "ab"}]},
+            r"index is only offered as application/vnd\.spack\.db\.v10\+json",
+        ),
         ({"version": 3, "data": []}, "manifest lists no index blob"),
         ("not json", "not a valid v3 manifest"),
     ],

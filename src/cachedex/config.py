@@ -46,6 +46,7 @@ class HttpOptions(msgspec.Struct, frozen=True):
     backoff: float = 0.5  # first pause between attempts; doubles each time
     concurrency: int = 16  # requests in flight at once (manifests, stacks)
 
+
 ROOT_STACK = "root"
 
 #: Every top-level key: (name, default, help). ``http`` holds HttpOptions fields.
@@ -141,8 +142,10 @@ def load_config(path: Path, *, http_client: httpx.Client | None = None) -> Confi
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ConfigError(
-            [f"no config file here; create {DEFAULT_CONFIG_NAME} (see the README), pass "
-             "--config FILE, set CACHEDEX_CONFIG, or try 'cachedex demo'"],
+            [
+                f"no config file here; create {DEFAULT_CONFIG_NAME} (see the README), pass "
+                "--config FILE, set CACHEDEX_CONFIG, or try 'cachedex demo'"
+            ],
             path=str(path),
         ) from None
     except OSError as exc:
@@ -183,9 +186,8 @@ def parse_config(
         if tag is not None:
             tags.append(tag)
     source = document.get("tags_from")
-    if source is not None:
-        if _check_url("tags_from", source, problems):
-            tags.extend(_tags_from(str(source), base, http, problems, http_client))
+    if source is not None and _check_url("tags_from", source, problems):
+        tags.extend(_tags_from(str(source), base, http, problems, http_client))
     seen: set[str] = set()
     for tag in tags:
         if tag.name in seen:
@@ -280,7 +282,7 @@ def mirror_url_from_index_url(url: str) -> str | None:
     """The mirror root of an index URL as the discovery file gives it, or None."""
     if url.startswith(_PUBLIC_BUCKET):
         # The public bucket is served over HTTPS; this is how cache.spack.io reads it.
-        url = _PUBLIC_HTTP + url[len(_PUBLIC_BUCKET):]
+        url = _PUBLIC_HTTP + url[len(_PUBLIC_BUCKET) :]
     for pattern in _INDEX_SUFFIXES:
         match = pattern.search(url)
         if match:

@@ -146,7 +146,10 @@ def _set(text: str, position: int, fields: dict[str, object], key: str, value: o
 
 
 def _set_variant(
-    text: str, position: int, variants: dict[str, str | bool | tuple[str, ...]], name: str,
+    text: str,
+    position: int,
+    variants: dict[str, str | bool | tuple[str, ...]],
+    name: str,
     value: str | bool | tuple[str, ...],
 ) -> None:
     if name in variants:
@@ -155,8 +158,13 @@ def _set_variant(
 
 
 def _keyed(
-    text: str, start: int, value_at: int, fields: dict[str, object],
-    variants: dict[str, str | bool | tuple[str, ...]], key: str, raw: str,
+    text: str,
+    start: int,
+    value_at: int,
+    fields: dict[str, object],
+    variants: dict[str, str | bool | tuple[str, ...]],
+    key: str,
+    raw: str,
 ) -> None:
     value = raw[1:-1] if raw[:1] in "\"'" and len(raw) >= 2 else raw
     if not value:
@@ -165,7 +173,7 @@ def _keyed(
         pieces = value.split("-")
         if len(pieces) != 3 or not all(pieces):
             raise QueryError(text, value_at, "arch= is platform-os-target, e.g. linux-ubuntu24.04-x86_64_v3")
-        for name, piece in zip(_ARCH_KEYS, pieces):
+        for name, piece in zip(_ARCH_KEYS, pieces, strict=True):
             _set(text, start, fields, name, piece)
         return
     if key in ("platform", "os"):

@@ -264,9 +264,7 @@ class Catalog:
         if version == SCHEMA_VERSION:
             return
         if self.readonly:
-            raise CatalogError(
-                f"{self.path}: catalog schema {version} needs an upgrade; run 'cachedex sync' once"
-            )
+            raise CatalogError(f"{self.path}: catalog schema {version} needs an upgrade; run 'cachedex sync' once")
         self._db.execute("BEGIN IMMEDIATE")
         try:
             while version < SCHEMA_VERSION:
@@ -289,8 +287,7 @@ class Catalog:
     def mirror_state(self, tag: str, stack: str) -> MirrorState | None:
         """The stored state of one mirror, or None if it was never synced."""
         row = self._db.execute(
-            f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-            "WHERE t.name = ? AND m.stack = ?",
+            f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = ?",
             (tag, stack),
         ).fetchone()
         return MirrorState(*row) if row else None
@@ -324,8 +321,7 @@ class Catalog:
         return {
             row[0]
             for row in self._db.execute(
-                "SELECT hash FROM specs WHERE size IS NOT NULL "
-                "AND hash IN (SELECT value FROM json_each(?))",
+                "SELECT hash FROM specs WHERE size IS NOT NULL AND hash IN (SELECT value FROM json_each(?))",
                 (payload,),
             )
         }
@@ -369,11 +365,19 @@ class Catalog:
         as cache.spack.io counts them (format doc §6.3).
         """
         decode = _variants_decoder.decode
-        for name, dag_hash, version, compiler, os, platform, target, variants, size, stacks in (
-            self.listed_spec_rows(tag)
+        for name, dag_hash, version, compiler, os, platform, target, variants, size, stacks in self.listed_spec_rows(
+            tag
         ):
             yield ListedSpec(
-                name, dag_hash, version, platform, os, target, compiler, decode(variants), size,
+                name,
+                dag_hash,
+                version,
+                platform,
+                os,
+                target,
+                compiler,
+                decode(variants),
+                size,
                 tuple(sorted(stacks.split("\x1f"))),
             )
 
@@ -421,7 +425,7 @@ class Catalog:
         row = cursor.fetchone()
         if row is None:
             return None
-        result = dict(zip([d[0] for d in cursor.description], row))
+        result = dict(zip([d[0] for d in cursor.description], row, strict=True))
         result["variants"] = json.loads(str(result["variants"]))
         return result
 
@@ -495,8 +499,7 @@ class Catalog:
         if not 0 <= part < parts:
             raise ValueError(f"part must be in 0..{parts - 1}, got {part}")
         row = self._db.execute(
-            "SELECT m.id, m.tag_id FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-            "WHERE t.name = ? AND m.stack = 'root'",
+            "SELECT m.id, m.tag_id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = 'root'",
             (tag,),
         ).fetchone()
         if row is None:
@@ -504,9 +507,9 @@ class Catalog:
         root_id, tag_id = row
         # Length plus the last two characters (padded: never NULL) spread names evenly.
         share = (
-            " AND (length(s.name) + unicode(substr(' ' || s.name, -1)) "
-            "+ unicode(substr('  ' || s.name, -2))) % ? = ?"
-            if parts > 1 else ""
+            " AND (length(s.name) + unicode(substr(' ' || s.name, -1)) + unicode(substr('  ' || s.name, -2))) % ? = ?"
+            if parts > 1
+            else ""
         )
         cursor = self._db.execute(
             "SELECT s.name, s.hash, s.version, s.compiler, s.os, s.platform, s.target, "
@@ -518,7 +521,6 @@ class Catalog:
         )
         while batch := cursor.fetchmany(2000):
             yield from batch
-
 
     # -- bulk reads for writing every spec page at once ----------------------------
 
@@ -563,17 +565,23 @@ class Catalog:
         """``(spec id, raw node JSON)`` for the given ids, in ascending id order."""
         wanted = sorted(ids)
         for start in range(0, len(wanted), 5000):
-            chunk = wanted[start:start + 5000]
+            chunk = wanted[start : start + 5000]
             yield from self._db.execute(
-                "SELECT spec_id, node FROM nodes WHERE spec_id IN (SELECT value FROM json_each(?)) "
-                "ORDER BY spec_id", (json.dumps(chunk),),
+                "SELECT spec_id, node FROM nodes WHERE spec_id IN (SELECT value FROM json_each(?)) ORDER BY spec_id",
+                (json.dumps(chunk),),
             )
 
     # -- reads for queries, diffs and the API ---------------------------------------
 
     def search(
-        self, query: Query, *, tag: str | None = None, stack: str | None = None,
-        limit: int = 50, offset: int = 0, explain: bool = False,
+        self,
+        query: Query,
+        *,
+        tag: str | None = None,
+        stack: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        explain: bool = False,
     ) -> SearchPage:
         """Listed specs satisfying ``query``, ordered by name, version and hash.
 
@@ -593,8 +601,7 @@ class Catalog:
             token = self.state_token()[0]
             mirrors = self._scope_mirrors(tag, stack)
             facets = _facet_terms(query, lambda: self._remembered(token, ("compilers",), self._compilers))
-            facets_only = (query.name is None and query.hash_prefix is None and not query.versions
-                           and not query.variants)
+            facets_only = query.name is None and query.hash_prefix is None and not query.versions and not query.variants
             if facets_only:
                 index = self._facet_index_of(token, *mirrors)
                 total, ids = index.matches(facets, offset, limit)
@@ -611,15 +618,24 @@ class Catalog:
                 if explain:
                     plan = self._db.execute(
                         f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {condition} "
-                        "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?", [*all_params, limit, offset])
+                        "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
+                        [*all_params, limit, offset],
+                    )
                     return [str(row[-1]) for row in plan]  # type: ignore[return-value]
                 (total,) = self._db.execute(f"SELECT count(*) FROM specs s WHERE {condition}", all_params).fetchone()
                 rows = self._found_rows(tag, condition, all_params, limit, offset) if total > offset else []
         decode = _variants_decoder.decode
         found = tuple(
             SpecSummary(
-                hash=h, name=n, version=v, compiler=c, platform=p, os=o, target=t,
-                variants=decode(var), size=size,
+                hash=h,
+                name=n,
+                version=v,
+                compiler=c,
+                platform=p,
+                os=o,
+                target=t,
+                variants=decode(var),
+                size=size,
                 tags=(tag,) if tag is not None else tuple(sorted(set((held or "").split(",")) - {""})),
                 stacks=tuple(sorted((held or "").split(","))) if tag is not None else (),
             )
@@ -634,10 +650,12 @@ class Catalog:
             if stack is not None:
                 raise CatalogError("a stack needs a tag")
             return None, None
-        mirrors = dict(self._db.execute(
-            "SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?",
-            (tag,),
-        ).fetchall())
+        mirrors = dict(
+            self._db.execute(
+                "SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?",
+                (tag,),
+            ).fetchall()
+        )
         if "root" not in mirrors:
             raise CatalogError(f"unknown tag {tag!r}; run 'cachedex stats' to list tags")
         if stack is None or stack == "root":
@@ -673,25 +691,35 @@ class Catalog:
             where, params = "mb0.mirror_id = ? AND mb0.listed", [root]
         else:
             source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
-            where = ("mb0.mirror_id = ? AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
-                     "AND mb.spec_id = s.id AND mb.listed)")
+            where = (
+                "mb0.mirror_id = ? AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
+                "AND mb.spec_id = s.id AND mb.listed)"
+            )
             params = [stack, root]
-        return _FacetIndex(self._db.execute(
-            f"SELECT s.id, s.target, s.os, s.compiler, s.platform FROM {source} WHERE {where} "
-            "ORDER BY s.name, s.version, s.hash", params,
-        ))
+        return _FacetIndex(
+            self._db.execute(
+                f"SELECT s.id, s.target, s.os, s.compiler, s.platform FROM {source} WHERE {where} "
+                "ORDER BY s.name, s.version, s.hash",
+                params,
+            )
+        )
 
-    def _found_rows(self, tag: str | None, condition: str, params: list[object], limit: int,
-                    offset: int) -> list[tuple[Any, ...]]:
+    def _found_rows(
+        self, tag: str | None, condition: str, params: list[object], limit: int, offset: int
+    ) -> list[tuple[Any, ...]]:
         if tag is None:
-            holders = ("(SELECT group_concat(DISTINCT t.name) FROM members mb JOIN mirrors m "
-                       "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
-                       "WHERE mb.spec_id = s.id AND mb.listed AND m.stack = 'root')")
+            holders = (
+                "(SELECT group_concat(DISTINCT t.name) FROM members mb JOIN mirrors m "
+                "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+                "WHERE mb.spec_id = s.id AND mb.listed AND m.stack = 'root')"
+            )
             extra: list[object] = []
         else:
-            holders = ("(SELECT group_concat(m.stack) FROM members mb JOIN mirrors m "
-                       "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
-                       "WHERE mb.spec_id = s.id AND t.name = ?)")
+            holders = (
+                "(SELECT group_concat(m.stack) FROM members mb JOIN mirrors m "
+                "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+                "WHERE mb.spec_id = s.id AND t.name = ?)"
+            )
             extra = [tag]
         return self._db.execute(
             "SELECT s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, "
@@ -747,21 +775,30 @@ class Catalog:
         if row is None:
             return None
         return SpecSummary(
-            hash=dag_hash, name=str(row["name"]), version=str(row["version"]),
-            compiler=str(row["compiler"]), platform=str(row["platform"]), os=str(row["os"]),
-            target=str(row["target"]), variants=tuple(row["variants"]),  # type: ignore[arg-type]
-            size=row["size"], tags=(), stacks=(),  # type: ignore[arg-type]
+            hash=dag_hash,
+            name=str(row["name"]),
+            version=str(row["version"]),
+            compiler=str(row["compiler"]),
+            platform=str(row["platform"]),
+            os=str(row["os"]),
+            target=str(row["target"]),
+            variants=tuple(row["variants"]),  # type: ignore[arg-type]
+            size=row["size"],
+            tags=(),
+            stacks=(),  # type: ignore[arg-type]
         )
 
     def holders(self, dag_hash: str) -> list[tuple[str, str, bool, str]]:
         """(tag, stack, listed, mirror URL) of every mirror whose index holds a hash."""
-        return list(self._db.execute(
-            "SELECT t.name, m.stack, mb.listed, m.url FROM specs s "
-            "JOIN members mb ON mb.spec_id = s.id JOIN mirrors m ON m.id = mb.mirror_id "
-            "JOIN tags t ON t.id = m.tag_id WHERE s.hash = ? "
-            "ORDER BY t.name, m.stack != 'root', m.stack",
-            (dag_hash,),
-        ))
+        return list(
+            self._db.execute(
+                "SELECT t.name, m.stack, mb.listed, m.url FROM specs s "
+                "JOIN members mb ON mb.spec_id = s.id JOIN mirrors m ON m.id = mb.mirror_id "
+                "JOIN tags t ON t.id = m.tag_id WHERE s.hash = ? "
+                "ORDER BY t.name, m.stack != 'root', m.stack",
+                (dag_hash,),
+            )
+        )
 
     def edges_of(self, dag_hash: str, *, reverse: bool = False) -> list[Edge]:
         """Direct dependencies of a spec (or, ``reverse``, its direct dependents)."""
@@ -781,7 +818,8 @@ class Catalog:
         """Every spec reachable from a spec through edges whose deptypes meet ``mask``
         (default link and run: what installing the binary downloads), itself excluded."""
         return [
-            Edge(h, n, v, bool(listed), size) for h, n, v, listed, size in self._db.execute(
+            Edge(h, n, v, bool(listed), size)
+            for h, n, v, listed, size in self._db.execute(
                 "WITH RECURSIVE reach(id) AS ("
                 " SELECT e.child FROM edges e JOIN specs s ON s.id = e.parent"
                 "  WHERE s.hash = ? AND e.deptypes & ?"
@@ -795,12 +833,14 @@ class Catalog:
 
     def package_tags(self, name: str) -> list[tuple[str, int]]:
         """(tag, listed specs) of every tag whose root mirror lists a package."""
-        return list(self._db.execute(
-            "SELECT t.name, count(*) FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
-            "JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = 'root' JOIN tags t ON t.id = m.tag_id "
-            "WHERE s.name = ? GROUP BY t.name ORDER BY t.name",
-            (name,),
-        ))
+        return list(
+            self._db.execute(
+                "SELECT t.name, count(*) FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
+                "JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = 'root' JOIN tags t ON t.id = m.tag_id "
+                "WHERE s.name = ? GROUP BY t.name ORDER BY t.name",
+                (name,),
+            )
+        )
 
     def all_package_tags(self) -> dict[str, list[tuple[str, int]]]:
         """{package: :meth:`package_tags` of it} for every package, in one pass."""
@@ -829,19 +869,24 @@ class Catalog:
     def changes_since(self, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
         """(stack, hash, name, version, +1/-1) of listing changes of a tag's mirrors
         recorded by syncs that finished after ``since`` (epoch seconds), oldest first."""
-        return list(self._db.execute(
-            "SELECT m.stack, s.hash, s.name, s.version, c.change FROM changes c "
-            "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
-            "JOIN mirrors m ON m.id = c.mirror_id JOIN tags t ON t.id = m.tag_id "
-            "WHERE t.name = ? AND y.finished_at > ? ORDER BY y.id",
-            (tag, since),
-        ))
+        return list(
+            self._db.execute(
+                "SELECT m.stack, s.hash, s.name, s.version, c.change FROM changes c "
+                "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
+                "JOIN mirrors m ON m.id = c.mirror_id JOIN tags t ON t.id = m.tag_id "
+                "WHERE t.name = ? AND y.finished_at > ? ORDER BY y.id",
+                (tag, since),
+            )
+        )
 
     def held_hashes(self) -> set[str]:
         """Every hash some mirror holds, listed or not."""
-        return {row[0] for row in self._db.execute(
-            "SELECT s.hash FROM specs s WHERE EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id)"
-        )}
+        return {
+            row[0]
+            for row in self._db.execute(
+                "SELECT s.hash FROM specs s WHERE EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id)"
+            )
+        }
 
     def package_names(self) -> dict[str, list[str]]:
         """{package: [tags listing it]} over every tag, names sorted."""
@@ -932,11 +977,22 @@ def _facet_terms(query: Query, compilers: Callable[[], list[str]]) -> list[tuple
         terms.append((1, (query.os,)))
     if query.compiler is not None:
         prefix = query.compiler + "@"
-        terms.append((2, tuple(
-            c for c in compilers()
-            if c == query.compiler or (c.startswith(prefix) and (
-                not query.compiler_versions or version_satisfies(c[len(prefix):], query.compiler_versions)))
-        )))
+        terms.append(
+            (
+                2,
+                tuple(
+                    c
+                    for c in compilers()
+                    if c == query.compiler
+                    or (
+                        c.startswith(prefix)
+                        and (
+                            not query.compiler_versions or version_satisfies(c[len(prefix) :], query.compiler_versions)
+                        )
+                    )
+                ),
+            )
+        )
     if query.platform is not None:
         terms.append((3, (query.platform,)))
     return terms
@@ -1020,6 +1076,8 @@ def _sql_version(version: str, ranges: str) -> bool:
 
 def _sql_variants(stored: str, wanted: str) -> bool:
     return variants_satisfy(_variants_decoder.decode(stored), _decoded_query(wanted))
+
+
 _encode = msgspec.json.encode
 
 _MIRROR_COLUMNS = (
@@ -1094,8 +1152,16 @@ class TagWriter:
                 "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
                 (
                     (
-                        ids[r.hash], r.hash, r.name, r.version, r.platform, r.os, r.target,
-                        r.compiler, _encode(r.variants).decode(), int(r.external),
+                        ids[r.hash],
+                        r.hash,
+                        r.name,
+                        r.version,
+                        r.platform,
+                        r.os,
+                        r.target,
+                        r.compiler,
+                        _encode(r.variants).decode(),
+                        int(r.external),
                         sizes.get(r.hash),
                     )
                     for r in records
@@ -1138,8 +1204,9 @@ class TagWriter:
             [(size, dag_hash) for dag_hash, size in sizes.items()],
         )
 
-    def keep_mirror(self, stack: str, url: str, *, fetched_at: float, etag: str | None,
-                    last_modified: str | None) -> None:
+    def keep_mirror(
+        self, stack: str, url: str, *, fetched_at: float, etag: str | None, last_modified: str | None
+    ) -> None:
         """Mark an unchanged mirror as read now (its index checksum did not change)."""
         self._kept_stacks.add(stack)
         self._db.execute(
@@ -1165,12 +1232,9 @@ class TagWriter:
         self._kept_stacks.add(stack)
         self._changed = True
         db = self._db
-        row = db.execute(
-            "SELECT id FROM mirrors WHERE tag_id = ? AND stack = ?", (self._tag_id, stack)
-        ).fetchone()
+        row = db.execute("SELECT id FROM mirrors WHERE tag_id = ? AND stack = ?", (self._tag_id, stack)).fetchone()
         listed_count = sum(1 for listed in members.values() if listed)
-        values = (url, layout, db_version, checksum, etag, last_modified, fetched_at,
-                  len(members), listed_count)
+        values = (url, layout, db_version, checksum, etag, last_modified, fetched_at, len(members), listed_count)
         if row is None:
             mirror_id = db.execute(
                 "INSERT INTO mirrors (url, layout, db_version, checksum, etag, last_modified, "
@@ -1203,11 +1267,7 @@ class TagWriter:
         else:
             gone = [(mirror_id, spec_id) for spec_id in old.keys() - new.keys()]
             db.executemany("DELETE FROM members WHERE mirror_id = ? AND spec_id = ?", gone)
-            upsert = [
-                (mirror_id, spec_id, listed)
-                for spec_id, listed in new.items()
-                if old.get(spec_id) != listed
-            ]
+            upsert = [(mirror_id, spec_id, listed) for spec_id, listed in new.items() if old.get(spec_id) != listed]
             db.executemany("INSERT OR REPLACE INTO members VALUES (?,?,?)", upsert)
             self._record_changes(mirror_id, stack, old, new)
 
@@ -1261,8 +1321,7 @@ class TagWriter:
     def _update_totals(self) -> None:
         db, tag_id = self._db, self._tag_id
         (records,) = db.execute(
-            "SELECT count(DISTINCT spec_id) FROM members "
-            "WHERE mirror_id IN (SELECT id FROM mirrors WHERE tag_id = ?)",
+            "SELECT count(DISTINCT spec_id) FROM members WHERE mirror_id IN (SELECT id FROM mirrors WHERE tag_id = ?)",
             (tag_id,),
         ).fetchone()
         specs, packages, size, sized = db.execute(

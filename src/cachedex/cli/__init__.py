@@ -23,9 +23,9 @@ from .. import __version__
 from ..catalog import Catalog, TagStats
 from ..config import Config, find_config, load_config
 from ..errors import CachedexError
-from .progress import Reporter
 from ..ingest.sync import TagOutcome, sync
 from ..values import human_size
+from .progress import Reporter
 
 __all__ = ["main"]
 
@@ -64,7 +64,9 @@ def _friendly(func: F) -> F:
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
-    "--config", "-c", metavar="FILE",
+    "--config",
+    "-c",
+    metavar="FILE",
     help="Config file (default: $CACHEDEX_CONFIG, else ./cachedex.yaml).",
 )
 @click.option("--debug", is_flag=True, help="Show the full traceback of errors.")
@@ -83,7 +85,8 @@ def main(ctx: click.Context, config: str | None, debug: bool) -> None:
 @main.command("sync")
 @click.argument("tags", nargs=-1, metavar="[TAG]...")
 @click.option(
-    "--sizes", is_flag=True,
+    "--sizes",
+    is_flag=True,
     help="Also ask v2 mirrors for every binary's size (one HTTP HEAD each). "
     "v3 mirrors always give sizes from their spec manifests.",
 )
@@ -117,8 +120,16 @@ def _print_outcomes(outcomes: list[TagOutcome]) -> None:
         if o.ok:
             changed = sum(1 for m in o.mirrors if m.changed)
             note = "" if changed else " (unchanged)"
-            table.add_row(f"{o.tag}{note}", f"{o.records:,}", f"{o.specs:,}", f"{o.packages:,}",
-                          str(o.stacks), f"+{o.added:,}", f"-{o.removed:,}", f"{o.seconds:.2f}")
+            table.add_row(
+                f"{o.tag}{note}",
+                f"{o.records:,}",
+                f"{o.specs:,}",
+                f"{o.packages:,}",
+                str(o.stacks),
+                f"+{o.added:,}",
+                f"-{o.removed:,}",
+                f"{o.seconds:.2f}",
+            )
         else:
             table.add_row(f"{o.tag} [red](failed)[/red]", "-", "-", "-", "-", "-", "-", f"{o.seconds:.2f}")
     _out.print(table)
@@ -168,8 +179,7 @@ def _stats_dict(stats: TagStats) -> dict[str, Any]:
 
 
 @main.command("demo")
-@click.argument("directory", default="cachedex-demo", metavar="[DIR]",
-                type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", default="cachedex-demo", metavar="[DIR]", type=click.Path(file_okay=False, path_type=Path))
 @click.pass_obj
 @_friendly
 def demo_command(state: _State, directory: Path) -> None:
@@ -187,8 +197,14 @@ def demo_command(state: _State, directory: Path) -> None:
 
 @main.command("jekyll")
 @click.argument("outdir", metavar="OUTDIR", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--tag", "-t", "tags", multiple=True, metavar="TAG",
-              help="Write only this tag (repeat for several; default: every tag in the catalog).")
+@click.option(
+    "--tag",
+    "-t",
+    "tags",
+    multiple=True,
+    metavar="TAG",
+    help="Write only this tag (repeat for several; default: every tag in the catalog).",
+)
 @click.pass_obj
 @_friendly
 def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
@@ -239,14 +255,16 @@ def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
 @click.argument("query", nargs=-1, required=True)
 @click.option("--tag", "-t", help="Only specs this tag lists (default: every tag).")
 @click.option("--stack", "-s", help="Only specs this stack of --tag holds.")
-@click.option("--limit", "-n", type=click.IntRange(1, 100_000), default=50, show_default=True,
-              help="At most this many specs.")
+@click.option(
+    "--limit", "-n", type=click.IntRange(1, 100_000), default=50, show_default=True, help="At most this many specs."
+)
 @click.option("--offset", type=click.IntRange(0), default=0, help="Skip this many matches first.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects, for scripts.")
 @click.pass_obj
 @_friendly
-def search_command(state: _State, query: tuple[str, ...], tag: str | None, stack: str | None,
-                   limit: int, offset: int, as_json: bool) -> None:
+def search_command(
+    state: _State, query: tuple[str, ...], tag: str | None, stack: str | None, limit: int, offset: int, as_json: bool
+) -> None:
     """Find specs with Spack's spec syntax.
 
     \b
@@ -269,15 +287,28 @@ def search_command(state: _State, query: tuple[str, ...], tag: str | None, stack
     if as_json:
         click.echo(json.dumps([_spec_json(s) for s in page.specs], indent=2))
         return
-    table = Table(title=f"{page.total:,} specs match" + (f" (showing {len(page.specs)})" if
-                  page.total > len(page.specs) else ""), title_justify="left")
+    table = Table(
+        title=f"{page.total:,} specs match" + (f" (showing {len(page.specs)})" if page.total > len(page.specs) else ""),
+        title_justify="left",
+    )
     for column in ("hash", "spec", "compiler", "arch", "variants", "stacks" if tag else "tags", "size"):
         table.add_column(column, justify="right" if column == "size" else "left")
     for s in page.specs:
         # Values come from mirrors: show them as text, never as rich markup.
-        table.add_row(*(escape(cell) for cell in (
-            s.hash[:7], f"{s.name}@{s.version}", s.compiler, f"{s.platform}-{s.os}-{s.target}",
-            " ".join(s.variants), ", ".join(s.stacks if tag else s.tags), human_size(s.size))))
+        table.add_row(
+            *(
+                escape(cell)
+                for cell in (
+                    s.hash[:7],
+                    f"{s.name}@{s.version}",
+                    s.compiler,
+                    f"{s.platform}-{s.os}-{s.target}",
+                    " ".join(s.variants),
+                    ", ".join(s.stacks if tag else s.tags),
+                    human_size(s.size),
+                )
+            )
+        )
     _out.print(table)
 
 
@@ -331,8 +362,10 @@ def show_command(state: _State, what: str, tag: str | None, as_json: bool) -> No
         return
     for page in pages:
         versions = sorted({s.version for s in page.specs}, reverse=True)
-        _out.print(f"[bold]{escape(page.name)}[/bold] in [bold]{escape(page.tag)}[/bold]: {len(page.specs)} specs, "
-                   f"{human_size(page.size)}; versions {escape(', '.join(versions))}")
+        _out.print(
+            f"[bold]{escape(page.name)}[/bold] in [bold]{escape(page.tag)}[/bold]: {len(page.specs)} specs, "
+            f"{human_size(page.size)}; versions {escape(', '.join(versions))}"
+        )
         for key, counts in page.facets.items():
             _out.print(f"  {key}: " + escape(", ".join(f"{v} ({n})" for v, n in counts.items())))
 
@@ -344,11 +377,15 @@ def _print_spec(page: Any, catalog: Catalog) -> None:
     _out.print(f"[bold]{escape(s.name)}@{escape(s.version)}[/bold] /{s.hash}")
     _out.print(escape(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
     _out.print(escape(f"  variants {' '.join(s.variants) or '-'}"))
-    _out.print(f"  size {human_size(s.size)}; with its link/run closure "
-               f"{human_size(page.closure_size)}"
-               + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else ""))
-    _out.print("  held by " + ", ".join(escape(f"{h.tag}/{h.stack}") + ("" if h.listed else " (no binary)")
-                                         for h in page.holders))
+    _out.print(
+        f"  size {human_size(s.size)}; with its link/run closure "
+        f"{human_size(page.closure_size)}"
+        + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
+    )
+    _out.print(
+        "  held by "
+        + ", ".join(escape(f"{h.tag}/{h.stack}") + ("" if h.listed else " (no binary)") for h in page.holders)
+    )
     tree = Tree(escape(f"{s.name}@{s.version}"))
     seen: set[str] = set()
 
@@ -364,8 +401,9 @@ def _print_spec(page: Any, catalog: Catalog) -> None:
     grow(tree, s.hash, 0)
     _out.print(tree)
     if page.dependents:
-        _out.print("cached dependents: " + escape(", ".join(f"{d.name}@{d.version} /{d.hash[:7]}"
-                                                              for d in page.dependents)))
+        _out.print(
+            "cached dependents: " + escape(", ".join(f"{d.name}@{d.version} /{d.hash[:7]}" for d in page.dependents))
+        )
     for install in page.install[:1]:
         _out.print(escape(f"install ({install.tag}/{install.stack}):"))
         for line in install.commands.splitlines():
@@ -407,7 +445,7 @@ def diff_command(state: _State, tags: tuple[str, ...], since: str | None, as_jso
             except ValueError:
                 raise click.BadParameter(f"{since!r} is not a date like 2026-11-01", param_hint="--since") from None
             if when.tzinfo is None:
-                when = when.replace(tzinfo=datetime.timezone.utc)
+                when = when.replace(tzinfo=datetime.UTC)
             result = diff_since(catalog, tags[0], when.timestamp(), since)
         else:
             result = diff_tags(catalog, tags[0], tags[1])
@@ -422,17 +460,26 @@ def diff_command(state: _State, tags: tuple[str, ...], since: str | None, as_jso
         table.add_column(column, justify="left" if column in ("stack", "changed packages") else "right")
     for stack in result.stacks:
         changed = ", ".join(stack.changed_packages[:8]) + (" ..." if len(stack.changed_packages) > 8 else "")
-        table.add_row(stack.stack, f"{len(stack.added):,}", f"{len(stack.removed):,}",
-                      ", ".join(stack.added_packages[:5]) or "-", ", ".join(stack.removed_packages[:5]) or "-",
-                      changed or "-")
+        table.add_row(
+            stack.stack,
+            f"{len(stack.added):,}",
+            f"{len(stack.removed):,}",
+            ", ".join(stack.added_packages[:5]) or "-",
+            ", ".join(stack.removed_packages[:5]) or "-",
+            changed or "-",
+        )
     _out.print(table)
 
 
 @main.command("site")
 @click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--tag", "-t", "tags", multiple=True, help="Only this tag (repeatable).")
-@click.option("--workers", type=click.IntRange(1, 64), default=None,
-              help="Processes writing pages of a big site  [default: one per CPU, at most 4].")
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Processes writing pages of a big site  [default: one per CPU, at most 4].",
+)
 @click.pass_obj
 @_friendly
 def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: int | None) -> None:
@@ -458,15 +505,22 @@ def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: in
         line.done()
     for skipped in report.skipped:
         click.echo(f"warning: skipped {skipped}", err=True)
-    click.echo(f"{report.pages:,} pages: {report.written:,} files written, {report.unchanged:,} unchanged, "
-               f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)")
+    click.echo(
+        f"{report.pages:,} pages: {report.written:,} files written, {report.unchanged:,} unchanged, "
+        f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)"
+    )
 
 
 @main.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
-@click.option("--workers", default=1, show_default=True, type=click.IntRange(1, 64),
-              help="Server processes (one per CPU serves the most requests).")
+@click.option(
+    "--workers",
+    default=1,
+    show_default=True,
+    type=click.IntRange(1, 64),
+    help="Server processes (one per CPU serves the most requests).",
+)
 @click.pass_obj
 @_friendly
 def serve_command(state: _State, host: str, port: int, workers: int) -> None:
@@ -487,5 +541,11 @@ def serve_command(state: _State, host: str, port: int, workers: int) -> None:
     click.echo(f"Serving {config.catalog} on http://{host}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
     # Worker processes import the app by name; the catalog's path goes by environment.
     os.environ[CATALOG_ENV] = str(config.catalog)
-    uvicorn.run("cachedex.publish.serve:app_from_environment", factory=True, host=host, port=port,
-                workers=workers, log_level="warning")
+    uvicorn.run(
+        "cachedex.publish.serve:app_from_environment",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        log_level="warning",
+    )

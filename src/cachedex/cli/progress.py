@@ -70,9 +70,7 @@ class Reporter:
             self._progress.start()
         return self
 
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
         if self._progress is not None:
             self._progress.stop()
 

@@ -8,12 +8,12 @@ from pathlib import Path
 
 from ..catalog import Catalog
 from ..config import load_config
-from .build import build_demo_mirrors
 from ..errors import CachedexError
+from ..ingest.sync import TagOutcome, sync
+from ..progress import SILENT, Progress
 from ..publish.jekyll import write_jekyll
 from ..publish.site import write_site
-from ..progress import SILENT, Progress
-from ..ingest.sync import TagOutcome, sync
+from .build import build_demo_mirrors
 
 __all__ = ["run_demo"]
 
@@ -24,8 +24,7 @@ def _prepare(directory: Path) -> None:
     """Refuse to write into a folder that holds something other than an earlier demo."""
     if directory.exists() and any(directory.iterdir()) and not (directory / _MARKER).exists():
         raise CachedexError(
-            f"{directory}: folder is not empty and was not made by 'cachedex demo'; "
-            "choose another folder"
+            f"{directory}: folder is not empty and was not made by 'cachedex demo'; choose another folder"
         )
     if (directory / _MARKER).exists():
         for stale in ("mirrors", "jekyll", "site", "cachedex.sqlite", "cachedex.sqlite-wal", "cachedex.sqlite-shm"):
@@ -70,8 +69,10 @@ def run_demo(
         report = write_jekyll(catalog, jekyll_dir)
         site = write_site(catalog, site_dir)
     pages = sum(tag.pages for tag in report.tags)
-    echo(f"Jekyll data (cache.spack.io pages): {pages:,} pages in {jekyll_dir}/_cache, "
-         f"tags.yaml and meta.yaml in {jekyll_dir}/_data")
+    echo(
+        f"Jekyll data (cache.spack.io pages): {pages:,} pages in {jekyll_dir}/_cache, "
+        f"tags.yaml and meta.yaml in {jekyll_dir}/_data"
+    )
     echo(f"Website: {site.pages:,} pages in {site_dir}")
     echo("")
     echo(f"Catalog: {config.catalog}")

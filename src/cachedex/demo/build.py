@@ -34,12 +34,18 @@ _SEED = 20261108
 #: Stacks that pin the oldest listed version of every package.
 _OLD_STACKS = ("bootstrap-x86_64-linux-gnu", "aws-pcluster-neoverse_v1")
 #: develop's own version bumps: revision 0, and the extra ones of revision 1.
-_BUMPS = {0: ("cmake", "py-numpy", "llvm", "openssl"),
-          1: ("py-torch", "kokkos", "git", "tmux", "gromacs", "paraview", "py-jupyterlab", "ripgrep")}
+_BUMPS = {
+    0: ("cmake", "py-numpy", "llvm", "openssl"),
+    1: ("py-torch", "kokkos", "git", "tmux", "gromacs", "paraview", "py-jupyterlab", "ripgrep"),
+}
 #: develop revision 1: roots dropped from stacks, and new packages added as roots.
 _REMOVED_1 = {"e4s": ("cp2k", "julia"), "radiuss": ("chai",), "ml-linux-aarch64-cpu": ("py-dask",)}
-_ADDED_1 = {"ml-linux-x86_64-cuda": ("py-polars",), "ml-linux-aarch64-cpu": ("py-polars",),
-            "developer-tools-darwin": ("fzf",), "developer-tools-x86_64_v3-linux-gnu": ("fzf",)}
+_ADDED_1 = {
+    "ml-linux-x86_64-cuda": ("py-polars",),
+    "ml-linux-aarch64-cpu": ("py-polars",),
+    "developer-tools-darwin": ("fzf",),
+    "developer-tools-x86_64_v3-linux-gnu": ("fzf",),
+}
 _LANGUAGE_VIRTUALS = {"c": "c", "cxx": "cxx", "fortran": "fortran"}
 
 Record = tuple[dict[str, Any], bool]
@@ -48,21 +54,27 @@ Record = tuple[dict[str, Any], bool]
 def _bump(version: str) -> str:
     """The next patch version: the last run of digits plus one (``1.14.5`` -> ``1.14.6``)."""
     match = list(re.finditer(r"\d+", version))[-1]
-    return f"{version[:match.start()]}{int(match.group()) + 1}{version[match.end():]}"
+    return f"{version[: match.start()]}{int(match.group()) + 1}{version[match.end() :]}"
 
 
 class _Concretizer:
     """Builds the nodes of one stack of one tag (one node per package, memoised)."""
 
-    def __init__(self, tag: Tag, stack: Stack, compiler_key: str, revision: int,
-                 changed: Mapping[str, bool], parent: _Concretizer | None = None) -> None:
+    def __init__(
+        self,
+        tag: Tag,
+        stack: Stack,
+        compiler_key: str,
+        revision: int,
+        changed: Mapping[str, bool],
+        parent: _Concretizer | None = None,
+    ) -> None:
         self.tag, self.stack, self.revision, self.changed = tag, stack, revision, changed
         self.compiler: Compiler = COMPILERS[compiler_key]
         self.v5 = tag.spec_version >= 5
         uarch = archspec.cpu.TARGETS[stack.target]
         self.family = uarch.family.name
-        self.target: str | dict[str, Any] = (stack.target if stack.target == self.family
-                                             else target_object(stack.target))
+        self.target: str | dict[str, Any] = stack.target if stack.target == self.family else target_object(stack.target)
         self.records: dict[str, Record] = {} if parent is None else parent.records
         self.memo: dict[str, dict[str, Any]] = {}
         self.arch = {"platform": stack.platform, "os": stack.os}
@@ -92,8 +104,16 @@ class _Concretizer:
     def _external(self, name: str, version: str, variants: dict[str, Any], **extra: Any) -> dict[str, Any]:
         key = f"{name}@{version}:{self.stack.platform}:{self.stack.os}:{self.family}"
         if key not in self._infra:
-            self._infra[key] = make_node(name, version, **self.arch, target=self.family, variants=variants,
-                                         external_path="/usr", spec_version=5, **extra)
+            self._infra[key] = make_node(
+                name,
+                version,
+                **self.arch,
+                target=self.family,
+                variants=variants,
+                external_path="/usr",
+                spec_version=5,
+                **extra,
+            )
         return self._add(self._infra[key], in_buildcache=False)
 
     def compiler_node(self) -> dict[str, Any]:
@@ -103,19 +123,32 @@ class _Concretizer:
                 builder = _Concretizer(self.tag, self.stack, c.built_with, self.revision, self.changed, self)
                 self._compiler_node = builder.package(c.name, version=c.version)
             else:
-                tools = {"c": "gcc", "cxx": "g++", "fortran": "gfortran"} if c.name == "gcc" else \
-                        {"c": "clang", "cxx": "clang++"}
+                tools = (
+                    {"c": "gcc", "cxx": "g++", "fortran": "gfortran"}
+                    if c.name == "gcc"
+                    else {"c": "clang", "cxx": "clang++"}
+                )
                 variants = PACKAGES["gcc"].variants if c.name == "gcc" else {"build_system": "bundle"}
                 paths = {lang: f"/usr/bin/{tool}" for lang, tool in tools.items()}
-                self._compiler_node = self._external(c.name, c.version, dict(variants),
-                                                     extra_attributes={"compilers": paths})
+                self._compiler_node = self._external(
+                    c.name, c.version, dict(variants), extra_attributes={"compilers": paths}
+                )
         return self._compiler_node
 
     def _simple(self, name: str, version: str, deps: list[dict[str, Any]]) -> dict[str, Any]:
         compiler = None if self.v5 else (self.compiler.legacy_name, self.compiler.version)
-        return self._add(make_node(name, version, **self.arch, target=self.target,
-                                   variants={"build_system": "generic"}, dependencies=deps,
-                                   compiler=compiler, spec_version=self.tag.spec_version))
+        return self._add(
+            make_node(
+                name,
+                version,
+                **self.arch,
+                target=self.target,
+                variants={"build_system": "generic"},
+                dependencies=deps,
+                compiler=compiler,
+                spec_version=self.tag.spec_version,
+            )
+        )
 
     def language_edges(self, languages: tuple[str, ...]) -> list[dict[str, Any]]:
         """v5: compiler (build, virtuals), compiler-wrapper, runtime, glibc; v4: the runtime."""
@@ -164,9 +197,16 @@ class _Concretizer:
         edges = [edge(self.package(dep), kinds) for dep, kinds in deps.items()]
         edges += self.language_edges(pkg.languages) if pkg.languages else []
         compiler = None if self.v5 else (self.compiler.legacy_name, self.compiler.version)
-        node = make_node(name, version or self.version(name), **self.arch, target=self.target,
-                         variants=variants, dependencies=edges, compiler=compiler,
-                         spec_version=self.tag.spec_version)
+        node = make_node(
+            name,
+            version or self.version(name),
+            **self.arch,
+            target=self.target,
+            variants=variants,
+            dependencies=edges,
+            compiler=compiler,
+            spec_version=self.tag.spec_version,
+        )
         self.memo[name] = self._add(node)
         return node
 
@@ -194,8 +234,9 @@ def demo_records(tag: Tag, *, develop_revision: int = 0) -> dict[str, list[Recor
     return out
 
 
-def build_demo_mirrors(dest: Path, *, develop_revision: int = 0, tags: Iterable[str] | None = None,
-                       stack_spec_files: bool = False) -> Path:
+def build_demo_mirrors(
+    dest: Path, *, develop_revision: int = 0, tags: Iterable[str] | None = None, stack_spec_files: bool = False
+) -> Path:
     """Write the demo mirrors under ``dest/mirrors/<tag>[/<stack>]`` and ``dest/cachedex.yaml``.
 
     Root mirrors are complete (index, spec files or spec manifests + blobs). Stack mirrors
@@ -210,8 +251,12 @@ def build_demo_mirrors(dest: Path, *, develop_revision: int = 0, tags: Iterable[
     if unknown:
         raise ValueError(f"unknown demo tags {unknown}")
     dest = Path(dest)
-    lines = ["# Sample mirrors written by 'cachedex demo' (cachedex.demo); paths are relative",
-             "# to this file.", "catalog: cachedex.sqlite", "tags:"]
+    lines = [
+        "# Sample mirrors written by 'cachedex demo' (cachedex.demo); paths are relative",
+        "# to this file.",
+        "catalog: cachedex.sqlite",
+        "tags:",
+    ]
     spec_cache: dict[tuple[str, int, str], bytes] = {}
     for tag in TAGS:
         if wanted is not None and tag.name not in wanted:
@@ -224,13 +269,11 @@ def build_demo_mirrors(dest: Path, *, develop_revision: int = 0, tags: Iterable[
         for records in stacks.values():
             for node, listed in records:
                 root.setdefault(node["hash"], (node, listed))
-        options = {"layout": tag.layout, "db_version": tag.db_version, "signed": tag.signed,
-                   "spec_cache": spec_cache}
+        options = {"layout": tag.layout, "db_version": tag.db_version, "signed": tag.signed, "spec_cache": spec_cache}
         write_mirror(folder, root.values(), **options)  # type: ignore[arg-type]
         for stack_name, records in stacks.items():
             write_mirror(folder / stack_name, records, spec_files=stack_spec_files, **options)  # type: ignore[arg-type]
-        lines += [f"  - name: {tag.name}", f"    url: ./mirrors/{tag.name}",
-                  f"    stacks: [{', '.join(tag.stacks)}]"]
+        lines += [f"  - name: {tag.name}", f"    url: ./mirrors/{tag.name}", f"    stacks: [{', '.join(tag.stacks)}]"]
     config = dest / CONFIG_NAME
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return config

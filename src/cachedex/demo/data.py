@@ -16,8 +16,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
-    "COMPILERS", "GLIBC", "NEW_IN_REVISION_1", "PACKAGES", "STACKS", "TAGS",
-    "Compiler", "Package", "Stack", "Tag", "parse_packages",
+    "COMPILERS",
+    "GLIBC",
+    "NEW_IN_REVISION_1",
+    "PACKAGES",
+    "STACKS",
+    "TAGS",
+    "Compiler",
+    "Package",
+    "Stack",
+    "Tag",
+    "parse_packages",
 ]
 
 _TABLE = """
@@ -262,8 +271,7 @@ _VARIANT_DEFAULTS = {
     "cmake": {"build_system": "cmake", "build_type": "Release", "generator": "make", "ipo": False},
     "meson": {"build_system": "meson", "buildtype": "release", "default_library": ["shared"]},
 }
-_DEPTYPES = {"": ("build", "link"), "b": ("build",), "r": ("build", "run"),
-             "lr": ("build", "link", "run")}
+_DEPTYPES = {"": ("build", "link"), "b": ("build",), "r": ("build", "run"), "lr": ("build", "link", "run")}
 
 
 @dataclass(frozen=True)
@@ -336,9 +344,13 @@ def parse_packages(table: str = _TABLE) -> dict[str, Package]:
         for name, versions, build_system, languages, _deps, variants in rows:
             if name in ready:
                 packages[name] = Package(
-                    name, tuple(versions.split(",")), build_system,
+                    name,
+                    tuple(versions.split(",")),
+                    build_system,
                     () if languages == "-" else tuple(languages.split(",")),
-                    tuple(sorted(explicit[name].items())), _variants(build_system, variants))
+                    tuple(sorted(explicit[name].items())),
+                    _variants(build_system, variants),
+                )
         pending = [n for n in pending if n not in packages]
     return packages
 
@@ -365,8 +377,9 @@ COMPILERS = {
     "gcc@7.3.1": Compiler("gcc", "7.3.1", "gcc", ("c", "cxx", "fortran"), "gcc-runtime"),
     "apple-clang@16.0.0": Compiler("apple-clang", "16.0.0", "apple-clang", ("c", "cxx"), None),
     "gcc@12.3.0": Compiler("gcc", "12.3.0", "gcc", ("c", "cxx", "fortran"), "gcc-runtime", "gcc@11.4.0"),
-    "intel-oneapi-compilers@2025.1.0": Compiler("intel-oneapi-compilers", "2025.1.0", "oneapi",
-                                                ("c", "cxx", "fortran"), "intel-oneapi-runtime", "gcc@11.4.0"),
+    "intel-oneapi-compilers@2025.1.0": Compiler(
+        "intel-oneapi-compilers", "2025.1.0", "oneapi", ("c", "cxx", "fortran"), "intel-oneapi-runtime", "gcc@11.4.0"
+    ),
 }
 
 GLIBC = {"ubuntu22.04": "2.35", "ubuntu24.04": "2.39", "rhel8": "2.28", "amzn2": "2.26"}
@@ -385,39 +398,175 @@ class Stack:
     overrides: tuple[tuple[str, bool | str | tuple[str, ...]], ...] = ()
 
 
-_HPC = ("hdf5 netcdf-c netcdf-fortran parallel-netcdf adios2 petsc slepc trilinos hypre superlu-dist "
-        "sundials mfem kokkos kokkos-kernels raja umpire chai caliper zfp sz3 c-blosc py-h5py "
-        "py-mpi4py py-numpy py-scipy py-matplotlib gromacs lammps cp2k quantum-espresso julia")
-_ML = ("py-torch py-torchvision py-torchaudio py-tensorflow py-keras py-jax py-scikit-learn "
-       "py-transformers py-xgboost py-lightgbm py-pandas py-matplotlib py-jupyterlab py-dask py-xarray")
+_HPC = (
+    "hdf5 netcdf-c netcdf-fortran parallel-netcdf adios2 petsc slepc trilinos hypre superlu-dist "
+    "sundials mfem kokkos kokkos-kernels raja umpire chai caliper zfp sz3 c-blosc py-h5py "
+    "py-mpi4py py-numpy py-scipy py-matplotlib gromacs lammps cp2k quantum-espresso julia"
+)
+_ML = (
+    "py-torch py-torchvision py-torchaudio py-tensorflow py-keras py-jax py-scikit-learn "
+    "py-transformers py-xgboost py-lightgbm py-pandas py-matplotlib py-jupyterlab py-dask py-xarray"
+)
 _CUDA = (("cuda", True), ("cuda_arch", ("80", "90")))
-STACKS = {s.name: s for s in (
-    Stack("e4s", "linux", "ubuntu22.04", "x86_64_v3", "gcc@11.4.0", tuple(_HPC.split())),
-    Stack("e4s-neoverse_v1", "linux", "ubuntu22.04", "neoverse_v1", "gcc@11.4.0", tuple(_HPC.split()[:10])),
-    Stack("e4s-oneapi", "linux", "ubuntu22.04", "x86_64_v3", "intel-oneapi-compilers@2025.1.0",
-          tuple(_HPC.split()[:14])),
-    Stack("ml-linux-x86_64-cuda", "linux", "ubuntu22.04", "x86_64_v3", "gcc@11.4.0",
-          tuple(_ML.split()) + ("cudnn", "nccl", "magma"), _CUDA),
-    Stack("ml-linux-aarch64-cpu", "linux", "ubuntu22.04", "aarch64", "gcc@11.4.0",
-          ("py-torch", "py-scikit-learn", "py-pandas", "py-matplotlib", "py-jax", "py-dask")),
-    Stack("ml-linux-x86_64-rocm", "linux", "ubuntu24.04", "zen4", "gcc@13.3.0",
-          ("py-torch", "py-jax", "py-scikit-learn", "hip", "py-pandas"),
-          (("rocm", True), ("amdgpu_target", ("gfx90a",)))),
-    Stack("radiuss", "linux", "ubuntu22.04", "x86_64_v3", "gcc@11.4.0",
-          tuple("raja umpire chai caliper conduit hypre mfem sundials zfp ascent adiak py-pyyaml".split())),
-    Stack("data-vis-sdk", "linux", "ubuntu22.04", "x86_64_v3", "gcc@11.4.0",
-          tuple("paraview visit vtk-m vtk ascent adios2 py-cinemasci zfp sz3 hdf5 netcdf-c cairo".split())),
-    Stack("developer-tools-darwin", "darwin", "sequoia", "m1", "apple-clang@16.0.0",
-          tuple("cmake git git-lfs ninja python tmux vim emacs ccache llvm ripgrep meson py-pip zlib".split())),
-    Stack("tutorial", "linux", "ubuntu22.04", "x86_64", "gcc@12.3.0",
-          tuple("gcc hdf5 mpich zlib-ng trilinos julia py-numpy py-scipy boost".split())),
-    Stack("bootstrap-x86_64-linux-gnu", "linux", "rhel8", "x86_64", "gcc@8.5.0",
-          tuple("clingo-bootstrap gnupg patchelf py-pip py-setuptools py-wheel".split())),
-    Stack("aws-pcluster-neoverse_v1", "linux", "amzn2", "neoverse_v1", "gcc@7.3.1",
-          tuple("openmpi gromacs lammps quantum-espresso wrf hdf5 fftw".split())),
-    Stack("developer-tools-x86_64_v3-linux-gnu", "linux", "ubuntu24.04", "x86_64_v3", "gcc@13.3.0",
-          tuple("cmake git gdb valgrind llvm emacs tmux vim ripgrep ccache py-pip curl".split())),
-)}
+STACKS = {
+    s.name: s
+    for s in (
+        Stack("e4s", "linux", "ubuntu22.04", "x86_64_v3", "gcc@11.4.0", tuple(_HPC.split())),
+        Stack("e4s-neoverse_v1", "linux", "ubuntu22.04", "neoverse_v1", "gcc@11.4.0", tuple(_HPC.split()[:10])),
+        Stack(
+            "e4s-oneapi",
+            "linux",
+            "ubuntu22.04",
+            "x86_64_v3",
+            "intel-oneapi-compilers@2025.1.0",
+            tuple(_HPC.split()[:14]),
+        ),
+        Stack(
+            "ml-linux-x86_64-cuda",
+            "linux",
+            "ubuntu22.04",
+            "x86_64_v3",
+            "gcc@11.4.0",
+            tuple(_ML.split()) + ("cudnn", "nccl", "magma"),
+            _CUDA,
+        ),
+        Stack(
+            "ml-linux-aarch64-cpu",
+            "linux",
+            "ubuntu22.04",
+            "aarch64",
+            "gcc@11.4.0",
+            ("py-torch", "py-scikit-learn", "py-pandas", "py-matplotlib", "py-jax", "py-dask"),
+        ),
+        Stack(
+            "ml-linux-x86_64-rocm",
+            "linux",
+            "ubuntu24.04",
+            "zen4",
+            "gcc@13.3.0",
+            ("py-torch", "py-jax", "py-scikit-learn", "hip", "py-pandas"),
+            (("rocm", True), ("amdgpu_target", ("gfx90a",))),
+        ),
+        Stack(
+            "radiuss",
+            "linux",
+            "ubuntu22.04",
+            "x86_64_v3",
+            "gcc@11.4.0",
+            tuple(
+                [
+                    "raja",
+                    "umpire",
+                    "chai",
+                    "caliper",
+                    "conduit",
+                    "hypre",
+                    "mfem",
+                    "sundials",
+                    "zfp",
+                    "ascent",
+                    "adiak",
+                    "py-pyyaml",
+                ]
+            ),
+        ),
+        Stack(
+            "data-vis-sdk",
+            "linux",
+            "ubuntu22.04",
+            "x86_64_v3",
+            "gcc@11.4.0",
+            tuple(
+                [
+                    "paraview",
+                    "visit",
+                    "vtk-m",
+                    "vtk",
+                    "ascent",
+                    "adios2",
+                    "py-cinemasci",
+                    "zfp",
+                    "sz3",
+                    "hdf5",
+                    "netcdf-c",
+                    "cairo",
+                ]
+            ),
+        ),
+        Stack(
+            "developer-tools-darwin",
+            "darwin",
+            "sequoia",
+            "m1",
+            "apple-clang@16.0.0",
+            tuple(
+                [
+                    "cmake",
+                    "git",
+                    "git-lfs",
+                    "ninja",
+                    "python",
+                    "tmux",
+                    "vim",
+                    "emacs",
+                    "ccache",
+                    "llvm",
+                    "ripgrep",
+                    "meson",
+                    "py-pip",
+                    "zlib",
+                ]
+            ),
+        ),
+        Stack(
+            "tutorial",
+            "linux",
+            "ubuntu22.04",
+            "x86_64",
+            "gcc@12.3.0",
+            tuple(["gcc", "hdf5", "mpich", "zlib-ng", "trilinos", "julia", "py-numpy", "py-scipy", "boost"]),
+        ),
+        Stack(
+            "bootstrap-x86_64-linux-gnu",
+            "linux",
+            "rhel8",
+            "x86_64",
+            "gcc@8.5.0",
+            tuple(["clingo-bootstrap", "gnupg", "patchelf", "py-pip", "py-setuptools", "py-wheel"]),
+        ),
+        Stack(
+            "aws-pcluster-neoverse_v1",
+            "linux",
+            "amzn2",
+            "neoverse_v1",
+            "gcc@7.3.1",
+            tuple(["openmpi", "gromacs", "lammps", "quantum-espresso", "wrf", "hdf5", "fftw"]),
+        ),
+        Stack(
+            "developer-tools-x86_64_v3-linux-gnu",
+            "linux",
+            "ubuntu24.04",
+            "x86_64_v3",
+            "gcc@13.3.0",
+            tuple(
+                [
+                    "cmake",
+                    "git",
+                    "gdb",
+                    "valgrind",
+                    "llvm",
+                    "emacs",
+                    "tmux",
+                    "vim",
+                    "ripgrep",
+                    "ccache",
+                    "py-pip",
+                    "curl",
+                ]
+            ),
+        ),
+    )
+}
 
 
 @dataclass(frozen=True)

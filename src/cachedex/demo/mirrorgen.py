@@ -17,15 +17,25 @@ import os
 import re
 from collections.abc import Iterable, Mapping, MutableMapping, Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 __all__ = [
-    "FLAG_NAMES", "SPEC_MEDIA_TYPE", "TARBALL_MEDIA_TYPE", "MirrorInfo", "clearsign", "dag_hash",
-    "edge", "fake_size", "make_node", "node_compiler", "target_object", "write_mirror",
+    "FLAG_NAMES",
+    "SPEC_MEDIA_TYPE",
+    "TARBALL_MEDIA_TYPE",
+    "MirrorInfo",
+    "clearsign",
+    "dag_hash",
+    "edge",
+    "fake_size",
+    "make_node",
+    "node_compiler",
+    "target_object",
+    "write_mirror",
 ]
 
 #: The six compiler-flag lists written after the variants in ``parameters`` (§3.4).
@@ -55,7 +65,7 @@ def dag_hash(node: Mapping[str, Any]) -> str:
     return base64.b32encode(hashlib.sha1(data).digest()).decode("ascii").lower()[:32]
 
 
-@lru_cache(maxsize=None)
+@cache
 def _target_template(name: str) -> tuple[str, tuple[str, ...], int, tuple[str, ...], str]:
     import archspec.cpu
 
@@ -64,8 +74,13 @@ def _target_template(name: str) -> tuple[str, tuple[str, ...], int, tuple[str, .
     except KeyError:
         raise ValueError(f"unknown microarchitecture {name!r} (not in archspec)") from None
     cpupart = getattr(uarch, "cpu_part", "") or ""
-    return (uarch.vendor, tuple(sorted(uarch.features)), uarch.generation,
-            tuple(p.name for p in uarch.parents), cpupart)
+    return (
+        uarch.vendor,
+        tuple(sorted(uarch.features)),
+        uarch.generation,
+        tuple(p.name for p in uarch.parents),
+        cpupart,
+    )
 
 
 def target_object(name: str) -> dict[str, Any]:
@@ -75,8 +90,14 @@ def target_object(name: str) -> dict[str, Any]:
     ``cpupart`` is ``""`` when archspec knows none. ValueError for unknown names.
     """
     vendor, features, generation, parents, cpupart = _target_template(name)
-    return {"name": name, "vendor": vendor, "features": list(features), "generation": generation,
-            "parents": list(parents), "cpupart": cpupart}
+    return {
+        "name": name,
+        "vendor": vendor,
+        "features": list(features),
+        "generation": generation,
+        "parents": list(parents),
+        "cpupart": cpupart,
+    }
 
 
 @lru_cache(maxsize=1024)
@@ -87,15 +108,19 @@ def _edge_parameters(deptypes: tuple[str, ...], virtuals: tuple[str, ...]) -> tu
     return tuple(sorted(set(deptypes), key=_DEPTYPE_ORDER.__getitem__)), tuple(sorted(set(virtuals)))
 
 
-def edge(node: Mapping[str, Any], deptypes: Sequence[str] = ("build", "link"),
-         virtuals: Sequence[str] = ()) -> dict[str, Any]:
+def edge(
+    node: Mapping[str, Any], deptypes: Sequence[str] = ("build", "link"), virtuals: Sequence[str] = ()
+) -> dict[str, Any]:
     """A spec v4/v5 dependency edge to ``node``: ``{"name", "hash", "parameters"}``.
 
     ``deptypes`` are written in Spack's order (build, link, run, test), ``virtuals`` sorted.
     """
     kinds, provided = _edge_parameters(tuple(deptypes), tuple(virtuals))
-    return {"name": node["name"], "hash": node["hash"],
-            "parameters": {"deptypes": list(kinds), "virtuals": list(provided)}}
+    return {
+        "name": node["name"],
+        "hash": node["hash"],
+        "parameters": {"deptypes": list(kinds), "virtuals": list(provided)},
+    }
 
 
 @lru_cache(maxsize=65536)
@@ -132,13 +157,13 @@ def make_node(
     if spec_version not in (4, 5):
         raise ValueError(f"spec_version must be 4 or 5, got {spec_version}")
     if compiler is not None and spec_version >= 5:
-        raise ValueError("spec v5 nodes have no 'compiler' key: pass the compiler as a build edge "
-                         "with virtuals c/cxx/fortran")
+        raise ValueError(
+            "spec v5 nodes have no 'compiler' key: pass the compiler as a build edge with virtuals c/cxx/fortran"
+        )
     node: dict[str, Any] = {
         "name": name,
         "version": str(version),
-        "arch": {"platform": platform, "platform_os": os,
-                 "target": target},
+        "arch": {"platform": platform, "platform_os": os, "target": target},
     }
     if compiler is not None:
         node["compiler"] = {"name": compiler[0], "version": str(compiler[1])}
@@ -156,11 +181,12 @@ def make_node(
         parameters[flag] = []
     node["parameters"] = parameters
     if external_path is not None:
-        node["external"] = {"path": external_path, "module": None,
-                            "extra_attributes": dict(extra_attributes or {})}
+        node["external"] = {"path": external_path, "module": None, "extra_attributes": dict(extra_attributes or {})}
     node["package_hash"] = _package_hash(namespace, name, str(version))
-    edges = sorted((d if "arch" not in d and "deptypes" in d.get("parameters", ()) else edge(d)
-                    for d in dependencies), key=lambda e: (e["name"], e["hash"]))
+    edges = sorted(
+        (d if "arch" not in d and "deptypes" in d.get("parameters", ()) else edge(d) for d in dependencies),
+        key=lambda e: (e["name"], e["hash"]),
+    )
     if edges:
         node["dependencies"] = edges
     notes: dict[str, Any] = {"original_specfile_version": spec_version} if spec_version >= 5 else {}
@@ -209,10 +235,12 @@ def clearsign(text: str, *, hash_algo: str = "SHA512") -> str:
         body = "\n".join(f"- {line}" if line.startswith("-") else line for line in text.split("\n"))
     digest = hashlib.sha512(text.encode("utf-8")).digest()
     armored = base64.b64encode(b"\x89\x02\x33\x04\x01\x01\x0a\x00\x1d" + digest * 8).decode("ascii")
-    lines = "\n".join(armored[i:i + 64] for i in range(0, len(armored), 64))
-    return ("-----BEGIN PGP SIGNED MESSAGE-----\n"
-            f"Hash: {hash_algo}\n\n{body}\n-----BEGIN PGP SIGNATURE-----\n\n{lines}\n"
-            f"={base64.b64encode(digest[:3]).decode('ascii')}\n-----END PGP SIGNATURE-----\n")
+    lines = "\n".join(armored[i : i + 64] for i in range(0, len(armored), 64))
+    return (
+        "-----BEGIN PGP SIGNED MESSAGE-----\n"
+        f"Hash: {hash_algo}\n\n{body}\n-----BEGIN PGP SIGNATURE-----\n\n{lines}\n"
+        f"={base64.b64encode(digest[:3]).decode('ascii')}\n-----END PGP SIGNATURE-----\n"
+    )
 
 
 # -- mirrors -------------------------------------------------------------------------
@@ -233,7 +261,7 @@ class MirrorInfo:
 def fake_size(dag_hash_: str) -> int:
     """A deterministic pseudo-random binary size between 10 KB and 500 MB (log-uniform)."""
     fraction = int(hashlib.sha256(f"size:{dag_hash_}".encode()).hexdigest()[:12], 16) / float(1 << 48)
-    return int(10_000 * (50_000 ** fraction))
+    return int(10_000 * (50_000**fraction))
 
 
 def _closure(root: str, nodes: Mapping[str, Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -305,7 +333,7 @@ class _Files:
         digest = hashlib.sha256()
         with open(self._open(relative), "wb") as handle:
             for start in range(0, size, len(chunk)):
-                part = chunk[:min(len(chunk), size - start)]
+                part = chunk[: min(len(chunk), size - start)]
                 digest.update(part)
                 handle.write(part)
         return digest.hexdigest()
@@ -352,8 +380,9 @@ def write_mirror(
         for dep in node.get("dependencies") or ():
             if dep["hash"] in ref_count:
                 ref_count[dep["hash"]] += 1
-    installs = {key: {"spec": node, "ref_count": ref_count[key], "in_buildcache": listed[key]}
-                for key, node in nodes.items()}
+    installs = {
+        key: {"spec": node, "ref_count": ref_count[key], "in_buildcache": listed[key]} for key, node in nodes.items()
+    }
     index = _encode({"database": {"version": str(db_version), "installs": installs}})
     del installs, ref_count
     checksum = hashlib.sha256(index).hexdigest()
@@ -363,16 +392,37 @@ def write_mirror(
     files = _Files(dest)
     cache: MutableMapping[tuple[str, int, str], bytes] = {} if spec_cache is None else spec_cache
     write = _write_v2 if layout == 2 else _write_v3
-    index_path, written = write(files, index, checksum, nodes, wanted, db_version=str(db_version),
-                                sizes=sizes or {}, signed=signed, spec_files=spec_files,
-                                spec_blobs=spec_blobs, tarballs=tarballs, cache=cache)
+    index_path, written = write(
+        files,
+        index,
+        checksum,
+        nodes,
+        wanted,
+        db_version=str(db_version),
+        sizes=sizes or {},
+        signed=signed,
+        spec_files=spec_files,
+        spec_blobs=spec_blobs,
+        tarballs=tarballs,
+        cache=cache,
+    )
     return MirrorInfo(layout, Path(dest) / index_path, checksum, len(nodes), len(wanted), written)
 
 
-def _write_v2(files: _Files, index: bytes, checksum: str, nodes: Mapping[str, Mapping[str, Any]],
-              wanted: list[str], *, sizes: Mapping[str, int], signed: bool, spec_files: bool,
-              tarballs: bool, cache: MutableMapping[tuple[str, int, str], bytes],
-              **_unused: object) -> tuple[str, dict[str, int]]:
+def _write_v2(
+    files: _Files,
+    index: bytes,
+    checksum: str,
+    nodes: Mapping[str, Mapping[str, Any]],
+    wanted: list[str],
+    *,
+    sizes: Mapping[str, int],
+    signed: bool,
+    spec_files: bool,
+    tarballs: bool,
+    cache: MutableMapping[tuple[str, int, str], bytes],
+    **_unused: object,
+) -> tuple[str, dict[str, int]]:
     files.write("build_cache/index.json", index)
     files.write("build_cache/index.json.hash", checksum.encode("ascii"))
     written: dict[str, int] = {}
@@ -396,23 +446,49 @@ def _write_v2(files: _Files, index: bytes, checksum: str, nodes: Mapping[str, Ma
             cache_key = (key, 2, tsum + suffix)
             text = cache.get(cache_key)
             if text is None:
-                spec = _spec_file(key, nodes, {"buildcache_layout_version": 2, "binary_cache_checksum":
-                                               {"hash_algorithm": "sha256", "hash": tsum}})
+                spec = _spec_file(
+                    key,
+                    nodes,
+                    {
+                        "buildcache_layout_version": 2,
+                        "binary_cache_checksum": {"hash_algorithm": "sha256", "hash": tsum},
+                    },
+                )
                 raw = _indent0(spec)
                 text = cache[cache_key] = clearsign(raw.decode("ascii")).encode("ascii") if signed else raw
             files.write(f"build_cache/{stem}-{key}{suffix}", text)
     return "build_cache/index.json", written
 
 
-def _write_v3(files: _Files, index: bytes, checksum: str, nodes: Mapping[str, Mapping[str, Any]],
-              wanted: list[str], *, db_version: str, sizes: Mapping[str, int], signed: bool,
-              spec_files: bool, spec_blobs: bool, tarballs: bool,
-              cache: MutableMapping[tuple[str, int, str], bytes]) -> tuple[str, dict[str, int]]:
+def _write_v3(
+    files: _Files,
+    index: bytes,
+    checksum: str,
+    nodes: Mapping[str, Mapping[str, Any]],
+    wanted: list[str],
+    *,
+    db_version: str,
+    sizes: Mapping[str, int],
+    signed: bool,
+    spec_files: bool,
+    spec_blobs: bool,
+    tarballs: bool,
+    cache: MutableMapping[tuple[str, int, str], bytes],
+) -> tuple[str, dict[str, int]]:
     index_path = f"blobs/sha256/{checksum[:2]}/{checksum}"
     files.write(index_path, index)
-    manifest = {"version": 3, "data": [{
-        "contentLength": len(index), "mediaType": f"application/vnd.spack.db.v{db_version}+json",
-        "compression": "none", "checksumAlgorithm": "sha256", "checksum": checksum}]}
+    manifest = {
+        "version": 3,
+        "data": [
+            {
+                "contentLength": len(index),
+                "mediaType": f"application/vnd.spack.db.v{db_version}+json",
+                "compression": "none",
+                "checksumAlgorithm": "sha256",
+                "checksum": checksum,
+            }
+        ],
+    }
     files.write("v3/manifests/index/index.manifest.json", json.dumps(manifest, indent=0).encode("ascii"))
     files.write("v3/layout.json", b'{"signing": "gpg"}' if signed else b"{}")
     written: dict[str, int] = {}
@@ -443,6 +519,7 @@ def _write_v3(files: _Files, index: bytes, checksum: str, nodes: Mapping[str, Ma
         text = _SPEC_MANIFEST.format(tsize=size, tsum=tsum, ssize=slen, ssum=ssum)
         name = node["name"]
         stem = f"{name}-{node['version']}-{key}".replace("/", "_")
-        files.write(f"v3/manifests/spec/{name}/{stem}.spec.manifest.json",
-                    (clearsign(text) if signed else text).encode("utf-8"))
+        files.write(
+            f"v3/manifests/spec/{name}/{stem}.spec.manifest.json", (clearsign(text) if signed else text).encode("utf-8")
+        )
     return index_path, written

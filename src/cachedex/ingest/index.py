@@ -15,6 +15,7 @@ on a stack unless the stack holds records the root index does not.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import re
@@ -160,19 +161,14 @@ def _db_version_number(version: object, url: str) -> int:
     try:
         number = int(text)
     except ValueError:
-        raise IndexFormatError(
-            url, f"unsupported Database version {text!r} (cachedex reads versions 6 to 9)"
-        ) from None
+        raise IndexFormatError(url, f"unsupported Database version {text!r} (cachedex reads versions 6 to 9)") from None
     if number > max(SUPPORTED_DB_VERSIONS):
         raise IndexFormatError(
             url,
-            f"Database version {number} is newer than this cachedex reads (6 to 9); "
-            "upgrade cachedex",
+            f"Database version {number} is newer than this cachedex reads (6 to 9); upgrade cachedex",
         )
     if number < min(SUPPORTED_DB_VERSIONS):
-        raise IndexFormatError(
-            url, f"Database version {number} is too old (cachedex reads versions 6 to 9)"
-        )
+        raise IndexFormatError(url, f"Database version {number} is too old (cachedex reads versions 6 to 9)")
     return number
 
 
@@ -195,9 +191,7 @@ def decode_index(data: bytes | memoryview, *, url: str) -> RawIndex:
     _reject_duplicate_hashes(data, parsed.database.installs, url)
     for key in parsed.database.installs:
         if not is_dag_hash(key):
-            raise IndexFormatError(
-                url, f"malformed DAG hash {key!r} in database.installs (expected 32 of a-z0-9)"
-            )
+            raise IndexFormatError(url, f"malformed DAG hash {key!r} in database.installs (expected 32 of a-z0-9)")
     return RawIndex(url=url, db_version=number, records=parsed.database.installs)
 
 
@@ -224,8 +218,9 @@ def _reject_duplicate_hashes(data: bytes | memoryview, installs: dict[str, _Reco
     json.loads(blob, object_pairs_hook=pairs)
     if repeated:
         raise IndexFormatError(
-            url, f"DAG hash {repeated[0]} appears {repeated.count(repeated[0]) + 1} times in "
-            f"database.installs ({len(set(repeated))} duplicated hashes in all)"
+            url,
+            f"DAG hash {repeated[0]} appears {repeated.count(repeated[0]) + 1} times in "
+            f"database.installs ({len(set(repeated))} duplicated hashes in all)",
         )
 
 
@@ -254,11 +249,8 @@ def format_variant(name: str, value: object) -> str:
     if value is False:
         return f"~{name}"
     if isinstance(value, list):
-        if name == "patches":
-            # Spack shows patch sha256 sums shortened to 7 characters (format doc §4.3).
-            shown = [str(v)[:7] for v in value]
-        else:
-            shown = sorted(str(v) for v in value)
+        # Spack shows patch sha256 sums shortened to 7 characters (format doc §4.3).
+        shown = [str(v)[:7] for v in value] if name == "patches" else sorted(str(v) for v in value)
         return f"{name}:={_quote_if_needed(','.join(shown))}"
     return f"{name}={_quote_if_needed(str(value))}"
 
@@ -279,10 +271,8 @@ def _variants(node: _Node) -> tuple[str, ...]:
         except (KeyError, TypeError):  # TypeError: an unhashable value (a dict): format it each time
             text = format_variant(name, value)
             if len(cache) < 200_000:
-                try:
+                with contextlib.suppress(TypeError):
                     cache[key] = text  # type: ignore[index]
-                except TypeError:
-                    pass
         shown.append(text)
     if node.patches and "patches" not in node.parameters:
         shown.append(format_variant("patches", list(node.patches)))
@@ -308,9 +298,7 @@ def _edges(node: _Node, url: str, owner: str, canonical: dict[str, str]) -> tupl
         if known is not None:
             target = known
         elif not is_dag_hash(target):
-            raise IndexFormatError(
-                url, f"record {owner}: dependency {name!r} has a malformed hash {target!r}"
-            )
+            raise IndexFormatError(url, f"record {owner}: dependency {name!r} has a malformed hash {target!r}")
         params = edge.parameters
         kinds = params.deptypes if params is not None else edge.type
         mask = masks.get(kinds)
@@ -360,9 +348,7 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
             if not node.name:
                 raise IndexFormatError(url, f"record {key}: node has no name")
             if node.hash is not None and node.hash != key:
-                raise IndexFormatError(
-                    url, f"record {key} holds the node of another hash ({node.hash!r})"
-                )
+                raise IndexFormatError(url, f"record {key} holds the node of another hash ({node.hash!r})")
             edges = _edges(node, url, key, canonical)
             compiler = _direct_compiler(node)
             if compiler is None:

@@ -113,8 +113,9 @@ def _decode_manifest(data: bytes, url: str) -> _Manifest:
         raise IndexFormatError(url, f"manifest version {manifest.version!r} is not a number") from None
     if version > MAX_LAYOUT:
         raise IndexFormatError(
-            url, f"build-cache layout version {version} is newer than this cachedex reads "
-            f"(up to {MAX_LAYOUT}); upgrade cachedex"
+            url,
+            f"build-cache layout version {version} is newer than this cachedex reads "
+            f"(up to {MAX_LAYOUT}); upgrade cachedex",
         )
     return manifest
 
@@ -130,8 +131,9 @@ def _verify(data: bytes, algorithm: str, expected: str, url: str) -> None:
         raise IndexFormatError(url, f"unknown checksum algorithm {algorithm!r}") from None
     if digest != expected.strip().lower():
         raise ChecksumError(
-            url, f"checksum mismatch ({algorithm} expected {expected.strip()[:12]}…, "
-            f"got {digest[:12]}…): the file is corrupt or was replaced while being read"
+            url,
+            f"checksum mismatch ({algorithm} expected {expected.strip()[:12]}…, "
+            f"got {digest[:12]}…): the file is corrupt or was replaced while being read",
         )
 
 
@@ -160,14 +162,11 @@ def read_index(
         return _scan_spec_files(source, names)
     raise NotFound(
         source.url,
-        f"no build cache index here (neither {V3_INDEX_MANIFEST} nor {V2_INDEX}); "
-        "is this the mirror's root URL?",
+        f"no build cache index here (neither {V3_INDEX_MANIFEST} nor {V2_INDEX}); is this the mirror's root URL?",
     )
 
 
-def _read_v3(
-    source: Source, previous: PreviousState | None, progress: ProgressCallback | None
-) -> IndexSnapshot:
+def _read_v3(source: Source, previous: PreviousState | None, progress: ProgressCallback | None) -> IndexSnapshot:
     same_layout = previous is not None and previous.layout == 3
     fetched = source.fetch(
         V3_INDEX_MANIFEST,
@@ -216,16 +215,15 @@ def _pick_index_blob(manifest: _Manifest, url: str) -> _BlobRecord:
     if not candidates:
         if seen:
             raise IndexFormatError(
-                url, f"index is only offered as {', '.join(seen)}; this cachedex reads "
-                f"Database versions {SUPPORTED_DB_VERSIONS[0]} to {SUPPORTED_DB_VERSIONS[-1]}"
+                url,
+                f"index is only offered as {', '.join(seen)}; this cachedex reads "
+                f"Database versions {SUPPORTED_DB_VERSIONS[0]} to {SUPPORTED_DB_VERSIONS[-1]}",
             )
         raise IndexFormatError(url, "manifest lists no index blob (application/vnd.spack.db.vN+json)")
     return max(candidates, key=lambda pair: pair[0])[1]
 
 
-def _read_v2(
-    source: Source, previous: PreviousState | None, progress: ProgressCallback | None
-) -> IndexSnapshot:
+def _read_v2(source: Source, previous: PreviousState | None, progress: ProgressCallback | None) -> IndexSnapshot:
     try:
         expected: str | None = source.read(V2_INDEX_HASH).decode("ascii", "replace").strip()
     except NotFound:
@@ -246,8 +244,9 @@ def _read_v2(
     checksum = hashlib.sha256(fetched.data).hexdigest()
     if expected is not None and checksum != expected:
         raise ChecksumError(
-            index_url, f"does not match index.json.hash (expected {expected[:12]}…, "
-            f"got {checksum[:12]}…): the index is corrupt or was replaced while being read"
+            index_url,
+            f"does not match index.json.hash (expected {expected[:12]}…, "
+            f"got {checksum[:12]}…): the index is corrupt or was replaced while being read",
         )
     if previous is not None and previous.layout == 2 and checksum == previous.checksum:
         return IndexSnapshot(2, checksum, None, fetched.etag, fetched.last_modified)
@@ -273,13 +272,14 @@ def _scan_spec_files(source: Source, names: list[str]) -> IndexSnapshot:
                 by_hash[match.group(1)] = name
     if not by_hash:
         raise NotFound(
-            source.url, f"no build cache index here (neither {V3_INDEX_MANIFEST} nor {V2_INDEX}, "
-            "and no spec files under build_cache/)"
+            source.url,
+            f"no build cache index here (neither {V3_INDEX_MANIFEST} nor {V2_INDEX}, "
+            "and no spec files under build_cache/)",
         )
     installs: dict[str, dict[str, object]] = {}
     db_version = 6
     layout = 0
-    for dag_hash, name in sorted(by_hash.items()):
+    for _hash, name in sorted(by_hash.items()):
         path = f"build_cache/{name}"
         url = source.join(path)
         spec_version, file_layout, nodes = _read_spec_file(source.read(path), url, name)
@@ -310,8 +310,9 @@ def _read_spec_file(raw: bytes, url: str, name: str) -> tuple[int, int, list[tup
         raise IndexFormatError(url, f"buildcache_layout_version {raw_layout!r} is not a number") from None
     if file_layout > 2:
         raise IndexFormatError(
-            url, f"build-cache layout version {file_layout} is newer than this cachedex reads "
-            "in a build_cache/ folder (up to 2); upgrade cachedex"
+            url,
+            f"build-cache layout version {file_layout} is newer than this cachedex reads "
+            "in a build_cache/ folder (up to 2); upgrade cachedex",
         )
     spec = document["spec"]
     nodes: list[tuple[str, dict]] = []  # type: ignore[type-arg]
@@ -338,9 +339,7 @@ def spec_manifest_path(name: str, version: str, dag_hash: str) -> str:
     return f"v3/manifests/spec/{name}/{stem}.spec.manifest.json"
 
 
-def tarball_path_v2(
-    platform: str, os: str, target: str, compiler: str, name: str, version: str, dag_hash: str
-) -> str:
+def tarball_path_v2(platform: str, os: str, target: str, compiler: str, name: str, version: str, dag_hash: str) -> str:
     """Path of a spec's ``.spack`` tarball in a v2 mirror (format doc §5.2)."""
     cname, _, cversion = compiler.partition("@")
     compiler_part = f"{cname}-{cversion}" if cversion else "none-none"
@@ -413,4 +412,3 @@ def fetch_sizes(
         for future in [pool.submit(run, todo[n::workers]) for n in range(workers)]:
             future.result()
     return sizes, problems
-

@@ -146,9 +146,7 @@ class HttpSource(Source):
             headers["If-None-Match"] = etag
         if last_modified:
             headers["If-Modified-Since"] = last_modified
-        response_status, data, response_headers = self._with_retries(
-            url, lambda: self._get(url, headers, progress)
-        )
+        response_status, data, response_headers = self._with_retries(url, lambda: self._get(url, headers, progress))
         if response_status == 304:
             return None
         return Fetched(
@@ -216,15 +214,13 @@ class HttpSource(Source):
                 if number == tries:
                     raise SourceError(
                         url,
-                        f"timed out (no data for {self.options.timeout:g} s), "
-                        f"after {tries} attempts",
+                        f"timed out (no data for {self.options.timeout:g} s), after {tries} attempts",
                     ) from None
             except httpx.RemoteProtocolError as exc:
                 if number == tries:
                     raise SourceError(
                         url,
-                        f"connection closed before the whole answer arrived ({exc}), "
-                        f"after {tries} attempts",
+                        f"connection closed before the whole answer arrived ({exc}), after {tries} attempts",
                     ) from None
             except httpx.TransportError as exc:  # connection refused, reset, DNS
                 if number == tries:
@@ -246,9 +242,7 @@ def make_http_client(options: HttpOptions) -> httpx.Client:
     """One pooled client for all HTTP mirrors of a sync."""
     import httpx
 
-    limits = httpx.Limits(
-        max_connections=options.concurrency, max_keepalive_connections=options.concurrency
-    )
+    limits = httpx.Limits(max_connections=options.concurrency, max_keepalive_connections=options.concurrency)
     return httpx.Client(
         timeout=httpx.Timeout(options.timeout),
         limits=limits,

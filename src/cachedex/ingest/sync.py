@@ -18,6 +18,8 @@ import msgspec
 from ..catalog import Catalog
 from ..config import Config, TagConfig
 from ..errors import CachedexError
+from ..progress import SILENT, Progress
+from ..values import MirrorRef, SpecRecord
 from .index import RawIndex, build_records, decode_index, gc_paused
 from .layouts import (
     IndexSnapshot,
@@ -28,9 +30,7 @@ from .layouts import (
     spec_manifest_path,
     tarball_path_v2,
 )
-from ..progress import SILENT, Progress
 from .sources import Source, make_http_client, open_source
-from ..values import MirrorRef, SpecRecord
 
 if TYPE_CHECKING:
     import httpx
@@ -244,13 +244,23 @@ def _sync_tag_or_raise(
         for read in reads:
             snap = read.snapshot
             if read.members is None or read.db_version is None:
-                writer.keep_mirror(read.ref.stack, read.ref.url, fetched_at=fetched_at,
-                                   etag=snap.etag, last_modified=snap.last_modified)
+                writer.keep_mirror(
+                    read.ref.stack,
+                    read.ref.url,
+                    fetched_at=fetched_at,
+                    etag=snap.etag,
+                    last_modified=snap.last_modified,
+                )
             else:
                 writer.replace_mirror(
-                    read.ref.stack, read.ref.url, layout=snap.layout,
-                    db_version=read.db_version, checksum=snap.checksum, etag=snap.etag,
-                    last_modified=snap.last_modified, fetched_at=fetched_at,
+                    read.ref.stack,
+                    read.ref.url,
+                    layout=snap.layout,
+                    db_version=read.db_version,
+                    checksum=snap.checksum,
+                    etag=snap.etag,
+                    last_modified=snap.last_modified,
+                    fetched_at=fetched_at,
                     members=read.members,
                 )
         writer.drop_other_stacks()
@@ -265,7 +275,11 @@ def _sync_tag_or_raise(
         seconds=time.perf_counter() - started,
         mirrors=tuple(
             MirrorOutcome(
-                r.ref.stack, r.ref.url, r.changed, r.snapshot.layout, r.db_version,
+                r.ref.stack,
+                r.ref.url,
+                r.changed,
+                r.snapshot.layout,
+                r.db_version,
                 len(r.members) if r.members is not None else None,
             )
             for r in reads
@@ -291,7 +305,7 @@ def _record_batches(new_hashes: dict[str, _Read], size: int = 20_000) -> Iterato
     for read, hashes in by_read.values():
         assert read.index is not None  # kept until every batch is built
         for start in range(0, len(hashes), size):
-            yield build_records(read.index, hashes[start:start + size])
+            yield build_records(read.index, hashes[start : start + size])
 
 
 def _fetch_missing_sizes(
@@ -313,10 +327,7 @@ def _fetch_missing_sizes(
                 continue  # unchanged index: its sizes were fetched when it changed
         elif not head_sizes:
             continue
-        listed = (
-            read.listed() if read.changed
-            else sorted(catalog.listed_hashes(read.ref.tag, read.ref.stack))
-        )
+        listed = read.listed() if read.changed else sorted(catalog.listed_hashes(read.ref.tag, read.ref.stack))
         candidates = [h for h in listed if h not in claimed]
         # A spec new in this sync has no size yet: only ask the catalog about the others.
         unsized = set(candidates) - catalog.sized_hashes(h for h in candidates if h not in new_hashes)
@@ -325,13 +336,19 @@ def _fetch_missing_sizes(
             continue
         keys = catalog.size_keys(unsized)
         lookups = [
-            SizeLookup(k[0], spec_manifest_path(k[1], k[2], k[0]) if layout == 3
-                       else tarball_path_v2(k[3], k[4], k[5], k[6], k[1], k[2], k[0]))
+            SizeLookup(
+                k[0],
+                spec_manifest_path(k[1], k[2], k[0])
+                if layout == 3
+                else tarball_path_v2(k[3], k[4], k[5], k[6], k[1], k[2], k[0]),
+            )
             for k in keys
         ]
         line = reporter.task(f"{read.ref.tag}/{read.ref.stack}: sizes", total=len(lookups))
         found, problems = fetch_sizes(
-            read.source, lookups, layout=layout,
+            read.source,
+            lookups,
+            layout=layout,
             workers=read.source.readers or config.http.concurrency,
             on_done=line.advance,
         )
@@ -343,4 +360,3 @@ def _fetch_missing_sizes(
         if missing > 0:
             warnings.append(f"{read.ref.stack}: {missing} binaries without a size (no manifest or tarball)")
     return sizes, warnings
-

@@ -3,6 +3,7 @@ no folder outside the output folder, whatever a tag or package name says."""
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.context
 import os
@@ -11,8 +12,7 @@ from pathlib import Path
 
 from ..errors import CachedexError
 
-__all__ = ["OutputError", "cpu_workers", "pool_context", "safe_folder", "same_bytes", "update_file",
-           "write_atomically"]
+__all__ = ["OutputError", "cpu_workers", "pool_context", "safe_folder", "same_bytes", "update_file", "write_atomically"]
 
 
 class OutputError(CachedexError):
@@ -51,10 +51,8 @@ def write_atomically(path: str, data: bytes) -> None:
             handle.write(data)
         os.replace(temp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(temp)
-        except OSError:
-            pass
         raise
 
 

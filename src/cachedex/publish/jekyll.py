@@ -228,11 +228,15 @@ class _PageWriter:
             return self._arch[arch]
         except KeyError:
             compiler, os_, platform, target = map(self.string, arch)
-            return _memo_put(self._arch, arch, (
-                f'{{"compiler": {compiler}, "hash": ',
-                f', "os": {os_}, "platform": {platform}, "size": ',
-                f', "target": {target}, "variants": ',
-            ))
+            return _memo_put(
+                self._arch,
+                arch,
+                (
+                    f'{{"compiler": {compiler}, "hash": ',
+                    f', "os": {os_}, "platform": {platform}, "size": ',
+                    f', "target": {target}, "variants": ',
+                ),
+            )
 
     def _variants_json(self, stored: str) -> str:
         """The stored (compact) JSON list of variant strings as json.dumps writes it."""
@@ -328,8 +332,18 @@ def render_page(tag: str, package: str, specs: Iterable[ListedSpec]) -> bytes:
     """The bytes of ``_cache/<tag>/<package>/specs.md`` for ``specs`` (any order), as
     cache.spack.io writes them; what :func:`write_jekyll` writes for the same specs."""
     rows: list[Row] = [
-        (s.name, s.hash, s.version, s.compiler, s.os, s.platform, s.target,
-         msgspec.json.encode(list(s.variants)).decode(), s.size, "\x1f".join(s.stacks))
+        (
+            s.name,
+            s.hash,
+            s.version,
+            s.compiler,
+            s.os,
+            s.platform,
+            s.target,
+            msgspec.json.encode(list(s.variants)).decode(),
+            s.size,
+            "\x1f".join(s.stacks),
+        )
         for s in specs
     ]
     return _PageWriter().page(tag, package, rows)
@@ -489,8 +503,15 @@ def _write_tag(catalog: Catalog, outdir: Path, tag: str, workers: int | None) ->
         summary.parameters.update(share.parameters)
     removed = _remove_left_packages(entries, kept)
     report = TagReport(
-        tag, folder, len(kept), sum(s.specs for s in shares), sum(s.written for s in shares),
-        sum(s.unchanged for s in shares), removed, tuple(sorted(skipped)), parts,
+        tag,
+        folder,
+        len(kept),
+        sum(s.specs for s in shares),
+        sum(s.written for s in shares),
+        sum(s.unchanged for s in shares),
+        removed,
+        tuple(sorted(skipped)),
+        parts,
     )
     return report, summary
 

@@ -38,8 +38,7 @@ __all__ = [
 ]
 
 #: Facets of the tag and package pages: (key in the URL, label).
-FACETS = (("stack", "Stack"), ("os", "OS"), ("target", "Target"), ("compiler", "Compiler"),
-          ("platform", "Platform"))
+FACETS = (("stack", "Stack"), ("os", "OS"), ("target", "Target"), ("compiler", "Compiler"), ("platform", "Platform"))
 
 
 class PageNotFound(CachedexError):
@@ -120,9 +119,16 @@ class MirrorsPage(msgspec.Struct, frozen=True, tag_field="page", tag="mirrors"):
 def _tag_rows(catalog: Catalog, names: Iterable[str] | None = None) -> list[TagRow]:
     roots = {m.tag: m for m in catalog.mirrors() if m.stack == "root"}
     return [
-        TagRow(s.tag, s.specs, s.packages, s.stacks, s.size, s.synced_at,
-               roots[s.tag].layout if s.tag in roots else None,
-               roots[s.tag].db_version if s.tag in roots else None)
+        TagRow(
+            s.tag,
+            s.specs,
+            s.packages,
+            s.stacks,
+            s.size,
+            s.synced_at,
+            roots[s.tag].layout if s.tag in roots else None,
+            roots[s.tag].db_version if s.tag in roots else None,
+        )
         for s in catalog.tag_stats(names)
     ]
 
@@ -160,12 +166,19 @@ def tag_page(catalog: Catalog, tag: str) -> TagPage:
             values["stack"].update(stacks.split("\x1f"))
         for key, found in values.items():
             facets[key].update(found)
-        packages.append(PackageRow(
-            name=name, specs=count, versions=tuple(sorted(versions, reverse=True)),
-            compilers=tuple(sorted(values["compiler"])), platforms=tuple(sorted(values["platform"])),
-            oses=tuple(sorted(values["os"])), targets=tuple(sorted(values["target"])),
-            stacks=tuple(sorted(values["stack"])), size=size,
-        ))
+        packages.append(
+            PackageRow(
+                name=name,
+                specs=count,
+                versions=tuple(sorted(versions, reverse=True)),
+                compilers=tuple(sorted(values["compiler"])),
+                platforms=tuple(sorted(values["platform"])),
+                oses=tuple(sorted(values["os"])),
+                targets=tuple(sorted(values["target"])),
+                stacks=tuple(sorted(values["stack"])),
+                size=size,
+            )
+        )
     return TagPage(row, tuple(packages), {k: dict(sorted(c.items())) for k, c in facets.items()})
 
 
@@ -178,8 +191,14 @@ def package_page(catalog: Catalog, tag: str, name: str) -> PackagePage:
     return _package_page(tag, name, found.specs, catalog.package_tags(name))
 
 
-def package_pages(catalog: Catalog, tag: str, *, part: int = 0, parts: int = 1,
-                  package_tags: dict[str, list[tuple[str, int]]] | None = None) -> Iterator[PackagePage]:
+def package_pages(
+    catalog: Catalog,
+    tag: str,
+    *,
+    part: int = 0,
+    parts: int = 1,
+    package_tags: dict[str, list[tuple[str, int]]] | None = None,
+) -> Iterator[PackagePage]:
     """The page of every package of a tag (or of share ``part`` of ``parts``, as
     :meth:`Catalog.listed_spec_rows` splits them), streamed from one pass over the tag:
     what :func:`package_page` gives for each, without a query per package.
@@ -188,34 +207,57 @@ def package_pages(catalog: Catalog, tag: str, *, part: int = 0, parts: int = 1,
     rows = catalog.listed_spec_rows(tag, part=part, parts=parts)
     for name, group in itertools.groupby(rows, key=lambda row: row[0]):
         specs = sorted(
-            (SpecSummary(hash=h, name=n, version=v, compiler=c, platform=p, os=o, target=t,
-                         variants=_variants.decode(var), size=size, tags=(tag,),
-                         stacks=tuple(sorted(stacks.split("\x1f"))))
-             for n, h, v, c, o, p, t, var, size, stacks in group),
+            (
+                SpecSummary(
+                    hash=h,
+                    name=n,
+                    version=v,
+                    compiler=c,
+                    platform=p,
+                    os=o,
+                    target=t,
+                    variants=_variants.decode(var),
+                    size=size,
+                    tags=(tag,),
+                    stacks=tuple(sorted(stacks.split("\x1f"))),
+                )
+                for n, h, v, c, o, p, t, var, size, stacks in group
+            ),
             key=lambda s: (s.version, s.hash),
         )
         yield _package_page(tag, name, tuple(specs), tags_of.get(name, []))
 
 
-def _package_page(tag: str, name: str, specs: tuple[SpecSummary, ...],
-                  package_tags: list[tuple[str, int]]) -> PackagePage:
+def _package_page(
+    tag: str, name: str, specs: tuple[SpecSummary, ...], package_tags: list[tuple[str, int]]
+) -> PackagePage:
     # Counter over a whole column counts in C: a site's 10,000 package pages cost a
     # second less than with an update per spec.
-    columns = {"stack": itertools.chain.from_iterable(map(attrgetter("stacks"), specs)),
-               "os": map(attrgetter("os"), specs), "target": map(attrgetter("target"), specs),
-               "compiler": map(attrgetter("compiler"), specs), "platform": map(attrgetter("platform"), specs)}
+    columns = {
+        "stack": itertools.chain.from_iterable(map(attrgetter("stacks"), specs)),
+        "os": map(attrgetter("os"), specs),
+        "target": map(attrgetter("target"), specs),
+        "compiler": map(attrgetter("compiler"), specs),
+        "platform": map(attrgetter("platform"), specs),
+    }
     others = tuple((t, n) for t, n in package_tags if t != tag)
     return PackagePage(
-        tag, name, specs, {key: dict(sorted(Counter(columns[key]).items())) for key, _ in FACETS},
-        others, sum(s.size or 0 for s in specs),
+        tag,
+        name,
+        specs,
+        {key: dict(sorted(Counter(columns[key]).items())) for key, _ in FACETS},
+        others,
+        sum(s.size or 0 for s in specs),
     )
 
 
 def install_commands(tag: str, stack: str, url: str, dag_hash: str) -> str:
     mirror = f"{tag}-{stack}" if stack != "root" else tag
-    return (f"spack mirror add {mirror} {url}\n"
-            "spack buildcache keys --install --trust\n"
-            f"spack install --cache-only /{dag_hash}")
+    return (
+        f"spack mirror add {mirror} {url}\n"
+        "spack buildcache keys --install --trust\n"
+        f"spack install --cache-only /{dag_hash}"
+    )
 
 
 def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
@@ -233,8 +275,15 @@ def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
     )
 
 
-def _spec_page(spec: SpecSummary, *, holders: Sequence[Holder], dependencies: list[Edge], closure: list[Edge],
-               dependents: list[Edge], node: str) -> SpecPage:
+def _spec_page(
+    spec: SpecSummary,
+    *,
+    holders: Sequence[Holder],
+    dependencies: list[Edge],
+    closure: list[Edge],
+    dependents: list[Edge],
+    node: str,
+) -> SpecPage:
     # Only binaries are downloaded: a dependency without one (an external) costs nothing.
     binaries = [e.size for e in closure if e.listed] + ([spec.size] if spec.tags else [])
     return SpecPage(
@@ -245,8 +294,9 @@ def _spec_page(spec: SpecSummary, *, holders: Sequence[Holder], dependencies: li
         dependents=tuple(dependents),
         closure_size=sum(size for size in binaries if size is not None),
         closure_unknown=sum(1 for size in binaries if size is None),
-        install=tuple(Install(h.tag, h.stack, install_commands(h.tag, h.stack, h.url, spec.hash))
-                      for h in holders if h.listed),
+        install=tuple(
+            Install(h.tag, h.stack, install_commands(h.tag, h.stack, h.url, spec.hash)) for h in holders if h.listed
+        ),
         node=node,
     )
 
@@ -326,16 +376,29 @@ class SpecGraph:
     def held_by(self, tags: Iterable[str]) -> list[tuple[int, str]]:
         """(catalog id, hash) of every spec some mirror of ``tags`` holds, by id."""
         wanted = set(tags)
-        return sorted((spec_id, self._rows[self._position[spec_id]][1]) for spec_id, holders in self._holders.items()
-                      if any(holder.tag in wanted for holder in holders))
+        return sorted(
+            (spec_id, self._rows[self._position[spec_id]][1])
+            for spec_id, holders in self._holders.items()
+            if any(holder.tag in wanted for holder in holders)
+        )
 
     def page(self, spec_id: int, node: str) -> SpecPage:
         """The page of one spec (by catalog id), given its raw node JSON."""
         at = self._position[spec_id]
         _, dag_hash, name, version, compiler, platform, os, target, variants, size, _ = self._rows[at]
-        spec = SpecSummary(hash=dag_hash, name=name, version=version, compiler=compiler, platform=platform,
-                           os=os, target=target, variants=_variants.decode(variants), size=size,
-                           tags=tuple(self._tags.get(spec_id, ())), stacks=())
+        spec = SpecSummary(
+            hash=dag_hash,
+            name=name,
+            version=version,
+            compiler=compiler,
+            platform=platform,
+            os=os,
+            target=target,
+            variants=_variants.decode(variants),
+            size=size,
+            tags=tuple(self._tags.get(spec_id, ())),
+            stacks=(),
+        )
         return _spec_page(
             spec,
             holders=self._holders.get(spec_id, ()),

@@ -22,16 +22,27 @@ from markupsafe import Markup, escape
 try:
     from markupsafe import _escape_inner  # the C function behind escape(), on str only
 except ImportError:  # pragma: no cover - another MarkupSafe; the same text, a little slower
+
     def _escape_inner(text: str) -> str:
         return str.__str__(escape(text))
 
+
 from .. import __version__
 from ..catalog import Edge
-from .pages import FACETS, Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 from ..values import human_size, is_dag_hash
+from .pages import FACETS, Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 
-__all__ = ["ASSETS", "json_path", "page_path", "render", "render_all_packages", "render_not_found",
-           "render_stamp", "spec_url", "to_json"]
+__all__ = [
+    "ASSETS",
+    "json_path",
+    "page_path",
+    "render",
+    "render_all_packages",
+    "render_not_found",
+    "render_stamp",
+    "spec_url",
+    "to_json",
+]
 
 #: The site's own assets, their version in their names (cache forever, never stale).
 ASSETS = {"css": f"static/cachedex-{__version__}.css", "js": f"static/cachedex-{__version__}.js"}
@@ -40,14 +51,19 @@ ASSET_SOURCES = {"css": "cachedex.css", "js": "cachedex.js"}
 
 Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage
 
-_TEMPLATES = {HomePage: "home.html", TagPage: "tag.html", PackagePage: "package.html",
-              SpecPage: "spec.html", MirrorsPage: "mirrors.html"}
+_TEMPLATES = {
+    HomePage: "home.html",
+    TagPage: "tag.html",
+    PackagePage: "package.html",
+    SpecPage: "spec.html",
+    MirrorsPage: "mirrors.html",
+}
 
 
 def _when(value: float | None) -> str:
     if value is None:
         return "never"
-    return datetime.datetime.fromtimestamp(value, datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    return datetime.datetime.fromtimestamp(value, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _segment(value: str) -> str:
@@ -102,9 +118,12 @@ _NO_BINARY = ' <span class="tag muted" title="no binary of this in the cache">no
 
 def _edge_item(edge: Edge, root: str) -> str:
     href, short = escape(spec_url(edge.hash)), escape(edge.hash[:7])
-    return (f'<li><a href="{escape(root)}{href}">{escape(edge.name)}@{escape(edge.version)}</a> <code>/{short}</code>'
-            + (f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else "")
-            + ("" if edge.listed else _NO_BINARY) + "</li>")
+    return (
+        f'<li><a href="{escape(root)}{href}">{escape(edge.name)}@{escape(edge.version)}</a> <code>/{short}</code>'
+        + (f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else "")
+        + ("" if edge.listed else _NO_BINARY)
+        + "</li>"
+    )
 
 
 class _EdgeItems:
@@ -149,8 +168,12 @@ def _edge_list(edges: Sequence[Edge], root: str, json_href: str) -> Markup:
     if not edges:
         return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
     items = "\n".join(_edge_items(edges[:EDGE_ROWS], root))
-    more = (f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
-            "this page as JSON</a>.</p>" if len(edges) > EDGE_ROWS else "")
+    more = (
+        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
+        "this page as JSON</a>.</p>"
+        if len(edges) > EDGE_ROWS
+        else ""
+    )
     return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
 
 
@@ -159,11 +182,13 @@ def _holder_items(holders: tuple[Holder, ...], root: str) -> Markup:
     """The mirrors holding a spec; the same few combinations recur on most spec pages."""
     if not holders:
         return Markup("<li>no mirror</li>")
-    return Markup("".join(
-        f'<li><a href="{escape(root)}tags/{escape(_segment(h.tag))}/index.html">{escape(h.tag)}</a> / '
-        f"{escape(h.stack)}" + ("" if h.listed else ' <span class="tag muted">no binary</span>') + "</li>"
-        for h in holders
-    ))
+    return Markup(
+        "".join(
+            f'<li><a href="{escape(root)}tags/{escape(_segment(h.tag))}/index.html">{escape(h.tag)}</a> / '
+            f"{escape(h.stack)}" + ("" if h.listed else ' <span class="tag muted">no binary</span>') + "</li>"
+            for h in holders
+        )
+    )
 
 
 def _element_text(value: str) -> Markup:
@@ -187,8 +212,15 @@ def _join(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
     return _jinja_join(eval_ctx, value, d, attribute)  # type: ignore[no-any-return]
 
 
-_env.filters.update(join=_join, size=human_size, element_text=_element_text, when=_when, segment=_segment,
-                    edge_list=_edge_list, holder_items=_holder_items)
+_env.filters.update(
+    join=_join,
+    size=human_size,
+    element_text=_element_text,
+    when=_when,
+    segment=_segment,
+    edge_list=_edge_list,
+    holder_items=_holder_items,
+)
 #: What every template may use besides its own values. Each render gets these and its
 #: values as its whole context (see :func:`_render`), not Jinja's globals.
 _GLOBALS = {"assets": ASSETS, "facets": FACETS, "version": __version__}
@@ -260,8 +292,13 @@ def render(page: Page) -> str:
     path = page_path(page)
     # Markup: the root and the twin's name are ours and safe; escaping them again on
     # each of their uses is a measurable part of a spec page's render.
-    return _render(_TEMPLATES[type(page)], page=page, root=Markup(_root(path)),
-                   json_href=Markup(json_path(path).rsplit("/", 1)[-1]), first_rows=FIRST_ROWS)
+    return _render(
+        _TEMPLATES[type(page)],
+        page=page,
+        root=Markup(_root(path)),
+        json_href=Markup(json_path(path).rsplit("/", 1)[-1]),
+        first_rows=FIRST_ROWS,
+    )
 
 
 def render_all_packages(page: TagPage) -> str:

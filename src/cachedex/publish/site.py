@@ -32,6 +32,7 @@ import msgspec
 
 from ..catalog import Catalog, package_names_of
 from ..config import check_name
+from ..values import is_dag_hash
 from .files import OutputError, cpu_workers, pool_context, safe_folder, same_bytes, update_file
 from .pages import SpecGraph, SpecPage, home_page, mirrors_page, package_pages, tag_page
 from .render import (
@@ -46,7 +47,6 @@ from .render import (
     render_stamp,
     to_json,
 )
-from ..values import is_dag_hash
 
 __all__ = ["SiteReport", "write_site"]
 
@@ -120,13 +120,15 @@ class _Writer:
         twins = [to_json(page) for _, _, page, _ in pending]
         self.pages += len(pending)
         if self.trust_twins:
-            changed = [staged or not same_bytes(twin, data) or not os.path.isfile(html) or os.path.islink(html)
-                       for (html, twin, _, staged), data in zip(pending, twins)]
+            changed = [
+                staged or not same_bytes(twin, data) or not os.path.isfile(html) or os.path.islink(html)
+                for (html, twin, _, staged), data in zip(pending, twins, strict=True)
+            ]
             self.unchanged += 2 * changed.count(False)
             pending = list(itertools.compress(pending, changed))
             twins = list(itertools.compress(twins, changed))
         markup = [render(page).encode() for _, _, page, _ in pending]
-        for (html, twin, _, staged), text, data in zip(pending, markup, twins):
+        for (html, twin, _, staged), text, data in zip(pending, markup, twins, strict=True):
             self._store(html, text, staged=staged)
             self._store(twin, data, staged=staged)
 
@@ -159,7 +161,7 @@ def _write_new(path: str, data: bytes) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 
@@ -246,8 +248,9 @@ def write_site(
         removed += _remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
     removed += _remove_others(outdir / "tags", set(known))
     update_file(str(outdir / _STAMP), stamp)  # last: only a complete build vouches for its pages
-    return SiteReport(outdir, writer.written, writer.unchanged, removed, writer.pages,
-                      tuple(skipped), time.perf_counter() - started)
+    return SiteReport(
+        outdir, writer.written, writer.unchanged, removed, writer.pages, tuple(skipped), time.perf_counter() - started
+    )
 
 
 #: Below this many records in the tags written, one process writes every page.
@@ -296,8 +299,7 @@ def _write_task(catalog: Catalog, writer: _Writer, task: _Task) -> None:
         writer.page(page)
         writer.file(f"tags/{tag}/all.html", render_all_packages(page).encode())
     for tag in task.tags:
-        for page in package_pages(catalog, tag, part=task.part, parts=task.parts,
-                                  package_tags=_Inherited.package_tags):
+        for page in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=_Inherited.package_tags):
             if not check_name(page.name):
                 writer.page(page)
     graph = _Inherited.graph
@@ -308,8 +310,12 @@ def _write_task(catalog: Catalog, writer: _Writer, task: _Task) -> None:
 
 
 def _write_pages(
-    catalog: Catalog, writer: _Writer, tags: list[str], package_tags: dict[str, list[tuple[str, int]]],
-    workers: int | None, progress: Callable[[str], None],
+    catalog: Catalog,
+    writer: _Writer,
+    tags: list[str],
+    package_tags: dict[str, list[tuple[str, int]]],
+    workers: int | None,
+    progress: Callable[[str], None],
 ) -> bool:
     """The tag pages, package pages and spec pages of ``tags``, without a query per
     page: package pages stream from one pass per tag, and the spec graph is read once.
@@ -324,8 +330,11 @@ def _write_pages(
         if count <= 1 or records < PARALLEL_MIN_PAGES:
             ids = _read_graph(catalog, tags, progress)
             folder, staged = _spec_folder(outdir, ids)
-            _write_task(catalog, writer, _Task(catalog.path, outdir, tags, 0, 1, tags, [i for i, _ in ids], folder,
-                                               staged, trust))
+            _write_task(
+                catalog,
+                writer,
+                _Task(catalog.path, outdir, tags, 0, 1, tags, [i for i, _ in ids], folder, staged, trust),
+            )
         else:
             context = pool_context()
             # One process fewer than CPUs writes tag and package pages while this one
@@ -333,12 +342,29 @@ def _write_pages(
             sharing = max(1, count - 1)
             with context.Pool(sharing) as package_pool:  # forked before the graph exists: small
                 packages = package_pool.map_async(
-                    _run_task, [_Task(catalog.path, outdir, tags, n, sharing, tags[n::sharing], trust_twins=trust)
-                                for n in range(sharing)])
+                    _run_task,
+                    [
+                        _Task(catalog.path, outdir, tags, n, sharing, tags[n::sharing], trust_twins=trust)
+                        for n in range(sharing)
+                    ],
+                )
                 ids = _read_graph(catalog, tags, progress)
                 folder, staged = _spec_folder(outdir, ids)
-                tasks = [_Task(catalog.path, outdir, [], 0, 1, [], [i for i, _ in ids[start:start + SPECS_PER_TASK]],
-                               folder, staged, trust) for start in range(0, len(ids), SPECS_PER_TASK)]
+                tasks = [
+                    _Task(
+                        catalog.path,
+                        outdir,
+                        [],
+                        0,
+                        1,
+                        [],
+                        [i for i, _ in ids[start : start + SPECS_PER_TASK]],
+                        folder,
+                        staged,
+                        trust,
+                    )
+                    for start in range(0, len(ids), SPECS_PER_TASK)
+                ]
                 done = 0
                 gc.freeze()  # workers then share the graph's memory pages instead of copying them
                 with context.Pool(count) as spec_pool:
@@ -383,8 +409,13 @@ def _remove_spec_pages(folder: Path, keep: set[str]) -> int:
             continue
         for entry in os.scandir(shard.path):
             stem, _, suffix = entry.name.rpartition(".")
-            if (suffix in ("html", "json") and is_dag_hash(stem) and stem[:2] == shard.name and stem not in keep
-                    and entry.is_file(follow_symlinks=False)):
+            if (
+                suffix in ("html", "json")
+                and is_dag_hash(stem)
+                and stem[:2] == shard.name
+                and stem not in keep
+                and entry.is_file(follow_symlinks=False)
+            ):
                 os.unlink(entry.path)
                 removed += suffix == "html"
         if not os.listdir(shard.path):

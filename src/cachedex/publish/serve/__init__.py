@@ -39,8 +39,8 @@ from ... import __version__
 from ...catalog import Catalog
 from ...diff import diff_since, diff_tags
 from ...errors import CachedexError
-from ..pages import PageNotFound, SpecPage, home_page, mirrors_page, package_page, spec_page, tag_page
 from ...query import QueryError, parse
+from ..pages import PageNotFound, SpecPage, home_page, mirrors_page, package_page, spec_page, tag_page
 from ..render import ASSET_SOURCES, ASSETS, asset_text, render, render_all_packages, render_not_found, to_json
 
 __all__ = ["CATALOG_ENV", "app_from_environment", "create_app"]
@@ -155,8 +155,7 @@ def _api_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     _only(request, {"stack", "os", "target", "compiler", "platform"})
     page = tag_page(catalog, request.path_params["tag"])
     wanted = {k: v for k, v in request.query_params.items() if v}
-    fields = {"stack": "stacks", "os": "oses", "target": "targets", "compiler": "compilers",
-              "platform": "platforms"}
+    fields = {"stack": "stacks", "os": "oses", "target": "targets", "compiler": "compilers", "platform": "platforms"}
     packages = [p for p in page.packages if all(v in getattr(p, fields[k]) for k, v in wanted.items())]
     return _json({"tag": page.tag, "total": len(packages), "packages": packages, "facets": page.facets})
 
@@ -205,7 +204,7 @@ def _api_diff(catalog: Catalog, request: Request) -> tuple[bytes, str]:
         except ValueError:
             raise ApiError(400, f"since must be a date like 2026-11-01, got {since!r}") from None
         if when.tzinfo is None:
-            when = when.replace(tzinfo=datetime.timezone.utc)
+            when = when.replace(tzinfo=datetime.UTC)
         if tag not in catalog.tag_names():
             raise ApiError(404, f"no tag {tag!r} in the catalog")
         return _json(diff_since(catalog, tag, when.timestamp(), since))
@@ -291,7 +290,10 @@ def create_app(catalog_path: Path) -> Starlette:
     lock = threading.Lock()
 
     def answer(
-        builder: Builder, *, api: bool, cheap: Callable[[Request], bool] = lambda request: False,
+        builder: Builder,
+        *,
+        api: bool,
+        cheap: Callable[[Request], bool] = lambda request: False,
     ) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             catalog = catalogs.get()
@@ -339,12 +341,14 @@ def create_app(catalog_path: Path) -> Starlette:
                 return _cached(_error_body(404, str(exc)), "application/json", 404, etag)
             return _cached(render_not_found(str(exc)).encode(), "text/html; charset=utf-8", 404, etag)
 
-    def api(builder: Builder, cheap: Callable[[Request], bool] = lambda request: False) -> Callable[
-            [Request], Awaitable[Response]]:
+    def api(
+        builder: Builder, cheap: Callable[[Request], bool] = lambda request: False
+    ) -> Callable[[Request], Awaitable[Response]]:
         return answer(builder, api=True, cheap=cheap)
 
-    def html(builder: Builder, cheap: Callable[[Request], bool] = lambda request: False) -> Callable[
-            [Request], Awaitable[Response]]:
+    def html(
+        builder: Builder, cheap: Callable[[Request], bool] = lambda request: False
+    ) -> Callable[[Request], Awaitable[Response]]:
         return answer(builder, api=False, cheap=cheap)
 
     assets = {relative.split("/", 1)[1]: (asset_text(kind), kind) for kind, relative in ASSETS.items()}
@@ -364,17 +368,25 @@ def create_app(catalog_path: Path) -> Starlette:
 
     async def not_found(request: Request, exc: Exception) -> Response:
         if request.url.path.startswith("/api/"):
-            return Response(_error_body(404, f"no such endpoint: {request.url.path}"), status_code=404,
-                            media_type="application/json")
+            return Response(
+                _error_body(404, f"no such endpoint: {request.url.path}"),
+                status_code=404,
+                media_type="application/json",
+            )
         return Response(render_not_found(), status_code=404, media_type="text/html; charset=utf-8")
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
-        return Response(_error_body(405, f"{request.method} is not allowed here"), status_code=405,
-                        media_type="application/json", headers={"Allow": "GET, HEAD"})
+        return Response(
+            _error_body(405, f"{request.method} is not allowed here"),
+            status_code=405,
+            media_type="application/json",
+            headers={"Allow": "GET, HEAD"},
+        )
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        return Response(_error_body(500, "internal error; see the server's log"), status_code=500,
-                        media_type="application/json")
+        return Response(
+            _error_body(500, "internal error; see the server's log"), status_code=500, media_type="application/json"
+        )
 
     routes = [
         Route("/api/openapi.json", openapi, methods=["GET"]),
@@ -382,8 +394,9 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/api/tags/{tag}/packages", api(_api_packages), methods=["GET"]),
         Route("/api/tags/{tag}/packages/{name}", api(_api_package, _always), methods=["GET"]),
         Route("/api/specs/{hash}", api(_api_spec), methods=["GET"]),
-        Route("/api/search", api(_api_search, lambda r: _cheap_search(r, indexes_ready=catalogs.ready)),
-              methods=["GET"]),
+        Route(
+            "/api/search", api(_api_search, lambda r: _cheap_search(r, indexes_ready=catalogs.ready)), methods=["GET"]
+        ),
         Route("/api/diff", api(_api_diff), methods=["GET"]),
         Route("/static/{file}", static, methods=["GET"]),
         Route("/packages.json", html(_packages_index), methods=["GET"]),
@@ -395,6 +408,7 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/specs/{prefix}/{hash}.html", html(_spec), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.json", html(_spec), methods=["GET"]),
     ]
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # Before the first request: a search of facets alone on a big tag needs its
@@ -418,8 +432,13 @@ def create_app(catalog_path: Path) -> Starlette:
 _ERROR = {
     "type": "object",
     "required": ["error"],
-    "properties": {"error": {"type": "object", "required": ["status", "message"],
-                             "properties": {"status": {"type": "integer"}, "message": {"type": "string"}}}},
+    "properties": {
+        "error": {
+            "type": "object",
+            "required": ["status", "message"],
+            "properties": {"status": {"type": "integer"}, "message": {"type": "string"}},
+        }
+    },
 }
 
 
@@ -427,70 +446,148 @@ def _responses(ok: dict[str, Any], *errors: int) -> dict[str, Any]:
     result: dict[str, Any] = {"200": {"description": "OK", "content": {"application/json": {"schema": ok}}}}
     reasons = {400: "A bad parameter", 404: "No such tag, package or spec"}
     for status in errors:
-        result[str(status)] = {"description": reasons[status],
-                               "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+        result[str(status)] = {
+            "description": reasons[status],
+            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}},
+        }
     return result
 
 
-def _param(name: str, where: str = "query", *, required: bool = False, schema: dict[str, Any] | None = None,
-           description: str = "") -> dict[str, Any]:
-    return {"name": name, "in": where, "required": required or where == "path",
-            "schema": schema or {"type": "string"}, "description": description}
+def _param(
+    name: str,
+    where: str = "query",
+    *,
+    required: bool = False,
+    schema: dict[str, Any] | None = None,
+    description: str = "",
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": where,
+        "required": required or where == "path",
+        "schema": schema or {"type": "string"},
+        "description": description,
+    }
 
 
 _SPEC_SUMMARY = {
     "type": "object",
-    "required": ["hash", "name", "version", "compiler", "platform", "os", "target", "variants", "size", "tags", "stacks"],
+    "required": [
+        "hash",
+        "name",
+        "version",
+        "compiler",
+        "platform",
+        "os",
+        "target",
+        "variants",
+        "size",
+        "tags",
+        "stacks",
+    ],
     "properties": {
-        "hash": {"type": "string"}, "name": {"type": "string"}, "version": {"type": "string"},
-        "compiler": {"type": "string"}, "platform": {"type": "string"}, "os": {"type": "string"},
-        "target": {"type": "string"}, "variants": {"type": "array", "items": {"type": "string"}},
-        "size": {"type": "integer", "nullable": True}, "tags": {"type": "array", "items": {"type": "string"}},
+        "hash": {"type": "string"},
+        "name": {"type": "string"},
+        "version": {"type": "string"},
+        "compiler": {"type": "string"},
+        "platform": {"type": "string"},
+        "os": {"type": "string"},
+        "target": {"type": "string"},
+        "variants": {"type": "array", "items": {"type": "string"}},
+        "size": {"type": "integer", "nullable": True},
+        "tags": {"type": "array", "items": {"type": "string"}},
         "stacks": {"type": "array", "items": {"type": "string"}},
     },
 }
-_FACET_PARAMS = [_param(k, description=f"only packages with this {k}") for k in
-                 ("stack", "os", "target", "compiler", "platform")]
+_FACET_PARAMS = [
+    _param(k, description=f"only packages with this {k}") for k in ("stack", "os", "target", "compiler", "platform")
+]
 
 OPENAPI: dict[str, Any] = {
     "openapi": "3.0.3",
-    "info": {"title": "cachedex", "version": __version__,
-             "description": "What is in the Spack build cache? Tags, packages and specs of the synced "
-                            "mirrors; search with Spack's spec syntax; diffs. Errors: "
-                            '{"error": {"status": ..., "message": ...}}.'},
+    "info": {
+        "title": "cachedex",
+        "version": __version__,
+        "description": "What is in the Spack build cache? Tags, packages and specs of the synced "
+        "mirrors; search with Spack's spec syntax; diffs. Errors: "
+        '{"error": {"status": ..., "message": ...}}.',
+    },
     "paths": {
-        "/api/tags": {"get": {"summary": "Every tag with its totals", "operationId": "tags",
-                              "responses": _responses({"type": "array", "items": {"type": "object"}})}},
-        "/api/tags/{tag}/packages": {"get": {
-            "summary": "Packages of a tag, with facet counts", "operationId": "packages",
-            "parameters": [_param("tag", "path"), *_FACET_PARAMS],
-            "responses": _responses({"type": "object", "required": ["tag", "total", "packages", "facets"]}, 400, 404)}},
-        "/api/tags/{tag}/packages/{name}": {"get": {
-            "summary": "A package's specs in a tag", "operationId": "package",
-            "parameters": [_param("tag", "path"), _param("name", "path")],
-            "responses": _responses({"type": "object", "required": ["tag", "name", "specs", "facets"]}, 400, 404)}},
-        "/api/specs/{hash}": {"get": {
-            "summary": "One spec with its dependencies and dependents", "operationId": "spec",
-            "parameters": [_param("hash", "path")],
-            "responses": _responses({"type": "object", "required": ["spec", "dependencies", "dependents"]}, 400, 404)}},
-        "/api/search": {"get": {
-            "summary": "Specs matching a query in Spack's spec syntax", "operationId": "search",
-            "parameters": [
-                _param("q", description="e.g. 'hdf5+mpi %gcc@13 target=x86_64:'"),
-                _param("tag"), _param("stack", description="needs tag"),
-                _param("limit", schema={"type": "integer", "minimum": 1, "maximum": _MAX_LIMIT, "default": 50}),
-                _param("offset", schema={"type": "integer", "minimum": 0, "default": 0}),
-            ],
-            "responses": _responses({"type": "object", "required": ["total", "offset", "limit", "specs"],
-                                     "properties": {"total": {"type": "integer"}, "offset": {"type": "integer"},
-                                                    "limit": {"type": "integer"},
-                                                    "specs": {"type": "array", "items": _SPEC_SUMMARY}}}, 400, 404)}},
-        "/api/diff": {"get": {
-            "summary": "What changed between two tags (from, to) or in a tag since a date (tag, since)",
-            "operationId": "diff",
-            "parameters": [_param("from"), _param("to"), _param("tag"),
-                           _param("since", schema={"type": "string"}, description="YYYY-MM-DD")],
-            "responses": _responses({"type": "object", "required": ["old", "new", "stacks"]}, 400, 404)}},
+        "/api/tags": {
+            "get": {
+                "summary": "Every tag with its totals",
+                "operationId": "tags",
+                "responses": _responses({"type": "array", "items": {"type": "object"}}),
+            }
+        },
+        "/api/tags/{tag}/packages": {
+            "get": {
+                "summary": "Packages of a tag, with facet counts",
+                "operationId": "packages",
+                "parameters": [_param("tag", "path"), *_FACET_PARAMS],
+                "responses": _responses(
+                    {"type": "object", "required": ["tag", "total", "packages", "facets"]}, 400, 404
+                ),
+            }
+        },
+        "/api/tags/{tag}/packages/{name}": {
+            "get": {
+                "summary": "A package's specs in a tag",
+                "operationId": "package",
+                "parameters": [_param("tag", "path"), _param("name", "path")],
+                "responses": _responses({"type": "object", "required": ["tag", "name", "specs", "facets"]}, 400, 404),
+            }
+        },
+        "/api/specs/{hash}": {
+            "get": {
+                "summary": "One spec with its dependencies and dependents",
+                "operationId": "spec",
+                "parameters": [_param("hash", "path")],
+                "responses": _responses(
+                    {"type": "object", "required": ["spec", "dependencies", "dependents"]}, 400, 404
+                ),
+            }
+        },
+        "/api/search": {
+            "get": {
+                "summary": "Specs matching a query in Spack's spec syntax",
+                "operationId": "search",
+                "parameters": [
+                    _param("q", description="e.g. 'hdf5+mpi %gcc@13 target=x86_64:'"),
+                    _param("tag"),
+                    _param("stack", description="needs tag"),
+                    _param("limit", schema={"type": "integer", "minimum": 1, "maximum": _MAX_LIMIT, "default": 50}),
+                    _param("offset", schema={"type": "integer", "minimum": 0, "default": 0}),
+                ],
+                "responses": _responses(
+                    {
+                        "type": "object",
+                        "required": ["total", "offset", "limit", "specs"],
+                        "properties": {
+                            "total": {"type": "integer"},
+                            "offset": {"type": "integer"},
+                            "limit": {"type": "integer"},
+                            "specs": {"type": "array", "items": _SPEC_SUMMARY},
+                        },
+                    },
+                    400,
+                    404,
+                ),
+            }
+        },
+        "/api/diff": {
+            "get": {
+                "summary": "What changed between two tags (from, to) or in a tag since a date (tag, since)",
+                "operationId": "diff",
+                "parameters": [
+                    _param("from"),
+                    _param("to"),
+                    _param("tag"),
+                    _param("since", schema={"type": "string"}, description="YYYY-MM-DD"),
+                ],
+                "responses": _responses({"type": "object", "required": ["old", "new", "stacks"]}, 400, 404),
+            }
+        },
     },
     "components": {"schemas": {"Error": _ERROR}},
 }
