@@ -1,15 +1,15 @@
-"""Shared fixtures: paths to the real Spack test mirrors, and a real HTTP server.
+"""Shared fixtures: the real Spack test mirrors, a real HTTP server, small and demo catalogs.
 
 The fixtures under ``../shared/fixtures/`` are read in place, never copied into the
 repository. The HTTP server listens on 127.0.0.1 only, serves a folder, and can be
 told to misbehave per path (404, 500, stall, close mid-body) to test error handling.
+Helpers that tests import live in ``tests/helpers.py``.
 """
 
 from __future__ import annotations
 
 import gzip
 import hashlib
-import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -19,11 +19,8 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-FIXTURES = SHARED / "fixtures"
-MIRRORS = FIXTURES / "spack" / "lib" / "spack" / "spack" / "test" / "data" / "mirrors"
-CACHE_PAGES = FIXTURES / "cache.spack.io" / "_cache"
+from cachedex.catalog import Catalog
+from tests.helpers import MIRRORS, Demo, free_port, record, write_tag
 
 
 @pytest.fixture(scope="session")
@@ -142,26 +139,6 @@ def http_server(tmp_path: Path) -> Iterator[TestServer]:
         server.server_close()
 
 
-@dataclass(frozen=True)
-class Demo:
-    """``cachedex demo`` run once per test session: mirrors, catalog, Jekyll tree, site."""
-
-    folder: Path
-    output: str
-
-    @property
-    def config(self) -> Path:
-        return self.folder / "cachedex.yaml"
-
-    @property
-    def catalog(self) -> Path:
-        return self.folder / "cachedex.sqlite"
-
-    @property
-    def site(self) -> Path:
-        return self.folder / "site"
-
-
 @pytest.fixture(scope="session")
 def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     """Tests must not change it (copy what you modify)."""
@@ -173,33 +150,6 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Demo:
     result = CliRunner().invoke(main, ["demo", str(folder)])
     assert result.exit_code == 0, result.output
     return Demo(folder, result.output)
-
-
-class StaticServer:
-    """A plain static file server (Python's http.server) on 127.0.0.1, in a thread."""
-
-    def __init__(self, root: Path) -> None:
-        import functools
-        from http.server import SimpleHTTPRequestHandler
-
-        class Quiet(SimpleHTTPRequestHandler):
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -222,3 +172,45 @@ def uvicorn_server(demo_run: Demo) -> Iterator[str]:
     yield f"http://127.0.0.1:{port}"
     server.should_exit = True
     thread.join(timeout=10)
+
+
+@pytest.fixture
+def small_catalog(tmp_path: Path) -> Iterator[Catalog]:
+    """A catalog of one tag ``t`` (root and stack ``s``): zlib (in both, sized), cmake
+    depending on zlib (root only), and an external gcc without a binary."""
+    from cachedex.values import Dependency
+
+    zlib = record("z" * 32, "zlib", version="1.3.1")
+    gcc = record("g" * 32, "gcc", version="13.2.0", external=True, in_buildcache=False, compiler="none")
+    cmake = record(
+        "c" * 32,
+        "cmake",
+        version="3.31.2",
+        variants=("build_type=Release", "~doc"),
+        dependencies=(Dependency("z" * 32, "zlib", 2, ""), Dependency("g" * 32, "gcc", 1, "c,cxx")),
+    )
+    catalog = Catalog(tmp_path / "small.sqlite")
+    write_tag(
+        catalog,
+        "t",
+        [zlib, gcc, cmake],
+        members={zlib.hash: True, cmake.hash: True, gcc.hash: False},
+        sizes={zlib.hash: 100_000},
+    )
+    with catalog.writing_tag("t") as writer:
+        writer.keep_mirror("root", "/m", fetched_at=0.0, etag=None, last_modified=None)
+        writer.replace_mirror(
+            "s",
+            "/m/s",
+            layout=3,
+            db_version=8,
+            checksum="s",
+            etag=None,
+            last_modified=None,
+            fetched_at=0.0,
+            members={zlib.hash: True},
+        )
+    try:
+        yield catalog
+    finally:
+        catalog.close()

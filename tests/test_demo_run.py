@@ -10,8 +10,7 @@ from click.testing import CliRunner
 
 from cachedex.catalog import Catalog
 from cachedex.cli import main
-
-from .conftest import Demo
+from tests.helpers import Demo, history, integrity_check
 
 
 @pytest.fixture(scope="module")
@@ -28,9 +27,9 @@ def test_demo_syncs_every_tag_with_history(demo_run: Demo) -> None:
         stats = {s.tag: s for s in catalog.tag_stats()}
         assert set(stats) == {"develop", "develop-2026-11-08", "develop-2026-11-01", "v1.0.2"}
         assert all(s.stacks >= 8 and s.packages >= 150 for s in stats.values())
-        develop = catalog.history("develop")
+        develop = history(catalog, "develop")
         assert len(develop) == 2 and develop[1][1] > 0 and develop[1][2] > 0
-        assert catalog.integrity_check() == "ok"
+        assert integrity_check(catalog) == "ok"
     assert (folder / "site/index.html").is_file() and f"python3 -m http.server -d {folder / 'site'}" in output
     assert "second sync" in output and f"cachedex --config {folder / 'cachedex.yaml'} stats" in output
 

@@ -27,12 +27,14 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 
-from cachedex.catalog import Catalog, ListedSpec
+from cachedex.catalog import Catalog
 from cachedex.cli import main
 from cachedex.demo.mirrorgen import write_mirror
+from cachedex.errors import JekyllError
 from cachedex.publish import jekyll
-from cachedex.publish.jekyll import JekyllError, render_page, write_jekyll
-from tests.conftest import CACHE_PAGES
+from cachedex.publish.jekyll import write_jekyll
+from cachedex.publish.jekyll_pages import render_page
+from tests.helpers import CACHE_PAGES, Listed, as_row
 
 TAG = "develop-2025-07-13"
 PACKAGES = ("zlib", "py-pip", "openmpi")
@@ -306,21 +308,21 @@ def test_data_files_describe_the_tag(tmp_path: Path) -> None:
 def test_json_pieces_match_json_dumps_for_awkward_strings() -> None:
     awkward = ["plain", "é-ünïcode", 'quo"te', "back\\slash", "tab\tnew\nline", "\x7f\x01", "emoji 😀", ""]
     specs = [
-        ListedSpec(
-            "pkg",
-            f"{i:032d}",
-            awkward[i % 8],
-            awkward[(i + 1) % 8],
-            awkward[(i + 2) % 8],
-            awkward[(i + 3) % 8],
-            awkward[(i + 4) % 8],
-            tuple(awkward[: i % 8]),
-            None if i % 2 else i * 1000,
-            tuple(sorted({"root", awkward[(i + 5) % 8]})),
+        Listed(
+            name="pkg",
+            hash=f"{i:032d}",
+            version=awkward[i % 8],
+            platform=awkward[(i + 1) % 8],
+            os=awkward[(i + 2) % 8],
+            target=awkward[(i + 3) % 8],
+            compiler=awkward[(i + 4) % 8],
+            variants=tuple(awkward[: i % 8]),
+            size=None if i % 2 else i * 1000,
+            stacks=tuple(sorted({"root", awkward[(i + 5) % 8]})),
         )
         for i in range(16)
     ]
-    page = render_page("t", 'pk"g', specs)
+    page = render_page("t", 'pk"g', map(as_row, specs))
     fields = front_matter(page)
     details = [
         {
@@ -340,7 +342,7 @@ def test_json_pieces_match_json_dumps_for_awkward_strings() -> None:
     assert fields["title"] == json.dumps('pk"g')
     assert fields["categories"] == "[package, t]"
     for tag in ("1.10", "true", "2025-07-13", "a b"):  # YAML would not read these back as strings
-        categories = front_matter(render_page(tag, "p", specs[:1]))["categories"]
+        categories = front_matter(render_page(tag, "p", map(as_row, specs[:1])))["categories"]
         assert yaml.safe_load(categories) == ["package", tag]
     by_stack = Counter(stack for s in specs for stack in s.stacks)
     meta = {

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cachedex.errors import ChecksumError, IndexFormatError, NotFound
+from cachedex.errors import ChecksumError, IndexFormatError, SourceNotFound
 from cachedex.ingest.index import build_records, decode_index
 from cachedex.ingest.layouts import (
     PreviousState,
@@ -52,7 +52,7 @@ def test_hash_mismatch_is_an_error(mirrors: Path, tmp_path: Path) -> None:
 
 
 def test_a_mirror_without_index_or_spec_files(tmp_path: Path) -> None:
-    with pytest.raises(NotFound, match="no build cache index here"):
+    with pytest.raises(SourceNotFound, match="no build cache index here"):
         read_index(_local(tmp_path), None)
 
 
@@ -123,11 +123,15 @@ def test_paths_of_manifests_and_tarballs() -> None:
     assert spec_manifest_path("libdwarf", "20130729", h) == (
         f"v3/manifests/spec/libdwarf/libdwarf-20130729-{h}.spec.manifest.json"
     )
-    assert tarball_path_v2("test", "debian6", "m1", "gcc@10.2.1", "libdwarf", "20130729", h) == (
+    assert tarball_path_v2(
+        platform="test", os="debian6", target="m1", compiler="gcc@10.2.1", name="libdwarf", version="20130729", hash=h
+    ) == (
         "build_cache/test-debian6-m1/gcc-10.2.1/libdwarf-20130729/"
         f"test-debian6-m1-gcc-10.2.1-libdwarf-20130729-{h}.spack"
     )
-    assert "/none-none/" in tarball_path_v2("linux", "rhel8", "x86_64", "none", "a", "1", h)
+    assert "/none-none/" in tarball_path_v2(
+        platform="linux", os="rhel8", target="x86_64", compiler="none", name="a", version="1", hash=h
+    )
 
 
 def test_hash_file_is_sha256_of_the_exact_bytes(mirrors: Path) -> None:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from cachedex.catalog import Catalog
-from cachedex.publish.pages import SpecGraph, package_page, package_pages, spec_page
+from cachedex.publish.graph import SpecGraph
+from cachedex.publish.pages import package_page, package_pages, spec_page
 from cachedex.publish.render import to_json
-
-from .conftest import Demo
+from tests.helpers import Demo
 
 
 def test_spec_graph_builds_exactly_the_pages_of_spec_page(demo_run: Demo) -> None:

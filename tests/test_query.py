@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cachedex.query import (
+    BadQuery,
     Query,
-    QueryError,
     VersionRange,
     parse,
     target_family,
@@ -72,7 +72,7 @@ BAD = [
 
 @pytest.mark.parametrize(("text", "position", "problem"), BAD, ids=[t for t, _, _ in BAD])
 def test_malformed_queries_show_where(text: str, position: int, problem: str) -> None:
-    with pytest.raises(QueryError) as caught:
+    with pytest.raises(BadQuery) as caught:
         parse(text)
     assert caught.value.position == position and problem in caught.value.problem
     lines = str(caught.value).splitlines()

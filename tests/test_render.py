@@ -11,10 +11,9 @@ from jinja2 import Environment
 
 from cachedex.catalog import Catalog, Edge
 from cachedex.publish import render as rendering
+from cachedex.publish._jinja_fast import escape_output
 from cachedex.publish.pages import home_page, mirrors_page, package_pages, spec_page, tag_page
-
-from .conftest import Demo
-from .test_site import evil_catalog
+from tests.helpers import Demo, evil_catalog
 
 
 def _pages(catalog: Catalog) -> list[rendering.Page]:
@@ -78,7 +77,7 @@ def test_output_expressions_skip_making_markup() -> None:
     ],
 )
 def test_escape_output_gives_markupsafes_text(value: object, expected: str) -> None:
-    assert rendering._escape_output(value) == expected == str(rendering.escape(value))
+    assert escape_output(value) == expected == str(rendering.escape(value))
 
 
 def _edge_hashes(html: str) -> list[list[str]]:
@@ -103,7 +102,7 @@ def test_spec_pages_list_every_edge_in_order(demo_run: Demo) -> None:
 
 
 def test_edge_items_stay_right_past_the_cache_limit() -> None:
-    items = rendering._EdgeItems()
+    items = rendering.EdgeItems()
     items.LIMIT = 5
     root = "../../"
     shown = []

@@ -12,14 +12,13 @@ import msgspec
 import pytest
 
 from cachedex.catalog import Catalog
-from cachedex.errors import CachedexError
-from cachedex.publish.pages import PageNotFound, home_page, package_page, spec_page, tag_page
+from cachedex.errors import LookupFailed, UnknownTag
+from cachedex.publish.pages import home_page, package_page, spec_page, tag_page
 from cachedex.publish.render import render
 from cachedex.publish.site import write_site
 from cachedex.query import Query
 from cachedex.values import Dependency, SpecRecord
-
-from .conftest import Demo
+from tests.helpers import Demo, listed_specs
 
 
 def test_tag_page_data_counts_what_the_catalog_holds(demo_run: Demo) -> None:
@@ -27,7 +26,7 @@ def test_tag_page_data_counts_what_the_catalog_holds(demo_run: Demo) -> None:
         page = tag_page(catalog, "develop")
         (stats,) = catalog.tag_stats(["develop"])
         assert len(page.packages) == stats.packages and sum(p.specs for p in page.packages) == stats.specs
-        listed = list(catalog.listed_specs("develop"))
+        listed = list(listed_specs(catalog, "develop"))
         for stack, count in page.facets["stack"].items():
             assert count == len({s.name for s in listed if stack in s.stacks}), stack
         hdf5 = next(p for p in page.packages if p.name == "hdf5")
@@ -62,9 +61,9 @@ def test_package_and_spec_page_data(demo_run: Demo) -> None:
         for dependency in spec.dependencies:  # each dependent list holds the spec back
             back = spec_page(catalog, dependency.hash)
             assert not back.dependents or all(d.listed for d in back.dependents)
-        with pytest.raises(PageNotFound):
+        with pytest.raises(LookupFailed):
             package_page(catalog, "develop", "no-such-package")
-        with pytest.raises(PageNotFound):
+        with pytest.raises(LookupFailed):
             tag_page(catalog, "nope")
 
 
@@ -209,7 +208,10 @@ def test_values_are_escaped_and_names_never_leave_the_site(tmp_path: Path) -> No
 
 
 def test_unknown_tag_is_one_clear_error(demo_run: Demo, tmp_path: Path) -> None:
-    with Catalog(demo_run.catalog, readonly=True) as catalog, pytest.raises(CachedexError, match="unknown tag 'nope'"):
+    with (
+        Catalog(demo_run.catalog, readonly=True) as catalog,
+        pytest.raises(UnknownTag, match="no tag 'nope' in the catalog"),
+    ):
         write_site(catalog, tmp_path / "s", tags=["nope"])
 
 

@@ -14,8 +14,7 @@ from cachedex.catalog import Catalog
 from cachedex.publish.render import FIRST_ROWS
 from cachedex.publish.site import write_site
 from cachedex.query import parse
-
-from .conftest import REPO, Demo, StaticServer
+from tests.helpers import REPO, Demo, StaticServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -141,7 +140,7 @@ def test_pages_read_without_javascript_and_on_a_phone(browser: Any, served: str)
 
 
 def test_script_in_a_variant_stays_text(page: Any, tmp_path: Path) -> None:
-    from .test_site import evil_catalog
+    from tests.helpers import evil_catalog
 
     site = tmp_path / "site"
     with evil_catalog(tmp_path / "c.sqlite") as catalog:

@@ -12,6 +12,7 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.config import Config, parse_config
 from cachedex.ingest.sync import sync
+from tests.helpers import changes, dependencies, dump, history, integrity_check, listed_specs, spec_row
 
 UNSIGNED_INDEX = "v2_layout/unsigned/build_cache/index.json"
 LIBELF_CORE2 = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
@@ -60,9 +61,9 @@ def test_sync_real_mirrors_with_stacks(mirrors: Path, tmp_path: Path) -> None:
         assert (stacks["root"].layout, stacks["root"].db_version, stacks["root"].records) == (2, 8, 7)
         assert stacks["old"].db_version == 6
         assert catalog.listed_hashes("develop", "old") == {"t5mczux3tfqpxwmg7egp7axy2jvyulqk"}
-        deps = {name for _h, name, _t, _v in catalog.dependencies("u5uz3dcch5if4eve4sef67o2rf2lbfgh")}
+        deps = {name for _h, name, _t, _v in dependencies(catalog, "u5uz3dcch5if4eve4sef67o2rf2lbfgh")}
         assert deps == {"compiler-wrapper", "gcc", "gcc-runtime", "libelf"}
-        assert catalog.integrity_check() == "ok"
+        assert integrity_check(catalog) == "ok"
 
 
 def test_each_spec_is_stored_once_across_tags(mirrors: Path, tmp_path: Path) -> None:
@@ -76,7 +77,7 @@ def test_each_spec_is_stored_once_across_tags(mirrors: Path, tmp_path: Path) -> 
     with Catalog(config.catalog) as catalog:
         first, second = sync(config, catalog)
         assert (first.new_specs, second.new_specs) == (7, 0)
-        assert len([row for row in catalog.dump() if row[0] == "specs"]) == 7
+        assert len([row for row in dump(catalog) if row[0] == "specs"]) == 7
 
 
 def test_resync_of_an_unchanged_mirror_reads_no_index(mirrors: Path, tmp_path: Path) -> None:
@@ -86,7 +87,7 @@ def test_resync_of_an_unchanged_mirror_reads_no_index(mirrors: Path, tmp_path: P
         (again,) = sync(config, catalog)
         assert again.ok and not any(m.changed for m in again.mirrors)
         assert (again.added, again.removed, again.new_specs) == (0, 0, 0)
-        assert catalog.history("t")[-1][1:] == (0, 0)
+        assert history(catalog, "t")[-1][1:] == (0, 0)
 
 
 def test_history_records_what_a_resync_added_and_removed(mirrors: Path, tmp_path: Path) -> None:
@@ -99,11 +100,11 @@ def test_history_records_what_a_resync_added_and_removed(mirrors: Path, tmp_path
         write_v2_mirror(mirror, fixture_index(mirrors, drop=(LIBDWARF_CORE2,)))
         (second,) = sync(config, catalog)
         assert (second.specs, second.added, second.removed) == (5, 1, 1)
-        changes = {(h, change) for _when, h, _name, change in catalog.changes("develop")}
-        assert changes == {(LIBELF_CORE2, 1), (LIBDWARF_CORE2, -1)}
+        recorded = {(h, change) for _when, h, _name, change in changes(catalog, "develop")}
+        assert recorded == {(LIBELF_CORE2, 1), (LIBDWARF_CORE2, -1)}
         assert LIBDWARF_CORE2 not in catalog.listed_hashes("develop")
         # the dropped spec stays in the catalog (another tag, or the history, may need it)
-        assert catalog.spec_row(LIBDWARF_CORE2) is not None
+        assert spec_row(catalog, LIBDWARF_CORE2) is not None
 
 
 def test_a_removed_stack_is_dropped_from_the_tag(mirrors: Path, tmp_path: Path) -> None:
@@ -135,7 +136,7 @@ def test_a_bad_index_leaves_the_catalog_exactly_as_it_was(mirrors: Path, tmp_pat
     config = make_config(tmp_path, [{"name": "bad", "url": str(bad)}, {"name": "good", "url": str(good)}])
     with Catalog(config.catalog) as catalog:
         assert all(o.ok for o in sync(config, catalog))
-        before = catalog.dump()
+        before = dump(catalog)
         # Break the bad mirror (with a consistent hash file, so the parser must catch it)
         # and change the good one: the good tag must still update.
         corrupt, message = BAD_INDEXES[case]
@@ -147,7 +148,7 @@ def test_a_bad_index_leaves_the_catalog_exactly_as_it_was(mirrors: Path, tmp_pat
         assert not failed.ok and message in (failed.error or "")
         assert str(bad / "build_cache/index.json") in (failed.error or "")
         assert updated.ok and updated.removed == 1
-        after = catalog.dump()
+        after = dump(catalog)
     # The good tag's change added no spec, so specs and edges must be untouched, and so
     # must every row of the bad tag (tag 1: its tags row, mirrors and members).
     assert _rows(after, "specs", "edges") == _rows(before, "specs", "edges")
@@ -176,13 +177,13 @@ def test_a_failed_sync_of_the_only_tag_changes_nothing(mirrors: Path, tmp_path: 
     config = make_config(tmp_path, [{"name": "t", "url": str(mirror)}])
     with Catalog(config.catalog) as catalog:
         sync(config, catalog)
-        before = catalog.dump()
+        before = dump(catalog)
         (mirror / "build_cache/index.json").write_bytes(json.dumps(fixture_index(mirrors)).encode())
         # a new hash file that does not describe the new index
         (mirror / "build_cache/index.json.hash").write_text(hashlib.sha256(b"other").hexdigest())
         (outcome,) = sync(config, catalog)
         assert not outcome.ok and "does not match index.json.hash" in (outcome.error or "")
-        assert catalog.dump() == before
+        assert dump(catalog) == before
 
 
 # -- over HTTP -------------------------------------------------------------------------
@@ -224,7 +225,7 @@ def test_http_failures_name_the_url_and_change_nothing(  # type: ignore[no-untyp
     config = make_config(tmp_path, [{"name": "t", "url": url}], timeout=0.3)
     with Catalog(config.catalog) as catalog:
         assert sync(config, catalog)[0].ok
-        before = catalog.dump()
+        before = dump(catalog)
         write_v2_mirror(http_server.state.root / "m", fixture_index(mirrors))  # a new index to fetch
         fault, message = HTTP_FAULTS[case]
         http_server.state.stall_seconds = 1.0
@@ -233,7 +234,7 @@ def test_http_failures_name_the_url_and_change_nothing(  # type: ignore[no-untyp
         assert not outcome.ok
         assert outcome.error is not None and outcome.error.startswith(f"{url}/build_cache/index.json: ")
         assert message in outcome.error
-        assert catalog.dump() == before
+        assert dump(catalog) == before
 
 
 def test_one_server_error_is_retried(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -271,7 +272,7 @@ def test_listed_specs_carry_their_stacks(mirrors: Path, tmp_path: Path) -> None:
     )
     with Catalog(config.catalog) as catalog:
         sync(config, catalog)
-        listed = list(catalog.listed_specs("t"))
+        listed = list(listed_specs(catalog, "t"))
     assert [s.name for s in listed] == sorted(s.name for s in listed)
     assert len(listed) == 6  # the root lists 6; the 'old' stack's zlib is not in the root
     assert {s.stacks for s in listed} == {("e4s", "root")}

@@ -13,6 +13,7 @@ from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest.layouts import read_index, spec_manifest_path
 from cachedex.ingest.sources import HttpOptions, open_source
 from cachedex.ingest.sync import sync
+from tests.helpers import spec_row
 from tests.test_sync import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config
 
 TARBALL = "application/vnd.spack.install.v2.tar+gzip"
@@ -88,7 +89,7 @@ def test_v3_sync_reads_sizes_from_spec_manifests(mirrors: Path, tmp_path: Path, 
         assert outcome.mirrors[0].layout == 3 and outcome.sizes_fetched == 6
         (stats,) = catalog.tag_stats()
         assert (stats.sized, stats.size) == (6, sum(sizes.values()))
-        row = catalog.spec_row(LIBELF_CORE2)
+        row = spec_row(catalog, LIBELF_CORE2)
         assert row is not None and row["size"] == sizes[LIBELF_CORE2]
 
 

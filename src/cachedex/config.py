@@ -18,7 +18,7 @@ import msgspec
 import yaml
 
 from .errors import ConfigError
-from .values import MirrorRef
+from .values import ROOT_STACK, MirrorRef, check_name
 
 if TYPE_CHECKING:
     import httpx
@@ -29,7 +29,6 @@ __all__ = [
     "SETTINGS",
     "Config",
     "TagConfig",
-    "check_name",
     "find_config",
     "load_config",
     "mirrors_from_discovery",
@@ -47,8 +46,6 @@ class HttpOptions(msgspec.Struct, frozen=True):
     concurrency: int = 16  # requests in flight at once (manifests, stacks)
 
 
-ROOT_STACK = "root"
-
 #: Every top-level key: (name, default, help). ``http`` holds HttpOptions fields.
 SETTINGS: tuple[tuple[str, object, str], ...] = (
     ("catalog", "cachedex.sqlite", "SQLite catalog file, relative to the config file."),
@@ -58,8 +55,6 @@ SETTINGS: tuple[tuple[str, object, str], ...] = (
 )
 _KNOWN_KEYS = {name for name, _default, _help in SETTINGS}
 _HTTP_FIELDS = {name: type(getattr(HttpOptions(), name)) for name in HttpOptions.__struct_fields__}
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 class TagConfig(msgspec.Struct, frozen=True):
@@ -84,23 +79,6 @@ class Config(msgspec.Struct, frozen=True):
                 return tag
         known = ", ".join(t.name for t in self.tags) or "none"
         raise ConfigError([f"unknown tag {name!r} (configured: {known})"], path=_shown(self.path))
-
-
-def check_name(name: object) -> str | None:
-    """Why ``name`` cannot be a tag, stack or package name used as a folder; None if fine."""
-    if not isinstance(name, str):
-        return f"expected a string, got {type(name).__name__} {name!r}"
-    if not name:
-        return "must not be empty"
-    if "/" in name or "\\" in name:
-        return f"{name!r} must not contain '/' or '\\' (it becomes a folder name)"
-    if ".." in name:
-        return f"{name!r} must not contain '..' (it becomes a folder name)"
-    if name.startswith("."):
-        return f"{name!r} must not start with '.' (it becomes a folder name)"
-    if _CONTROL.search(name):
-        return f"{name!r} must not contain control characters"
-    return None
 
 
 def find_config(explicit: str | None) -> Path:

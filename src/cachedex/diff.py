@@ -7,40 +7,61 @@ and a package whose specs all appeared or all left is an added or removed *packa
 
 from __future__ import annotations
 
+import datetime
 from collections import defaultdict
 from collections.abc import Mapping
 
 import msgspec
 
 from .catalog import Catalog
-from .errors import CachedexError
+from .errors import BadQuery
+from .values import ROOT_STACK
 
-__all__ = ["DiffSpec", "StackDiff", "TagDiff", "diff_since", "diff_tags"]
+__all__ = ["DiffSpec", "StackDiff", "TagDiff", "diff_since", "diff_tags", "parse_since"]
 
 
 class DiffSpec(msgspec.Struct, frozen=True):
+    """A spec added or removed."""
+
     hash: str
     name: str
     version: str
 
 
 class StackDiff(msgspec.Struct, frozen=True):
+    """What changed in one stack (``root``: the tag's own mirror)."""
+
     stack: str
-    added_packages: tuple[str, ...]
-    removed_packages: tuple[str, ...]
-    changed_packages: tuple[str, ...]
+    added_packages: tuple[str, ...]  #: packages none of whose specs were there before
+    removed_packages: tuple[str, ...]  #: packages none of whose specs are there now
+    changed_packages: tuple[str, ...]  #: packages with specs both added and removed
     added: tuple[DiffSpec, ...]
     removed: tuple[DiffSpec, ...]
 
 
 class TagDiff(msgspec.Struct, frozen=True):
-    old: str  # a tag, or "<tag> at <date>"
+    """What changed between two tags, or in one tag since a date."""
+
+    old: str  #: a tag, or "<tag> at <date>"
     new: str
-    stacks: tuple[StackDiff, ...]  # only stacks with a change, root first
+    stacks: tuple[StackDiff, ...]  #: only stacks with a change, root first
 
     @property
     def unchanged(self) -> bool:
+        """True when no stack changed."""
         return not self.stacks
+
+
+def parse_since(text: str) -> float:
+    """``YYYY-MM-DD`` (or an ISO date and time; UTC unless it says) as epoch seconds.
+    BadQuery for anything else."""
+    try:
+        when = datetime.datetime.fromisoformat(text)
+    except ValueError:
+        raise BadQuery(f"since must be a date like 2026-11-01, got {text!r}") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=datetime.UTC)
+    return when.timestamp()
 
 
 Listing = Mapping[str, tuple[str, str]]  # hash -> (name, version)
@@ -69,7 +90,7 @@ def _order(spec: DiffSpec) -> tuple[str, str, str]:
 
 
 def _compare(old_label: str, new_label: str, old: Mapping[str, Listing], new: Mapping[str, Listing]) -> TagDiff:
-    stacks = sorted(old.keys() | new.keys(), key=lambda s: (s != "root", s))
+    stacks = sorted(old.keys() | new.keys(), key=lambda s: (s != ROOT_STACK, s))
     diffs = [_stack_diff(stack, old.get(stack, {}), new.get(stack, {})) for stack in stacks]
     return TagDiff(old_label, new_label, tuple(d for d in diffs if d is not None))
 
@@ -78,9 +99,8 @@ def diff_tags(catalog: Catalog, old: str, new: str) -> TagDiff:
     """What ``new`` lists that ``old`` does not, and the reverse, stack by stack."""
     listings = {}
     for tag in (old, new):
+        catalog.require_tag(tag)
         listings[tag] = catalog.tag_members(tag)
-        if not listings[tag]:
-            raise CachedexError(f"unknown tag {tag!r}; run 'cachedex stats' to list tags")
     return _compare(old, new, listings[old], listings[new])
 
 
@@ -90,9 +110,8 @@ def diff_since(catalog: Catalog, tag: str, since: float, label: str) -> TagDiff:
     Today's listing minus what was added after ``since`` plus what was removed after it
     is the listing at ``since`` (see docs/catalog.md); the diff compares the two.
     """
+    catalog.require_tag(tag)
     now = catalog.tag_members(tag)
-    if not now:
-        raise CachedexError(f"unknown tag {tag!r}; run 'cachedex stats' to list tags")
     then: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
     for stack, listing in now.items():
         then[stack].update(listing)

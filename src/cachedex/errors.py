@@ -1,37 +1,63 @@
 """The one exception family of cachedex.
 
 Everything a user can cause (a bad config, a broken mirror, an index in a format we do
-not read) raises a subclass of :class:`CachedexError`. The CLI prints its message on one
-line and exits 1; anything else is a bug and keeps its traceback.
+not read, a tag that is not in the catalog, a malformed query) raises a subclass of
+:class:`CachedexError`. The CLI prints its message on one line and exits 1 (``--debug``
+shows the traceback, with the underlying ``sqlite3``, ``OSError`` or HTTP error chained
+as its cause); the server answers with the error's :attr:`~CachedexError.status`.
+Anything else is a bug and keeps its traceback.
 
-    CachedexError
-     ├── ConfigError          the configuration file or a command-line value is wrong
-     ├── SourceError          a mirror could not be read (missing file, HTTP error, timeout)
-     │    ├── NotFound        the file is not there (HTTP 404, no such path)
-     │    └── ChecksumError   what was read does not match its recorded checksum
-     ├── IndexFormatError     an index, manifest or spec file is not in a format we read
-     └── CatalogError         the SQLite catalog is missing, locked or from a newer cachedex
+    CachedexError                  status 500 unless a subclass says otherwise
+     ├── ConfigError               config: the configuration file or a command-line value is wrong
+     ├── SourceError               ingest: a mirror file cannot be read (HTTP error, timeout, too big)
+     │    ├── SourceNotFound       ingest: the file is not there (HTTP 404, no such path)
+     │    └── ChecksumError        ingest: what was read does not match its recorded checksum
+     ├── IndexFormatError          ingest: an index, manifest or spec file is not in a format we read
+     ├── CatalogError              catalog: the SQLite file is missing, locked, corrupt or too new
+     ├── LookupFailed              catalog, publish: something asked for is not in the catalog (404)
+     │    ├── UnknownTag           no such tag
+     │    ├── UnknownStack         the tag has no such stack
+     │    ├── UnknownPackage       the tag lists no such package
+     │    └── UnknownSpec          no spec with that hash (or hash prefix)
+     ├── BadQuery                  query, publish: a malformed query or parameter (400)
+     └── OutputError               publish: an output folder cannot be written
+          └── JekyllError          publish.jekyll: the Jekyll site cannot be written
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 __all__ = [
+    "BadQuery",
     "CachedexError",
     "CatalogError",
     "ChecksumError",
     "ConfigError",
     "IndexFormatError",
-    "NotFound",
+    "JekyllError",
+    "LookupFailed",
+    "OutputError",
     "SourceError",
+    "SourceNotFound",
+    "UnknownPackage",
+    "UnknownSpec",
+    "UnknownStack",
+    "UnknownTag",
 ]
 
 
 class CachedexError(Exception):
     """Base of every error a user can act on; ``str(err)`` is the one-line message."""
 
+    #: The HTTP status the server answers this error with.
+    status = 500
+
 
 class ConfigError(CachedexError):
     """Raised by ``config`` when the configuration has problems; lists all of them."""
+
+    status = 400
 
     def __init__(self, problems: list[str], *, path: str | None = None) -> None:
         self.problems = problems
@@ -44,8 +70,8 @@ class ConfigError(CachedexError):
             super().__init__(f"{where}{len(problems)} problems: {listed}")
 
 
-class SourceError(CachedexError):
-    """Raised by ``sources`` when a mirror file cannot be fetched."""
+class _AtUrl(CachedexError):
+    """An error about one file of a mirror: its URL, then the problem."""
 
     def __init__(self, url: str, problem: str) -> None:
         self.url = url
@@ -53,22 +79,99 @@ class SourceError(CachedexError):
         super().__init__(f"{url}: {problem}")
 
 
-class NotFound(SourceError):
-    """Raised when a mirror file does not exist (HTTP 404 or a missing path)."""
+class SourceError(_AtUrl):
+    """Raised by ``ingest`` when a mirror file cannot be fetched or is refused as too big."""
+
+    status = 502
+
+
+class SourceNotFound(SourceError):
+    """Raised by ``ingest`` when a mirror file does not exist (HTTP 404 or a missing path)."""
 
 
 class ChecksumError(SourceError):
-    """Raised when an index or blob does not match the checksum that describes it."""
+    """Raised by ``ingest`` when an index or blob does not match the checksum that describes it."""
 
 
-class IndexFormatError(CachedexError):
-    """Raised by ``index`` and ``mirror`` when a file is not in a format we can read."""
+class IndexFormatError(_AtUrl):
+    """Raised by ``ingest`` when a file is not in a format we can read."""
 
-    def __init__(self, url: str, problem: str) -> None:
-        self.url = url
-        self.problem = problem
-        super().__init__(f"{url}: {problem}")
+    status = 502
 
 
 class CatalogError(CachedexError):
     """Raised by ``catalog`` when the SQLite file cannot be used."""
+
+
+class LookupFailed(CachedexError):
+    """Raised by ``catalog`` and ``publish`` when something asked for is not in the catalog."""
+
+    status = 404
+
+
+class UnknownTag(LookupFailed):
+    """No tag of that name in the catalog; the message lists the tags there are."""
+
+    def __init__(self, tag: str, known: Iterable[str] = ()) -> None:
+        self.tag = tag
+        names = list(known)
+        listed = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+        hint = f" (tags: {listed})" if names else "; run 'cachedex sync' first"
+        super().__init__(f"no tag {tag!r} in the catalog{hint}")
+
+
+class UnknownStack(LookupFailed):
+    """The tag has no stack of that name."""
+
+    def __init__(self, tag: str, stack: str) -> None:
+        self.tag = tag
+        self.stack = stack
+        super().__init__(f"tag {tag!r} has no stack {stack!r}")
+
+
+class UnknownPackage(LookupFailed):
+    """The tag (or no tag at all) lists no package of that name."""
+
+    def __init__(self, package: str, tag: str | None = None) -> None:
+        self.package = package
+        self.tag = tag
+        if tag is None:
+            super().__init__(f"no tag lists a package {package!r}; try 'cachedex search {package}'")
+        else:
+            super().__init__(f"tag {tag!r} lists no package {package!r}")
+
+
+class UnknownSpec(LookupFailed):
+    """No spec with that DAG hash (or no single one with that hash prefix)."""
+
+    def __init__(self, prefix: str, problem: str = "") -> None:
+        self.prefix = prefix
+        super().__init__(problem or f"no spec with a hash starting with {prefix!r} in the catalog")
+
+
+class BadQuery(CachedexError):
+    """A query (or a request parameter) that cannot be understood.
+
+    Raised by ``query`` with the text and the position of the problem, shown with a
+    caret under it, and by ``publish`` for bad parameters (``position`` is then None)."""
+
+    status = 400
+
+    def __init__(self, text: str, position: int | None = None, problem: str = "") -> None:
+        self.text = text
+        self.position = position
+        self.problem = problem or text
+        if position is None:
+            super().__init__(self.problem)
+        else:
+            super().__init__(f"bad query: {problem}\n  {text}\n  {' ' * position}^")
+
+
+class OutputError(CachedexError):
+    """Raised by ``publish`` when an output folder cannot be written; names the path."""
+
+
+class JekyllError(OutputError):
+    """Raised by ``publish.jekyll`` when the site cannot be written: an unknown tag, an
+    OUTDIR folder that is a symlink leading elsewhere, an unreadable ``_data`` file, or
+    an OS error; names the path."""

@@ -21,27 +21,16 @@ from functools import lru_cache
 
 import msgspec
 
-from .errors import CachedexError
+from .errors import BadQuery
 
 __all__ = [
     "Query",
-    "QueryError",
     "VersionRange",
     "parse",
     "target_family",
     "variants_satisfy",
     "version_satisfies",
 ]
-
-
-class QueryError(CachedexError):
-    """A query that does not parse; the message shows where, with a caret."""
-
-    def __init__(self, text: str, position: int, problem: str) -> None:
-        self.text = text
-        self.position = position
-        self.problem = problem
-        super().__init__(f"bad query: {problem}\n  {text}\n  {' ' * position}^")
 
 
 class VersionRange(msgspec.Struct, frozen=True):
@@ -94,7 +83,7 @@ _ARCH_KEYS = ("platform", "os", "target")
 
 
 def parse(text: str) -> Query:
-    """Parse ``text`` into a :class:`Query`; raises :class:`QueryError` showing where."""
+    """Parse ``text`` into a :class:`Query`; raises :class:`BadQuery` showing where."""
     fields: dict[str, object] = {}
     variants: dict[str, str | bool | tuple[str, ...]] = {}
     position = 0
@@ -107,7 +96,7 @@ def parse(text: str) -> Query:
             continue
         token = _TOKEN.match(text, position)
         if token is None or token.end() == position:
-            raise QueryError(text, position, f"unexpected {text[position]!r}")
+            raise BadQuery(text, position, f"unexpected {text[position]!r}")
         if token["space"] is not None:
             after_space = True
             position = token.end()
@@ -116,7 +105,7 @@ def parse(text: str) -> Query:
         if token["hash"] is not None:
             prefix = token["hash"]
             if not prefix:
-                raise QueryError(text, start + 1, "'/' needs a hash or the start of one")
+                raise BadQuery(text, start + 1, "'/' needs a hash or the start of one")
             _set(text, start, fields, "hash_prefix", prefix)
         elif token["compiler"] is not None:
             _set(text, start, fields, "compiler", token["compiler"])
@@ -131,9 +120,9 @@ def parse(text: str) -> Query:
             _keyed(text, start, token.start("value"), fields, variants, token["key"], token["value"])
         else:
             if "name" in fields:
-                raise QueryError(text, start, f"a query names one package; {token['word']!r} is a second")
+                raise BadQuery(text, start, f"a query names one package; {token['word']!r} is a second")
             if "versions" in fields or variants:
-                raise QueryError(text, start, "the package name comes first")
+                raise BadQuery(text, start, "the package name comes first")
             fields["name"] = token["word"]
     return Query(**fields, variants=tuple(variants.items()))  # type: ignore[arg-type]
 
@@ -141,7 +130,7 @@ def parse(text: str) -> Query:
 def _set(text: str, position: int, fields: dict[str, object], key: str, value: object) -> None:
     if key in fields:
         label = {"versions": "a version", "hash_prefix": "a hash", "compiler": "a compiler"}.get(key, key)
-        raise QueryError(text, position, f"{label} is given twice")
+        raise BadQuery(text, position, f"{label} is given twice")
     fields[key] = value
 
 
@@ -153,7 +142,7 @@ def _set_variant(
     value: str | bool | tuple[str, ...],
 ) -> None:
     if name in variants:
-        raise QueryError(text, position, f"variant {name!r} is given twice")
+        raise BadQuery(text, position, f"variant {name!r} is given twice")
     variants[name] = value
 
 
@@ -168,11 +157,11 @@ def _keyed(
 ) -> None:
     value = raw[1:-1] if raw[:1] in "\"'" and len(raw) >= 2 else raw
     if not value:
-        raise QueryError(text, value_at, f"{key}= needs a value")
+        raise BadQuery(text, value_at, f"{key}= needs a value")
     if key == "arch":
         pieces = value.split("-")
         if len(pieces) != 3 or not all(pieces):
-            raise QueryError(text, value_at, "arch= is platform-os-target, e.g. linux-ubuntu24.04-x86_64_v3")
+            raise BadQuery(text, value_at, "arch= is platform-os-target, e.g. linux-ubuntu24.04-x86_64_v3")
         for name, piece in zip(_ARCH_KEYS, pieces, strict=True):
             _set(text, start, fields, name, piece)
         return
@@ -183,7 +172,7 @@ def _keyed(
         family = value.endswith(":")
         name = value.rstrip(":")
         if not name or ":" in name:
-            raise QueryError(text, value_at, "target= is a target name, or 'name:' for its family")
+            raise BadQuery(text, value_at, "target= is a target name, or 'name:' for its family")
         _set(text, start, fields, "target", name)
         fields["target_family"] = family
         return
@@ -200,27 +189,27 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
     """``3.9``, ``1.2:1.4``, ``1.2:``, ``:1.4``, ``=1.2.3``, or several joined by commas."""
     text = text or spec
     if not spec:
-        raise QueryError(text, position, "'@' needs a version")
+        raise BadQuery(text, position, "'@' needs a version")
     ranges = []
     offset = position
     for part in spec.split(","):
         if part.startswith("="):
             if not _VERSION.fullmatch(part[1:]):
-                raise QueryError(text, offset, f"bad exact version {part!r}")
+                raise BadQuery(text, offset, f"bad exact version {part!r}")
             ranges.append(VersionRange(part[1:], part[1:], exact=True))
         elif ":" in part:
             low, _, high = part.partition(":")
             for bound in (low, high):
                 if bound and not _VERSION.fullmatch(bound):
-                    raise QueryError(text, offset, f"bad version {bound!r}")
+                    raise BadQuery(text, offset, f"bad version {bound!r}")
             if not low and not high:
-                raise QueryError(text, offset, "a range needs at least one end")
+                raise BadQuery(text, offset, "a range needs at least one end")
             if low and high and _key(high) < _key(low) and not _has_prefix(low, high):
-                raise QueryError(text, offset, f"empty range {part!r}: {low} is after {high}")
+                raise BadQuery(text, offset, f"empty range {part!r}: {low} is after {high}")
             ranges.append(VersionRange(low, high))
         else:
             if not _VERSION.fullmatch(part):
-                raise QueryError(text, offset, f"bad version {part!r}")
+                raise BadQuery(text, offset, f"bad version {part!r}")
             ranges.append(VersionRange(part, part))
         offset += len(part) + 1
     return tuple(ranges)

@@ -7,42 +7,55 @@ hundreds of thousands of them and Struct construction is several times cheaper.
 from __future__ import annotations
 
 import re
-from typing import NewType
 
 import msgspec
 
 __all__ = [
+    "DAG_HASH",
     "DEPTYPE_BITS",
-    "DagHash",
+    "FLAG_NAMES",
+    "LINK_RUN",
+    "ROOT_STACK",
+    "SPEC_MEDIA_TYPE",
+    "TARBALL_MEDIA_TYPE",
     "Dependency",
     "MirrorRef",
     "SpecRecord",
+    "check_name",
+    "decode_variants",
     "deptypes_from_mask",
     "deptypes_to_mask",
     "human_size",
     "is_dag_hash",
-    "parse_dag_hash",
 ]
 
-#: A Spack DAG hash: 32 lowercase base32 characters. Only ``parse_dag_hash`` makes one.
-DagHash = NewType("DagHash", str)
+#: A Spack DAG hash: 32 lowercase base32 characters (``is_dag_hash`` checks one).
+DAG_HASH = re.compile(r"[a-z0-9]{32}")
 
-_DAG_HASH = re.compile(r"[a-z0-9]{32}")
+#: The stack name of a tag's own mirror.
+ROOT_STACK = "root"
 
 #: Dependency types as bits, so an edge stores one small integer (format doc §3.3).
 DEPTYPE_BITS: dict[str, int] = {"build": 1, "link": 2, "run": 4, "test": 8}
 
+#: Link and run: the edges that installing a binary follows (what it downloads).
+LINK_RUN = DEPTYPE_BITS["link"] | DEPTYPE_BITS["run"]
+
+#: ``parameters`` keys that are compiler flags, not variants, in the order Spack
+#: writes them after the variants (format doc §3.4).
+FLAG_NAMES = ("cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs")
+
+#: Media types of a v3 spec manifest's blobs (format doc §5.3).
+TARBALL_MEDIA_TYPE = "application/vnd.spack.install.v2.tar+gzip"
+SPEC_MEDIA_TYPE = "application/vnd.spack.spec.v5+json"
+
+#: A spec's variants as the catalog stores them (a JSON list of display strings).
+decode_variants = msgspec.json.Decoder(tuple[str, ...]).decode
+
 
 def is_dag_hash(text: object) -> bool:
     """True if ``text`` looks like a DAG hash (32 characters of ``[a-z0-9]``)."""
-    return isinstance(text, str) and _DAG_HASH.fullmatch(text) is not None
-
-
-def parse_dag_hash(text: str) -> DagHash:
-    """Return ``text`` as a :data:`DagHash`; raise ``ValueError`` if it is not one."""
-    if not is_dag_hash(text):
-        raise ValueError(f"invalid DAG hash (expected 32 characters a-z0-9): {text!r}")
-    return DagHash(text)
+    return isinstance(text, str) and DAG_HASH.fullmatch(text) is not None
 
 
 def deptypes_to_mask(deptypes: list[str] | tuple[str, ...] | str | None) -> int:
@@ -112,3 +125,23 @@ def human_size(size: int | None) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1000
     return f"{value:.1f} TB"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def check_name(name: object) -> str | None:
+    """Why ``name`` cannot be a tag, stack or package name used as a folder; None if fine."""
+    if not isinstance(name, str):
+        return f"expected a string, got {type(name).__name__} {name!r}"
+    if not name:
+        return "must not be empty"
+    if "/" in name or "\\" in name:
+        return f"{name!r} must not contain '/' or '\\' (it becomes a folder name)"
+    if ".." in name:
+        return f"{name!r} must not contain '..' (it becomes a folder name)"
+    if name.startswith("."):
+        return f"{name!r} must not start with '.' (it becomes a folder name)"
+    if _CONTROL.search(name):
+        return f"{name!r} must not contain control characters"
+    return None

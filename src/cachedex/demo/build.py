@@ -77,7 +77,7 @@ class _Concretizer:
         self.target: str | dict[str, Any] = stack.target if stack.target == self.family else target_object(stack.target)
         self.records: dict[str, Record] = {} if parent is None else parent.records
         self.memo: dict[str, dict[str, Any]] = {}
-        self.arch = {"platform": stack.platform, "os": stack.os}
+        self.arch: dict[str, Any] = {"platform": stack.platform, "os": stack.os}
         self._infra: dict[str, dict[str, Any]] = {} if parent is None else parent._infra
         self._compiler_node: dict[str, Any] | None = None
 

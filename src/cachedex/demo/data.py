@@ -267,7 +267,7 @@ _BUILD_TOOLS = {
     "meson": ("meson:b", "ninja:b"),
     "python_pip": ("python:lr", "py-pip:b"),
 }
-_VARIANT_DEFAULTS = {
+_VARIANT_DEFAULTS: dict[str, dict[str, bool | str | list[str]]] = {
     "cmake": {"build_system": "cmake", "build_type": "Release", "generator": "make", "ipo": False},
     "meson": {"build_system": "meson", "buildtype": "release", "default_library": ["shared"]},
 }
@@ -288,7 +288,7 @@ class Package:
 
 def _variants(build_system: str, text: str) -> dict[str, bool | str | list[str]]:
     out: dict[str, bool | str | list[str]] = {"build_system": build_system}
-    out.update(_VARIANT_DEFAULTS.get(build_system, {}))  # type: ignore[arg-type]
+    out.update(_VARIANT_DEFAULTS.get(build_system, {}))
     for token in text.split():
         if token[0] in "+~":
             out[token[1:]] = token[0] == "+"

@@ -23,10 +23,9 @@ from typing import Any
 
 import msgspec
 
+from ..values import FLAG_NAMES, SPEC_MEDIA_TYPE, TARBALL_MEDIA_TYPE
+
 __all__ = [
-    "FLAG_NAMES",
-    "SPEC_MEDIA_TYPE",
-    "TARBALL_MEDIA_TYPE",
     "MirrorInfo",
     "clearsign",
     "dag_hash",
@@ -38,10 +37,6 @@ __all__ = [
     "write_mirror",
 ]
 
-#: The six compiler-flag lists written after the variants in ``parameters`` (§3.4).
-FLAG_NAMES = ("cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs")
-TARBALL_MEDIA_TYPE = "application/vnd.spack.install.v2.tar+gzip"
-SPEC_MEDIA_TYPE = "application/vnd.spack.spec.v5+json"
 _DEPTYPE_ORDER = {"build": 0, "link": 1, "run": 2, "test": 3}
 _COMPILER_VIRTUALS = ("c", "cxx", "fortran")
 _encode = msgspec.json.encode

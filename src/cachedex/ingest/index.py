@@ -16,17 +16,16 @@ on a stack unless the stack holds records the root index does not.
 from __future__ import annotations
 
 import contextlib
-import gc
 import json
 import re
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from typing import Any
 
 import msgspec
 
+from .._perf import BoundedMemo, gc_paused
 from ..errors import IndexFormatError
-from ..values import Dependency, SpecRecord, deptypes_to_mask, is_dag_hash
+from ..values import FLAG_NAMES, Dependency, SpecRecord, deptypes_to_mask, is_dag_hash
 
 __all__ = [
     "SUPPORTED_DB_VERSIONS",
@@ -34,14 +33,13 @@ __all__ = [
     "build_records",
     "decode_index",
     "format_variant",
-    "gc_paused",
 ]
 
 #: Database versions whose node formats we read (format doc §2.3).
 SUPPORTED_DB_VERSIONS = (6, 7, 8, 9)
 
-#: ``parameters`` keys that are compiler flags, not variants (format doc §3.4).
-FLAG_NAMES = frozenset({"cflags", "cppflags", "cxxflags", "fflags", "ldflags", "ldlibs"})
+#: ``parameters`` keys that are compiler flags, not variants: a set, for the hot loop.
+_FLAGS = frozenset(FLAG_NAMES)
 
 #: Languages whose provider edge names the compiler of a spec-v5+ node, in priority order.
 COMPILER_LANGUAGES = ("c", "cxx", "fortran")
@@ -127,21 +125,6 @@ class _Node(msgspec.Struct):
 _index_decoder = msgspec.json.Decoder(_IndexFile)
 _version_decoder = msgspec.json.Decoder(_VersionOnlyFile)
 _node_decoder = msgspec.json.Decoder(_Node)
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while building many objects that hold no cycles.
-
-    With it on, CPython scans the growing heap again and again during a big decode.
-    """
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 class RawIndex(msgspec.Struct, frozen=True):
@@ -256,23 +239,22 @@ def format_variant(name: str, value: object) -> str:
 
 
 # Variant strings repeat across thousands of records: format each (name, value) once.
-_variant_cache: dict[tuple[str, object], str] = {}
+_variant_cache: BoundedMemo[tuple[str, object], str] = BoundedMemo(200_000)
 
 
 def _variants(node: _Node) -> tuple[str, ...]:
     shown = []
     cache = _variant_cache
     for name, value in node.parameters.items():
-        if name in FLAG_NAMES:
+        if name in _FLAGS:
             continue
         key = (name, tuple(value) if isinstance(value, list) else value)
         try:
-            text = cache[key]  # type: ignore[index]
+            text = cache[key]
         except (KeyError, TypeError):  # TypeError: an unhashable value (a dict): format it each time
             text = format_variant(name, value)
-            if len(cache) < 200_000:
-                with contextlib.suppress(TypeError):
-                    cache[key] = text  # type: ignore[index]
+            with contextlib.suppress(TypeError):
+                cache.remember(key, text)
         shown.append(text)
     if node.patches and "patches" not in node.parameters:
         shown.append(format_variant("patches", list(node.patches)))

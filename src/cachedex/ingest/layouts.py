@@ -20,7 +20,8 @@ from concurrent.futures import ThreadPoolExecutor
 import msgspec
 import yaml
 
-from ..errors import ChecksumError, IndexFormatError, NotFound, SourceError
+from ..errors import ChecksumError, IndexFormatError, SourceError, SourceNotFound
+from ..values import DAG_HASH, TARBALL_MEDIA_TYPE, is_dag_hash
 from .index import SUPPORTED_DB_VERSIONS
 from .sources import ProgressCallback, Source
 
@@ -38,7 +39,6 @@ __all__ = [
 V3_INDEX_MANIFEST = "v3/manifests/index/index.manifest.json"
 V2_INDEX = "build_cache/index.json"
 V2_INDEX_HASH = "build_cache/index.json.hash"
-TARBALL_MEDIA_TYPE = "application/vnd.spack.install.v2.tar+gzip"
 #: Highest build-cache layout version we read (format doc §1).
 MAX_LAYOUT = 3
 
@@ -151,16 +151,16 @@ def read_index(
     """
     try:
         return _read_v3(source, previous, progress)
-    except NotFound:
+    except SourceNotFound:
         pass
     try:
         return _read_v2(source, previous, progress)
-    except NotFound:
+    except SourceNotFound:
         pass
     names = source.list_dir("build_cache")
     if names is not None:
         return _scan_spec_files(source, names)
-    raise NotFound(
+    raise SourceNotFound(
         source.url,
         f"no build cache index here (neither {V3_INDEX_MANIFEST} nor {V2_INDEX}); is this the mirror's root URL?",
     )
@@ -185,7 +185,7 @@ def _read_v3(source: Source, previous: PreviousState | None, progress: ProgressC
     blob_url = source.join(blob_path)
     try:
         data = source.fetch(blob_path, progress=progress)
-    except NotFound as exc:
+    except SourceNotFound as exc:
         raise SourceError(blob_url, f"index blob listed in {manifest_url} is missing ({exc.problem})") from None
     assert data is not None
     _verify(data.data, record.checksumAlgorithm, record.checksum, blob_url)
@@ -226,7 +226,7 @@ def _pick_index_blob(manifest: _Manifest, url: str) -> _BlobRecord:
 def _read_v2(source: Source, previous: PreviousState | None, progress: ProgressCallback | None) -> IndexSnapshot:
     try:
         expected: str | None = source.read(V2_INDEX_HASH).decode("ascii", "replace").strip()
-    except NotFound:
+    except SourceNotFound:
         expected = None
     if expected is not None and not re.fullmatch(r"[0-9a-f]{64}", expected):
         raise IndexFormatError(source.join(V2_INDEX_HASH), "not a sha256 hex digest")
@@ -234,7 +234,7 @@ def _read_v2(source: Source, previous: PreviousState | None, progress: ProgressC
         return IndexSnapshot(2, expected, None, previous.etag, previous.last_modified)
     try:
         fetched = source.fetch(V2_INDEX, progress=progress)
-    except NotFound as exc:
+    except SourceNotFound as exc:
         if expected is None:
             raise
         # The hash file says this is a v2 mirror: a missing index is its problem, not ours.
@@ -255,7 +255,7 @@ def _read_v2(source: Source, previous: PreviousState | None, progress: ProgressC
 
 # -- v1/v2 mirrors without index.json: build one from the spec files -----------------
 
-_SPEC_FILE = re.compile(r".+-([a-z0-9]{32})\.spec\.(json|json\.sig|yaml)")
+_SPEC_FILE = re.compile(rf".+-({DAG_HASH.pattern})\.spec\.(json|json\.sig|yaml)")
 #: Spec-file format version -> the Database version whose nodes have that shape (§1).
 _DB_FOR_SPEC_VERSION = {1: 6, 2: 6, 3: 6, 4: 7, 5: 8, 6: 9}
 
@@ -271,7 +271,7 @@ def _scan_spec_files(source: Source, names: list[str]) -> IndexSnapshot:
             if current is None or current.endswith(".sig"):
                 by_hash[match.group(1)] = name
     if not by_hash:
-        raise NotFound(
+        raise SourceNotFound(
             source.url,
             f"no build cache index here (neither {V3_INDEX_MANIFEST} nor {V2_INDEX}, "
             "and no spec files under build_cache/)",
@@ -325,7 +325,7 @@ def _read_spec_file(raw: bytes, url: str, name: str) -> tuple[int, int, list[tup
         spec_version = int(spec.get("_meta", {}).get("version", 2))
         nodes = [(node.get("hash", ""), node) for node in spec.get("nodes", [])]
     for node_hash, _node in nodes:
-        if not re.fullmatch(r"[a-z0-9]{32}", str(node_hash)):
+        if not is_dag_hash(node_hash):
             raise IndexFormatError(url, f"node with malformed hash {node_hash!r}")
     return spec_version, file_layout, nodes
 
@@ -339,13 +339,13 @@ def spec_manifest_path(name: str, version: str, dag_hash: str) -> str:
     return f"v3/manifests/spec/{name}/{stem}.spec.manifest.json"
 
 
-def tarball_path_v2(platform: str, os: str, target: str, compiler: str, name: str, version: str, dag_hash: str) -> str:
+def tarball_path_v2(*, hash: str, name: str, version: str, compiler: str, platform: str, os: str, target: str) -> str:
     """Path of a spec's ``.spack`` tarball in a v2 mirror (format doc §5.2)."""
     cname, _, cversion = compiler.partition("@")
     compiler_part = f"{cname}-{cversion}" if cversion else "none-none"
     arch = f"{platform}-{os}-{target}"
     stem = f"{arch}-{compiler_part}-{name}-{version}"
-    return f"build_cache/{arch}/{compiler_part}/{name}-{version}/{stem}-{dag_hash}.spack"
+    return f"build_cache/{arch}/{compiler_part}/{name}-{version}/{stem}-{hash}.spack"
 
 
 class SizeLookup(msgspec.Struct, frozen=True):
@@ -359,7 +359,7 @@ def _manifest_size(source: Source, path: str) -> int | None:
     url = source.join(path)
     try:
         manifest = _decode_manifest(source.read(path), url)
-    except NotFound:
+    except SourceNotFound:
         return None
     for record in manifest.data:
         if record.mediaType == TARBALL_MEDIA_TYPE:

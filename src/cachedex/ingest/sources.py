@@ -1,7 +1,7 @@
 """Fetch files from a mirror: a local folder, a ``file://`` URL or ``http(s)://``.
 
 A :class:`Source` hides where the mirror is. Callers ask for paths relative to the
-mirror root and get bytes, or :class:`~cachedex.errors.NotFound`, or another
+mirror root and get bytes, or :class:`~cachedex.errors.SourceNotFound`, or another
 :class:`~cachedex.errors.SourceError` naming the full URL and the problem.
 
 HTTP reads use one shared ``httpx.Client`` (connection pooling, gzip transfer) with
@@ -22,7 +22,7 @@ import msgspec
 
 from .. import __version__
 from ..config import HttpOptions
-from ..errors import CachedexError, NotFound, SourceError
+from ..errors import CachedexError, SourceError, SourceNotFound
 
 if TYPE_CHECKING:  # httpx is imported only when a mirror is remote: it costs 0.1 s to load
     import httpx
@@ -72,7 +72,7 @@ class Source:
         raise NotImplementedError
 
     def read(self, path: str) -> bytes:
-        """Read ``path`` whole. Raises NotFound or SourceError."""
+        """Read ``path`` whole. Raises SourceNotFound or SourceError."""
         fetched = self.fetch(path)
         assert fetched is not None  # no validators given, so never "unchanged"
         return fetched.data
@@ -112,9 +112,9 @@ class LocalSource(Source):
             with open(os.path.join(self._root_text, path), "rb") as handle:
                 return handle.read()
         except FileNotFoundError:
-            raise NotFound(self.join(path), "not found") from None
+            raise SourceNotFound(self.join(path), "not found") from None
         except IsADirectoryError:
-            raise NotFound(self.join(path), "is a folder, not a file") from None
+            raise SourceNotFound(self.join(path), "is a folder, not a file") from None
         except OSError as exc:
             raise SourceError(self.join(path), f"cannot read: {exc.strerror or exc}") from None
 
@@ -165,7 +165,7 @@ class HttpSource(Source):
 
         try:
             _, _, headers = self._with_retries(url, head)
-        except NotFound:
+        except SourceNotFound:
             return None
         length = headers.get("content-length")
         return int(length) if length and length.isdigit() else None
@@ -191,7 +191,7 @@ class HttpSource(Source):
     @staticmethod
     def _check_status(url: str, status: int) -> None:
         if status == 404:
-            raise NotFound(url, "not found (HTTP 404)")
+            raise SourceNotFound(url, "not found (HTTP 404)")
         if status >= 500:
             raise _ServerError(url, f"server error (HTTP {status})")
         if status >= 400:

@@ -15,12 +15,13 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from .._perf import gc_paused
 from ..catalog import Catalog
 from ..config import Config, TagConfig
 from ..errors import CachedexError
 from ..progress import SILENT, Progress
 from ..values import MirrorRef, SpecRecord
-from .index import RawIndex, build_records, decode_index, gc_paused
+from .index import RawIndex, build_records, decode_index
 from .layouts import (
     IndexSnapshot,
     PreviousState,
@@ -172,7 +173,8 @@ def _read_mirror(
         # A stack's records are nearly always in the root index too: drop the stack's
         # bytes now rather than hold 40 indexes in memory at once.
         extra = {h: r for h, r in index.records.items() if h not in root.records}
-        index = RawIndex(url=index.url, db_version=index.db_version, records=extra) if extra else None
+        kept = RawIndex(url=index.url, db_version=index.db_version, records=extra) if extra else None
+        return _Read(ref, source, snapshot, db_version, members, kept)
     return _Read(ref, source, snapshot, db_version, members, index)
 
 
@@ -337,12 +339,12 @@ def _fetch_missing_sizes(
         keys = catalog.size_keys(unsized)
         lookups = [
             SizeLookup(
-                k[0],
-                spec_manifest_path(k[1], k[2], k[0])
+                key.hash,
+                spec_manifest_path(key.name, key.version, key.hash)
                 if layout == 3
-                else tarball_path_v2(k[3], k[4], k[5], k[6], k[1], k[2], k[0]),
+                else tarball_path_v2(**key._asdict()),
             )
-            for k in keys
+            for key in keys
         ]
         line = reporter.task(f"{read.ref.tag}/{read.ref.stack}: sizes", total=len(lookups))
         found, problems = fetch_sizes(

@@ -4,19 +4,12 @@ no folder outside the output folder, whatever a tag or package name says."""
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
-import multiprocessing.context
 import os
-import sys
 from pathlib import Path
 
-from ..errors import CachedexError
+from ..errors import CachedexError, OutputError
 
-__all__ = ["OutputError", "cpu_workers", "pool_context", "safe_folder", "same_bytes", "update_file", "write_atomically"]
-
-
-class OutputError(CachedexError):
-    """An output folder cannot be written; the message names the path."""
+__all__ = ["safe_folder", "same_bytes", "update_file", "write_atomically", "write_new"]
 
 
 def same_bytes(path: str, data: bytes) -> bool:
@@ -83,19 +76,15 @@ def safe_folder(outdir: Path, *parts: str, error: type[CachedexError] = OutputEr
     return folder
 
 
-def cpu_workers(limit: int) -> int:
-    """The CPUs this process may use, at most ``limit``."""
+def write_new(path: str, data: bytes) -> None:
+    """Create ``path`` holding ``data`` (it must not exist): for a staging folder that no
+    reader sees until it is renamed into place whole, where a temporary file and a rename
+    per file would be wasted."""
+    # Plain os.write: a file object around the descriptor costs more than the write.
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
     try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # not on Linux
-        cpus = os.cpu_count() or 1
-    return max(1, min(cpus, limit))
-
-
-def pool_context() -> multiprocessing.context.BaseContext:
-    """Worker processes for writing pages in parallel.
-
-    On Linux, fork starts a worker in milliseconds with the modules already loaded;
-    each worker opens its own read-only connection (the inherited handle is never
-    used). Elsewhere fork is unsafe (macOS) or missing: the platform's default."""
-    return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)

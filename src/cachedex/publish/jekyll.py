@@ -36,53 +36,31 @@ Rules that keep a site directory safe to regenerate:
 from __future__ import annotations
 
 import errno
-import json
 import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
-from json.encoder import encode_basestring_ascii as _json_string  # type: ignore[attr-defined]
-from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import yaml
 
-from ..catalog import Catalog, ListedSpec
-from ..config import check_name
-from .files import OutputError, cpu_workers, pool_context, safe_folder, update_file, write_atomically
+from ..catalog import Catalog, ListedRow
+from ..errors import JekyllError, UnknownTag
+from ..values import ROOT_STACK, check_name
+from .files import safe_folder, update_file, write_atomically
+from .jekyll_pages import PageWriter, SpecCounts
+from .parallel import pool_context, worker_count
 
-__all__ = [
-    "PARALLEL_MIN_SPECS",
-    "JekyllError",
-    "JekyllReport",
-    "TagReport",
-    "render_page",
-    "write_jekyll",
-]
+__all__ = ["PARALLEL_MIN_SPECS", "JekyllReport", "TagReport", "write_jekyll"]
 
 PAGE_NAME = "specs.md"
-ROOT_STACK = "root"
 #: The key of meta.yaml that sums every tag; a tag of that name would overwrite it.
 ALL_KEY = "all"
 #: A tag with fewer listed specs is written by this process alone: starting workers
 #: (~0.1 s) would cost more than they save.
 PARALLEL_MIN_SPECS = 20_000
-#: At most this many worker processes per tag (default: one per CPU up to this).
-MAX_WORKERS = 4
-
-# Memo tables hold JSON text of values that repeat across specs (stack sets, variant
-# lists, compilers...). They are cleared when they reach this many entries, so memory
-# stays bounded whatever the size or number of tags.
-_MEMO_LIMIT = 200_000
-
-
-class JekyllError(OutputError):
-    """Raised when the site cannot be written: an unknown tag, an OUTDIR folder that is a
-    symlink leading elsewhere, an unreadable ``_data`` file, or an OS error; names the path."""
 
 
 @dataclass(frozen=True)
@@ -134,38 +112,6 @@ class JekyllReport:
 
 #: A row of :meth:`Catalog.listed_spec_rows`: (name, hash, version, compiler, os,
 #: platform, target, variants as JSON text, size or None, stacks joined by \x1f).
-Row = tuple[str, str, str, str, str, str, str, str, int | None, str]
-_Arch = tuple[str, str, str, str]  # (compiler, os, platform, target)
-
-
-@dataclass
-class _SpecCounts:
-    """What meta.yaml counts, gathered per spec while pages are made."""
-
-    arch: Counter[_Arch] = field(default_factory=Counter)  # listed specs per arch
-    variants: Counter[str] = field(default_factory=Counter)  # per variants JSON text
-
-    def compilers(self) -> Counter[str]:
-        """Listed specs per ``name@version`` compiler (``none`` included)."""
-        result: Counter[str] = Counter()
-        for arch, times in self.arch.items():
-            result[arch[0]] += times
-        return result
-
-    def parameters(self) -> Counter[str]:
-        """Listed specs per variant name whose value is truthy (format doc §6.3)."""
-        by_string: Counter[str] = Counter()
-        for text, times in self.variants.items():
-            for variant in _decode_variants(text):
-                by_string[variant] += times
-        result: Counter[str] = Counter()
-        for variant, times in by_string.items():
-            name = _truthy_variant_name(variant)
-            if name is not None:
-                result[name] += times
-        return result
-
-
 @dataclass
 class _TagSummary:
     """A tag's entry of meta.yaml."""
@@ -188,190 +134,6 @@ class _TagSummary:
         }
 
 
-# -- page text -----------------------------------------------------------------------
-
-
-def _memo_put(memo: dict[Any, Any], key: Any, value: Any) -> Any:
-    if len(memo) >= _MEMO_LIMIT:
-        memo.clear()
-    memo[key] = value
-    return value
-
-
-class _PageWriter:
-    """Turns catalog rows into page bytes identical to ``json.dumps(..., sort_keys=True)``.
-
-    A big tag has hundreds of thousands of specs but few distinct compilers, targets,
-    stack sets or variant lists: the JSON text of each is made once and memoised.
-    """
-
-    def __init__(self) -> None:
-        self._strings: dict[str, str] = {}
-        self._arch: dict[_Arch, tuple[str, str, str]] = {}
-        self._variants: dict[str, str] = {}
-        self._stacks: dict[str, tuple[tuple[str, ...], str]] = {}
-
-    def string(self, text: str) -> str:
-        """``json.dumps(text)``."""
-        try:
-            return self._strings[text]
-        except KeyError:
-            return _memo_put(self._strings, text, _json_string(text))
-
-    def string_list(self, items: Iterable[str]) -> str:
-        """``json.dumps(list(items))``."""
-        return "[" + ", ".join(map(self.string, items)) + "]"
-
-    def _arch_pieces(self, arch: _Arch) -> tuple[str, str, str]:
-        """The text around the hash, size, stacks and variants in a spec's object."""
-        try:
-            return self._arch[arch]
-        except KeyError:
-            compiler, os_, platform, target = map(self.string, arch)
-            return _memo_put(
-                self._arch,
-                arch,
-                (
-                    f'{{"compiler": {compiler}, "hash": ',
-                    f', "os": {os_}, "platform": {platform}, "size": ',
-                    f', "target": {target}, "variants": ',
-                ),
-            )
-
-    def _variants_json(self, stored: str) -> str:
-        """The stored (compact) JSON list of variant strings as json.dumps writes it."""
-        try:
-            return self._variants[stored]
-        except KeyError:
-            if stored.isascii() and stored.isprintable() and "\\" not in stored:
-                # No escapes: every '","' separates two items.
-                text = stored.replace('","', '", "')
-            else:
-                text = json.dumps(json.loads(stored))
-            return _memo_put(self._variants, stored, text)
-
-    def _stack_set(self, joined: str) -> tuple[tuple[str, ...], str]:
-        """(sorted stack names, their JSON list) of a ``\\x1f``-joined set of stacks."""
-        try:
-            return self._stacks[joined]
-        except KeyError:
-            names = tuple(sorted(joined.split("\x1f"))) if joined else ()
-            return _memo_put(self._stacks, joined, (names, self.string_list(names)))
-
-    def page(self, tag: str, package: str, rows: list[Row], counts: _SpecCounts | None = None) -> bytes:
-        """The bytes of ``_cache/<tag>/<package>/specs.md`` for one package's ``rows``.
-
-        ``title`` is a JSON string, ``meta`` and ``spec_details`` are what
-        ``json.dumps(..., sort_keys=True)`` writes, details sorted by hash, no newline
-        after the closing ``---``. What meta.yaml counts goes to ``counts``.
-        """
-        rows = sorted(rows, key=_row_hash)  # already in order from the catalog: O(n)
-        # The loop runs once per spec of the tag: locals, memo lookups with .get, one
-        # f-string per spec; counting is left to Counter's C code below.
-        strings, archs, variant_lists, stack_sets = self._strings, self._arch, self._variants, self._stacks
-        details: list[str] = []
-        for _name, dag_hash, version, compiler, os_, platform, target, variants, size, stacks in rows:
-            arch = archs.get((compiler, os_, platform, target)) or self._arch_pieces((compiler, os_, platform, target))
-            if not (dag_hash.isascii() and dag_hash.isalnum()):  # never for a real DAG hash
-                dag_hash = _json_string(dag_hash)[1:-1]
-            size_text = '"-"' if size is None else size
-            details.append(
-                f'{arch[0]}"{dag_hash}"{arch[1]}{size_text}, "stacks": '
-                f"{(stack_sets.get(stacks) or self._stack_set(stacks))[1]}{arch[2]}"
-                f"{variant_lists.get(variants) or self._variants_json(variants)}, "
-                f'"versions": [{strings.get(version) or self.string(version)}]}}'
-            )
-        arch_counts = Counter(map(_row_arch, rows))
-        if counts is not None:
-            counts.arch.update(arch_counts)
-            counts.variants.update(map(_row_variants, rows))
-        by_stack: Counter[str] = Counter()
-        for joined, times in Counter(map(_row_stacks, rows)).items():
-            for stack in self._stack_set(joined)[0]:
-                by_stack[stack] += times
-        stack_names = sorted(by_stack)
-        string, string_list = self.string, self.string_list
-        meta = (
-            f'{{"compilers": {string_list(sorted({a[0] for a in arch_counts}))}, '
-            f'"num_specs": {len(rows)}, '
-            '"num_specs_by_stack": {'
-            + ", ".join(f"{string(name)}: {by_stack[name]}" for name in stack_names)
-            + f'}}, "oss": {string_list(sorted({a[1] for a in arch_counts}))}, '
-            f'"platforms": {string_list(sorted({a[2] for a in arch_counts}))}, '
-            f'"stacks": {string_list(stack_names)}, '
-            f'"targets": {string_list(sorted({a[3] for a in arch_counts}))}, '
-            f'"versions": {string_list(sorted(set(map(_row_version, rows))))}}}'
-        )
-        text = (
-            f"---\ntitle: {_json_string(package)}\nlayout: cache\n"
-            f"categories: [package, {_yaml_flow_item(tag)}]\n"
-            f"meta: {meta}\nspec_details: [{', '.join(details)}]\n---"
-        )
-        return text.encode("ascii")  # the JSON escaping left nothing else
-
-
-_row_hash = itemgetter(1)
-_row_version = itemgetter(2)
-_row_arch = itemgetter(3, 4, 5, 6)
-_row_variants = itemgetter(7)
-_row_stacks = itemgetter(9)
-
-
-@lru_cache(maxsize=1024)
-def _yaml_flow_item(text: str) -> str:
-    """``text`` as an item of a YAML flow sequence: plain as cache.spack.io writes it
-    (``develop-2025-07-13``) when YAML reads that back as the same string, else quoted
-    (a name like ``1.10`` or ``true`` would become a number or a boolean)."""
-    plain = text and text.isascii() and all(c.isalnum() or c in "._-" for c in text)
-    if plain and yaml.safe_load(f"[{text}]") == [text]:
-        return text
-    return _json_string(text)
-
-
-def render_page(tag: str, package: str, specs: Iterable[ListedSpec]) -> bytes:
-    """The bytes of ``_cache/<tag>/<package>/specs.md`` for ``specs`` (any order), as
-    cache.spack.io writes them; what :func:`write_jekyll` writes for the same specs."""
-    rows: list[Row] = [
-        (
-            s.name,
-            s.hash,
-            s.version,
-            s.compiler,
-            s.os,
-            s.platform,
-            s.target,
-            msgspec.json.encode(list(s.variants)).decode(),
-            s.size,
-            "\x1f".join(s.stacks),
-        )
-        for s in specs
-    ]
-    return _PageWriter().page(tag, package, rows)
-
-
-# -- meta.yaml parameter names -------------------------------------------------------
-
-
-def _truthy_variant_name(variant: str) -> str | None:
-    """The name of a variant whose ``parameters`` value is truthy, from its display string;
-    None when the value is false or empty.
-
-    ``+x`` is true, ``~x`` false, ``x=v`` / ``x:=a,b`` true unless the value is empty
-    (shown as ``''``), as cache.spack.io counts ``if setting`` (format doc §6.3).
-    """
-    if variant.startswith("+"):
-        return variant[1:]
-    if variant.startswith("~"):
-        return None
-    name, _, value = variant.partition("=")
-    if not value or value == "''":
-        return None
-    return name[:-1] if name.endswith(":") else name
-
-
-_decode_variants = msgspec.json.Decoder(list[str]).decode
-
-
 # -- files ---------------------------------------------------------------------------
 
 
@@ -382,15 +144,15 @@ def _safe_folder(outdir: Path, *parts: str) -> Path:
 # -- one tag -------------------------------------------------------------------------
 
 
-def _packages(rows: Iterable[Row]) -> Iterator[tuple[str, list[Row]]]:
+def _packages(rows: Iterable[ListedRow]) -> Iterator[tuple[str, list[ListedRow]]]:
     """Group rows ordered by package name into (name, rows of that package)."""
     name: str | None = None
-    group: list[Row] = []
+    group: list[ListedRow] = []
     for row in rows:
-        if row[0] != name:
+        if row.name != name:
             if group:
                 yield name, group  # type: ignore[misc]
-            name, group = row[0], []
+            name, group = row.name, []
         group.append(row)
     if group:
         yield name, group  # type: ignore[misc]
@@ -415,14 +177,14 @@ class _Share:
     parameters: Counter[str] = field(default_factory=Counter)
 
 
-def _write_pages(rows: Iterable[Row], tag: str, folder: str, existing: Mapping[str, bool]) -> _Share:
+def _write_pages(rows: Iterable[ListedRow], tag: str, folder: str, existing: Mapping[str, bool]) -> _Share:
     """Write the page of each package in ``rows`` into ``folder/<package>/``.
 
     ``existing`` maps the names already in ``folder`` to True for a real folder (compare,
     then replace if changed) or False for a symlink or a file (skipped, never followed).
     """
-    writer = _PageWriter()
-    counts = _SpecCounts()
+    writer = PageWriter()
+    counts = SpecCounts()
     share = _Share()
     for package, package_rows in _packages(rows):
         why = check_name(package)
@@ -465,16 +227,8 @@ class _ShareJob:
 def _write_share(job: _ShareJob) -> _Share:
     """Worker process: write the pages of share ``job.part`` of ``job.parts``."""
     with Catalog(job.catalog, readonly=True) as catalog:
-        rows = catalog.listed_spec_rows(job.tag, part=job.part, parts=job.parts)
+        rows = catalog.listed_rows(job.tag, part=job.part, parts=job.parts)
         return _write_pages(rows, job.tag, job.folder, job.existing)
-
-
-def _worker_count(listed: int, workers: int | None) -> int:
-    """Processes for a tag of ``listed`` specs: 1 for a small tag, else ``workers``
-    (default: the CPUs this process may use, at most :data:`MAX_WORKERS`)."""
-    if workers is None:
-        workers = cpu_workers(MAX_WORKERS)
-    return max(1, workers) if listed >= PARALLEL_MIN_SPECS else 1
 
 
 def _write_tag(catalog: Catalog, outdir: Path, tag: str, workers: int | None) -> tuple[TagReport, _TagSummary]:
@@ -483,9 +237,9 @@ def _write_tag(catalog: Catalog, outdir: Path, tag: str, workers: int | None) ->
     entries = _existing_folders(folder)
     existing = {name: not entry.is_symlink() and entry.is_dir() for name, entry in entries.items()}
     root = next((m for m in catalog.mirrors(tag) if m.stack == ROOT_STACK), None)
-    parts = _worker_count((root.listed or 0) if root else 0, workers)
+    parts = worker_count((root.listed or 0) if root else 0, threshold=PARALLEL_MIN_SPECS, requested=workers)
     if parts == 1:
-        shares = [_write_pages(catalog.listed_spec_rows(tag), tag, str(folder), existing)]
+        shares = [_write_pages(catalog.listed_rows(tag), tag, str(folder), existing)]
     else:
         jobs = [_ShareJob(catalog.path, tag, str(folder), existing, part, parts) for part in range(parts)]
         with pool_context().Pool(parts) as pool:
@@ -609,8 +363,7 @@ def _selected_tags(catalog: Catalog, tags: list[str] | None) -> tuple[list[str],
     else:
         unknown = [t for t in tags if t not in known]
         if unknown:
-            listed = ", ".join(known) or "none; run 'cachedex sync'"
-            raise JekyllError(f"{catalog.path}: no tag {unknown[0]!r} in the catalog (tags: {listed})")
+            raise UnknownTag(unknown[0], known)
         wanted = list(dict.fromkeys(tags))
     good: list[str] = []
     skipped: list[str] = []
@@ -631,7 +384,7 @@ def write_jekyll(
     """Write the pages of ``tags`` (default: every tag of the catalog) under ``outdir``.
 
     A tag of at least :data:`PARALLEL_MIN_SPECS` listed specs is shared among ``workers``
-    processes (default: one per CPU, at most :data:`MAX_WORKERS`; 1 disables this).
+    processes (default: one per CPU, at most ``parallel.MAX_WORKERS``; 1 disables this).
 
     Returns a :class:`JekyllReport` (pages written, unchanged, removed per tag; the
     ``_data`` files rewritten; names skipped; seconds). Raises :class:`JekyllError` for a

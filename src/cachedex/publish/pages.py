@@ -1,39 +1,45 @@
 """The data of every page, built once from the catalog and shown three ways.
 
-Each builder returns a frozen struct: the static site (``site.py``) and the live server
-(``serve.py``) render it with the same templates (``render.py``) and publish it as
-JSON beside the HTML; the CLI's ``show`` prints it. Unknown tags, packages and hashes
-raise :class:`PageNotFound`.
+Each builder returns a frozen struct: the static site (``site``) and the live server
+(``serve``) render it with the same templates (``render``) and publish it as JSON beside
+the HTML; the CLI's ``show`` prints it. The structs are the public JSON API: their
+docstrings become the OpenAPI document's descriptions. Unknown tags, packages and
+hashes raise :class:`~cachedex.errors.LookupFailed` subclasses.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from operator import attrgetter
 
 import msgspec
 
 from ..catalog import Catalog, Edge, MirrorState, SpecSummary
-from ..errors import CachedexError
+from ..errors import UnknownPackage, UnknownSpec
 from ..query import Query
+from ..values import ROOT_STACK, decode_variants
 
 __all__ = [
     "FACETS",
     "Holder",
     "HomePage",
+    "Install",
     "MirrorsPage",
     "PackagePage",
-    "PageNotFound",
-    "SpecGraph",
+    "PackageRow",
     "SpecPage",
     "TagPage",
+    "TagRow",
     "home_page",
+    "install_commands",
     "mirrors_page",
     "package_page",
     "package_pages",
+    "resolve",
     "spec_page",
+    "spec_page_from",
     "tag_page",
 ]
 
@@ -41,26 +47,28 @@ __all__ = [
 FACETS = (("stack", "Stack"), ("os", "OS"), ("target", "Target"), ("compiler", "Compiler"), ("platform", "Platform"))
 
 
-class PageNotFound(CachedexError):
-    """No such tag, package or spec in the catalog."""
-
-
 class TagRow(msgspec.Struct, frozen=True):
+    """A tag with its totals, as of its last sync."""
+
     name: str
-    specs: int
+    specs: int  #: specs its root mirror lists
     packages: int
-    stacks: int
-    size: int
-    synced_at: float | None
-    layout: int | None
-    db_version: int | None
+    stacks: int  #: mirrors besides the root
+    size: int  #: bytes of the listed specs whose size is known
+    synced_at: float | None  #: epoch seconds of the last sync
+    layout: int | None  #: build-cache layout version of the root mirror
+    db_version: int | None  #: Database version of the root index
 
 
 class HomePage(msgspec.Struct, frozen=True, tag_field="page", tag="home"):
+    """The home page: every tag."""
+
     tags: tuple[TagRow, ...]
 
 
 class PackageRow(msgspec.Struct, frozen=True):
+    """A package of a tag, summarising its listed specs."""
+
     name: str
     specs: int
     versions: tuple[str, ...]
@@ -68,56 +76,68 @@ class PackageRow(msgspec.Struct, frozen=True):
     platforms: tuple[str, ...]
     oses: tuple[str, ...]
     targets: tuple[str, ...]
-    stacks: tuple[str, ...]
-    size: int
+    stacks: tuple[str, ...]  #: ``root`` included
+    size: int  #: bytes of its specs whose size is known
 
 
 class TagPage(msgspec.Struct, frozen=True, tag_field="page", tag="tag"):
+    """A tag's page: one row per package, and facet counts (in packages)."""
+
     tag: TagRow
     packages: tuple[PackageRow, ...]
-    facets: dict[str, dict[str, int]]  # facet -> value -> packages having it
+    facets: dict[str, dict[str, int]]  #: facet -> value -> packages having it
 
 
 class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
+    """A package's specs in one tag, facet counts (in specs), and its other tags."""
+
     tag: str
     name: str
     specs: tuple[SpecSummary, ...]
-    facets: dict[str, dict[str, int]]  # facet -> value -> specs having it
-    other_tags: tuple[tuple[str, int], ...]  # (tag, specs) of the other tags listing it
-    size: int
+    facets: dict[str, dict[str, int]]  #: facet -> value -> specs having it
+    other_tags: tuple[tuple[str, int], ...]  #: (tag, specs) of the other tags listing it
+    size: int  #: bytes of its specs whose size is known
 
 
 class Holder(msgspec.Struct, frozen=True, gc=False):  # only strings: not tracked by the GC
+    """A mirror whose index holds a spec."""
+
     tag: str
     stack: str
-    listed: bool
+    listed: bool  #: the mirror has the binary (``in_buildcache``)
     url: str
 
 
 class Install(msgspec.Struct, frozen=True, gc=False):
+    """How to install a spec from one mirror that has its binary, as shell commands."""
+
     tag: str
     stack: str
     commands: str
 
 
 class SpecPage(msgspec.Struct, frozen=True, tag_field="page", tag="spec"):
+    """Everything known about one DAG hash."""
+
     spec: SpecSummary
     holders: tuple[Holder, ...]
     dependencies: tuple[Edge, ...]
-    closure: tuple[Edge, ...]  # link and run dependencies, transitively
-    dependents: tuple[Edge, ...]  # that have a binary in the cache
-    closure_size: int  # this binary and its closure's, in bytes (known sizes only)
-    closure_unknown: int  # binaries of the spec and its closure whose size is unknown
+    closure: tuple[Edge, ...]  #: link and run dependencies, transitively
+    dependents: tuple[Edge, ...]  #: that have a binary in the cache
+    closure_size: int  #: this binary and its closure's, in bytes (known sizes only)
+    closure_unknown: int  #: binaries of the spec and its closure whose size is unknown
     install: tuple[Install, ...]
-    node: str  # the raw node JSON as the index holds it
+    node: str  #: the raw node JSON as the index holds it
 
 
 class MirrorsPage(msgspec.Struct, frozen=True, tag_field="page", tag="mirrors"):
+    """Every mirror of every tag, and what its last read found."""
+
     mirrors: tuple[MirrorState, ...]
 
 
-def _tag_rows(catalog: Catalog, names: Iterable[str] | None = None) -> list[TagRow]:
-    roots = {m.tag: m for m in catalog.mirrors() if m.stack == "root"}
+def _tag_rows(catalog: Catalog, names: list[str] | None = None) -> list[TagRow]:
+    roots = {m.tag: m for m in catalog.mirrors() if m.stack == ROOT_STACK}
     return [
         TagRow(
             s.tag,
@@ -134,12 +154,12 @@ def _tag_rows(catalog: Catalog, names: Iterable[str] | None = None) -> list[TagR
 
 
 def home_page(catalog: Catalog) -> HomePage:
+    """Every tag with its totals."""
     return HomePage(tuple(_tag_rows(catalog)))
 
 
 def _tag_row(catalog: Catalog, tag: str) -> TagRow:
-    if tag not in catalog.tag_names():
-        raise PageNotFound(f"no tag {tag!r} in the catalog")
+    catalog.require_tag(tag)
     (row,) = _tag_rows(catalog, [tag])
     return row
 
@@ -151,19 +171,19 @@ def tag_page(catalog: Catalog, tag: str) -> TagPage:
     facets: dict[str, Counter[str]] = {key: Counter() for key, _ in FACETS}
     # Raw rows, not decoded specs: a tag page needs no variants, and a big tag has
     # 250,000 rows.
-    for name, group in itertools.groupby(catalog.listed_spec_rows(tag), key=lambda r: r[0]):
+    for name, group in itertools.groupby(catalog.listed_rows(tag), key=attrgetter("name")):
         count, size = 0, 0
         values: dict[str, set[str]] = {key: set() for key, _ in FACETS}
         versions: set[str] = set()
-        for _, _, version, compiler, os, platform, target, _, spec_size, stacks in group:
+        for spec in group:
             count += 1
-            size += spec_size or 0
-            versions.add(version)
-            values["compiler"].add(compiler)
-            values["os"].add(os)
-            values["platform"].add(platform)
-            values["target"].add(target)
-            values["stack"].update(stacks.split("\x1f"))
+            size += spec.size or 0
+            versions.add(spec.version)
+            values["compiler"].add(spec.compiler)
+            values["os"].add(spec.os)
+            values["platform"].add(spec.platform)
+            values["target"].add(spec.target)
+            values["stack"].update(spec.stacks.split("\x1f"))
         for key, found in values.items():
             facets[key].update(found)
         packages.append(
@@ -187,7 +207,7 @@ def package_page(catalog: Catalog, tag: str, name: str) -> PackagePage:
     _tag_row(catalog, tag)
     found = catalog.search(Query(name=name), tag=tag, limit=1_000_000)
     if not found.total:
-        raise PageNotFound(f"tag {tag!r} lists no package {name!r}")
+        raise UnknownPackage(name, tag)
     return _package_page(tag, name, found.specs, catalog.package_tags(name))
 
 
@@ -200,28 +220,28 @@ def package_pages(
     package_tags: dict[str, list[tuple[str, int]]] | None = None,
 ) -> Iterator[PackagePage]:
     """The page of every package of a tag (or of share ``part`` of ``parts``, as
-    :meth:`Catalog.listed_spec_rows` splits them), streamed from one pass over the tag:
+    :meth:`Catalog.listed_rows` splits them), streamed from one pass over the tag:
     what :func:`package_page` gives for each, without a query per package.
     ``package_tags`` is :meth:`Catalog.all_package_tags`, if the caller has it."""
     tags_of = package_tags if package_tags is not None else catalog.all_package_tags()
-    rows = catalog.listed_spec_rows(tag, part=part, parts=parts)
-    for name, group in itertools.groupby(rows, key=lambda row: row[0]):
+    rows = catalog.listed_rows(tag, part=part, parts=parts)
+    for name, group in itertools.groupby(rows, key=attrgetter("name")):
         specs = sorted(
             (
                 SpecSummary(
-                    hash=h,
-                    name=n,
-                    version=v,
-                    compiler=c,
-                    platform=p,
-                    os=o,
-                    target=t,
-                    variants=_variants.decode(var),
-                    size=size,
+                    hash=row.hash,
+                    name=row.name,
+                    version=row.version,
+                    compiler=row.compiler,
+                    platform=row.platform,
+                    os=row.os,
+                    target=row.target,
+                    variants=decode_variants(row.variants),
+                    size=row.size,
                     tags=(tag,),
-                    stacks=tuple(sorted(stacks.split("\x1f"))),
+                    stacks=tuple(sorted(row.stacks.split("\x1f"))),
                 )
-                for n, h, v, c, o, p, t, var, size, stacks in group
+                for row in group
             ),
             key=lambda s: (s.version, s.hash),
         )
@@ -252,7 +272,8 @@ def _package_page(
 
 
 def install_commands(tag: str, stack: str, url: str, dag_hash: str) -> str:
-    mirror = f"{tag}-{stack}" if stack != "root" else tag
+    """The shell commands that install ``dag_hash`` from the mirror ``url``."""
+    mirror = f"{tag}-{stack}" if stack != ROOT_STACK else tag
     return (
         f"spack mirror add {mirror} {url}\n"
         "spack buildcache keys --install --trust\n"
@@ -261,13 +282,13 @@ def install_commands(tag: str, stack: str, url: str, dag_hash: str) -> str:
 
 
 def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
-    """Everything known about one hash."""
+    """Everything known about one full hash."""
     spec = catalog.spec_summary(dag_hash)
     if spec is None:
-        raise PageNotFound(f"no spec with hash {dag_hash!r} in the catalog")
-    return _spec_page(
+        raise UnknownSpec(dag_hash, f"no spec with hash {dag_hash!r} in the catalog")
+    return spec_page_from(
         spec,
-        holders=[Holder(t, s, bool(listed), url) for t, s, listed, url in catalog.holders(dag_hash)],
+        holders=[Holder(t, s, listed, url) for t, s, listed, url in catalog.holders(dag_hash)],
         dependencies=catalog.edges_of(dag_hash),
         closure=catalog.closure(dag_hash),
         dependents=[e for e in catalog.edges_of(dag_hash, reverse=True) if e.listed],
@@ -275,15 +296,16 @@ def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
     )
 
 
-def _spec_page(
+def spec_page_from(
     spec: SpecSummary,
     *,
     holders: Sequence[Holder],
-    dependencies: list[Edge],
+    dependencies: Sequence[Edge],
     closure: list[Edge],
-    dependents: list[Edge],
+    dependents: Sequence[Edge],
     node: str,
 ) -> SpecPage:
+    """A spec's page from its parts (read one by one, or from a ``graph.SpecGraph``)."""
     # Only binaries are downloaded: a dependency without one (an external) costs nothing.
     binaries = [e.size for e in closure if e.listed] + ([spec.size] if spec.tags else [])
     return SpecPage(
@@ -301,130 +323,27 @@ def _spec_page(
     )
 
 
-#: Link and run: the edges installing a binary follows.
-_LINK_RUN = 0b110
-
-
-class SpecGraph:
-    """What spec pages show, for every spec of the catalog, read in a few bulk passes.
-
-    :func:`spec_page` costs a few queries per page, which a site of 250,000 spec
-    pages cannot afford. This reads specs, edges (kept as plain tuples), holders and
-    listing tags once, about 1 GB for 250,000 specs and 1.6 million edges, and builds
-    any spec's page from memory, given its raw node. :func:`spec_page` and
-    :meth:`page` agree exactly (a test compares them on every spec of the demo).
-    """
-
-    def __init__(self, catalog: Catalog) -> None:
-        with catalog.snapshot():  # one state of the catalog, even if a sync commits meanwhile
-            self._read(catalog)
-
-    def _read(self, catalog: Catalog) -> None:
-        # Specs are kept in closure order (name, hash) and known inside by their
-        # position in it: a closure, a set of positions, then sorts as plain integers,
-        # and its entries are made once, here, for every spec.
-        rows = sorted(catalog.all_spec_rows(), key=lambda row: (row[2], row[1]))
-        self._rows = rows
-        self.ids = {row[1]: row[0] for row in rows}  # hash -> catalog id
-        self._position = position = {row[0]: n for n, row in enumerate(rows)}
-        self._plain = [Edge(row[1], row[2], row[3], row[10], row[9]) for row in rows]
-        # The order dependencies and dependents are listed in: name, version, hash.
-        self._rank = rank = [0] * len(rows)
-        for n, at in enumerate(sorted(range(len(rows)), key=lambda at: (rows[at][2], rows[at][3], rows[at][1]))):
-            rank[at] = n
-        # Each spec's dependencies and cached dependents, as edges in the order pages
-        # list them; an edge (spec, deptypes, virtuals) recurs on many pages: made once.
-        made: dict[tuple[int, int, str], Edge] = {}
-
-        def edge_to(at: int, deptypes: int, virtuals: str) -> Edge:
-            edge = made.get((at, deptypes, virtuals))
-            if edge is None:
-                row = rows[at]
-                edge = made[at, deptypes, virtuals] = Edge(row[1], row[2], row[3], row[10], row[9], deptypes, virtuals)
-            return edge
-
-        children: dict[int, list[tuple[int, Edge]]] = {}
-        parents: dict[int, list[tuple[int, Edge]]] = {}
-        link_run: dict[int, list[int]] = {}  # children through link or run edges
-        for parent, child, deptypes, virtuals in catalog.all_edge_rows():
-            parent, child = position[parent], position[child]
-            children.setdefault(parent, []).append((rank[child], edge_to(child, deptypes, virtuals)))
-            if rows[parent][10]:  # a dependent is listed only if it has a binary
-                parents.setdefault(child, []).append((rank[parent], edge_to(parent, deptypes, virtuals)))
-            if deptypes & _LINK_RUN:
-                link_run.setdefault(parent, []).append(child)
-        self._link_run = link_run
-        # (rank, edge) pairs sort by rank alone: a spec is at most once among another's ends.
-        self._children = {at: [edge for _, edge in sorted(ends)] for at, ends in children.items()}
-        self._dependents = {at: [edge for _, edge in sorted(ends)] for at, ends in parents.items()}
-        # A million memberships come in a few hundred kinds (tag, stack, listed, URL),
-        # and most specs share their whole list with many others: each made once.
-        holder_of: dict[tuple[str, str, bool, str], Holder] = {}
-        holders: dict[int, list[Holder]] = {}
-        for spec_id, tag, stack, listed, url in catalog.all_holder_rows():
-            key = (tag, stack, listed, url)
-            holder = holder_of.get(key)
-            if holder is None:
-                holder = holder_of[key] = Holder(tag, stack, listed, url)
-            holders.setdefault(spec_id, []).append(holder)
-        lists: dict[tuple[Holder, ...], tuple[Holder, ...]] = {}
-        self._holders = {spec_id: lists.setdefault(tuple(found), tuple(found)) for spec_id, found in holders.items()}
-        self._tags: dict[int, list[str]] = {}
-        for spec_id, tag in catalog.root_listing_tags():
-            self._tags.setdefault(spec_id, []).append(tag)
-
-    def held_by(self, tags: Iterable[str]) -> list[tuple[int, str]]:
-        """(catalog id, hash) of every spec some mirror of ``tags`` holds, by id."""
-        wanted = set(tags)
-        return sorted(
-            (spec_id, self._rows[self._position[spec_id]][1])
-            for spec_id, holders in self._holders.items()
-            if any(holder.tag in wanted for holder in holders)
-        )
-
-    def page(self, spec_id: int, node: str) -> SpecPage:
-        """The page of one spec (by catalog id), given its raw node JSON."""
-        at = self._position[spec_id]
-        _, dag_hash, name, version, compiler, platform, os, target, variants, size, _ = self._rows[at]
-        spec = SpecSummary(
-            hash=dag_hash,
-            name=name,
-            version=version,
-            compiler=compiler,
-            platform=platform,
-            os=os,
-            target=target,
-            variants=_variants.decode(variants),
-            size=size,
-            tags=tuple(self._tags.get(spec_id, ())),
-            stacks=(),
-        )
-        return _spec_page(
-            spec,
-            holders=self._holders.get(spec_id, ()),
-            dependencies=self._children.get(at, []),
-            closure=self._closure(at),
-            dependents=self._dependents.get(at, []),
-            node=node,
-        )
-
-    def _closure(self, at: int) -> list[Edge]:
-        link_run = self._link_run
-        seen = set(link_run.get(at, ()))
-        frontier = list(seen)
-        while frontier:  # breadth first, a level at a time in C (set operations)
-            reached: set[int] = set()
-            for found in frontier:
-                reached.update(link_run.get(found, ()))
-            reached -= seen
-            seen |= reached
-            frontier = list(reached)
-        plain = self._plain
-        return [plain[n] for n in sorted(seen)]
-
-
-_variants = msgspec.json.Decoder(tuple[str, ...])
-
-
 def mirrors_page(catalog: Catalog) -> MirrorsPage:
+    """Every mirror of every tag."""
     return MirrorsPage(tuple(catalog.mirrors()))
+
+
+def resolve(catalog: Catalog, what: str) -> SpecSummary | str:
+    """What ``what`` names: a spec (a hash or a unique prefix, with or without a leading
+    ``/``) as its summary, or else a package name, returned as it is.
+
+    A leading ``/`` means a hash. Without it, a word that is a known package's name is
+    that package, even if it is also the start of a hash. UnknownSpec for a prefix that
+    matches no spec or several; UnknownPackage for a name no tag lists."""
+    prefix = what.lstrip("/")
+    by_hash = what.startswith("/")
+    matches = catalog.search(Query(hash_prefix=prefix), limit=2).specs if prefix.isalnum() else ()
+    if by_hash or (matches and not catalog.package_tags(what)):
+        if not matches:
+            raise UnknownSpec(prefix)
+        if len(matches) > 1:
+            raise UnknownSpec(prefix, f"hash prefix {prefix!r} is ambiguous; give more characters")
+        return matches[0]
+    if not catalog.package_tags(what):
+        raise UnknownPackage(what)
+    return what

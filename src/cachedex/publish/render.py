@@ -1,8 +1,9 @@
-"""HTML for the page data of :mod:`cachedex.pages`, shared by the static site and the server.
+"""HTML for the page data of :mod:`.pages`, shared by the static site and the server.
 
-Every link is relative (``root`` leads from a page back to the site's top), so the
-same HTML works from any folder, any static file server and ``cachedex serve``. Jinja2
-escapes every value (autoescape), whatever a package, tag or variant says.
+Every link is relative (``root`` leads from a page back to the site's top; see
+:mod:`.urls`), so the same HTML works from any folder, any static file server and
+``cachedex serve``. Jinja2 escapes every value (autoescape), whatever a package, tag or
+variant says. The Jinja speedups live in :mod:`._jinja_fast`.
 """
 
 from __future__ import annotations
@@ -12,35 +13,29 @@ import hashlib
 from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
-from urllib.parse import quote
 
 import msgspec
-from jinja2 import Environment, PackageLoader, StrictUndefined, pass_eval_context, select_autoescape
-from jinja2.compiler import CodeGenerator
+from jinja2 import PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
-
-try:
-    from markupsafe import _escape_inner  # the C function behind escape(), on str only
-except ImportError:  # pragma: no cover - another MarkupSafe; the same text, a little slower
-
-    def _escape_inner(text: str) -> str:
-        return str.__str__(escape(text))
-
 
 from .. import __version__
 from ..catalog import Edge
-from ..values import human_size, is_dag_hash
+from ..values import human_size
+from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .pages import FACETS, Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
+from .urls import Page, json_path, page_path, root_of, segment, spec_url
 
 __all__ = [
     "ASSETS",
-    "json_path",
-    "page_path",
+    "ASSET_SOURCES",
+    "EDGE_ROWS",
+    "FIRST_ROWS",
+    "EdgeItems",
+    "asset_text",
     "render",
     "render_all_packages",
     "render_not_found",
     "render_stamp",
-    "spec_url",
     "to_json",
 ]
 
@@ -48,8 +43,6 @@ __all__ = [
 ASSETS = {"css": f"static/cachedex-{__version__}.css", "js": f"static/cachedex-{__version__}.js"}
 #: Where each asset's text lives in the package.
 ASSET_SOURCES = {"css": "cachedex.css", "js": "cachedex.js"}
-
-Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage
 
 _TEMPLATES = {
     HomePage: "home.html",
@@ -59,6 +52,13 @@ _TEMPLATES = {
     MirrorsPage: "mirrors.html",
 }
 
+#: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
+#: a browser seconds to lay out), and ``all.html`` lists every package by name.
+FIRST_ROWS = 200
+#: Entries of each edge list of a spec page (dependencies, closure, dependents) in its
+#: HTML; all are in its JSON. A core package can have tens of thousands of dependents.
+EDGE_ROWS = 300
+
 
 def _when(value: float | None) -> str:
     if value is None:
@@ -66,44 +66,7 @@ def _when(value: float | None) -> str:
     return datetime.datetime.fromtimestamp(value, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def _segment(value: str) -> str:
-    """A name as one URL path segment."""
-    return quote(value, safe="")
-
-
-def _escape_output(value: object) -> str:
-    """The text ``markupsafe.escape`` gives (the same characters), as a plain string.
-
-    Jinja escapes each ``{{ value }}`` with ``escape``, which wraps its result in a
-    ``Markup``: 0.46 us, two thirds of it making the ``Markup``, and a spec page has
-    about 45 of them. The page only joins those pieces, so a plain string will do."""
-    if type(value) is str:
-        return _escape_inner(value)
-    html = getattr(value, "__html__", None)
-    if html is not None:  # Markup, or an object that renders itself
-        return html()  # type: ignore[no-any-return]
-    return _escape_inner(str(value))  # StrictUndefined raises here, as in escape()
-
-
-class _CodeGenerator(CodeGenerator):
-    """Jinja's code generator, but ``{{ value }}`` in autoescaped output calls
-    :func:`_escape_output`. Anything else (a volatile autoescape setting, a
-    ``finalize``) is compiled as Jinja does; so would everything if a later Jinja
-    renamed this hook: same pages, slower."""
-
-    def _output_child_pre(self, node: Any, frame: Any, finalize: Any) -> None:
-        if frame.eval_ctx.autoescape and not frame.eval_ctx.volatile and finalize.src is None:
-            self.write("environment.escape_output(")
-        else:
-            super()._output_child_pre(node, frame, finalize)
-
-
-class _Environment(Environment):
-    code_generator_class = _CodeGenerator
-    escape_output = staticmethod(_escape_output)
-
-
-_env = _Environment(
+_env = FastEnvironment(
     loader=PackageLoader("cachedex.publish", "templates"),
     autoescape=select_autoescape(["html"], default_for_string=True, default=True),
     auto_reload=False,  # templates are package data; checking their files costs 4 stats a page
@@ -126,18 +89,16 @@ def _edge_item(edge: Edge, root: str) -> str:
     )
 
 
-class _EdgeItems:
-    """Each edge's list item, made once per edge object and ``root``.
+class EdgeItems:
+    """Each edge's list item, made once per edge object and ``root``: a whole-site
+    build creates one and passes it to every :func:`render`.
 
     A whole site shows each edge on dozens of pages (in closures, as a dependency, as
-    a dependent), the very same objects (:class:`~cachedex.pages.SpecGraph` makes
-    each once): a spec page then costs a lookup per edge, by identity, instead of
-    escaping hundreds of values, or hashing every field of each edge as a cache keyed
-    by the edge would. The edges are kept alive with their items, so an identity
-    cannot be reused while it is cached; past :attr:`LIMIT` edges the cache starts
-    again. A server's pages bring new edge objects each time: it keeps at most that
-    many (~20 MB). A site's worker sees ~170,000 edges, 6.7 million times, and a limit
-    of 65,536 costs it 1,000 items made again (seen on the benchmark tag)."""
+    a dependent), the very same objects (``graph.SpecGraph`` makes each once): a spec
+    page then costs a lookup per edge, by identity, instead of escaping hundreds of
+    values, or hashing every field of each edge as a cache keyed by the edge would. The
+    edges are kept alive with their items, so an identity cannot be reused while it is
+    cached; past :attr:`LIMIT` edges the cache starts again (bench/README.md §site)."""
 
     LIMIT = 1 << 16
 
@@ -159,15 +120,13 @@ class _EdgeItems:
         return items  # type: ignore[return-value]
 
 
-_edge_items = _EdgeItems()
-
-
-def _edge_list(edges: Sequence[Edge], root: str, json_href: str) -> Markup:
+def _edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None) -> Markup:
     """A list of dependency edges (the first :data:`EDGE_ROWS`; the page's JSON twin
     has them all)."""
     if not edges:
         return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
-    items = "\n".join(_edge_items(edges[:EDGE_ROWS], root))
+    shown = edges[:EDGE_ROWS]
+    items = "\n".join(edge_items(shown, root) if edge_items is not None else [_edge_item(e, root) for e in shown])
     more = (
         f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
         "this page as JSON</a>.</p>"
@@ -184,7 +143,7 @@ def _holder_items(holders: tuple[Holder, ...], root: str) -> Markup:
         return Markup("<li>no mirror</li>")
     return Markup(
         "".join(
-            f'<li><a href="{escape(root)}tags/{escape(_segment(h.tag))}/index.html">{escape(h.tag)}</a> / '
+            f'<li><a href="{escape(root)}tags/{escape(segment(h.tag))}/index.html">{escape(h.tag)}</a> / '
             f"{escape(h.stack)}" + ("" if h.listed else ' <span class="tag muted">no binary</span>') + "</li>"
             for h in holders
         )
@@ -198,112 +157,43 @@ def _element_text(value: str) -> Markup:
     return Markup(value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
-_jinja_join = _env.filters["join"]
-
-
-@pass_eval_context
-def _join(eval_ctx: Any, value: Any, d: str = "", attribute: Any = None) -> str:
-    """Jinja's ``join`` filter, in one call for what pages join: plain strings (a package
-    page joins each spec's stacks and variants; Jinja's filter costs 2 us a call). The
-    text is the same: Jinja joins plain strings plainly too, and autoescape escapes the
-    result."""
-    if attribute is None and type(d) is str and type(value) is tuple and all(type(v) is str for v in value):
-        return d.join(value)
-    return _jinja_join(eval_ctx, value, d, attribute)  # type: ignore[no-any-return]
-
-
 _env.filters.update(
-    join=_join,
+    join=fast_join(_env),
     size=human_size,
     element_text=_element_text,
     when=_when,
-    segment=_segment,
+    segment=segment,
+    spec_url=spec_url,
     edge_list=_edge_list,
     holder_items=_holder_items,
 )
 #: What every template may use besides its own values. Each render gets these and its
-#: values as its whole context (see :func:`_render`), not Jinja's globals.
+#: values as its whole context, not Jinja's globals.
 _GLOBALS = {"assets": ASSETS, "facets": FACETS, "version": __version__}
 
 
-def _render(name: str, **values: object) -> str:
-    """Render a template with :data:`_GLOBALS` and ``values`` as its context.
-
-    What ``Template.render`` does, less the merging of Jinja's own globals (a chain
-    of dicts) into every context: on a site of 250,000 small pages that merge is a
-    tenth of the rendering."""
-    template = _env.get_template(name)
-    context = template.new_context({**_GLOBALS, **values}, shared=True)
-    try:
-        return _env.concat(template.root_render_func(context))  # type: ignore[attr-defined]
-    except Exception:
-        _env.handle_exception()  # re-raised with the template's own lines in the traceback
+def _render(name: str, **values: Any) -> str:
+    return render_template(_env, _env.get_template(name), {**_GLOBALS, **values})
 
 
-def page_path(page: Page, *, url: bool = False) -> str:
-    """The page's HTML file inside the site (its JSON twin: :func:`json_path`); with
-    ``url``, the same path as a URL (names percent-encoded).
-
-    A spec page is a file, ``specs/<first two characters>/<hash>.html``, not a folder:
-    a site holds hundreds of thousands of them. A folder each would double the cost of
-    writing them, and one folder for all would triple the cost of creating a file."""
-    name = _segment if url else str
-    if isinstance(page, HomePage):
-        return "index.html"
-    if isinstance(page, TagPage):
-        return f"tags/{name(page.tag.name)}/index.html"
-    if isinstance(page, PackagePage):
-        return f"tags/{name(page.tag)}/packages/{name(page.name)}/index.html"
-    if isinstance(page, SpecPage):
-        return f"specs/{name(page.spec.hash[:2])}/{name(page.spec.hash)}.html"
-    return "mirrors/index.html"
-
-
-def spec_url(dag_hash: str) -> str:
-    """A spec page's path from the site's top, as a URL."""
-    if is_dag_hash(dag_hash):  # nothing to quote
-        return f"specs/{dag_hash[:2]}/{dag_hash}.html"
-    return f"specs/{_segment(dag_hash[:2])}/{_segment(dag_hash)}.html"
-
-
-_env.filters["spec_url"] = spec_url
-
-
-def json_path(html_path: str) -> str:
-    """The JSON twin of an HTML page: ``index.json`` beside ``index.html``,
-    ``<hash>.json`` beside ``<hash>.html``."""
-    return html_path.removesuffix(".html") + ".json"
-
-
-def _root(path: str) -> str:
-    return "../" * path.count("/")
-
-
-#: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
-#: a browser seconds to lay out), and ``all.html`` lists every package by name.
-FIRST_ROWS = 200
-#: Entries of each edge list of a spec page (dependencies, closure, dependents) in its
-#: HTML; all are in its JSON. A core package can have tens of thousands of dependents.
-EDGE_ROWS = 300
-
-
-def render(page: Page) -> str:
-    """The page's HTML."""
+def render(page: Page, *, edge_items: EdgeItems | None = None) -> str:
+    """The page's HTML. A whole-site build passes one ``edge_items`` to every call."""
     path = page_path(page)
     # Markup: the root and the twin's name are ours and safe; escaping them again on
     # each of their uses is a measurable part of a spec page's render.
     return _render(
         _TEMPLATES[type(page)],
         page=page,
-        root=Markup(_root(path)),
+        root=Markup(root_of(path)),
         json_href=Markup(json_path(path).rsplit("/", 1)[-1]),
         first_rows=FIRST_ROWS,
+        edge_items=edge_items,
     )
 
 
 def render_all_packages(page: TagPage) -> str:
     """``all.html`` beside a tag page: every package of the tag by name, no script needed."""
-    return _render("all.html", page=page, root=_root(page_path(page)), json_href="index.json")
+    return _render("all.html", page=page, root=root_of(page_path(page)), json_href="index.json")
 
 
 def render_not_found(message: str = "", root: str = "/") -> str:

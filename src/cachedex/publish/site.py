@@ -20,7 +20,6 @@ same templates made it (delete that file to have every page compared in full).
 
 from __future__ import annotations
 
-import gc
 import itertools
 import os
 import shutil
@@ -30,34 +29,38 @@ from pathlib import Path
 
 import msgspec
 
+from .._perf import gc_frozen, gc_paused
 from ..catalog import Catalog, package_names_of
-from ..config import check_name
-from ..values import is_dag_hash
-from .files import OutputError, cpu_workers, pool_context, safe_folder, same_bytes, update_file
-from .pages import SpecGraph, SpecPage, home_page, mirrors_page, package_pages, tag_page
+from ..errors import OutputError, UnknownTag
+from ..values import check_name, is_dag_hash
+from .files import safe_folder, same_bytes, update_file, write_new
+from .graph import SpecGraph
+from .pages import SpecPage, home_page, mirrors_page, package_pages, tag_page
+from .parallel import ForkShared, pool_context, worker_count
 from .render import (
     ASSETS,
-    Page,
+    EdgeItems,
     asset_text,
-    json_path,
-    page_path,
     render,
     render_all_packages,
     render_not_found,
     render_stamp,
     to_json,
 )
+from .urls import Page, json_path, page_path
 
 __all__ = ["SiteReport", "write_site"]
 
 
 class SiteReport(msgspec.Struct, frozen=True):
+    """What :func:`write_site` did."""
+
     outdir: Path
-    written: int  # files
-    unchanged: int
-    removed: int  # pages
+    written: int  #: files created or changed
+    unchanged: int  #: files left as they were
+    removed: int  #: pages of packages and specs that left
     pages: int
-    skipped: tuple[str, ...]
+    skipped: tuple[str, ...]  #: names that cannot be folder names, and why
     seconds: float
 
 
@@ -70,9 +73,10 @@ class _Writer:
     over an unchanged catalog then costs a fraction of a first build. HTML is written
     before its twin, so a build stopped between the two is redone next time."""
 
-    def __init__(self, outdir: Path, *, trust_twins: bool = False) -> None:
+    def __init__(self, outdir: Path, *, trust_twins: bool = False, edge_items: EdgeItems | None = None) -> None:
         self.outdir = outdir
         self.trust_twins = trust_twins
+        self.edge_items = edge_items if edge_items is not None else EdgeItems()
         self.written = 0
         self.unchanged = 0
         self.pages = 0
@@ -127,7 +131,7 @@ class _Writer:
             self.unchanged += 2 * changed.count(False)
             pending = list(itertools.compress(pending, changed))
             twins = list(itertools.compress(twins, changed))
-        markup = [render(page).encode() for _, _, page, _ in pending]
+        markup = [render(page, edge_items=self.edge_items).encode() for _, _, page, _ in pending]
         for (html, twin, _, staged), text, data in zip(pending, markup, twins, strict=True):
             self._store(html, text, staged=staged)
             self._store(twin, data, staged=staged)
@@ -135,12 +139,12 @@ class _Writer:
     def _store(self, path: str, data: bytes, *, staged: bool = False) -> None:
         try:
             if staged:
-                _write_new(path, data)
+                write_new(path, data)
                 changed = True
             else:
                 changed = update_file(path, data)
         except OSError as exc:
-            raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from None
+            raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from exc
         self.written += changed
         self.unchanged += not changed
 
@@ -153,17 +157,6 @@ class _Writer:
 
 #: Pages written in one run (see :meth:`_Writer.flush`): about 10 MB of spec pages.
 PAGES_PER_RUN = 500
-
-
-def _write_new(path: str, data: bytes) -> None:
-    # Plain os.write: a file object around the descriptor costs more than the write.
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
-    finally:
-        os.close(fd)
 
 
 #: What rendered the site's pages (see :func:`render_stamp`), written after each build.
@@ -205,7 +198,7 @@ def write_site(
     known = catalog.tag_names()
     for tag in tags or ():
         if tag not in known:
-            raise OutputError(f"unknown tag {tag!r} (in the catalog: {', '.join(known) or 'none'})")
+            raise UnknownTag(tag, known)
     selected = tags or known
     stamp = render_stamp()
     writer = _Writer(outdir, trust_twins=same_bytes(str(outdir / _STAMP), stamp))
@@ -276,18 +269,15 @@ class _Task(msgspec.Struct, frozen=True):
     trust_twins: bool = False
 
 
-class _Inherited:
-    """What forked workers inherit instead of receiving it pickled: the spec graph (a
-    gigabyte for 250,000 specs) and every package's tags."""
-
-    graph: SpecGraph | None = None
-    package_tags: dict[str, list[tuple[str, int]]] = {}
+#: What forked workers inherit: the spec graph (``graph``), every package's tags
+#: (``package_tags``) and the edge items cache (``edge_items``).
+_SHARED = ForkShared()
 
 
 def _run_task(task: _Task) -> tuple[int, int, int, int]:
     """Write a task's pages with its own read-only connection; returns (written,
     unchanged, pages, spec pages)."""
-    writer = _Writer(task.outdir, trust_twins=task.trust_twins)
+    writer = _Writer(task.outdir, trust_twins=task.trust_twins, edge_items=_SHARED.get("edge_items"))
     with Catalog(task.catalog, readonly=True) as catalog:
         _write_task(catalog, writer, task)
     return writer.written, writer.unchanged, writer.pages, len(task.spec_ids)
@@ -295,14 +285,16 @@ def _run_task(task: _Task) -> tuple[int, int, int, int]:
 
 def _write_task(catalog: Catalog, writer: _Writer, task: _Task) -> None:
     for tag in task.tag_pages:
-        page = tag_page(catalog, tag)
-        writer.page(page)
-        writer.file(f"tags/{tag}/all.html", render_all_packages(page).encode())
+        tag_data = tag_page(catalog, tag)
+        writer.page(tag_data)
+        writer.file(f"tags/{tag}/all.html", render_all_packages(tag_data).encode())
     for tag in task.tags:
-        for page in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=_Inherited.package_tags):
-            if not check_name(page.name):
-                writer.page(page)
-    graph = _Inherited.graph
+        for package in package_pages(
+            catalog, tag, part=task.part, parts=task.parts, package_tags=_SHARED.get("package_tags")
+        ):
+            if not check_name(package.name):
+                writer.page(package)
+    graph: SpecGraph | None = _SHARED.get("graph")
     if graph is not None:
         for spec_id, node in catalog.nodes_of(task.spec_ids):
             writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
@@ -322,12 +314,11 @@ def _write_pages(
     On a big site, worker processes write tag and package pages while this one reads
     the graph, then share the spec pages. Returns whether the spec pages were staged
     (a first build; see :func:`_spec_folder`)."""
-    _Inherited.package_tags = package_tags
-    count = workers if workers is not None else cpu_workers(4)
     records = sum(stats.records for stats in catalog.tag_stats(tags))
+    count = worker_count(records, threshold=PARALLEL_MIN_PAGES, requested=workers)
     outdir, trust = writer.outdir, writer.trust_twins
-    try:
-        if count <= 1 or records < PARALLEL_MIN_PAGES:
+    with _SHARED.holding(package_tags=package_tags, edge_items=writer.edge_items):
+        if count <= 1:
             ids = _read_graph(catalog, tags, progress)
             folder, staged = _spec_folder(outdir, ids)
             _write_task(
@@ -366,32 +357,26 @@ def _write_pages(
                     for start in range(0, len(ids), SPECS_PER_TASK)
                 ]
                 done = 0
-                gc.freeze()  # workers then share the graph's memory pages instead of copying them
-                with context.Pool(count) as spec_pool:
+                # Frozen: the workers share the graph's memory pages instead of copying them.
+                with gc_frozen(), context.Pool(count) as spec_pool:
                     for result in spec_pool.imap_unordered(_run_task, tasks):
                         writer.add(result)
                         done += result[3]
                         progress(f"spec pages: {done:,} of {len(ids):,} written ({count} processes)")
                 for result in packages.get():
                     writer.add(result)
-        if staged:
-            os.rename(folder, outdir / "specs")
-        return staged
-    finally:
-        gc.unfreeze()
-        _Inherited.graph = None
-        _Inherited.package_tags = {}
+    if staged:
+        os.rename(folder, outdir / "specs")
+    return staged
 
 
 def _read_graph(catalog: Catalog, tags: list[str], progress: Callable[[str], None]) -> list[tuple[int, str]]:
     """Read the spec graph for the workers to inherit; returns (catalog id, hash) of
     the specs some mirror of ``tags`` holds, whose pages to write."""
     progress("reading the dependency graph")
-    gc.disable()  # millions of small objects that live as long as the build
-    try:
-        graph = _Inherited.graph = SpecGraph(catalog)
-    finally:
-        gc.enable()
+    with gc_paused():  # millions of small objects that live as long as the build
+        graph = SpecGraph(catalog)
+    _SHARED.set("graph", graph)
     specs = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
     progress(f"writing {len(specs):,} spec pages")
     return specs

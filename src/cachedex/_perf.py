@@ -1,0 +1,69 @@
+"""The few process-level tricks that keep cachedex fast, in one place, each with its why.
+
+- :func:`gc_paused`: a sync or a site build makes millions of small objects that hold no
+  reference cycles; with the cyclic collector on, each of its passes walks them all,
+  again and again, as the heap grows (a big index decodes several times slower).
+- :func:`gc_frozen`: before forking worker processes, move every object to the
+  collector's permanent generation, so that the workers' collections never write to
+  (and so copy) the memory pages they share with the parent.
+- :class:`BoundedMemo`: a dict that memoises values which repeat across hundreds of
+  thousands of records (variant strings, JSON pieces) and forgets everything when it
+  reaches its limit, so that its memory is bounded whatever the input.
+
+Where each is used, and what was measured, is in ``docs/architecture.md``.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TypeVar
+
+__all__ = ["BoundedMemo", "gc_frozen", "gc_paused"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector (if it runs) while the block makes many
+    objects without cycles; restore its previous state after."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+@contextmanager
+def gc_frozen() -> Iterator[None]:
+    """Freeze every object into the permanent generation for the block (workers forked
+    inside share the parent's pages instead of copying them), then unfreeze."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+class BoundedMemo(dict[K, V]):
+    """A memo dict of at most ``limit`` entries: :meth:`remember` clears it when full.
+
+    Reading is plain ``dict`` access (``memo.get(key)`` stays a C call on hot paths);
+    only :meth:`remember` adds entries. Clearing rather than evicting one by one keeps
+    adding cheap, and the values memoised are cheap to make again."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self.limit = limit
+
+    def remember(self, key: K, value: V) -> V:
+        """Store ``value`` under ``key`` (first forgetting everything if full); return it."""
+        if len(self) >= self.limit:
+            self.clear()
+        self[key] = value
+        return value

@@ -1,0 +1,95 @@
+"""Whole-catalog reads for publishers: rows streamed from a cursor, a batch at a time.
+
+A site or a Jekyll tree of a big tag reads hundreds of thousands of rows; these reads
+stream them (memory does not grow with the tag) in the shapes of :mod:`.rows`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from .rows import HolderRow, ListedRow, SpecRow, as_rows, select_list
+
+__all__ = ["all_edge_rows", "all_holder_rows", "all_spec_rows", "listed_rows", "nodes_of", "root_listing_tags"]
+
+
+def _stream(cursor: sqlite3.Cursor, batch: int) -> Iterator[Any]:
+    """Every row of ``cursor``, fetched ``batch`` at a time."""
+    while rows := cursor.fetchmany(batch):
+        yield from rows
+
+
+#: How the packages of a tag are shared among processes (``parts``): by the name's
+#: length plus its last two characters (padded: never NULL), which spreads names evenly.
+_SHARE = " AND (length(s.name) + unicode(substr(' ' || s.name, -1)) + unicode(substr('  ' || s.name, -2))) % ? = ?"
+
+
+def listed_rows(db: sqlite3.Connection, tag: str, *, part: int = 0, parts: int = 1) -> Iterator[ListedRow]:
+    """The specs ``tag``'s root mirror lists, as :class:`ListedRow`, ordered by package
+    name then hash; nothing for an unknown tag.
+
+    ``parts`` > 1 splits the packages into that many groups and yields only group
+    ``part`` (0-based): processes can each write a share of a big tag, every package
+    whole in exactly one share."""
+    if not 0 <= part < parts:
+        raise ValueError(f"part must be in 0..{parts - 1}, got {part}")
+    row = db.execute(
+        "SELECT m.id, m.tag_id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = 'root'",
+        (tag,),
+    ).fetchone()
+    if row is None:
+        return
+    root_id, tag_id = row
+    share = _SHARE if parts > 1 else ""
+    cursor = db.execute(
+        f"SELECT {select_list(ListedRow)} FROM members mb JOIN specs s ON s.id = mb.spec_id "
+        f"WHERE mb.mirror_id = ? AND mb.listed{share} ORDER BY s.name, s.hash",
+        (tag_id, root_id, parts, part) if parts > 1 else (tag_id, root_id),
+    )
+    yield from as_rows(ListedRow, _stream(cursor, 2000))
+
+
+def all_spec_rows(db: sqlite3.Connection) -> Iterator[SpecRow]:
+    """Every spec of the catalog, as :class:`SpecRow`."""
+    cursor = db.execute(f"SELECT {select_list(SpecRow)} FROM specs s")
+    return as_rows(SpecRow, _stream(cursor, 5000))
+
+
+def all_edge_rows(db: sqlite3.Connection) -> Iterator[tuple[int, int, int, str]]:
+    """``(parent id, child id, deptypes, virtuals)`` of every edge."""
+    return _stream(db.execute("SELECT parent, child, deptypes, virtuals FROM edges"), 20000)
+
+
+def all_holder_rows(db: sqlite3.Connection) -> Iterator[HolderRow]:
+    """Every mirror's records, as :class:`HolderRow`, tags in order and each tag's
+    root mirror first (the order of ``Catalog.holders``)."""
+    cursor = db.execute(
+        f"SELECT {select_list(HolderRow)} FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
+        "JOIN tags t ON t.id = m.tag_id ORDER BY t.name, m.stack != 'root', m.stack"
+    )
+    return as_rows(HolderRow, _stream(cursor, 20000))
+
+
+def root_listing_tags(db: sqlite3.Connection) -> Iterator[tuple[int, str]]:
+    """``(spec id, tag)`` for every tag whose root mirror lists a spec, tags in order."""
+    return _stream(
+        db.execute(
+            "SELECT mb.spec_id, t.name FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
+            "JOIN tags t ON t.id = m.tag_id WHERE mb.listed AND m.stack = 'root' ORDER BY t.name"
+        ),
+        20000,
+    )
+
+
+def nodes_of(db: sqlite3.Connection, ids: Sequence[int]) -> Iterator[tuple[int, str]]:
+    """``(spec id, raw node JSON)`` for the given ids, in ascending id order."""
+    wanted = sorted(ids)
+    for start in range(0, len(wanted), 5000):
+        chunk = wanted[start : start + 5000]
+        yield from db.execute(
+            "SELECT spec_id, node FROM nodes WHERE spec_id IN (SELECT value FROM json_each(?)) ORDER BY spec_id",
+            (json.dumps(chunk),),
+        )

@@ -1,0 +1,149 @@
+"""Answering a query of facets alone (``target=zen4 %gcc``) without scanning rows.
+
+Such a query may match tens of thousands of specs of a big tag; SQL would count and
+sort them all for each page. A :class:`FacetIndex` holds a search scope's specs in
+result order, grouped by their facets, built once per catalog state and scope; the
+:class:`StateCache` keeps what was built for the catalog's current state only, shared
+by every connection of the process (a server's threads), and drops it all when a sync
+commits a new state.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import sqlite3
+import threading
+from array import array
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from ..query import Query, target_family, version_satisfies
+
+__all__ = ["FACET_COLUMNS", "STATE_CACHE", "FacetIndex", "FacetTerms", "StateCache", "facet_terms", "read_facet_index"]
+
+#: Facet columns of ``specs``, in the order of a facet group's key.
+FACET_COLUMNS = ("target", "os", "compiler", "platform")
+
+#: A query's facet constraints: (column number in FACET_COLUMNS, allowed values).
+FacetTerms = list[tuple[int, tuple[str, ...]]]
+
+
+def facet_terms(query: Query, compilers: Callable[[], list[str]]) -> FacetTerms:
+    """The query's facet constraints; ``compilers`` lists the catalog's distinct compiler
+    strings (asked only if the query names a compiler), so that a compiler constraint
+    becomes ``compiler IN (...)`` on the index instead of a check on every row."""
+    terms: FacetTerms = []
+    if query.target is not None:
+        terms.append((0, target_family(query.target) if query.target_family else (query.target,)))
+    if query.os is not None:
+        terms.append((1, (query.os,)))
+    if query.compiler is not None:
+        prefix = query.compiler + "@"
+        terms.append(
+            (
+                2,
+                tuple(
+                    c
+                    for c in compilers()
+                    if c == query.compiler
+                    or (
+                        c.startswith(prefix)
+                        and (
+                            not query.compiler_versions or version_satisfies(c[len(prefix) :], query.compiler_versions)
+                        )
+                    )
+                ),
+            )
+        )
+    if query.platform is not None:
+        terms.append((3, (query.platform,)))
+    return terms
+
+
+def _group_matches(key: tuple[str, ...], facets: FacetTerms) -> bool:
+    return all(key[column] in values for column, values in facets)
+
+
+class FacetIndex:
+    """A search scope's specs in result order (name, version, hash), grouped by their
+    facets (target, os, compiler, platform). It answers a query of facets alone without
+    touching a row it does not return: the count is a sum over the matching groups, and
+    the page merges their (sorted) lists of positions up to ``offset + limit``. A big
+    tag has a few hundred groups."""
+
+    def __init__(self, rows: Iterable[tuple[int, str, str, str, str]]) -> None:
+        self.ids = array("q")
+        number: dict[tuple[str, ...], int] = {}
+        self.positions: list[array[int]] = []
+        for position, (spec_id, *key) in enumerate(rows):
+            self.ids.append(spec_id)
+            group = number.setdefault(tuple(key), len(number))
+            if group == len(self.positions):
+                self.positions.append(array("q"))
+            self.positions[group].append(position)
+        self.groups = list(number)
+        self.size = len(self.ids)
+
+    def matches(self, facets: FacetTerms, offset: int, limit: int) -> tuple[int, list[int]]:
+        """(number of specs matching, spec ids of the page ``offset``..``offset + limit``)."""
+        lists = [self.positions[g] for g, key in enumerate(self.groups) if _group_matches(key, facets)]
+        total = sum(len(found) for found in lists)
+        merged = lists[0] if len(lists) == 1 else heapq.merge(*lists)
+        page = itertools.islice(merged, offset, offset + limit) if total > offset else ()
+        return total, [self.ids[position] for position in page]
+
+
+def read_facet_index(db: sqlite3.Connection, root: int | None, stack: int | None) -> FacetIndex:
+    """The :class:`FacetIndex` of a search scope (root and stack mirror ids, as
+    ``search.scope_mirrors`` gives them): one ordered pass over its specs, driven by the
+    smallest membership list that defines it."""
+    if root is None:
+        source = "specs s"
+        where = "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)"
+        params: list[object] = []
+    elif stack is None:
+        source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
+        where, params = "mb0.mirror_id = ? AND mb0.listed", [root]
+    else:
+        source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
+        where = (
+            "mb0.mirror_id = ? AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
+            "AND mb.spec_id = s.id AND mb.listed)"
+        )
+        params = [stack, root]
+    return FacetIndex(
+        db.execute(
+            f"SELECT s.id, s.target, s.os, s.compiler, s.platform FROM {source} WHERE {where} "
+            "ORDER BY s.name, s.version, s.hash",
+            params,
+        )
+    )
+
+
+class StateCache:
+    """Values derived from one catalog state (facet indexes, the compiler list), shared
+    by every connection of the process: per catalog file, only those of the newest state
+    seen are kept, so memory is bounded by one state's scopes."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._states: dict[str, tuple[str, dict[tuple[object, ...], Any]]] = {}
+
+    def get(self, path: str, token: str, key: tuple[object, ...], make: Callable[[], Any]) -> Any:
+        """The value of ``key`` in state ``token`` of the catalog at ``path``, made once."""
+        with self._lock:
+            state = self._states.get(path)
+            if state is not None and state[0] == token and key in state[1]:
+                return state[1][key]
+        value = make()
+        with self._lock:
+            state = self._states.get(path)
+            if state is None or state[0] != token:
+                state = self._states[path] = (token, {})  # another state: forget the last
+            state[1][key] = value
+        return value
+
+
+#: The process's cache of derived values.
+STATE_CACHE = StateCache()

@@ -1,0 +1,269 @@
+"""Named point reads: what one page, one command or one sync step asks the catalog.
+
+Each function takes an open connection and returns plain values or the typed results of
+:mod:`.rows`; ``Catalog`` exposes each as a method of the same name.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable
+
+from ..values import LINK_RUN, decode_variants
+from .rows import Edge, MirrorState, SizeKey, SpecSummary, TagStats, as_rows, select_list
+
+__all__ = [
+    "all_package_tags",
+    "changes_since",
+    "closure",
+    "edges_of",
+    "held_hashes",
+    "holders",
+    "listed_hashes",
+    "mirror_state",
+    "mirrors",
+    "node",
+    "package_tags",
+    "size_keys",
+    "sized_hashes",
+    "spec_ids",
+    "spec_summary",
+    "tag_members",
+    "tag_names",
+    "tag_stats",
+]
+
+_MIRROR_COLUMNS = (
+    "t.name, m.stack, m.url, m.layout, m.db_version, m.checksum, m.etag, m.last_modified, "
+    "m.fetched_at, m.records, m.listed"
+)
+
+
+def _hashes_json(hashes: Iterable[str]) -> str:
+    """A list of hashes as one bound parameter, for ``IN (SELECT value FROM json_each(?))``."""
+    return json.dumps(list(hashes))
+
+
+def mirror_state(db: sqlite3.Connection, tag: str, stack: str) -> MirrorState | None:
+    """The stored state of one mirror, or None if it was never synced."""
+    row = db.execute(
+        f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = ?",
+        (tag, stack),
+    ).fetchone()
+    return MirrorState(*row) if row else None
+
+
+def mirrors(db: sqlite3.Connection, tag: str | None = None) -> list[MirrorState]:
+    """All mirrors (of one tag), sorted by tag then stack with root first."""
+    sql = (
+        f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+        + ("WHERE t.name = ? " if tag else "")
+        + "ORDER BY t.name, m.stack != 'root', m.stack"
+    )
+    return [MirrorState(*row) for row in db.execute(sql, (tag,) if tag else ())]
+
+
+def tag_names(db: sqlite3.Connection) -> list[str]:
+    """Names of the tags in the catalog, sorted."""
+    return [row[0] for row in db.execute("SELECT name FROM tags ORDER BY name")]
+
+
+def spec_ids(db: sqlite3.Connection, hashes: Iterable[str]) -> dict[str, int]:
+    """Map the given hashes to the ids of the specs the catalog already has."""
+    return dict(
+        db.execute("SELECT hash, id FROM specs WHERE hash IN (SELECT value FROM json_each(?))", (_hashes_json(hashes),))
+    )
+
+
+def sized_hashes(db: sqlite3.Connection, hashes: Iterable[str]) -> set[str]:
+    """Those of ``hashes`` whose binary size the catalog already knows."""
+    return {
+        row[0]
+        for row in db.execute(
+            "SELECT hash FROM specs WHERE size IS NOT NULL AND hash IN (SELECT value FROM json_each(?))",
+            (_hashes_json(hashes),),
+        )
+    }
+
+
+def size_keys(db: sqlite3.Connection, hashes: Iterable[str]) -> list[SizeKey]:
+    """What locating the manifest or tarball of each known spec of ``hashes`` needs, by hash."""
+    cursor = db.execute(
+        f"SELECT {select_list(SizeKey)} FROM specs s WHERE s.hash IN (SELECT value FROM json_each(?)) ORDER BY s.hash",
+        (_hashes_json(hashes),),
+    )
+    return list(as_rows(SizeKey, cursor))
+
+
+def tag_stats(db: sqlite3.Connection, tags: Iterable[str] | None = None) -> list[TagStats]:
+    """Totals per tag (of ``tags`` in the catalog, default all): records, listed specs,
+    packages, stacks, sizes, what the last sync changed."""
+    known = tag_names(db)
+    wanted = known if tags is None else [tag for tag in tags if tag in known]
+    return [_one_tag_stats(db, tag) for tag in wanted]
+
+
+def _one_tag_stats(db: sqlite3.Connection, tag: str) -> TagStats:
+    tag_id, synced_at, records, specs, packages, size, sized = db.execute(
+        "SELECT id, synced_at, records, specs, packages, size, sized FROM tags WHERE name = ?", (tag,)
+    ).fetchone()
+    stacks = db.execute("SELECT count(*) FROM mirrors WHERE tag_id = ? AND stack != 'root'", (tag_id,)).fetchone()[0]
+    last = db.execute(
+        "SELECT added, removed FROM syncs WHERE tag_id = ? ORDER BY id DESC LIMIT 1", (tag_id,)
+    ).fetchone()
+    added, removed = last if last else (0, 0)
+    return TagStats(tag, records, specs, packages, stacks, size, sized, synced_at, added, removed)
+
+
+def listed_hashes(db: sqlite3.Connection, tag: str, stack: str = "root") -> set[str]:
+    """Hashes listed (``in_buildcache``) by one mirror of a tag."""
+    return {
+        row[0]
+        for row in db.execute(
+            "SELECT s.hash FROM members mb JOIN specs s ON s.id = mb.spec_id "
+            "JOIN mirrors m ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+            "WHERE t.name = ? AND m.stack = ? AND mb.listed",
+            (tag, stack),
+        )
+    }
+
+
+def node(db: sqlite3.Connection, dag_hash: str) -> str | None:
+    """The raw node JSON of a spec, as its index held it, or None."""
+    row = db.execute(
+        "SELECT n.node FROM nodes n JOIN specs s ON s.id = n.spec_id WHERE s.hash = ?", (dag_hash,)
+    ).fetchone()
+    return None if row is None else str(row[0])
+
+
+def holders(db: sqlite3.Connection, dag_hash: str) -> list[tuple[str, str, bool, str]]:
+    """(tag, stack, listed, mirror URL) of every mirror whose index holds a hash."""
+    return [
+        (tag, stack, bool(listed), url)
+        for tag, stack, listed, url in db.execute(
+            "SELECT t.name, m.stack, mb.listed, m.url FROM specs s "
+            "JOIN members mb ON mb.spec_id = s.id JOIN mirrors m ON m.id = mb.mirror_id "
+            "JOIN tags t ON t.id = m.tag_id WHERE s.hash = ? "
+            "ORDER BY t.name, m.stack != 'root', m.stack",
+            (dag_hash,),
+        )
+    ]
+
+
+def edges_of(db: sqlite3.Connection, dag_hash: str, *, reverse: bool = False) -> list[Edge]:
+    """Direct dependencies of a spec (or, ``reverse``, its direct dependents)."""
+    near, far = ("child", "parent") if reverse else ("parent", "child")
+    return [
+        Edge(other, name, version, bool(listed), size, deptypes, virtuals)
+        for other, name, version, deptypes, virtuals, listed, size in db.execute(
+            "SELECT o.hash, o.name, o.version, e.deptypes, e.virtuals, "
+            "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = o.id AND mb.listed), o.size "
+            f"FROM edges e JOIN specs me ON me.id = e.{near} JOIN specs o ON o.id = e.{far} "
+            "WHERE me.hash = ? ORDER BY o.name, o.version, o.hash",
+            (dag_hash,),
+        )
+    ]
+
+
+def closure(db: sqlite3.Connection, dag_hash: str, *, mask: int = LINK_RUN) -> list[Edge]:
+    """Every spec reachable from a spec through edges whose deptypes meet ``mask``
+    (default link and run: what installing the binary downloads), itself excluded."""
+    return [
+        Edge(other, name, version, bool(listed), size)
+        for other, name, version, listed, size in db.execute(
+            "WITH RECURSIVE reach(id) AS ("
+            " SELECT e.child FROM edges e JOIN specs s ON s.id = e.parent"
+            "  WHERE s.hash = ? AND e.deptypes & ?"
+            " UNION SELECT e.child FROM edges e JOIN reach r ON e.parent = r.id WHERE e.deptypes & ?)"
+            " SELECT s.hash, s.name, s.version, "
+            " EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed), s.size "
+            " FROM reach JOIN specs s ON s.id = reach.id ORDER BY s.name, s.hash",
+            (dag_hash, mask, mask),
+        )
+    ]
+
+
+def package_tags(db: sqlite3.Connection, name: str) -> list[tuple[str, int]]:
+    """(tag, listed specs) of every tag whose root mirror lists a package."""
+    return list(
+        db.execute(
+            "SELECT t.name, count(*) FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
+            "JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = 'root' JOIN tags t ON t.id = m.tag_id "
+            "WHERE s.name = ? GROUP BY t.name ORDER BY t.name",
+            (name,),
+        )
+    )
+
+
+def all_package_tags(db: sqlite3.Connection) -> dict[str, list[tuple[str, int]]]:
+    """{package: :func:`package_tags` of it} for every package, in one pass."""
+    result: dict[str, list[tuple[str, int]]] = {}
+    for name, tag, count in db.execute(
+        "SELECT s.name, t.name, count(*) FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
+        "JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = 'root' JOIN tags t ON t.id = m.tag_id "
+        "GROUP BY s.name, t.name ORDER BY t.name"
+    ):
+        result.setdefault(name, []).append((tag, count))
+    return result
+
+
+def tag_members(db: sqlite3.Connection, tag: str) -> dict[str, dict[str, tuple[str, str]]]:
+    """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
+    (a stack's own listing), for diffs."""
+    result: dict[str, dict[str, tuple[str, str]]] = {}
+    for stack, dag_hash, name, version in db.execute(
+        "SELECT m.stack, s.hash, s.name, s.version FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+        "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
+        "WHERE t.name = ?",
+        (tag,),
+    ):
+        result.setdefault(stack, {})[dag_hash] = (name, version)
+    return result
+
+
+def changes_since(db: sqlite3.Connection, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
+    """(stack, hash, name, version, +1/-1) of listing changes of a tag's mirrors
+    recorded by syncs that finished after ``since`` (epoch seconds), oldest first."""
+    return list(
+        db.execute(
+            "SELECT m.stack, s.hash, s.name, s.version, c.change FROM changes c "
+            "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
+            "JOIN mirrors m ON m.id = c.mirror_id JOIN tags t ON t.id = m.tag_id "
+            "WHERE t.name = ? AND y.finished_at > ? ORDER BY y.id",
+            (tag, since),
+        )
+    )
+
+
+def held_hashes(db: sqlite3.Connection) -> set[str]:
+    """Every hash some mirror holds, listed or not."""
+    return {
+        row[0]
+        for row in db.execute(
+            "SELECT s.hash FROM specs s WHERE EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id)"
+        )
+    }
+
+
+def spec_summary(db: sqlite3.Connection, dag_hash: str) -> SpecSummary | None:
+    """One spec by its full hash, whatever lists it (``tags`` and ``stacks`` left empty), or None."""
+    row = db.execute(
+        f"SELECT {select_list(SizeKey)}, s.variants, s.size FROM specs s WHERE s.hash = ?", (dag_hash,)
+    ).fetchone()
+    if row is None:
+        return None
+    key = SizeKey(*row[:7])
+    return SpecSummary(
+        hash=key.hash,
+        name=key.name,
+        version=key.version,
+        compiler=key.compiler,
+        platform=key.platform,
+        os=key.os,
+        target=key.target,
+        variants=decode_variants(row[7]),
+        size=row[8],
+        tags=(),
+        stacks=(),
+    )

@@ -1,0 +1,172 @@
+"""The catalog's schema: the tables, their versions, and the migrations between them.
+
+``PRAGMA user_version`` holds the schema version; :func:`migrate` upgrades an older
+file in place, one step at a time, in one transaction, and refuses a newer one. The
+tables are described in ``docs/catalog.md``.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from ..errors import CatalogError
+
+__all__ = ["BULK_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
+
+#: Version of the schema this code writes; stored in ``PRAGMA user_version``.
+SCHEMA_VERSION = 3
+
+_SCHEMA_V1 = """
+CREATE TABLE specs (
+    id        INTEGER PRIMARY KEY,
+    hash      TEXT NOT NULL,
+    name      TEXT NOT NULL,
+    version   TEXT NOT NULL,
+    platform  TEXT NOT NULL,
+    os        TEXT NOT NULL,
+    target    TEXT NOT NULL,
+    compiler  TEXT NOT NULL,
+    variants  TEXT NOT NULL,        -- JSON list of display strings, stored order
+    external  INTEGER NOT NULL,
+    size      INTEGER,              -- bytes of the binary; NULL when unknown
+    node      TEXT NOT NULL         -- the node dict as the index holds it
+);
+CREATE UNIQUE INDEX specs_hash ON specs (hash);
+CREATE INDEX specs_name ON specs (name, version);
+
+CREATE TABLE edges (
+    parent    INTEGER NOT NULL REFERENCES specs (id),
+    child     INTEGER NOT NULL REFERENCES specs (id),  -- the edge's name is the child's name
+    deptypes  INTEGER NOT NULL,     -- bits: build 1, link 2, run 4, test 8
+    virtuals  TEXT NOT NULL,        -- comma-separated, '' when none
+    PRIMARY KEY (parent, child)
+) WITHOUT ROWID;
+CREATE INDEX edges_child ON edges (child);
+
+CREATE TABLE tags (
+    id        INTEGER PRIMARY KEY,
+    name      TEXT NOT NULL UNIQUE,
+    synced_at REAL,
+    -- totals as of the last sync, so that reading them costs nothing
+    records   INTEGER NOT NULL DEFAULT 0,   -- distinct records over all its mirrors
+    specs     INTEGER NOT NULL DEFAULT 0,   -- listed by the root mirror
+    packages  INTEGER NOT NULL DEFAULT 0,   -- distinct names of listed specs
+    size      INTEGER NOT NULL DEFAULT 0,   -- bytes of the listed specs whose size is known
+    sized     INTEGER NOT NULL DEFAULT 0    -- listed specs whose size is known
+);
+
+CREATE TABLE mirrors (
+    id            INTEGER PRIMARY KEY,
+    tag_id        INTEGER NOT NULL REFERENCES tags (id),
+    stack         TEXT NOT NULL,    -- 'root' for the tag's own mirror
+    url           TEXT NOT NULL,
+    layout        INTEGER,
+    db_version    INTEGER,
+    checksum      TEXT,
+    etag          TEXT,
+    last_modified TEXT,
+    fetched_at    REAL,
+    records       INTEGER,
+    listed        INTEGER,
+    UNIQUE (tag_id, stack)
+);
+
+CREATE TABLE members (
+    mirror_id INTEGER NOT NULL REFERENCES mirrors (id),
+    spec_id   INTEGER NOT NULL REFERENCES specs (id),
+    listed    INTEGER NOT NULL,     -- in_buildcache in that mirror's index
+    PRIMARY KEY (mirror_id, spec_id)
+) WITHOUT ROWID;
+CREATE INDEX members_spec ON members (spec_id);
+
+CREATE TABLE syncs (
+    id          INTEGER PRIMARY KEY,
+    tag_id      INTEGER NOT NULL REFERENCES tags (id),
+    started_at  REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    added       INTEGER NOT NULL,   -- listed specs of the tag added by this sync
+    removed     INTEGER NOT NULL
+);
+
+-- Only changes after a mirror's first sync are recorded: the state at any time T is
+-- today's members minus what was added after T plus what was removed after T.
+CREATE TABLE changes (
+    sync_id   INTEGER NOT NULL REFERENCES syncs (id),
+    mirror_id INTEGER NOT NULL REFERENCES mirrors (id),
+    spec_id   INTEGER NOT NULL REFERENCES specs (id),
+    change    INTEGER NOT NULL      -- +1 became listed, -1 no longer listed
+);
+CREATE INDEX changes_sync ON changes (sync_id);
+CREATE INDEX changes_mirror ON changes (mirror_id, sync_id);
+"""
+
+#: Secondary indexes that a bulk load drops and rebuilds (name -> CREATE statement).
+BULK_INDEXES = {
+    "specs_hash": "CREATE UNIQUE INDEX specs_hash ON specs (hash)",
+    "specs_name": "CREATE INDEX specs_name ON specs (name, version)",
+    "edges_child": "CREATE INDEX edges_child ON edges (child)",
+    "specs_target": "CREATE INDEX specs_target ON specs (target)",
+    "specs_os": "CREATE INDEX specs_os ON specs (os)",
+    "specs_compiler": "CREATE INDEX specs_compiler ON specs (compiler)",
+}
+
+#: migrations[n] upgrades a catalog from user_version n to n + 1.
+# The raw node is cold data (only a spec's own page shows it). Out of the specs table,
+# whose rows every listing and query scans, those rows stay ~150 bytes instead of ~2 KB:
+# reading a 250k-spec tag's listing is then several times faster.
+_V1_TO_V2 = """
+CREATE TABLE nodes (
+    spec_id   INTEGER PRIMARY KEY REFERENCES specs (id),
+    node      TEXT NOT NULL         -- the node dict as the index holds it
+);
+INSERT INTO nodes SELECT id, node FROM specs;
+ALTER TABLE specs DROP COLUMN node;
+"""
+
+# Queries name a target, an os or a compiler without a package: answer them from indexes.
+_V2_TO_V3 = """
+CREATE INDEX specs_target ON specs (target);
+CREATE INDEX specs_os ON specs (os);
+CREATE INDEX specs_compiler ON specs (compiler);
+"""
+
+_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _V1_TO_V2, 2: _V2_TO_V3}
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    """The schema version of an open catalog file."""
+    return int(db.execute("PRAGMA user_version").fetchone()[0])
+
+
+def migrate(db: sqlite3.Connection, path: Path, *, readonly: bool) -> None:
+    """Bring the catalog at ``path`` to :data:`SCHEMA_VERSION`; CatalogError if it is
+    newer than this code, or older and opened read-only."""
+    version = schema_version(db)
+    if version > SCHEMA_VERSION:
+        raise CatalogError(
+            f"{path}: catalog schema {version} is newer than this cachedex "
+            f"understands ({SCHEMA_VERSION}); upgrade cachedex"
+        )
+    if version == SCHEMA_VERSION:
+        return
+    if readonly:
+        raise CatalogError(f"{path}: catalog schema {version} needs an upgrade; run 'cachedex sync' once")
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        while version < SCHEMA_VERSION:
+            for statement in _split_sql(_MIGRATIONS[version]):
+                db.execute(statement)
+            version += 1
+            db.execute(f"PRAGMA user_version={version}")
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def _split_sql(script: str) -> list[str]:
+    """Statements of a schema script (ours: no semicolons inside literals)."""
+    lines = [line.split("--", 1)[0] for line in script.splitlines()]
+    return [s.strip() for s in "\n".join(lines).split(";") if s.strip()]

@@ -1,0 +1,256 @@
+"""Search: a parsed :class:`~cachedex.query.Query` answered from the catalog's indexes.
+
+How it stays quick on a big tag:
+
+- indexed columns (name, hash, target, os, compiler) narrow the rows first; what SQL
+  cannot compare (Spack versions, variant sets) is checked by two SQL functions written
+  in Python (:func:`register_functions`) on the rows the indexes left;
+- a query of facets only (target, os, compiler, platform), which may match tens of
+  thousands of specs, is answered by the scope's :class:`~.facets.FacetIndex`.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Any
+
+import msgspec
+
+from ..errors import BadQuery, UnknownStack, UnknownTag
+from ..query import Query, VersionRange, variants_satisfy, version_satisfies
+from ..values import ROOT_STACK, decode_variants
+from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index
+from .rows import SearchPage, SpecSummary
+
+__all__ = ["Where", "explain_search", "facet_index", "register_functions", "scope_mirrors", "search", "warm_search"]
+
+_encode = msgspec.json.encode
+
+
+class Where:
+    """A WHERE clause under construction: terms joined by AND, and their parameters."""
+
+    def __init__(self) -> None:
+        self.terms: list[str] = []
+        self.params: list[object] = []
+
+    def add(self, term: str, *params: object) -> None:
+        self.terms.append(term)
+        self.params.extend(params)
+
+    @property
+    def sql(self) -> str:
+        return " AND ".join(self.terms) or "1"
+
+
+def scope_mirrors(db: sqlite3.Connection, tag: str | None, stack: str | None) -> tuple[int | None, int | None]:
+    """(root mirror id, stack mirror id) of a search's scope: (None, None) for every
+    listed spec of the catalog, (root, None) for a tag (or its stack ``root``).
+    UnknownTag, UnknownStack, or BadQuery for a stack without a tag."""
+    if tag is None:
+        if stack is not None:
+            raise BadQuery("a stack needs a tag")
+        return None, None
+    mirrors = dict(
+        db.execute(
+            "SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?", (tag,)
+        ).fetchall()
+    )
+    if ROOT_STACK not in mirrors:
+        raise UnknownTag(tag, [row[0] for row in db.execute("SELECT name FROM tags ORDER BY name")])
+    if stack is None or stack == ROOT_STACK:
+        return mirrors[ROOT_STACK], None
+    if stack not in mirrors:
+        raise UnknownStack(tag, stack)
+    return mirrors[ROOT_STACK], mirrors[stack]
+
+
+def _scope_where(where: Where, root: int | None, stack: int | None) -> None:
+    if root is None:
+        where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)")
+        return
+    where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id AND mb.listed)", root)
+    if stack is not None:
+        where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)", stack)
+
+
+def _query_where(query: Query, facets: FacetTerms) -> Where:
+    """The WHERE terms of a query and its :func:`~.facets.facet_terms`, indexed columns first."""
+    where = Where()
+    if query.name is not None:
+        where.add("s.name = ?", query.name)
+    if query.hash_prefix is not None:
+        # Hashes are lower-case base32: '{' sorts after every character they use.
+        where.add("s.hash >= ? AND s.hash < ?", query.hash_prefix, query.hash_prefix + "{")
+    for column, values in facets:
+        if values:
+            where.add(f"s.{FACET_COLUMNS[column]} IN ({','.join('?' * len(values))})", *values)
+        else:
+            where.add("0")
+    if query.versions:
+        where.add("cx_version(s.version, ?)", _encode(query.versions).decode())
+    if query.variants:
+        # A C-speed text test first: '"+mpi"' must occur for +mpi, '"name=' or '"name:='
+        # for a valued variant. Booleans need nothing more; values go on to the exact check.
+        for name, value in query.variants:
+            if isinstance(value, bool):
+                where.add("instr(s.variants, ?) > 0", _encode(("+" if value else "~") + name).decode())
+            else:
+                where.add("(instr(s.variants, ?) > 0 OR instr(s.variants, ?) > 0)", f'"{name}=', f'"{name}:=')
+        if not all(isinstance(value, bool) for _, value in query.variants):
+            where.add("cx_variants(s.variants, ?)", _encode(Query(variants=query.variants)).decode())
+    return where
+
+
+def _is_facets_only(query: Query) -> bool:
+    return query.name is None and query.hash_prefix is None and not query.versions and not query.variants
+
+
+def _compilers(db: sqlite3.Connection, path: str, token: str) -> list[str]:
+    """The distinct compiler strings (a few dozen) of the catalog's current state."""
+    return STATE_CACHE.get(  # type: ignore[no-any-return]
+        path, token, ("compilers",), lambda: [row[0] for row in db.execute("SELECT DISTINCT compiler FROM specs")]
+    )
+
+
+def facet_index(db: sqlite3.Connection, path: str, token: str, root: int | None, stack: int | None) -> FacetIndex:
+    """The scope's facet index in state ``token``, built once per state."""
+    return STATE_CACHE.get(  # type: ignore[no-any-return]
+        path, token, ("facets", root, stack), lambda: read_facet_index(db, root, stack)
+    )
+
+
+def _found_rows(
+    db: sqlite3.Connection, tag: str | None, where: Where, limit: int, offset: int
+) -> list[tuple[Any, ...]]:
+    if tag is None:
+        holders = (
+            "(SELECT group_concat(DISTINCT t.name) FROM members mb JOIN mirrors m "
+            "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+            "WHERE mb.spec_id = s.id AND mb.listed AND m.stack = 'root')"
+        )
+        extra: list[object] = []
+    else:
+        holders = (
+            "(SELECT group_concat(m.stack) FROM members mb JOIN mirrors m "
+            "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+            "WHERE mb.spec_id = s.id AND t.name = ?)"
+        )
+        extra = [tag]
+    return db.execute(
+        "SELECT s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, "
+        f"s.size, {holders} FROM specs s WHERE {where.sql} "
+        "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
+        [*extra, *where.params, limit, offset],
+    ).fetchall()
+
+
+def search(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    query: Query,
+    *,
+    tag: str | None,
+    stack: str | None,
+    limit: int,
+    offset: int,
+) -> SearchPage:
+    """Listed specs satisfying ``query``, ordered by name, version and hash; run inside
+    one read transaction whose state is ``token``. See ``Catalog.search``."""
+    mirrors = scope_mirrors(db, tag, stack)
+    facets = facet_terms(query, lambda: _compilers(db, path, token))
+    if _is_facets_only(query):
+        total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
+        where = Where()
+        where.add("s.id IN (SELECT value FROM json_each(?))", json.dumps(ids))
+        rows = _found_rows(db, tag, where, limit, 0) if ids else []
+    else:
+        where = _query_where(query, facets)
+        _scope_where(where, *mirrors)
+        (total,) = db.execute(f"SELECT count(*) FROM specs s WHERE {where.sql}", where.params).fetchone()
+        rows = _found_rows(db, tag, where, limit, offset) if total > offset else []
+    found = tuple(
+        SpecSummary(
+            hash=h,
+            name=n,
+            version=v,
+            compiler=c,
+            platform=p,
+            os=o,
+            target=t,
+            variants=decode_variants(var),
+            size=size,
+            tags=(tag,) if tag is not None else tuple(sorted(set((held or "").split(",")) - {""})),
+            stacks=tuple(sorted((held or "").split(","))) if tag is not None else (),
+        )
+        for h, n, v, c, p, o, t, var, size, held in rows
+    )
+    return SearchPage(total=total, offset=offset, limit=limit, specs=found)
+
+
+def explain_search(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    query: Query,
+    *,
+    tag: str | None,
+    stack: str | None,
+    limit: int,
+    offset: int,
+) -> list[str]:
+    """How :func:`search` answers ``query``: SQLite's plan of the rows' query, one line a
+    step, or one line naming the facet index that answers a query of facets alone."""
+    mirrors = scope_mirrors(db, tag, stack)
+    facets = facet_terms(query, lambda: _compilers(db, path, token))
+    if _is_facets_only(query):
+        index = facet_index(db, path, token, *mirrors)
+        return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
+    where = _query_where(query, facets)
+    _scope_where(where, *mirrors)
+    plan = db.execute(
+        f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {where.sql} "
+        "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
+        [*where.params, limit, offset],
+    )
+    return [str(row[-1]) for row in plan]
+
+
+def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
+    """Build the facet index of every scope (the whole catalog, each tag, each of its
+    stacks) and the compiler list of state ``token``; returns the number of scopes."""
+    _compilers(db, path, token)
+    scopes: list[tuple[str | None, str | None]] = [(None, None)]
+    scopes += db.execute(
+        "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id ORDER BY t.name, m.stack"
+    ).fetchall()
+    for tag, stack in scopes:
+        facet_index(db, path, token, *scope_mirrors(db, tag, stack))
+    return len(scopes)
+
+
+# -- what SQL cannot compare: Python functions on the rows the indexes left -------------------
+
+_ranges_decoder = msgspec.json.Decoder(tuple[VersionRange, ...])
+_query_decoder = msgspec.json.Decoder(Query)
+# The constraint is the same JSON text on every row of one query: decode it once.
+_decoded_ranges: Callable[[str], tuple[VersionRange, ...]] = lru_cache(maxsize=64)(_ranges_decoder.decode)
+_decoded_query: Callable[[str], Query] = lru_cache(maxsize=64)(_query_decoder.decode)
+
+
+def _sql_version(version: str, ranges: str) -> bool:
+    return version_satisfies(version or "", _decoded_ranges(ranges))
+
+
+def _sql_variants(stored: str, wanted: str) -> bool:
+    return variants_satisfy(decode_variants(stored), _decoded_query(wanted))
+
+
+def register_functions(db: sqlite3.Connection) -> None:
+    """Give a connection the SQL functions searches use (``cx_version``, ``cx_variants``)."""
+    db.create_function("cx_version", 2, _sql_version, deterministic=True)
+    db.create_function("cx_variants", 2, _sql_variants, deterministic=True)

@@ -1,0 +1,270 @@
+"""Writing one tag: the only code that changes the catalog, inside ``Catalog.writing_tag``.
+
+A :class:`TagWriter` inserts the specs a sync found new (with their nodes and edges),
+records binary sizes, replaces each changed mirror's membership (recording what its
+listing gained and lost as history), and at the end records the sync and the tag's
+totals. ``Catalog.writing_tag`` opens the transaction and rolls it back if anything
+fails: a tag is written whole or not at all.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable, Mapping, Sequence
+
+import msgspec
+
+from ..values import ROOT_STACK, SpecRecord
+from .schema import BULK_INDEXES
+
+__all__ = ["TagWriter"]
+
+_encode = msgspec.json.encode
+
+
+class TagWriter:
+    """Writes one tag inside the transaction opened by :meth:`Catalog.writing_tag`."""
+
+    def __init__(self, db: sqlite3.Connection, tag: str) -> None:
+        self._db = db
+        self.tag = tag
+        self.started_at = time.time()
+        db.execute("INSERT OR IGNORE INTO tags (name) VALUES (?)", (tag,))
+        self._tag_id: int = db.execute("SELECT id FROM tags WHERE name = ?", (tag,)).fetchone()[0]
+        self._ids: dict[str, int] = {}
+        self._pending_changes: list[tuple[int, int, int]] = []  # (mirror, spec, +1/-1)
+        self._root_added = 0
+        self._root_removed = 0
+        self._kept_stacks: set[str] = set()
+        self._changed = False  # whether the tag's totals must be counted again
+
+    def add_specs(self, records: Iterable[SpecRecord], sizes: Mapping[str, int]) -> int:
+        """Insert specs the catalog does not have yet, then their edges. Returns the count."""
+        records = list(records)
+        return self.add_spec_batches([r.hash for r in records], [records], sizes)
+
+    def add_spec_batches(
+        self,
+        hashes: Sequence[str],
+        batches: Iterable[Iterable[SpecRecord]],
+        sizes: Mapping[str, int],
+    ) -> int:
+        """Insert the specs ``hashes``, new to the catalog, built batch by batch by ``batches``.
+
+        Ids are given to every hash first, so an edge may point to a spec of a later batch;
+        only one batch of decoded records is alive at a time, which bounds the memory of
+        a first sync. Edges whose child is neither among ``hashes`` nor already known are
+        skipped: the index was incomplete. Returns the number of specs inserted.
+        """
+        if not hashes:
+            return 0  # a re-sync with nothing new: not even a count of the table
+        db = self._db
+        (next_id, existing) = db.execute("SELECT coalesce(max(id), 0) + 1, count(*) FROM specs").fetchone()
+        ids = self._ids
+        for offset, dag_hash in enumerate(hashes):
+            ids[dag_hash] = next_id + offset
+        # Loading many rows into indexed tables is faster with the indexes built afterwards
+        # from sorted data than maintained row by row (a first sync of a big tag).
+        bulk = len(hashes) > max(20_000, existing)
+        if bulk:
+            for name in BULK_INDEXES:
+                db.execute(f"DROP INDEX IF EXISTS {name}")
+        # An edge may be written before its child (a later batch): check at commit instead.
+        db.execute("PRAGMA defer_foreign_keys = ON")
+        inserted = 0
+        for batch in batches:
+            records = list(batch)
+            missing = [d.hash for r in records for d in r.dependencies if d.hash not in ids]
+            if missing:
+                ids.update(self._known_ids(missing))
+            # Rows are generated while SQLite consumes them: no second copy of every node.
+            db.executemany(
+                "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    (
+                        ids[r.hash],
+                        r.hash,
+                        r.name,
+                        r.version,
+                        r.platform,
+                        r.os,
+                        r.target,
+                        r.compiler,
+                        _encode(r.variants).decode(),
+                        int(r.external),
+                        sizes.get(r.hash),
+                    )
+                    for r in records
+                ),
+            )
+            db.executemany(
+                "INSERT INTO nodes VALUES (?,?)",
+                ((ids[r.hash], str(r.node, "utf-8")) for r in records),
+            )
+            db.executemany(
+                "INSERT OR IGNORE INTO edges VALUES (?,?,?,?)",
+                (
+                    (ids[r.hash], ids[dep.hash], dep.deptypes, dep.virtuals)
+                    for r in records
+                    for dep in r.dependencies
+                    if dep.hash in ids
+                ),
+            )
+            inserted += len(records)
+        if bulk:
+            for statement in BULK_INDEXES.values():
+                db.execute(statement)
+        if inserted != len(hashes):
+            raise AssertionError(f"{len(hashes)} specs announced, {inserted} given")
+        return inserted
+
+    def _known_ids(self, hashes: list[str]) -> dict[str, int]:
+        return dict(
+            self._db.execute(
+                "SELECT hash, id FROM specs WHERE hash IN (SELECT value FROM json_each(?))",
+                (json.dumps(hashes),),
+            )
+        )
+
+    def set_sizes(self, sizes: Mapping[str, int]) -> None:
+        """Record binary sizes of specs already in the catalog (a hash's size never changes)."""
+        self._changed = self._changed or bool(sizes)
+        self._db.executemany(
+            "UPDATE specs SET size = ? WHERE hash = ? AND size IS NULL",
+            [(size, dag_hash) for dag_hash, size in sizes.items()],
+        )
+
+    def keep_mirror(
+        self, stack: str, url: str, *, fetched_at: float, etag: str | None, last_modified: str | None
+    ) -> None:
+        """Mark an unchanged mirror as read now (its index checksum did not change)."""
+        self._kept_stacks.add(stack)
+        self._db.execute(
+            "UPDATE mirrors SET url = ?, fetched_at = ?, etag = coalesce(?, etag), "
+            "last_modified = coalesce(?, last_modified) WHERE tag_id = ? AND stack = ?",
+            (url, fetched_at, etag, last_modified, self._tag_id, stack),
+        )
+
+    def replace_mirror(
+        self,
+        stack: str,
+        url: str,
+        *,
+        layout: int,
+        db_version: int,
+        checksum: str,
+        etag: str | None,
+        last_modified: str | None,
+        fetched_at: float,
+        members: Mapping[str, bool],
+    ) -> None:
+        """Store a mirror's new index: its state and the records it holds (hash -> listed)."""
+        self._kept_stacks.add(stack)
+        self._changed = True
+        db = self._db
+        row = db.execute("SELECT id FROM mirrors WHERE tag_id = ? AND stack = ?", (self._tag_id, stack)).fetchone()
+        listed_count = sum(1 for listed in members.values() if listed)
+        values = (url, layout, db_version, checksum, etag, last_modified, fetched_at, len(members), listed_count)
+        if row is None:
+            inserted = db.execute(
+                "INSERT INTO mirrors (url, layout, db_version, checksum, etag, last_modified, "
+                "fetched_at, records, listed, tag_id, stack) VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+                (*values, self._tag_id, stack),
+            ).fetchone()
+            mirror_id: int = inserted[0]
+            old: dict[int, int] = {}
+            first_sync = True
+        else:
+            mirror_id = row[0]
+            db.execute(
+                "UPDATE mirrors SET url = ?, layout = ?, db_version = ?, checksum = ?, etag = ?, "
+                "last_modified = ?, fetched_at = ?, records = ?, listed = ? WHERE id = ?",
+                (*values, mirror_id),
+            )
+            old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))
+            first_sync = False
+        missing = [h for h in members if h not in self._ids]
+        if missing:
+            self._ids.update(self._known_ids(missing))
+        unknown = [h for h in members if h not in self._ids]
+        if unknown:
+            raise AssertionError(f"{len(unknown)} records of {stack} were not stored first")
+        new = {self._ids[h]: int(listed) for h, listed in members.items()}
+        if first_sync:
+            db.executemany(
+                "INSERT INTO members VALUES (?,?,?)",
+                [(mirror_id, spec_id, new[spec_id]) for spec_id in sorted(new)],
+            )
+        else:
+            gone = [(mirror_id, spec_id) for spec_id in old.keys() - new.keys()]
+            db.executemany("DELETE FROM members WHERE mirror_id = ? AND spec_id = ?", gone)
+            upsert = [(mirror_id, spec_id, listed) for spec_id, listed in new.items() if old.get(spec_id) != listed]
+            db.executemany("INSERT OR REPLACE INTO members VALUES (?,?,?)", upsert)
+            self._record_changes(mirror_id, stack, old, new)
+
+    def _record_changes(self, mirror_id: int, stack: str, old: dict[int, int], new: dict[int, int]) -> None:
+        was = {spec_id for spec_id, listed in old.items() if listed}
+        now = {spec_id for spec_id, listed in new.items() if listed}
+        added, removed = now - was, was - now
+        self._pending_changes.extend((mirror_id, spec_id, 1) for spec_id in added)
+        self._pending_changes.extend((mirror_id, spec_id, -1) for spec_id in removed)
+        if stack == ROOT_STACK:
+            self._root_added, self._root_removed = len(added), len(removed)
+
+    def drop_other_stacks(self) -> list[str]:
+        """Remove mirrors of this tag that were not kept or replaced (stacks no longer configured)."""
+        placeholders = ",".join("?" * len(self._kept_stacks)) or "''"
+        stale = self._db.execute(
+            f"SELECT id, stack FROM mirrors WHERE tag_id = ? AND stack NOT IN ({placeholders})",
+            (self._tag_id, *sorted(self._kept_stacks)),
+        ).fetchall()
+        self._changed = self._changed or bool(stale)
+        for mirror_id, _stack in stale:
+            self._db.execute("DELETE FROM changes WHERE mirror_id = ?", (mirror_id,))
+            self._db.execute("DELETE FROM members WHERE mirror_id = ?", (mirror_id,))
+            self._db.execute("DELETE FROM mirrors WHERE id = ?", (mirror_id,))
+        return [stack for _id, stack in stale]
+
+    @property
+    def root_added(self) -> int:
+        """Listed specs the root mirror gained in this sync (0 on a first sync)."""
+        return self._root_added
+
+    @property
+    def root_removed(self) -> int:
+        """Listed specs the root mirror lost in this sync."""
+        return self._root_removed
+
+    def _finish(self) -> None:
+        now = time.time()
+        sync_id = self._db.execute(
+            "INSERT INTO syncs (tag_id, started_at, finished_at, added, removed) VALUES (?,?,?,?,?)",
+            (self._tag_id, self.started_at, now, self._root_added, self._root_removed),
+        ).lastrowid
+        self._db.executemany(
+            "INSERT INTO changes VALUES (?,?,?,?)",
+            [(sync_id, mirror, spec, change) for mirror, spec, change in self._pending_changes],
+        )
+        self._db.execute("UPDATE tags SET synced_at = ? WHERE id = ?", (now, self._tag_id))
+        if self._changed:
+            self._update_totals()
+
+    def _update_totals(self) -> None:
+        db, tag_id = self._db, self._tag_id
+        (records,) = db.execute(
+            "SELECT count(DISTINCT spec_id) FROM members WHERE mirror_id IN (SELECT id FROM mirrors WHERE tag_id = ?)",
+            (tag_id,),
+        ).fetchone()
+        specs, packages, size, sized = db.execute(
+            "SELECT count(*), count(DISTINCT s.name), coalesce(sum(s.size), 0), count(s.size) "
+            "FROM members mb JOIN specs s ON s.id = mb.spec_id "
+            "WHERE mb.listed AND mb.mirror_id = "
+            "(SELECT id FROM mirrors WHERE tag_id = ? AND stack = 'root')",
+            (tag_id,),
+        ).fetchone()
+        db.execute(
+            "UPDATE tags SET records = ?, specs = ?, packages = ?, size = ?, sized = ? WHERE id = ?",
+            (records, specs, packages, size, sized, tag_id),
+        )

@@ -1,0 +1,234 @@
+"""What the commands print: rich tables and trees for people, JSON for scripts.
+
+Every value that comes from a mirror or the catalog (names, versions, variants, URLs)
+is printed as text, never as rich markup: a package named ``[red]`` prints as written.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from typing import Any
+
+import click
+import msgspec
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+from rich.tree import Tree
+
+from ..catalog import SearchPage, SpecSummary, TagStats
+from ..diff import TagDiff
+from ..ingest.sync import TagOutcome
+from ..publish.jekyll import JekyllReport
+from ..publish.pages import PackagePage, SpecPage
+from ..publish.site import SiteReport
+from ..values import human_size
+
+__all__ = [
+    "OUT",
+    "print_diff",
+    "print_jekyll_report",
+    "print_json",
+    "print_outcomes",
+    "print_package",
+    "print_search",
+    "print_site_report",
+    "print_spec",
+    "print_stats",
+    "spec_json",
+    "stats_json",
+]
+
+# Wide enough for the tables when output goes to a file or a pipe (rich assumes 80).
+OUT = Console(highlight=False, emoji=False, soft_wrap=True, width=None if sys.stdout.isatty() else 132)
+
+
+def print_json(value: Any) -> None:
+    """``value`` as indented JSON on stdout."""
+    click.echo(msgspec.json.format(msgspec.json.encode(value)).decode())
+
+
+def print_outcomes(outcomes: list[TagOutcome]) -> None:
+    """The table of what a sync did, per tag, then its warnings."""
+    table = Table(title="sync", title_justify="left")
+    for column in ("tag", "records", "specs", "packages", "stacks", "added", "removed", "seconds"):
+        table.add_column(column, justify="left" if column == "tag" else "right")
+    for o in outcomes:
+        if o.ok:
+            changed = sum(1 for m in o.mirrors if m.changed)
+            note = "" if changed else " (unchanged)"
+            table.add_row(
+                escape(f"{o.tag}{note}"),
+                f"{o.records:,}",
+                f"{o.specs:,}",
+                f"{o.packages:,}",
+                str(o.stacks),
+                f"+{o.added:,}",
+                f"-{o.removed:,}",
+                f"{o.seconds:.2f}",
+            )
+        else:
+            table.add_row(f"{escape(o.tag)} [red](failed)[/red]", "-", "-", "-", "-", "-", "-", f"{o.seconds:.2f}")
+    OUT.print(table)
+    for o in outcomes:
+        for warning in o.warnings:
+            click.echo(f"warning: {o.tag}: {warning}")
+
+
+def stats_json(stats: TagStats) -> dict[str, Any]:
+    """One tag's totals as ``cachedex stats --json`` prints them."""
+    return {
+        "tag": stats.tag,
+        "records": stats.records,
+        "specs": stats.specs,
+        "packages": stats.packages,
+        "stacks": stats.stacks,
+        "size_bytes": stats.size,
+        "specs_with_size": stats.sized,
+        "synced_at": stats.synced_at,
+        "last_sync_added": stats.added,
+        "last_sync_removed": stats.removed,
+    }
+
+
+def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
+    """The table of ``cachedex stats``."""
+    if not stats:
+        OUT.print("The catalog has no tags yet; run 'cachedex sync'.")
+        return
+    table = Table(title=escape(f"catalog {catalog_path}"), title_justify="left")
+    for column in ("tag", "records", "specs", "packages", "stacks", "size", "last sync"):
+        table.add_column(column, justify="left" if column in ("tag", "last sync") else "right")
+    for s in stats:
+        size = f"{human_size(s.size)} ({s.sized:,} known)" if s.sized else "unknown"
+        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.synced_at)) if s.synced_at else "never"
+        table.add_row(escape(s.tag), f"{s.records:,}", f"{s.specs:,}", f"{s.packages:,}", str(s.stacks), size, when)
+    OUT.print(table)
+
+
+def spec_json(spec: SpecSummary) -> dict[str, Any]:
+    """A search result as ``cachedex search --json`` prints it: its fields plus ``arch``."""
+    data: dict[str, Any] = msgspec.to_builtins(spec)
+    data["arch"] = f"{spec.platform}-{spec.os}-{spec.target}"
+    return data
+
+
+def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
+    """Search results: a table (stacks when a tag was searched, else tags), or JSON."""
+    if as_json:
+        click.echo(json.dumps([spec_json(s) for s in page.specs], indent=2))
+        return
+    more = f" (showing {len(page.specs)})" if page.total > len(page.specs) else ""
+    table = Table(title=f"{page.total:,} specs match{more}", title_justify="left")
+    for column in ("hash", "spec", "compiler", "arch", "variants", "stacks" if by_stack else "tags", "size"):
+        table.add_column(column, justify="right" if column == "size" else "left")
+    for s in page.specs:
+        table.add_row(
+            *(
+                escape(cell)
+                for cell in (
+                    s.hash[:7],
+                    f"{s.name}@{s.version}",
+                    s.compiler,
+                    f"{s.platform}-{s.os}-{s.target}",
+                    " ".join(s.variants),
+                    ", ".join(s.stacks if by_stack else s.tags),
+                    human_size(s.size),
+                )
+            )
+        )
+    OUT.print(table)
+
+
+def print_spec(page: SpecPage) -> None:
+    """One spec: facts, dependencies as a tree, dependents, how to install it."""
+    s = page.spec
+    OUT.print(f"[bold]{escape(s.name)}@{escape(s.version)}[/bold] /{s.hash}")
+    OUT.print(escape(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
+    OUT.print(escape(f"  variants {' '.join(s.variants) or '-'}"))
+    OUT.print(
+        f"  size {human_size(s.size)}; with its link/run closure "
+        f"{human_size(page.closure_size)}"
+        + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
+    )
+    OUT.print(
+        "  held by "
+        + ", ".join(escape(f"{h.tag}/{h.stack}") + ("" if h.listed else " (no binary)") for h in page.holders)
+    )
+    tree = Tree(escape(f"{s.name}@{s.version}"))
+    for edge in page.dependencies:
+        mark = "" if edge.listed else " [dim](no binary)[/dim]"
+        tree.add(escape(f"{edge.name}@{edge.version} /{edge.hash[:7]}") + mark)
+    OUT.print(tree)
+    if page.closure:
+        OUT.print(f"  {len(page.closure)} link/run dependencies in all ('cachedex show --json' lists them)")
+    if page.dependents:
+        OUT.print(
+            "cached dependents: " + escape(", ".join(f"{d.name}@{d.version} /{d.hash[:7]}" for d in page.dependents))
+        )
+    for install in page.install[:1]:
+        OUT.print(escape(f"install ({install.tag}/{install.stack}):"))
+        for line in install.commands.splitlines():
+            OUT.print(f"  {line}", markup=False, emoji=False)
+
+
+def print_package(page: PackagePage) -> None:
+    """A package's summary in one tag."""
+    versions = sorted({s.version for s in page.specs}, reverse=True)
+    OUT.print(
+        f"[bold]{escape(page.name)}[/bold] in [bold]{escape(page.tag)}[/bold]: {len(page.specs)} specs, "
+        f"{human_size(page.size)}; versions {escape(', '.join(versions))}"
+    )
+    for key, counts in page.facets.items():
+        OUT.print(f"  {key}: " + escape(", ".join(f"{v} ({n})" for v, n in counts.items())))
+
+
+def print_diff(result: TagDiff) -> None:
+    """A diff's table: per stack, specs and packages added and removed, packages changed."""
+    if result.unchanged:
+        click.echo(f"{result.old} -> {result.new}: no change")
+        return
+    table = Table(title=escape(f"{result.old} -> {result.new}"), title_justify="left")
+    for column in ("stack", "+specs", "-specs", "+packages", "-packages", "changed packages"):
+        table.add_column(column, justify="left" if column in ("stack", "changed packages") else "right")
+    for stack in result.stacks:
+        changed = ", ".join(stack.changed_packages[:8]) + (" ..." if len(stack.changed_packages) > 8 else "")
+        table.add_row(
+            escape(stack.stack),
+            f"{len(stack.added):,}",
+            f"{len(stack.removed):,}",
+            escape(", ".join(stack.added_packages[:5]) or "-"),
+            escape(", ".join(stack.removed_packages[:5]) or "-"),
+            escape(changed or "-"),
+        )
+    OUT.print(table)
+
+
+def print_jekyll_report(report: JekyllReport) -> None:
+    """What ``cachedex jekyll`` wrote, per tag; skipped names as warnings on stderr."""
+    for skipped in report.skipped:
+        click.echo(f"warning: skipped {skipped}", err=True)
+    for tag in report.tags:
+        for skipped in tag.skipped:
+            click.echo(f"warning: {tag.tag}: skipped {skipped}", err=True)
+        click.echo(
+            f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs): {tag.written:,} written, "
+            f"{tag.unchanged:,} unchanged, {tag.removed:,} removed -> {tag.directory}"
+        )
+    if not report.tags:
+        click.echo("No tags to write; run 'cachedex sync' first.")
+        return
+    data = ", ".join(report.data_written) or "unchanged"
+    click.echo(f"_data: {data} ({report.outdir / '_data'}); {report.seconds:.2f} s")
+
+
+def print_site_report(report: SiteReport) -> None:
+    """What ``cachedex site`` wrote; skipped names as warnings on stderr."""
+    for skipped in report.skipped:
+        click.echo(f"warning: skipped {skipped}", err=True)
+    click.echo(
+        f"{report.pages:,} pages: {report.written:,} files written, {report.unchanged:,} unchanged, "
+        f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)"
+    )

@@ -1,0 +1,126 @@
+"""The OpenAPI document of ``/api``, served at ``/api/openapi.json``.
+
+The paths are written here; every schema of a body comes from the struct that
+encodes it (``msgspec.json.schema_components``), docstrings included, so the document
+cannot drift from the JSON the server sends.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ... import __version__
+from ...catalog import SearchPage
+from ...diff import TagDiff
+from ..pages import PackagePage, SpecPage, TagRow
+from .api import FACET_PARAMETERS, MAX_LIMIT, ErrorBody, PackageList
+
+__all__ = ["openapi_document"]
+
+_REF = "#/components/schemas/{name}"
+
+
+def _ref(kind: type) -> dict[str, str]:
+    return {"$ref": _REF.format(name=kind.__name__)}
+
+
+def _responses(ok: dict[str, Any], *errors: int) -> dict[str, Any]:
+    result: dict[str, Any] = {"200": {"description": "OK", "content": {"application/json": {"schema": ok}}}}
+    reasons = {400: "A bad parameter or query", 404: "No such tag, stack, package or spec"}
+    for status in errors:
+        result[str(status)] = {
+            "description": reasons[status],
+            "content": {"application/json": {"schema": _ref(ErrorBody)}},
+        }
+    return result
+
+
+def _param(
+    name: str, where: str = "query", *, schema: dict[str, Any] | None = None, description: str = ""
+) -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": where,
+        "required": where == "path",
+        "schema": schema or {"type": "string"},
+        "description": description,
+    }
+
+
+def _operation(operation_id: str, summary: str, ok: dict[str, Any], *errors: int, **extra: Any) -> dict[str, Any]:
+    return {"get": {"summary": summary, "operationId": operation_id, **extra, "responses": _responses(ok, *errors)}}
+
+
+def openapi_document() -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the API."""
+    _, schemas = msgspec.json.schema_components(
+        [TagRow, PackageList, PackagePage, SpecPage, SearchPage, TagDiff, ErrorBody], ref_template=_REF
+    )
+    facets = [_param(key, description=f"only packages with this {key}") for key in FACET_PARAMETERS]
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "cachedex",
+            "version": __version__,
+            "description": "What is in the Spack build cache? Tags, packages and specs of the synced "
+            "mirrors; search with Spack's spec syntax; diffs. Errors: "
+            '{"error": {"status": ..., "message": ...}}.',
+        },
+        "paths": {
+            "/api/tags": _operation("tags", "Every tag with its totals", {"type": "array", "items": _ref(TagRow)}, 400),
+            "/api/tags/{tag}/packages": _operation(
+                "packages",
+                "Packages of a tag, with facet counts",
+                _ref(PackageList),
+                400,
+                404,
+                parameters=[_param("tag", "path"), *facets],
+            ),
+            "/api/tags/{tag}/packages/{name}": _operation(
+                "package",
+                "A package's specs in a tag",
+                _ref(PackagePage),
+                400,
+                404,
+                parameters=[_param("tag", "path"), _param("name", "path")],
+            ),
+            "/api/specs/{hash}": _operation(
+                "spec",
+                "One spec with its dependencies and dependents",
+                _ref(SpecPage),
+                400,
+                404,
+                parameters=[_param("hash", "path")],
+            ),
+            "/api/search": _operation(
+                "search",
+                "Specs matching a query in Spack's spec syntax",
+                _ref(SearchPage),
+                400,
+                404,
+                parameters=[
+                    _param("q", description="e.g. 'hdf5+mpi %gcc@13 target=x86_64:'"),
+                    _param("tag"),
+                    _param("stack", description="needs tag"),
+                    _param("limit", schema={"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50}),
+                    _param("offset", schema={"type": "integer", "minimum": 0, "default": 0}),
+                ],
+            ),
+            "/api/diff": _operation(
+                "diff",
+                "What changed between two tags (from, to) or in a tag since a date (tag, since)",
+                _ref(TagDiff),
+                400,
+                404,
+                parameters=[
+                    _param("from"),
+                    _param("to"),
+                    _param("tag"),
+                    _param("since", description="YYYY-MM-DD"),
+                ],
+            ),
+        },
+        "components": {"schemas": schemas},
+    }

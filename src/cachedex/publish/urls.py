@@ -1,0 +1,65 @@
+"""Every path and link of the site, in one place.
+
+A page's file inside the site and its URL are the same path (names percent-encoded in
+the URL); every link is relative, so the same HTML works from any folder, any static file
+server and ``cachedex serve``. A page at depth N reaches the site's top with ``../``
+N times (:func:`root_of`).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from ..values import is_dag_hash
+from .pages import HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
+
+__all__ = ["Page", "json_path", "page_path", "root_of", "segment", "spec_path", "spec_url"]
+
+#: Every kind of page.
+Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage
+
+
+def segment(value: str) -> str:
+    """A name as one URL path segment."""
+    return quote(value, safe="")
+
+
+def spec_path(dag_hash: str, *, url: bool = False) -> str:
+    """A spec page's file, ``specs/<first two characters>/<hash>.html``: a file, not a
+    folder, since a site holds hundreds of thousands of them (a folder each would double
+    the cost of writing them; one folder for all would triple the cost of creating a
+    file). With ``url``, as a URL."""
+    if not url or is_dag_hash(dag_hash):  # a DAG hash has nothing to quote
+        return f"specs/{dag_hash[:2]}/{dag_hash}.html"
+    return f"specs/{segment(dag_hash[:2])}/{segment(dag_hash)}.html"
+
+
+def spec_url(dag_hash: str) -> str:
+    """A spec page's path from the site's top, as a URL."""
+    return spec_path(dag_hash, url=True)
+
+
+def json_path(html_path: str) -> str:
+    """The JSON twin of an HTML page: ``index.json`` beside ``index.html``,
+    ``<hash>.json`` beside ``<hash>.html``."""
+    return html_path.removesuffix(".html") + ".json"
+
+
+def root_of(path: str) -> str:
+    """The relative link from the page at ``path`` back to the site's top."""
+    return "../" * path.count("/")
+
+
+def page_path(page: Page, *, url: bool = False) -> str:
+    """The page's HTML file inside the site (its JSON twin: :func:`json_path`); with
+    ``url``, the same path as a URL (names percent-encoded)."""
+    name = segment if url else str
+    if isinstance(page, HomePage):
+        return "index.html"
+    if isinstance(page, TagPage):
+        return f"tags/{name(page.tag.name)}/index.html"
+    if isinstance(page, PackagePage):
+        return f"tags/{name(page.tag)}/packages/{name(page.name)}/index.html"
+    if isinstance(page, SpecPage):
+        return spec_path(page.spec.hash, url=url)
+    return "mirrors/index.html"

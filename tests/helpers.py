@@ -1,0 +1,289 @@
+"""Helpers shared by tests: building records and small catalogs, reading a catalog whole,
+the demo's paths, and a few small servers.
+
+Fixtures live in ``conftest.py``; what tests import lives here.
+"""
+
+from __future__ import annotations
+
+import functools
+import socket
+import sqlite3
+import threading
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from cachedex.catalog import Catalog, ListedRow
+from cachedex.values import Dependency, SpecRecord
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+FIXTURES = SHARED / "fixtures"
+MIRRORS = FIXTURES / "spack" / "lib" / "spack" / "spack" / "test" / "data" / "mirrors"
+CACHE_PAGES = FIXTURES / "cache.spack.io" / "_cache"
+
+
+# -- records and small catalogs ---------------------------------------------------------------
+
+
+def record(dag_hash: str, name: str = "zlib", **fields: Any) -> SpecRecord:
+    """A listed spec record with plausible defaults; ``fields`` override any of them."""
+    values: dict[str, Any] = {
+        "hash": dag_hash,
+        "name": name,
+        "version": "1.3.1",
+        "compiler": "gcc@13.2.0",
+        "platform": "linux",
+        "os": "ubuntu24.04",
+        "target": "x86_64_v3",
+        "variants": ("+shared",),
+        "dependencies": (),
+        "in_buildcache": True,
+        "external": False,
+        "node": b'{"name": "' + name.encode() + b'"}',
+    }
+    values.update(fields)
+    return SpecRecord(**values)
+
+
+def write_tag(
+    catalog: Catalog,
+    tag: str,
+    records: Iterable[SpecRecord],
+    *,
+    members: Mapping[str, bool] | None = None,
+    sizes: Mapping[str, int] | None = None,
+    stack: str = "root",
+    checksum: str = "x",
+) -> None:
+    """Write ``records`` (new to the catalog) and one mirror of ``tag`` holding
+    ``members`` (default: every record, listed), as a sync would."""
+    records = list(records)
+    with catalog.writing_tag(tag) as writer:
+        writer.add_specs(records, sizes or {})
+        writer.replace_mirror(
+            stack,
+            "/m",
+            layout=3,
+            db_version=8,
+            checksum=checksum,
+            etag=None,
+            last_modified=None,
+            fetched_at=0.0,
+            members=members if members is not None else {r.hash: True for r in records},
+        )
+
+
+def listed_row(
+    *,
+    hash: str,
+    name: str,
+    version: str,
+    compiler: str,
+    platform: str,
+    os: str,
+    target: str,
+    variants: Iterable[str],
+    size: int | None,
+    stacks: Iterable[str],
+) -> ListedRow:
+    """A :class:`ListedRow` from plain values (variants as a list, stacks as names)."""
+    return ListedRow(
+        hash=hash,
+        name=name,
+        version=version,
+        compiler=compiler,
+        platform=platform,
+        os=os,
+        target=target,
+        variants=msgspec.json.encode(list(variants)).decode(),
+        size=size,
+        stacks="\x1f".join(stacks),
+    )
+
+
+def evil_catalog(path: Path) -> Catalog:
+    """A catalog whose names and values try to break out of HTML and folders."""
+    catalog = Catalog(path)
+    common = {"version": "1.0", "os": "rhel8", "target": "x86_64", "compiler": "gcc@13.1.0", "node": b'{"name": "x"}'}
+    zlib = record("b" * 32, "zlib", variants=(), **common)
+    evil = record(
+        "a" * 32,
+        "we\"ird'<b>name",
+        variants=("note=<script>alert(1)</script>", "+shared"),
+        dependencies=(Dependency(hash="b" * 32, name="zlib", deptypes=2, virtuals=""),),
+        **common,
+    )
+    escape = record("c" * 32, "../escape", variants=(), **common)
+    write_tag(catalog, "t<i>x", [zlib, evil, escape], sizes={"a" * 32: 1234})
+    write_tag(catalog, "../up", [], members={"b" * 32: True}, checksum="y")
+    return catalog
+
+
+# -- reading a catalog whole (what only tests ask) -----------------------------------------
+
+
+def _db(catalog: Catalog) -> sqlite3.Connection:
+    return catalog._db
+
+
+def dump(catalog: Catalog) -> list[tuple[object, ...]]:
+    """Every row of every table, to prove a failed operation changed nothing."""
+    db = _db(catalog)
+    rows: list[tuple[object, ...]] = []
+    for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall():
+        rows.extend((table, *row) for row in db.execute(f"SELECT * FROM {table} ORDER BY 1, 2"))
+    return rows
+
+
+def integrity_check(catalog: Catalog) -> str:
+    """SQLite's own integrity check ('ok' when the file is sound)."""
+    return str(_db(catalog).execute("PRAGMA integrity_check").fetchone()[0])
+
+
+def history(catalog: Catalog, tag: str) -> list[tuple[float, int, int]]:
+    """(finished_at, added, removed) of every sync of ``tag``, oldest first."""
+    return list(
+        _db(catalog).execute(
+            "SELECT finished_at, added, removed FROM syncs WHERE tag_id = (SELECT id FROM tags WHERE name = ?) "
+            "ORDER BY id",
+            (tag,),
+        )
+    )
+
+
+def changes(catalog: Catalog, tag: str, stack: str = "root") -> list[tuple[float, str, str, int]]:
+    """(when, hash, package, +1/-1) of every recorded change of one mirror, oldest first."""
+    return list(
+        _db(catalog).execute(
+            "SELECT y.finished_at, s.hash, s.name, c.change FROM changes c "
+            "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
+            "JOIN mirrors m ON m.id = c.mirror_id JOIN tags t ON t.id = m.tag_id "
+            "WHERE t.name = ? AND m.stack = ? ORDER BY y.id, s.hash",
+            (tag, stack),
+        )
+    )
+
+
+def dependencies(catalog: Catalog, dag_hash: str) -> list[tuple[str, str, int, str]]:
+    """(child hash, name, deptypes mask, virtuals) of the direct dependencies of a spec."""
+    return [(e.hash, e.name, e.deptypes, e.virtuals) for e in catalog.edges_of(dag_hash)]
+
+
+def spec_row(catalog: Catalog, dag_hash: str) -> dict[str, object] | None:
+    """One spec as a dict of its columns (variants decoded), or None."""
+    cursor = _db(catalog).execute(
+        "SELECT hash, name, version, platform, os, target, compiler, variants, external, size FROM specs "
+        "WHERE hash = ?",
+        (dag_hash,),
+    )
+    row = cursor.fetchone()
+    if row is None:
+        return None
+    result = dict(zip([d[0] for d in cursor.description], row, strict=True))
+    result["variants"] = msgspec.json.decode(str(result["variants"]))
+    return result
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A listed spec with its variants and stacks decoded (what pages show)."""
+
+    name: str
+    hash: str
+    version: str
+    platform: str
+    os: str
+    target: str
+    compiler: str
+    variants: tuple[str, ...]
+    size: int | None
+    stacks: tuple[str, ...]
+
+
+def listed_specs(catalog: Catalog, tag: str) -> list[Listed]:
+    """The specs ``tag``'s root mirror lists, decoded, by package name then hash."""
+    return [
+        Listed(
+            name=row.name,
+            hash=row.hash,
+            version=row.version,
+            platform=row.platform,
+            os=row.os,
+            target=row.target,
+            compiler=row.compiler,
+            variants=tuple(msgspec.json.decode(row.variants)),
+            size=row.size,
+            stacks=tuple(sorted(row.stacks.split("\x1f"))),
+        )
+        for row in catalog.listed_rows(tag)
+    ]
+
+
+# -- the demo and servers ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Demo:
+    """``cachedex demo`` run once per test session: mirrors, catalog, Jekyll tree, site."""
+
+    folder: Path
+    output: str
+
+    @property
+    def config(self) -> Path:
+        return self.folder / "cachedex.yaml"
+
+    @property
+    def catalog(self) -> Path:
+        return self.folder / "cachedex.sqlite"
+
+    @property
+    def site(self) -> Path:
+        return self.folder / "site"
+
+
+class StaticServer:
+    """A plain static file server (Python's http.server) on 127.0.0.1, in a thread."""
+
+    def __init__(self, root: Path) -> None:
+        class Quiet(SimpleHTTPRequestHandler):
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(root)))
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def as_row(spec: Listed) -> ListedRow:
+    """A :class:`Listed` spec as the catalog's bulk reads give it."""
+    return listed_row(
+        hash=spec.hash,
+        name=spec.name,
+        version=spec.version,
+        compiler=spec.compiler,
+        platform=spec.platform,
+        os=spec.os,
+        target=spec.target,
+        variants=spec.variants,
+        size=spec.size,
+        stacks=spec.stacks,
+    )
