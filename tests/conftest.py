@@ -23,6 +23,14 @@ from cachedex.catalog import Catalog
 from tests.helpers import MIRRORS, Demo, free_port, record, write_tag
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests that run the whole demo (the session's ``demo_run``) are ``slow``: the fast
+    loop (``-m 'not slow'``) leaves them out."""
+    for item in items:
+        if "demo_run" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="session")
 def mirrors() -> Path:
     """Spack's own test mirrors (v2 signed/unsigned, legacy, v1, future layouts)."""

@@ -7,6 +7,8 @@ Fixtures live in ``conftest.py``; what tests import lives here.
 from __future__ import annotations
 
 import functools
+import hashlib
+import json
 import socket
 import sqlite3
 import threading
@@ -19,6 +21,7 @@ from typing import Any
 import msgspec
 
 from cachedex.catalog import Catalog, ListedRow
+from cachedex.config import Config, parse_config
 from cachedex.values import Dependency, SpecRecord
 
 REPO = Path(__file__).resolve().parents[1]
@@ -26,6 +29,34 @@ SHARED = REPO.parent / "shared"
 FIXTURES = SHARED / "fixtures"
 MIRRORS = FIXTURES / "spack" / "lib" / "spack" / "spack" / "test" / "data" / "mirrors"
 CACHE_PAGES = FIXTURES / "cache.spack.io" / "_cache"
+
+
+# -- small mirrors and configs ----------------------------------------------------------------
+
+UNSIGNED_INDEX = "v2_layout/unsigned/build_cache/index.json"
+LIBELF_CORE2 = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
+LIBDWARF_CORE2 = "sk2gqqz4n5njmvktycnd25wq25jxiqkr"
+
+
+def write_v2_mirror(root: Path, index: dict[str, object]) -> None:
+    """A v2 mirror holding ``index`` (with a matching index.json.hash)."""
+    (root / "build_cache").mkdir(parents=True, exist_ok=True)
+    data = json.dumps(index, separators=(",", ":")).encode()
+    (root / "build_cache/index.json").write_bytes(data)
+    (root / "build_cache/index.json.hash").write_text(hashlib.sha256(data).hexdigest())
+
+
+def fixture_index(mirrors: Path, *, drop: tuple[str, ...] = ()) -> dict[str, object]:
+    """The real v2 test index, optionally without some records."""
+    index = json.loads((mirrors / UNSIGNED_INDEX).read_bytes())
+    for dag_hash in drop:
+        del index["database"]["installs"][dag_hash]
+    return index
+
+
+def make_config(tmp_path: Path, tags: list[dict[str, object]], **http: object) -> Config:
+    document = {"catalog": "cat.sqlite", "tags": tags, "http": {"retries": 1, "backoff": 0.01, **http}}
+    return parse_config(document, base=tmp_path)
 
 
 # -- records and small catalogs ---------------------------------------------------------------

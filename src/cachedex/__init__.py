@@ -11,8 +11,10 @@ The pipeline, one subpackage a stage; each imports only from the lines below it:
     diff.py     what changed between tags, or in a tag since a date
     config.py   the configuration file (tags, stacks, mirror URLs, HTTP settings)
     query.py    Spack's spec syntax for built binaries, parsed once, matched anywhere
+    progress.py what long work reports while it runs (a protocol; the CLI draws it)
     values.py   small immutable values and facts shared by every stage
     errors.py   the one exception family
+    _perf.py    the few process-level tricks that keep it fast (GC pauses, bounded memos)
 """
 
 __version__ = "0.1.0"

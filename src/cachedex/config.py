@@ -1,17 +1,19 @@
 """The configuration file: which tags to read, where their mirrors are, where the catalog is.
 
-Every key is declared once in :data:`SETTINGS` (name, default, help); the same table
-drives validation and ``cachedex config --help``-style documentation (``docs/config.md``).
-:func:`load_config` collects every problem and raises one :class:`ConfigError` listing
-them all, each naming the key and the bad value.
+Every key is declared once in :data:`SETTINGS` (key, kind, default, range, help); the
+same table gives the defaults, bounds numbers, and makes the reference ``docs/config.md``
+(:func:`reference_markdown`; a test keeps the file current). :func:`load_config`
+collects every problem and raises one :class:`ConfigError` listing them all, each naming
+the key and the bad value.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 import msgspec
@@ -25,35 +27,73 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
-    "HttpOptions",
     "SETTINGS",
     "Config",
+    "HttpOptions",
+    "Setting",
     "TagConfig",
     "find_config",
     "load_config",
+    "mirror_url_from_index_url",
     "mirrors_from_discovery",
+    "parse_config",
+    "reference_markdown",
 ]
 
 DEFAULT_CONFIG_NAME = "cachedex.yaml"
 
 
-class HttpOptions(msgspec.Struct, frozen=True):
-    """How HTTP mirrors are read; set under ``http:`` in the config file."""
+class Setting(NamedTuple):
+    """One key of the config file."""
 
-    timeout: float = 30.0  # seconds without progress before a request fails
-    retries: int = 3  # extra attempts after the first, on transient failures
-    backoff: float = 0.5  # first pause between attempts; doubles each time
-    concurrency: int = 16  # requests in flight at once (manifests, stacks)
+    key: str  #: dotted: ``catalog``, ``http.timeout``, ``tags[].stacks``
+    kind: str  #: what it takes, as the reference shows it
+    default: Any  #: None: optional, no default
+    help: str
+    low: float | None = None  #: numbers: the smallest value allowed
+    high: float | None = None  #: numbers: the largest value allowed
 
 
-#: Every top-level key: (name, default, help). ``http`` holds HttpOptions fields.
-SETTINGS: tuple[tuple[str, object, str], ...] = (
-    ("catalog", "cachedex.sqlite", "SQLite catalog file, relative to the config file."),
-    ("tags", [], "List of tags: {name, url (root mirror), stacks (list of names, or name: url)}."),
-    ("tags_from", None, "Path or URL of a cache.spack.io discovery file ({tag: [{label, url}]})."),
-    ("http", {}, "HTTP settings: timeout (s), retries, backoff (s), concurrency."),
+#: Every key of the config file, once.
+SETTINGS: tuple[Setting, ...] = (
+    Setting("catalog", "path", "cachedex.sqlite", "The SQLite catalog file, relative to the config file."),
+    Setting("tags", "list", [], "The tags to read: a list of mappings with the keys below."),
+    Setting("tags[].name", "name", None, "The tag's name; it names folders (no '/', '\\', '..', leading '.')."),
+    Setting("tags[].url", "path or URL", None, "The tag's root mirror: a path, a file:// or an http(s):// URL."),
+    Setting(
+        "tags[].stacks",
+        "list or mapping",
+        [],
+        "The tag's stacks: names (each at <url>/<name>), or name: URL for a stack mirrored elsewhere.",
+    ),
+    Setting(
+        "tags_from",
+        "path or URL",
+        None,
+        "cache.spack.io's discovery file ({tag: [{label, url}]}): its tags are added to 'tags'.",
+    ),
+    Setting("http.timeout", "seconds", 30.0, "Seconds without data before a request fails.", 0.001, 3600),
+    Setting("http.retries", "count", 3, "Extra attempts on connection errors, timeouts and 5xx answers.", 0, 20),
+    Setting("http.backoff", "seconds", 0.5, "First pause between attempts; it doubles each time.", 0, 60),
+    Setting("http.concurrency", "count", 16, "Requests in flight at once (stack indexes, spec manifests).", 1, 256),
 )
-_KNOWN_KEYS = {name for name, _default, _help in SETTINGS}
+_BY_KEY = {setting.key: setting for setting in SETTINGS}
+
+
+def _default(key: str) -> Any:
+    return _BY_KEY[key].default
+
+
+class HttpOptions(msgspec.Struct, frozen=True):
+    """How HTTP mirrors are read; set under ``http:`` in the config file (see :data:`SETTINGS`)."""
+
+    timeout: float = _default("http.timeout")
+    retries: int = _default("http.retries")
+    backoff: float = _default("http.backoff")
+    concurrency: int = _default("http.concurrency")
+
+
+_KNOWN_KEYS = sorted({setting.key.split(".")[0].split("[")[0] for setting in SETTINGS})
 _HTTP_FIELDS = {name: type(getattr(HttpOptions(), name)) for name in HttpOptions.__struct_fields__}
 
 
@@ -146,12 +186,12 @@ def parse_config(
         raise ConfigError([f"expected a mapping of settings, got {type(document).__name__}"], path=_shown(path))
     for key in document:
         if key not in _KNOWN_KEYS:
-            problems.append(f"unknown key {key!r} (known: {', '.join(sorted(_KNOWN_KEYS))})")
+            problems.append(f"unknown key {key!r} (known: {', '.join(_KNOWN_KEYS)})")
 
-    catalog_value = document.get("catalog", "cachedex.sqlite")
+    catalog_value = document.get("catalog", _default("catalog"))
     if not isinstance(catalog_value, str) or not catalog_value:
         problems.append(f"'catalog': expected a file path, got {catalog_value!r}")
-        catalog_value = "cachedex.sqlite"
+        catalog_value = _default("catalog")
 
     http = _parse_http(document.get("http", {}), problems)
     tags: list[TagConfig] = []
@@ -187,13 +227,36 @@ def _parse_http(raw: object, problems: list[str]) -> HttpOptions:
         expected = _HTTP_FIELDS.get(key)
         if expected is None:
             problems.append(f"unknown key 'http.{key}' (known: {', '.join(sorted(_HTTP_FIELDS))})")
-        elif isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-            problems.append(f"'http.{key}': expected a number >= 0, got {value!r}")
-        elif expected is int and (value != int(value) or (key == "concurrency" and value < 1)):
-            problems.append(f"'http.{key}': expected a whole number >= 1, got {value!r}")
-        else:
-            values[key] = expected(value)
+            continue
+        number = _number(f"http.{key}", value, whole=expected is int, problems=problems)
+        if number is not None:
+            values[key] = expected(number)
     return HttpOptions(**values)
+
+
+def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> float | None:
+    """``value`` if it is a finite number in the setting's range (whole if ``whole``),
+    else None with the problem added."""
+    setting = _BY_KEY[key]
+    low, high = setting.low, setting.high
+    span = f"between {low:g} and {high:g}" if low is not None and high is not None else "a number"
+    wanted = f"a whole number {span}" if whole else f"a number {span}"
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        problems.append(f"'{key}': expected {wanted}, got {_short(value)}")
+        return None
+    if (whole and value != int(value)) or (low is not None and value < low) or (high is not None and value > high):
+        problems.append(f"'{key}': expected {wanted}, got {_short(value)}")
+        return None
+    return float(value)
+
+
+def _short(value: object) -> str:
+    """A value for a message, cut short: a config may hold anything, of any size."""
+    import reprlib
+
+    shown = reprlib.Repr()
+    shown.maxstring = shown.maxother = 60
+    return shown.repr(value)
 
 
 def _parse_tag(raw: object, key: str, base: Path, problems: list[str]) -> TagConfig | None:
@@ -335,3 +398,27 @@ def _tags_from(
     tags, found = mirrors_from_discovery(document, base=base_url)
     problems.extend(found)
     return tags
+
+
+def reference_markdown() -> str:
+    """``docs/config.md``: every key of :data:`SETTINGS`, its kind, default and help."""
+    lines = [
+        "# Configuration reference",
+        "",
+        "<!-- Generated from cachedex.config.SETTINGS by scripts/gen-docs; do not edit by hand. -->",
+        "",
+        "`cachedex.yaml` (or the file given by `--config` or `$CACHEDEX_CONFIG`); paths are",
+        "relative to the file. Every problem in a config is reported at once, each naming the",
+        "key and the bad value.",
+        "",
+        "| key | takes | default | meaning |",
+        "| --- | --- | --- | --- |",
+    ]
+    for setting in SETTINGS:
+        default = "" if setting.default is None else f"`{setting.default!r}`".replace("'", '"')
+        meaning = setting.help
+        if setting.low is not None and setting.high is not None:
+            meaning += f" From {setting.low:g} to {setting.high:g}."
+        escaped = meaning.replace("|", "\\|")
+        lines.append(f"| `{setting.key}` | {setting.kind} | {default} | {escaped} |")
+    return "\n".join(lines) + "\n"

@@ -27,6 +27,7 @@ __all__ = [
     "Query",
     "VersionRange",
     "parse",
+    "parse_versions",
     "target_family",
     "variants_satisfy",
     "version_satisfies",

@@ -194,10 +194,11 @@ _EXPRESSIONS: dict[type, dict[str, str]] = {
 
 
 def select_list(shape: type) -> str:
-    """The SELECT list that yields rows of ``shape``, its fields in order."""
+    """The SELECT list that yields rows of ``shape``: each field's expression, named as
+    the field (SQLite's column names are then the shape's fields, in order)."""
     expressions = _EXPRESSIONS[shape]
     fields: tuple[str, ...] = shape._fields  # type: ignore[attr-defined]
-    return ", ".join(expressions[field] for field in fields)
+    return ", ".join(f"{expressions[field]} AS {field}" for field in fields)
 
 
 def as_rows(shape: type[_Row], rows: Iterable[tuple[Any, ...]]) -> Iterator[_Row]:

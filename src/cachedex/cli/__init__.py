@@ -23,7 +23,7 @@ from ..errors import CachedexError
 from . import present
 from .progress import Reporter
 
-__all__ = ["main"]
+__all__ = ["main", "reference_markdown"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -346,3 +346,21 @@ def serve_command(state: _State, host: str, port: int, workers: int) -> None:
         workers=workers,
         log_level="warning",
     )
+
+
+def reference_markdown() -> str:
+    """``docs/cli.md``: the ``--help`` of the group and of every command, as Markdown."""
+    parts = [
+        "# Command reference",
+        "",
+        "<!-- Generated from the commands' --help by scripts/gen-docs; do not edit by hand. -->",
+        "",
+    ]
+    commands: list[tuple[str, click.Command]] = [("cachedex", main)]
+    commands += [(f"cachedex {name}", main.commands[name]) for name in sorted(main.commands)]
+    for name, command in commands:
+        context = click.Context(
+            command, info_name=name, terminal_width=100, max_content_width=100, help_option_names=["-h", "--help"]
+        )
+        parts += [f"## `{name}`", "", "```", command.get_help(context), "```", ""]
+    return "\n".join(parts)

@@ -4,3 +4,5 @@
 mirror's index and its binaries' sizes, ``index`` decodes index.json into records, and
 ``sync`` writes each tag into the catalog in one transaction.
 """
+
+__all__: list[str] = []

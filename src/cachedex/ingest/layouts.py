@@ -29,11 +29,11 @@ __all__ = [
     "IndexSnapshot",
     "PreviousState",
     "SizeLookup",
+    "fetch_sizes",
     "read_clearsigned",
     "read_index",
     "spec_manifest_path",
     "tarball_path_v2",
-    "fetch_sizes",
 ]
 
 V3_INDEX_MANIFEST = "v3/manifests/index/index.manifest.json"

@@ -33,6 +33,7 @@ __all__ = [
     "HttpSource",
     "LocalSource",
     "Source",
+    "make_http_client",
     "open_source",
 ]
 

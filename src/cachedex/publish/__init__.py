@@ -3,3 +3,5 @@
 ``pages`` builds each page's data from the catalog, ``render`` turns it into HTML, and
 ``site``, ``jekyll`` and ``serve`` write or serve it; ``files`` writes output trees safely.
 """
+
+__all__: list[str] = []

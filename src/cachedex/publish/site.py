@@ -113,9 +113,7 @@ class _Writer:
     def flush(self) -> None:
         """Write the pages kept so far, a stage at a time for all of them: their JSON,
         which pages changed, their HTML, their files in order. Each stage then finds
-        its code and data still in the CPU's caches: the whole 250,000-page benchmark
-        site took 50.6 s here when each page went through every stage in turn, 36.6 s
-        in runs (the workers' system time 34 s, then 22 s).
+        its code and data still in the CPU's caches (figures: bench/README.md, site).
 
         In a ``staged`` folder, which nobody reads until it is renamed into place
         whole, files are written directly instead of replaced, and nothing there is old

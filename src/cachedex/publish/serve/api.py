@@ -29,6 +29,7 @@ __all__ = [
     "PAGES",
     "Builder",
     "ErrorBody",
+    "ErrorDetail",
     "PackageList",
     "error_body",
     "is_cheap_search",

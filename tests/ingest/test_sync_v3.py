@@ -13,8 +13,7 @@ from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest.layouts import read_index, spec_manifest_path
 from cachedex.ingest.sources import HttpOptions, open_source
 from cachedex.ingest.sync import sync
-from tests.helpers import spec_row
-from tests.test_sync import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config
+from tests.helpers import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config, spec_row
 
 TARBALL = "application/vnd.spack.install.v2.tar+gzip"
 SIGNED = (
@@ -132,7 +131,7 @@ def test_v3_blob_checksum_mismatch(mirrors: Path, tmp_path: Path) -> None:
 
 
 def test_v3_wins_over_v2_in_the_same_prefix(mirrors: Path, tmp_path: Path) -> None:
-    from tests.test_sync import write_v2_mirror
+    from tests.helpers import write_v2_mirror
 
     write_v2_mirror(tmp_path / "m", fixture_index(mirrors, drop=(LIBDWARF_CORE2,)))
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))

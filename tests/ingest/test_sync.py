@@ -10,34 +10,21 @@ from pathlib import Path
 import pytest
 
 from cachedex.catalog import Catalog
-from cachedex.config import Config, parse_config
 from cachedex.ingest.sync import sync
-from tests.helpers import changes, dependencies, dump, history, integrity_check, listed_specs, spec_row
-
-UNSIGNED_INDEX = "v2_layout/unsigned/build_cache/index.json"
-LIBELF_CORE2 = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
-LIBDWARF_CORE2 = "sk2gqqz4n5njmvktycnd25wq25jxiqkr"
-
-
-def write_v2_mirror(root: Path, index: dict[str, object]) -> None:
-    """A v2 mirror holding ``index`` (with a matching index.json.hash)."""
-    (root / "build_cache").mkdir(parents=True, exist_ok=True)
-    data = json.dumps(index, separators=(",", ":")).encode()
-    (root / "build_cache/index.json").write_bytes(data)
-    (root / "build_cache/index.json.hash").write_text(hashlib.sha256(data).hexdigest())
-
-
-def fixture_index(mirrors: Path, *, drop: tuple[str, ...] = ()) -> dict[str, object]:
-    """The real v2 test index, optionally without some records."""
-    index = json.loads((mirrors / UNSIGNED_INDEX).read_bytes())
-    for dag_hash in drop:
-        del index["database"]["installs"][dag_hash]
-    return index
-
-
-def make_config(tmp_path: Path, tags: list[dict[str, object]], **http: object) -> Config:
-    document = {"catalog": "cat.sqlite", "tags": tags, "http": {"retries": 1, "backoff": 0.01, **http}}
-    return parse_config(document, base=tmp_path)
+from tests.helpers import (
+    LIBDWARF_CORE2,
+    LIBELF_CORE2,
+    changes,
+    dependencies,
+    dump,
+    fixture_index,
+    history,
+    integrity_check,
+    listed_specs,
+    make_config,
+    spec_row,
+    write_v2_mirror,
+)
 
 
 def test_sync_real_mirrors_with_stacks(mirrors: Path, tmp_path: Path) -> None:

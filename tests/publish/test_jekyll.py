@@ -604,6 +604,7 @@ def _between(html: str, element: str) -> Any:
     return json.loads(found[1].replace("&quot;", '"'))
 
 
+@pytest.mark.jekyll
 def test_jekyll_builds_the_generated_site(tmp_path: Path) -> None:
     jekyll = shutil.which("jekyll")
     if jekyll is None:

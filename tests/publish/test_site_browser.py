@@ -16,6 +16,8 @@ from cachedex.publish.site import write_site
 from cachedex.query import parse
 from tests.helpers import REPO, Demo, StaticServer
 
+pytestmark = pytest.mark.browser
+
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
     "--headless",

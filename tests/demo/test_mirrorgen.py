@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from cachedex.demo.mirrorgen import (
-    FLAG_NAMES,
     _indent0,
     clearsign,
     dag_hash,
@@ -26,8 +25,9 @@ from cachedex.demo.mirrorgen import (
     target_object,
     write_mirror,
 )
+from cachedex.values import FLAG_NAMES
 
-FIXTURES = Path(__file__).resolve().parents[2] / "shared" / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
 UNSIGNED = FIXTURES / "spack/lib/spack/spack/test/data/mirrors/v2_layout/unsigned/build_cache"
 TARBALL = "application/vnd.spack.install.v2.tar+gzip"
 
