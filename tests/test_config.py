@@ -84,7 +84,7 @@ http: {timeout: -1, retries: two}
         "'tags[1].url': expected a path or URL, got 3",
         "unknown key 'tags[2].bogus'",
         "'http.timeout': expected a number between 0.001 and 3600, got -1",
-        "'http.retries': expected a number >= 0, got 'two'",
+        "'http.retries': expected a whole number between 0 and 20, got 'two'",
     ]
     for fragment in expected:
         assert any(fragment in p for p in problems), (fragment, problems)
