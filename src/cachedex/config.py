@@ -158,20 +158,20 @@ def load_config(path: Path, *, http_client: httpx.Client | None = None) -> Confi
     """Read and validate the config at ``path``. Raises ConfigError listing every problem."""
     try:
         text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    except FileNotFoundError as exc:
         raise ConfigError(
             [
                 f"no config file here; create {DEFAULT_CONFIG_NAME} (see the README), pass "
                 "--config FILE, set CACHEDEX_CONFIG, or try 'cachedex demo'"
             ],
             path=str(path),
-        ) from None
+        ) from exc
     except OSError as exc:
-        raise ConfigError([f"cannot read: {exc.strerror or exc}"], path=str(path)) from None
+        raise ConfigError([f"cannot read: {exc.strerror or exc}"], path=str(path)) from exc
     try:
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        raise ConfigError([f"not valid YAML: {exc}".replace("\n", " ")], path=str(path)) from None
+        raise ConfigError([f"not valid YAML: {exc}".replace("\n", " ")], path=str(path)) from exc
     return parse_config(document, base=path.resolve().parent, path=path, http_client=http_client)
 
 

@@ -57,8 +57,8 @@ def parse_since(text: str) -> float:
     BadQuery for anything else."""
     try:
         when = datetime.datetime.fromisoformat(text)
-    except ValueError:
-        raise BadQuery(f"since must be a date like 2026-11-01, got {text!r}") from None
+    except ValueError as exc:
+        raise BadQuery(f"since must be a date like 2026-11-01, got {text!r}") from exc
     if when.tzinfo is None:
         when = when.replace(tzinfo=datetime.UTC)
     return when.timestamp()

@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..errors import CatalogError, UnknownTag
 from ..query import Query
+from ..values import ROOT_STACK
 from . import bulk, reads
 from . import search as searching
 from .rows import (
@@ -181,7 +182,7 @@ class Catalog:
         """What locating the manifest or tarball of each known spec of ``hashes`` needs."""
         return reads.size_keys(self._db, hashes)
 
-    def listed_hashes(self, tag: str, stack: str = "root") -> set[str]:
+    def listed_hashes(self, tag: str, stack: str = ROOT_STACK) -> set[str]:
         """Hashes listed (``in_buildcache``) by one mirror of a tag."""
         return reads.listed_hashes(self._db, tag, stack)
 

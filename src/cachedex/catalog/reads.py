@@ -10,7 +10,7 @@ import json
 import sqlite3
 from collections.abc import Iterable
 
-from ..values import LINK_RUN, decode_variants
+from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from .rows import Edge, MirrorState, SizeKey, SpecSummary, TagStats, as_rows, select_list
 
 __all__ = [
@@ -116,7 +116,7 @@ def _one_tag_stats(db: sqlite3.Connection, tag: str) -> TagStats:
     return TagStats(tag, records, specs, packages, stacks, size, sized, synced_at, added, removed)
 
 
-def listed_hashes(db: sqlite3.Connection, tag: str, stack: str = "root") -> set[str]:
+def listed_hashes(db: sqlite3.Connection, tag: str, stack: str = ROOT_STACK) -> set[str]:
     """Hashes listed (``in_buildcache``) by one mirror of a tag."""
     return {
         row[0]

@@ -44,8 +44,8 @@ def _target_template(name: str) -> tuple[str, tuple[str, ...], int, tuple[str, .
 
     try:
         uarch = archspec.cpu.TARGETS[name]
-    except KeyError:
-        raise ValueError(f"unknown microarchitecture {name!r} (not in archspec)") from None
+    except KeyError as exc:
+        raise ValueError(f"unknown microarchitecture {name!r} (not in archspec)") from exc
     cpupart = getattr(uarch, "cpu_part", "") or ""
     return (
         uarch.vendor,

@@ -143,8 +143,8 @@ def _db_version_number(version: object, url: str) -> int:
     text = str(version) if version is not None else ""
     try:
         number = int(text)
-    except ValueError:
-        raise IndexFormatError(url, f"unsupported Database version {text!r} (cachedex reads versions 6 to 9)") from None
+    except ValueError as exc:
+        raise IndexFormatError(url, f"unsupported Database version {text!r} (cachedex reads versions 6 to 9)") from exc
     if number > max(SUPPORTED_DB_VERSIONS):
         raise IndexFormatError(
             url,
@@ -169,7 +169,7 @@ def decode_index(data: bytes | memoryview, *, url: str) -> RawIndex:
         version = _sniff_version(data)
         if version is not None:
             _db_version_number(version, url)
-        raise IndexFormatError(url, f"not a valid Spack index: {exc}") from None
+        raise IndexFormatError(url, f"not a valid Spack index: {exc}") from exc
     number = _db_version_number(parsed.database.version, url)
     _reject_duplicate_hashes(data, parsed.database.installs, url)
     for key in parsed.database.installs:
@@ -326,7 +326,7 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
             try:
                 node = _node_decoder.decode(raw.spec)
             except msgspec.DecodeError as exc:
-                raise IndexFormatError(url, f"record {key}: invalid node ({exc})") from None
+                raise IndexFormatError(url, f"record {key}: invalid node ({exc})") from exc
             if not node.name:
                 raise IndexFormatError(url, f"record {key}: node has no name")
             if node.hash is not None and node.hash != key:

@@ -93,8 +93,8 @@ def read_clearsigned(text: str) -> str:
     try:
         start = lines.index("") + 1
         end = lines.index(_SIGNATURE_MARKER, start)
-    except ValueError:
-        raise ValueError("clearsigned message without body or signature") from None
+    except ValueError as exc:
+        raise ValueError("clearsigned message without body or signature") from exc
     body = [line[2:] if line.startswith("- ") else line for line in lines[start:end]]
     return "\n".join(body)
 
@@ -106,11 +106,11 @@ def _decode_manifest(data: bytes, url: str) -> _Manifest:
         else:
             manifest = _manifest_decoder.decode(read_clearsigned(data.decode("utf-8")))
     except (UnicodeDecodeError, ValueError, msgspec.DecodeError) as exc:
-        raise IndexFormatError(url, f"not a valid v3 manifest: {exc}") from None
+        raise IndexFormatError(url, f"not a valid v3 manifest: {exc}") from exc
     try:
         version = int(manifest.version)
-    except ValueError:
-        raise IndexFormatError(url, f"manifest version {manifest.version!r} is not a number") from None
+    except ValueError as exc:
+        raise IndexFormatError(url, f"manifest version {manifest.version!r} is not a number") from exc
     if version > MAX_LAYOUT:
         raise IndexFormatError(
             url,
@@ -127,8 +127,8 @@ def _blob_path(record: _BlobRecord) -> str:
 def _verify(data: bytes, algorithm: str, expected: str, url: str) -> None:
     try:
         digest = hashlib.new(algorithm, data).hexdigest()
-    except ValueError:
-        raise IndexFormatError(url, f"unknown checksum algorithm {algorithm!r}") from None
+    except ValueError as exc:
+        raise IndexFormatError(url, f"unknown checksum algorithm {algorithm!r}") from exc
     if digest != expected.strip().lower():
         raise ChecksumError(
             url,
@@ -186,7 +186,7 @@ def _read_v3(source: Source, previous: PreviousState | None, progress: ProgressC
     try:
         data = source.fetch(blob_path, progress=progress)
     except SourceNotFound as exc:
-        raise SourceError(blob_url, f"index blob listed in {manifest_url} is missing ({exc.problem})") from None
+        raise SourceError(blob_url, f"index blob listed in {manifest_url} is missing ({exc.problem})") from exc
     assert data is not None
     _verify(data.data, record.checksumAlgorithm, record.checksum, blob_url)
     if record.contentLength is not None and record.contentLength != len(data.data):
@@ -198,7 +198,7 @@ def _read_v3(source: Source, previous: PreviousState | None, progress: ProgressC
         try:
             body = gzip.decompress(body)
         except (OSError, EOFError) as exc:
-            raise IndexFormatError(blob_url, f"corrupt gzip data: {exc}") from None
+            raise IndexFormatError(blob_url, f"corrupt gzip data: {exc}") from exc
     return IndexSnapshot(3, record.checksum, body, fetched.etag, fetched.last_modified)
 
 
@@ -238,7 +238,7 @@ def _read_v2(source: Source, previous: PreviousState | None, progress: ProgressC
         if expected is None:
             raise
         # The hash file says this is a v2 mirror: a missing index is its problem, not ours.
-        raise SourceError(exc.url, f"{exc.problem}, although index.json.hash is there") from None
+        raise SourceError(exc.url, f"{exc.problem}, although index.json.hash is there") from exc
     assert fetched is not None
     index_url = source.join(V2_INDEX)
     checksum = hashlib.sha256(fetched.data).hexdigest()
@@ -300,14 +300,14 @@ def _read_spec_file(raw: bytes, url: str, name: str) -> tuple[int, int, list[tup
         text = read_clearsigned(raw.decode("utf-8"))
         document = yaml.safe_load(text) if name.endswith(".yaml") else msgspec.json.decode(text)
     except (UnicodeDecodeError, ValueError, msgspec.DecodeError, yaml.YAMLError) as exc:
-        raise IndexFormatError(url, f"not a valid spec file: {exc}") from None
+        raise IndexFormatError(url, f"not a valid spec file: {exc}") from exc
     if not isinstance(document, dict) or "spec" not in document:
         raise IndexFormatError(url, "not a valid spec file: no 'spec' key")
     raw_layout = document.get("buildcache_layout_version", 0)
     try:
         file_layout = int(raw_layout)  # the future_layout fixture has the string "10"
-    except (TypeError, ValueError):
-        raise IndexFormatError(url, f"buildcache_layout_version {raw_layout!r} is not a number") from None
+    except (TypeError, ValueError) as exc:
+        raise IndexFormatError(url, f"buildcache_layout_version {raw_layout!r} is not a number") from exc
     if file_layout > 2:
         raise IndexFormatError(
             url,

@@ -112,12 +112,12 @@ class LocalSource(Source):
         try:
             with open(os.path.join(self._root_text, path), "rb") as handle:
                 return handle.read()
-        except FileNotFoundError:
-            raise SourceNotFound(self.join(path), "not found") from None
-        except IsADirectoryError:
-            raise SourceNotFound(self.join(path), "is a folder, not a file") from None
+        except FileNotFoundError as exc:
+            raise SourceNotFound(self.join(path), "not found") from exc
+        except IsADirectoryError as exc:
+            raise SourceNotFound(self.join(path), "is a folder, not a file") from exc
         except OSError as exc:
-            raise SourceError(self.join(path), f"cannot read: {exc.strerror or exc}") from None
+            raise SourceError(self.join(path), f"cannot read: {exc.strerror or exc}") from exc
 
     def size(self, path: str) -> int | None:
         try:
@@ -210,26 +210,26 @@ class HttpSource(Source):
                 return attempt()
             except _ServerError as exc:
                 if number == tries:
-                    raise SourceError(url, f"{exc.problem}, after {tries} attempts") from None
-            except httpx.TimeoutException:
+                    raise SourceError(url, f"{exc.problem}, after {tries} attempts") from exc
+            except httpx.TimeoutException as exc:
                 if number == tries:
                     raise SourceError(
                         url,
                         f"timed out (no data for {self.options.timeout:g} s), after {tries} attempts",
-                    ) from None
+                    ) from exc
             except httpx.RemoteProtocolError as exc:
                 if number == tries:
                     raise SourceError(
                         url,
                         f"connection closed before the whole answer arrived ({exc}), after {tries} attempts",
-                    ) from None
+                    ) from exc
             except httpx.TransportError as exc:  # connection refused, reset, DNS
                 if number == tries:
                     raise SourceError(
                         url, f"cannot connect ({exc or type(exc).__name__}), after {tries} attempts"
-                    ) from None
+                    ) from exc
             except httpx.HTTPError as exc:
-                raise SourceError(url, f"HTTP error: {exc}") from None
+                raise SourceError(url, f"HTTP error: {exc}") from exc
             time.sleep(pause)
             pause *= 2
         raise AssertionError("unreachable")

@@ -67,10 +67,10 @@ def safe_folder(outdir: Path, *parts: str, error: type[CachedexError] = OutputEr
             raise error(f"{folder}: is a symlink; cachedex does not write through it")
         try:
             folder.mkdir(exist_ok=True)
-        except FileExistsError:
-            raise error(f"{folder}: exists and is not a folder") from None
+        except FileExistsError as exc:
+            raise error(f"{folder}: exists and is not a folder") from exc
         except OSError as exc:
-            raise error(f"{folder}: cannot create ({exc.strerror or exc})") from None
+            raise error(f"{folder}: cannot create ({exc.strerror or exc})") from exc
     if not folder.resolve().is_relative_to(outdir):
         raise error(f"{folder}: leads outside {outdir}")
     return folder

@@ -303,11 +303,11 @@ def _read_yaml(path: Path, expected: type) -> Any:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise JekyllError(f"{path}: cannot read ({exc.strerror or exc})") from None
+        raise JekyllError(f"{path}: cannot read ({exc.strerror or exc})") from exc
     try:
         content = yaml.safe_load(text)
-    except yaml.YAMLError:
-        raise JekyllError(f"{path}: not valid YAML; fix or delete it") from None
+    except yaml.YAMLError as exc:
+        raise JekyllError(f"{path}: not valid YAML; fix or delete it") from exc
     if content is not None and not isinstance(content, expected):
         raise JekyllError(f"{path}: expected a YAML {expected.__name__}; fix or delete it")
     return content
@@ -422,7 +422,7 @@ def write_jekyll(
             (data_written if update_file(str(path), content) else data_unchanged).append(relative)
     except OSError as exc:
         where = exc.filename or outdir
-        raise JekyllError(f"{where}: {exc.strerror or exc}") from None
+        raise JekyllError(f"{where}: {exc.strerror or exc}") from exc
     return JekyllReport(
         outdir=outdir,
         tags=tuple(reports),

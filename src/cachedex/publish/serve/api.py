@@ -82,8 +82,8 @@ def _int_param(request: Request, name: str, default: int, low: int, high: int) -
         return default
     try:
         value = int(raw)
-    except ValueError:
-        raise BadQuery(f"{name} must be a whole number, got {raw!r}") from None
+    except ValueError as exc:
+        raise BadQuery(f"{name} must be a whole number, got {raw!r}") from exc
     if not low <= value <= high:
         raise BadQuery(f"{name} must be between {low} and {high}, got {value}")
     return value
