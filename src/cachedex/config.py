@@ -13,7 +13,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import urljoin, urlsplit
 
 import msgspec
@@ -22,16 +22,15 @@ import yaml
 from .errors import ConfigError
 from .values import ROOT_STACK, MirrorRef, check_name
 
-if TYPE_CHECKING:
-    import httpx
-
 __all__ = [
     "DEFAULT_CONFIG_NAME",
     "SETTINGS",
     "Config",
     "HttpOptions",
+    "Limits",
     "Setting",
     "TagConfig",
+    "check_unique",
     "find_config",
     "load_config",
     "mirror_url_from_index_url",
@@ -72,10 +71,35 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "cache.spack.io's discovery file ({tag: [{label, url}]}): its tags are added to 'tags'.",
     ),
-    Setting("http.timeout", "seconds", 30.0, "Seconds without data before a request fails.", 0.001, 3600),
-    Setting("http.retries", "count", 3, "Extra attempts on connection errors, timeouts and 5xx answers.", 0, 20),
+    Setting("http.timeout", "seconds", 30.0, "Seconds without data (or to connect) before a request fails.", 0.1, 3600),
+    Setting("http.deadline", "seconds", 600.0, "Seconds one request may take in all, however slow.", 1, 86400),
+    Setting("http.retries", "count", 3, "Extra attempts on connection errors, timeouts, 429 and 5xx answers.", 0, 20),
     Setting("http.backoff", "seconds", 0.5, "First pause between attempts; it doubles each time.", 0, 60),
-    Setting("http.concurrency", "count", 16, "Requests in flight at once (stack indexes, spec manifests).", 1, 256),
+    Setting(
+        "http.concurrency",
+        "count",
+        64,
+        "Requests in flight at once (spec manifests, stack indexes); what a CDN serves well.",
+        1,
+        256,
+    ),
+    Setting(
+        "http.ca_bundle",
+        "path",
+        None,
+        "CA certificates to trust for https (default: $SSL_CERT_FILE, else the system's).",
+    ),
+    Setting("limits.index_bytes", "bytes", 1_000_000_000, "Largest index read (after decompression).", 1000, 2**40),
+    Setting(
+        "limits.manifest_bytes",
+        "bytes",
+        1_000_000,
+        "Largest manifest read (v3 index, spec and key manifests; OCI manifests).",
+        1000,
+        2**31,
+    ),
+    Setting("limits.spec_file_bytes", "bytes", 16_000_000, "Largest v1/v2 spec file or signature read.", 1000, 2**31),
+    Setting("limits.discovery_bytes", "bytes", 64_000_000, "Largest tags_from discovery file read.", 1000, 2**31),
 )
 _BY_KEY = {setting.key: setting for setting in SETTINGS}
 
@@ -88,13 +112,33 @@ class HttpOptions(msgspec.Struct, frozen=True):
     """How HTTP mirrors are read; set under ``http:`` in the config file (see :data:`SETTINGS`)."""
 
     timeout: float = _default("http.timeout")
+    deadline: float = _default("http.deadline")
     retries: int = _default("http.retries")
     backoff: float = _default("http.backoff")
     concurrency: int = _default("http.concurrency")
+    ca_bundle: str | None = _default("http.ca_bundle")
+
+
+class Limits(msgspec.Struct, frozen=True):
+    """The most bytes cachedex reads of each kind of file, from any mirror, local or remote;
+    set under ``limits:`` (see :data:`SETTINGS`)."""
+
+    index_bytes: int = _default("limits.index_bytes")
+    manifest_bytes: int = _default("limits.manifest_bytes")
+    spec_file_bytes: int = _default("limits.spec_file_bytes")
+    discovery_bytes: int = _default("limits.discovery_bytes")
 
 
 _KNOWN_KEYS = sorted({setting.key.split(".")[0].split("[")[0] for setting in SETTINGS})
-_HTTP_FIELDS = {name: type(getattr(HttpOptions(), name)) for name in HttpOptions.__struct_fields__}
+#: The number-valued keys of each section, and whether each takes whole numbers only.
+_NUMBER_FIELDS: dict[str, dict[str, type[int] | type[float]]] = {
+    "http": {
+        name: int if isinstance(_default(f"http.{name}"), int) else float
+        for name in HttpOptions.__struct_fields__
+        if name != "ca_bundle"
+    },
+    "limits": {name: int for name in Limits.__struct_fields__},
+}
 
 
 class TagConfig(msgspec.Struct, frozen=True):
@@ -105,12 +149,17 @@ class TagConfig(msgspec.Struct, frozen=True):
 
 
 class Config(msgspec.Struct, frozen=True):
-    """A validated configuration."""
+    """A validated configuration.
+
+    ``tags_from`` (a path made absolute, or a URL) is read by ``ingest.discovery`` when
+    a command needs the tags it adds: reading the config itself never touches the network."""
 
     path: Path | None
     catalog: Path
     tags: tuple[TagConfig, ...]
-    http: HttpOptions
+    http: HttpOptions = HttpOptions()
+    limits: Limits = Limits()
+    tags_from: str | None = None
 
     def tag(self, name: str) -> TagConfig:
         """The tag called ``name``; ConfigError if it is not configured."""
@@ -154,7 +203,7 @@ def _check_url(key: str, value: object, problems: list[str]) -> bool:
     return True
 
 
-def load_config(path: Path, *, http_client: httpx.Client | None = None) -> Config:
+def load_config(path: Path) -> Config:
     """Read and validate the config at ``path``. Raises ConfigError listing every problem."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -172,12 +221,10 @@ def load_config(path: Path, *, http_client: httpx.Client | None = None) -> Confi
         document = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise ConfigError([f"not valid YAML: {exc}".replace("\n", " ")], path=str(path)) from exc
-    return parse_config(document, base=path.resolve().parent, path=path, http_client=http_client)
+    return parse_config(document, base=path.resolve().parent, path=path)
 
 
-def parse_config(
-    document: Any, *, base: Path, path: Path | None = None, http_client: httpx.Client | None = None
-) -> Config:
+def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Config:
     """Validate an already-parsed config document; relative paths resolve against ``base``."""
     problems: list[str] = []
     if document is None:
@@ -193,7 +240,8 @@ def parse_config(
         problems.append(f"'catalog': expected a file path, got {catalog_value!r}")
         catalog_value = _default("catalog")
 
-    http = _parse_http(document.get("http", {}), problems)
+    http = HttpOptions(**_parse_numbers("http", document.get("http", {}), problems, base))
+    limits = Limits(**_parse_numbers("limits", document.get("limits", {}), problems, base))
     tags: list[TagConfig] = []
     raw_tags = document.get("tags", [])
     if not isinstance(raw_tags, list):
@@ -204,34 +252,52 @@ def parse_config(
         if tag is not None:
             tags.append(tag)
     source = document.get("tags_from")
+    tags_from: str | None = None
     if source is not None and _check_url("tags_from", source, problems):
-        tags.extend(_tags_from(str(source), base, http, problems, http_client))
+        tags_from = _resolve_url(str(source), base)
+    check_unique(tags, problems)
+    if not tags and tags_from is None and not problems:
+        problems.append("no tags configured: add a 'tags' list or 'tags_from'")
+    if problems:
+        raise ConfigError(problems, path=_shown(path))
+    return Config(
+        path=path, catalog=(base / catalog_value), tags=tuple(tags), http=http, limits=limits, tags_from=tags_from
+    )
+
+
+def check_unique(tags: list[TagConfig], problems: list[str]) -> None:
+    """Add a problem for each tag name given twice."""
     seen: set[str] = set()
     for tag in tags:
         if tag.name in seen:
             problems.append(f"tag {tag.name!r} is configured twice")
         seen.add(tag.name)
-    if not tags and not problems:
-        problems.append("no tags configured: add a 'tags' list or 'tags_from'")
-    if problems:
-        raise ConfigError(problems, path=_shown(path))
-    return Config(path=path, catalog=(base / catalog_value), tags=tuple(tags), http=http)
 
 
-def _parse_http(raw: object, problems: list[str]) -> HttpOptions:
+def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -> dict[str, Any]:
+    """The values of a section of numbers (``http``, ``limits``), each checked against
+    its setting's range; ``http.ca_bundle`` is a path."""
     if not isinstance(raw, dict):
-        problems.append(f"'http': expected a mapping, got {raw!r}")
-        return HttpOptions()
+        problems.append(f"'{section}': expected a mapping, got {_short(raw)}")
+        return {}
+    fields = _NUMBER_FIELDS[section]
     values: dict[str, Any] = {}
     for key, value in raw.items():
-        expected = _HTTP_FIELDS.get(key)
-        if expected is None:
-            problems.append(f"unknown key 'http.{key}' (known: {', '.join(sorted(_HTTP_FIELDS))})")
+        if section == "http" and key == "ca_bundle":
+            if not isinstance(value, str) or not value:
+                problems.append(f"'http.ca_bundle': expected a file path, got {_short(value)}")
+            else:
+                values[key] = str((base / value).resolve())
             continue
-        number = _number(f"http.{key}", value, whole=expected is int, problems=problems)
+        expected = fields.get(key)
+        if expected is None:
+            known = sorted(name for name in (*fields, "ca_bundle") if section == "http" or name != "ca_bundle")
+            problems.append(f"unknown key '{section}.{key}' (known: {', '.join(known)})")
+            continue
+        number = _number(f"{section}.{key}", value, whole=expected is int, problems=problems)
         if number is not None:
             values[key] = expected(number)
-    return HttpOptions(**values)
+    return values
 
 
 def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> float | None:
@@ -239,7 +305,7 @@ def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> flo
     else None with the problem added."""
     setting = _BY_KEY[key]
     low, high = setting.low, setting.high
-    span = f"between {low:g} and {high:g}" if low is not None and high is not None else "a number"
+    span = f"between {_figure(low)} and {_figure(high)}" if low is not None and high is not None else "a number"
     wanted = f"a whole number {span}" if whole else f"a number {span}"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         problems.append(f"'{key}': expected {wanted}, got {_short(value)}")
@@ -248,6 +314,11 @@ def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> flo
         problems.append(f"'{key}': expected {wanted}, got {_short(value)}")
         return None
     return float(value)
+
+
+def _figure(value: float) -> str:
+    """A bound as people read it: whole numbers with thousands separators."""
+    return f"{int(value):,}" if value == int(value) else f"{value:g}"
 
 
 def _short(value: object) -> str:
@@ -331,8 +402,11 @@ def mirror_url_from_index_url(url: str) -> str | None:
     return None
 
 
-def mirrors_from_discovery(document: object, *, base: str) -> tuple[list[TagConfig], list[str]]:
-    """Tags from a decoded discovery file; relative URLs resolve against ``base``."""
+def mirrors_from_discovery(document: object, *, base: str, remote: bool = False) -> tuple[list[TagConfig], list[str]]:
+    """Tags from a decoded discovery file; relative URLs resolve against ``base``.
+
+    A ``remote`` file (read over HTTP) may name only http(s) mirrors: a server must not
+    point cachedex at local files."""
     problems: list[str] = []
     if not isinstance(document, dict):
         return [], [f"'tags_from': expected a JSON object of tag -> list, got {type(document).__name__}"]
@@ -352,11 +426,17 @@ def mirrors_from_discovery(document: object, *, base: str) -> tuple[list[TagConf
             url = entry.get("url") if isinstance(entry, dict) else None
             why = check_name(label)
             if why or not isinstance(url, str):
-                problems.append(f"'tags_from': tag {tag!r}: bad entry {entry!r}")
+                problems.append(f"'tags_from': tag {tag!r}: bad entry {_short(entry)}")
                 continue
             mirror_url = mirror_url_from_index_url(urljoin(base, url))
             if mirror_url is None or urlsplit(mirror_url).scheme == "s3":
-                problems.append(f"'tags_from': tag {tag!r} {label}: cannot read index URL {url!r}")
+                problems.append(f"'tags_from': tag {tag!r} {label}: cannot read index URL {_short(url)}")
+                continue
+            if remote and urlsplit(mirror_url).scheme not in ("http", "https"):
+                problems.append(
+                    f"'tags_from': tag {tag!r} {label}: a discovery file read over HTTP may only name "
+                    f"http(s) mirrors, not {_short(mirror_url)}"
+                )
                 continue
             ref = MirrorRef(tag, str(label), mirror_url)
             if label == ROOT_STACK:
@@ -369,35 +449,6 @@ def mirrors_from_discovery(document: object, *, base: str) -> tuple[list[TagConf
             continue
         tags.append(TagConfig(tag, (root, *sorted(stacks, key=lambda m: m.stack))))
     return tags, problems
-
-
-def _tags_from(
-    source: str, base: Path, http: HttpOptions, problems: list[str], client: httpx.Client | None
-) -> list[TagConfig]:
-    import httpx
-
-    scheme = urlsplit(source).scheme
-    try:
-        if scheme in ("http", "https"):
-            if client is None:
-                with httpx.Client(timeout=http.timeout, follow_redirects=True) as own:
-                    response = own.get(source)
-            else:
-                response = client.get(source)
-            response.raise_for_status()
-            data = response.content
-            base_url = source
-        else:
-            local = Path(urlsplit(source).path) if scheme == "file" else base / source
-            data = local.read_bytes()
-            base_url = local.resolve().as_uri()
-        document = msgspec.json.decode(data)
-    except (OSError, httpx.HTTPError, msgspec.DecodeError) as exc:
-        problems.append(f"'tags_from': cannot read {source!r}: {exc}")
-        return []
-    tags, found = mirrors_from_discovery(document, base=base_url)
-    problems.extend(found)
-    return tags
 
 
 def reference_markdown() -> str:
@@ -418,7 +469,7 @@ def reference_markdown() -> str:
         default = "" if setting.default is None else f"`{setting.default!r}`".replace("'", '"')
         meaning = setting.help
         if setting.low is not None and setting.high is not None:
-            meaning += f" From {setting.low:g} to {setting.high:g}."
+            meaning += f" From {_figure(setting.low)} to {_figure(setting.high)}."
         escaped = meaning.replace("|", "\\|")
         lines.append(f"| `{setting.key}` | {setting.kind} | {default} | {escaped} |")
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ import pytest
 from cachedex.catalog import SCHEMA_VERSION, Catalog
 from cachedex.errors import CatalogError
 from cachedex.values import SpecRecord
-from tests.helpers import dependencies, dump, spec_row
+from tests.helpers import dependencies, dump, spec_row, write_tag
 
 
 def _record(dag_hash: str, name: str = "zlib") -> SpecRecord:
@@ -89,14 +89,19 @@ def test_writes_roll_back_on_error_and_readers_see_the_old_state(tmp_path: Path)
         assert dump(catalog) == before
 
 
-def test_sizes_are_kept_forever_per_hash(tmp_path: Path) -> None:
+def test_sizes_are_kept_forever_per_hash_and_counted_in_the_totals(tmp_path: Path) -> None:
     with Catalog(tmp_path / "c.sqlite") as catalog:
-        with catalog.writing_tag("t") as writer:
-            writer.add_specs([_record("a" * 32)], {"a" * 32: 1234})
-            writer.set_sizes({"a" * 32: 999})  # never overwrites a known size
-        assert catalog.sized_hashes(["a" * 32, "b" * 32]) == {"a" * 32}
+        write_tag(catalog, "t", [_record("a" * 32), _record("b" * 32)], sizes={"a" * 32: 1234})
+        write_tag(catalog, "u", [], members={"b" * 32: True, "a" * 32: False}, checksum="u")
+        (t,) = catalog.tag_stats(["t"])
+        assert (t.size, t.sized, t.specs) == (1234, 1, 2)
+        assert catalog.record_sizes({"a" * 32: 999, "b" * 32: 10}) == 1  # never overwrites a known size
+        assert catalog.sized_hashes(["a" * 32, "b" * 32]) == {"a" * 32, "b" * 32}
         row = spec_row(catalog, "a" * 32)
         assert row is not None and row["size"] == 1234
+        t, u = catalog.tag_stats(["t", "u"])
+        assert (t.size, t.sized) == (1244, 2) and (u.size, u.sized) == (10, 1)  # u lists b only
+        assert catalog.unsized_listed("t", "root") == set()
 
 
 def test_spec_batches_may_point_to_specs_of_later_batches(tmp_path: Path) -> None:

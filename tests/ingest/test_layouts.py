@@ -7,20 +7,23 @@ from pathlib import Path
 
 import pytest
 
+from cachedex.config import Limits
 from cachedex.errors import ChecksumError, IndexFormatError, SourceNotFound
 from cachedex.ingest.index import build_records, decode_index
-from cachedex.ingest.layouts import (
-    PreviousState,
-    read_clearsigned,
-    read_index,
-    spec_manifest_path,
-    tarball_path_v2,
-)
-from cachedex.ingest.sources import HttpOptions, LocalSource, open_source
+from cachedex.ingest.layouts import PreviousState
+from cachedex.ingest.layouts import read_index as _read_index
+from cachedex.ingest.manifests import read_clearsigned, spec_manifest_path, tarball_path_v2
+from cachedex.ingest.sources import LocalSource, open_source
+
+LIMITS = Limits()
+
+
+def read_index(source: LocalSource, previous: PreviousState | None) -> object:
+    return _read_index(source, previous, limits=LIMITS)
 
 
 def _local(path: Path) -> LocalSource:
-    source = open_source(str(path), client=None, options=HttpOptions())
+    source = open_source(str(path), client=None)
     assert isinstance(source, LocalSource)
     return source
 

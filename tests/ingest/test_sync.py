@@ -199,7 +199,7 @@ def test_http_sync_and_incremental_resync(http_server, mirrors: Path, tmp_path: 
 HTTP_FAULTS = {
     "404": ("404", "not found (HTTP 404)"),
     "500": ("500", "server error (HTTP 500), after 2 attempts"),
-    "stall": ("stall", "timed out (no data for 0.3 s), after 2 attempts"),
+    "stall": ("stall", "timed out (no data for 1 s), after 2 attempts"),
     "cut": ("cut", "connection closed before the whole answer arrived"),
 }
 
@@ -209,13 +209,13 @@ def test_http_failures_name_the_url_and_change_nothing(  # type: ignore[no-untyp
     http_server, mirrors: Path, tmp_path: Path, case: str
 ) -> None:
     url = serve_fixture(http_server, mirrors)
-    config = make_config(tmp_path, [{"name": "t", "url": url}], timeout=0.3)
+    config = make_config(tmp_path, [{"name": "t", "url": url}], timeout=1)
     with Catalog(config.catalog) as catalog:
         assert sync(config, catalog)[0].ok
         before = dump(catalog)
         write_v2_mirror(http_server.state.root / "m", fixture_index(mirrors))  # a new index to fetch
         fault, message = HTTP_FAULTS[case]
-        http_server.state.stall_seconds = 1.0
+        http_server.state.stall_seconds = 3.0
         http_server.state.faults["/m/build_cache/index.json"] = fault
         (outcome,) = sync(config, catalog)
         assert not outcome.ok

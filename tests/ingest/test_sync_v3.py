@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.config import Limits
 from cachedex.errors import ChecksumError, IndexFormatError
-from cachedex.ingest.layouts import read_index, spec_manifest_path
-from cachedex.ingest.sources import HttpOptions, open_source
+from cachedex.ingest.layouts import read_index
+from cachedex.ingest.manifests import spec_manifest_path
+from cachedex.ingest.sources import open_source
 from cachedex.ingest.sync import sync
 from tests.helpers import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config, spec_row
 
@@ -125,9 +127,9 @@ def test_v3_blob_checksum_mismatch(mirrors: Path, tmp_path: Path) -> None:
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     (blob,) = (tmp_path / "m/blobs/sha256").glob("*/*")
     blob.write_bytes(blob.read_bytes().replace(b"libdwarf", b"libdwarX", 1))
-    source = open_source(str(tmp_path / "m"), client=None, options=HttpOptions())
+    source = open_source(str(tmp_path / "m"), client=None)
     with pytest.raises(ChecksumError, match="checksum mismatch"):
-        read_index(source, None)
+        read_index(source, None, limits=Limits())
 
 
 def test_v3_wins_over_v2_in_the_same_prefix(mirrors: Path, tmp_path: Path) -> None:
@@ -135,16 +137,16 @@ def test_v3_wins_over_v2_in_the_same_prefix(mirrors: Path, tmp_path: Path) -> No
 
     write_v2_mirror(tmp_path / "m", fixture_index(mirrors, drop=(LIBDWARF_CORE2,)))
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    source = open_source(str(tmp_path / "m"), client=None, options=HttpOptions())
-    assert read_index(source, None).layout == 3
+    source = open_source(str(tmp_path / "m"), client=None)
+    assert read_index(source, None, limits=Limits()).layout == 3
 
 
 @pytest.mark.parametrize(
     ("manifest", "message"),
     [
-        ({"version": 4, "data": []}, "layout version 4 is newer than this cachedex reads"),
+        ({"version": 4, "data": []}, "manifest version 4 is not 3, the build-cache layout this cachedex reads"),
         (
-            {"version": 3, "data": [{"mediaType": "application/vnd.spack.db.v10+json", "checksum": "ab"}]},
+            {"version": 3, "data": [{"mediaType": "application/vnd.spack.db.v10+json", "checksum": "ab" * 32}]},
             r"index is only offered as application/vnd\.spack\.db\.v10\+json",
         ),
         ({"version": 3, "data": []}, "manifest lists no index blob"),
@@ -155,9 +157,9 @@ def test_bad_index_manifests(tmp_path: Path, manifest: object, message: str) -> 
     path = tmp_path / "v3/manifests/index/index.manifest.json"
     path.parent.mkdir(parents=True)
     path.write_text(manifest if isinstance(manifest, str) else json.dumps(manifest))
-    source = open_source(str(tmp_path), client=None, options=HttpOptions())
+    source = open_source(str(tmp_path), client=None)
     with pytest.raises(IndexFormatError, match=message):
-        read_index(source, None)
+        read_index(source, None, limits=Limits())
 
 
 def test_gzip_transfer_is_used(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -27,7 +27,7 @@ each a function of an open connection:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -48,7 +48,7 @@ from .rows import (
     TagStats,
 )
 from .schema import SCHEMA_VERSION, migrate, schema_version
-from .writer import TagWriter
+from .writer import TagWriter, record_sizes
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -146,6 +146,13 @@ class Catalog:
                 self._db.execute("ROLLBACK")
             raise
 
+    def record_sizes(self, sizes: Mapping[str, int]) -> int:
+        """Record binary sizes by hash, outside any tag's transaction (a size never
+        changes), with the totals of the tags listing them; returns how many were new."""
+        if self.readonly:
+            raise CatalogError(f"{self.path}: opened read-only")
+        return record_sizes(self._db, sizes) if sizes else 0
+
     # -- point reads (see reads.py) ---------------------------------------------------
 
     def require_tag(self, tag: str) -> None:
@@ -185,6 +192,10 @@ class Catalog:
     def listed_hashes(self, tag: str, stack: str = ROOT_STACK) -> set[str]:
         """Hashes listed (``in_buildcache``) by one mirror of a tag."""
         return reads.listed_hashes(self._db, tag, stack)
+
+    def unsized_listed(self, tag: str, stack: str) -> set[str]:
+        """Hashes one mirror of a tag lists whose size is unknown."""
+        return reads.unsized_listed(self._db, tag, stack)
 
     def node(self, dag_hash: str) -> str | None:
         """The raw node JSON of a spec, as its index held it, or None."""

@@ -32,6 +32,7 @@ __all__ = [
     "tag_members",
     "tag_names",
     "tag_stats",
+    "unsized_listed",
 ]
 
 _MIRROR_COLUMNS = (
@@ -124,6 +125,20 @@ def listed_hashes(db: sqlite3.Connection, tag: str, stack: str = ROOT_STACK) -> 
             "SELECT s.hash FROM members mb JOIN specs s ON s.id = mb.spec_id "
             "JOIN mirrors m ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
             "WHERE t.name = ? AND m.stack = ? AND mb.listed",
+            (tag, stack),
+        )
+    }
+
+
+def unsized_listed(db: sqlite3.Connection, tag: str, stack: str) -> set[str]:
+    """Hashes one mirror of a tag lists whose size is unknown: driven by the (few)
+    unsized specs, through their partial index."""
+    return {
+        row[0]
+        for row in db.execute(
+            "SELECT s.hash FROM specs s WHERE s.size IS NULL AND EXISTS (SELECT 1 FROM members mb "
+            "WHERE mb.spec_id = s.id AND mb.listed AND mb.mirror_id = (SELECT m.id FROM mirrors m "
+            "JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = ?))",
             (tag, stack),
         )
     }

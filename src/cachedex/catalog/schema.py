@@ -15,7 +15,7 @@ from ..errors import CatalogError
 __all__ = ["BULK_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA_V1 = """
 CREATE TABLE specs (
@@ -109,6 +109,7 @@ BULK_INDEXES = {
     "specs_target": "CREATE INDEX specs_target ON specs (target)",
     "specs_os": "CREATE INDEX specs_os ON specs (os)",
     "specs_compiler": "CREATE INDEX specs_compiler ON specs (compiler)",
+    "specs_unsized": "CREATE INDEX specs_unsized ON specs (id) WHERE size IS NULL",
 }
 
 #: migrations[n] upgrades a catalog from user_version n to n + 1.
@@ -131,7 +132,13 @@ CREATE INDEX specs_os ON specs (os);
 CREATE INDEX specs_compiler ON specs (compiler);
 """
 
-_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _V1_TO_V2, 2: _V2_TO_V3}
+# A sync stopped while it fetched sizes leaves listed specs without one, in mirrors whose
+# index did not change: the next sync finds them from the few specs still unsized.
+_V3_TO_V4 = """
+CREATE INDEX specs_unsized ON specs (id) WHERE size IS NULL;
+"""
+
+_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _V1_TO_V2, 2: _V2_TO_V3, 3: _V3_TO_V4}
 
 
 def schema_version(db: sqlite3.Connection) -> int:

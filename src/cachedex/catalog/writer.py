@@ -19,7 +19,7 @@ import msgspec
 from ..values import ROOT_STACK, SpecRecord
 from .schema import BULK_INDEXES
 
-__all__ = ["TagWriter"]
+__all__ = ["TagWriter", "record_sizes"]
 
 _encode = msgspec.json.encode
 
@@ -126,14 +126,6 @@ class TagWriter:
                 "SELECT hash, id FROM specs WHERE hash IN (SELECT value FROM json_each(?))",
                 (json.dumps(hashes),),
             )
-        )
-
-    def set_sizes(self, sizes: Mapping[str, int]) -> None:
-        """Record binary sizes of specs already in the catalog (a hash's size never changes)."""
-        self._changed = self._changed or bool(sizes)
-        self._db.executemany(
-            "UPDATE specs SET size = ? WHERE hash = ? AND size IS NULL",
-            [(size, dag_hash) for dag_hash, size in sizes.items()],
         )
 
     def keep_mirror(
@@ -268,3 +260,34 @@ class TagWriter:
             "UPDATE tags SET records = ?, specs = ?, packages = ?, size = ?, sized = ? WHERE id = ?",
             (records, specs, packages, size, sized, tag_id),
         )
+
+
+def record_sizes(db: sqlite3.Connection, sizes: Mapping[str, int]) -> int:
+    """Record binary sizes the catalog did not know (a hash's size never changes), and add
+    them to the totals of every tag whose root mirror lists them, in one transaction.
+    Returns how many sizes were new."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        unsized = dict(
+            db.execute(
+                "SELECT hash, id FROM specs WHERE size IS NULL AND hash IN (SELECT value FROM json_each(?))",
+                (json.dumps(list(sizes)),),
+            )
+        )
+        db.executemany("UPDATE specs SET size = ? WHERE id = ?", [(sizes[h], i) for h, i in unsized.items()])
+        totals = db.execute(
+            "SELECT m.tag_id, sum(s.size), count(*) FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
+            "JOIN specs s ON s.id = mb.spec_id WHERE m.stack = 'root' AND mb.listed "
+            "AND mb.spec_id IN (SELECT value FROM json_each(?)) GROUP BY m.tag_id",
+            (json.dumps(list(unsized.values())),),
+        ).fetchall()
+        db.executemany(
+            "UPDATE tags SET size = size + ?, sized = sized + ? WHERE id = ?",
+            [(size, count, tag_id) for tag_id, size, count in totals],
+        )
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    return len(unsized)

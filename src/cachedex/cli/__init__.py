@@ -94,12 +94,15 @@ def sync_command(state: _State, tags: tuple[str, ...], sizes: bool) -> None:
 
     config = state.config()
     with Catalog(config.catalog) as catalog, Reporter() as reporter:
-        outcomes = sync(config, catalog, tags or None, head_sizes=sizes, reporter=reporter)
+        outcomes = sync(
+            config, catalog, tags or None, head_sizes=sizes, reporter=reporter, raise_unexpected=state.debug
+        )
     present.print_outcomes(outcomes)
     failed = [o for o in outcomes if not o.ok]
     if failed:
         for outcome in failed:
-            click.echo(f"error: {outcome.tag}: {outcome.error}", err=True)
+            for line in (outcome.error or "").splitlines():
+                click.echo(f"error: {outcome.tag}: {line}", err=True)
         click.echo(f"{len(failed)} of {len(outcomes)} tags failed; they keep their previous content.", err=True)
         sys.exit(1)
 

@@ -11,10 +11,14 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
+    TimeRemainingColumn,
 )
+from rich.progress import Task as RichTask
+from rich.text import Text
 
 __all__ = ["Reporter", "Task"]
 
@@ -47,6 +51,14 @@ class Task:
             self._reporter._progress.remove_task(self._id)
 
 
+class _RateColumn(ProgressColumn):
+    """Units done per second (requests, specs), once there is a rate to show."""
+
+    def render(self, task: RichTask) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text(f"{speed:,.0f}/s" if speed and task.total is not None else "")
+
+
 class Reporter:
     """Progress bars on stderr when it is a terminal (or ``enabled=True``); else no output."""
 
@@ -60,7 +72,10 @@ class Reporter:
                 TextColumn("{task.description}"),
                 BarColumn(),
                 MofNCompleteColumn(),
+                _RateColumn(),
                 TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
                 console=Console(stderr=True),
                 transient=True,
             )

@@ -11,40 +11,35 @@ way ``spack buildcache update-index`` would: from its spec files.
 
 from __future__ import annotations
 
-import gzip
 import hashlib
 import re
-from collections.abc import Callable, Iterable
-from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
 import yaml
 
+from ..config import Limits
 from ..errors import ChecksumError, IndexFormatError, SourceError, SourceNotFound
-from ..values import DAG_HASH, TARBALL_MEDIA_TYPE, is_dag_hash
+from ..values import DAG_HASH, is_dag_hash
+from .http import ProgressCallback
 from .index import SUPPORTED_DB_VERSIONS
-from .sources import ProgressCallback, Source
+from .manifests import (
+    BlobRecord,
+    Manifest,
+    blob_path,
+    decode_manifest,
+    gunzip_bounded,
+    read_clearsigned,
+    verify_checksum,
+)
+from .sources import Source
 
-__all__ = [
-    "IndexSnapshot",
-    "PreviousState",
-    "SizeLookup",
-    "fetch_sizes",
-    "read_clearsigned",
-    "read_index",
-    "spec_manifest_path",
-    "tarball_path_v2",
-]
+__all__ = ["V2_INDEX", "V3_INDEX_MANIFEST", "IndexSnapshot", "PreviousState", "read_index"]
 
 V3_INDEX_MANIFEST = "v3/manifests/index/index.manifest.json"
 V2_INDEX = "build_cache/index.json"
 V2_INDEX_HASH = "build_cache/index.json.hash"
-#: Highest build-cache layout version we read (format doc §1).
-MAX_LAYOUT = 3
 
 _DB_MEDIA_TYPE = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
-_SIGNED_HEADER = "-----BEGIN PGP SIGNED MESSAGE-----"
-_SIGNATURE_MARKER = "-----BEGIN PGP SIGNATURE-----"
 
 
 class PreviousState(msgspec.Struct, frozen=True):
@@ -57,90 +52,22 @@ class PreviousState(msgspec.Struct, frozen=True):
 
 
 class IndexSnapshot(msgspec.Struct, frozen=True):
-    """A mirror's index as found now. ``data`` is None when it did not change."""
+    """A mirror's index as found now. ``data`` is None when it did not change; ``url``
+    is where its bytes came from (the v3 blob, v2's index.json), for messages."""
 
     layout: int
     checksum: str
     data: bytes | None
     etag: str | None = None
     last_modified: str | None = None
-
-
-class _BlobRecord(msgspec.Struct):
-    mediaType: str
-    checksum: str
-    contentLength: int | None = None
-    checksumAlgorithm: str = "sha256"
-    compression: str = "none"
-
-
-class _Manifest(msgspec.Struct):
-    version: int | str
-    data: list[_BlobRecord]
-
-
-_manifest_decoder = msgspec.json.Decoder(_Manifest)
-
-
-def read_clearsigned(text: str) -> str:
-    """The signed text of an OpenPGP cleartext-signed message, dash-escaping undone.
-
-    Plain text is returned unchanged. The signature is not verified.
-    """
-    if not text.lstrip().startswith(_SIGNED_HEADER):
-        return text
-    lines = text.lstrip().splitlines()
-    try:
-        start = lines.index("") + 1
-        end = lines.index(_SIGNATURE_MARKER, start)
-    except ValueError as exc:
-        raise ValueError("clearsigned message without body or signature") from exc
-    body = [line[2:] if line.startswith("- ") else line for line in lines[start:end]]
-    return "\n".join(body)
-
-
-def _decode_manifest(data: bytes, url: str) -> _Manifest:
-    try:
-        if data[:1] == b"{":  # plain JSON: skip the text round trip (hot: one per spec)
-            manifest = _manifest_decoder.decode(data)
-        else:
-            manifest = _manifest_decoder.decode(read_clearsigned(data.decode("utf-8")))
-    except (UnicodeDecodeError, ValueError, msgspec.DecodeError) as exc:
-        raise IndexFormatError(url, f"not a valid v3 manifest: {exc}") from exc
-    try:
-        version = int(manifest.version)
-    except ValueError as exc:
-        raise IndexFormatError(url, f"manifest version {manifest.version!r} is not a number") from exc
-    if version > MAX_LAYOUT:
-        raise IndexFormatError(
-            url,
-            f"build-cache layout version {version} is newer than this cachedex reads "
-            f"(up to {MAX_LAYOUT}); upgrade cachedex",
-        )
-    return manifest
-
-
-def _blob_path(record: _BlobRecord) -> str:
-    return f"blobs/{record.checksumAlgorithm}/{record.checksum[:2]}/{record.checksum}"
-
-
-def _verify(data: bytes, algorithm: str, expected: str, url: str) -> None:
-    try:
-        digest = hashlib.new(algorithm, data).hexdigest()
-    except ValueError as exc:
-        raise IndexFormatError(url, f"unknown checksum algorithm {algorithm!r}") from exc
-    if digest != expected.strip().lower():
-        raise ChecksumError(
-            url,
-            f"checksum mismatch ({algorithm} expected {expected.strip()[:12]}…, "
-            f"got {digest[:12]}…): the file is corrupt or was replaced while being read",
-        )
+    url: str = ""
 
 
 def read_index(
     source: Source,
     previous: PreviousState | None,
     *,
+    limits: Limits,
     progress: ProgressCallback | None = None,
 ) -> IndexSnapshot:
     """Find, download and verify the index of the mirror at ``source``.
@@ -150,61 +77,56 @@ def read_index(
     IndexFormatError naming the file and the problem.
     """
     try:
-        return _read_v3(source, previous, progress)
+        return _read_v3(source, previous, limits, progress)
     except SourceNotFound:
         pass
     try:
-        return _read_v2(source, previous, progress)
+        return _read_v2(source, previous, limits, progress)
     except SourceNotFound:
         pass
     names = source.list_dir("build_cache")
     if names is not None:
-        return _scan_spec_files(source, names)
+        return _scan_spec_files(source, names, limits)
     raise SourceNotFound(
         source.url,
         f"no build cache index here (neither {V3_INDEX_MANIFEST} nor {V2_INDEX}); is this the mirror's root URL?",
     )
 
 
-def _read_v3(source: Source, previous: PreviousState | None, progress: ProgressCallback | None) -> IndexSnapshot:
+def _read_v3(
+    source: Source, previous: PreviousState | None, limits: Limits, progress: ProgressCallback | None
+) -> IndexSnapshot:
     same_layout = previous is not None and previous.layout == 3
     fetched = source.fetch(
         V3_INDEX_MANIFEST,
+        limit=limits.manifest_bytes,
         etag=previous.etag if same_layout and previous else None,
         last_modified=previous.last_modified if same_layout and previous else None,
     )
-    if fetched is None:  # 304: the manifest, hence the index, is unchanged
-        assert previous is not None
+    if fetched is None:  # 304 to our validators: the manifest, hence the index, is unchanged
+        assert previous is not None  # validators are sent only when there is a previous state
         return IndexSnapshot(3, previous.checksum, None, previous.etag, previous.last_modified)
     manifest_url = source.join(V3_INDEX_MANIFEST)
-    manifest = _decode_manifest(fetched.data, manifest_url)
-    record = _pick_index_blob(manifest, manifest_url)
+    record = _pick_index_blob(decode_manifest(fetched.data, manifest_url), manifest_url)
     if same_layout and previous and previous.checksum == record.checksum:
         return IndexSnapshot(3, record.checksum, None, fetched.etag, fetched.last_modified)
-    blob_path = _blob_path(record)
-    blob_url = source.join(blob_path)
+    path = blob_path(record)
+    blob_url = source.join(path)
     try:
-        data = source.fetch(blob_path, progress=progress)
+        blob = source.read(path, limit=limits.index_bytes)
     except SourceNotFound as exc:
         raise SourceError(blob_url, f"index blob listed in {manifest_url} is missing ({exc.problem})") from exc
-    assert data is not None
-    _verify(data.data, record.checksumAlgorithm, record.checksum, blob_url)
-    if record.contentLength is not None and record.contentLength != len(data.data):
-        raise ChecksumError(
-            blob_url, f"size mismatch (manifest says {record.contentLength} bytes, got {len(data.data)})"
-        )
-    body = data.data
-    if body[:2] == b"\x1f\x8b":  # trust the bytes, not the "compression" field (format doc §7)
-        try:
-            body = gzip.decompress(body)
-        except (OSError, EOFError) as exc:
-            raise IndexFormatError(blob_url, f"corrupt gzip data: {exc}") from exc
-    return IndexSnapshot(3, record.checksum, body, fetched.etag, fetched.last_modified)
+    verify_checksum(blob, record, blob_url)
+    # Trust the bytes, not the "compression" field (format doc §7): gzip by its magic.
+    body = gunzip_bounded(blob, limits.index_bytes, blob_url) if blob[:2] == b"\x1f\x8b" else blob
+    if record.compression == "gzip" and body is blob:
+        raise IndexFormatError(blob_url, "the manifest says gzip, but the blob is not gzip data")
+    return IndexSnapshot(3, record.checksum, body, fetched.etag, fetched.last_modified, blob_url)
 
 
-def _pick_index_blob(manifest: _Manifest, url: str) -> _BlobRecord:
+def _pick_index_blob(manifest: Manifest, url: str) -> BlobRecord:
     """The index blob of the highest Database version we read (Spack 1.3 may list several)."""
-    candidates: list[tuple[int, _BlobRecord]] = []
+    candidates: list[tuple[int, BlobRecord]] = []
     seen: list[str] = []
     for record in manifest.data:
         match = _DB_MEDIA_TYPE.fullmatch(record.mediaType)
@@ -223,9 +145,11 @@ def _pick_index_blob(manifest: _Manifest, url: str) -> _BlobRecord:
     return max(candidates, key=lambda pair: pair[0])[1]
 
 
-def _read_v2(source: Source, previous: PreviousState | None, progress: ProgressCallback | None) -> IndexSnapshot:
+def _read_v2(
+    source: Source, previous: PreviousState | None, limits: Limits, progress: ProgressCallback | None
+) -> IndexSnapshot:
     try:
-        expected: str | None = source.read(V2_INDEX_HASH).decode("ascii", "replace").strip()
+        expected: str | None = source.read(V2_INDEX_HASH, limit=1000).decode("ascii", "replace").strip()
     except SourceNotFound:
         expected = None
     if expected is not None and not re.fullmatch(r"[0-9a-f]{64}", expected):
@@ -233,13 +157,14 @@ def _read_v2(source: Source, previous: PreviousState | None, progress: ProgressC
     if previous is not None and previous.layout == 2 and expected == previous.checksum:
         return IndexSnapshot(2, expected, None, previous.etag, previous.last_modified)
     try:
-        fetched = source.fetch(V2_INDEX, progress=progress)
+        fetched = source.fetch(V2_INDEX, limit=limits.index_bytes, progress=progress)
     except SourceNotFound as exc:
         if expected is None:
             raise
         # The hash file says this is a v2 mirror: a missing index is its problem, not ours.
         raise SourceError(exc.url, f"{exc.problem}, although index.json.hash is there") from exc
-    assert fetched is not None
+    if fetched is None:
+        raise SourceError(source.join(V2_INDEX), "unexpected 304 Not Modified to an unconditional request")
     index_url = source.join(V2_INDEX)
     checksum = hashlib.sha256(fetched.data).hexdigest()
     if expected is not None and checksum != expected:
@@ -250,7 +175,7 @@ def _read_v2(source: Source, previous: PreviousState | None, progress: ProgressC
         )
     if previous is not None and previous.layout == 2 and checksum == previous.checksum:
         return IndexSnapshot(2, checksum, None, fetched.etag, fetched.last_modified)
-    return IndexSnapshot(2, checksum, fetched.data, fetched.etag, fetched.last_modified)
+    return IndexSnapshot(2, checksum, fetched.data, fetched.etag, fetched.last_modified, index_url)
 
 
 # -- v1/v2 mirrors without index.json: build one from the spec files -----------------
@@ -260,7 +185,7 @@ _SPEC_FILE = re.compile(rf".+-({DAG_HASH.pattern})\.spec\.(json|json\.sig|yaml)"
 _DB_FOR_SPEC_VERSION = {1: 6, 2: 6, 3: 6, 4: 7, 5: 8, 6: 9}
 
 
-def _scan_spec_files(source: Source, names: list[str]) -> IndexSnapshot:
+def _scan_spec_files(source: Source, names: list[str], limits: Limits) -> IndexSnapshot:
     """Build an index from ``build_cache/*.spec.{json,json.sig,yaml}`` (local mirrors only)."""
     by_hash: dict[str, str] = {}
     for name in names:
@@ -282,7 +207,7 @@ def _scan_spec_files(source: Source, names: list[str]) -> IndexSnapshot:
     for _hash, name in sorted(by_hash.items()):
         path = f"build_cache/{name}"
         url = source.join(path)
-        spec_version, file_layout, nodes = _read_spec_file(source.read(path), url, name)
+        spec_version, file_layout, nodes = _read_spec_file(source.read(path, limit=limits.spec_file_bytes), url, name)
         layout = max(layout, file_layout)
         db_version = max(db_version, _DB_FOR_SPEC_VERSION.get(spec_version, 6))
         for position, (node_hash, node) in enumerate(nodes):
@@ -291,7 +216,9 @@ def _scan_spec_files(source: Source, names: list[str]) -> IndexSnapshot:
             if known is None or (listed and not known["in_buildcache"]):
                 installs[node_hash] = {"spec": node, "ref_count": 0, "in_buildcache": listed}
     data = msgspec.json.encode({"database": {"version": str(db_version), "installs": installs}})
-    return IndexSnapshot(max(layout, 1) if layout else 1, hashlib.sha256(data).hexdigest(), data)
+    return IndexSnapshot(
+        max(layout, 1) if layout else 1, hashlib.sha256(data).hexdigest(), data, url=source.join("build_cache")
+    )
 
 
 def _read_spec_file(raw: bytes, url: str, name: str) -> tuple[int, int, list[tuple[str, dict]]]:  # type: ignore[type-arg]
@@ -328,87 +255,3 @@ def _read_spec_file(raw: bytes, url: str, name: str) -> tuple[int, int, list[tup
         if not is_dag_hash(node_hash):
             raise IndexFormatError(url, f"node with malformed hash {node_hash!r}")
     return spec_version, file_layout, nodes
-
-
-# -- binary sizes --------------------------------------------------------------------
-
-
-def spec_manifest_path(name: str, version: str, dag_hash: str) -> str:
-    """Path of a spec's v3 manifest (format doc §5.3); ``/`` in a version becomes ``_``."""
-    stem = f"{name}-{version}-{dag_hash}".replace("/", "_")
-    return f"v3/manifests/spec/{name}/{stem}.spec.manifest.json"
-
-
-def tarball_path_v2(*, hash: str, name: str, version: str, compiler: str, platform: str, os: str, target: str) -> str:
-    """Path of a spec's ``.spack`` tarball in a v2 mirror (format doc §5.2)."""
-    cname, _, cversion = compiler.partition("@")
-    compiler_part = f"{cname}-{cversion}" if cversion else "none-none"
-    arch = f"{platform}-{os}-{target}"
-    stem = f"{arch}-{compiler_part}-{name}-{version}"
-    return f"build_cache/{arch}/{compiler_part}/{name}-{version}/{stem}-{hash}.spack"
-
-
-class SizeLookup(msgspec.Struct, frozen=True):
-    """What to look up for one spec: its hash and the path that gives its size."""
-
-    hash: str
-    path: str
-
-
-def _manifest_size(source: Source, path: str) -> int | None:
-    url = source.join(path)
-    try:
-        manifest = _decode_manifest(source.read(path), url)
-    except SourceNotFound:
-        return None
-    for record in manifest.data:
-        if record.mediaType == TARBALL_MEDIA_TYPE:
-            return record.contentLength
-    raise IndexFormatError(url, f"manifest lists no {TARBALL_MEDIA_TYPE} blob")
-
-
-def fetch_sizes(
-    source: Source,
-    lookups: Iterable[SizeLookup],
-    *,
-    layout: int,
-    workers: int,
-    on_done: Callable[[], None] | None = None,
-) -> tuple[dict[str, int], list[str]]:
-    """Fetch binary sizes with ``workers`` threads: v3 from spec manifests, v2 by HEAD/stat.
-
-    Returns ({hash: size}, [problems]). A missing or unreadable manifest is a
-    problem to report, not a reason to fail the sync: the size stays unknown.
-    """
-    sizes: dict[str, int] = {}
-    problems: list[str] = []
-
-    def one(lookup: SizeLookup) -> tuple[str, int | None, str | None]:
-        try:
-            if layout == 3:
-                return lookup.hash, _manifest_size(source, lookup.path), None
-            return lookup.hash, source.size(lookup.path), None
-        except (SourceError, IndexFormatError) as exc:
-            return lookup.hash, None, str(exc)
-
-    def run(chunk: list[SizeLookup]) -> None:
-        # Each worker walks its own slice: one task per worker, not one future per spec
-        # (250,000 futures cost more than the reads). Reads release the GIL.
-        for result in map(one, chunk):
-            dag_hash, size, problem = result
-            if size is not None:
-                sizes[dag_hash] = size
-            if problem is not None:
-                problems.append(problem)
-            if on_done is not None:
-                on_done()
-
-    todo = list(lookups)
-    workers = max(1, min(workers, len(todo)))
-    if workers == 1:
-        run(todo)
-        return sizes, problems
-    with ThreadPoolExecutor(max_workers=workers) as pool:
-        for future in [pool.submit(run, todo[n::workers]) for n in range(workers)]:
-            future.result()
-    return sizes, problems

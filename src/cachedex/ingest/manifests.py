@@ -1,0 +1,188 @@
+"""v3 manifests and blobs (format doc §5.3): decoding, paths, checksums, decompression.
+
+A manifest is ``{"version": 3, "data": [BlobRecord, ...]}``, plain JSON or clearsigned in
+place; every field of a record that becomes part of a path (the checksum algorithm, the
+checksum) is checked before it is used, and every size is a number a file can have.
+Decompression is bounded: it stops at the limit, however much a gzip bomb would expand.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zlib
+
+import msgspec
+
+from ..errors import ChecksumError, IndexFormatError
+from ..values import TARBALL_MEDIA_TYPE
+from .http import TooBig
+
+__all__ = [
+    "BlobRecord",
+    "Manifest",
+    "blob_path",
+    "decode_manifest",
+    "gunzip_bounded",
+    "manifest_size",
+    "read_clearsigned",
+    "spec_manifest_path",
+    "tarball_path_v2",
+    "verify_checksum",
+]
+
+#: The only manifest version there is (layout v3); Spack refuses any other too.
+MANIFEST_VERSION = 3
+#: Checksum algorithms a blob's address may use, and the length of their hex digests.
+_ALGORITHMS = {"sha256": 64, "sha512": 128}
+_HEX = re.compile(r"[0-9a-f]+")
+#: The largest size we believe: 2**53 bytes (8 PiB) is more than any binary and still a float.
+MAX_SIZE = 2**53
+_SIGNED_HEADER = "-----BEGIN PGP SIGNED MESSAGE-----"
+_SIGNATURE_MARKER = "-----BEGIN PGP SIGNATURE-----"
+
+
+class BlobRecord(msgspec.Struct):
+    """One blob a manifest lists: what it is, how it is stored, its address and size."""
+
+    mediaType: str  # noqa: N815 - Spack's key
+    checksum: str
+    contentLength: int | None = None  # noqa: N815
+    checksumAlgorithm: str = "sha256"  # noqa: N815
+    compression: str = "none"
+
+
+class Manifest(msgspec.Struct):
+    """A v3 manifest: its version and the blobs it lists."""
+
+    version: int | str
+    data: list[BlobRecord]
+
+
+_manifest_decoder = msgspec.json.Decoder(Manifest)
+
+
+def read_clearsigned(text: str) -> str:
+    """The signed text of an OpenPGP cleartext-signed message, dash-escaping undone.
+
+    Plain text is returned unchanged. The signature is not verified (``verify`` does that).
+    """
+    if not text.lstrip().startswith(_SIGNED_HEADER):
+        return text
+    lines = text.lstrip().splitlines()
+    try:
+        start = lines.index("") + 1
+        end = lines.index(_SIGNATURE_MARKER, start)
+    except ValueError as exc:
+        raise ValueError("clearsigned message without body or signature") from exc
+    body = [line[2:] if line.startswith("- ") else line for line in lines[start:end]]
+    return "\n".join(body)
+
+
+def decode_manifest(data: bytes, url: str) -> Manifest:
+    """A v3 manifest from its bytes (clearsigned or not); IndexFormatError naming ``url``
+    for anything else, a version other than 3 included."""
+    try:
+        if data[:1] == b"{":  # plain JSON: skip the text round trip (hot: one per spec)
+            manifest = _manifest_decoder.decode(data)
+        else:
+            manifest = _manifest_decoder.decode(read_clearsigned(data.decode("utf-8")))
+    except (UnicodeDecodeError, ValueError, RecursionError, msgspec.DecodeError) as exc:
+        raise IndexFormatError(url, f"not a valid v3 manifest: {_short(exc)}") from exc
+    try:
+        version = int(manifest.version)
+    except ValueError as exc:
+        raise IndexFormatError(url, f"manifest version {_short(manifest.version)} is not a number") from exc
+    if version != MANIFEST_VERSION:
+        newer = version > MANIFEST_VERSION
+        raise IndexFormatError(
+            url,
+            f"manifest version {version} is not 3, the build-cache layout this cachedex reads"
+            + ("; upgrade cachedex" if newer else ""),
+        )
+    for record in manifest.data:
+        _check_record(record, url)
+    return manifest
+
+
+def _check_record(record: BlobRecord, url: str) -> None:
+    """Refuse what a record must not hold before any of it becomes a path or a number we keep."""
+    length = _ALGORITHMS.get(record.checksumAlgorithm)
+    if length is None:
+        raise IndexFormatError(
+            url, f"unknown checksum algorithm {_short(record.checksumAlgorithm)} (cachedex reads sha256, sha512)"
+        )
+    checksum = record.checksum.strip().lower()
+    if len(checksum) != length or not _HEX.fullmatch(checksum):
+        raise IndexFormatError(
+            url, f"checksum {_short(record.checksum)} is not a {record.checksumAlgorithm} hex digest"
+        )
+    record.checksum = checksum
+    size = record.contentLength
+    if size is not None and not 0 <= size < MAX_SIZE:
+        raise IndexFormatError(url, f"contentLength {_short(size)} is not a size a file can have")
+
+
+def blob_path(record: BlobRecord) -> str:
+    """Where a blob lives under the mirror's root: ``blobs/<alg>/<first two>/<checksum>``."""
+    return f"blobs/{record.checksumAlgorithm}/{record.checksum[:2]}/{record.checksum}"
+
+
+def verify_checksum(data: bytes, record: BlobRecord, url: str) -> None:
+    """ChecksumError unless ``data`` has the checksum and size ``record`` gives."""
+    digest = hashlib.new(record.checksumAlgorithm, data).hexdigest()
+    if digest != record.checksum:
+        raise ChecksumError(
+            url,
+            f"checksum mismatch ({record.checksumAlgorithm} expected {record.checksum[:12]}…, "
+            f"got {digest[:12]}…): the file is corrupt or was replaced while being read",
+        )
+    if record.contentLength is not None and record.contentLength != len(data):
+        raise ChecksumError(url, f"size mismatch (manifest says {record.contentLength} bytes, got {len(data)})")
+
+
+def gunzip_bounded(data: bytes, limit: int, url: str) -> bytes:
+    """``data`` decompressed (gzip), at most ``limit`` bytes of it: TooBig past that,
+    IndexFormatError if it is not gzip."""
+    inflater = zlib.decompressobj(wbits=31)
+    try:
+        out = inflater.decompress(data, limit + 1)
+    except zlib.error as exc:
+        raise IndexFormatError(url, f"corrupt gzip data: {exc}") from exc
+    if len(out) > limit:
+        raise TooBig(url, f"decompresses to more than {limit:,} bytes, the limit for this kind of file")
+    if not inflater.eof:
+        raise IndexFormatError(url, "corrupt gzip data: the stream ends early")
+    return out
+
+
+def manifest_size(url: str, data: bytes) -> int:
+    """The download size of a spec's binary, from its manifest: the ``contentLength`` of
+    its tarball record (format doc §5.5)."""
+    manifest = decode_manifest(data, url)
+    for record in manifest.data:
+        if record.mediaType == TARBALL_MEDIA_TYPE:
+            if record.contentLength is None:
+                raise IndexFormatError(url, f"the {TARBALL_MEDIA_TYPE} record has no contentLength")
+            return record.contentLength
+    raise IndexFormatError(url, f"manifest lists no {TARBALL_MEDIA_TYPE} blob")
+
+
+def spec_manifest_path(name: str, version: str, dag_hash: str) -> str:
+    """Path of a spec's v3 manifest (format doc §5.3); ``/`` in a version becomes ``_``."""
+    stem = f"{name}-{version}-{dag_hash}".replace("/", "_")
+    return f"v3/manifests/spec/{name}/{stem}.spec.manifest.json"
+
+
+def tarball_path_v2(*, hash: str, name: str, version: str, compiler: str, platform: str, os: str, target: str) -> str:
+    """Path of a spec's ``.spack`` tarball in a v2 mirror (format doc §5.2)."""
+    cname, _, cversion = compiler.partition("@")
+    compiler_part = f"{cname}-{cversion}" if cversion else "none-none"
+    arch = f"{platform}-{os}-{target}"
+    stem = f"{arch}-{compiler_part}-{name}-{version}"
+    return f"build_cache/{arch}/{compiler_part}/{name}-{version}/{stem}-{hash}.spack"
+
+
+def _short(value: object) -> str:
+    text = repr(value) if not isinstance(value, BaseException) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."

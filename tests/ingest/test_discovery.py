@@ -1,0 +1,89 @@
+"""tags_from: cache.spack.io's discovery file, read locally or over HTTP, bounded and
+trusted only so far."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cachedex.config import Config, HttpOptions, load_config
+from cachedex.errors import ConfigError
+from cachedex.ingest.discovery import with_discovered_tags
+from cachedex.ingest.http import HttpClient
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "cachedex.yaml"
+    path.write_text(text)
+    return path
+
+
+def discovered(path: Path) -> Config:
+    """The config at ``path`` with its tags_from read, as a sync reads it."""
+    config = load_config(path)
+    with HttpClient(HttpOptions(retries=0, timeout=2)) as client:
+        return with_discovered_tags(config, client)
+
+
+def test_reading_the_config_reads_no_discovery_file(tmp_path: Path) -> None:
+    config = load_config(_write(tmp_path, "tags_from: http://127.0.0.1:9/none.json\n"))
+    assert config.tags == () and config.tags_from == "http://127.0.0.1:9/none.json"
+
+
+def test_tags_from_a_discovery_file(tmp_path: Path) -> None:
+    discovery = {
+        "develop": [
+            {"label": "e4s", "url": "s3://spack-binaries/develop/e4s/blobs/sha256/cd/cd34"},
+            {"label": "root", "url": "s3://spack-binaries/develop/blobs/sha256/ab/ab12"},
+        ],
+        "v0.22.1": [{"label": "root", "url": "mirrors/v0.22.1/build_cache/index.json"}],
+    }
+    (tmp_path / "index.json").write_text(json.dumps(discovery))
+    config = discovered(_write(tmp_path, "tags_from: index.json\n"))
+    develop, release = config.tags
+    assert [(m.stack, m.url) for m in develop.mirrors] == [
+        ("root", "https://binaries.spack.io/develop"),
+        ("e4s", "https://binaries.spack.io/develop/e4s"),
+    ]
+    assert release.mirrors[0].url == (tmp_path / "mirrors/v0.22.1").as_uri()
+
+
+def test_tags_from_rejects_bad_names_and_tags_without_root(tmp_path: Path) -> None:
+    discovery = {
+        "../evil": [{"label": "root", "url": "https://m.example/x/build_cache/index.json"}],
+        "ok": [{"label": "e4s", "url": "https://m.example/ok/e4s/build_cache/index.json"}],
+    }
+    (tmp_path / "d.json").write_text(json.dumps(discovery))
+    with pytest.raises(ConfigError) as info:
+        discovered(_write(tmp_path, "tags_from: d.json\n"))
+    assert any("'../evil'" in p for p in info.value.problems)
+    assert any("'ok' has no 'root' entry" in p for p in info.value.problems)
+
+
+def test_tags_from_over_http(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    discovery = {"develop": [{"label": "root", "url": "develop/v3/manifests/index/index.manifest.json"}]}
+    (http_server.state.root / "index.json").write_text(json.dumps(discovery))
+    config = discovered(_write(tmp_path, f"tags_from: {http_server.url}/index.json\n"))
+    assert config.tags[0].mirrors[0].url == f"{http_server.url}/develop"
+
+
+def test_a_discovery_file_over_http_may_not_name_local_mirrors(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """reliability review SEC-4: a remote file pointing cachedex at this machine's files."""
+    discovery = {
+        "secret": [{"label": "root", "url": "file:///etc/v3/manifests/index/index.manifest.json"}],
+        "ok": [{"label": "root", "url": "develop/v3/manifests/index/index.manifest.json"}],
+    }
+    (http_server.state.root / "index.json").write_text(json.dumps(discovery))
+    with pytest.raises(ConfigError, match="may only name http\\(s\\) mirrors, not 'file:///etc'"):
+        discovered(_write(tmp_path, f"tags_from: {http_server.url}/index.json\n"))
+
+
+def test_a_discovery_file_that_is_not_a_regular_file_or_too_big(tmp_path: Path) -> None:
+    """reliability review HANG-4: tags_from: /dev/zero grew memory without end."""
+    with pytest.raises(ConfigError, match="is not a regular file"):
+        discovered(_write(tmp_path, "tags_from: /dev/zero\n"))
+    (tmp_path / "big.json").write_bytes(b" " * 2000)
+    with pytest.raises(ConfigError, match="larger than 1,000 bytes"):
+        discovered(_write(tmp_path, "tags_from: big.json\nlimits: {discovery_bytes: 1000}\n"))
