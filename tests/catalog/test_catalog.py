@@ -95,7 +95,8 @@ def test_sizes_are_kept_forever_per_hash_and_counted_in_the_totals(tmp_path: Pat
         write_tag(catalog, "u", [], members={"b" * 32: True, "a" * 32: False}, checksum="u")
         (t,) = catalog.tag_stats(["t"])
         assert (t.size, t.sized, t.specs) == (1234, 1, 2)
-        assert catalog.record_sizes({"a" * 32: 999, "b" * 32: 10}) == 1  # never overwrites a known size
+        ids = catalog.spec_ids(["a" * 32, "b" * 32])
+        assert catalog.record_sizes({ids["a" * 32]: 999, ids["b" * 32]: 10}) == 1  # never overwrites a known size
         assert catalog.sized_hashes(["a" * 32, "b" * 32]) == {"a" * 32, "b" * 32}
         row = spec_row(catalog, "a" * 32)
         assert row is not None and row["size"] == 1234

@@ -146,8 +146,8 @@ class Catalog:
                 self._db.execute("ROLLBACK")
             raise
 
-    def record_sizes(self, sizes: Mapping[str, int]) -> int:
-        """Record binary sizes by hash, outside any tag's transaction (a size never
+    def record_sizes(self, sizes: Mapping[int, int]) -> int:
+        """Record binary sizes by spec id, outside any tag's transaction (a size never
         changes), with the totals of the tags listing them; returns how many were new."""
         if self.readonly:
             raise CatalogError(f"{self.path}: opened read-only")

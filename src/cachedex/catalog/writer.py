@@ -262,24 +262,26 @@ class TagWriter:
         )
 
 
-def record_sizes(db: sqlite3.Connection, sizes: Mapping[str, int]) -> int:
-    """Record binary sizes the catalog did not know (a hash's size never changes), and add
-    them to the totals of every tag whose root mirror lists them, in one transaction.
-    Returns how many sizes were new."""
+def record_sizes(db: sqlite3.Connection, sizes: Mapping[int, int]) -> int:
+    """Record binary sizes (by spec id) the catalog did not know (a hash's size never
+    changes), and add them to the totals of every tag whose root mirror lists them, in
+    one transaction. Returns how many sizes were new."""
     db.execute("BEGIN IMMEDIATE")
     try:
-        unsized = dict(
-            db.execute(
-                "SELECT hash, id FROM specs WHERE size IS NULL AND hash IN (SELECT value FROM json_each(?))",
+        # Which are new, by rowid (cheap): only those change, and only those count.
+        new = [
+            row[0]
+            for row in db.execute(
+                "SELECT s.id FROM json_each(?) j JOIN specs s ON s.id = j.value WHERE s.size IS NULL",
                 (json.dumps(list(sizes)),),
             )
-        )
-        db.executemany("UPDATE specs SET size = ? WHERE id = ?", [(sizes[h], i) for h, i in unsized.items()])
+        ]
+        db.executemany("UPDATE specs SET size = ? WHERE id = ?", [(sizes[i], i) for i in new])
         totals = db.execute(
-            "SELECT m.tag_id, sum(s.size), count(*) FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
-            "JOIN specs s ON s.id = mb.spec_id WHERE m.stack = 'root' AND mb.listed "
-            "AND mb.spec_id IN (SELECT value FROM json_each(?)) GROUP BY m.tag_id",
-            (json.dumps(list(unsized.values())),),
+            "SELECT m.tag_id, sum(s.size), count(*) FROM json_each(?) j JOIN specs s ON s.id = j.value "
+            "JOIN members mb ON mb.spec_id = s.id AND mb.listed JOIN mirrors m ON m.id = mb.mirror_id "
+            "AND m.stack = 'root' GROUP BY m.tag_id",
+            (json.dumps(new),),
         ).fetchall()
         db.executemany(
             "UPDATE tags SET size = size + ?, sized = sized + ? WHERE id = ?",
@@ -290,4 +292,4 @@ def record_sizes(db: sqlite3.Connection, sizes: Mapping[str, int]) -> int:
         if db.in_transaction:
             db.execute("ROLLBACK")
         raise
-    return len(unsized)
+    return len(new)

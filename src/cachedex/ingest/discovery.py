@@ -51,7 +51,7 @@ def with_discovered_tags(config: Config, client: HttpClient | None) -> Config:
         if remote:
             if client is None:
                 raise RuntimeError("reading tags_from over HTTP needs the sync's HTTP client")
-            data = client.request(Request(source, limit=limit)).body
+            data: bytes | bytearray = client.request(Request(source, limit=limit)).body
             base = source
         else:
             local = Path(unquote(urlsplit(source).path)) if source.startswith("file:") else Path(source)

@@ -25,14 +25,11 @@ from ``http.ca_bundle``, else ``SSL_CERT_FILE``, else the system's.
 
 from __future__ import annotations
 
-import contextlib
 import email.utils
 import heapq
 import itertools
 import os
 import queue
-import select
-import socket
 import ssl
 import threading
 import time
@@ -72,6 +69,8 @@ _RETRYABLE = {
 }
 #: The longest pause a server's Retry-After may ask for before we give up on it.
 MAX_RETRY_AFTER = 60.0
+#: The longest the engine waits on its transfers before it looks for new requests (seconds).
+_POLL = 0.005
 
 
 class TooBig(SourceError):
@@ -82,13 +81,21 @@ class Response:
     """A finished request: the final URL, the status, the headers (lower-case names; a
     repeated header's values joined by ``, ``) and the body."""
 
-    __slots__ = ("body", "headers", "status", "url")
+    __slots__ = ("_headers", "_raw", "body", "status", "url")
 
-    def __init__(self, url: str, status: int, headers: dict[str, str], body: bytes) -> None:
+    def __init__(self, url: str, status: int, raw_headers: list[bytes], body: bytearray) -> None:
         self.url = url
         self.status = status
-        self.headers = headers
         self.body = body
+        self._raw = raw_headers
+        self._headers: dict[str, str] | None = None
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The headers of the final response (parsed when first asked: most reads never ask)."""
+        if self._headers is None:
+            self._headers = _parse_headers(self._raw)
+        return self._headers
 
 
 class Request:
@@ -100,7 +107,9 @@ class Request:
     __slots__ = (
         "_body",
         "_deliver",
-        "_headers",
+        "_job",
+        "_key",
+        "_raw_headers",
         "_reason",
         "attempt",
         "headers",
@@ -129,38 +138,95 @@ class Request:
         self.progress = progress
         self.attempt = 0
         self._body = bytearray()
-        self._headers: dict[str, str] = {}
+        self._raw_headers: list[bytes] = []
         self._reason: str | None = None
-        self._deliver: Callable[[Response | CachedexError], None] = _nowhere
-
-    # -- libcurl's callbacks (engine thread) --------------------------------------------------
+        self._deliver: Callable[[Response | CachedexError], None] | None = None
+        self._job: _Job | None = None
+        self._key: Any = None
 
     def _write(self, data: bytes) -> int | None:
+        """libcurl's write callback for a watched download (engine thread): counts the
+        decoded bytes against the limit and reports progress."""
         body = self._body
         body += data
         if len(body) > self.limit:
             self._reason = f"larger than {self.limit:,} bytes, the limit for this kind of file"
             return 0  # libcurl stops the transfer: CURLE_WRITE_ERROR
         if self.progress is not None:
-            length = self._headers.get("content-length")
-            total = int(length) if length and length.isdigit() and "content-encoding" not in self._headers else None
+            headers = _parse_headers(self._raw_headers)
+            length = headers.get("content-length", "")
+            total = int(length) if length.isdigit() and "content-encoding" not in headers else None
             self.progress(len(body), total)
         return None
 
-    def _header(self, line: bytes) -> None:
+
+def _parse_headers(lines: list[bytes]) -> dict[str, str]:
+    """The headers of the last response among ``lines`` (after redirects), by lower-case
+    name; a repeated header's values joined by ``, ``."""
+    headers: dict[str, str] = {}
+    for line in lines:
         if line[:5] == b"HTTP/":  # a new response (after a redirect or a 100): forget the last one's
-            self._headers = {}
-            return
+            headers = {}
+            continue
         name, sep, value = line.partition(b":")
         if sep:
             key = name.strip().lower().decode("latin-1")
             text = value.strip().decode("latin-1")
-            known = self._headers.get(key)
-            self._headers[key] = text if known is None else f"{known}, {text}"
+            known = headers.get(key)
+            headers[key] = text if known is None else f"{known}, {text}"
+    return headers
 
 
-def _nowhere(result: Response | CachedexError) -> None:
-    pass
+class _Job:
+    """A :meth:`HttpClient.map` in progress: where its requests come from and where its
+    results go. Results are handed over in batches: one wake-up of the consumer per turn
+    of the engine, not one per response."""
+
+    def __init__(self, requests: Iterator[tuple[Any, Request]], decode: Callable[[Response], Any]) -> None:
+        self.requests = requests
+        self.decode = decode
+        self.results: queue.SimpleQueue[list[tuple[Any, Any]] | BaseException | None] = queue.SimpleQueue()
+        self.batch: list[tuple[Any, Any]] = []
+        self.pending = 0
+        self.exhausted = False
+
+    def deliver(self, key: Any, result: Response | CachedexError) -> None:
+        """Keep the value of one finished request (engine thread)."""
+        self.pending -= 1
+        if isinstance(result, Response):
+            try:
+                value: Any = self.decode(result)
+            except CachedexError as exc:
+                value = exc
+            self.batch.append((key, value))
+        else:
+            self.batch.append((key, result))
+
+    def draw(self, room: int) -> list[Request]:
+        """Up to ``room`` more requests (engine thread)."""
+        drawn: list[Request] = []
+        try:
+            for key, request in itertools.islice(self.requests, room):
+                request._job = self
+                request._key = key
+                drawn.append(request)
+        except Exception as exc:  # a bug in the caller's generator: give it back to the caller
+            self.exhausted = True
+            self.results.put(exc)
+        if len(drawn) < room:
+            self.exhausted = True
+        self.pending += len(drawn)
+        return drawn
+
+    def flush(self) -> bool:
+        """Hand over the results gathered; True when the job is done."""
+        if self.batch:
+            self.results.put(self.batch)
+            self.batch = []
+        if self.exhausted and self.pending == 0:
+            self.results.put(None)
+            return True
+        return False
 
 
 class HttpClient:
@@ -174,15 +240,16 @@ class HttpClient:
         self._idle: list[pycurl.Curl] = []
         self._active: dict[pycurl.Curl, Request] = {}
         self._submitted: deque[Request] = deque()
+        self._jobs: deque[_Job] = deque()
         self._delayed: list[tuple[float, int, Request]] = []  # (when, order, request): retries waiting
         self._order = itertools.count()
         self._lock = threading.Lock()
-        self._wake_read, self._wake_write = socket.socketpair()
-        self._wake_read.setblocking(False)
-        self._wake_write.setblocking(False)
+        self._work = threading.Event()  # set when a request or a map arrives
         self._closed = False
         self._cainfo = _ca_bundle(options)
         self._proxies = urllib.request.getproxies()
+        self._proxy_of: dict[str, str] = {}  # scheme://host:port -> its proxy ('' for none)
+        self._state: dict[pycurl.Curl, tuple[object, ...]] = {}  # a handle's options of its last request
         self._engine = threading.Thread(target=self._run, name="cachedex-http", daemon=True)
         self._engine.start()
 
@@ -192,7 +259,11 @@ class HttpClient:
         """Do ``request`` (retrying what is worth it); raises the SourceError that ended it."""
         done: Future[Response | CachedexError] = Future()
         request._deliver = done.set_result
-        self._submit([request])
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the HTTP client is closed")
+            self._submitted.append(request)
+        self._wake()
         result = done.result()
         if isinstance(result, CachedexError):
             raise result
@@ -202,22 +273,23 @@ class HttpClient:
         self, requests: Iterable[tuple[K, Request]], decode: Callable[[Response], V]
     ) -> Iterator[tuple[K, V | CachedexError]]:
         """Do every request, ``http.concurrency`` at a time, and yield ``(key, value)`` as
-        each finishes: ``decode(response)`` (run as the response arrives, so that only
-        its value is kept), or the CachedexError that ended it (a decode's own
-        CachedexError too)."""
-        results: queue.SimpleQueue[tuple[K, V | CachedexError]] = queue.SimpleQueue()
-        pending = 0
-        for key, request in requests:
-            request._deliver = _delivery(results, key, decode)
-            pending += 1
-            self._submit([request])
-            # Keep a window of work queued, not every request at once: their bodies and
-            # handles come and go, so memory stays flat however many there are.
-            while pending > 4 * self.options.concurrency:
-                yield results.get()
-                pending -= 1
-        for _ in range(pending):
-            yield results.get()
+        each finishes: ``decode(response)`` (run as the response arrives, in the engine
+        thread, so that only its value is kept), or the CachedexError that ended it (a
+        decode's own CachedexError too). The engine draws requests from ``requests`` as
+        it has room for them."""
+        job = _Job(iter(requests), decode)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the HTTP client is closed")
+            self._jobs.append(job)
+        self._wake()
+        while True:
+            batch = job.results.get()
+            if batch is None:
+                return
+            if isinstance(batch, BaseException):
+                raise batch
+            yield from batch
 
     def close(self) -> None:
         """Stop the engine and release every connection."""
@@ -228,8 +300,6 @@ class HttpClient:
         for handle in [*self._idle, *self._active]:
             handle.close()
         self._multi.close()
-        self._wake_read.close()
-        self._wake_write.close()
 
     def __enter__(self) -> HttpClient:
         return self
@@ -239,17 +309,25 @@ class HttpClient:
 
     # -- the engine ----------------------------------------------------------------------------
 
-    def _submit(self, requests: list[Request]) -> None:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the HTTP client is closed")
-            self._submitted.extend(requests)
-        self._wake()
-
     def _wake(self) -> None:
-        # A full socket means a wake-up is pending already (a closed one: the client is closing).
-        with contextlib.suppress(OSError):
-            self._wake_write.send(b"\0")
+        self._work.set()
+
+    def _next_requests(self, room: int) -> list[Request]:
+        """Up to ``room`` requests to start: retries that are due, single requests, then
+        the requests of maps (each map in turn fills what is left)."""
+        now = time.monotonic()
+        starting: list[Request] = []
+        while self._delayed and self._delayed[0][0] <= now and len(starting) < room:
+            starting.append(heapq.heappop(self._delayed)[2])
+        with self._lock:
+            while self._submitted and len(starting) < room:
+                starting.append(self._submitted.popleft())
+            jobs = [job for job in self._jobs if not job.exhausted]
+        for job in jobs:
+            if len(starting) >= room:
+                break
+            starting.extend(job.draw(room - len(starting)))
+        return starting
 
     def _run(self) -> None:
         multi = self._multi
@@ -258,11 +336,10 @@ class HttpClient:
             with self._lock:
                 if self._closed:
                     return
-                now = time.monotonic()
-                while self._delayed and self._delayed[0][0] <= now:
-                    self._submitted.appendleft(heapq.heappop(self._delayed)[2])
-                while self._submitted and len(self._active) < limit:
-                    self._start(self._submitted.popleft())
+            room = limit - len(self._active)
+            if room > 0:
+                for request in self._next_requests(room):
+                    self._start(request)
             while True:
                 status, _running = multi.perform()
                 if status != pycurl.E_CALL_MULTI_PERFORM:
@@ -275,110 +352,141 @@ class HttpClient:
                     self._finish(handle, code, message)
                 if not queued:
                     break
+            self._flush_jobs()
             self._wait()
 
-    def _wait(self) -> None:
-        """Until a socket of a transfer is ready, a request is submitted, a retry is due,
-        or libcurl's own timer fires."""
-        timeout = self._multi.timeout() / 1000.0
-        if timeout < 0:
-            timeout = 1.0
-        if self._delayed:
-            timeout = min(timeout, max(0.0, self._delayed[0][0] - time.monotonic()))
+    def _flush_jobs(self) -> None:
         with self._lock:
-            if self._submitted and len(self._active) < self.options.concurrency:
-                timeout = 0.0
-        reading, writing, failing = self._multi.fdset()
-        waiting: list[Any] = [*reading, self._wake_read]
-        try:
-            ready, _, _ = select.select(waiting, writing, failing, min(timeout, 1.0))
-        except ValueError:  # pragma: no cover - a descriptor past FD_SETSIZE
-            ready = []
-            time.sleep(0.001)
-        if self._wake_read in ready:
-            try:
-                while self._wake_read.recv(4096):
-                    pass
-            except BlockingIOError:
-                pass
+            jobs = list(self._jobs)
+        for job in jobs:
+            if job.flush():
+                with self._lock:
+                    self._jobs.remove(job)
 
-    def _start(self, request: Request) -> None:
-        handle = self._idle.pop() if self._idle else pycurl.Curl()
+    def _wait(self) -> None:
+        """Until a transfer's socket is ready or libcurl's timer fires, at most a few
+        milliseconds (new work is then picked up); with nothing in flight, until new work
+        arrives or a retry is due."""
+        due = max(0.0, self._delayed[0][0] - time.monotonic()) if self._delayed else 1.0
+        if not self._active:
+            with self._lock:
+                waiting = self._submitted or any(not job.exhausted for job in self._jobs)
+            if not waiting:
+                self._work.wait(min(due, 1.0))
+                self._work.clear()
+            return
+        timeout = self._multi.timeout() / 1000.0
+        if timeout < 0 or timeout > _POLL:
+            timeout = _POLL
+        if len(self._active) < self.options.concurrency and (self._submitted or self._jobs):
+            timeout = 0.0
+        self._multi.select(min(timeout, due))
+
+    def _new_handle(self) -> pycurl.Curl:
+        """A handle with every option that is the same for all requests."""
+        handle = pycurl.Curl()
         options = self.options
-        request.attempt += 1
-        request._body = bytearray()
-        request._headers = {}
-        request._reason = None
-        handle.setopt(pycurl.URL, request.url)
         handle.setopt(pycurl.NOSIGNAL, 1)
         handle.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
         handle.setopt(pycurl.REDIR_PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
         handle.setopt(pycurl.FOLLOWLOCATION, 1)
         handle.setopt(pycurl.MAXREDIRS, 10)
         handle.setopt(pycurl.USERAGENT, f"cachedex/{__version__}")
-        handle.setopt(pycurl.ACCEPT_ENCODING, "")  # gzip and deflate, decoded as they arrive
-        handle.setopt(pycurl.HTTPHEADER, request.headers)
         handle.setopt(pycurl.CONNECTTIMEOUT_MS, int(options.timeout * 1000))
         # Idle timeout: fewer than 1 byte a second, on average over 'timeout' seconds.
         handle.setopt(pycurl.LOW_SPEED_LIMIT, 1)
-        handle.setopt(pycurl.LOW_SPEED_TIME, max(1, int(options.timeout)))
+        handle.setopt(pycurl.LOW_SPEED_TIME, max(1, round(options.timeout)))
         handle.setopt(pycurl.TIMEOUT_MS, int(options.deadline * 1000))
-        handle.setopt(pycurl.WRITEFUNCTION, request._write)
-        handle.setopt(pycurl.HEADERFUNCTION, request._header)
-        handle.setopt(pycurl.NOBODY, 1 if request.method == "HEAD" else 0)
         handle.setopt(pycurl.PIPEWAIT, 1)
         if self._cainfo is not None:
             handle.setopt(pycurl.CAINFO, self._cainfo)
-        handle.setopt(pycurl.PROXY, self._proxy_for(request.url))
+        return handle
+
+    def _start(self, request: Request) -> None:
+        handle = self._idle.pop() if self._idle else self._new_handle()
+        request.attempt += 1
+        request._body = body = bytearray()
+        request._raw_headers = raw = list[bytes]()
+        request._reason = None
+        handle.setopt(pycurl.URL, request.url)
+        handle.setopt(pycurl.HEADERFUNCTION, raw.append)  # C to C: no Python frame per header line
+        watched = request.progress is not None
+        # What most requests share is set only when it differs from the handle's last
+        # request: a sync's tens of thousands of manifest reads then cost two options each.
+        state = (tuple(request.headers), request.method, watched, request.limit, self._proxy_for(request.url))
+        if self._state.get(handle) != state:
+            self._state[handle] = state
+            handle.setopt(pycurl.HTTPHEADER, request.headers)
+            handle.setopt(pycurl.NOBODY, 1 if request.method == "HEAD" else 0)
+            handle.setopt(pycurl.PROXY, state[4])
+            if watched:
+                # A big read, watched: counted as it arrives, decoded (gzip, deflate) first.
+                handle.setopt(pycurl.ACCEPT_ENCODING, "")
+                handle.setopt(pycurl.MAXFILESIZE_LARGE, 0)
+            else:
+                # A small read: libcurl stops it at the limit. Not asking for compression
+                # keeps what arrives what is counted.
+                handle.setopt(pycurl.ACCEPT_ENCODING, None)
+                handle.setopt(pycurl.MAXFILESIZE_LARGE, request.limit)
+        # The body goes straight into its bytearray (C to C), or through the watcher.
+        handle.setopt(pycurl.WRITEFUNCTION, request._write if watched else body.extend)
         self._active[handle] = request
         self._multi.add_handle(handle)
 
     def _proxy_for(self, url: str) -> str:
         """The proxy for ``url`` as pip and urllib find it (HTTPS_PROXY, HTTP_PROXY,
-        NO_PROXY, upper or lower case); '' for none."""
-        parts = urlsplit(url)
-        proxy = self._proxies.get(parts.scheme, "")
-        if proxy and urllib.request.proxy_bypass(parts.hostname or ""):
+        NO_PROXY, upper or lower case); '' for none. Decided once per scheme and host."""
+        if not self._proxies:
             return ""
+        origin = url[: url.find("/", url.find("//") + 2)] if url.count("/") >= 3 else url
+        proxy = self._proxy_of.get(origin)
+        if proxy is None:
+            parts = urlsplit(url)
+            proxy = self._proxies.get(parts.scheme, "")
+            if proxy and urllib.request.proxy_bypass(parts.hostname or ""):
+                proxy = ""
+            self._proxy_of[origin] = proxy
         return proxy
 
     def _finish(self, handle: pycurl.Curl, code: int, message: str) -> None:
         request = self._active.pop(handle)
         self._multi.remove_handle(handle)
         status = int(handle.getinfo(pycurl.RESPONSE_CODE) or 0)
-        final_url = str(handle.getinfo(pycurl.EFFECTIVE_URL) or request.url)
-        handle.reset()
         self._idle.append(handle)
         url = request.url
         result: Response | CachedexError
-        if code == pycurl.E_WRITE_ERROR and request._reason is not None:
-            result = TooBig(url, request._reason)
+        too_big = f"larger than {request.limit:,} bytes, the limit for this kind of file"
+        if (code == pycurl.E_WRITE_ERROR and request._reason is not None) or code == pycurl.E_FILESIZE_EXCEEDED:
+            result = TooBig(url, request._reason or too_big)
         elif code:
             result = self._transport_error(request, code, message)
         elif status in request.ok:
-            result = Response(final_url, status, request._headers, bytes(request._body))
+            if len(request._body) > request.limit:  # a body libcurl could not stop in time
+                result = TooBig(url, too_big)
+            else:
+                final_url = str(handle.getinfo(pycurl.EFFECTIVE_URL) or url)
+                result = Response(final_url, status, request._raw_headers, request._body)  # no copy: it may be big
         elif status == 404:
             result = SourceNotFound(url, "not found (HTTP 404)")
         elif status == 429 or status >= 500:
             problem = "too many requests (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
-            result = self._retry_or(request, problem, request._headers.get("retry-after"))
+            retry_after = _parse_headers(request._raw_headers).get("retry-after")
+            result = self._retry_or(request, problem, retry_after)
         else:
             result = SourceError(url, f"request refused (HTTP {status})")
         if result is not _RETRIED:
             request._body = bytearray()
-            request._deliver(result)
+            if request._job is not None:
+                request._job.deliver(request._key, result)
+            elif request._deliver is not None:
+                request._deliver(result)
 
     def _transport_error(self, request: Request, code: int, message: str) -> CachedexError:
         if code in (pycurl.E_UNSUPPORTED_PROTOCOL, pycurl.E_TOO_MANY_REDIRECTS):
             return SourceError(request.url, f"refused a redirect ({message}); only http(s) URLs are followed")
         if code == pycurl.E_OPERATION_TIMEDOUT:
-            what = (
-                f"no data for {self.options.timeout:g} s"
-                if "Operation too slow" in message
-                or "Connection timed out" in message
-                or "Connection timeout" in message
-                else f"not done within the {self.options.deadline:g} s deadline"
-            )
+            idle = "too slow" in message or "Connection timed out" in message or "Connection timeout" in message
+            what = f"no data for {self.options.timeout:g} s" if idle else f"not done within {self.options.deadline:g} s"
             return self._retry_or(request, f"timed out ({what})", None)
         if code in _RETRYABLE:
             return self._retry_or(request, _describe(code, message), None)
@@ -403,22 +511,6 @@ class _Retried(CachedexError):
 
 
 _RETRIED = _Retried("retried")
-
-
-def _delivery(
-    results: queue.SimpleQueue[tuple[Any, Any]], key: Any, decode: Callable[[Response], Any]
-) -> Callable[[Response | CachedexError], None]:
-    def deliver(result: Response | CachedexError) -> None:
-        if isinstance(result, Response):
-            try:
-                value: Any = decode(result)
-            except CachedexError as exc:
-                value = exc
-            results.put((key, value))
-        else:
-            results.put((key, result))
-
-    return deliver
 
 
 def _describe(code: int, message: str) -> str:

@@ -155,7 +155,7 @@ def _db_version_number(version: object, url: str) -> int:
     return number
 
 
-def decode_index(data: bytes | memoryview, *, url: str) -> RawIndex:
+def decode_index(data: bytes | bytearray | memoryview, *, url: str) -> RawIndex:
     """Decode the outer structure of an ``index.json`` (step 1).
 
     Raises :class:`IndexFormatError` naming ``url`` for invalid JSON, a wrong shape,
@@ -178,7 +178,7 @@ def decode_index(data: bytes | memoryview, *, url: str) -> RawIndex:
     return RawIndex(url=url, db_version=number, records=parsed.database.installs)
 
 
-def _reject_duplicate_hashes(data: bytes | memoryview, installs: dict[str, _Record], url: str) -> None:
+def _reject_duplicate_hashes(data: bytes | bytearray | memoryview, installs: dict[str, _Record], url: str) -> None:
     """Reject ``installs`` objects that hold the same DAG hash twice.
 
     A repeated JSON key silently decodes to its last value. Every build-cache record has
@@ -207,7 +207,7 @@ def _reject_duplicate_hashes(data: bytes | memoryview, installs: dict[str, _Reco
         )
 
 
-def _sniff_version(data: bytes | memoryview) -> object | None:
+def _sniff_version(data: bytes | bytearray | memoryview) -> object | None:
     try:
         return _version_decoder.decode(data).database.version
     except msgspec.DecodeError:

@@ -57,7 +57,7 @@ class IndexSnapshot(msgspec.Struct, frozen=True):
 
     layout: int
     checksum: str
-    data: bytes | None
+    data: bytes | bytearray | None
     etag: str | None = None
     last_modified: str | None = None
     url: str = ""
@@ -221,7 +221,7 @@ def _scan_spec_files(source: Source, names: list[str], limits: Limits) -> IndexS
     )
 
 
-def _read_spec_file(raw: bytes, url: str, name: str) -> tuple[int, int, list[tuple[str, dict]]]:  # type: ignore[type-arg]
+def _read_spec_file(raw: bytes | bytearray, url: str, name: str) -> tuple[int, int, list[tuple[str, dict]]]:  # type: ignore[type-arg]
     """(spec format version, layout version, [(hash, node)]) of one v1/v2 spec file."""
     try:
         text = read_clearsigned(raw.decode("utf-8"))

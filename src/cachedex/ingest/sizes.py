@@ -25,8 +25,8 @@ from .sources import Source
 __all__ = ["SizeReport", "fetch_sizes", "is_path_safe"]
 
 #: Sizes committed in one transaction; a batch is also committed after this many seconds.
-BATCH = 5_000
-BATCH_SECONDS = 2.0
+BATCH = 10_000
+BATCH_SECONDS = 3.0
 
 
 class SizeReport(msgspec.Struct, frozen=True):
@@ -72,7 +72,8 @@ def fetch_sizes(
     refused: list[str] = []
     problems: dict[str, str] = {}  # kind of problem -> one example
     failed = missing = fetched = 0
-    batch: dict[str, int] = {}
+    ids = catalog.spec_ids(key.hash for key in keys)
+    batch: dict[int, int] = {}
     last_commit = time.monotonic()
     paths = _paths(keys, layout, refused, source)
     results: Iterable[tuple[str, int | CachedexError | None]]
@@ -80,18 +81,22 @@ def fetch_sizes(
         results = source.read_many(paths, manifest_size, limit=limits.manifest_bytes)
     else:
         results = ((key, _head(source, path)) for key, path in paths)
+    done = 0
     for dag_hash, result in results:
-        line.advance()
+        done += 1
+        if done % 256 == 0:  # the display needs no more: a call per spec costs more than its read
+            line.advance(256)
         if isinstance(result, SourceNotFound) or result is None:
             missing += 1
         elif isinstance(result, CachedexError):
             failed += 1
             problems.setdefault(type(result).__name__, str(result))
         else:
-            batch[dag_hash] = result
+            batch[ids[dag_hash]] = result
             if len(batch) >= BATCH or time.monotonic() - last_commit > BATCH_SECONDS:
                 fetched += catalog.record_sizes(batch)
                 batch, last_commit = {}, time.monotonic()
+    line.advance(done % 256)
     if batch:
         fetched += catalog.record_sizes(batch)
     if refused:

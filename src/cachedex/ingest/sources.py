@@ -29,13 +29,13 @@ K = TypeVar("K")
 V = TypeVar("V")
 
 #: Turns a file's bytes (and its URL, for messages) into the value a caller keeps.
-Decoder = Callable[[str, bytes], V]
+Decoder = Callable[[str, bytes | bytearray], V]
 
 
 class Fetched(msgspec.Struct, frozen=True):
     """A file's bytes plus the HTTP validators the server sent with it."""
 
-    data: bytes
+    data: bytes | bytearray
     etag: str | None = None
     last_modified: str | None = None
 
@@ -65,7 +65,7 @@ class Source(ABC):
         """Read ``path`` (at most ``limit`` bytes); ``None`` when the validators given
         show it has not changed since."""
 
-    def read(self, path: str, *, limit: int) -> bytes:
+    def read(self, path: str, *, limit: int) -> bytes | bytearray:
         """Read ``path`` whole (at most ``limit`` bytes). SourceNotFound or SourceError."""
         fetched = self.fetch(path, limit=limit)
         if fetched is None:  # no validators were given: a server that says "unchanged" is wrong
@@ -107,7 +107,7 @@ class LocalSource(Source):
     ) -> Fetched | None:
         return Fetched(data=self.read(path, limit=limit))
 
-    def read(self, path: str, *, limit: int) -> bytes:
+    def read(self, path: str, *, limit: int) -> bytes | bytearray:
         # os-level calls: a sync reads one small manifest per spec, so this is hot.
         full = os.path.join(self._root_text, path)
         try:
