@@ -44,9 +44,13 @@ class ServerState:
     """What the test server serves and how it misbehaves."""
 
     root: Path
-    faults: dict[str, str] = field(default_factory=dict)  # path -> 404|500|500-once|stall|cut
+    #: path -> 404, 500, 503, 429, stall, never, cut, drip, gzip-bomb, redirect-file; "-once" to
+    #: misbehave on the first request only
+    faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     stall_seconds: float = 3.0
+    drip_seconds: float = 0.3
+    retry_after: int = 1
 
     def count(self, suffix: str, method: str = "GET") -> int:
         """How many requests for paths ending with ``suffix`` arrived."""
@@ -70,18 +74,40 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         state.requests.append((self.command, path))
         fault = state.faults.get(path)
-        if fault == "500-once":
+        if fault is not None and fault.endswith("-once"):
             del state.faults[path]
-            fault = "500"
-        if fault == "404":
-            self.send_error(404)
+            fault = fault.removesuffix("-once")
+        if fault in ("404", "500", "503"):
+            self.send_error(int(fault))
             return
-        if fault == "500":
-            self.send_error(500)
+        if fault == "429":
+            self.send_response(429)
+            self.send_header("Retry-After", str(state.retry_after))
+            self.send_header("Content-Length", "0")
+            self.end_headers()
             return
         if fault == "stall":
             time.sleep(state.stall_seconds)
             self.send_error(503)
+            return
+        if fault == "never":  # read the request, then say nothing until the client gives up
+            time.sleep(state.stall_seconds)
+            self.close_connection = True
+            return
+        if fault == "redirect-file":
+            self.send_response(302)
+            self.send_header("Location", "file:///etc/passwd")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if fault == "gzip-bomb":  # 1 MB on the wire, far more once decoded
+            bomb = gzip.compress(b"{" + b" " * 200_000_000, compresslevel=9)
+            self.send_response(200)
+            self.send_header("Content-Encoding", "gzip")
+            self.send_header("Content-Length", str(len(bomb)))
+            self.end_headers()
+            if body:
+                self.wfile.write(bomb)
             return
         relative = Path(path.lstrip("/"))
         target = state.root / relative  # symlinks allowed: tests link fixtures in place
@@ -112,6 +138,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.wfile.write(encoded[: max(1, len(encoded) // 2)])
             self.wfile.flush()
             self.close_connection = True
+            return
+        if fault == "drip":  # a byte at a time: never idle for long, never done
+            for byte in encoded:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(state.drip_seconds)
             return
         self.wfile.write(encoded)
 

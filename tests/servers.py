@@ -17,8 +17,9 @@ import tempfile
 import time
 from pathlib import Path
 from types import TracebackType
+from typing import IO
 
-__all__ = ["Nginx", "Tinyproxy", "free_port", "wait_for_port"]
+__all__ = ["Nginx", "Tinyproxy", "free_port", "make_certificates", "wait_for_port"]
 
 
 def free_port() -> int:
@@ -47,6 +48,11 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path, second
 class _Server:
     process: subprocess.Popen[bytes]
     workdir: Path
+    _log: IO[bytes] | None = None
+
+    def _start(self, command: list[str], log: Path) -> None:
+        self._log = open(log, "ab")  # noqa: SIM115 - the server writes to it as long as it runs
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=self._log)
 
     def __enter__(self) -> _Server:
         return self
@@ -62,20 +68,85 @@ class _Server:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=10)
+        if self._log is not None:
+            self._log.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-class Nginx(_Server):
-    """Debian's nginx serving ``root`` as static files on 127.0.0.1 (ETag, keep-alive)."""
+def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
+    """A private CA and a certificate it signed for 127.0.0.1, made now with openssl:
+    (CA certificate, server certificate, server key)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ca_key, ca, key, request, cert = (
+        folder / n for n in ("ca.key", "ca.pem", "server.key", "server.csr", "server.pem")
+    )
+    extensions = folder / "san.ext"
+    extensions.write_text("subjectAltName = IP:127.0.0.1\n")
+    steps = [
+        [
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            ca_key,
+            "-out",
+            ca,
+            "-days",
+            "2",
+            "-subj",
+            "/CN=cachedex test CA",
+        ],
+        ["req", "-newkey", "rsa:2048", "-nodes", "-keyout", key, "-out", request, "-subj", "/CN=127.0.0.1"],
+        [
+            "x509",
+            "-req",
+            "-in",
+            request,
+            "-CA",
+            ca,
+            "-CAkey",
+            ca_key,
+            "-CAcreateserial",
+            "-out",
+            cert,
+            "-days",
+            "2",
+            "-extfile",
+            extensions,
+        ],
+    ]
+    for step in steps:
+        subprocess.run(["openssl", *map(str, step)], check=True, capture_output=True)
+    return ca, cert, key
 
-    def __init__(self, root: Path, *, workers: int = 1, extra: str = "") -> None:
+
+class Nginx(_Server):
+    """Debian's nginx serving ``root`` as static files on 127.0.0.1 (ETag, keep-alive);
+    over https with ``tls`` (certificate, key); with ``log_requests``, :meth:`requests`
+    lists what it served."""
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        workers: int = 1,
+        extra: str = "",
+        tls: tuple[Path, Path] | None = None,
+        log_requests: bool = False,
+    ) -> None:
         binary = shutil.which("nginx") or "/usr/sbin/nginx"
         if not os.path.exists(binary):
             raise RuntimeError("nginx is not installed (Debian package nginx-light; scripts/test installs it)")
         self.workdir = Path(tempfile.mkdtemp(prefix="cachedex-nginx-"))
         self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}"
         log = self.workdir / "error.log"
+        self.access_log = self.workdir / "access.log"
+        access = f'log_format paths "$request_method $uri $status"; access_log {self.access_log} paths;'
+        listen = f"127.0.0.1:{self.port}" + (" ssl" if tls else "")
+        certificates = f"ssl_certificate {tls[0]}; ssl_certificate_key {tls[1]};" if tls else ""
         # As root, nginx's workers would run as 'nobody', who may not read a test's files.
         user = "user root root;" if os.geteuid() == 0 else ""
         temp = self.workdir / "tmp"
@@ -87,7 +158,7 @@ pid {self.workdir}/nginx.pid;
 error_log {log} warn;
 events {{ worker_connections 4096; }}
 http {{
-    access_log off;
+    {access if log_requests else "access_log off;"}
     client_body_temp_path {temp}/body;
     proxy_temp_path {temp}/proxy;
     sendfile on;
@@ -97,7 +168,8 @@ http {{
     types {{ application/json json; }}
     default_type application/octet-stream;
     server {{
-        listen 127.0.0.1:{self.port};
+        listen {listen};
+        {certificates}
         root {Path(root).resolve()};
         etag on;
         {extra}
@@ -106,12 +178,15 @@ http {{
 """
         (self.workdir / "nginx.conf").write_text(config)
         temp.mkdir()
-        self.process = subprocess.Popen(
-            [binary, "-c", str(self.workdir / "nginx.conf"), "-p", str(self.workdir)],
-            stdout=subprocess.DEVNULL,
-            stderr=open(log, "ab"),  # noqa: SIM115 - the server holds it as long as it runs
-        )
+        self._start([binary, "-c", str(self.workdir / "nginx.conf"), "-p", str(self.workdir)], log)
         wait_for_port(self.port, self.process, log)
+
+    def requests(self) -> list[tuple[str, str, int]]:
+        """(method, path, status) of every request served so far (with ``log_requests``)."""
+        if not self.access_log.exists():
+            return []
+        rows = [line.split() for line in self.access_log.read_text().splitlines()]
+        return [(method, path, int(status)) for method, path, status in rows]
 
 
 class Tinyproxy(_Server):
@@ -136,11 +211,7 @@ Allow 127.0.0.1
 DisableViaHeader Yes
 """
         (self.workdir / "tinyproxy.conf").write_text(config)
-        self.process = subprocess.Popen(
-            [binary, "-d", "-c", str(self.workdir / "tinyproxy.conf")],
-            stdout=subprocess.DEVNULL,
-            stderr=open(self.workdir / "stderr.log", "ab"),  # noqa: SIM115
-        )
+        self._start([binary, "-d", "-c", str(self.workdir / "tinyproxy.conf")], self.workdir / "stderr.log")
         wait_for_port(self.port, self.process, self.workdir / "stderr.log")
 
     def relayed(self) -> str:

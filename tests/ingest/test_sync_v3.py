@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -12,72 +11,9 @@ from cachedex.catalog import Catalog
 from cachedex.config import Limits
 from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest.layouts import read_index
-from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.sources import open_source
 from cachedex.ingest.sync import sync
-from tests.helpers import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config, spec_row
-
-TARBALL = "application/vnd.spack.install.v2.tar+gzip"
-SIGNED = (
-    "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA512\n\n{body}\n"
-    "-----BEGIN PGP SIGNATURE-----\n\nZmFrZQ==\n-----END PGP SIGNATURE-----\n"
-)
-
-
-def write_v3_mirror(
-    root: Path, index: dict[str, object], *, signed: bool = False, media: str = "application/vnd.spack.db.v8+json"
-) -> dict[str, int]:
-    """A v3 mirror of ``index``: manifest, blob, and a spec manifest (with a size) per listed spec."""
-    data = json.dumps(index, separators=(",", ":")).encode()
-    digest = hashlib.sha256(data).hexdigest()
-    blob = root / "blobs/sha256" / digest[:2] / digest
-    blob.parent.mkdir(parents=True, exist_ok=True)
-    blob.write_bytes(data)
-    manifest = {
-        "version": 3,
-        "data": [
-            {
-                "contentLength": len(data),
-                "mediaType": media,
-                "compression": "none",
-                "checksumAlgorithm": "sha256",
-                "checksum": digest,
-            }
-        ],
-    }
-    path = root / "v3/manifests/index/index.manifest.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest))
-    sizes = {}
-    for dag_hash, record in index["database"]["installs"].items():  # type: ignore[index]
-        if not record["in_buildcache"]:
-            continue
-        node = record["spec"]
-        sizes[dag_hash] = 1000 + int(hashlib.sha256(dag_hash.encode()).hexdigest()[:6], 16)
-        spec_manifest = {
-            "version": 3,
-            "data": [
-                {
-                    "contentLength": sizes[dag_hash],
-                    "mediaType": TARBALL,
-                    "compression": "gzip",
-                    "checksumAlgorithm": "sha256",
-                    "checksum": "0" * 64,
-                },
-                {
-                    "contentLength": 10,
-                    "mediaType": "application/vnd.spack.spec.v5+json",
-                    "compression": "gzip",
-                    "checksumAlgorithm": "sha256",
-                    "checksum": "1" * 64,
-                },
-            ],
-        }
-        text = json.dumps(spec_manifest, indent=0)
-        target = root / spec_manifest_path(node["name"], node["version"], dag_hash)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(SIGNED.format(body=text) if signed else text)
-    return sizes
+from tests.helpers import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config, spec_row, write_v3_mirror
 
 
 @pytest.mark.parametrize("signed", [False, True])

@@ -62,7 +62,7 @@ class _RateColumn(ProgressColumn):
 class Reporter:
     """Progress bars on stderr when it is a terminal (or ``enabled=True``); else no output."""
 
-    def __init__(self, enabled: bool | None = None) -> None:
+    def __init__(self, enabled: bool | None = None, *, console: Console | None = None) -> None:
         if enabled is None:
             enabled = sys.stderr.isatty()
         self._lock = threading.Lock()
@@ -76,7 +76,7 @@ class Reporter:
                 TimeElapsedColumn(),
                 TextColumn("eta"),
                 TimeRemainingColumn(),
-                console=Console(stderr=True),
+                console=console or Console(stderr=True),
                 transient=True,
             )
 

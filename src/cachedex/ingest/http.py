@@ -189,10 +189,13 @@ class _Job:
         self.batch: list[tuple[Any, Any]] = []
         self.pending = 0
         self.exhausted = False
+        self.cancelled = False  # the caller stopped reading: draw no more, decode nothing
 
     def deliver(self, key: Any, result: Response | CachedexError) -> None:
         """Keep the value of one finished request (engine thread)."""
         self.pending -= 1
+        if self.cancelled:
+            return
         if isinstance(result, Response):
             try:
                 value: Any = self.decode(result)
@@ -205,6 +208,9 @@ class _Job:
     def draw(self, room: int) -> list[Request]:
         """Up to ``room`` more requests (engine thread)."""
         drawn: list[Request] = []
+        if self.cancelled:
+            self.exhausted = True
+            return drawn
         try:
             for key, request in itertools.islice(self.requests, room):
                 request._job = self
@@ -283,20 +289,26 @@ class HttpClient:
                 raise RuntimeError("the HTTP client is closed")
             self._jobs.append(job)
         self._wake()
-        while True:
-            batch = job.results.get()
-            if batch is None:
-                return
-            if isinstance(batch, BaseException):
-                raise batch
-            yield from batch
+        try:
+            while True:
+                batch = job.results.get()
+                if batch is None:
+                    return
+                if isinstance(batch, BaseException):
+                    raise batch
+                yield from batch
+        finally:
+            job.cancelled = True  # the caller stopped early (or is done): the engine lets it go
 
     def close(self) -> None:
         """Stop the engine and release every connection."""
         with self._lock:
             self._closed = True
+            jobs = list(self._jobs)
         self._wake()
         self._engine.join(timeout=10)
+        for job in jobs:  # whoever still waits for a map's results is told it is over
+            job.results.put(RuntimeError("the HTTP client was closed"))
         for handle in [*self._idle, *self._active]:
             handle.close()
         self._multi.close()

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import msgspec
@@ -33,6 +33,7 @@ __all__ = [
     "build_records",
     "decode_index",
     "format_variant",
+    "names_and_versions",
 ]
 
 #: Database versions whose node formats we read (format doc §2.3).
@@ -185,7 +186,7 @@ def _reject_duplicate_hashes(data: bytes | bytearray | memoryview, installs: dic
     a ``ref_count`` key, so counting those bytes (cheap) against the decoded records tells
     whether a key repeats; only then is the file parsed again, slowly, to name it.
     """
-    blob = data if isinstance(data, bytes) else bytes(data)
+    blob = bytes(data) if isinstance(data, memoryview) else data  # a bytearray counts in place
     if blob.count(b'"ref_count"') <= len(installs):
         return
     repeated: list[str] = []
@@ -380,6 +381,20 @@ def _name_version(record: _Record | None) -> str | None:
     except msgspec.DecodeError:
         return None
     return f"{node.name}@{node.version}" if node.version is not None else node.name
+
+
+def names_and_versions(index: RawIndex, hashes: Iterable[str]) -> Iterator[tuple[str, str, str]]:
+    """(hash, name, version) of each of ``hashes`` in ``index``, read from its raw node
+    (only those two fields are decoded); records that do not decode are left out."""
+    records = index.records
+    decode = _name_version_decoder.decode
+    for dag_hash in hashes:
+        try:
+            node = decode(records[dag_hash].spec)
+        except (KeyError, msgspec.DecodeError, RecursionError):
+            continue
+        if node.name and node.version is not None:
+            yield dag_hash, node.name, str(node.version)
 
 
 def _direct_compiler(node: _Node) -> str | None:

@@ -10,6 +10,7 @@ needed (:meth:`Source.read_many`): no body is kept.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterable
 
@@ -22,7 +23,7 @@ from ..progress import ProgressLine
 from .manifests import manifest_size, spec_manifest_path, tarball_path_v2
 from .sources import Source
 
-__all__ = ["SizeReport", "fetch_sizes", "is_path_safe"]
+__all__ = ["Prefetch", "SizeReport", "fetch_sizes", "is_path_safe"]
 
 #: Sizes committed in one transaction; a batch is also committed after this many seconds.
 BATCH = 10_000
@@ -46,15 +47,90 @@ def is_path_safe(text: str) -> bool:
 
 
 def _paths(keys: Iterable[SizeKey], layout: int, refused: list[str], source: Source) -> Iterable[tuple[str, str]]:
+    if layout == 3:
+        return _manifest_paths(((key.hash, key.name, key.version) for key in keys), source, refused)
+    return _tarball_paths(keys, source, refused)
+
+
+def _tarball_paths(keys: Iterable[SizeKey], source: Source, refused: list[str]) -> Iterable[tuple[str, str]]:
     for key in keys:
-        if not (is_path_safe(key.name) and is_path_safe(key.version.replace("/", "_"))):
-            shown = f"{key.name!r}@{key.version!r}"
-            refused.append(f"{source.url}: spec {key.hash}: name or version {shown} cannot be part of a path")
+        if _refused(key.hash, key.name, key.version, source, refused):
             continue
-        if layout == 3:
-            yield key.hash, spec_manifest_path(key.name, key.version, key.hash)
+        yield key.hash, tarball_path_v2(**key._asdict())
+
+
+def _refused(dag_hash: str, name: str, version: str, source: Source, refused: list[str]) -> bool:
+    """Whether a spec's name or version cannot become part of a path (then it is noted)."""
+    if is_path_safe(name) and is_path_safe(version.replace("/", "_")):
+        return False
+    refused.append(f"{source.url}: spec {dag_hash}: name or version {name!r}@{version!r} cannot be part of a path")
+    return True
+
+
+class Prefetch:
+    """The sizes of a changed v3 mirror's listed specs, read in a thread while the listing
+    is decoded and written (the network then overlaps the CPU work); recorded with
+    :func:`fetch_sizes` once the listing is committed."""
+
+    def __init__(
+        self, source: Source, specs: Iterable[tuple[str, str, str]], *, limits: Limits, line: ProgressLine
+    ) -> None:
+        self.results: dict[str, int | CachedexError] = {}
+        self.refused: list[str] = []
+        self._stop = threading.Event()
+        self.started = time.monotonic()
+        self.finished: float | None = None
+        self._thread = threading.Thread(
+            target=self._run, args=(source, list(specs), limits, line), name="cachedex-sizes", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, source: Source, specs: list[tuple[str, str, str]], limits: Limits, line: ProgressLine) -> None:
+        paths = _manifest_paths(specs, source, self.refused)
+        results = self.results
+        done = 0
+        try:
+            for dag_hash, result in source.read_many(paths, manifest_size, limit=limits.manifest_bytes):
+                results[dag_hash] = result
+                done += 1
+                if done % 256 == 0:
+                    line.advance(256)
+                if self._stop.is_set():
+                    return  # closing the generator tells the HTTP engine to let the rest go
+        except (CachedexError, RuntimeError) as exc:  # the whole read failed: each size stays unknown
+            problem = exc if isinstance(exc, CachedexError) else CachedexError(str(exc))
+            for dag_hash, _name, _version in specs:
+                results.setdefault(dag_hash, problem)
+        finally:
+            self.finished = time.monotonic()
+            line.done()
+
+    @property
+    def seconds(self) -> float:
+        """How long the reads took, from the first to the last (so far)."""
+        return (self.finished or time.monotonic()) - self.started
+
+    def wait(self) -> dict[str, int | CachedexError]:
+        """Every result, once the thread is done."""
+        self._thread.join()
+        return self.results
+
+    def cancel(self) -> None:
+        """Stop reading (the listing failed: nothing will record these sizes)."""
+        self._stop.set()
+        self._thread.join()
+
+
+def _manifest_paths(
+    specs: Iterable[tuple[str, str, str]], source: Source, refused: list[str]
+) -> Iterable[tuple[str, str]]:
+    for dag_hash, name, version in specs:
+        if is_path_safe(name) and is_path_safe(version.replace("/", "_")):
+            yield dag_hash, spec_manifest_path(name, version, dag_hash)
         else:
-            yield key.hash, tarball_path_v2(**key._asdict())
+            refused.append(
+                f"{source.url}: spec {dag_hash}: name or version {name!r}@{version!r} cannot be part of a path"
+            )
 
 
 def fetch_sizes(
@@ -65,27 +141,35 @@ def fetch_sizes(
     layout: int,
     limits: Limits,
     line: ProgressLine,
+    prefetched: Prefetch | None = None,
 ) -> SizeReport:
-    """Fetch the sizes of ``keys`` from ``source`` and record them in ``catalog``, a batch
-    at a time. A missing or unreadable manifest is a problem to report, not a failure:
-    that size stays unknown."""
+    """Fetch the sizes of ``keys`` from ``source`` (those ``prefetched`` has are taken from
+    it) and record them in ``catalog``, a batch at a time. A missing or unreadable
+    manifest is a problem to report, not a failure: that size stays unknown."""
     refused: list[str] = []
     problems: dict[str, str] = {}  # kind of problem -> one example
     failed = missing = fetched = 0
     ids = catalog.spec_ids(key.hash for key in keys)
     batch: dict[int, int] = {}
     last_commit = time.monotonic()
-    paths = _paths(keys, layout, refused, source)
+    known: dict[str, int | CachedexError] = {}
+    if prefetched is not None:
+        known = prefetched.wait()
+        refused.extend(prefetched.refused)
+    rest = [key for key in keys if key.hash not in known]
+    paths = _paths(rest, layout, refused, source)
     results: Iterable[tuple[str, int | CachedexError | None]]
     if layout == 3:
         results = source.read_many(paths, manifest_size, limit=limits.manifest_bytes)
     else:
         results = ((key, _head(source, path)) for key, path in paths)
     done = 0
-    for dag_hash, result in results:
-        done += 1
-        if done % 256 == 0:  # the display needs no more: a call per spec costs more than its read
-            line.advance(256)
+    wanted = {key.hash for key in keys}
+    for dag_hash, result in [*((h, r) for h, r in known.items() if h in wanted), *results]:
+        if dag_hash not in known:
+            done += 1
+            if done % 256 == 0:  # the display needs no more: a call per spec costs more than its read
+                line.advance(256)
         if isinstance(result, SourceNotFound) or result is None:
             missing += 1
         elif isinstance(result, CachedexError):

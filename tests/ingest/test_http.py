@@ -1,0 +1,260 @@
+"""The HTTP layer with real servers: nginx (as a CDN serves mirrors), a forward proxy
+(tinyproxy), TLS with a private CA, and a scripted server for faults. Every failure names
+the URL and leaves the catalog exactly as it was."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.config import HttpOptions, load_config
+from cachedex.demo.build import build_demo_mirrors
+from cachedex.errors import SourceError
+from cachedex.ingest.http import HttpClient, Request, TooBig
+from cachedex.ingest.manifests import spec_manifest_path
+from cachedex.ingest.sync import sync
+from tests.helpers import (
+    LIBDWARF_CORE2,
+    dump,
+    fixture_index,
+    listed_specs,
+    make_config,
+    write_v3_mirror,
+)
+from tests.servers import Nginx, Tinyproxy, make_certificates
+
+DEMO_TAG = "develop-2026-11-08"  # layout 3, spec manifests with sizes, nine stacks
+
+
+@pytest.fixture(scope="module")
+def demo_mirrors(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One v3 demo tag written as real mirrors (and its config, with relative paths)."""
+    folder = tmp_path_factory.mktemp("mirrors")
+    build_demo_mirrors(folder, tags=[DEMO_TAG])
+    return folder
+
+
+def _http_config(folder: Path, base_url: str, **http: object) -> Path:
+    """The demo config with its mirrors at ``base_url`` instead of the folder."""
+    text = (folder / "cachedex.yaml").read_text().replace("./mirrors", f"{base_url}/mirrors")
+    settings = json.dumps({"concurrency": 8, "retries": 1, "backoff": 0.05, **http})
+    path = folder / f"http-{abs(hash(base_url))}.yaml"
+    path.write_text(text.replace("catalog: cachedex.sqlite", f"catalog: {path.stem}.sqlite") + f"http: {settings}\n")
+    return path
+
+
+def _sync(config_path: Path) -> tuple[list[object], list[object]]:
+    config = load_config(config_path)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok, outcome.error
+        return listed_specs(catalog, DEMO_TAG), [outcome]
+
+
+def test_a_sync_from_nginx_equals_the_sync_from_the_folder(demo_mirrors: Path) -> None:
+    local, _ = _sync(demo_mirrors / "cachedex.yaml")
+    with Nginx(demo_mirrors, log_requests=True) as nginx:
+        config = _http_config(demo_mirrors, nginx.url)
+        remote, (outcome,) = _sync(config)
+        assert remote == local and any(spec.size for spec in remote)  # sizes came over HTTP too
+        assert outcome.sizes_fetched == sum(1 for spec in remote if spec.size is not None)  # type: ignore[attr-defined]
+        served = len(nginx.requests())
+        again, (second,) = _sync(config)
+        assert again == local and second.sizes_fetched == 0  # type: ignore[attr-defined]
+        new = nginx.requests()[served:]
+        # unchanged: one index manifest per mirror (ETag: 304), no blob, no spec manifest
+        assert {path.rsplit("/", 1)[-1] for _, path, _ in new} == {"index.manifest.json"}
+        assert all(status == 304 for _, _, status in new)
+
+
+def test_a_proxy_from_the_environment_carries_every_request(
+    demo_mirrors: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Nginx(demo_mirrors) as nginx, Tinyproxy() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        remote, _ = _sync(_http_config(demo_mirrors, nginx.url))
+        relayed = proxy.relayed()
+        assert remote and f"127.0.0.1:{nginx.port}/mirrors/{DEMO_TAG}/v3/manifests/index" in relayed
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        before = relayed.count("GET")
+        with HttpClient(HttpOptions()) as client:
+            client.request(
+                Request(f"{nginx.url}/mirrors/{DEMO_TAG}/v3/manifests/index/index.manifest.json", limit=10**6)
+            )
+        assert proxy.relayed().count("GET") == before  # NO_PROXY: straight to the server
+
+
+def test_https_with_a_private_ca(demo_mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ca, cert, key = make_certificates(tmp_path / "tls")
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    with Nginx(demo_mirrors, tls=(cert, key)) as nginx:
+        url = f"{nginx.url}/mirrors/{DEMO_TAG}/v3/manifests/index/index.manifest.json"
+        with HttpClient(HttpOptions(retries=0)) as client, pytest.raises(SourceError, match="TLS failed") as info:
+            client.request(Request(url, limit=10**6))
+        assert "http.ca_bundle" in str(info.value) and url in str(info.value)
+        remote, _ = _sync(_http_config(demo_mirrors, nginx.url, ca_bundle=str(ca)))
+        assert remote
+        monkeypatch.setenv("SSL_CERT_FILE", str(ca))
+        with HttpClient(HttpOptions(retries=0)) as client:
+            assert client.request(Request(url, limit=10**6)).status == 200
+
+
+# -- faults, from a scripted server --------------------------------------------------------------
+
+
+@pytest.fixture
+def v3_mirror(http_server, mirrors: Path) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """A v3 mirror of the real test index on the scripted server; yields its URL."""
+    write_v3_mirror(http_server.state.root / "m", fixture_index(mirrors))
+    yield f"{http_server.url}/m"
+
+
+def _blob(http_server) -> str:  # type: ignore[no-untyped-def]
+    (blob,) = (http_server.state.root / "m/blobs/sha256").glob("*/*")
+    return "/" + str(blob.relative_to(http_server.state.root))
+
+
+@pytest.mark.parametrize("fault", ["503-once", "cut-once", "never-once"])
+def test_transient_faults_are_retried(http_server, v3_mirror: str, tmp_path: Path, fault: str) -> None:  # type: ignore[no-untyped-def]
+    http_server.state.stall_seconds = 3.0
+    http_server.state.faults[_blob(http_server)] = fault
+    config = make_config(tmp_path, [{"name": "t", "url": v3_mirror}], timeout=1)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok, outcome.error
+    assert http_server.state.count(_blob(http_server)) == 2
+
+
+def test_429_waits_as_long_as_retry_after_asks(http_server, v3_mirror: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    http_server.state.faults[_blob(http_server)] = "429-once"
+    http_server.state.retry_after = 1
+    config = make_config(tmp_path, [{"name": "t", "url": v3_mirror}], backoff=0.01)
+    started = time.monotonic()
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok, outcome.error
+    assert time.monotonic() - started >= 1.0  # not the 0.01 s backoff: the server's 1 s
+    http_server.state.faults[_blob(http_server)] = "429"
+    http_server.state.retry_after = 3600
+    with HttpClient(HttpOptions(retries=2)) as client, pytest.raises(SourceError, match="retry in 3600 s, too long"):
+        client.request(Request(f"{http_server.url}{_blob(http_server)}", limit=10**9))
+
+
+@pytest.mark.parametrize(
+    ("fault", "settings", "message"),
+    [
+        ("503", {}, "server error (HTTP 503), after 2 attempts"),
+        ("never", {"timeout": 1}, "timed out (no data for 1 s), after 2 attempts"),
+        ("drip", {"deadline": 2}, "timed out (not done within 2 s), after 2 attempts"),  # review HANG-1
+        ("cut", {}, "connection closed before the whole answer arrived"),
+        ("redirect-file", {}, "refused a redirect"),  # review MSG-3: not retried, not "cannot connect"
+    ],
+)
+def test_a_fault_that_lasts_fails_the_tag_and_changes_nothing(  # type: ignore[no-untyped-def]
+    http_server, mirrors: Path, v3_mirror: str, tmp_path: Path, fault: str, settings: dict[str, object], message: str
+) -> None:
+    config = make_config(tmp_path, [{"name": "t", "url": v3_mirror}], **settings)
+    with Catalog(config.catalog) as catalog:
+        assert sync(config, catalog)[0].ok
+        before = dump(catalog)
+        index = fixture_index(mirrors, drop=(LIBDWARF_CORE2,))  # a new index: a new blob to fetch
+        write_v3_mirror(http_server.state.root / "m", index)
+        http_server.state.stall_seconds = 4.0
+        http_server.state.drip_seconds = 0.3
+        http_server.state.faults[_blob_for(http_server, index)] = fault
+        started = time.monotonic()
+        (outcome,) = sync(config, catalog)
+        assert not outcome.ok and outcome.error is not None
+        assert outcome.error.startswith(f"{http_server.url}/m/blobs/sha256/"), outcome.error
+        assert message in outcome.error
+        assert dump(catalog) == before
+        assert time.monotonic() - started < 20
+        if fault == "redirect-file":
+            assert http_server.state.count(_blob_for(http_server, index)) == 1
+
+
+def _blob_for(http_server, index: dict[str, object]) -> str:  # type: ignore[no-untyped-def]
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps(index, separators=(",", ":")).encode()).hexdigest()
+    return f"/m/blobs/sha256/{digest[:2]}/{digest}"
+
+
+def test_downloads_are_bounded_after_decompression(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """review SEC-2: a 1 MB gzip answer took a sync to 2 GB."""
+    (http_server.state.root / "bomb").write_bytes(b"x")
+    http_server.state.faults["/bomb"] = "gzip-bomb"
+    with HttpClient(HttpOptions(retries=0)) as client:
+        seen: list[int] = []
+        watched = Request(f"{http_server.url}/bomb", limit=10_000_000, progress=lambda got, total: seen.append(got))
+        with pytest.raises(TooBig, match="larger than 10,000,000 bytes"):
+            client.request(watched)
+        assert max(seen) < 11_000_000
+        with pytest.raises(SourceError):  # not decompressed at all: the limit counts what arrives
+            client.request(Request(f"{http_server.url}/bomb", limit=10_000))
+
+
+def test_a_stopped_size_phase_keeps_its_sizes(http_server, mirrors: Path, v3_mirror: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Sizes are fetched once ever: what a failed size phase fetched is kept, and the next
+    sync, with the index unchanged, fetches only the rest."""
+    index = fixture_index(mirrors)
+    listed = [h for h, r in index["database"]["installs"].items() if r["in_buildcache"]]  # type: ignore[index]
+    broken = []
+    for dag_hash in listed[:2]:
+        node = index["database"]["installs"][dag_hash]["spec"]  # type: ignore[index]
+        path = "/m/" + spec_manifest_path(node["name"], node["version"], dag_hash)
+        http_server.state.faults[path] = "500"
+        broken.append(path)
+    config = make_config(tmp_path, [{"name": "t", "url": v3_mirror}], retries=0)
+    with Catalog(config.catalog) as catalog:
+        (first,) = sync(config, catalog)
+        assert first.ok and first.sizes_fetched == len(listed) - 2
+        assert any("2 sizes unknown" in w for w in first.warnings)
+        (stats,) = catalog.tag_stats(["t"])
+        assert (stats.specs, stats.sized) == (len(listed), len(listed) - 2)  # outputs can say "n of m"
+        for path in broken:
+            del http_server.state.faults[path]
+        asked = len(http_server.state.requests)
+        (second,) = sync(config, catalog)
+        assert second.ok and second.sizes_fetched == 2
+        manifests = [p for _, p in http_server.state.requests[asked:] if p.endswith(".spec.manifest.json")]
+        assert sorted(manifests) == sorted(broken)
+        (stats,) = catalog.tag_stats(["t"])
+        assert stats.sized == stats.specs
+
+
+def test_progress_is_silent_on_a_pipe(demo_mirrors: Path) -> None:
+    from click.testing import CliRunner
+
+    from cachedex.cli import main
+
+    result = CliRunner().invoke(main, ["--config", str(demo_mirrors / "cachedex.yaml"), "sync"])
+    assert result.exit_code == 0, result.output
+    assert "sizes" not in result.output and "eta" not in result.output  # no progress lines, just the table
+
+
+def test_progress_on_a_terminal_shows_count_rate_and_eta() -> None:
+    import io
+
+    from rich.console import Console
+
+    from cachedex.cli.progress import Reporter
+
+    buffer = io.StringIO()
+    reporter = Reporter(enabled=True, console=Console(file=buffer, force_terminal=True, width=120))
+    assert reporter._progress is not None
+    with reporter:
+        line = reporter.task("develop/root: sizes", total=1000)
+        for _ in range(4):
+            line.advance(100)
+            time.sleep(0.1)
+        reporter._progress.refresh()
+        shown = buffer.getvalue()
+    assert "400/1000" in shown and "/s" in shown and "eta" in shown
