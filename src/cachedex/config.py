@@ -20,7 +20,7 @@ import msgspec
 import yaml
 
 from .errors import ConfigError
-from .values import ROOT_STACK, MirrorRef, check_name
+from .values import ROOT_STACK, MirrorRef, check_label, short_repr
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -33,6 +33,7 @@ __all__ = [
     "check_unique",
     "find_config",
     "load_config",
+    "load_yaml",
     "mirror_url_from_index_url",
     "mirrors_from_discovery",
     "parse_config",
@@ -168,7 +169,7 @@ class Config(msgspec.Struct, frozen=True):
             if tag.name == name:
                 return tag
         known = ", ".join(t.name for t in self.tags) or "none"
-        raise ConfigError([f"unknown tag {name!r} (configured: {known})"], path=_shown(self.path))
+        raise ConfigError([f"unknown tag {short_repr(name)} (configured: {known})"], path=_shown(self.path))
 
 
 def find_config(explicit: str | None) -> Path:
@@ -195,13 +196,36 @@ def _resolve_url(value: str, base: Path) -> str:
 
 def _check_url(key: str, value: object, problems: list[str]) -> bool:
     if not isinstance(value, str) or not value.strip():
-        problems.append(f"'{key}': expected a path or URL, got {value!r}")
+        problems.append(f"'{key}': expected a path or URL, got {short_repr(value)}")
         return False
     scheme = urlsplit(value).scheme
     if len(scheme) > 1 and scheme not in ("http", "https", "file"):
-        problems.append(f"'{key}': expected a path, file:// or http(s):// URL, got {value!r}")
+        problems.append(f"'{key}': expected a path, file:// or http(s):// URL, got {short_repr(value)}")
         return False
     return True
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing aliases: a config or a spec file needs none, and
+    nine nested aliases of nine (a 537-byte "billion laughs") expand to 387 million
+    strings."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            mark = self.peek_event().start_mark  # type: ignore[no-untyped-call]
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed", mark)
+        return super().compose_node(parent, index)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse one YAML document from outside. Raises ValueError, in one line, for invalid
+    YAML, aliases, or nesting too deep for Python's stack."""
+    try:
+        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.YAMLError as exc:
+        raise ValueError(f"not valid YAML: {exc}".replace("\n", " ")) from exc
+    except RecursionError as exc:
+        raise ValueError("not valid YAML: nested too deeply") from exc
 
 
 def load_config(path: Path) -> Config:
@@ -219,9 +243,9 @@ def load_config(path: Path) -> Config:
     except OSError as exc:
         raise ConfigError([f"cannot read: {exc.strerror or exc}"], path=str(path)) from exc
     try:
-        document = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError([f"not valid YAML: {exc}".replace("\n", " ")], path=str(path)) from exc
+        document = load_yaml(text)
+    except ValueError as exc:
+        raise ConfigError([str(exc)], path=str(path)) from exc
     return parse_config(document, base=path.resolve().parent, path=path)
 
 
@@ -238,7 +262,7 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
 
     catalog_value = document.get("catalog", _default("catalog"))
     if not isinstance(catalog_value, str) or not catalog_value:
-        problems.append(f"'catalog': expected a file path, got {catalog_value!r}")
+        problems.append(f"'catalog': expected a file path, got {short_repr(catalog_value)}")
         catalog_value = _default("catalog")
 
     http = HttpOptions(**_parse_numbers("http", document.get("http", {}), problems, base))
@@ -261,9 +285,9 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
         problems.append("no tags configured: add a 'tags' list or 'tags_from'")
     if problems:
         raise ConfigError(problems, path=_shown(path))
-    return Config(
-        path=path, catalog=(base / catalog_value), tags=tuple(tags), http=http, limits=limits, tags_from=tags_from
-    )
+    # Normalised, not resolved: SQLite refuses a path whose '..' climb above '/' (MSG-8).
+    catalog = Path(os.path.abspath(base / catalog_value))
+    return Config(path=path, catalog=catalog, tags=tuple(tags), http=http, limits=limits, tags_from=tags_from)
 
 
 def check_unique(tags: list[TagConfig], problems: list[str]) -> None:
@@ -271,7 +295,7 @@ def check_unique(tags: list[TagConfig], problems: list[str]) -> None:
     seen: set[str] = set()
     for tag in tags:
         if tag.name in seen:
-            problems.append(f"tag {tag.name!r} is configured twice")
+            problems.append(f"tag {short_repr(tag.name)} is configured twice")
         seen.add(tag.name)
 
 
@@ -279,14 +303,14 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
     """The values of a section of numbers (``http``, ``limits``), each checked against
     its setting's range; ``http.ca_bundle`` is a path."""
     if not isinstance(raw, dict):
-        problems.append(f"'{section}': expected a mapping, got {_short(raw)}")
+        problems.append(f"'{section}': expected a mapping, got {short_repr(raw)}")
         return {}
     fields = _NUMBER_FIELDS[section]
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if section == "http" and key == "ca_bundle":
             if not isinstance(value, str) or not value:
-                problems.append(f"'http.ca_bundle': expected a file path, got {_short(value)}")
+                problems.append(f"'http.ca_bundle': expected a file path, got {short_repr(value)}")
             else:
                 values[key] = str((base / value).resolve())
             continue
@@ -309,10 +333,10 @@ def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> flo
     span = f"between {_figure(low)} and {_figure(high)}" if low is not None and high is not None else "a number"
     wanted = f"a whole number {span}" if whole else f"a number {span}"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        problems.append(f"'{key}': expected {wanted}, got {_short(value)}")
+        problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}")
         return None
     if (whole and value != int(value)) or (low is not None and value < low) or (high is not None and value > high):
-        problems.append(f"'{key}': expected {wanted}, got {_short(value)}")
+        problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}")
         return None
     return float(value)
 
@@ -322,24 +346,15 @@ def _figure(value: float) -> str:
     return f"{int(value):,}" if value == int(value) else f"{value:g}"
 
 
-def _short(value: object) -> str:
-    """A value for a message, cut short: a config may hold anything, of any size."""
-    import reprlib
-
-    shown = reprlib.Repr()
-    shown.maxstring = shown.maxother = 60
-    return shown.repr(value)
-
-
 def _parse_tag(raw: object, key: str, base: Path, problems: list[str]) -> TagConfig | None:
     if not isinstance(raw, dict):
-        problems.append(f"'{key}': expected a mapping with name, url, stacks; got {raw!r}")
+        problems.append(f"'{key}': expected a mapping with name, url, stacks; got {short_repr(raw)}")
         return None
     for extra in raw.keys() - {"name", "url", "stacks"}:
         problems.append(f"unknown key '{key}.{extra}' (known: name, url, stacks)")
     before = len(problems)
     name = raw.get("name")
-    why = check_name(name)
+    why = check_label(name)
     if why:
         problems.append(f"'{key}.name': {why}")
     url = raw.get("url")
@@ -351,11 +366,11 @@ def _parse_tag(raw: object, key: str, base: Path, problems: list[str]) -> TagCon
     elif isinstance(stacks, dict):
         pairs = list(stacks.items())
     else:
-        problems.append(f"'{key}.stacks': expected a list of names or a mapping name: url, got {stacks!r}")
+        problems.append(f"'{key}.stacks': expected a list of names or a mapping name: url, got {short_repr(stacks)}")
     mirrors: list[MirrorRef] = []
     seen: set[str] = set()
     for stack, stack_url in pairs:
-        why = check_name(stack)
+        why = check_label(stack)
         if why:
             problems.append(f"'{key}.stacks': stack {why}")
             continue
@@ -363,7 +378,7 @@ def _parse_tag(raw: object, key: str, base: Path, problems: list[str]) -> TagCon
             problems.append(f"'{key}.stacks': 'root' is the tag's own mirror (its url), not a stack")
             continue
         if stack in seen:
-            problems.append(f"'{key}.stacks': stack {stack!r} is listed twice")
+            problems.append(f"'{key}.stacks': stack {short_repr(stack)} is listed twice")
         seen.add(stack)
         if stack_url is None:
             if isinstance(url, str):
@@ -413,30 +428,30 @@ def mirrors_from_discovery(document: object, *, base: str, remote: bool = False)
         return [], [f"'tags_from': expected a JSON object of tag -> list, got {type(document).__name__}"]
     tags: list[TagConfig] = []
     for tag, entries in document.items():
-        why = check_name(tag)
+        why = check_label(tag)
         if why:
             problems.append(f"'tags_from': tag {why}")
             continue
         if not isinstance(entries, list):
-            problems.append(f"'tags_from': tag {tag!r}: expected a list of {{label, url}}")
+            problems.append(f"'tags_from': tag {short_repr(tag)}: expected a list of {{label, url}}")
             continue
         root: MirrorRef | None = None
         stacks: list[MirrorRef] = []
         for entry in entries:
             label = entry.get("label") if isinstance(entry, dict) else None
             url = entry.get("url") if isinstance(entry, dict) else None
-            why = check_name(label)
+            why = check_label(label)
             if why or not isinstance(url, str):
-                problems.append(f"'tags_from': tag {tag!r}: bad entry {_short(entry)}")
+                problems.append(f"'tags_from': tag {short_repr(tag)}: bad entry {short_repr(entry)}")
                 continue
             mirror_url = mirror_url_from_index_url(urljoin(base, url))
             if mirror_url is None or urlsplit(mirror_url).scheme == "s3":
-                problems.append(f"'tags_from': tag {tag!r} {label}: cannot read index URL {_short(url)}")
+                problems.append(f"'tags_from': tag {short_repr(tag)} {label}: cannot read index URL {short_repr(url)}")
                 continue
             if remote and urlsplit(mirror_url).scheme not in ("http", "https"):
                 problems.append(
-                    f"'tags_from': tag {tag!r} {label}: a discovery file read over HTTP may only name "
-                    f"http(s) mirrors, not {_short(mirror_url)}"
+                    f"'tags_from': tag {short_repr(tag)} {label}: a discovery file read over HTTP may only name "
+                    f"http(s) mirrors, not {short_repr(mirror_url)}"
                 )
                 continue
             ref = MirrorRef(tag, str(label), mirror_url)
@@ -446,7 +461,7 @@ def mirrors_from_discovery(document: object, *, base: str, remote: bool = False)
                 stacks.append(ref)
         if root is None:
             # cache.spack.io skips refs without a root index too (format doc §6.3).
-            problems.append(f"'tags_from': tag {tag!r} has no 'root' entry")
+            problems.append(f"'tags_from': tag {short_repr(tag)} has no 'root' entry")
             continue
         tags.append(TagConfig(tag, (root, *sorted(stacks, key=lambda m: m.stack))))
     return tags, problems

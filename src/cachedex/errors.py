@@ -102,6 +102,29 @@ class IndexFormatError(_AtUrl):
 class CatalogError(CachedexError):
     """Raised by ``catalog`` when the SQLite file cannot be used."""
 
+    @classmethod
+    def from_sqlite(cls, path: object, exc: BaseException, *, waited: float | None = None) -> CatalogError:
+        """The error to show for a ``sqlite3`` exception raised on the catalog at ``path``:
+        what it means for the user and what to do, in one line."""
+        code = getattr(exc, "sqlite_errorname", "")
+        text = str(exc)
+        if code.startswith("SQLITE_BUSY") or code.startswith("SQLITE_LOCKED") or "locked" in text:
+            wait = f" for {waited:g} s" if waited is not None else ""
+            why = f"another process kept the catalog locked{wait} (another sync?); try again when it has finished"
+        elif code.startswith("SQLITE_FULL") or "disk is full" in text:
+            why = "the disk is full; what was being written is rolled back, the catalog keeps its previous content"
+        elif code.startswith("SQLITE_READONLY") or "readonly" in text:
+            why = "cannot write the catalog: the file or its folder is read-only"
+        elif code.startswith("SQLITE_NOTADB") or "not a database" in text:
+            why = "not an SQLite file, so not a catalog; check the 'catalog' path (cachedex leaves the file alone)"
+        elif code.startswith("SQLITE_CORRUPT") or "malformed" in text:
+            why = f"the catalog is corrupt ({text}); delete it and run 'cachedex sync'"
+        elif code.startswith("SQLITE_IOERR"):
+            why = f"cannot read or write the catalog's file ({text})"
+        else:
+            why = f"catalog error ({text})"
+        return cls(f"{path}: {why}")
+
 
 class LookupFailed(CachedexError):
     """Raised by ``catalog`` and ``publish`` when something asked for is not in the catalog."""

@@ -7,6 +7,7 @@ hundreds of thousands of them and Struct construction is several times cheaper.
 from __future__ import annotations
 
 import re
+import reprlib
 
 import msgspec
 
@@ -15,18 +16,21 @@ __all__ = [
     "DEPTYPE_BITS",
     "FLAG_NAMES",
     "LINK_RUN",
+    "MAX_NAME_BYTES",
     "ROOT_STACK",
     "SPEC_MEDIA_TYPE",
     "TARBALL_MEDIA_TYPE",
     "Dependency",
     "MirrorRef",
     "SpecRecord",
+    "check_label",
     "check_name",
     "decode_variants",
     "deptypes_from_mask",
     "deptypes_to_mask",
     "human_size",
     "is_dag_hash",
+    "short_repr",
 ]
 
 #: A Spack DAG hash: 32 lowercase base32 characters (``is_dag_hash`` checks one).
@@ -127,21 +131,54 @@ def human_size(size: int | None) -> str:
     return f"{value:.1f} TB"
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+# C0 and C1 controls, and the format characters that reorder or hide text (U+202E
+# right-to-left override, zero-width joiners...): none belongs in a name.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+
+#: Longest name in bytes (UTF-8): a file name's limit on every common file system.
+MAX_NAME_BYTES = 255
+
+#: What a tag or stack name may hold: it appears in folder names, URLs and the
+#: ``spack mirror add`` commands users paste into a shell.
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@=-]*")
+
+
+def short_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to about ``limit`` characters: messages quote values from
+    outside, which may be huge (a YAML alias bomb expands to millions of strings)."""
+    shown = reprlib.Repr()
+    shown.maxstring = shown.maxother = limit
+    shown.maxlist = shown.maxdict = 4
+    shown.maxlevel = 2
+    text = shown.repr(value)
+    return text if len(text) <= limit + 10 else text[:limit] + "..."
 
 
 def check_name(name: object) -> str | None:
     """Why ``name`` cannot be a tag, stack or package name used as a folder; None if fine."""
     if not isinstance(name, str):
-        return f"expected a string, got {type(name).__name__} {name!r}"
+        return f"expected a string, got {type(name).__name__} {short_repr(name)}"
     if not name:
         return "must not be empty"
+    shown = short_repr(name)
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        return f"{shown} is longer than {MAX_NAME_BYTES} bytes (it becomes a file name)"
     if "/" in name or "\\" in name:
-        return f"{name!r} must not contain '/' or '\\' (it becomes a folder name)"
+        return f"{shown} must not contain '/' or '\\' (it becomes a folder name)"
     if ".." in name:
-        return f"{name!r} must not contain '..' (it becomes a folder name)"
+        return f"{shown} must not contain '..' (it becomes a folder name)"
     if name.startswith("."):
-        return f"{name!r} must not start with '.' (it becomes a folder name)"
-    if _CONTROL.search(name):
-        return f"{name!r} must not contain control characters"
+        return f"{shown} must not start with '.' (it becomes a folder name)"
+    if _UNPRINTABLE.search(name):
+        return f"{shown} must not contain control or invisible formatting characters"
     return None
+
+
+def check_label(name: object) -> str | None:
+    """Why ``name`` cannot be a tag or stack name; None if fine. Stricter than
+    :func:`check_name`: letters, digits and ``._+@=-`` only, so that no shell, URL or
+    file name can read it as anything but one word."""
+    why = check_name(name)
+    if why is None and isinstance(name, str) and not _LABEL.fullmatch(name):
+        why = f"{short_repr(name)} may hold only letters, digits and . _ + @ = - (starting with a letter or digit)"
+    return why

@@ -58,7 +58,7 @@ def test_read_only_needs_an_existing_catalog(tmp_path: Path) -> None:
 def test_not_a_database(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     path.write_bytes(b"definitely not sqlite" * 100)
-    with pytest.raises(CatalogError, match="cannot open the catalog"):
+    with pytest.raises(CatalogError, match="not an SQLite file, so not a catalog"):
         Catalog(path)
 
 

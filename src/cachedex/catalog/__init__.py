@@ -27,9 +27,10 @@ each a function of an open connection:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from ..errors import CatalogError, UnknownTag
 from ..query import Query
@@ -67,32 +68,43 @@ __all__ = [
 ]
 
 
+#: How long a writer waits for another process's write transaction before giving up:
+#: a first sync of a 250,000-record tag writes for under a minute.
+WRITE_WAIT_SECONDS = 300.0
+#: How long a reader waits on a lock (WAL readers wait only on recovery and checkpoints).
+_READ_WAIT_MS = 10_000
+
+
 class Catalog:
     """An open catalog file. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+    def __init__(self, path: Path, *, readonly: bool = False, write_wait: float = WRITE_WAIT_SECONDS) -> None:
         self.path = path
         self.readonly = readonly
+        self.write_wait = write_wait
+        if path.exists() and not path.is_file():
+            raise CatalogError(f"{path}: not a regular file; give 'catalog' a file path")
         try:
             if readonly:
-                if not path.exists():
-                    raise CatalogError(f"{path}: no catalog here yet; run 'cachedex sync' first")
-                self._db = sqlite3.connect(
-                    f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
-                )
+                self._db = _open_readonly(path)
             else:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                try:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise CatalogError(
+                        f"{path.parent}: cannot create the catalog's folder ({exc.strerror or exc})"
+                    ) from exc
                 self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+                self._db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
                 self._db.execute("PRAGMA journal_mode=WAL")
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 # A first sync inserts millions of index entries; keep the B-trees in memory.
                 self._db.execute("PRAGMA cache_size=-131072")
             searching.register_functions(self._db)
-            self._db.execute("PRAGMA busy_timeout=10000")
             self._db.execute("PRAGMA foreign_keys=ON")
             migrate(self._db, path, readonly=readonly)
-        except sqlite3.DatabaseError as exc:
-            raise CatalogError(f"{path}: cannot open the catalog ({exc})") from exc
+        except sqlite3.Error as exc:
+            raise CatalogError.from_sqlite(path, exc) from exc
 
     def __enter__(self) -> Catalog:
         return self
@@ -131,27 +143,58 @@ class Catalog:
         return f"s{last or 0}", finished
 
     @contextmanager
-    def writing_tag(self, tag: str) -> Iterator[TagWriter]:
-        """A transaction that rewrites one tag; rolled back if the block raises."""
+    def writing_tag(self, tag: str, *, on_wait: Callable[[], None] | None = None) -> Iterator[TagWriter]:
+        """A transaction that rewrites one tag; rolled back if the block raises.
+
+        Another process's write transaction is waited for, up to ``write_wait`` seconds;
+        ``on_wait`` is called once if the wait begins. SQLite's own errors (locked, disk
+        full, read-only, corrupt) come out as one-line :class:`CatalogError`."""
         if self.readonly:
             raise CatalogError(f"{self.path}: opened read-only")
-        self._db.execute("BEGIN IMMEDIATE")
+        self._begin_write(on_wait)
         try:
             writer = TagWriter(self._db, tag)
             yield writer
             writer._finish()
             self._db.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
+            # SQLite has already rolled back after some errors (disk full): a second
+            # ROLLBACK would raise and hide the real error.
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
             raise
+
+    def _begin_write(self, on_wait: Callable[[], None] | None) -> None:
+        db = self._db
+        db.execute("PRAGMA busy_timeout=0")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            return
+        except sqlite3.OperationalError as exc:
+            if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY"):
+                raise CatalogError.from_sqlite(self.path, exc) from exc
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(self.write_wait * 1000)}")
+        if on_wait is not None:
+            on_wait()
+        try:
+            db.execute("BEGIN IMMEDIATE")
+        except sqlite3.Error as exc:
+            raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
 
     def record_sizes(self, sizes: Mapping[int, int]) -> int:
         """Record binary sizes by spec id, outside any tag's transaction (a size never
         changes), with the totals of the tags listing them; returns how many were new."""
         if self.readonly:
             raise CatalogError(f"{self.path}: opened read-only")
-        return record_sizes(self._db, sizes) if sizes else 0
+        try:
+            return record_sizes(self._db, sizes) if sizes else 0
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
 
     # -- point reads (see reads.py) ---------------------------------------------------
 
@@ -305,6 +348,27 @@ class Catalog:
         after a sync. Returns the number of scopes."""
         with self.snapshot():
             return searching.warm_search(self._db, str(self.path), self.state_token()[0])
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
+    """A read-only connection. On read-only storage SQLite cannot create the ``-shm``
+    file WAL mode needs; a catalog closed cleanly (no ``-wal`` left) is then opened as
+    immutable, which needs no ``-shm`` (MSG-1)."""
+    if not path.exists():
+        raise CatalogError(f"{path}: no catalog here yet; run 'cachedex sync' first")
+    db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    db.execute(f"PRAGMA busy_timeout={_READ_WAIT_MS}")
+    try:
+        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        wal = path.with_name(path.name + "-wal")
+        if getattr(exc, "sqlite_errorname", "") != "SQLITE_CANTOPEN" or (wal.exists() and wal.stat().st_size):
+            raise
+        db.close()
+        db = sqlite3.connect(
+            f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False
+        )
+    return db
 
 
 def package_names_of(package_tags: dict[str, list[tuple[str, int]]]) -> dict[str, list[str]]:

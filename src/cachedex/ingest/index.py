@@ -25,7 +25,16 @@ import msgspec
 
 from .._perf import BoundedMemo, gc_paused
 from ..errors import IndexFormatError
-from ..values import FLAG_NAMES, Dependency, SpecRecord, deptypes_to_mask, is_dag_hash
+from ..values import (
+    FLAG_NAMES,
+    MAX_NAME_BYTES,
+    Dependency,
+    SpecRecord,
+    check_name,
+    deptypes_to_mask,
+    is_dag_hash,
+    short_repr,
+)
 
 __all__ = [
     "SUPPORTED_DB_VERSIONS",
@@ -56,7 +65,7 @@ class _Presence(msgspec.Struct):
 
 
 class _Record(msgspec.Struct):
-    spec: msgspec.Raw = msgspec.Raw(b"null")
+    spec: msgspec.Raw  # required: the duplicate check counts these keys
     in_buildcache: bool = False
 
 
@@ -112,7 +121,8 @@ class _Annotations(msgspec.Struct):
 
 class _Node(msgspec.Struct):
     name: str | None = None
-    version: str | int | float | None = None
+    # Not float: 1.10 would read as 1.1 (COS-10); Spack writes versions as strings.
+    version: str | int | None = None
     arch: _Arch | None = None
     compiler: _CompilerKey | None = None
     parameters: dict[str, Any] = {}
@@ -160,11 +170,13 @@ def decode_index(data: bytes | bytearray | memoryview, *, url: str) -> RawIndex:
     """Decode the outer structure of an ``index.json`` (step 1).
 
     Raises :class:`IndexFormatError` naming ``url`` for invalid JSON, a wrong shape,
-    an unsupported Database version or a malformed hash.
+    nesting too deep, an unsupported Database version or a malformed hash.
     """
     try:
         with gc_paused():
             parsed = _index_decoder.decode(data)
+    except RecursionError as exc:  # msgspec's depth limit, even inside Raw values
+        raise IndexFormatError(url, "not a valid Spack index: nested too deeply") from exc
     except msgspec.DecodeError as exc:
         # A wrong shape may just be an older or newer Database version: say that instead.
         version = _sniff_version(data)
@@ -175,31 +187,42 @@ def decode_index(data: bytes | bytearray | memoryview, *, url: str) -> RawIndex:
     _reject_duplicate_hashes(data, parsed.database.installs, url)
     for key in parsed.database.installs:
         if not is_dag_hash(key):
-            raise IndexFormatError(url, f"malformed DAG hash {key!r} in database.installs (expected 32 of a-z0-9)")
+            raise IndexFormatError(
+                url, f"malformed DAG hash {short_repr(key)} in database.installs (expected 32 of a-z0-9)"
+            )
     return RawIndex(url=url, db_version=number, records=parsed.database.installs)
 
 
 def _reject_duplicate_hashes(data: bytes | bytearray | memoryview, installs: dict[str, _Record], url: str) -> None:
     """Reject ``installs`` objects that hold the same DAG hash twice.
 
-    A repeated JSON key silently decodes to its last value. Every build-cache record has
-    a ``ref_count`` key, so counting those bytes (cheap) against the decoded records tells
-    whether a key repeats; only then is the file parsed again, slowly, to name it.
+    A repeated JSON key silently decodes to its last value. The decoder requires a
+    ``spec`` key in every record it reads, the overwritten ones included, so the bytes
+    ``"spec"`` occur at least once per record written (more if a node holds the word).
+    Counting them (cheap) against the decoded records tells whether a key may repeat,
+    unless the file escapes characters (``\\u0073pec`` is also "spec"); only then is the
+    file parsed again, slowly, to find the repeated key.
     """
     blob = bytes(data) if isinstance(data, memoryview) else data  # a bytearray counts in place
-    if blob.count(b'"ref_count"') <= len(installs):
+    if blob.count(b'"spec"') <= len(installs) and b"\\u" not in blob:
         return
     repeated: list[str] = []
 
-    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+    def pairs(items: list[tuple[str, object]]) -> None:
         seen: set[str] = set()
         for key, _value in items:
             if key in seen and is_dag_hash(key):
                 repeated.append(key)
             seen.add(key)
-        return dict(items)
 
-    json.loads(blob, object_pairs_hook=pairs)
+    try:
+        # Values are not needed: numbers are not converted (a 5,000-digit integer would
+        # exceed Python's limit for int()), objects are not built.
+        json.loads(blob, object_pairs_hook=pairs, parse_int=len, parse_float=len, parse_constant=len)
+    except RecursionError as exc:
+        raise IndexFormatError(url, "not a valid Spack index: nested too deeply") from exc
+    except ValueError as exc:
+        raise IndexFormatError(url, f"not a valid Spack index: {exc}") from exc
     if repeated:
         raise IndexFormatError(
             url,
@@ -211,7 +234,7 @@ def _reject_duplicate_hashes(data: bytes | bytearray | memoryview, installs: dic
 def _sniff_version(data: bytes | bytearray | memoryview) -> object | None:
     try:
         return _version_decoder.decode(data).database.version
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):
         return None
 
 
@@ -320,6 +343,8 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
     selected = records.keys() if hashes is None else hashes
     built: list[SpecRecord] = []
     pending: list[tuple[int, str]] = []  # (position in built, hash of compiler node)
+    good_names: set[str] = set()  # names and versions repeat: check each once
+    good_versions: set[str] = set()
     with gc_paused():
         canonical = {key: key for key in records}
         for key in selected:
@@ -330,6 +355,13 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
                 raise IndexFormatError(url, f"record {key}: invalid node ({exc})") from exc
             if not node.name:
                 raise IndexFormatError(url, f"record {key}: node has no name")
+            version = "" if node.version is None else str(node.version)
+            if node.name not in good_names:
+                _check_text(url, key, "package name", node.name, check_name(node.name))
+                good_names.add(node.name)
+            if version not in good_versions:
+                _check_text(url, key, "version", version, _version_problem(version))
+                good_versions.add(version)
             if node.hash is not None and node.hash != key:
                 raise IndexFormatError(url, f"record {key} holds the node of another hash ({node.hash!r})")
             edges = _edges(node, url, key, canonical)
@@ -346,7 +378,7 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
                 SpecRecord(
                     hash=key,
                     name=node.name,
-                    version="" if node.version is None else str(node.version),
+                    version=version,
                     platform=(arch.platform or "") if arch else "",
                     os=(arch.platform_os or "") if arch else "",
                     target=_target_name(arch),
@@ -365,9 +397,26 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
     return built
 
 
+def _version_problem(version: str) -> str | None:
+    """Why a version cannot be shown and used in paths (``/`` is allowed: Spack writes it
+    as ``_`` in file names); None if fine."""
+    if len(version.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        return f"{short_repr(version)} is longer than {MAX_NAME_BYTES} bytes"
+    if not version.isprintable() or any(c.isspace() for c in version) or "\\" in version:
+        return f"{short_repr(version)} holds spaces, control characters or '\\'"
+    return None
+
+
+def _check_text(url: str, key: str, what: str, text: str, problem: str | None) -> None:
+    """Refuse a record whose name or version cannot become a path or a page (CRASH-5,
+    SEC-6, COS-6): Spack never writes one, so the index is not a Spack index."""
+    if problem is not None:
+        raise IndexFormatError(url, f"record {key}: {what} {problem}")
+
+
 class _NameVersion(msgspec.Struct):
     name: str = ""
-    version: str | int | float | None = None
+    version: str | int | None = None
 
 
 _name_version_decoder = msgspec.json.Decoder(_NameVersion)

@@ -15,11 +15,10 @@ import hashlib
 import re
 
 import msgspec
-import yaml
 
-from ..config import Limits
+from ..config import Limits, load_yaml
 from ..errors import ChecksumError, IndexFormatError, SourceError, SourceNotFound
-from ..values import DAG_HASH, is_dag_hash
+from ..values import DAG_HASH, is_dag_hash, short_repr
 from .http import ProgressCallback
 from .index import SUPPORTED_DB_VERSIONS
 from .manifests import (
@@ -215,7 +214,10 @@ def _scan_spec_files(source: Source, names: list[str], limits: Limits) -> IndexS
             known = installs.get(node_hash)
             if known is None or (listed and not known["in_buildcache"]):
                 installs[node_hash] = {"spec": node, "ref_count": 0, "in_buildcache": listed}
-    data = msgspec.json.encode({"database": {"version": str(db_version), "installs": installs}})
+    try:
+        data = msgspec.json.encode({"database": {"version": str(db_version), "installs": installs}})
+    except RecursionError as exc:  # a node nested too deep for Python's stack
+        raise IndexFormatError(source.join("build_cache"), "a spec file is nested too deeply") from exc
     return IndexSnapshot(
         max(layout, 1) if layout else 1, hashlib.sha256(data).hexdigest(), data, url=source.join("build_cache")
     )
@@ -225,8 +227,12 @@ def _read_spec_file(raw: bytes | bytearray, url: str, name: str) -> tuple[int, i
     """(spec format version, layout version, [(hash, node)]) of one v1/v2 spec file."""
     try:
         text = read_clearsigned(raw.decode("utf-8"))
-        document = yaml.safe_load(text) if name.endswith(".yaml") else msgspec.json.decode(text)
-    except (UnicodeDecodeError, ValueError, msgspec.DecodeError, yaml.YAMLError) as exc:
+        # YAML without aliases (HANG-3: an alias bomb in a 576-byte file); JSON nested too
+        # deep raises RecursionError, which is a ValueError's sibling, not a child.
+        document = load_yaml(text) if name.endswith(".yaml") else msgspec.json.decode(text)
+    except RecursionError as exc:
+        raise IndexFormatError(url, "not a valid spec file: nested too deeply") from exc
+    except (UnicodeDecodeError, ValueError, msgspec.DecodeError) as exc:
         raise IndexFormatError(url, f"not a valid spec file: {exc}") from exc
     if not isinstance(document, dict) or "spec" not in document:
         raise IndexFormatError(url, "not a valid spec file: no 'spec' key")
@@ -234,7 +240,7 @@ def _read_spec_file(raw: bytes | bytearray, url: str, name: str) -> tuple[int, i
     try:
         file_layout = int(raw_layout)  # the future_layout fixture has the string "10"
     except (TypeError, ValueError) as exc:
-        raise IndexFormatError(url, f"buildcache_layout_version {raw_layout!r} is not a number") from exc
+        raise IndexFormatError(url, f"buildcache_layout_version {short_repr(raw_layout)} is not a number") from exc
     if file_layout > 2:
         raise IndexFormatError(
             url,
@@ -243,15 +249,26 @@ def _read_spec_file(raw: bytes | bytearray, url: str, name: str) -> tuple[int, i
         )
     spec = document["spec"]
     nodes: list[tuple[str, dict]] = []  # type: ignore[type-arg]
+    spec_version = 0
     if isinstance(spec, list):  # spec v1: [{"<name>": {node}}, ...]
         spec_version = 1
         for item in spec:
-            for node_name, node in item.items():
-                nodes.append((node.get("hash", ""), {"name": node_name, **node}))
-    else:
-        spec_version = int(spec.get("_meta", {}).get("version", 2))
-        nodes = [(node.get("hash", ""), node) for node in spec.get("nodes", [])]
+            for node_name, node in item.items() if isinstance(item, dict) else ():
+                if isinstance(node, dict):
+                    nodes.append((node.get("hash", ""), {"name": node_name, **node}))
+    elif isinstance(spec, dict):
+        meta = spec.get("_meta")
+        version = meta.get("version", 2) if isinstance(meta, dict) else 2
+        spec_version = version if isinstance(version, int) else 0
+        listed = spec.get("nodes")
+        nodes = (
+            [(node.get("hash", ""), node) for node in listed if isinstance(node, dict)]
+            if isinstance(listed, list)
+            else []
+        )
+    if not nodes:
+        raise IndexFormatError(url, "not a valid spec file: no nodes under 'spec'")
     for node_hash, _node in nodes:
         if not is_dag_hash(node_hash):
-            raise IndexFormatError(url, f"node with malformed hash {node_hash!r}")
+            raise IndexFormatError(url, f"node with malformed hash {short_repr(node_hash)}")
     return spec_version, file_layout, nodes

@@ -20,6 +20,7 @@ from ..catalog import Catalog, SizeKey
 from ..config import Limits
 from ..errors import CachedexError, IndexFormatError, SourceNotFound
 from ..progress import ProgressLine
+from ..values import short_repr
 from .manifests import manifest_size, spec_manifest_path, tarball_path_v2
 from .sources import Source
 
@@ -54,16 +55,19 @@ def _paths(keys: Iterable[SizeKey], layout: int, refused: list[str], source: Sou
 
 def _tarball_paths(keys: Iterable[SizeKey], source: Source, refused: list[str]) -> Iterable[tuple[str, str]]:
     for key in keys:
-        if _refused(key.hash, key.name, key.version, source, refused):
-            continue
-        yield key.hash, tarball_path_v2(**key._asdict())
+        # Every field of a v2 tarball's path comes from the index (SEC-6); the compiler
+        # is "name@version", and an unknown one becomes "none-none".
+        parts = (key.name, key.version.replace("/", "_"), key.platform, key.os, key.target, *key.compiler.split("@", 1))
+        if not _refused(key.hash, parts, source, refused):
+            yield key.hash, tarball_path_v2(**key._asdict())
 
 
-def _refused(dag_hash: str, name: str, version: str, source: Source, refused: list[str]) -> bool:
-    """Whether a spec's name or version cannot become part of a path (then it is noted)."""
-    if is_path_safe(name) and is_path_safe(version.replace("/", "_")):
+def _refused(dag_hash: str, parts: Iterable[str], source: Source, refused: list[str]) -> bool:
+    """Whether a part of a spec's path is unsafe (then the spec is noted, and skipped)."""
+    bad = [part for part in parts if not is_path_safe(part)]
+    if not bad:
         return False
-    refused.append(f"{source.url}: spec {dag_hash}: name or version {name!r}@{version!r} cannot be part of a path")
+    refused.append(f"{source.url}: spec {dag_hash}: {short_repr(bad[0])} cannot be part of a path")
     return True
 
 
@@ -125,12 +129,8 @@ def _manifest_paths(
     specs: Iterable[tuple[str, str, str]], source: Source, refused: list[str]
 ) -> Iterable[tuple[str, str]]:
     for dag_hash, name, version in specs:
-        if is_path_safe(name) and is_path_safe(version.replace("/", "_")):
+        if not _refused(dag_hash, (name, version.replace("/", "_")), source, refused):
             yield dag_hash, spec_manifest_path(name, version, dag_hash)
-        else:
-            refused.append(
-                f"{source.url}: spec {dag_hash}: name or version {name!r}@{version!r} cannot be part of a path"
-            )
 
 
 def fetch_sizes(

@@ -26,7 +26,7 @@ from .._perf import gc_paused
 from ..catalog import Catalog, TagWriter
 from ..config import Config, TagConfig
 from ..errors import CachedexError
-from ..progress import SILENT, Progress
+from ..progress import SILENT, Progress, ProgressLine
 from ..values import MirrorRef, SpecRecord
 from .discovery import with_discovered_tags
 from .http import HttpClient
@@ -260,7 +260,14 @@ class _TagSync:
     ) -> TagOutcome:
         phase("indexes")
         fetched_at = time.time()
-        with self.catalog.writing_tag(tag.name) as writer:
+        waiting: list[ProgressLine] = []
+
+        def on_wait() -> None:  # another process writes the catalog: say why nothing moves
+            waiting.append(self.reporter.task(f"{tag.name}: waiting for another process writing the catalog"))
+
+        with self.catalog.writing_tag(tag.name, on_wait=on_wait) as writer:
+            for line in waiting:
+                line.done()
             # New hashes are decided under the write lock: a sync of another tag that
             # committed meanwhile may have stored some of them already.
             new_hashes = self._new_hashes(reads)
