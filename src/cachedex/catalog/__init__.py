@@ -362,7 +362,8 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
     except sqlite3.OperationalError as exc:
         wal = path.with_name(path.name + "-wal")
-        if getattr(exc, "sqlite_errorname", "") != "SQLITE_CANTOPEN" or (wal.exists() and wal.stat().st_size):
+        cannot_share = getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY"))
+        if not cannot_share or (wal.exists() and wal.stat().st_size):
             raise
         db.close()
         db = sqlite3.connect(

@@ -161,6 +161,9 @@ def migrate(db: sqlite3.Connection, path: Path, *, readonly: bool) -> None:
         raise CatalogError(f"{path}: catalog schema {version} needs an upgrade; run 'cachedex sync' once")
     db.execute("BEGIN IMMEDIATE")
     try:
+        # Read again under the write lock: another process may have just created or
+        # upgraded the file (two first syncs started together).
+        version = schema_version(db)
         while version < SCHEMA_VERSION:
             for statement in _split_sql(_MIGRATIONS[version]):
                 db.execute(statement)

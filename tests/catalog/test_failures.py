@@ -1,0 +1,202 @@
+"""The catalog under faults (reliability review): locks held by other processes, a full
+disk, read-only files and storage, odd paths. Each is one line naming the file, and
+the catalog keeps its content."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.errors import CatalogError
+from cachedex.ingest.sync import sync
+from tests.helpers import dump, fixture_index, integrity_check, make_config, write_v2_mirror
+
+
+def _hold_write_lock(path: Path, seconds: float, started: threading.Event) -> threading.Thread:
+    """Another process's writer, as far as SQLite can tell: a connection holding the lock."""
+
+    def hold() -> None:
+        other = sqlite3.connect(path, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        started.set()
+        time.sleep(seconds)
+        other.execute("COMMIT")
+        other.close()
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    started.wait(10)
+    return thread
+
+
+def test_crash7_a_writer_waits_for_another_writer(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    Catalog(path).close()
+    waits: list[float] = []
+    holder = _hold_write_lock(path, 1.0, threading.Event())
+    begun = time.monotonic()
+    with Catalog(path, write_wait=20) as catalog, catalog.writing_tag("t", on_wait=lambda: waits.append(1)):
+        waited = time.monotonic() - begun
+    holder.join()
+    assert waits == [1]
+    assert 0.5 < waited < 10
+
+
+def test_crash7_a_lock_held_too_long_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    Catalog(path).close()
+    holder = _hold_write_lock(path, 3.0, threading.Event())
+    with Catalog(path, write_wait=0.5) as catalog, pytest.raises(CatalogError) as caught, catalog.writing_tag("t"):
+        pass
+    holder.join()
+    assert str(caught.value) == (
+        f"{path}: another process kept the catalog locked for 0.5 s (another sync?); try again when it has finished"
+    )
+
+
+def test_crash7_syncs_of_tags_sharing_specs_wait_for_each_other(mirrors: Path, tmp_path: Path) -> None:
+    """Both syncs read their indexes while a third writer holds the lock; the one that
+    writes second must not insert the specs the first one stored meanwhile."""
+    write_v2_mirror(tmp_path / "m", fixture_index(mirrors))
+    config = make_config(
+        tmp_path, [{"name": "alpha", "url": str(tmp_path / "m")}, {"name": "beta", "url": str(tmp_path / "m")}]
+    )
+    Catalog(config.catalog).close()
+    holder = _hold_write_lock(config.catalog, 2.0, threading.Event())
+    outcomes: dict[str, object] = {}
+
+    def run(tag: str) -> None:
+        with Catalog(config.catalog) as catalog:
+            (outcomes[tag],) = sync(config, catalog, [tag], raise_unexpected=True)
+
+    threads = [threading.Thread(target=run, args=(tag,)) for tag in ("alpha", "beta")]
+    for thread in threads:
+        thread.start()
+    for thread in [*threads, holder]:
+        thread.join(60)
+    assert all(o.ok for o in outcomes.values()), outcomes  # type: ignore[attr-defined]
+    with Catalog(config.catalog) as catalog:
+        assert integrity_check(catalog) == "ok"
+        alpha, beta = catalog.tag_stats()
+        assert alpha.specs == beta.specs == 6
+
+
+def test_crash7_two_sync_commands_at_once(mirrors: Path, tmp_path: Path) -> None:
+    """Real processes, started together, three rounds: none fails, nothing is lost."""
+    for name in ("a", "b"):
+        write_v2_mirror(
+            tmp_path / name, fixture_index(mirrors, drop=("rqh2vuf6fqwkmipzgi2wjx352mq7y7ez",) if name == "b" else ())
+        )
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"catalog: c.sqlite\ntags:\n  - {{name: a, url: {tmp_path / 'a'}}}\n  - {{name: b, url: {tmp_path / 'b'}}}\n"
+    )
+    for round_ in range(3):
+        if round_:
+            (tmp_path / "c.sqlite").unlink()
+        commands = [[sys.executable, "-m", "cachedex", "-c", str(config), "sync", tag] for tag in ("a", "b", "a")]
+        runs = [subprocess.Popen(c, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for c in commands]
+        errors = [r.communicate(timeout=60)[1] for r in runs]
+        results = [(r.returncode, err) for r, err in zip(runs, errors, strict=True)]
+        assert all(code == 0 for code, _ in results), results
+        assert not any("Traceback" in err for _, err in results)
+        with Catalog(tmp_path / "c.sqlite", readonly=True) as catalog:
+            assert [s.specs for s in catalog.tag_stats()] == [6, 5]
+
+
+def test_crash8_a_full_disk_is_one_line_and_loses_nothing(mirrors: Path, tmp_path: Path) -> None:
+    everything = fixture_index(mirrors)
+    write_v2_mirror(tmp_path / "small", fixture_index(mirrors, drop=tuple(everything["database"]["installs"])[1:]))  # type: ignore[index]
+    write_v2_mirror(tmp_path / "full", fixture_index(mirrors))
+    config = make_config(
+        tmp_path, [{"name": "a", "url": str(tmp_path / "small")}, {"name": "b", "url": str(tmp_path / "full")}]
+    )
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog, ["a"])
+        before = dump(catalog)
+        pages = catalog._db.execute("PRAGMA page_count").fetchone()[0]
+        # What a full disk looks like to SQLite: no page can be added.
+        catalog._db.execute(f"PRAGMA max_page_count={pages}")
+        (outcome,) = sync(config, catalog, ["b"], raise_unexpected=True)
+        assert (
+            outcome.error
+            == f"{config.catalog}: the disk is full; what was being written is rolled back, the catalog keeps its previous content"
+        )
+        assert dump(catalog) == before
+        assert integrity_check(catalog) == "ok"
+
+
+def test_crash10_a_catalog_folder_that_cannot_be_made(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(CatalogError, match=r"file/sub: cannot create the catalog's folder \(Not a directory\)"):
+        Catalog(tmp_path / "file/sub/c.sqlite")
+
+
+@pytest.mark.parametrize("path", ["/dev/null", "."])
+def test_msg8_a_catalog_that_is_not_a_file(tmp_path: Path, path: str) -> None:
+    with pytest.raises(CatalogError, match="not a regular file"):
+        Catalog(tmp_path / path if path == "." else Path(path))
+
+
+# -- read-only files and storage, as a user without write permission -------------------------
+
+
+@pytest.fixture
+def shared_folder() -> Iterator[Path]:
+    """A folder another user can read but not write (tmp_path is private to root)."""
+    folder = Path(tempfile.mkdtemp(prefix="cachedex-ro-"))
+    folder.chmod(0o755)
+    yield folder
+    shutil.rmtree(folder)
+
+
+def _as_reader(*args: str) -> subprocess.CompletedProcess[str]:
+    """``cachedex ARGS`` as a user who may not write the catalog's folder: nobody when
+    the tests run as root (root writes anything), else this user after a chmod."""
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    return subprocess.run(
+        [*prefix, sys.executable, "-m", "cachedex", *args], capture_output=True, text=True, timeout=60
+    )
+
+
+def _catalog_in(folder: Path, mirrors: Path) -> Path:
+    write_v2_mirror(folder / "m", fixture_index(mirrors))
+    config = folder / "c.yaml"
+    config.write_text(f"catalog: c.sqlite\ntags: [{{name: t, url: {folder / 'm'}}}]\n")
+    with Catalog(folder / "c.sqlite") as catalog:
+        sync(make_config(folder, [{"name": "t", "url": str(folder / "m")}]), catalog)
+    for path in folder.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    if os.geteuid() != 0:
+        folder.chmod(0o555)
+        (folder / "c.sqlite").chmod(0o444)
+    assert not (folder / "c.sqlite-wal").exists()  # closed cleanly
+    return config
+
+
+def test_msg1_a_catalog_on_read_only_storage_can_be_read(mirrors: Path, shared_folder: Path) -> None:
+    config = _catalog_in(shared_folder, mirrors)
+    run = _as_reader("-c", str(config), "stats", "--json")
+    assert run.returncode == 0, run.stderr
+    assert '"specs": 6' in run.stdout
+
+
+def test_crash9_syncing_into_a_read_only_catalog_is_one_line(mirrors: Path, shared_folder: Path) -> None:
+    config = _catalog_in(shared_folder, mirrors)
+    (shared_folder / "m/build_cache/index.json.hash").chmod(0o644)
+    write_v2_mirror(shared_folder / "m", fixture_index(mirrors, drop=("rqh2vuf6fqwkmipzgi2wjx352mq7y7ez",)))
+    run = _as_reader("-c", str(config), "sync")
+    assert run.returncode == 1
+    assert "Traceback" not in run.stderr
+    assert "read-only" in run.stderr, run.stderr
