@@ -111,6 +111,12 @@ def diff_since(catalog: Catalog, tag: str, since: float, label: str) -> TagDiff:
     is the listing at ``since`` (see docs/catalog.md); the diff compares the two.
     """
     catalog.require_tag(tag)
+    first = catalog.first_synced_at(tag)
+    if first is not None and since < first:
+        # The first sync records no changes: nothing is known before it, so say which
+        # state the comparison really starts from rather than label it with the date.
+        first_day = datetime.datetime.fromtimestamp(first, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        label = f"its first sync ({first_day}; no history before it)"
     now = catalog.tag_members(tag)
     then: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
     for stack, listing in now.items():

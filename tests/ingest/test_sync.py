@@ -94,13 +94,16 @@ def test_history_records_what_a_resync_added_and_removed(mirrors: Path, tmp_path
         assert spec_row(catalog, LIBDWARF_CORE2) is not None
 
 
-def test_a_removed_stack_is_dropped_from_the_tag(mirrors: Path, tmp_path: Path) -> None:
+def test_data4_a_removed_stack_is_dropped_from_the_tag_and_said_so(mirrors: Path, tmp_path: Path) -> None:
     tag = {"name": "t", "url": str(mirrors / "v2_layout/unsigned"), "stacks": {"s": str(mirrors / "legacy_yaml")}}
     with Catalog(tmp_path / "cat.sqlite") as catalog:
         sync(make_config(tmp_path, [tag]), catalog)
         del tag["stacks"]
-        sync(make_config(tmp_path, [tag]), catalog)
+        (outcome,) = sync(make_config(tmp_path, [tag]), catalog)
         assert [m.stack for m in catalog.mirrors("t")] == ["root"]
+    assert outcome.dropped_stacks == ("s",)
+    assert outcome.changed  # not "unchanged", although no index changed
+    assert "stack s is no longer configured: removed from tag t, with its history" in outcome.warnings
 
 
 BAD_INDEXES = {

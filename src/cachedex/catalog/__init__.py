@@ -276,6 +276,10 @@ class Catalog:
         """(stack, hash, name, version, +1/-1) of listing changes after ``since``, oldest first."""
         return reads.changes_since(self._db, tag, since)
 
+    def first_synced_at(self, tag: str) -> float | None:
+        """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
+        return reads.first_synced_at(self._db, tag)
+
     def held_hashes(self) -> set[str]:
         """Every hash some mirror holds, listed or not."""
         return reads.held_hashes(self._db)

@@ -18,6 +18,7 @@ __all__ = [
     "changes_since",
     "closure",
     "edges_of",
+    "first_synced_at",
     "held_hashes",
     "holders",
     "listed_hashes",
@@ -249,6 +250,14 @@ def changes_since(db: sqlite3.Connection, tag: str, since: float) -> list[tuple[
             (tag, since),
         )
     )
+
+
+def first_synced_at(db: sqlite3.Connection, tag: str) -> float | None:
+    """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
+    row = db.execute(
+        "SELECT min(y.finished_at) FROM syncs y JOIN tags t ON t.id = y.tag_id WHERE t.name = ?", (tag,)
+    ).fetchone()
+    return None if row is None else row[0]
 
 
 def held_hashes(db: sqlite3.Connection) -> set[str]:

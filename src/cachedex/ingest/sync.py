@@ -65,6 +65,7 @@ class TagOutcome(msgspec.Struct, frozen=True):
     new_specs: int = 0
     sizes_fetched: int = 0
     sized: int = 0  #: listed specs whose size is known, after this sync
+    dropped_stacks: tuple[str, ...] = ()  #: stacks removed because the config no longer lists them
     warnings: tuple[str, ...] = ()
     phases: tuple[tuple[str, float], ...] = ()  # (phase, seconds), for --debug and bench/
 
@@ -72,6 +73,11 @@ class TagOutcome(msgspec.Struct, frozen=True):
     def ok(self) -> bool:
         """True when the tag was written."""
         return self.error is None
+
+    @property
+    def changed(self) -> bool:
+        """True when some mirror of the tag changed, or a stack was dropped."""
+        return bool(self.dropped_stacks) or any(m.changed for m in self.mirrors)
 
 
 class _Read(msgspec.Struct):
@@ -274,7 +280,7 @@ class _TagSync:
             writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes), {})
             reads[0].index = None  # records were built from it; nothing else needs it now
             phase("decode and write new specs")
-            self._write_members(writer, reads, fetched_at)
+            dropped = self._write_members(writer, reads, fetched_at)
             added, removed = writer.root_added, writer.root_removed
             phase("write members")
         phase("commit")
@@ -307,7 +313,11 @@ class _TagSync:
             new_specs=len(new_hashes),
             sizes_fetched=sum(report.fetched for _, report in sizes),
             sized=stats.sized,
-            warnings=tuple(_size_warnings(sizes)),
+            dropped_stacks=tuple(dropped),
+            warnings=(
+                *(f"stack {s} is no longer configured: removed from tag {tag.name}, with its history" for s in dropped),
+                *_size_warnings(sizes),
+            ),
             phases=tuple(phases),
         )
 
@@ -324,7 +334,8 @@ class _TagSync:
         return new_hashes
 
     @staticmethod
-    def _write_members(writer: TagWriter, reads: list[_Read], fetched_at: float) -> None:
+    def _write_members(writer: TagWriter, reads: list[_Read], fetched_at: float) -> list[str]:
+        """Write each mirror's members; returns the stacks dropped (no longer configured)."""
         for read in reads:
             snap = read.snapshot
             if read.members is None or read.db_version is None:
@@ -347,7 +358,7 @@ class _TagSync:
                     fetched_at=fetched_at,
                     members=read.members,
                 )
-        writer.drop_other_stacks()
+        return writer.drop_other_stacks()
 
     def _fetch_sizes(
         self, reads: list[_Read], new: set[str], prefetch: Prefetch | None
