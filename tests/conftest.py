@@ -94,6 +94,10 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(state.stall_seconds)
             self.close_connection = True
             return
+        if fault == "304":  # "not modified", though the request named no version
+            self.send_response(304)
+            self.end_headers()
+            return
         if fault == "redirect-file":
             self.send_response(302)
             self.send_header("Location", "file:///etc/passwd")

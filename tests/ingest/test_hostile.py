@@ -284,3 +284,35 @@ def test_spec_files_of_the_wrong_shape_are_one_line(mirrors: Path, tmp_path: Pat
     error, healthy_synced = _sync_next_to_a_healthy_tag(tmp_path, mirrors, lambda root: _spec_yaml(root, text))
     assert "not a valid spec file" in error
     assert healthy_synced
+
+
+def test_msg6_index_errors_name_the_blob_and_every_failing_stack(mirrors: Path, tmp_path: Path) -> None:
+    write_v2_mirror(tmp_path / "root", fixture_index(mirrors))
+    for stack in ("s1", "s2", "s3"):
+        bad = fixture_index(mirrors)
+        installs = bad["database"]["installs"]  # type: ignore[index]
+        installs[f"not-a-hash-{stack}"] = installs.pop(FIRST)
+        write_v3_mirror(tmp_path / stack, bad)
+    write_v2_mirror(tmp_path / "fine", fixture_index(mirrors))
+    stacks = {s: str(tmp_path / s) for s in ("s1", "fine", "s2", "s3")}
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "root"), "stacks": stacks}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.error is not None
+    lines = outcome.error.splitlines()
+    assert len(lines) == 3, lines
+    for stack, line in zip(("s1", "s2", "s3"), lines, strict=True):
+        assert line.startswith(f"{tmp_path / stack}/blobs/sha256/"), line
+        assert f"malformed DAG hash 'not-a-hash-{stack}'" in line
+
+
+def test_msg6_a_bad_node_names_the_blob(mirrors: Path, tmp_path: Path) -> None:
+    bad = fixture_index(mirrors)
+    bad["database"]["installs"][FIRST]["spec"]["name"] = 12345  # type: ignore[index]
+    write_v3_mirror(tmp_path / "m", bad)
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.error is not None
+    assert outcome.error.startswith(f"{tmp_path / 'm'}/blobs/sha256/")
+    assert f"record {FIRST}: invalid node" in outcome.error
