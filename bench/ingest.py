@@ -157,9 +157,13 @@ def generate(out: Path, records: int, stacks: int, seed: int = 7) -> dict[str, A
     # Stacks: each record in one stack, one in five in a second.
     membership: list[list[int]] = [[] for _ in range(stacks)]
     for position in range(len(all_hashes)):
-        membership[position % stacks].append(position)
-        if position % 5 == 0:
-            membership[(position * 7 + 3) % stacks].append(position)
+        first = position % stacks
+        membership[first].append(position)
+        if position % 5 == 0 and stacks > 1:
+            # Never the same stack twice: that would repeat the key in its index (for
+            # some stack counts, such as 3, 7p + 3 and p fall in the same stack).
+            second = (position * 7 + 3) % stacks
+            membership[second if second != first else (first + 1) % stacks].append(position)
     stack_bytes = 0
     for number, positions in enumerate(membership):
         data = (

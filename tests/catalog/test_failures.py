@@ -129,10 +129,8 @@ def test_crash8_a_full_disk_is_one_line_and_loses_nothing(mirrors: Path, tmp_pat
         # What a full disk looks like to SQLite: no page can be added.
         catalog._db.execute(f"PRAGMA max_page_count={pages}")
         (outcome,) = sync(config, catalog, ["b"], raise_unexpected=True)
-        assert (
-            outcome.error
-            == f"{config.catalog}: the disk is full; what was being written is rolled back, the catalog keeps its previous content"
-        )
+        full = "the disk is full; what was being written is rolled back, the catalog keeps its previous content"
+        assert outcome.error == f"{config.catalog}: {full}"
         assert dump(catalog) == before
         assert integrity_check(catalog) == "ok"
 
@@ -200,3 +198,25 @@ def test_crash9_syncing_into_a_read_only_catalog_is_one_line(mirrors: Path, shar
     assert run.returncode == 1
     assert "Traceback" not in run.stderr
     assert "read-only" in run.stderr, run.stderr
+
+
+def test_cos8_garbage_collection_forgets_what_no_mirror_or_history_needs(mirrors: Path, tmp_path: Path) -> None:
+    everything = fixture_index(mirrors)
+    installs = everything["database"]["installs"]  # type: ignore[index]
+    needed = {d["hash"] for r in installs.values() for d in r["spec"].get("dependencies", [])}
+    hashes = [h for h in installs if h not in needed]  # the first is a spec nothing depends on
+    write_v2_mirror(tmp_path / "m", everything)
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        write_v2_mirror(tmp_path / "m", fixture_index(mirrors, drop=(hashes[0],)))
+        sync(config, catalog)
+        held_before = catalog.held_hashes()
+        assert catalog.collect_garbage() == (0, 0)  # the history still names the dropped spec
+        assert catalog.spec_ids([hashes[0]])
+        specs, changes = catalog.collect_garbage(history_before=time.time() + 1)
+        assert (specs, changes) == (1, 1)
+        assert not catalog.spec_ids([hashes[0]])
+        assert catalog.held_hashes() == held_before
+        assert integrity_check(catalog) == "ok"
+        assert catalog._db.execute("PRAGMA foreign_key_check").fetchall() == []

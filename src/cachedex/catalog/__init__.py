@@ -49,7 +49,7 @@ from .rows import (
     TagStats,
 )
 from .schema import SCHEMA_VERSION, migrate, schema_version
-from .writer import TagWriter, record_sizes
+from .writer import TagWriter, collect_garbage, record_sizes
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -195,6 +195,24 @@ class Catalog:
             if self._db.in_transaction:
                 self._db.execute("ROLLBACK")
             raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
+
+    def collect_garbage(self, *, history_before: float | None = None, vacuum: bool = True) -> tuple[int, int]:
+        """Forget specs no mirror holds and no history names (with ``history_before``,
+        first the changes recorded before that time), then give the space back to the
+        file system. Returns (specs forgotten, changes forgotten)."""
+        if self.readonly:
+            raise CatalogError(f"{self.path}: opened read-only")
+        self._begin_write(None)
+        try:
+            counts = collect_garbage(self._db, history_before)
+            self._db.execute("COMMIT")
+            if vacuum:
+                self._db.execute("VACUUM")
+        except sqlite3.Error as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
+        return counts
 
     # -- point reads (see reads.py) ---------------------------------------------------
 

@@ -19,7 +19,7 @@ import msgspec
 from ..values import ROOT_STACK, SpecRecord
 from .schema import BULK_INDEXES
 
-__all__ = ["TagWriter", "record_sizes"]
+__all__ = ["TagWriter", "collect_garbage", "record_sizes"]
 
 _encode = msgspec.json.encode
 
@@ -296,3 +296,28 @@ def record_sizes(db: sqlite3.Connection, sizes: Mapping[int, int]) -> int:
             db.execute("ROLLBACK")
         raise
     return int(new)
+
+
+def collect_garbage(db: sqlite3.Connection, history_before: float | None) -> tuple[int, int]:
+    """Forget what nothing needs any more, inside the caller's write transaction:
+    the recorded changes of syncs that finished before ``history_before`` (if given),
+    then every spec that no mirror holds, no remaining change names and no kept spec
+    depends on. Returns (specs forgotten, changes forgotten)."""
+    changes = 0
+    if history_before is not None:
+        changes = db.execute(
+            "DELETE FROM changes WHERE sync_id IN (SELECT id FROM syncs WHERE finished_at < ?)", (history_before,)
+        ).rowcount
+    db.execute("CREATE TEMP TABLE keep (id INTEGER PRIMARY KEY)")
+    try:
+        db.execute(
+            "WITH RECURSIVE k(id) AS (SELECT spec_id FROM members UNION SELECT spec_id FROM changes "
+            "UNION SELECT e.child FROM edges e JOIN k ON e.parent = k.id) "
+            "INSERT OR IGNORE INTO temp.keep SELECT id FROM k"
+        )
+        db.execute("DELETE FROM edges WHERE parent NOT IN (SELECT id FROM temp.keep)")
+        db.execute("DELETE FROM nodes WHERE spec_id NOT IN (SELECT id FROM temp.keep)")
+        specs = db.execute("DELETE FROM specs WHERE id NOT IN (SELECT id FROM temp.keep)").rowcount
+    finally:
+        db.execute("DROP TABLE temp.keep")
+    return specs, changes
