@@ -58,7 +58,7 @@ def with_discovered_tags(config: Config, client: HttpClient | None) -> Config:
             data = _read_local(local, limit)
             base = local.resolve().as_uri()
         document = msgspec.json.decode(data)
-    except (OSError, CachedexError, msgspec.DecodeError, RecursionError) as exc:
+    except (OSError, CachedexError, msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise ConfigError([f"'tags_from': cannot read {source!r}: {exc}"], path=where) from exc
     tags, problems = mirrors_from_discovery(document, base=base, remote=remote)
     everything = [*config.tags, *tags]

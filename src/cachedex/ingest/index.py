@@ -177,7 +177,7 @@ def decode_index(data: bytes | bytearray | memoryview, *, url: str) -> RawIndex:
             parsed = _index_decoder.decode(data)
     except RecursionError as exc:  # msgspec's depth limit, even inside Raw values
         raise IndexFormatError(url, "not a valid Spack index: nested too deeply") from exc
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # bytes that are not UTF-8 too
         # A wrong shape may just be an older or newer Database version: say that instead.
         version = _sniff_version(data)
         if version is not None:
@@ -234,7 +234,7 @@ def _reject_duplicate_hashes(data: bytes | bytearray | memoryview, installs: dic
 def _sniff_version(data: bytes | bytearray | memoryview) -> object | None:
     try:
         return _version_decoder.decode(data).database.version
-    except (msgspec.DecodeError, RecursionError):
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
 
 
@@ -351,7 +351,7 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
             raw = records[key]
             try:
                 node = _node_decoder.decode(raw.spec)
-            except msgspec.DecodeError as exc:
+            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
                 raise IndexFormatError(url, f"record {key}: invalid node ({exc})") from exc
             if not node.name:
                 raise IndexFormatError(url, f"record {key}: node has no name")
@@ -427,7 +427,7 @@ def _name_version(record: _Record | None) -> str | None:
         return None
     try:
         node = _name_version_decoder.decode(record.spec)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
         return None
     return f"{node.name}@{node.version}" if node.version is not None else node.name
 
@@ -440,7 +440,7 @@ def names_and_versions(index: RawIndex, hashes: Iterable[str]) -> Iterator[tuple
     for dag_hash in hashes:
         try:
             node = decode(records[dag_hash].spec)
-        except (KeyError, msgspec.DecodeError, RecursionError):
+        except (KeyError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
             continue
         if node.name and node.version is not None:
             yield dag_hash, node.name, str(node.version)
