@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from cachedex.config import find_config, load_config, mirror_url_from_index_url
+from cachedex.config import find_config, load_config
 from cachedex.errors import ConfigError
+from cachedex.ingest.discovery import mirror_url_from_index_url
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -74,7 +75,7 @@ http: {timeout: -1, retries: two}
     expected = [
         "unknown key 'colour'",
         "'tags[0].name': '../x' must not contain '/'",
-        "'tags[0].url': expected a path, file:// or http(s):// URL, got 'ftp://nope'",
+        "'tags[0].url': expected a path, file://, http(s)://, oci:// or oci+http:// URL, got 'ftp://nope'",
         "'tags[0].stacks': stack 'a/b' must not contain '/'",
         "'tags[0].stacks': 'root' is the tag's own mirror",
         "'tags[0].stacks': stack '.hidden' must not start with '.'",
@@ -166,3 +167,78 @@ def test_msg8_a_catalog_path_climbing_above_the_root_is_resolved(tmp_path: Path)
     climbs = "../" * (len(tmp_path.parts) + 3)
     config = load_config(_write(tmp_path, f"catalog: {climbs}tmp/c.sqlite\ntags: [{{name: t, url: /tmp}}]\n"))
     assert config.catalog == Path("/tmp/c.sqlite")
+
+
+def test_stacks_as_views_and_oci_urls(tmp_path: Path) -> None:
+    config = load_config(
+        _write(
+            tmp_path,
+            """
+tags:
+  - name: dev
+    url: ./mirror
+    stacks:
+      e4s: {view: e4s}
+      ml: {url: https://other.example/m, view: ml-cuda}
+      old: https://old.example/old
+    views: [hpc]
+  - name: local
+    url: ./views-only
+    views: all
+  - name: oci
+    url: oci://ghcr.io/spack/github-actions-buildcache
+    stacks: [x]
+registries:
+  ghcr.io: {username_env: GH_USER, password_env: GH_TOKEN}
+  127.0.0.1:5000: {token_env: REG_TOKEN}
+""",
+        )
+    )
+    dev, local, oci = config.tags
+    root = str(tmp_path / "mirror")
+    assert [(m.stack, m.url, m.view) for m in dev.mirrors] == [
+        ("root", root, None),
+        ("e4s", root, "e4s"),
+        ("ml", "https://other.example/m", "ml-cuda"),
+        ("old", "https://old.example/old", None),
+        ("hpc", root, "hpc"),
+    ]
+    assert local.discover_views and len(local.mirrors) == 1
+    assert [m.url for m in oci.mirrors] == [
+        "oci://ghcr.io/spack/github-actions-buildcache",
+        "oci://ghcr.io/spack/github-actions-buildcache/x",
+    ]
+    assert config.registry("ghcr.io") is not None and config.registry("ghcr.io").password_env == "GH_TOKEN"  # type: ignore[union-attr]
+    assert config.registry("127.0.0.1:5000").token_env == "REG_TOKEN"  # type: ignore[union-attr]
+
+
+def test_view_problems_are_reported(tmp_path: Path) -> None:
+    text = """
+tags:
+  - name: a
+    url: https://m.example/a
+    views: all
+  - name: b
+    url: ./m
+    stacks: {s: {view: ../up}, t: {view: x, colour: red}}
+    views: [ok, ok]
+  - name: c
+    url: oci://r.example/c
+    stacks: {s: {view: v}}
+registries:
+  r.example: {password_env: ONLY_HALF}
+  x.example: {token_env: "not a name"}
+"""
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text))
+    problems = caught.value.problems
+    for fragment in (
+        "'tags[0].views': 'all' needs a mirror in a folder",
+        "'tags[1].stacks.s.view': '../up' must not contain '/'",
+        "'tags[1].stacks.t': expected a URL or a mapping with view",
+        "'tags[1].views': stack 'ok' is listed twice",
+        "'tags[2].stacks.s': OCI registries have no views",
+        "'registries.r.example': username_env and password_env go together",
+        "'registries.x.example.token_env': expected the NAME of an environment variable",
+    ):
+        assert any(fragment in p for p in problems), (fragment, problems)

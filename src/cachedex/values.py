@@ -117,6 +117,7 @@ class MirrorRef(msgspec.Struct, frozen=True):
     tag: str
     stack: str  # "root" for the tag's own mirror
     url: str
+    view: str | None = None  #: a buildcache view of the mirror at ``url``, read as this stack
 
 
 def human_size(size: int | None) -> str:

@@ -10,17 +10,19 @@ files.
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import msgspec
 
-from ..config import Config, check_unique, mirrors_from_discovery
+from ..config import Config, TagConfig, check_unique
 from ..errors import CachedexError, ConfigError
+from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
 from .http import HttpClient, Request
 
-__all__ = ["with_discovered_tags"]
+__all__ = ["mirror_url_from_index_url", "mirrors_from_discovery", "with_discovered_tags"]
 
 
 def _read_local(path: Path, limit: int) -> bytes:
@@ -66,3 +68,75 @@ def with_discovered_tags(config: Config, client: HttpClient | None) -> Config:
     if problems:
         raise ConfigError(problems, path=where)
     return msgspec.structs.replace(config, tags=tuple(everything))
+
+
+# -- the cache.spack.io discovery file (format doc §6.2) -------------------------------
+
+_PUBLIC_BUCKET = "s3://spack-binaries/"
+_PUBLIC_HTTP = "https://binaries.spack.io/"
+_INDEX_SUFFIXES = (
+    re.compile(r"/blobs/[^/]+/[^/]+/[^/]+$"),
+    re.compile(r"/v\d+/manifests/index/index\.manifest\.json$"),
+    re.compile(r"/build_cache/index\.json$"),
+)
+
+
+def mirror_url_from_index_url(url: str) -> str | None:
+    """The mirror root of an index URL as the discovery file gives it, or None."""
+    if url.startswith(_PUBLIC_BUCKET):
+        # The public bucket is served over HTTPS; this is how cache.spack.io reads it.
+        url = _PUBLIC_HTTP + url[len(_PUBLIC_BUCKET) :]
+    for pattern in _INDEX_SUFFIXES:
+        match = pattern.search(url)
+        if match:
+            return url[: match.start()]
+    return None
+
+
+def mirrors_from_discovery(document: object, *, base: str, remote: bool = False) -> tuple[list[TagConfig], list[str]]:
+    """Tags from a decoded discovery file; relative URLs resolve against ``base``.
+
+    A ``remote`` file (read over HTTP) may name only http(s) mirrors: a server must not
+    point cachedex at local files."""
+    problems: list[str] = []
+    if not isinstance(document, dict):
+        return [], [f"'tags_from': expected a JSON object of tag -> list, got {type(document).__name__}"]
+    tags: list[TagConfig] = []
+    for tag, entries in document.items():
+        why = check_label(tag)
+        if why:
+            problems.append(f"'tags_from': tag {why}")
+            continue
+        if not isinstance(entries, list):
+            problems.append(f"'tags_from': tag {short_repr(tag)}: expected a list of {{label, url}}")
+            continue
+        root: MirrorRef | None = None
+        stacks: list[MirrorRef] = []
+        for entry in entries:
+            label = entry.get("label") if isinstance(entry, dict) else None
+            url = entry.get("url") if isinstance(entry, dict) else None
+            why = check_label(label)
+            if why or not isinstance(url, str):
+                problems.append(f"'tags_from': tag {short_repr(tag)}: bad entry {short_repr(entry)}")
+                continue
+            mirror_url = mirror_url_from_index_url(urljoin(base, url))
+            if mirror_url is None or urlsplit(mirror_url).scheme == "s3":
+                problems.append(f"'tags_from': tag {short_repr(tag)} {label}: cannot read index URL {short_repr(url)}")
+                continue
+            if remote and urlsplit(mirror_url).scheme not in ("http", "https"):
+                problems.append(
+                    f"'tags_from': tag {short_repr(tag)} {label}: a discovery file read over HTTP may only name "
+                    f"http(s) mirrors, not {short_repr(mirror_url)}"
+                )
+                continue
+            ref = MirrorRef(tag, str(label), mirror_url)
+            if label == ROOT_STACK:
+                root = ref
+            else:
+                stacks.append(ref)
+        if root is None:
+            # cache.spack.io skips refs without a root index too (format doc §6.3).
+            problems.append(f"'tags_from': tag {short_repr(tag)} has no 'root' entry")
+            continue
+        tags.append(TagConfig(tag, (root, *sorted(stacks, key=lambda m: m.stack))))
+    return tags, problems

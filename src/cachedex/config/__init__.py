@@ -11,16 +11,15 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from pathlib import Path
 from typing import Any, NamedTuple
-from urllib.parse import urljoin, urlsplit
 
 import msgspec
 import yaml
 
-from .errors import ConfigError
-from .values import ROOT_STACK, MirrorRef, check_label, short_repr
+from ..errors import ConfigError
+from ..values import short_repr
+from .tags import RegistryAuth, TagConfig, check_url, parse_registries, parse_tag, resolve_url
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -28,14 +27,13 @@ __all__ = [
     "Config",
     "HttpOptions",
     "Limits",
+    "RegistryAuth",
     "Setting",
     "TagConfig",
     "check_unique",
     "find_config",
     "load_config",
     "load_yaml",
-    "mirror_url_from_index_url",
-    "mirrors_from_discovery",
     "parse_config",
     "reference_markdown",
 ]
@@ -59,12 +57,26 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("catalog", "path", "cachedex.sqlite", "The SQLite catalog file, relative to the config file."),
     Setting("tags", "list", [], "The tags to read: a list of mappings with the keys below."),
     Setting("tags[].name", "name", None, "The tag's name; it names folders (no '/', '\\', '..', leading '.')."),
-    Setting("tags[].url", "path or URL", None, "The tag's root mirror: a path, a file:// or an http(s):// URL."),
+    Setting(
+        "tags[].url",
+        "path or URL",
+        None,
+        "The tag's root mirror: a path, a file://, http(s)://, oci:// or oci+http:// URL.",
+    ),
     Setting(
         "tags[].stacks",
         "list or mapping",
         [],
-        "The tag's stacks: names (each at <url>/<name>), or name: URL for a stack mirrored elsewhere.",
+        "The tag's stacks: names (each at <url>/<name>); or name: URL for a stack mirrored elsewhere, "
+        "name: {view: V} for a buildcache view of the tag's mirror, name: {url: U, view: V} for a view "
+        "of another mirror.",
+    ),
+    Setting(
+        "tags[].views",
+        "'all' or list",
+        None,
+        "Views of the tag's mirror to read as stacks: a list of names, or 'all' (found by listing "
+        "v3/manifests/index/; folders and file:// only).",
     ),
     Setting(
         "tags_from",
@@ -101,6 +113,13 @@ SETTINGS: tuple[Setting, ...] = (
         2**31,
     ),
     Setting("limits.spec_file_bytes", "bytes", 16_000_000, "Largest v1/v2 spec file or signature read.", 1000, 2**31),
+    Setting(
+        "registries",
+        "mapping",
+        None,
+        "OCI registry credentials per host: {HOST: {username_env, password_env} or {token_env}}, "
+        "the NAMES of environment variables holding them (never the secrets). Public images need none.",
+    ),
     Setting("limits.discovery_bytes", "bytes", 64_000_000, "Largest tags_from discovery file read.", 1000, 2**31),
 )
 _BY_KEY = {setting.key: setting for setting in SETTINGS}
@@ -143,13 +162,6 @@ _NUMBER_FIELDS: dict[str, dict[str, type[int] | type[float]]] = {
 }
 
 
-class TagConfig(msgspec.Struct, frozen=True):
-    """One tag: its root mirror first, then one mirror per stack."""
-
-    name: str
-    mirrors: tuple[MirrorRef, ...]
-
-
 class Config(msgspec.Struct, frozen=True):
     """A validated configuration.
 
@@ -162,6 +174,11 @@ class Config(msgspec.Struct, frozen=True):
     http: HttpOptions = HttpOptions()
     limits: Limits = Limits()
     tags_from: str | None = None
+    registries: tuple[RegistryAuth, ...] = ()
+
+    def registry(self, host: str) -> RegistryAuth | None:
+        """Where the credentials for the OCI registry ``host`` are, if configured."""
+        return next((r for r in self.registries if r.host == host), None)
 
     def tag(self, name: str) -> TagConfig:
         """The tag called ``name``; ConfigError if it is not configured."""
@@ -184,25 +201,6 @@ def find_config(explicit: str | None) -> Path:
 
 def _shown(path: Path | None) -> str | None:
     return str(path) if path is not None else None
-
-
-def _resolve_url(value: str, base: Path) -> str:
-    """A mirror URL with plain relative paths made absolute against the config's folder."""
-    scheme = urlsplit(value).scheme
-    if scheme in ("http", "https", "file"):
-        return value.rstrip("/") if scheme != "file" else value
-    return str((base / value).resolve())
-
-
-def _check_url(key: str, value: object, problems: list[str]) -> bool:
-    if not isinstance(value, str) or not value.strip():
-        problems.append(f"'{key}': expected a path or URL, got {short_repr(value)}")
-        return False
-    scheme = urlsplit(value).scheme
-    if len(scheme) > 1 and scheme not in ("http", "https", "file"):
-        problems.append(f"'{key}': expected a path, file:// or http(s):// URL, got {short_repr(value)}")
-        return False
-    return True
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -273,13 +271,14 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
         problems.append(f"'tags': expected a list, got {type(raw_tags).__name__}")
         raw_tags = []
     for position, raw in enumerate(raw_tags):
-        tag = _parse_tag(raw, f"tags[{position}]", base, problems)
+        tag = parse_tag(raw, f"tags[{position}]", base, problems)
         if tag is not None:
             tags.append(tag)
     source = document.get("tags_from")
     tags_from: str | None = None
-    if source is not None and _check_url("tags_from", source, problems):
-        tags_from = _resolve_url(str(source), base)
+    if source is not None and check_url("tags_from", source, problems):
+        tags_from = resolve_url(str(source), base)
+    registries = parse_registries(document.get("registries"), problems)
     check_unique(tags, problems)
     if not tags and tags_from is None and not problems:
         problems.append("no tags configured: add a 'tags' list or 'tags_from'")
@@ -287,7 +286,15 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
         raise ConfigError(problems, path=_shown(path))
     # Normalised, not resolved: SQLite refuses a path whose '..' climb above '/' (MSG-8).
     catalog = Path(os.path.abspath(base / catalog_value))
-    return Config(path=path, catalog=catalog, tags=tuple(tags), http=http, limits=limits, tags_from=tags_from)
+    return Config(
+        path=path,
+        catalog=catalog,
+        tags=tuple(tags),
+        http=http,
+        limits=limits,
+        tags_from=tags_from,
+        registries=registries,
+    )
 
 
 def check_unique(tags: list[TagConfig], problems: list[str]) -> None:
@@ -344,127 +351,6 @@ def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> flo
 def _figure(value: float) -> str:
     """A bound as people read it: whole numbers with thousands separators."""
     return f"{int(value):,}" if value == int(value) else f"{value:g}"
-
-
-def _parse_tag(raw: object, key: str, base: Path, problems: list[str]) -> TagConfig | None:
-    if not isinstance(raw, dict):
-        problems.append(f"'{key}': expected a mapping with name, url, stacks; got {short_repr(raw)}")
-        return None
-    for extra in raw.keys() - {"name", "url", "stacks"}:
-        problems.append(f"unknown key '{key}.{extra}' (known: name, url, stacks)")
-    before = len(problems)
-    name = raw.get("name")
-    why = check_label(name)
-    if why:
-        problems.append(f"'{key}.name': {why}")
-    url = raw.get("url")
-    _check_url(f"{key}.url", url, problems)
-    stacks = raw.get("stacks", [])
-    pairs: list[tuple[str, object]] = []
-    if isinstance(stacks, list):
-        pairs = [(s, None) for s in stacks]
-    elif isinstance(stacks, dict):
-        pairs = list(stacks.items())
-    else:
-        problems.append(f"'{key}.stacks': expected a list of names or a mapping name: url, got {short_repr(stacks)}")
-    mirrors: list[MirrorRef] = []
-    seen: set[str] = set()
-    for stack, stack_url in pairs:
-        why = check_label(stack)
-        if why:
-            problems.append(f"'{key}.stacks': stack {why}")
-            continue
-        if stack == ROOT_STACK:
-            problems.append(f"'{key}.stacks': 'root' is the tag's own mirror (its url), not a stack")
-            continue
-        if stack in seen:
-            problems.append(f"'{key}.stacks': stack {short_repr(stack)} is listed twice")
-        seen.add(stack)
-        if stack_url is None:
-            if isinstance(url, str):
-                mirrors.append(MirrorRef(str(name), stack, _join(_resolve_url(url, base), stack)))
-        elif _check_url(f"{key}.stacks.{stack}", stack_url, problems):
-            mirrors.append(MirrorRef(str(name), stack, _resolve_url(str(stack_url), base)))
-    if len(problems) > before:
-        return None
-    root = MirrorRef(str(name), ROOT_STACK, _resolve_url(str(url), base))
-    return TagConfig(name=str(name), mirrors=(root, *mirrors))
-
-
-def _join(url: str, stack: str) -> str:
-    return f"{url.rstrip('/')}/{stack}"
-
-
-# -- the cache.spack.io discovery file (format doc §6.2) -------------------------------
-
-_PUBLIC_BUCKET = "s3://spack-binaries/"
-_PUBLIC_HTTP = "https://binaries.spack.io/"
-_INDEX_SUFFIXES = (
-    re.compile(r"/blobs/[^/]+/[^/]+/[^/]+$"),
-    re.compile(r"/v\d+/manifests/index/index\.manifest\.json$"),
-    re.compile(r"/build_cache/index\.json$"),
-)
-
-
-def mirror_url_from_index_url(url: str) -> str | None:
-    """The mirror root of an index URL as the discovery file gives it, or None."""
-    if url.startswith(_PUBLIC_BUCKET):
-        # The public bucket is served over HTTPS; this is how cache.spack.io reads it.
-        url = _PUBLIC_HTTP + url[len(_PUBLIC_BUCKET) :]
-    for pattern in _INDEX_SUFFIXES:
-        match = pattern.search(url)
-        if match:
-            return url[: match.start()]
-    return None
-
-
-def mirrors_from_discovery(document: object, *, base: str, remote: bool = False) -> tuple[list[TagConfig], list[str]]:
-    """Tags from a decoded discovery file; relative URLs resolve against ``base``.
-
-    A ``remote`` file (read over HTTP) may name only http(s) mirrors: a server must not
-    point cachedex at local files."""
-    problems: list[str] = []
-    if not isinstance(document, dict):
-        return [], [f"'tags_from': expected a JSON object of tag -> list, got {type(document).__name__}"]
-    tags: list[TagConfig] = []
-    for tag, entries in document.items():
-        why = check_label(tag)
-        if why:
-            problems.append(f"'tags_from': tag {why}")
-            continue
-        if not isinstance(entries, list):
-            problems.append(f"'tags_from': tag {short_repr(tag)}: expected a list of {{label, url}}")
-            continue
-        root: MirrorRef | None = None
-        stacks: list[MirrorRef] = []
-        for entry in entries:
-            label = entry.get("label") if isinstance(entry, dict) else None
-            url = entry.get("url") if isinstance(entry, dict) else None
-            why = check_label(label)
-            if why or not isinstance(url, str):
-                problems.append(f"'tags_from': tag {short_repr(tag)}: bad entry {short_repr(entry)}")
-                continue
-            mirror_url = mirror_url_from_index_url(urljoin(base, url))
-            if mirror_url is None or urlsplit(mirror_url).scheme == "s3":
-                problems.append(f"'tags_from': tag {short_repr(tag)} {label}: cannot read index URL {short_repr(url)}")
-                continue
-            if remote and urlsplit(mirror_url).scheme not in ("http", "https"):
-                problems.append(
-                    f"'tags_from': tag {short_repr(tag)} {label}: a discovery file read over HTTP may only name "
-                    f"http(s) mirrors, not {short_repr(mirror_url)}"
-                )
-                continue
-            ref = MirrorRef(tag, str(label), mirror_url)
-            if label == ROOT_STACK:
-                root = ref
-            else:
-                stacks.append(ref)
-        if root is None:
-            # cache.spack.io skips refs without a root index too (format doc §6.3).
-            problems.append(f"'tags_from': tag {short_repr(tag)} has no 'root' entry")
-            continue
-        tags.append(TagConfig(tag, (root, *sorted(stacks, key=lambda m: m.stack))))
-    return tags, problems
 
 
 def reference_markdown() -> str:

@@ -1,0 +1,205 @@
+"""The ``tags`` and ``registries`` sections: tags, their stacks (separate mirrors or
+views of one mirror), mirror URLs, and where OCI registry credentials come from.
+
+A stack is written in one of these ways::
+
+    stacks: [e4s, ml]                   # each at <tag url>/<name>
+    stacks:
+      e4s: https://elsewhere/e4s        # a mirror of its own
+      ml: {view: ml}                    # a buildcache view of the tag's root mirror
+      hpc: {url: ./other, view: hpc}    # a view of another mirror
+    views: all                          # every view of the tag's mirror (folders only)
+    views: [ml, hpc]                    # the same as {view: NAME} for each
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import msgspec
+
+from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
+
+__all__ = [
+    "LISTABLE_SCHEMES",
+    "URL_SCHEMES",
+    "RegistryAuth",
+    "TagConfig",
+    "check_url",
+    "parse_registries",
+    "parse_tag",
+    "resolve_url",
+]
+
+#: Schemes a mirror URL may have (besides a plain path): OCI registries as Spack names
+#: them, ``oci+http`` for a registry without TLS.
+URL_SCHEMES = ("http", "https", "file", "oci", "oci+http")
+#: Where the folder of views can be listed: local folders only (HTTP cannot list).
+LISTABLE_SCHEMES = ("", "file")
+
+
+class TagConfig(msgspec.Struct, frozen=True):
+    """One tag: its root mirror first, then one mirror per stack. With
+    ``discover_views``, the views found in the root mirror are added when it is read."""
+
+    name: str
+    mirrors: tuple[MirrorRef, ...]
+    discover_views: bool = False
+
+
+class RegistryAuth(msgspec.Struct, frozen=True):
+    """Where the credentials of one OCI registry are: the NAMES of environment variables,
+    never the secrets (a config file is shared and copied; the environment is not)."""
+
+    host: str
+    username_env: str | None = None
+    password_env: str | None = None
+    token_env: str | None = None
+
+
+def resolve_url(value: str, base: Path) -> str:
+    """A mirror URL with plain relative paths made absolute against the config's folder."""
+    scheme = urlsplit(value).scheme
+    if scheme == "file":
+        return value
+    if scheme in URL_SCHEMES:
+        return value.rstrip("/")
+    return str((base / value).resolve())
+
+
+def check_url(key: str, value: object, problems: list[str]) -> bool:
+    """Whether ``value`` is a path or a URL cachedex reads; else the problem is added."""
+    if not isinstance(value, str) or not value.strip():
+        problems.append(f"'{key}': expected a path or URL, got {short_repr(value)}")
+        return False
+    scheme = urlsplit(value).scheme
+    if len(scheme) > 1 and scheme not in URL_SCHEMES:
+        problems.append(
+            f"'{key}': expected a path, file://, http(s)://, oci:// or oci+http:// URL, got {short_repr(value)}"
+        )
+        return False
+    return True
+
+
+def _join(url: str, stack: str) -> str:
+    return f"{url.rstrip('/')}/{stack}"
+
+
+def parse_tag(raw: object, key: str, base: Path, problems: list[str]) -> TagConfig | None:
+    """One entry of ``tags``, or None with its problems added."""
+    if not isinstance(raw, dict):
+        problems.append(f"'{key}': expected a mapping with name, url, stacks; got {short_repr(raw)}")
+        return None
+    for extra in raw.keys() - {"name", "url", "stacks", "views"}:
+        problems.append(f"unknown key '{key}.{extra}' (known: name, url, stacks, views)")
+    before = len(problems)
+    name = raw.get("name")
+    why = check_label(name)
+    if why:
+        problems.append(f"'{key}.name': {why}")
+    url = raw.get("url")
+    url_ok = check_url(f"{key}.url", url, problems)
+    root_url = resolve_url(str(url), base) if url_ok else ""
+    mirrors: list[MirrorRef] = []
+    seen: set[str] = set()
+    for stack, value in _stack_entries(raw.get("stacks", []), key, problems):
+        if isinstance(stack, str) and stack in seen:
+            problems.append(f"'{key}.stacks': stack {short_repr(stack)} is listed twice")
+            continue
+        ref = _stack(str(name), stack, value, root_url, f"{key}.stacks", base, problems)
+        seen.add(str(stack))
+        if ref is not None:
+            mirrors.append(ref)
+    views = raw.get("views")
+    discover = views == "all"
+    if discover and url_ok and urlsplit(root_url).scheme not in LISTABLE_SCHEMES:
+        problems.append(
+            f"'{key}.views': 'all' needs a mirror in a folder (it lists v3/manifests/index/); "
+            f"over {urlsplit(root_url).scheme}://, name the views: views: [name, ...]"
+        )
+    elif isinstance(views, list):
+        for view in views:
+            if isinstance(view, str) and view in seen:
+                problems.append(f"'{key}.views': stack {short_repr(view)} is listed twice")
+                continue
+            ref = _stack(str(name), view, {"view": view}, root_url, f"{key}.views", base, problems)
+            seen.add(str(view))
+            if ref is not None:
+                mirrors.append(ref)
+    elif views is not None and not discover:
+        problems.append(f"'{key}.views': expected 'all' or a list of view names, got {short_repr(views)}")
+    if len(problems) > before:
+        return None
+    return TagConfig(str(name), (MirrorRef(str(name), ROOT_STACK, root_url), *mirrors), discover_views=discover)
+
+
+def _stack_entries(stacks: object, key: str, problems: list[str]) -> list[tuple[object, object]]:
+    if isinstance(stacks, list):
+        return [(stack, None) for stack in stacks]
+    if isinstance(stacks, dict):
+        return list(stacks.items())
+    problems.append(f"'{key}.stacks': expected a list of names or a mapping name: url, got {short_repr(stacks)}")
+    return []
+
+
+def _stack(
+    tag: str, stack: object, value: object, root_url: str, key: str, base: Path, problems: list[str]
+) -> MirrorRef | None:
+    """A stack's mirror: ``value`` is None (at <root>/<stack>), a URL, or {url?, view?}."""
+    why = check_label(stack)
+    if why:
+        problems.append(f"'{key}': stack {why}")
+        return None
+    name = str(stack)
+    if name == ROOT_STACK:
+        problems.append(f"'{key}': 'root' is the tag's own mirror (its url), not a stack")
+        return None
+    if value is None:
+        return MirrorRef(tag, name, _join(root_url, name)) if root_url else None
+    if isinstance(value, str):
+        return MirrorRef(tag, name, resolve_url(value, base)) if check_url(f"{key}.{name}", value, problems) else None
+    if not isinstance(value, dict) or not value.keys() <= {"url", "view"} or "view" not in value:
+        problems.append(f"'{key}.{name}': expected a URL or a mapping with view (and url), got {short_repr(value)}")
+        return None
+    view = value["view"]
+    why = check_label(view)
+    if why:
+        problems.append(f"'{key}.{name}.view': {why}")
+        return None
+    url = value.get("url")
+    if url is not None and not check_url(f"{key}.{name}.url", url, problems):
+        return None
+    mirror = resolve_url(str(url), base) if url is not None else root_url
+    if urlsplit(mirror).scheme in ("oci", "oci+http"):
+        problems.append(f"'{key}.{name}': OCI registries have no views")
+        return None
+    return MirrorRef(tag, name, mirror, view=str(view)) if mirror else None
+
+
+def parse_registries(raw: object, problems: list[str]) -> tuple[RegistryAuth, ...]:
+    """``registries: {HOST: {username_env, password_env, token_env}}``."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        problems.append(f"'registries': expected a mapping of host -> credentials, got {short_repr(raw)}")
+        return ()
+    found: list[RegistryAuth] = []
+    fields = ("username_env", "password_env", "token_env")
+    for host, entry in raw.items():
+        if not isinstance(host, str) or not host or "/" in host:
+            problems.append(f"'registries': expected a host name (such as ghcr.io), got {short_repr(host)}")
+            continue
+        if not isinstance(entry, dict) or not entry.keys() <= set(fields) or not entry:
+            problems.append(f"'registries.{host}': expected a mapping of {', '.join(fields)}, got {short_repr(entry)}")
+            continue
+        names = {field: entry.get(field) for field in fields}
+        bad = [f for f, v in names.items() if v is not None and (not isinstance(v, str) or not v.isidentifier())]
+        if bad:
+            problems.append(f"'registries.{host}.{bad[0]}': expected the NAME of an environment variable")
+            continue
+        if (names["username_env"] is None) != (names["password_env"] is None):
+            problems.append(f"'registries.{host}': username_env and password_env go together")
+            continue
+        found.append(RegistryAuth(host, **names))
+    return tuple(found)
