@@ -30,36 +30,16 @@ from .manifests import (
     read_clearsigned,
     verify_checksum,
 )
+from .snapshots import IndexSnapshot, PreviousState
 from .sources import Source
 
-__all__ = ["V2_INDEX", "V3_INDEX_MANIFEST", "IndexSnapshot", "PreviousState", "read_index"]
+__all__ = ["V2_INDEX", "V3_INDEX_MANIFEST", "read_index"]
 
 V3_INDEX_MANIFEST = "v3/manifests/index/index.manifest.json"
 V2_INDEX = "build_cache/index.json"
 V2_INDEX_HASH = "build_cache/index.json.hash"
 
 _DB_MEDIA_TYPE = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
-
-
-class PreviousState(msgspec.Struct, frozen=True):
-    """What the catalog remembers of a mirror's last successful read."""
-
-    layout: int
-    checksum: str
-    etag: str | None = None
-    last_modified: str | None = None
-
-
-class IndexSnapshot(msgspec.Struct, frozen=True):
-    """A mirror's index as found now. ``data`` is None when it did not change; ``url``
-    is where its bytes came from (the v3 blob, v2's index.json), for messages."""
-
-    layout: int
-    checksum: str
-    data: bytes | bytearray | None
-    etag: str | None = None
-    last_modified: str | None = None
-    url: str = ""
 
 
 def read_index(

@@ -31,8 +31,9 @@ from ..values import MirrorRef, SpecRecord
 from .discovery import with_discovered_tags
 from .http import HttpClient
 from .index import RawIndex, build_records, decode_index, names_and_versions
-from .layouts import IndexSnapshot, PreviousState, read_index
+from .layouts import read_index
 from .sizes import Prefetch, SizeReport, fetch_sizes
+from .snapshots import IndexSnapshot, PreviousState
 from .sources import Source, open_source
 
 __all__ = ["MirrorOutcome", "TagOutcome", "sync"]
