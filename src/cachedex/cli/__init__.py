@@ -8,7 +8,7 @@ Each command loads the config, calls one library function and prints what it ret
 from __future__ import annotations
 
 import functools
-import os
+import sqlite3
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -22,6 +22,7 @@ from ..config import Config, find_config, load_config
 from ..errors import CachedexError
 from . import present
 from .progress import Reporter
+from .query_words import QueryCommand, query_text
 
 __all__ = ["main", "reference_markdown"]
 
@@ -32,26 +33,45 @@ class _State:
     def __init__(self, config: str | None, debug: bool) -> None:
         self.config_arg = config
         self.debug = debug
+        #: The catalog of the config once loaded: errors name it.
+        self.catalog_path: Path | None = None
 
     def config(self) -> Config:
-        return load_config(find_config(self.config_arg))
+        config = load_config(find_config(self.config_arg))
+        self.catalog_path = config.catalog
+        return config
 
     def catalog(self, *, readonly: bool = True) -> Catalog:
         return Catalog(self.config().catalog, readonly=readonly)
 
 
+#: SQLite's primary result codes that mean the file itself is damaged (or no database).
+_SQLITE_CORRUPT = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def _catalog_problem(state: _State | None, exc: sqlite3.DatabaseError) -> str:
+    """The one line for an SQLite error that reached the command line: a read of a damaged
+    page (opening the catalog already reports its own errors as CatalogError)."""
+    where = str(state.catalog_path) if state is not None and state.catalog_path else "the catalog"
+    if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _SQLITE_CORRUPT:
+        return f"{where}: the catalog is corrupt ({exc}); delete it and run 'cachedex sync'"
+    return f"{where}: cannot read the catalog ({exc})"
+
+
 def _friendly(func: F) -> F:
-    """Turn CachedexError into one line on stderr and exit code 1 (traceback with --debug)."""
+    """Turn CachedexError, and SQLite's errors about the catalog, into one line on stderr
+    and exit code 1 (traceback with --debug)."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except CachedexError as exc:
+        except (CachedexError, sqlite3.DatabaseError) as exc:
             state = click.get_current_context().find_object(_State)
             if state is not None and state.debug:
                 raise
-            click.echo(f"error: {exc}", err=True)
+            message = str(exc) if isinstance(exc, CachedexError) else _catalog_problem(state, exc)
+            click.echo(f"error: {message}", err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
@@ -181,7 +201,7 @@ def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
 # -- questions: search, show, diff ------------------------------------------------------
 
 
-@main.command("search")
+@main.command("search", cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
 @click.option("--tag", "-t", help="Only specs this tag lists (default: every tag).")
 @click.option("--stack", "-s", help="Only specs this stack of --tag holds.")
@@ -207,10 +227,12 @@ def search_command(
 
     @3.9 holds 3.9 and 3.9.x (not 3.10), @1.2:1.4 is a range, @=1.2.3 exact;
     target=aarch64: (trailing colon) also matches targets descending from aarch64.
+    A word starting with '-' (hdf5 -cuda) is part of the query, not an option;
+    after '--' every word is (cachedex search -- hdf5 -cuda).
     """
     from ..query import parse
 
-    parsed = parse(" ".join(query))
+    parsed = parse(query_text(query))
     with state.catalog() as catalog:
         page = catalog.search(parsed, tag=tag, stack=stack, limit=limit, offset=offset)
     present.print_search(page, by_stack=tag is not None, as_json=as_json)
@@ -329,26 +351,22 @@ def serve_command(state: _State, host: str, port: int, workers: int) -> None:
     The same pages as 'cachedex site', rendered on demand, and a JSON API under
     /api (OpenAPI document: /api/openapi.json): tags, packages with facet counts,
     specs with dependencies and dependents, search in Spack's spec syntax
-    (/api/search?q=hdf5+mpi&tag=develop), diffs. The catalog is opened read-only:
-    a 'cachedex sync' may run meanwhile; responses change when it commits.
-    """
-    import uvicorn
+    (/api/search?q=hdf5%2Bmpi&tag=develop: in a URL, '+' is written %2B), diffs.
+    The catalog is opened read-only: a 'cachedex sync' may run meanwhile; responses
+    change when it commits.
 
+    Each process caches up to 64 MiB of answers, takes up to 1000 connections, and
+    closes a connection whose request head is not complete within 10 s. Open to more
+    than a trusted network, put it behind a reverse proxy (see README).
+    """
     from ..publish.serve import CATALOG_ENV, create_app
+    from ..publish.serve.server import check_listen, serve
 
     config = state.config()
     create_app(config.catalog)  # a missing or unreadable catalog fails here, in one line
+    check_listen(host, port)  # a port in use fails here, in one line
     click.echo(f"Serving {config.catalog} on http://{host}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
-    # Worker processes import the app by name; the catalog's path goes by environment.
-    os.environ[CATALOG_ENV] = str(config.catalog)
-    uvicorn.run(
-        "cachedex.publish.serve:app_from_environment",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        log_level="warning",
-    )
+    serve(config.catalog, host=host, port=port, workers=workers, environment_key=CATALOG_ENV)
 
 
 def reference_markdown() -> str:

@@ -145,7 +145,7 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
 def print_spec(page: SpecPage) -> None:
     """One spec: facts, dependencies as a tree, dependents, how to install it."""
     s = page.spec
-    OUT.print(f"[bold]{escape(s.name)}@{escape(s.version)}[/bold] /{s.hash}")
+    OUT.print(f"[bold]{escape(s.name)}@{escape(s.version)}[/bold] /{escape(s.hash)}")
     OUT.print(escape(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
     OUT.print(escape(f"  variants {' '.join(s.variants) or '-'}"))
     OUT.print(

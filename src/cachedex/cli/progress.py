@@ -69,7 +69,9 @@ class Reporter:
         self._progress: Progress | None = None
         if enabled:
             self._progress = Progress(
-                TextColumn("{task.description}"),
+                # Descriptions name tags and stacks, which may come from a remote file: text,
+                # never rich markup (a stack named "[/red]" would stop the sync).
+                TextColumn("{task.description}", markup=False),
                 BarColumn(),
                 MofNCompleteColumn(),
                 _RateColumn(),

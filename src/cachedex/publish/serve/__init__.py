@@ -6,9 +6,12 @@ The HTML pages live at the same paths as in the static site (``/``, ``/tags/<tag
 under ``/api`` is described by the OpenAPI document at ``/api/openapi.json``. Errors of
 the API are JSON of one shape: ``{"error": {"status": <int>, "message": <str>}}``.
 
-    app       the Starlette app: routes, per-thread catalogs, response cache, ETag, gzip
-    api       the API's and the pages' builders, parameter checks, the error shape
+    app       the Starlette app: routes, errors, ETag, gzip, a bound on heavy builds at once
+    api       the API's and the pages' endpoints: builders, parameters, the error shapes
+    cache     the response cache, bounded in bytes
+    catalogs  per-thread read-only connections, reopened when the file is replaced
     openapi   the OpenAPI document, its schemas generated from the page structs
+    server    uvicorn with limits: request head deadline and size, connections, the bind check
 """
 
 from __future__ import annotations

@@ -1,16 +1,21 @@
 """The JSON API under ``/api`` and the pages' builders: request in, (body, media type) out.
 
-Each builder reads its parameters, checks them (unknown parameters and bad values raise
-:class:`~cachedex.errors.BadQuery`, status 400), and calls one library function; a
+Each route is an :class:`Endpoint`: the parameters it takes (the app refuses any other
+with a :class:`~cachedex.errors.BadQuery`, 400, before looking at the cache) and a
+builder, which reads them (a bad value: BadQuery) and calls one library function; a
 lookup that fails raises a :class:`~cachedex.errors.LookupFailed` (404). The app turns
 any :class:`~cachedex.errors.CachedexError` into the one error shape
-``{"error": {"status": <int>, "message": <str>}}`` by its ``status``.
+``{"error": {"status": <int>, "message": <str>}}`` by its ``status``, or into an HTML
+error page (:func:`error_page`) on the site's HTML routes.
 """
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Callable
-from typing import Any
+from http import HTTPStatus
+from typing import Any, NamedTuple
 
 import msgspec
 from starlette.requests import Request
@@ -20,7 +25,7 @@ from ...diff import diff_since, diff_tags, parse_since
 from ...errors import BadQuery, UnknownSpec
 from ...query import parse
 from ..pages import PackageRow, SpecPage, TagRow, home_page, mirrors_page, package_page, spec_page, tag_page
-from ..render import render, render_all_packages, to_json
+from ..render import ASSETS, render, render_all_packages, render_not_found, to_json
 
 __all__ = [
     "API",
@@ -28,10 +33,13 @@ __all__ = [
     "MAX_LIMIT",
     "PAGES",
     "Builder",
+    "Endpoint",
     "ErrorBody",
     "ErrorDetail",
     "PackageList",
+    "check_parameters",
     "error_body",
+    "error_page",
     "is_cheap_search",
 ]
 
@@ -76,30 +84,69 @@ def error_body(status: int, message: str) -> bytes:
     return msgspec.json.encode(ErrorBody(ErrorDetail(status, message)))
 
 
+def error_page(status: int, message: str) -> bytes:
+    """An error as an HTML page, for the site's routes: the site's own 404 page, else a
+    page in the site's style with the status and the message."""
+    if status == 404:
+        return render_not_found(message).encode()
+    title = f"{status} {HTTPStatus(status).phrase}"
+    return _ERROR_PAGE.format(title=title, message=html.escape(message), css=ASSETS["css"]).encode()
+
+
+_ERROR_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} &middot; cachedex</title>
+<link rel="stylesheet" href="/{css}">
+</head>
+<body data-root="/">
+<header class="top"><a class="brand" href="/index.html">cachedex</a></header>
+<main>
+<h1>{title}</h1>
+<p>{message}</p>
+<p><a href="/index.html">Back to the tags</a></p>
+</main>
+</body>
+</html>
+"""
+
+
 def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
     raw = request.query_params.get(name)
     if raw is None or raw == "":
         return default
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise BadQuery(f"{name} must be a whole number, got {raw!r}") from exc
-    if not low <= value <= high:
-        raise BadQuery(f"{name} must be between {low} and {high}, got {value}")
+    shown = repr(raw if len(raw) <= 30 else raw[:30] + "...")
+    # ASCII digits only: int() would also take "１" (fullwidth), "1_0", "+5" and " 5".
+    if not _WHOLE.fullmatch(raw):
+        raise BadQuery(f"{name} must be a whole number, got {shown}")
+    value = int(raw) if len(raw) <= 19 else None  # a longer one is out of range anyway
+    if value is None or not low <= value <= high:
+        raise BadQuery(f"{name} must be between {low} and {high}, got {value if value is not None else shown}")
     return value
 
 
-def _only(request: Request, allowed: set[str]) -> None:
-    unknown = sorted(set(request.query_params) - allowed)
+_WHOLE = re.compile(r"-?[0-9]+")
+
+
+def check_parameters(request: Request, allowed: frozenset[str]) -> None:
+    """BadQuery (400) for a parameter not in ``allowed``, or one given twice."""
+    names = [name for name, _ in request.query_params.multi_items()]
+    unknown = sorted(set(names) - allowed)
     if unknown:
         raise BadQuery(f"unknown parameter {unknown[0]!r} (allowed: {', '.join(sorted(allowed)) or 'none'})")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise BadQuery(f"parameter {name!r} is given more than once")
+        seen.add(name)
 
 
 # -- /api -------------------------------------------------------------------------------------
 
 
 def _api_tags(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    _only(request, set())
     return _json(home_page(catalog).tags)
 
 
@@ -114,7 +161,6 @@ FACET_PARAMETERS = {
 
 
 def _api_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    _only(request, set(FACET_PARAMETERS))
     page = tag_page(catalog, request.path_params["tag"])
     wanted = {k: v for k, v in request.query_params.items() if v}
     packages = tuple(p for p in page.packages if all(v in getattr(p, FACET_PARAMETERS[k]) for k, v in wanted.items()))
@@ -122,17 +168,14 @@ def _api_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 
 
 def _api_package(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    _only(request, set())
     return _json(package_page(catalog, request.path_params["tag"], request.path_params["name"]))
 
 
 def _api_spec(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    _only(request, set())
     return _json(spec_page(catalog, request.path_params["hash"]))
 
 
 def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    _only(request, {"q", "tag", "stack", "limit", "offset"})
     limit = _int_param(request, "limit", 50, 1, MAX_LIMIT)
     offset = _int_param(request, "offset", 0, 0, 10**9)
     query = parse(request.query_params.get("q", ""))
@@ -142,7 +185,6 @@ def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 
 
 def _api_diff(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    _only(request, {"from", "to", "tag", "since"})
     params = request.query_params
     if params.get("since") or params.get("tag"):
         tag, since = params.get("tag", ""), params.get("since", "")
@@ -156,14 +198,35 @@ def _api_diff(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(diff_tags(catalog, old, new))
 
 
-#: The API's paths and their builders.
-API: dict[str, Builder] = {
-    "/api/tags": _api_tags,
-    "/api/tags/{tag}/packages": _api_packages,
-    "/api/tags/{tag}/packages/{name}": _api_package,
-    "/api/specs/{hash}": _api_spec,
-    "/api/search": _api_search,
-    "/api/diff": _api_diff,
+class Endpoint(NamedTuple):
+    """A route's builder and the query parameters it takes."""
+
+    build: Builder
+    #: The parameters it accepts: any other is refused (400) before anything is built.
+    allowed: frozenset[str] = frozenset()
+    #: Those of ``allowed`` its answer depends on (the others are read by the page's
+    #: script, in the browser): only these are part of the cached answer's key.
+    keyed: frozenset[str] = frozenset()
+
+    def key(self, request: Request) -> tuple[tuple[str, str], ...]:
+        """The request's parameters that matter, normalized: sorted, empty ones left
+        out (every builder reads an empty value as a missing one)."""
+        params = request.query_params
+        return tuple((name, params[name]) for name in sorted(self.keyed) if params.get(name))
+
+
+def _api(build: Builder, *parameters: str) -> Endpoint:
+    return Endpoint(build, frozenset(parameters), frozenset(parameters))
+
+
+#: The API's paths and their endpoints.
+API: dict[str, Endpoint] = {
+    "/api/tags": _api(_api_tags),
+    "/api/tags/{tag}/packages": _api(_api_packages, *FACET_PARAMETERS),
+    "/api/tags/{tag}/packages/{name}": _api(_api_package),
+    "/api/specs/{hash}": _api(_api_spec),
+    "/api/search": _api(_api_search, "q", "tag", "stack", "limit", "offset"),
+    "/api/diff": _api(_api_diff, "from", "to", "tag", "since"),
 }
 
 
@@ -207,13 +270,19 @@ def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(catalog.package_names())
 
 
+#: What the facet filters of a tag's or package's page keep in its URL (``?stack=e4s&q=zl``):
+#: read by cachedex.js in the browser, never by the server.
+_FILTERS = frozenset({*FACET_PARAMETERS, "q"})
+
 #: The site's pages by kind: each is served at the same path as in the static site.
-PAGES: dict[str, Builder] = {
-    "home": _page_builder(lambda c, r: home_page(c)),
-    "mirrors": _page_builder(lambda c, r: mirrors_page(c)),
-    "tag": _page_builder(lambda c, r: tag_page(c, r.path_params["tag"])),
-    "package": _page_builder(lambda c, r: package_page(c, r.path_params["tag"], r.path_params["name"])),
-    "spec": _page_builder(_spec_at),
-    "all": _all_packages,
-    "packages.json": _packages_index,
+PAGES: dict[str, Endpoint] = {
+    "home": Endpoint(_page_builder(lambda c, r: home_page(c))),
+    "mirrors": Endpoint(_page_builder(lambda c, r: mirrors_page(c))),
+    "tag": Endpoint(_page_builder(lambda c, r: tag_page(c, r.path_params["tag"])), _FILTERS),
+    "package": Endpoint(
+        _page_builder(lambda c, r: package_page(c, r.path_params["tag"], r.path_params["name"])), _FILTERS
+    ),
+    "spec": Endpoint(_page_builder(_spec_at)),
+    "all": Endpoint(_all_packages),
+    "packages.json": Endpoint(_packages_index),
 }

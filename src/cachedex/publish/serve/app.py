@@ -1,94 +1,97 @@
 """The Starlette app: routes, per-thread read-only catalogs, a response cache, ETags, gzip.
 
-The catalog is opened read-only, one connection per thread, so it keeps answering while
-``cachedex sync`` writes (WAL: readers see the last commit). Every response is cached in
-memory under the catalog's state token, which changes whenever a sync commits; the
-token also makes the ETag, so a client revalidating after no sync gets 304. Bodies are
-gzipped once, when cached, for clients that accept it.
+The catalog is opened read-only, one connection per thread (:mod:`.catalogs`), so it
+keeps answering while ``cachedex sync`` writes (WAL: readers see the last commit). Every
+answer is cached in memory (:mod:`.cache`) under the catalog file and its state token,
+which changes whenever a sync commits; they also make the ETag, so a client
+revalidating after no sync gets 304. Bodies are gzipped once, when cached, for clients
+that accept it.
+
+What a client can make the server do is bounded: parameters a route does not take are
+refused before anything is built, the cache is bounded in bytes, and at most
+:data:`HEAVY_BUILDS` answers that may scan many rows are built at once per process (the
+others wait for their turn, then usually find the answer cached). Errors are JSON under
+``/api`` and for a page's JSON twin, HTML pages elsewhere; a damaged catalog gets a 500
+and the server keeps running.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import email.utils
-import gzip
 import hashlib
-import threading
-from collections import OrderedDict
+import logging
+import sqlite3
+import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
-from starlette.middleware import Middleware
-from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...catalog import Catalog
-from ...errors import CachedexError, LookupFailed
+from ...errors import BadQuery, CachedexError
 from ..render import ASSET_SOURCES, ASSETS, asset_text, render_not_found
-from .api import API, HTML, JSON, PAGES, Builder, error_body, is_cheap_search
+from .api import API, HTML, JSON, PAGES, Endpoint, check_parameters, error_body, error_page, is_cheap_search
+from .cache import Cached, ResponseCache, cached
+from .catalogs import Catalogs
 from .openapi import openapi_document
 
-__all__ = ["create_app"]
+__all__ = ["HEAVY_BUILDS", "ServeState", "create_app"]
 
-_CACHE_ENTRIES = 4096
-_GZIP_MIN = 800
+#: Answers that may scan many rows (a tag's page, a search by version) built at once, per
+#: process. The work is Python holding the GIL: more threads would only share one CPU.
+HEAVY_BUILDS = 2
 
-
-class _Cached(msgspec.Struct, frozen=True):
-    body: bytes
-    media_type: str
-    status: int
-    etag: str
-    gzipped: bytes | None  # compressed once, when cached, not on every request
+_log = logging.getLogger("cachedex.serve")
 
 
-def _cached(body: bytes, media_type: str, status: int, etag: str) -> _Cached:
-    zipped = gzip.compress(body, compresslevel=6) if len(body) >= _GZIP_MIN else None
-    return _Cached(body, media_type, status, etag, zipped)
+def _wants_html(request: Request) -> bool:
+    """Whether errors on this path are HTML pages: the site's pages, not their JSON twins
+    and not the API."""
+    path = request.url.path
+    return not path.startswith("/api/") and not path.endswith(".json")
 
 
-class _Catalogs:
-    """A read-only catalog connection per thread (SQLite connections are not shared)."""
+def _error(request: Request, status: int, message: str, etag: str = "") -> Cached:
+    if _wants_html(request):
+        return cached(error_page(status, message), HTML, status, etag)
+    return cached(error_body(status, message), JSON, status, etag)
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._local = threading.local()
-        Catalog(path, readonly=True).close()  # fail at start-up, with a clear message
-        self._warmed: str | None = None
-        self._warming = threading.Lock()
-        #: True once the search indexes of the last catalog state seen are built.
-        self.ready = False
 
-    def warm(self, token: str, *, wait: bool = False) -> None:
-        """Build the search indexes of catalog state ``token`` (see
-        :meth:`Catalog.warm_search`) once: now if ``wait``, else in a thread, so that
-        the first searches after a sync do not pay for it."""
-        with self._warming:
-            if self._warmed == token:
-                return
-            self._warmed = token
-            self.ready = False
-        if wait:
-            self._warm(token)
-        else:
-            threading.Thread(target=self._warm, args=(token,), name="cachedex-warm", daemon=True).start()
+def _corrupt(catalogs: Catalogs, exc: sqlite3.DatabaseError) -> str:
+    _log.error("%s: cannot read the catalog: %s", catalogs.path, exc)
+    return f"the catalog cannot be read ({exc}); see the server's log"
 
-    def _warm(self, token: str) -> None:
-        with Catalog(self.path, readonly=True) as catalog:
-            catalog.warm_search()
-        with self._warming:
-            self.ready = self._warmed == token
 
-    def get(self) -> Catalog:
-        catalog: Catalog | None = getattr(self._local, "catalog", None)
-        if catalog is None:
-            catalog = self._local.catalog = Catalog(self.path, readonly=True)
-        return catalog
+class _Gate:
+    """At most ``limit`` heavy builds at once; the others wait without holding a thread.
+    One semaphore per event loop: an asyncio semaphore belongs to the loop it first
+    waits on, and tests drive one app from several loops."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._semaphores: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def __call__(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        semaphore = self._semaphores.get(loop)
+        if semaphore is None:
+            semaphore = self._semaphores[loop] = asyncio.Semaphore(self.limit)
+        return semaphore
+
+
+class ServeState(msgspec.Struct):
+    """What the app keeps, at ``app.state.cachedex``: its catalogs and its response cache."""
+
+    catalogs: Catalogs
+    cache: ResponseCache
 
 
 def _never(request: Request) -> bool:
@@ -101,77 +104,79 @@ def _always(request: Request) -> bool:
 
 def create_app(catalog_path: Path) -> Starlette:
     """The ASGI app over the catalog at ``catalog_path`` (which must exist)."""
-    catalogs = _Catalogs(Path(catalog_path))
-    cache: OrderedDict[tuple[str, str, str], _Cached] = OrderedDict()
-    lock = threading.Lock()
+    catalogs = Catalogs(Path(catalog_path))
+    cache = ResponseCache()
+    heavy = _Gate(HEAVY_BUILDS)
 
-    def build(builder: Builder, request: Request, token: str, api: bool) -> _Cached:
-        catalog = catalogs.get()
-        etag = '"' + hashlib.sha1(f"{token} {request.url.path}?{request.url.query}".encode()).hexdigest()[:20] + '"'
+    def build(endpoint: Endpoint, request: Request, key: tuple[object, ...]) -> Cached:
+        catalog, _ = catalogs.get()
+        etag = '"' + hashlib.sha1(repr(key).encode()).hexdigest()[:20] + '"'
         try:
-            body, media_type = builder(catalog, request)
-            return _cached(body, media_type, 200, etag)
+            body, media_type = endpoint.build(catalog, request)
+            return cached(body, media_type, 200, etag)
         except CachedexError as exc:  # one place maps errors to answers: by their status
-            if isinstance(exc, LookupFailed) and not api and not request.url.path.endswith(".json"):
-                return _cached(render_not_found(str(exc)).encode(), HTML, exc.status, etag)
-            return _cached(error_body(exc.status, str(exc)), JSON, exc.status, etag)
+            return _error(request, exc.status, str(exc), etag)
+        except sqlite3.DatabaseError as exc:
+            return _error(request, 500, _corrupt(catalogs, exc))
 
     def answer(
-        builder: Builder, *, api: bool, cheap: Callable[[Request], bool] = _never
+        endpoint: Endpoint, *, cheap: Callable[[Request], bool] = _never
     ) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            catalog = catalogs.get()
-            token, synced = catalog.state_token()
-            catalogs.warm(token)
-            key = (token, request.url.path, request.url.query)
-            with lock:
-                hit = cache.get(key)
-                if hit is not None:
-                    cache.move_to_end(key)
+        async def respond(request: Request) -> Response:
+            try:
+                check_parameters(request, endpoint.allowed)
+            except BadQuery as exc:
+                return _send(request, _error(request, exc.status, str(exc)), None)
+            try:
+                catalog, file = catalogs.get()
+                token, synced = catalog.state_token()
+            except CachedexError as exc:
+                return _send(request, _error(request, exc.status, str(exc)), None)
+            except sqlite3.DatabaseError as exc:
+                return _send(request, _error(request, 500, _corrupt(catalogs, exc)), None)
+            state = (file, token)
+            catalogs.warm(state)
+            key = (state, request.url.path, endpoint.key(request))
+            hit = cache.get(key)
             if hit is None:
                 # A cheap answer (a few ms, from an index) is built right here: a hop to a
                 # worker thread would cost as much as the work. Anything that may scan
-                # many rows goes to a thread, so that it never holds up the others.
+                # many rows goes to a thread, so that it never holds up the others, and
+                # waits for its turn among the heavy builds.
                 if cheap(request):
-                    hit = build(builder, request, token, api)
+                    hit = build(endpoint, request, key)
                 else:
-                    hit = await run_in_threadpool(build, builder, request, token, api)
-                with lock:
-                    cache[key] = hit
-                    while len(cache) > _CACHE_ENTRIES:
-                        cache.popitem(last=False)
-            headers = {"ETag": hit.etag, "Cache-Control": "no-cache", "Vary": "Accept-Encoding"}
-            if synced is not None:
-                headers["Last-Modified"] = email.utils.formatdate(synced, usegmt=True)
-            if hit.status == 200 and request.headers.get("if-none-match") == hit.etag:
-                return Response(status_code=304, headers=headers)
-            if hit.gzipped is not None and "gzip" in request.headers.get("accept-encoding", ""):
-                headers["Content-Encoding"] = "gzip"
-                return Response(hit.gzipped, status_code=hit.status, media_type=hit.media_type, headers=headers)
-            return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=headers)
+                    async with heavy():
+                        hit = cache.get(key)  # built meanwhile by a request it waited behind
+                        if hit is None:
+                            hit = await run_in_threadpool(build, endpoint, request, key)
+                if hit.status < 500:  # a damaged catalog may be replaced: ask again next time
+                    cache.put(state, key, hit)
+            return _send(request, hit, synced)
 
-        return endpoint
+        return respond
 
-    def page_routes(prefix: str, builder: Builder, cheap: Callable[[Request], bool] = _never) -> list[Route]:
-        endpoint = answer(builder, api=False, cheap=cheap)
-        return [Route(prefix + suffix, endpoint, methods=["GET"]) for suffix in ("", "index.html", "index.json")]
+    def page_routes(prefix: str, endpoint: Endpoint, cheap: Callable[[Request], bool] = _never) -> list[Route]:
+        respond = answer(endpoint, cheap=cheap)
+        return [Route(prefix + suffix, respond, methods=["GET"]) for suffix in ("", "index.html", "index.json")]
 
-    assets = {relative.split("/", 1)[1]: (asset_text(kind), kind) for kind, relative in ASSETS.items()}
-    assert set(ASSET_SOURCES) == {kind for _, kind in assets.values()}
+    media = {"css": "text/css", "js": "text/javascript"}
+    assets = {
+        relative.split("/", 1)[1]: cached(asset_text(kind), media[kind], 200, "") for kind, relative in ASSETS.items()
+    }
+    assert set(ASSET_SOURCES) == set(media)
 
     async def static(request: Request) -> Response:
         found = assets.get(request.path_params["file"])
         if found is None:
             return Response(render_not_found(), status_code=404, media_type=HTML)
-        body, kind = found
-        media = "text/css" if kind == "css" else "text/javascript"
         # The version is in the file's name: it never changes under that name.
-        return Response(body, media_type=media, headers={"Cache-Control": "public, max-age=31536000, immutable"})
+        return _send(request, found, None, "public, max-age=31536000, immutable")
 
-    document = msgspec.json.encode(openapi_document())
+    document = cached(msgspec.json.encode(openapi_document()), JSON, 200, "")
 
     async def openapi(request: Request) -> Response:
-        return Response(document, media_type=JSON)
+        return _send(request, document, None)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         if request.url.path.startswith("/api/"):
@@ -179,15 +184,12 @@ def create_app(catalog_path: Path) -> Starlette:
         return Response(render_not_found(), status_code=404, media_type=HTML)
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
-        return Response(
-            error_body(405, f"{request.method} is not allowed here"),
-            status_code=405,
-            media_type=JSON,
-            headers={"Allow": "GET, HEAD"},
-        )
+        hit = _error(request, 405, f"{request.method} is not allowed here")
+        return Response(hit.body, status_code=405, media_type=hit.media_type, headers={"Allow": "GET, HEAD"})
 
     async def server_error(request: Request, exc: Exception) -> Response:
-        return Response(error_body(500, "internal error; see the server's log"), status_code=500, media_type=JSON)
+        hit = _error(request, 500, "internal error; see the server's log")
+        return Response(hit.body, status_code=500, media_type=hit.media_type)
 
     cheap_api = {
         "/api/tags/{tag}/packages/{name}": _always,
@@ -196,33 +198,60 @@ def create_app(catalog_path: Path) -> Starlette:
     routes = [
         Route("/api/openapi.json", openapi, methods=["GET"]),
         *(
-            Route(path, answer(builder, api=True, cheap=cheap_api.get(path, _never)), methods=["GET"])
-            for path, builder in API.items()
+            Route(path, answer(endpoint, cheap=cheap_api.get(path, _never)), methods=["GET"])
+            for path, endpoint in API.items()
         ),
         Route("/static/{file}", static, methods=["GET"]),
-        Route("/packages.json", answer(PAGES["packages.json"], api=False), methods=["GET"]),
+        Route("/packages.json", answer(PAGES["packages.json"]), methods=["GET"]),
         *page_routes("/", PAGES["home"]),
         *page_routes("/mirrors/", PAGES["mirrors"]),
         *page_routes("/tags/{tag}/", PAGES["tag"]),
-        Route("/tags/{tag}/all.html", answer(PAGES["all"], api=False), methods=["GET"]),
+        Route("/tags/{tag}/all.html", answer(PAGES["all"]), methods=["GET"]),
         *page_routes("/tags/{tag}/packages/{name}/", PAGES["package"], _always),
-        Route("/specs/{prefix}/{hash}.html", answer(PAGES["spec"], api=False), methods=["GET"]),
-        Route("/specs/{prefix}/{hash}.json", answer(PAGES["spec"], api=False), methods=["GET"]),
+        Route("/specs/{prefix}/{hash}.html", answer(PAGES["spec"]), methods=["GET"]),
+        Route("/specs/{prefix}/{hash}.json", answer(PAGES["spec"]), methods=["GET"]),
     ]
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         # Before the first request: a search of facets alone on a big tag needs its
-        # index, which takes a second or two to build (later syncs: in a thread).
+        # index, which takes a second or two to build (later syncs: in a thread). A
+        # catalog that cannot be read does not stop the server: requests answer the error.
         def warm() -> None:
-            catalogs.warm(catalogs.get().state_token()[0], wait=True)
+            try:
+                catalog, file = catalogs.get()
+                state = (file, catalog.state_token()[0])
+            except (sqlite3.DatabaseError, CachedexError) as exc:
+                _log.warning("%s: cannot read the catalog's state (%s)", catalogs.path, exc)
+                return
+            catalogs.warm(state, wait=True)
 
         await run_in_threadpool(warm)
         yield
 
-    return Starlette(
+    app = Starlette(
         routes=routes,
-        middleware=[Middleware(GZipMiddleware, minimum_size=_GZIP_MIN)],
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
         lifespan=lifespan,
     )
+    app.state.cachedex = ServeState(catalogs, cache)
+    return app
+
+
+def _send(request: Request, hit: Cached, synced: float | None, cache_control: str = "no-cache") -> Response:
+    """The response for a request from a cached answer: 304, gzipped, or as is. Every
+    body is gzipped here, once, when cached (so no GZipMiddleware, which would compress
+    again and add a second Vary)."""
+    headers = {"Cache-Control": cache_control}
+    if hit.gzipped is not None:
+        headers["Vary"] = "Accept-Encoding"
+    if hit.etag:
+        headers["ETag"] = hit.etag
+    if synced is not None:
+        headers["Last-Modified"] = email.utils.formatdate(synced, usegmt=True)
+    if hit.status == 200 and hit.etag and request.headers.get("if-none-match") == hit.etag:
+        return Response(status_code=304, headers=headers)
+    if hit.gzipped is not None and "gzip" in request.headers.get("accept-encoding", ""):
+        headers["Content-Encoding"] = "gzip"
+        return Response(hit.gzipped, status_code=hit.status, media_type=hit.media_type, headers=headers)
+    return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=headers)

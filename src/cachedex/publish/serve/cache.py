@@ -1,0 +1,96 @@
+"""The server's response cache: answers kept in memory, bounded in bytes.
+
+A key is (catalog file, catalog state, path, the parameters the answer depends on), so
+what a client can vary freely (unknown parameters are refused; parameters a page only
+reads in the browser are left out) never makes a new entry. The bound is in bytes, body
+and gzipped copy counted, because one tag page of a big tag weighs megabytes and a
+search answer a few kilobytes: a bound in entries is no bound on memory.
+"""
+
+from __future__ import annotations
+
+import gzip
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable
+
+import msgspec
+
+__all__ = ["CACHE_BYTES", "Cached", "ResponseCache", "cached"]
+
+#: What one server process keeps at most (bodies and their gzipped copies).
+CACHE_BYTES = 64 * 1024 * 1024
+
+#: Bodies shorter than this are not worth compressing.
+GZIP_MIN = 800
+
+#: Counted per entry besides its bodies: the key, the ETag, the dict slot.
+_OVERHEAD = 512
+
+
+class Cached(msgspec.Struct, frozen=True):
+    """One answer as it is sent: body, type, status, ETag, and the gzipped body."""
+
+    body: bytes
+    media_type: str
+    status: int
+    etag: str
+    gzipped: bytes | None  # compressed once, when built, not on every request
+
+    @property
+    def weight(self) -> int:
+        """The bytes this answer holds."""
+        return len(self.body) + len(self.gzipped or b"") + len(self.etag) + _OVERHEAD
+
+
+def cached(body: bytes, media_type: str, status: int, etag: str) -> Cached:
+    """An answer, gzipped once if it is long enough to gain from it."""
+    zipped = gzip.compress(body, compresslevel=6) if len(body) >= GZIP_MIN else None
+    return Cached(body, media_type, status, etag, zipped)
+
+
+class ResponseCache:
+    """Least recently used answers, at most ``max_bytes`` of them; thread-safe.
+
+    An answer heavier than a quarter of the bound is served but not kept: it would push
+    out everything else. Answers of another catalog state than the newest stored are
+    dropped at once when a new state comes in, since no request will ask for them again.
+    """
+
+    def __init__(self, max_bytes: int = CACHE_BYTES) -> None:
+        self.max_bytes = max_bytes
+        #: Bytes held now (the sum of the entries' weights).
+        self.size = 0
+        self._entries: OrderedDict[tuple[Hashable, ...], Cached] = OrderedDict()
+        self._state: Hashable = None
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: tuple[Hashable, ...]) -> Cached | None:
+        """The answer stored under ``key`` (now the most recently used), or None."""
+        with self._lock:
+            hit = self._entries.get(key)
+            if hit is not None:
+                self._entries.move_to_end(key)
+            return hit
+
+    def put(self, state: Hashable, key: tuple[Hashable, ...], answer: Cached) -> None:
+        """Keep ``answer`` under ``key``, an answer of catalog ``state``."""
+        weight = answer.weight
+        if weight > self.max_bytes // 4:
+            return
+        with self._lock:
+            if state != self._state:  # a sync committed (or the file was replaced)
+                self._entries.clear()
+                self.size = 0
+                self._state = state
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self.size -= old.weight
+            self._entries[key] = answer
+            self.size += weight
+            while self.size > self.max_bytes:
+                _, evicted = self._entries.popitem(last=False)
+                self.size -= evicted.weight

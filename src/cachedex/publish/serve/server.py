@@ -1,0 +1,144 @@
+"""Running the app under uvicorn, with the limits a server open to a network needs.
+
+uvicorn closes idle kept-alive connections, but not one that sends part of a request's
+head and stops (slow loris): thousands of those hold a file descriptor each, for ever.
+:class:`BoundedHttpTools` gives each request head a deadline and a size limit, and
+:func:`serve` passes uvicorn a limit on concurrent connections (beyond it, requests get
+503 rather than the process running out of descriptors). Before uvicorn starts,
+:func:`check_listen` binds the address once, so that a port in use is one line of error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import os
+import resource
+import socket
+from pathlib import Path
+
+import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from ...errors import CachedexError, ConfigError
+
+__all__ = [
+    "HEAD_BYTES",
+    "HEAD_SECONDS",
+    "KEEP_ALIVE_SECONDS",
+    "BoundedHttpTools",
+    "check_listen",
+    "concurrency_limit",
+    "serve",
+]
+
+#: Seconds from a connection's first byte (or a kept-alive connection's next request's
+#: first byte) to the end of the request's head; then the connection is closed.
+HEAD_SECONDS = 10.0
+#: The longest request head (request line and header fields), in bytes; a longer one gets 400.
+HEAD_BYTES = 64 * 1024
+#: Seconds an idle kept-alive connection stays open.
+KEEP_ALIVE_SECONDS = 5
+
+
+class BoundedHttpTools(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol (httptools), with a deadline and a size limit on each
+    request's head. A connection that never sends anything is closed at the deadline too."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_bytes = 0
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._start_head()
+
+    def _start_head(self) -> None:
+        if self._head_timer is None:
+            self._head_bytes = 0
+            self._head_timer = self.loop.call_later(HEAD_SECONDS, self._head_too_slow)
+
+    def _end_head(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_timer is not None:  # reading a head
+            self._head_bytes += len(data)
+            if self._head_bytes > HEAD_BYTES:
+                self._end_head()
+                self.send_400_response("Request head too large.")
+                return
+        super().data_received(data)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._start_head()  # the next request of a kept-alive connection
+
+    def on_headers_complete(self) -> None:
+        self._end_head()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._end_head()
+        super().connection_lost(exc)
+
+
+def concurrency_limit() -> int:
+    """Connections (and requests in progress) one server process takes before it answers
+    503: a thousand, or fewer if the process may not open that many files."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return 1000
+    return max(32, min(1000, soft - 64))  # leave descriptors for the catalog and the workers
+
+
+def check_listen(host: str, port: int) -> None:
+    """ConfigError ``cannot listen on HOST:PORT (why)`` unless the address can be bound
+    now (as uvicorn will bind it: SO_REUSEADDR, every address the host resolves to)."""
+    where = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise ConfigError([f"cannot listen on {where} (cannot resolve {host!r}: {exc.strerror})"]) from exc
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                probe.bind(address)
+            except OSError as exc:
+                reasons = {
+                    errno.EADDRINUSE: "address in use",
+                    errno.EADDRNOTAVAIL: "no such address on this machine",
+                    errno.EACCES: "permission denied; ports below 1024 need privileges",
+                }
+                reason = reasons.get(exc.errno or 0, exc.strerror or str(exc))
+                raise ConfigError([f"cannot listen on {where} ({reason})"]) from exc
+
+
+def serve(catalog: Path, *, host: str, port: int, workers: int, environment_key: str) -> None:
+    """Run the server over ``catalog`` until interrupted. Worker processes import the
+    app by name and find the catalog's path in ``$environment_key``."""
+    os.environ[environment_key] = str(catalog)
+    try:
+        uvicorn.run(
+            "cachedex.publish.serve:app_from_environment",
+            factory=True,
+            host=host,
+            port=port,
+            workers=workers,
+            log_level="warning",
+            http=BoundedHttpTools,
+            limit_concurrency=concurrency_limit(),
+            timeout_keep_alive=KEEP_ALIVE_SECONDS,
+            h11_max_incomplete_event_size=HEAD_BYTES,  # h11's own limit; BoundedHttpTools applies it itself
+        )
+    except SystemExit as exc:
+        if exc.code in (None, 0):
+            raise
+        # uvicorn has logged why (a port taken since check_listen, say) and would exit 3.
+        raise CachedexError("the server did not start (uvicorn's message above says why)") from exc

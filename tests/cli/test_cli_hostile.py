@@ -1,0 +1,122 @@
+"""The command line with hostile or damaged input: markup in mirror data, query words that
+look like options, a corrupt catalog."""
+
+from __future__ import annotations
+
+import copy
+import io
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from cachedex.catalog import Catalog
+from cachedex.cli import main
+from cachedex.cli.progress import Reporter
+from tests.helpers import LIBELF_CORE2, fixture_index, write_v2_mirror
+from tests.publish.serve import corrupt_catalog
+
+#: Would be a hidden hyperlink, and make the rest bold red, if printed as rich markup.
+LINK = "[link=mailto:x@evil.example]click[bold red]zlib"
+
+
+def run(config: Path, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["--config", str(config), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.output
+
+
+def test_sec5_progress_lines_show_names_as_written() -> None:
+    """Progress lines name tags and stacks, which a remote tags_from file may name."""
+    out = io.StringIO()
+    with Reporter(enabled=True, console=Console(file=out, force_terminal=True, width=150)) as reporter:
+        line = reporter.task("dev/[/red]: index", total=2)
+        line.advance()
+        line.describe("dev/[link=https://evil.example]click[/link]: sizes")
+        reporter._progress.refresh()  # type: ignore[union-attr]
+    shown = out.getvalue()
+    assert "dev/[link=https://evil.example]click[/link]: sizes" in shown
+    assert "\x1b]8;" not in shown  # no terminal hyperlink
+
+
+def test_sec5_mirror_values_print_as_written(mirrors: Path, tmp_path: Path) -> None:
+    """A package name, version, compiler and variant value holding rich markup, through
+    sync, diff, search and show: printed as written, never as markup, no traceback."""
+    index = fixture_index(mirrors)
+    write_v2_mirror(tmp_path / "m1", index)
+    installs = index["database"]["installs"]  # type: ignore[index]
+    evil = copy.deepcopy(installs.pop(LIBELF_CORE2))
+    evil["spec"].update(name=LINK, hash="a" * 32, version="[bold]1.0")
+    evil["spec"]["annotations"]["compiler"] = "gcc@=13[/bold]"
+    evil["spec"]["parameters"]["note"] = "[/red]"
+    installs["a" * 32] = evil
+    write_v2_mirror(tmp_path / "m2", index)
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(f"tags:\n  - name: a\n    url: {tmp_path / 'm1'}\n  - name: b\n    url: {tmp_path / 'm2'}\n")
+    status, synced = run(config, "sync")
+    assert status == 0, synced
+    status, diff = run(config, "diff", "a", "b")
+    assert status == 0 and LINK in diff
+    status, found = run(config, "search", "note=[/red]")
+    assert status == 0 and "gcc@13[/bold]" in found and "note=[/red]" in found
+    status, shown = run(config, "show", "a" * 32)
+    assert status == 0 and f"{LINK}@[bold]1.0" in shown and "note=[/red]" in shown
+    status, package = run(config, "show", LINK)
+    assert status == 0 and f"{LINK} in b" in package
+
+
+@pytest.fixture
+def small_config(small_catalog: Catalog, tmp_path: Path) -> Path:
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(f"catalog: {small_catalog.path}\ntags:\n  - name: t\n    url: ./m\n")
+    return config
+
+
+def _hashes(output: str) -> list[str]:
+    return re.findall(r"^│ (\w{7}) ", output, re.MULTILINE)
+
+
+def test_msg9_words_starting_with_a_dash_are_part_of_the_query(small_config: Path) -> None:
+    status, with_tilde = run(small_config, "search", "cmake", "~doc")
+    assert status == 0 and _hashes(with_tilde) == ["ccccccc"]
+    for args in (
+        ["cmake", "-doc"],
+        ["cmake", "-doc", "-t", "t"],  # options still work around such words
+        ["--tag", "t", "cmake", "-doc", "--limit", "5"],
+        ["--", "cmake", "-doc"],
+    ):
+        status, output = run(small_config, "search", *args)
+        assert status == 0 and "No such option" not in output, (args, output)
+        assert _hashes(output) == ["ccccccc"], (args, output)
+    # -shared starts like -s (--stack), -hdf like -h (--help): still query words.
+    status, output = run(small_config, "search", "zlib", "-shared")
+    assert status == 0 and _hashes(output) == [] and "0 specs match" in output
+    assert run(small_config, "search", "zlib", "+shared", "-s", "s", "-t", "t")[1].count("zzzzzzz") == 1
+    status, output = run(small_config, "search", "-hdf5")
+    assert status == 0 and "Usage:" not in output
+    # Unknown long options are still refused: most likely a mistyped option.
+    assert run(small_config, "search", "zlib", "--tags", "t")[0] == 2
+
+
+def test_msg9_search_help_says_how() -> None:
+    result = CliRunner().invoke(main, ["search", "--help"])
+    assert "A word starting with '-' (hdf5 -cuda) is part of the query" in result.output
+    assert "after '--' every word is" in result.output
+
+
+def test_crash12_a_corrupt_catalog_is_one_line(tmp_path: Path) -> None:
+    catalog = corrupt_catalog(tmp_path / "c.sqlite")
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(f"catalog: {catalog}\ntags:\n  - name: t\n    url: ./m\n")
+    line = (
+        f"error: {catalog}: the catalog is corrupt (database disk image is malformed); "
+        "delete it and run 'cachedex sync'"
+    )
+    for args in (["search", "target=x86_64_v3"], ["search", "pkg-00001"], ["show", "pkg-00001"]):
+        status, output = run(config, *args)
+        assert (status, output.splitlines()) == (1, [line]), args
+    debug = CliRunner().invoke(main, ["--debug", "--config", str(config), "search", "target=x86_64_v3"])
+    assert isinstance(debug.exception, sqlite3.DatabaseError)

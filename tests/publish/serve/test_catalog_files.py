@@ -1,0 +1,82 @@
+"""The served catalog file replaced, or damaged, while the server runs."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from pathlib import Path
+
+import httpx
+
+from cachedex.catalog import Catalog
+from cachedex.publish.serve import create_app
+from tests.helpers import record, write_tag
+from tests.publish.serve import corrupt_catalog, get
+
+
+def _tag_names(app: object) -> list[str]:
+    return [t["name"] for t in get(app, "/api/tags").json()]
+
+
+def _found(app: object, query: str) -> list[str]:
+    return [s["name"] for s in get(app, f"/api/search?q={query}").json()["specs"]]
+
+
+def _quiet_warmers() -> None:
+    """Wait for the app's background index builds (a thread per new catalog state)."""
+    deadline = time.monotonic() + 10
+    while any(t.name == "cachedex-warm" for t in threading.enumerate()):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+
+
+def test_data5_a_deleted_and_recreated_catalog_is_read_afresh(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with Catalog(path) as catalog:
+        write_tag(catalog, "old", [record("a" * 32, "zlib", target="x86_64_v3")])
+    app = create_app(path)
+    assert _tag_names(app) == ["old"]
+    assert _found(app, "target%3Dx86_64_v3") == ["zlib"]  # a facet index, built once per state
+    _quiet_warmers()
+    for file in tmp_path.glob("c.sqlite*"):
+        file.unlink()
+    # The new file's state token is the old one's ("s1": one sync each), and its spec
+    # ids are the old ones: nothing derived from the old file may be used for it.
+    with Catalog(path) as catalog:
+        write_tag(
+            catalog,
+            "new",
+            [record("c" * 32, "cmake", target="aarch64"), record("d" * 32, "hdf5", target="x86_64_v3")],
+        )
+    assert _tag_names(app) == ["new"]
+    assert _found(app, "target%3Dx86_64_v3") == ["hdf5"]
+    assert _found(app, "zlib") == []
+    assert get(app, "/tags/new/").status_code == 200 and get(app, "/tags/old/").status_code == 404
+
+
+def test_crash12_a_corrupt_catalog_gets_500s_and_the_server_keeps_running(tmp_path: Path) -> None:
+    app = create_app(corrupt_catalog(tmp_path / "c.sqlite"))
+
+    async def session() -> dict[str, httpx.Response]:
+        async with (
+            app.router.lifespan_context(app),  # start-up (warming the search indexes) survives it
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+        ):
+            paths = ["/api/search?q=target%3Dx86_64_v3", "/tags/t/", "/tags/t/index.json", "/api/openapi.json"]
+            return {path: await client.get(path) for path in [*paths, "/api/search?q=zlib%40%40"]}
+
+    answers = asyncio.run(session())
+    search = answers["/api/search?q=target%3Dx86_64_v3"]
+    assert search.status_code == 500 and search.headers["content-type"] == "application/json"
+    error = search.json()["error"]
+    assert error["status"] == 500
+    assert "the catalog cannot be read (database disk image is malformed)" in error["message"]
+    page = answers["/tags/t/"]
+    assert page.status_code == 500 and page.headers["content-type"].startswith("text/html")
+    assert "database disk image is malformed" in page.text
+    assert answers["/tags/t/index.json"].json()["error"]["status"] == 500
+    # Still serving: what does not touch the damaged pages answers.
+    assert answers["/api/openapi.json"].status_code == 200
+    assert answers["/api/search?q=zlib%40%40"].status_code == 400
+    assert len(app.state.cachedex.cache) <= 1  # errors of a damaged file are not kept

@@ -1,0 +1,124 @@
+"""``cachedex serve`` as a real process: its listening socket, its connection limits, its
+help, and a damaged catalog at start-up."""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.parse
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from cachedex.catalog import Catalog
+from cachedex.cli import main
+from cachedex.publish.serve.server import HEAD_SECONDS
+from cachedex.query import parse
+from tests.helpers import free_port
+from tests.publish.serve import corrupt_catalog
+
+CLI = [sys.executable, "-c", "from cachedex.cli import main; main()"]
+
+
+def _config(tmp_path: Path, catalog: Path) -> Path:
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(f"catalog: {catalog}\ntags:\n  - name: t\n    url: ./m\n")
+    return config
+
+
+@contextmanager
+def serving(config: Path, port: int) -> Iterator[subprocess.Popen[str]]:
+    """``cachedex serve`` on 127.0.0.1:``port``, once it answers."""
+    server = subprocess.Popen(
+        [*CLI, "--config", str(config), "serve", "--port", str(port)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert server.poll() is None, server.communicate(timeout=5)
+            assert time.monotonic() < deadline, "cachedex serve did not answer within 30 s"
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=2)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield server
+    finally:
+        server.terminate()
+        server.communicate(timeout=15)
+
+
+@pytest.mark.slow
+def test_hang5_unfinished_request_heads_are_closed(small_catalog: Catalog, tmp_path: Path) -> None:
+    port = free_port()
+    with serving(_config(tmp_path, small_catalog.path), port):
+        started = time.monotonic()
+        lorises = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
+        for loris in lorises:
+            loris.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+        silent = socket.create_connection(("127.0.0.1", port))  # sends nothing at all
+        with socket.create_connection(("127.0.0.1", port)) as huge:
+            huge.sendall(b"GET / HTTP/1.1\r\nX-Big: " + b"a" * 70_000 + b"\r\n")
+            huge.settimeout(5)
+            assert huge.recv(100).startswith(b"HTTP/1.1 400 ")
+        for held in [*lorises, silent]:
+            held.settimeout(HEAD_SECONDS + 4)
+            assert held.recv(1024) == b""  # closed by the server, unanswered
+            held.close()
+        assert time.monotonic() - started < HEAD_SECONDS + 4
+        assert httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=5).status_code == 200
+
+
+def test_msg4_a_port_in_use_is_one_line(small_catalog: Catalog, tmp_path: Path) -> None:
+    config = _config(tmp_path, small_catalog.path)
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        done = subprocess.run(
+            [*CLI, "--config", str(config), "serve", "--port", str(port)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.splitlines() == [f"error: cannot listen on 127.0.0.1:{port} (address in use)"]
+
+
+def test_msg4_an_unknown_host_is_one_line(small_catalog: Catalog, tmp_path: Path) -> None:
+    config = _config(tmp_path, small_catalog.path)
+    result = CliRunner().invoke(main, ["--config", str(config), "serve", "--host", "no-such-host.invalid"])
+    assert result.exit_code == 1
+    (line,) = result.output.splitlines()
+    assert line.startswith("error: cannot listen on no-such-host.invalid:8000 (cannot resolve 'no-such-host.invalid'")
+
+
+def test_msg5_serve_help_shows_urls_that_work() -> None:
+    result = CliRunner().invoke(main, ["serve", "--help"])
+    assert result.exit_code == 0
+    urls = re.findall(r"/api/\S+?(?=\)|\s)", result.output)
+    assert urls and "q=hdf5%2Bmpi" in result.output and "hdf5+mpi&" not in result.output
+    for url in urls:
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(url).query)
+        if "q" in query:
+            assert parse(query["q"][0]) == parse("hdf5+mpi")
+
+
+def test_crash12_serve_starts_over_a_corrupt_catalog(tmp_path: Path) -> None:
+    port = free_port()
+    with serving(_config(tmp_path, corrupt_catalog(tmp_path / "c.sqlite")), port) as server:
+        answer = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "target=x86_64_v3"}, timeout=5)
+        assert answer.status_code == 500 and answer.json()["error"]["status"] == 500
+        assert httpx.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=5).status_code == 200
+        assert server.poll() is None

@@ -1,0 +1,153 @@
+"""What a client can make the server hold and do: parameters, the response cache's bound,
+concurrent heavy builds; and the shape of its headers and error bodies."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.publish.render import ASSETS
+from cachedex.publish.serve import create_app
+from cachedex.publish.serve.api import HTML, PAGES, Endpoint
+from cachedex.publish.serve.app import HEAVY_BUILDS
+from cachedex.publish.serve.cache import CACHE_BYTES
+from tests.publish.serve import get
+
+
+@pytest.fixture
+def app(small_catalog: Catalog) -> Any:
+    return create_app(small_catalog.path)
+
+
+SPEC = "z" * 32
+
+
+@pytest.mark.parametrize(
+    ("path", "media"),
+    [
+        ("/?v=1", "text/html"),
+        ("/index.html?v=1", "text/html"),
+        ("/tags/t/?v=1", "text/html"),
+        ("/tags/t/index.json?v=1", "application/json"),
+        ("/tags/t/packages/zlib/?v=2&stack=s", "text/html"),
+        ("/tags/t/all.html?v=1", "text/html"),
+        ("/mirrors/index.json?v=1", "application/json"),
+        ("/packages.json?v=1", "application/json"),
+        (f"/specs/zz/{SPEC}.html?v=1", "text/html"),
+        (f"/specs/zz/{SPEC}.json?v=1", "application/json"),
+        ("/api/tags/t/packages?os=a&os=b", "application/json"),
+    ],
+)
+def test_sec1_page_routes_refuse_unknown_parameters(app: Any, path: str, media: str) -> None:
+    response = get(app, path)
+    assert response.status_code == 400 and response.headers["content-type"].startswith(media), response.text
+    if media == "application/json":
+        error = response.json()["error"]
+        assert error["status"] == 400
+        assert "unknown parameter 'v'" in error["message"] or "'os' is given more than once" in error["message"]
+    else:
+        assert "400 Bad Request" in response.text and "unknown parameter &#x27;v&#x27;" in response.text
+    assert len(app.state.cachedex.cache) == 0  # refused before anything is built or kept
+
+
+def test_sec1_the_cache_is_bounded_in_bytes_whatever_the_parameters(app: Any) -> None:
+    cache = app.state.cachedex.cache
+    assert cache.max_bytes == CACHE_BYTES == 64 * 1024 * 1024
+    cache.max_bytes = 16 * 1024  # the same accounting, reached in a few hundred requests
+    for n in range(150):
+        assert get(app, f"/api/tags/t/packages?os=os-{n}").status_code == 200
+        assert get(app, f"/api/search?q=zlib&offset={n}").status_code == 200
+        assert 0 < cache.size <= cache.max_bytes
+    assert 0 < len(cache) < 300
+    assert cache.size == sum(entry.weight for entry in cache._entries.values())
+    # Parameters the server does not read (the facet filters cachedex.js keeps in a
+    # page's URL) and the order or emptiness of the others make no new entries.
+    cache.max_bytes = CACHE_BYTES
+    before = len(cache)
+    for n in range(40):
+        assert get(app, f"/tags/t/?stack=s{n}&q=z{n}").status_code == 200
+    for query in ("offset=3&q=zlib", "q=zlib&offset=3", "q=zlib&offset=3&tag=&stack="):
+        assert get(app, f"/api/search?{query}").status_code == 200
+    assert len(cache) == before + 2
+
+
+def test_sec1_heavy_builds_wait_their_turn(small_catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
+    lock = threading.Lock()
+    active, peak, builds = 0, 0, 0
+
+    def slow(catalog: Catalog, request: Any) -> tuple[bytes, str]:
+        nonlocal active, peak, builds
+        with lock:
+            active, builds = active + 1, builds + 1
+            peak = max(peak, active)
+        time.sleep(0.1)
+        with lock:
+            active -= 1
+        return b"<p>built</p>", HTML
+
+    monkeypatch.setitem(PAGES, "tag", Endpoint(slow, PAGES["tag"].allowed))
+    app = create_app(small_catalog.path)
+
+    async def many(paths: list[str]) -> list[httpx.Response]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            return await asyncio.gather(*(client.get(path) for path in paths))
+
+    responses = asyncio.run(many([f"/tags/t{n}/" for n in range(8)]))
+    assert [r.status_code for r in responses] == [200] * 8
+    assert peak == HEAVY_BUILDS and builds == 8
+    # The same page asked for many times at once: built by those that got a turn first only.
+    builds = 0
+    responses = asyncio.run(many(["/tags/same/"] * 8))
+    assert [r.text for r in responses] == ["<p>built</p>"] * 8 and builds <= HEAVY_BUILDS
+
+
+@pytest.mark.parametrize("value", ["１", "1_0", "+5", " 5", "5 ", "٣", "0x10", "1e3"])
+def test_cos3_whole_numbers_are_ascii_digits(app: Any, value: str) -> None:
+    response = httpx.Request("GET", "http://test/api/search", params={"q": "zlib", "limit": value})
+    answer = get(app, f"/api/search?{response.url.query.decode()}")
+    assert answer.status_code == 400
+    assert "limit must be a whole number" in answer.json()["error"]["message"]
+
+
+def test_cos3_ordinary_numbers_still_work(app: Any) -> None:
+    assert get(app, "/api/search?q=zlib&limit=10&offset=0").json()["total"] == 1
+    assert "offset must be between" in get(app, "/api/search?offset=-1").json()["error"]["message"]
+    message = get(app, f"/api/search?limit={'9' * 5000}").json()["error"]["message"]
+    assert message == f"limit must be between 1 and 1000, got '{'9' * 30}...'"
+
+
+@pytest.mark.parametrize("path", ["/tags/t/", "/tags/t/packages/zlib/", "/api/openapi.json", "/" + ASSETS["css"]])
+def test_cos1_vary_is_sent_once(app: Any, path: str) -> None:
+    for encoding in ("gzip", "identity"):
+        response = get(app, path, **{"accept-encoding": encoding})
+        assert response.status_code == 200 and len(response.content) >= 800
+        assert response.headers.get_list("vary") == ["Accept-Encoding"], (path, encoding)
+        assert response.headers.get("content-encoding") == ("gzip" if encoding == "gzip" else None)
+
+
+@pytest.mark.parametrize(
+    ("path", "media"),
+    [
+        ("/tags/t/", "text/html"),
+        ("/", "text/html"),
+        (f"/specs/zz/{SPEC}.html", "text/html"),
+        ("/tags/t/index.json", "application/json"),
+        ("/api/tags", "application/json"),
+        ("/api/search", "application/json"),
+    ],
+)
+def test_cos2_a_405_is_html_on_pages_and_json_on_the_api(app: Any, path: str, media: str) -> None:
+    for method in ("POST", "DELETE"):
+        response = get(app, path, method=method)
+        assert response.status_code == 405 and response.headers["allow"] == "GET, HEAD"
+        assert response.headers["content-type"].startswith(media), (path, response.text)
+        if media == "text/html":
+            assert "405 Method Not Allowed" in response.text and f"{method} is not allowed here" in response.text
+        else:
+            assert response.json() == {"error": {"status": 405, "message": f"{method} is not allowed here"}}
