@@ -57,8 +57,7 @@ def print_outcomes(outcomes: list[TagOutcome]) -> None:
         table.add_column(column, justify="left" if column == "tag" else "right")
     for o in outcomes:
         if o.ok:
-            changed = sum(1 for m in o.mirrors if m.changed)
-            note = "" if changed else " (unchanged)"
+            note = "" if o.changed else " (unchanged)"  # a dropped stack is a change (DATA-4)
             table.add_row(
                 escape(f"{o.tag}{note}"),
                 f"{o.records:,}",
