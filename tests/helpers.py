@@ -67,30 +67,34 @@ SIGNED = (
 )
 
 
-def write_v3_mirror(
-    root: Path, index: dict[str, object], *, signed: bool = False, media: str = "application/vnd.spack.db.v8+json"
-) -> dict[str, int]:
-    """A v3 mirror of ``index``: manifest, blob, and a spec manifest (with a size) per listed spec."""
+def _write_v3_index(root: Path, index: dict[str, object], manifest: str, media: str) -> None:
     data = json.dumps(index, separators=(",", ":")).encode()
     digest = hashlib.sha256(data).hexdigest()
     blob = root / "blobs/sha256" / digest[:2] / digest
     blob.parent.mkdir(parents=True, exist_ok=True)
     blob.write_bytes(data)
-    manifest = {
-        "version": 3,
-        "data": [
-            {
-                "contentLength": len(data),
-                "mediaType": media,
-                "compression": "none",
-                "checksumAlgorithm": "sha256",
-                "checksum": digest,
-            }
-        ],
+    entry = {
+        "contentLength": len(data),
+        "mediaType": media,
+        "compression": "none",
+        "checksumAlgorithm": "sha256",
+        "checksum": digest,
     }
-    path = root / "v3/manifests/index/index.manifest.json"
+    path = root / manifest
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(manifest))
+    path.write_text(json.dumps({"version": 3, "data": [entry]}))
+
+
+def write_v3_view(root: Path, view: str, index: dict[str, object]) -> None:
+    """A buildcache view of the v3 mirror at ``root``: its index, in the shared blobs."""
+    _write_v3_index(root, index, f"v3/manifests/index/{view}/index.manifest.json", "application/vnd.spack.db.v8+json")
+
+
+def write_v3_mirror(
+    root: Path, index: dict[str, object], *, signed: bool = False, media: str = "application/vnd.spack.db.v8+json"
+) -> dict[str, int]:
+    """A v3 mirror of ``index``: manifest, blob, and a spec manifest (with a size) per listed spec."""
+    _write_v3_index(root, index, "v3/manifests/index/index.manifest.json", media)
     sizes = {}
     for dag_hash, record in index["database"]["installs"].items():  # type: ignore[index]
         if not record["in_buildcache"]:

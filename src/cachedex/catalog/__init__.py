@@ -230,6 +230,10 @@ class Catalog:
         """All mirrors (of one tag), sorted by tag then stack with root first."""
         return reads.mirrors(self._db, tag)
 
+    def members_of(self, tag: str, stack: str) -> dict[str, bool]:
+        """{hash: listed} of every record one mirror of a tag holds."""
+        return reads.members_of(self._db, tag, stack)
+
     def tag_names(self) -> list[str]:
         """Names of the tags in the catalog, sorted."""
         return reads.tag_names(self._db)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable
+from typing import Any
 
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from .rows import Edge, MirrorState, SizeKey, SpecSummary, TagStats, as_rows, select_list
@@ -22,6 +23,7 @@ __all__ = [
     "held_hashes",
     "holders",
     "listed_hashes",
+    "members_of",
     "mirror_state",
     "mirrors",
     "node",
@@ -38,7 +40,7 @@ __all__ = [
 
 _MIRROR_COLUMNS = (
     "t.name, m.stack, m.url, m.layout, m.db_version, m.checksum, m.etag, m.last_modified, "
-    "m.fetched_at, m.records, m.listed"
+    "m.fetched_at, m.records, m.listed, m.view, m.own_index"
 )
 
 
@@ -47,13 +49,19 @@ def _hashes_json(hashes: Iterable[str]) -> str:
     return json.dumps(list(hashes))
 
 
+def _mirror_state(row: tuple[Any, ...]) -> MirrorState:
+    fields = dict(zip(MirrorState.__struct_fields__, row, strict=True))
+    fields["own_index"] = bool(fields["own_index"])  # SQLite has no booleans
+    return MirrorState(**fields)
+
+
 def mirror_state(db: sqlite3.Connection, tag: str, stack: str) -> MirrorState | None:
     """The stored state of one mirror, or None if it was never synced."""
     row = db.execute(
         f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = ?",
         (tag, stack),
     ).fetchone()
-    return MirrorState(*row) if row else None
+    return _mirror_state(row) if row else None
 
 
 def mirrors(db: sqlite3.Connection, tag: str | None = None) -> list[MirrorState]:
@@ -63,7 +71,19 @@ def mirrors(db: sqlite3.Connection, tag: str | None = None) -> list[MirrorState]
         + ("WHERE t.name = ? " if tag else "")
         + "ORDER BY t.name, m.stack != 'root', m.stack"
     )
-    return [MirrorState(*row) for row in db.execute(sql, (tag,) if tag else ())]
+    return [_mirror_state(row) for row in db.execute(sql, (tag,) if tag else ())]
+
+
+def members_of(db: sqlite3.Connection, tag: str, stack: str) -> dict[str, bool]:
+    """{hash: listed} of every record one mirror of a tag holds."""
+    return {
+        dag_hash: bool(listed)
+        for dag_hash, listed in db.execute(
+            "SELECT s.hash, mb.listed FROM members mb JOIN specs s ON s.id = mb.spec_id "
+            "JOIN mirrors m ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = ?",
+            (tag, stack),
+        )
+    }
 
 
 def tag_names(db: sqlite3.Connection) -> list[str]:

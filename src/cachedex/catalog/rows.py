@@ -51,6 +51,8 @@ class MirrorState(msgspec.Struct, frozen=True):
     fetched_at: float | None  #: epoch seconds of the last successful read
     records: int | None  #: records of its index
     listed: int | None  #: records with a binary (``in_buildcache``)
+    view: str | None = None  #: the buildcache view of the mirror at ``url`` read as this stack
+    own_index: bool = True  #: False for the root of a mirror of views only: it lists what its stacks list
 
 
 class TagStats(msgspec.Struct, frozen=True):
@@ -179,7 +181,7 @@ _EXPRESSIONS: dict[type, dict[str, str]] = {
         "variants": "s.variants",
         "size": "s.size",
         "stacks": "(SELECT group_concat(m2.stack, char(31)) FROM members mb2 JOIN mirrors m2 "
-        "ON m2.id = mb2.mirror_id WHERE mb2.spec_id = s.id AND m2.tag_id = ?)",
+        "ON m2.id = mb2.mirror_id WHERE mb2.spec_id = s.id AND m2.tag_id = ? AND m2.own_index)",
     },
     SpecRow: {
         "id": "s.id",

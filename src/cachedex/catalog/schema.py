@@ -15,7 +15,7 @@ from ..errors import CatalogError
 __all__ = ["BULK_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA_V1 = """
 CREATE TABLE specs (
@@ -138,7 +138,15 @@ _V3_TO_V4 = """
 CREATE INDEX specs_unsized ON specs (id) WHERE size IS NULL;
 """
 
-_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _V1_TO_V2, 2: _V2_TO_V3, 3: _V3_TO_V4}
+# Buildcache views: a stack may be a view of a mirror (its index under
+# v3/manifests/index/<view>/), and a mirror of views only has no root index: its root
+# then lists what its stacks list (own_index = 0).
+_V4_TO_V5 = """
+ALTER TABLE mirrors ADD COLUMN view TEXT;
+ALTER TABLE mirrors ADD COLUMN own_index INTEGER NOT NULL DEFAULT 1;
+"""
+
+_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _V1_TO_V2, 2: _V2_TO_V3, 3: _V3_TO_V4, 4: _V4_TO_V5}
 
 
 def schema_version(db: sqlite3.Connection) -> int:

@@ -137,7 +137,7 @@ def _found_rows(
         holders = (
             "(SELECT group_concat(m.stack) FROM members mb JOIN mirrors m "
             "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
-            "WHERE mb.spec_id = s.id AND t.name = ?)"
+            "WHERE mb.spec_id = s.id AND t.name = ? AND m.own_index)"
         )
         extra = [tag]
     return db.execute(

@@ -146,23 +146,30 @@ class TagWriter:
         *,
         layout: int,
         db_version: int,
-        checksum: str,
+        checksum: str | None,
         etag: str | None,
         last_modified: str | None,
         fetched_at: float,
         members: Mapping[str, bool],
+        view: str | None = None,
+        own_index: bool = True,
     ) -> None:
-        """Store a mirror's new index: its state and the records it holds (hash -> listed)."""
+        """Store a mirror's new index: its state and the records it holds (hash -> listed).
+        ``own_index`` False: a root without an index, listing what its stacks list."""
         self._kept_stacks.add(stack)
         self._changed = True
         db = self._db
         row = db.execute("SELECT id FROM mirrors WHERE tag_id = ? AND stack = ?", (self._tag_id, stack)).fetchone()
         listed_count = sum(1 for listed in members.values() if listed)
-        values = (url, layout, db_version, checksum, etag, last_modified, fetched_at, len(members), listed_count)
+        values = (
+            url, layout, db_version, checksum, etag, last_modified, fetched_at, len(members), listed_count, view,
+            int(own_index),
+        )  # fmt: skip
         if row is None:
             inserted = db.execute(
                 "INSERT INTO mirrors (url, layout, db_version, checksum, etag, last_modified, "
-                "fetched_at, records, listed, tag_id, stack) VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+                "fetched_at, records, listed, view, own_index, tag_id, stack) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                 (*values, self._tag_id, stack),
             ).fetchone()
             mirror_id: int = inserted[0]
@@ -172,7 +179,7 @@ class TagWriter:
             mirror_id = row[0]
             db.execute(
                 "UPDATE mirrors SET url = ?, layout = ?, db_version = ?, checksum = ?, etag = ?, "
-                "last_modified = ?, fetched_at = ?, records = ?, listed = ? WHERE id = ?",
+                "last_modified = ?, fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ? WHERE id = ?",
                 (*values, mirror_id),
             )
             old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))

@@ -33,7 +33,7 @@ from .manifests import (
 from .snapshots import IndexSnapshot, PreviousState
 from .sources import Source
 
-__all__ = ["V2_INDEX", "V3_INDEX_MANIFEST", "read_index"]
+__all__ = ["V2_INDEX", "V3_INDEX_MANIFEST", "find_views", "read_index", "view_manifest"]
 
 V3_INDEX_MANIFEST = "v3/manifests/index/index.manifest.json"
 V2_INDEX = "build_cache/index.json"
@@ -42,19 +42,34 @@ V2_INDEX_HASH = "build_cache/index.json.hash"
 _DB_MEDIA_TYPE = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
 
 
+def view_manifest(view: str) -> str:
+    """Path of a buildcache view's index manifest (buildcache-2026 §1.2)."""
+    return f"v3/manifests/index/{view}/index.manifest.json"
+
+
 def read_index(
     source: Source,
     previous: PreviousState | None,
     *,
     limits: Limits,
     progress: ProgressCallback | None = None,
+    view: str | None = None,
 ) -> IndexSnapshot:
-    """Find, download and verify the index of the mirror at ``source``.
+    """Find, download and verify the index of the mirror at ``source`` (with ``view``,
+    the index of that buildcache view of it; views are v3 only).
 
     Returns a snapshot without data when the checksum (or HTTP validators) show the
     index is the one read last time. Raises SourceError, ChecksumError or
     IndexFormatError naming the file and the problem.
     """
+    own_reader = getattr(source, "read_index", None)  # an OCI registry has its own layout
+    if own_reader is not None:
+        return own_reader(previous, limits=limits, progress=progress)  # type: ignore[no-any-return]
+    if view is not None:
+        try:
+            return _read_v3(source, previous, limits, progress, view_manifest(view))
+        except SourceNotFound as exc:
+            raise SourceNotFound(exc.url, f"no view {view!r} in this mirror ({exc.problem})") from exc
     try:
         return _read_v3(source, previous, limits, progress)
     except SourceNotFound:
@@ -73,11 +88,15 @@ def read_index(
 
 
 def _read_v3(
-    source: Source, previous: PreviousState | None, limits: Limits, progress: ProgressCallback | None
+    source: Source,
+    previous: PreviousState | None,
+    limits: Limits,
+    progress: ProgressCallback | None,
+    manifest_path: str = V3_INDEX_MANIFEST,
 ) -> IndexSnapshot:
     same_layout = previous is not None and previous.layout == 3
     fetched = source.fetch(
-        V3_INDEX_MANIFEST,
+        manifest_path,
         limit=limits.manifest_bytes,
         etag=previous.etag if same_layout and previous else None,
         last_modified=previous.last_modified if same_layout and previous else None,
@@ -85,7 +104,7 @@ def _read_v3(
     if fetched is None:  # 304 to our validators: the manifest, hence the index, is unchanged
         assert previous is not None  # validators are sent only when there is a previous state
         return IndexSnapshot(3, previous.checksum, None, previous.etag, previous.last_modified)
-    manifest_url = source.join(V3_INDEX_MANIFEST)
+    manifest_url = source.join(manifest_path)
     record = _pick_index_blob(decode_manifest(fetched.data, manifest_url), manifest_url)
     if same_layout and previous and previous.checksum == record.checksum:
         return IndexSnapshot(3, record.checksum, None, fetched.etag, fetched.last_modified)
@@ -155,6 +174,15 @@ def _read_v2(
     if previous is not None and previous.layout == 2 and checksum == previous.checksum:
         return IndexSnapshot(2, checksum, None, fetched.etag, fetched.last_modified)
     return IndexSnapshot(2, checksum, fetched.data, fetched.etag, fetched.last_modified, index_url)
+
+
+def find_views(source: Source) -> list[str] | None:
+    """Names of the buildcache views of the mirror at ``source`` (folders under
+    ``v3/manifests/index/`` holding an index manifest), or None where it cannot list."""
+    folders = source.list_folders("v3/manifests/index")
+    if folders is None:
+        return None
+    return [name for name in folders if "index.manifest.json" in (source.list_dir(f"v3/manifests/index/{name}") or ())]
 
 
 # -- v1/v2 mirrors without index.json: build one from the spec files -----------------

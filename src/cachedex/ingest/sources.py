@@ -87,6 +87,11 @@ class Source(ABC):
         """File names in folder ``path``, or None where the source cannot list."""
         return None
 
+    def list_folders(self, path: str) -> list[str] | None:
+        """Names of the folders in folder ``path`` ([] if there is none), or None where the
+        source cannot list."""
+        return None
+
 
 class LocalSource(Source):
     """A mirror in a local folder (given as a path or a ``file://`` URL)."""
@@ -141,6 +146,15 @@ class LocalSource(Source):
     def list_dir(self, path: str) -> list[str] | None:
         try:
             return sorted(entry.name for entry in os.scandir(self.root / path) if entry.is_file())
+        except OSError:
+            return None
+
+    def list_folders(self, path: str) -> list[str] | None:
+        try:
+            # A symlink is not followed: a view is a folder of the mirror itself.
+            return sorted(e.name for e in os.scandir(self.root / path) if e.is_dir(follow_symlinks=False))
+        except FileNotFoundError:
+            return []
         except OSError:
             return None
 

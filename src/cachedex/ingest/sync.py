@@ -25,60 +25,20 @@ import msgspec
 from .._perf import gc_paused
 from ..catalog import Catalog, TagWriter
 from ..config import Config, TagConfig
-from ..errors import CachedexError
+from ..errors import CachedexError, SourceNotFound
 from ..progress import SILENT, Progress, ProgressLine
 from ..values import MirrorRef, SpecRecord
 from .discovery import with_discovered_tags
 from .http import HttpClient
 from .index import RawIndex, build_records, decode_index, names_and_versions
 from .layouts import read_index
+from .outcomes import MirrorOutcome, TagOutcome
 from .sizes import Prefetch, SizeReport, fetch_sizes
 from .snapshots import IndexSnapshot, PreviousState
 from .sources import Source, open_source
+from .views import union_of_stacks, with_found_views
 
 __all__ = ["MirrorOutcome", "TagOutcome", "sync"]
-
-
-class MirrorOutcome(msgspec.Struct, frozen=True):
-    """What one mirror's read found."""
-
-    stack: str
-    url: str
-    changed: bool
-    layout: int
-    db_version: int | None
-    records: int | None
-
-
-class TagOutcome(msgspec.Struct, frozen=True):
-    """What a sync did to one tag; ``error`` is set when the tag was left unchanged."""
-
-    tag: str
-    error: str | None
-    seconds: float
-    mirrors: tuple[MirrorOutcome, ...] = ()
-    records: int = 0
-    specs: int = 0
-    packages: int = 0
-    stacks: int = 0
-    added: int = 0
-    removed: int = 0
-    new_specs: int = 0
-    sizes_fetched: int = 0
-    sized: int = 0  #: listed specs whose size is known, after this sync
-    dropped_stacks: tuple[str, ...] = ()  #: stacks removed because the config no longer lists them
-    warnings: tuple[str, ...] = ()
-    phases: tuple[tuple[str, float], ...] = ()  # (phase, seconds), for --debug and bench/
-
-    @property
-    def ok(self) -> bool:
-        """True when the tag was written."""
-        return self.error is None
-
-    @property
-    def changed(self) -> bool:
-        """True when some mirror of the tag changed, or a stack was dropped."""
-        return bool(self.dropped_stacks) or any(m.changed for m in self.mirrors)
 
 
 class _Read(msgspec.Struct):
@@ -94,6 +54,7 @@ class _Read(msgspec.Struct):
     db_version: int | None = None
     members: dict[str, bool] | None = None  # hash -> listed; None when unchanged
     index: RawIndex | None = None  # records to build new specs from
+    own_index: bool = True  # False: a root of views only, listing what its stacks list
 
     @property
     def changed(self) -> bool:
@@ -176,7 +137,7 @@ class _TagSync:
         state = self.catalog.mirror_state(ref.tag, ref.stack)
         if state is None or state.checksum is None or state.layout is None:
             return None
-        if state.url != ref.url:
+        if state.url != ref.url or state.view != ref.view:
             return None  # the mirror moved: read it again in full
         return PreviousState(state.layout, state.checksum, state.etag, state.last_modified)
 
@@ -185,7 +146,7 @@ class _TagSync:
         source = open_source(ref.url, client=self.client)
         line = self.reporter.download(f"{ref.tag}/{ref.stack}: index")
         try:
-            snapshot = read_index(source, previous, limits=self.config.limits, progress=line.update)
+            snapshot = read_index(source, previous, limits=self.config.limits, progress=line.update, view=ref.view)
         finally:
             line.done()
         if snapshot.data is None:
@@ -206,12 +167,18 @@ class _TagSync:
         rarely need decoding), then the stacks in parallel. Every failing stack is named.
         The root's missing sizes start downloading as soon as the root is read."""
         root_ref, *stack_refs = tag.mirrors
-        root = self._read_mirror(root_ref, self._previous(root_ref))
-        prefetch = self._prefetch(root)
-        reads = [root]
+        try:
+            root: _Read | None = self._read_mirror(root_ref, self._previous(root_ref))
+        except SourceNotFound:
+            if not any(ref.view for ref in stack_refs):
+                raise
+            root = None  # a mirror of views only: the root lists what its views list
+        prefetch = self._prefetch(root) if root is not None else None
+        reads = [root] if root is not None else []
         workers = max(1, min(len(stack_refs), self.config.http.concurrency, 8))
+        root_index = root.index if root is not None else None
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(self._read_mirror, ref, self._previous(ref), root.index) for ref in stack_refs]
+            futures = [pool.submit(self._read_mirror, ref, self._previous(ref), root_index) for ref in stack_refs]
             errors: list[str] = []
             for future in futures:
                 try:
@@ -222,7 +189,26 @@ class _TagSync:
             if prefetch is not None:
                 prefetch.cancel()
             raise CachedexError("\n".join(errors))
+        if root is None:
+            reads.insert(0, self._root_of_views(root_ref, reads))
         return reads, prefetch
+
+    def _root_of_views(self, ref: MirrorRef, stacks: list[_Read]) -> _Read:
+        """The root of a mirror without a root index: every record its stacks hold. When no
+        stack changed and the root was already such a root, it is unchanged too."""
+        source = open_source(ref.url, client=self.client)
+        snapshot = IndexSnapshot(3, "", None)
+        state = self.catalog.mirror_state(ref.tag, ref.stack)
+        if state is not None and not state.own_index and not any(read.changed for read in stacks):
+            return _Read(ref, source, snapshot, own_index=False)
+        members = union_of_stacks(
+            [
+                read.members if read.members is not None else self.catalog.members_of(ref.tag, read.ref.stack)
+                for read in stacks
+            ]
+        )
+        versions = [read.db_version or 0 for read in stacks]
+        return _Read(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
 
     def _prefetch(self, root: _Read) -> Prefetch | None:
         """Start reading the sizes the catalog lacks for the specs a changed v3 root lists,
@@ -248,6 +234,8 @@ class _TagSync:
             phases.append((name, now - mark))
             mark = now
 
+        if tag.discover_views:
+            tag = with_found_views(tag, open_source(tag.mirrors[0].url, client=self.client))
         reads, prefetch = self._read_all(tag)
         try:
             return self._write(tag, reads, prefetch, started, phases, phase)
@@ -353,11 +341,13 @@ class _TagSync:
                     read.ref.url,
                     layout=snap.layout,
                     db_version=read.db_version,
-                    checksum=snap.checksum,
+                    checksum=snap.checksum or None,
                     etag=snap.etag,
                     last_modified=snap.last_modified,
                     fetched_at=fetched_at,
                     members=read.members,
+                    view=read.ref.view,
+                    own_index=read.own_index,
                 )
         return writer.drop_other_stacks()
 

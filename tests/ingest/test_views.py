@@ -1,0 +1,140 @@
+"""Buildcache views: stacks that are views of one mirror, mirrors of views only,
+``views: all``, and a view's freshness."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.config import parse_config
+from cachedex.ingest.sync import sync
+from tests.helpers import fixture_index, listed_specs, write_v3_mirror, write_v3_view
+
+FIRST = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
+
+
+def _subset(mirrors: Path, keep: int) -> dict[str, object]:
+    """The real index with only its first ``keep`` records listed (the rest unlisted)."""
+    index = fixture_index(mirrors)
+    for position, record in enumerate(index["database"]["installs"].values()):  # type: ignore[attr-defined]
+        record["in_buildcache"] = record["in_buildcache"] and position < keep
+    return index
+
+
+def _listed(index: dict[str, object]) -> set[str]:
+    return {h for h, r in index["database"]["installs"].items() if r["in_buildcache"]}  # type: ignore[attr-defined]
+
+
+def _config(tmp_path: Path, **tag: object) -> object:
+    return parse_config({"catalog": "c.sqlite", "tags": [{"name": "t", **tag}]}, base=tmp_path)
+
+
+def test_stacks_that_are_views_of_the_root_mirror(mirrors: Path, tmp_path: Path) -> None:
+    sizes = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    small, big = _subset(mirrors, 2), _subset(mirrors, 5)
+    write_v3_view(tmp_path / "m", "small", small)
+    write_v3_view(tmp_path / "m", "big", big)
+    config = _config(tmp_path, url="./m", stacks={"s": {"view": "small"}}, views=["big"])
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert outcome.ok, outcome.error
+        assert catalog.listed_hashes("t", "s") == _listed(small)
+        assert catalog.listed_hashes("t", "big") == _listed(big)
+        views = {m.stack: m.view for m in catalog.mirrors("t")}
+        assert views == {"root": None, "s": "small", "big": "big"}
+        specs = {s.hash: s for s in listed_specs(catalog, "t")}
+    assert all(set(specs[h].stacks) == {"root", "s", "big"} for h in _listed(small))
+    assert all(specs[h].size == sizes[h] for h in specs)  # sizes from the shared spec manifests
+
+
+def test_a_mirror_of_views_only(mirrors: Path, tmp_path: Path) -> None:
+    sizes = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    shutil.rmtree(tmp_path / "m/v3/manifests/index")  # no root index at all
+    first, second = _subset(mirrors, 2), fixture_index(mirrors)
+    del second["database"]["installs"][FIRST]  # type: ignore[index]
+    write_v3_view(tmp_path / "m", "one", first)
+    write_v3_view(tmp_path / "m", "two", second)
+    config = _config(tmp_path, url="./m", views="all")
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert outcome.ok, outcome.error
+        root = catalog.mirror_state("t", "root")
+        assert root is not None and not root.own_index
+        union = _listed(first) | _listed(second)
+        assert catalog.listed_hashes("t") == union
+        specs = listed_specs(catalog, "t")
+        (stats,) = catalog.tag_stats(["t"])
+    assert stats.stacks == 2 and stats.specs == len(union)
+    assert all("root" not in s.stacks for s in specs)  # the root holds nothing of its own
+    assert {s.hash: s.stacks for s in specs}[FIRST] == ("one",)
+    assert stats.sized == len(union) and stats.size == sum(sizes[h] for h in union)
+
+
+def test_views_all_finds_views_and_a_view_changed_is_read_again(mirrors: Path, tmp_path: Path) -> None:
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 3))
+    config = _config(tmp_path, url="./m", views="all")
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (first,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert [m.stack for m in first.mirrors] == ["root", "e4s"] and all(m.changed for m in first.mirrors)
+        (again,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert not again.changed
+        write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 4))
+        write_v3_view(tmp_path / "m", "ml", _subset(mirrors, 1))
+        (third,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert {m.stack: m.changed for m in third.mirrors} == {"root": False, "e4s": True, "ml": True}
+        assert catalog.listed_hashes("t", "e4s") == _listed(_subset(mirrors, 4))
+
+
+def test_an_unchanged_view_over_http_downloads_nothing(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    root = http_server.state.root / "m"
+    write_v3_mirror(root, fixture_index(mirrors))
+    write_v3_view(root, "e4s", _subset(mirrors, 3))
+    config = _config(tmp_path, url=f"{http_server.url}/m", stacks={"e4s": {"view": "e4s"}})
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        sync(config, catalog)  # type: ignore[arg-type]
+        http_server.state.requests.clear()
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+    assert outcome.ok and not outcome.changed
+    paths = sorted(path for _, path in http_server.state.requests)
+    assert paths == ["/m/v3/manifests/index/e4s/index.manifest.json", "/m/v3/manifests/index/index.manifest.json"]
+
+
+@pytest.mark.parametrize("name", ["bad name", "-rf", "x;y"])
+def test_a_found_view_whose_name_cannot_be_a_stack(mirrors: Path, tmp_path: Path, name: str) -> None:
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    write_v3_view(tmp_path / "m", name, _subset(mirrors, 1))
+    config = _config(tmp_path, url="./m", views="all")
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert catalog.tag_names() == []
+    assert outcome.error is not None
+    assert outcome.error.startswith(str(tmp_path / "m" / "v3/manifests/index" / name / "index.manifest.json"))
+    assert "view name" in outcome.error
+
+
+def test_a_missing_view_names_its_manifest(mirrors: Path, tmp_path: Path) -> None:
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    config = _config(tmp_path, url="./m", views=["nope"])
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+    assert outcome.error is not None
+    assert outcome.error.startswith(str(tmp_path / "m/v3/manifests/index/nope/index.manifest.json"))
+    assert "no view 'nope' in this mirror" in outcome.error
+
+
+def test_a_view_index_of_only_unsupported_versions(mirrors: Path, tmp_path: Path) -> None:
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    write_v3_view(tmp_path / "m", "v", _subset(mirrors, 1))
+    path = tmp_path / "m/v3/manifests/index/v/index.manifest.json"
+    manifest = json.loads(path.read_text())
+    manifest["data"][0]["mediaType"] = "application/vnd.spack.db.v12+json"
+    path.write_text(json.dumps(manifest))
+    config = _config(tmp_path, url="./m", views=["v"])
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+    assert outcome.error is not None and "only offered as application/vnd.spack.db.v12+json" in outcome.error
