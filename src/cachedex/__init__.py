@@ -5,11 +5,11 @@ The pipeline, one subpackage a stage; each imports only from the lines below it:
 
     cli/        the ``cachedex`` command: load the config, call one library function, print
     demo/       sample mirrors written as real build caches; ``cachedex demo``
-    ingest/     mirrors -> catalog: sources (local, HTTP), layouts, index decoding, sync
+    ingest/     mirrors -> catalog: sources (local, HTTP, OCI), layouts and views, index decoding, sync
     publish/    catalog -> pages -> a static site, Jekyll data, a live server with an API
     catalog/    the SQLite catalog: schema, row shapes, reads, search, the tag writer
     diff.py     what changed between tags, or in a tag since a date
-    config.py   the configuration file (tags, stacks, mirror URLs, HTTP settings)
+    config/     the configuration file (tags, stacks and views, mirror URLs, HTTP, limits)
     query.py    Spack's spec syntax for built binaries, parsed once, matched anywhere
     progress.py what long work reports while it runs (a protocol; the CLI draws it)
     values.py   small immutable values and facts shared by every stage
