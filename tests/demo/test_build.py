@@ -39,9 +39,10 @@ def demo1(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def read_index(mirror: Path) -> dict[str, Any]:
-    """The ``database`` of a mirror's index, v3 (manifest -> blob) or v2, checksum verified."""
-    manifest = mirror / "v3/manifests/index/index.manifest.json"
+def read_index(mirror: Path, view: str | None = None) -> dict[str, Any]:
+    """The ``database`` of a mirror's index (or of a view of it), v3 (manifest -> blob) or
+    v2, checksum verified."""
+    manifest = mirror / "v3/manifests/index" / (f"{view}/" if view else "") / "index.manifest.json"
     if manifest.is_file():
         (record,) = json.loads(manifest.read_text())["data"]
         data = (mirror / "blobs/sha256" / record["checksum"][:2] / record["checksum"]).read_bytes()
@@ -57,6 +58,15 @@ def config(root: Path) -> list[dict[str, Any]]:
     loaded = yaml.safe_load((root / "cachedex.yaml").read_text())
     assert loaded["catalog"] == "cachedex.sqlite"
     return loaded["tags"]
+
+
+def stack_indexes(demo: Path, entry: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Each stack's index: a mirror of its own, or a view of the tag's mirror (views: all)."""
+    mirror = demo / entry["url"]
+    if entry.get("views") == "all":
+        views = sorted(p.name for p in (mirror / "v3/manifests/index").iterdir() if p.is_dir())
+        return {view: read_index(mirror, view) for view in views}
+    return {stack: read_index(mirror / stack) for stack in entry["stacks"]}
 
 
 def tree(root: Path) -> dict[str, str]:
@@ -81,9 +91,10 @@ def test_config_lists_every_tag_with_at_least_eight_stacks(demo: Path) -> None:
     assert [t["name"] for t in tags] == ["develop", "develop-2026-11-08", "develop-2026-11-01", "v1.0.2"]
     for tag in tags:
         assert tag["url"] == f"./mirrors/{tag['name']}" and (demo / tag["url"]).is_dir()
-        assert len(tag["stacks"]) >= 8
-        for stack in tag["stacks"]:
+        assert len(stack_indexes(demo, tag)) >= 8
+        for stack in tag.get("stacks", ()):
             assert (demo / tag["url"] / stack).is_dir()
+    assert [t.get("views") for t in tags] == [None, "all", None, None]
 
 
 @pytest.mark.parametrize("tag", [t.name for t in TAGS])
@@ -128,9 +139,9 @@ def test_each_tag_is_realistic_and_consistent(demo: Path, tag: str) -> None:
             for d in n.get("dependencies", ())
         )
     in_stacks: set[str] = set()
-    for stack in entry["stacks"]:
+    for stack, stack_index in stack_indexes(demo, entry).items():
         assert not (demo / "mirrors" / tag / stack / "v3/manifests/spec").exists()  # index only
-        stack_installs = read_index(demo / "mirrors" / tag / stack)["installs"]
+        stack_installs = stack_index["installs"]
         assert set(stack_installs) <= set(installs)
         for key, record in stack_installs.items():
             assert record["in_buildcache"] == installs[key]["in_buildcache"]

@@ -28,7 +28,7 @@ from tests.helpers import (
 )
 from tests.servers import Nginx, Tinyproxy, make_certificates
 
-DEMO_TAG = "develop-2026-11-08"  # layout 3, spec manifests with sizes, nine stacks
+DEMO_TAG = "develop-2026-11-08"  # layout 3, spec manifests with sizes, nine stacks as views
 
 
 @pytest.fixture(scope="module")
@@ -40,8 +40,11 @@ def demo_mirrors(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _http_config(folder: Path, base_url: str, **http: object) -> Path:
-    """The demo config with its mirrors at ``base_url`` instead of the folder."""
+    """The demo config with its mirrors at ``base_url`` instead of the folder (and its
+    views named: HTTP cannot list them)."""
+    views = sorted(p.name for p in (folder / "mirrors" / DEMO_TAG / "v3/manifests/index").iterdir() if p.is_dir())
     text = (folder / "cachedex.yaml").read_text().replace("./mirrors", f"{base_url}/mirrors")
+    text = text.replace("views: all", f"views: [{', '.join(views)}]")
     settings = json.dumps({"concurrency": 8, "retries": 1, "backoff": 0.05, **http})
     path = folder / f"http-{abs(hash(base_url))}.yaml"
     path.write_text(text.replace("catalog: cachedex.sqlite", f"catalog: {path.stem}.sqlite") + f"http: {settings}\n")

@@ -8,7 +8,8 @@ byte-identical files.
 
 * ``v1.0.2`` and ``develop-2026-11-01``: layout 2, Database "7", spec-v4 nodes (``compiler`` key)
 * ``develop-2026-11-08`` and ``develop``: layout 3, Database "8", spec-v5 nodes (compilers as
-  build dependencies), clearsigned spec manifests with binary sizes
+  build dependencies), clearsigned spec manifests with binary sizes; the stacks of
+  ``develop-2026-11-08`` are buildcache views of its one mirror (``views: all``)
 * ``develop_revision=1`` changes ``develop`` only: version bumps (new hashes for those
   packages and their dependents), roots removed from and new packages added to some stacks.
 """
@@ -25,7 +26,7 @@ from typing import Any
 import archspec.cpu
 
 from .data import COMPILERS, GLIBC, NEW_IN_REVISION_1, PACKAGES, STACKS, TAGS, Compiler, Stack, Tag
-from .mirrorgen import edge, make_node, target_object, write_mirror
+from .mirrorgen import edge, make_node, target_object, write_mirror, write_view
 
 __all__ = ["CONFIG_NAME", "build_demo_mirrors", "demo_records"]
 
@@ -47,6 +48,9 @@ _ADDED_1 = {
     "developer-tools-x86_64_v3-linux-gnu": ("fzf",),
 }
 _LANGUAGE_VIRTUALS = {"c": "c", "cxx": "cxx", "fortran": "fortran"}
+#: Tags whose stacks are buildcache views of the tag's one mirror (found by views: all),
+#: as Spack's CI is moving to, rather than mirrors of their own.
+_VIEW_TAGS = ("develop-2026-11-08",)
 
 Record = tuple[dict[str, Any], bool]
 
@@ -271,9 +275,15 @@ def build_demo_mirrors(
                 root.setdefault(node["hash"], (node, listed))
         options = {"layout": tag.layout, "db_version": tag.db_version, "signed": tag.signed, "spec_cache": spec_cache}
         write_mirror(folder, root.values(), **options)  # type: ignore[arg-type]
+        lines += [f"  - name: {tag.name}", f"    url: ./mirrors/{tag.name}"]
+        if tag.name in _VIEW_TAGS:
+            for stack_name, records in stacks.items():
+                write_view(folder, stack_name, records, db_version=tag.db_version)
+            lines.append("    views: all")
+            continue
         for stack_name, records in stacks.items():
             write_mirror(folder / stack_name, records, spec_files=stack_spec_files, **options)  # type: ignore[arg-type]
-        lines += [f"  - name: {tag.name}", f"    url: ./mirrors/{tag.name}", f"    stacks: [{', '.join(tag.stacks)}]"]
+        lines.append(f"    stacks: [{', '.join(tag.stacks)}]")
     config = dest / CONFIG_NAME
     config.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return config

@@ -34,6 +34,7 @@ __all__ = [
     "node_compiler",
     "target_object",
     "write_mirror",
+    "write_view",
 ]
 
 _encode = msgspec.json.encode
@@ -188,22 +189,7 @@ def write_mirror(
     """
     if layout not in (2, 3):
         raise ValueError(f"layout must be 2 or 3, got {layout}")
-    nodes: dict[str, Mapping[str, Any]] = {}
-    listed: dict[str, bool] = {}
-    for node, in_buildcache in records:
-        if node["hash"] not in nodes:
-            nodes[node["hash"]] = node
-            listed[node["hash"]] = bool(in_buildcache)
-    ref_count = dict.fromkeys(nodes, 0)
-    for node in nodes.values():
-        for dep in node.get("dependencies") or ():
-            if dep["hash"] in ref_count:
-                ref_count[dep["hash"]] += 1
-    installs = {
-        key: {"spec": node, "ref_count": ref_count[key], "in_buildcache": listed[key]} for key, node in nodes.items()
-    }
-    index = _encode({"database": {"version": str(db_version), "installs": installs}})
-    del installs, ref_count
+    nodes, listed, index = _index(records, db_version)
     checksum = hashlib.sha256(index).hexdigest()
     wanted = [key for key, flag in listed.items() if flag]
     if tarballs and any(not sizes or key not in sizes for key in wanted):
@@ -226,6 +212,60 @@ def write_mirror(
         cache=cache,
     )
     return MirrorInfo(layout, Path(dest) / index_path, checksum, len(nodes), len(wanted), written)
+
+
+def _index(
+    records: Iterable[tuple[Mapping[str, Any], bool]], db_version: str
+) -> tuple[dict[str, Mapping[str, Any]], dict[str, bool], bytes]:
+    """(nodes by hash, listed by hash, index.json bytes) of ``records``; the first of a
+    repeated hash wins."""
+    nodes: dict[str, Mapping[str, Any]] = {}
+    listed: dict[str, bool] = {}
+    for node, in_buildcache in records:
+        if node["hash"] not in nodes:
+            nodes[node["hash"]] = node
+            listed[node["hash"]] = bool(in_buildcache)
+    ref_count = dict.fromkeys(nodes, 0)
+    for node in nodes.values():
+        for dep in node.get("dependencies") or ():
+            if dep["hash"] in ref_count:
+                ref_count[dep["hash"]] += 1
+    installs = {
+        key: {"spec": node, "ref_count": ref_count[key], "in_buildcache": listed[key]} for key, node in nodes.items()
+    }
+    return nodes, listed, _encode({"database": {"version": str(db_version), "installs": installs}})
+
+
+def write_view(
+    dest: Path, view: str, records: Iterable[tuple[Mapping[str, Any], bool]], *, db_version: str = "8"
+) -> Path:
+    """Write a buildcache view of the v3 mirror at ``dest``, as ``spack buildcache
+    update-index --name VIEW`` does: its index as a blob among the mirror's blobs, and
+    ``v3/manifests/index/<view>/index.manifest.json``. The records' spec manifests are the
+    mirror's own (write the mirror with every record first). Returns the manifest's path."""
+    _nodes, _listed, index = _index(records, db_version)
+    checksum = hashlib.sha256(index).hexdigest()
+    files = _Files(dest)
+    files.write(f"blobs/sha256/{checksum[:2]}/{checksum}", index)
+    manifest_path = f"v3/manifests/index/{view}/index.manifest.json"
+    files.write(manifest_path, _index_manifest(index, checksum, db_version))
+    return Path(dest) / manifest_path
+
+
+def _index_manifest(index: bytes, checksum: str, db_version: str) -> bytes:
+    manifest = {
+        "version": 3,
+        "data": [
+            {
+                "contentLength": len(index),
+                "mediaType": f"application/vnd.spack.db.v{db_version}+json",
+                "compression": "none",
+                "checksumAlgorithm": "sha256",
+                "checksum": checksum,
+            }
+        ],
+    }
+    return json.dumps(manifest, indent=0).encode("ascii")
 
 
 def _write_v2(
@@ -296,19 +336,7 @@ def _write_v3(
 ) -> tuple[str, dict[str, int]]:
     index_path = f"blobs/sha256/{checksum[:2]}/{checksum}"
     files.write(index_path, index)
-    manifest = {
-        "version": 3,
-        "data": [
-            {
-                "contentLength": len(index),
-                "mediaType": f"application/vnd.spack.db.v{db_version}+json",
-                "compression": "none",
-                "checksumAlgorithm": "sha256",
-                "checksum": checksum,
-            }
-        ],
-    }
-    files.write("v3/manifests/index/index.manifest.json", json.dumps(manifest, indent=0).encode("ascii"))
+    files.write("v3/manifests/index/index.manifest.json", _index_manifest(index, checksum, db_version))
     files.write("v3/layout.json", b'{"signing": "gpg"}' if signed else b"{}")
     written: dict[str, int] = {}
     if not (spec_files or tarballs):
