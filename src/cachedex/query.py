@@ -6,6 +6,7 @@ The subset that makes sense for specs that are already built::
     hdf5+mpi~cuda %gcc@13 os=ubuntu24.04          boolean variants, compiler, os
     /2763an2                                      hash prefix
     arch=linux-ubuntu24.04-x86_64_v3              platform, os and target at once
+    py-keras ^py-jax@0.4                          a link/run dependency, direct or not
 
 :func:`parse` turns text into a frozen :class:`Query`; the catalog turns a Query into
 indexed SQL (``Catalog.search``), with :func:`version_satisfies` and
@@ -26,8 +27,10 @@ from .errors import BadQuery
 __all__ = [
     "Query",
     "VersionRange",
+    "format_query",
     "parse",
     "parse_versions",
+    "query_parts",
     "target_family",
     "variants_satisfy",
     "version_satisfies",
@@ -55,6 +58,8 @@ class Query(msgspec.Struct, frozen=True, kw_only=True):
     target: str | None = None
     target_family: bool = False  # 'target=aarch64:' also matches its descendants
     variants: tuple[tuple[str, str | bool | tuple[str, ...]], ...] = ()  # (name, wanted)
+    #: ``^dep``: each must match some link/run dependency of the spec, direct or transitive
+    dependencies: tuple[Query, ...] = ()
 
     @property
     def is_empty(self) -> bool:
@@ -84,18 +89,47 @@ _ARCH_KEYS = ("platform", "os", "target")
 
 
 def parse(text: str) -> Query:
-    """Parse ``text`` into a :class:`Query`; raises :class:`BadQuery` showing where."""
+    """Parse ``text`` into a :class:`Query`; raises :class:`BadQuery` showing where.
+    ``^`` starts a dependency's constraints (``hdf5 +mpi ^openmpi@5``), as in Spack."""
+    cuts = _carets(text)
+    bounds = list(zip([0, *(c + 1 for c in cuts)], [*cuts, len(text)], strict=True))
+    main = _parse_part(text, *bounds[0])
+    dependencies = []
+    for start, end in bounds[1:]:
+        dependency = _parse_part(text, start, end)
+        if dependency.is_empty:
+            raise BadQuery(text, start - 1, "'^' needs a dependency, e.g. ^openmpi")
+        dependencies.append(dependency)
+    return msgspec.structs.replace(main, dependencies=tuple(dependencies)) if dependencies else main
+
+
+def _carets(text: str) -> list[int]:
+    """Positions of the ``^`` that start dependencies (not those inside quotes)."""
+    cuts: list[int] = []
+    quote = ""
+    for position, char in enumerate(text):
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "\"'":
+            quote = char
+        elif char == "^":
+            cuts.append(position)
+    return cuts
+
+
+def _parse_part(text: str, position: int, end: int) -> Query:
+    """The constraints of ``text[position:end]`` (one spec: the main one or a dependency);
+    error positions count from the start of the whole text."""
     fields: dict[str, object] = {}
     variants: dict[str, str | bool | tuple[str, ...]] = {}
-    position = 0
     after_space = True
-    while position < len(text):
-        minus = _MINUS.match(text, position) if after_space else None
+    while position < end:
+        minus = _MINUS.match(text, position, end) if after_space else None
         if minus is not None:
             _set_variant(text, position, variants, minus["name"], False)
             position, after_space = minus.end(), False
             continue
-        token = _TOKEN.match(text, position)
+        token = _TOKEN.match(text, position, end)
         if token is None or token.end() == position:
             raise BadQuery(text, position, f"unexpected {text[position]!r}")
         if token["space"] is not None:
@@ -126,6 +160,53 @@ def parse(text: str) -> Query:
                 raise BadQuery(text, start, "the package name comes first")
             fields["name"] = token["word"]
     return Query(**fields, variants=tuple(variants.items()))  # type: ignore[arg-type]
+
+
+def _ranges_text(ranges: tuple[VersionRange, ...]) -> str:
+    return ",".join(f"={r.low}" if r.exact else (r.low if r.low == r.high else f"{r.low}:{r.high}") for r in ranges)
+
+
+def _variant_text(name: str, value: str | bool | tuple[str, ...]) -> str:
+    if isinstance(value, bool):
+        return f"{'+' if value else '~'}{name}"
+    return f"{name}={','.join(value) if isinstance(value, tuple) else value}"
+
+
+def query_parts(query: Query) -> list[tuple[str, Query]]:
+    """Each condition of ``query`` as Spack syntax, with the query that lacks it: what a
+    search that found nothing tries, to say which condition nothing satisfies."""
+    replace = msgspec.structs.replace
+    parts: list[tuple[str, Query]] = []
+    if query.name is not None:
+        parts.append((query.name, replace(query, name=None)))
+    if query.versions:
+        parts.append((f"@{_ranges_text(query.versions)}", replace(query, versions=())))
+    if query.hash_prefix is not None:
+        parts.append((f"/{query.hash_prefix}", replace(query, hash_prefix=None)))
+    if query.compiler is not None:
+        versions = f"@{_ranges_text(query.compiler_versions)}" if query.compiler_versions else ""
+        parts.append((f"%{query.compiler}{versions}", replace(query, compiler=None, compiler_versions=())))
+    for key in ("platform", "os", "target"):
+        value = getattr(query, key)
+        if value is not None:
+            family = ":" if key == "target" and query.target_family else ""
+            extra = {"target_family": False} if key == "target" else {}
+            parts.append((f"{key}={value}{family}", replace(query, **{key: None}, **extra)))
+    for position, (name, value) in enumerate(query.variants):
+        rest = query.variants[:position] + query.variants[position + 1 :]
+        parts.append((_variant_text(name, value), replace(query, variants=rest)))
+    for position, dependency in enumerate(query.dependencies):
+        rest_deps = query.dependencies[:position] + query.dependencies[position + 1 :]
+        parts.append((f"^{format_query(dependency)}", replace(query, dependencies=rest_deps)))
+    return parts
+
+
+def format_query(query: Query) -> str:
+    """``query`` written back in Spack syntax (a normal form of what :func:`parse` read)."""
+    words = [label for label, _ in query_parts(query)]
+    if query.name is not None and query.versions:  # name@version, written together
+        words[:2] = [words[0] + words[1]]
+    return " ".join(words)
 
 
 def _set(text: str, position: int, fields: dict[str, object], key: str, value: object) -> None:

@@ -32,6 +32,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+import msgspec
+
 from ..errors import CatalogError, UnknownTag
 from ..query import Query
 from ..values import ROOT_STACK
@@ -344,19 +346,31 @@ class Catalog:
     # -- search (see search.py) ----------------------------------------------------------
 
     def search(
-        self, query: Query, *, tag: str | None = None, stack: str | None = None, limit: int = 50, offset: int = 0
+        self,
+        query: Query,
+        *,
+        tag: str | None = None,
+        stack: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+        hints: bool = False,
     ) -> SearchPage:
         """Listed specs satisfying ``query``, ordered by name, version and hash.
 
         ``tag`` limits the search to that tag's listed specs (``stack`` further to those
         its stack holds) and fills each row's ``stacks``; without a tag, every spec some
-        mirror lists, with the tags listing it. UnknownTag or UnknownStack when the
-        scope does not exist."""
+        mirror lists, with the tags listing it. With ``hints``, a search that finds
+        nothing says which condition nothing satisfies. UnknownTag or UnknownStack when
+        the scope does not exist."""
         with self.snapshot():
             token = self.state_token()[0]
-            return searching.search(
+            page = searching.search(
                 self._db, str(self.path), token, query, tag=tag, stack=stack, limit=limit, offset=offset
             )
+            if hints and page.total == 0 and not query.is_empty:
+                found = searching.zero_hints(self._db, str(self.path), token, query, tag=tag, stack=stack)
+                page = msgspec.structs.replace(page, hints=found)
+            return page
 
     def explain_search(
         self, query: Query, *, tag: str | None = None, stack: str | None = None, limit: int = 50, offset: int = 0

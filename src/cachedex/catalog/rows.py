@@ -111,6 +111,7 @@ class SearchPage(msgspec.Struct, frozen=True):
     offset: int
     limit: int
     specs: tuple[SpecSummary, ...]
+    hints: tuple[str, ...] = ()  #: when nothing matches: which condition nothing satisfies
 
 
 # -- row shapes of the bulk reads ---------------------------------------------------------

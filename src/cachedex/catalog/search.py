@@ -11,6 +11,7 @@ How it stays quick on a big tag:
 
 from __future__ import annotations
 
+import difflib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -20,12 +21,21 @@ from typing import Any
 import msgspec
 
 from ..errors import BadQuery, UnknownStack, UnknownTag
-from ..query import Query, VersionRange, variants_satisfy, version_satisfies
-from ..values import ROOT_STACK, decode_variants
+from ..query import Query, VersionRange, query_parts, variants_satisfy, version_satisfies
+from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index
 from .rows import SearchPage, SpecSummary
 
-__all__ = ["Where", "explain_search", "facet_index", "register_functions", "scope_mirrors", "search", "warm_search"]
+__all__ = [
+    "Where",
+    "explain_search",
+    "facet_index",
+    "register_functions",
+    "scope_mirrors",
+    "search",
+    "warm_search",
+    "zero_hints",
+]
 
 _encode = msgspec.json.encode
 
@@ -77,8 +87,10 @@ def _scope_where(where: Where, root: int | None, stack: int | None) -> None:
         where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)", stack)
 
 
-def _query_where(query: Query, facets: FacetTerms) -> Where:
-    """The WHERE terms of a query and its :func:`~.facets.facet_terms`, indexed columns first."""
+def _query_where(query: Query, facets: FacetTerms, compilers: Callable[[], list[str]] | None = None) -> Where:
+    """The WHERE terms of a query and its :func:`~.facets.facet_terms`, indexed columns
+    first, then its ``^dependencies`` (``compilers`` lists the catalog's compilers, for
+    a dependency's own facets)."""
     where = Where()
     if query.name is not None:
         where.add("s.name = ?", query.name)
@@ -102,11 +114,29 @@ def _query_where(query: Query, facets: FacetTerms) -> Where:
                 where.add("(instr(s.variants, ?) > 0 OR instr(s.variants, ?) > 0)", f'"{name}=', f'"{name}:=')
         if not all(isinstance(value, bool) for _, value in query.variants):
             where.add("cx_variants(s.variants, ?)", _encode(Query(variants=query.variants)).decode())
+    for dependency in query.dependencies:
+        inner = _query_where(dependency, facet_terms(dependency, compilers or list), compilers)
+        # The specs the dependency matches, then everything above them through link/run
+        # edges (the edges' child index walks up): the specs that need a match to run.
+        where.add(
+            "s.id IN (WITH RECURSIVE up(id) AS ("
+            f"SELECT e.parent FROM edges e WHERE e.deptypes & {LINK_RUN} AND e.child IN "
+            f"(SELECT s.id FROM specs s WHERE {inner.sql}) "
+            f"UNION SELECT e.parent FROM edges e JOIN up ON e.child = up.id WHERE e.deptypes & {LINK_RUN}"
+            ") SELECT id FROM up)",
+            *inner.params,
+        )
     return where
 
 
 def _is_facets_only(query: Query) -> bool:
-    return query.name is None and query.hash_prefix is None and not query.versions and not query.variants
+    return (
+        query.name is None
+        and query.hash_prefix is None
+        and not query.versions
+        and not query.variants
+        and not query.dependencies
+    )
 
 
 def _compilers(db: sqlite3.Connection, path: str, token: str) -> list[str]:
@@ -169,7 +199,7 @@ def search(
         where.add("s.id IN (SELECT value FROM json_each(?))", json.dumps(ids))
         rows = _found_rows(db, tag, where, limit, 0) if ids else []
     else:
-        where = _query_where(query, facets)
+        where = _query_where(query, facets, lambda: _compilers(db, path, token))
         _scope_where(where, *mirrors)
         (total,) = db.execute(f"SELECT count(*) FROM specs s WHERE {where.sql}", where.params).fetchone()
         rows = _found_rows(db, tag, where, limit, offset) if total > offset else []
@@ -192,6 +222,40 @@ def search(
     return SearchPage(total=total, offset=offset, limit=limit, specs=found)
 
 
+#: A search that found nothing tries at most this many reduced queries for its hints.
+_MAX_HINTS = 8
+
+
+def zero_hints(
+    db: sqlite3.Connection, path: str, token: str, query: Query, *, tag: str | None, stack: str | None
+) -> tuple[str, ...]:
+    """Why ``query`` found nothing: each condition dropped in turn, and what the rest
+    finds (``nothing matches target=aarch64; without it, 3 specs match, e.g. ...``); for
+    a package name alone, whether the scope has that package and which names are close."""
+    parts = query_parts(query)
+    scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
+    if len(parts) == 1 and query.name is not None:
+        names = [row[0] for row in db.execute("SELECT DISTINCT name FROM specs")]
+        close = difflib.get_close_matches(query.name, names, n=3, cutoff=0.6)
+        return (f"no package {query.name!r} {scope}" + (f"; did you mean {', '.join(close)}?" if close else ""),)
+    hints = []
+    for label, rest in parts[:_MAX_HINTS]:
+        if rest.is_empty:
+            continue
+        found = search(db, path, token, rest, tag=tag, stack=stack, limit=1, offset=0)
+        if found.total:
+            example = found.specs[0]
+            count = f"1 spec {scope} matches" if found.total == 1 else f"{found.total:,} specs {scope} match"
+            hints.append(f"nothing matches {label}; without it, {count}, e.g. {_described(example)}")
+    return tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
+
+
+def _described(spec: SpecSummary) -> str:
+    variants = " ".join(spec.variants[:4]) + (" ..." if len(spec.variants) > 4 else "")
+    arch = f"{spec.platform}-{spec.os}-{spec.target}"
+    return f"{spec.name}@{spec.version} %{spec.compiler} arch={arch}" + (f" {variants}" if variants else "")
+
+
 def explain_search(
     db: sqlite3.Connection,
     path: str,
@@ -210,7 +274,7 @@ def explain_search(
     if _is_facets_only(query):
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
-    where = _query_where(query, facets)
+    where = _query_where(query, facets, lambda: _compilers(db, path, token))
     _scope_where(where, *mirrors)
     plan = db.execute(
         f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {where.sql} "

@@ -224,6 +224,7 @@ def search_command(
       cachedex search 'hdf5+mpi~cuda %gcc@13 os=ubuntu24.04' --tag develop
       cachedex search /2763an2                   # a hash prefix
       cachedex search arch=linux-ubuntu24.04-x86_64_v3 --stack e4s --tag develop
+      cachedex search 'py-keras ^py-jax@0.4'       # needs py-jax 0.4 (link/run, at any depth)
 
     @3.9 holds 3.9 and 3.9.x (not 3.10), @1.2:1.4 is a range, @=1.2.3 exact;
     target=aarch64: (trailing colon) also matches targets descending from aarch64.
@@ -234,7 +235,7 @@ def search_command(
 
     parsed = parse(query_text(query))
     with state.catalog() as catalog:
-        page = catalog.search(parsed, tag=tag, stack=stack, limit=limit, offset=offset)
+        page = catalog.search(parsed, tag=tag, stack=stack, limit=limit, offset=offset, hints=True)
     present.print_search(page, by_stack=tag is not None, as_json=as_json)
 
 

@@ -138,7 +138,12 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
                 )
             )
         )
-    OUT.print(table)
+    if page.specs:
+        OUT.print(table)
+    else:
+        OUT.print(f"{page.total:,} specs match")
+    for hint in page.hints:  # nothing matched: say which condition nothing satisfies
+        OUT.print(escape(f"  {hint}"))
 
 
 def print_spec(page: SpecPage) -> None:

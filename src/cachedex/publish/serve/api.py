@@ -181,7 +181,7 @@ def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     query = parse(request.query_params.get("q", ""))
     tag = request.query_params.get("tag") or None
     stack = request.query_params.get("stack") or None
-    return _json(catalog.search(query, tag=tag, stack=stack, limit=limit, offset=offset))
+    return _json(catalog.search(query, tag=tag, stack=stack, limit=limit, offset=offset, hints=True))
 
 
 def _api_diff(catalog: Catalog, request: Request) -> tuple[bytes, str]:

@@ -1,0 +1,75 @@
+"""``^dep`` queries and the hints of a search that finds nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.errors import BadQuery
+from cachedex.query import format_query, parse
+from cachedex.values import Dependency
+from tests.helpers import record, write_tag
+
+
+def _names(catalog: Catalog, text: str) -> list[str]:
+    return [s.name for s in catalog.search(parse(text), tag="t", limit=100).specs]
+
+
+@pytest.fixture
+def chain(tmp_path) -> Catalog:  # type: ignore[no-untyped-def]
+    """app -> lib (link) -> base (run); app -> tool (build only); lib2 -> base (link)."""
+
+    def dep(h: str, name: str, mask: int) -> Dependency:
+        return Dependency(h * 32, name, mask, "")
+
+    base = record("b" * 32, "base", version="1.3.1")
+    tool = record("t" * 32, "tool", version="2.0")
+    lib = record("l" * 32, "lib", version="4.1", variants=("+shared",), dependencies=(dep("b", "base", 4),))
+    lib2 = record("m" * 32, "lib2", version="1.0", dependencies=(dep("b", "base", 2),))
+    app = record("a" * 32, "app", version="0.9", dependencies=(dep("l", "lib", 2), dep("t", "tool", 1)))
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", [base, tool, lib, lib2, app])
+    return catalog
+
+
+def test_a_dependency_at_any_depth_through_link_and_run(chain: Catalog) -> None:
+    assert _names(chain, "^base") == ["app", "lib", "lib2"]
+    assert _names(chain, "^base@1.3") == ["app", "lib", "lib2"]
+    assert _names(chain, "app ^base") == ["app"]
+    assert _names(chain, "^lib+shared") == ["app"]
+    assert _names(chain, "^tool") == []  # build-only: installing app does not need it
+    assert _names(chain, "^base@2") == []
+    assert _names(chain, "^lib ^base") == ["app"]
+    assert _names(chain, "base ^base") == []  # a spec is not its own dependency
+
+
+@pytest.mark.parametrize(
+    ("text", "message", "column"),
+    [("app ^", "'^' needs a dependency", 4), ("^ ^x", "'^' needs a dependency", 0), ("^x@", "'@' needs a version", 3)],
+)
+def test_caret_errors_point_at_the_problem(text: str, message: str, column: int) -> None:
+    with pytest.raises(BadQuery) as caught:
+        parse(text)
+    assert caught.value.problem.startswith(message) and caught.value.position == column
+
+
+def test_queries_print_back_as_spack_syntax() -> None:
+    for text in (
+        "py-keras@3.9 target=aarch64: backend=jax",
+        "hdf5 %gcc@13 os=ubuntu24.04 +mpi ~cuda ^openmpi@5",
+        "^zlib",
+    ):
+        assert parse(format_query(parse(text))) == parse(text)
+
+
+def test_zero_results_say_which_condition_nothing_satisfies(chain: Catalog) -> None:
+    page = chain.search(parse("lib@4.1 ~shared"), tag="t", hints=True)
+    assert page.total == 0
+    assert page.hints == (
+        "nothing matches ~shared; without it, 1 spec in t matches, e.g. lib@4.1 %gcc@13.2.0 "
+        "arch=linux-ubuntu24.04-x86_64_v3 +shared",
+    )
+    (only,) = chain.search(parse("lbi"), tag="t", hints=True).hints
+    assert only == "no package 'lbi' in t; did you mean lib?"
+    assert chain.search(parse("lib"), tag="t", hints=True).hints == ()  # found: no hints
+    assert chain.search(parse("lib@4.1 ~shared"), tag="t").hints == ()  # not asked
