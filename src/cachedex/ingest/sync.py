@@ -213,8 +213,8 @@ class _TagSync:
     def _prefetch(self, root: _Read) -> Prefetch | None:
         """Start reading the sizes the catalog lacks for the specs a changed v3 root lists,
         while the listing is decoded and written: the network then overlaps the CPU."""
-        if root.index is None or root.snapshot.layout != 3:
-            return None
+        if root.index is None or root.snapshot.layout != 3 or not root.source.concurrent:
+            return None  # a folder: reading ahead would only compete with the listing for the CPU
         listed = root.listed()
         unsized = set(listed) - self.catalog.sized_hashes(listed)
         if not unsized:
