@@ -37,7 +37,7 @@ import msgspec
 from ..errors import CatalogError, UnknownTag
 from ..query import Query
 from ..values import ROOT_STACK
-from . import bulk, reads
+from . import bulk, reads, verifications
 from . import search as searching
 from .rows import (
     Edge,
@@ -141,8 +141,11 @@ class Catalog:
     def state_token(self) -> tuple[str, float | None]:
         """(token, time of the last sync): the token changes whenever a sync commits, in
         any process, so readers can key caches and ETags on it."""
-        last, finished = self._db.execute("SELECT max(id), max(finished_at) FROM syncs").fetchone()
-        return f"s{last or 0}", finished
+        # A verification changes what pages show too, so it changes the token as a sync does.
+        last, finished, checked = self._db.execute(
+            "SELECT max(id), max(finished_at), (SELECT max(id) FROM verifications) FROM syncs"
+        ).fetchone()
+        return f"s{last or 0}" + (f"v{checked}" if checked else ""), finished
 
     @contextmanager
     def writing_tag(self, tag: str, *, on_wait: Callable[[], None] | None = None) -> Iterator[TagWriter]:
@@ -316,6 +319,47 @@ class Catalog:
             return exact[0]
         return reads.spec_summary(self._db, dag_hash)  # a record no mirror lists: a compiler, an external
 
+    # -- verifications (see verifications.py) ---------------------------------------------
+
+    def store_verification(
+        self, result: verifications.MirrorVerification, signatures: Iterable[verifications.SpecSignature], keyring: str
+    ) -> int:
+        """Keep one mirror's verification and its specs' signature statuses (never
+        touching what the mirrors list); returns its id."""
+        if self.readonly:
+            raise CatalogError(f"{self.path}: opened read-only")
+        self._begin_write(None)
+        try:
+            run = verifications.store_verification(self._db, result, signatures, keyring)
+            self._db.execute("COMMIT")
+        except BaseException as exc:
+            if self._db.in_transaction:
+                self._db.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
+            raise
+        return run
+
+    def latest_verifications(
+        self, tag: str | None = None, *, problems: int | None = None
+    ) -> list[verifications.MirrorVerification]:
+        """The latest verification of each mirror (of one tag), root first, each with at
+        most ``problems`` of its problems (None: all); ``problem_count`` has them all."""
+        return verifications.latest_verifications(self._db, tag, problems=problems)
+
+    def tag_verification(self, tag: str) -> verifications.TagVerification | None:
+        """The latest verification of each mirror of ``tag``, or None if never verified."""
+        return verifications.tag_verification(self._db, tag)
+
+    def spec_verifications(self, dag_hash: str) -> list[verifications.SpecVerification]:
+        """Signature status and problems of one spec in the latest verification of each
+        mirror listing it."""
+        return verifications.spec_verifications(self._db, dag_hash)
+
+    def previous_signatures(self, tag: str, stack: str, keyring: str) -> dict[str, verifications.SpecSignature]:
+        """Signature statuses of the mirror's latest verification with the same keys, by hash."""
+        return verifications.previous_signatures(self._db, tag, stack, keyring)
+
     # -- bulk reads for publishers (see bulk.py) ------------------------------------------
 
     def listed_rows(self, tag: str, *, part: int = 0, parts: int = 1) -> Iterator[ListedRow]:
@@ -342,6 +386,25 @@ class Catalog:
     def nodes_of(self, ids: Sequence[int]) -> Iterator[tuple[int, str]]:
         """``(spec id, raw node JSON)`` for the given ids, in ascending id order."""
         return bulk.nodes_of(self._db, ids)
+
+    def stack_listings(
+        self,
+        *,
+        tags: Sequence[str] | None = None,
+        stacks: Sequence[str] | None = None,
+        packages: Sequence[str] | None = None,
+        include_root: bool = False,
+    ) -> Iterator[tuple[int, str, str]]:
+        """``(spec id, tag, stack)`` of every record a stack's own index lists (the
+        root's too with ``include_root``), narrowed to ``tags``, ``stacks``, ``packages``."""
+        return bulk.stack_listings(self._db, tags=tags, stacks=stacks, packages=packages, include_root=include_root)
+
+    def spec_nodes(
+        self, ids: Sequence[int]
+    ) -> Iterator[tuple[int, str, str, str, str, str, str, str, int | None, bytes]]:
+        """``(id, hash, name, version, compiler, platform, os, target, size, raw node
+        bytes)`` of the specs of ``ids``, in ascending id order."""
+        return bulk.spec_nodes(self._db, ids)
 
     # -- search (see search.py) ----------------------------------------------------------
 

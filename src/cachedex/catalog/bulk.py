@@ -13,7 +13,16 @@ from typing import Any
 
 from .rows import HolderRow, ListedRow, SpecRow, as_rows, select_list
 
-__all__ = ["all_edge_rows", "all_holder_rows", "all_spec_rows", "listed_rows", "nodes_of", "root_listing_tags"]
+__all__ = [
+    "all_edge_rows",
+    "all_holder_rows",
+    "all_spec_rows",
+    "listed_rows",
+    "nodes_of",
+    "root_listing_tags",
+    "spec_nodes",
+    "stack_listings",
+]
 
 
 def _stream(cursor: sqlite3.Cursor, batch: int) -> Iterator[Any]:
@@ -93,3 +102,49 @@ def nodes_of(db: sqlite3.Connection, ids: Sequence[int]) -> Iterator[tuple[int, 
             "SELECT spec_id, node FROM nodes WHERE spec_id IN (SELECT value FROM json_each(?)) ORDER BY spec_id",
             (json.dumps(chunk),),
         )
+
+
+def stack_listings(
+    db: sqlite3.Connection,
+    *,
+    tags: Sequence[str] | None = None,
+    stacks: Sequence[str] | None = None,
+    packages: Sequence[str] | None = None,
+    include_root: bool = False,
+) -> Iterator[tuple[int, str, str]]:
+    """``(spec id, tag, stack)`` of every record a mirror's own index lists
+    (``in_buildcache``): the stacks, and the root too with ``include_root``; never a
+    root of views only (it has no index of its own). ``tags``, ``stacks`` and
+    ``packages`` (names) narrow it; unordered."""
+    sql = (
+        "SELECT mb.spec_id, t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+        "JOIN members mb ON mb.mirror_id = m.id"
+    )
+    where = ["mb.listed", "m.own_index"]
+    params: list[str] = []
+    if packages is not None:
+        sql += " JOIN specs s ON s.id = mb.spec_id"
+        where.append("s.name IN (SELECT value FROM json_each(?))")
+        params.append(json.dumps(list(packages)))
+    if not include_root:
+        where.append("m.stack != 'root'")
+    for column, names in (("t.name", tags), ("m.stack", stacks)):
+        if names is not None:
+            where.append(f"{column} IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(names)))
+    return _stream(db.execute(f"{sql} WHERE {' AND '.join(where)}", params), 20000)
+
+
+def spec_nodes(
+    db: sqlite3.Connection, ids: Sequence[int]
+) -> Iterator[tuple[int, str, str, str, str, str, str, str, int | None, bytes]]:
+    """``(id, hash, name, version, compiler, platform, os, target, size, raw node)`` of
+    the specs of ``ids``, in ascending id order (the tables' own order: no B-tree walk
+    per spec); the node as the bytes of its JSON text."""
+    cursor = db.execute(
+        "SELECT s.id, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.size, "
+        "CAST(n.node AS BLOB) FROM specs s JOIN nodes n ON n.spec_id = s.id "
+        "WHERE s.id IN (SELECT value FROM json_each(?)) ORDER BY s.id",
+        (json.dumps(sorted(ids)),),
+    )
+    return _stream(cursor, 2000)

@@ -15,7 +15,7 @@ from ..errors import CatalogError
 __all__ = ["BULK_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 _SCHEMA_V1 = """
 CREATE TABLE specs (
@@ -146,7 +146,65 @@ ALTER TABLE mirrors ADD COLUMN view TEXT;
 ALTER TABLE mirrors ADD COLUMN own_index INTEGER NOT NULL DEFAULT 1;
 """
 
-_MIGRATIONS: dict[int, str] = {0: _SCHEMA_V1, 1: _V1_TO_V2, 2: _V2_TO_V3, 3: _V3_TO_V4, 4: _V4_TO_V5}
+# Verifications (``cachedex verify``): each check of a mirror, its problems, and the
+# signature status of every spec it lists. Mirrors and specs are named by text, not by
+# id: a sync may drop a stack or forget a spec without touching what was verified.
+_V5_TO_V6 = """
+CREATE TABLE verifications (
+    id          INTEGER PRIMARY KEY,
+    tag         TEXT NOT NULL,
+    stack       TEXT NOT NULL,
+    url         TEXT NOT NULL,
+    view        TEXT,
+    layout      INTEGER,            -- NULL when the index could not be read
+    started_at  REAL NOT NULL,
+    finished_at REAL NOT NULL,
+    deep        INTEGER NOT NULL,   -- 1 when tarballs were downloaded and checksummed
+    checks      TEXT NOT NULL,      -- JSON list of the checks that ran
+    skipped     TEXT NOT NULL,      -- JSON list of the checks that could not run, and why
+    listed      INTEGER NOT NULL,   -- specs the index lists
+    found       INTEGER NOT NULL,   -- of them, those whose spec manifest or file was found
+    binaries    INTEGER NOT NULL,   -- of them, those whose binary was found
+    signing     TEXT NOT NULL,      -- signed, unsigned, none (an OCI registry)
+    keys        TEXT NOT NULL,      -- JSON list of the fingerprints the mirror publishes
+    keyring     TEXT NOT NULL,      -- sha256 of those keys, to reuse signature results
+    signed      INTEGER NOT NULL,
+    unsigned    INTEGER NOT NULL,
+    bad         INTEGER NOT NULL,
+    unknown_key INTEGER NOT NULL,
+    problems    INTEGER NOT NULL
+);
+CREATE INDEX verifications_mirror ON verifications (tag, stack, id);
+
+CREATE TABLE verification_problems (
+    verification_id INTEGER NOT NULL REFERENCES verifications (id) ON DELETE CASCADE,
+    hash     TEXT,                  -- the spec; NULL for a file of the mirror (index, key)
+    kind     TEXT NOT NULL,
+    url      TEXT NOT NULL,
+    message  TEXT NOT NULL
+);
+CREATE INDEX verification_problems_run ON verification_problems (verification_id);
+CREATE INDEX verification_problems_hash ON verification_problems (hash);
+
+CREATE TABLE verification_signatures (
+    verification_id INTEGER NOT NULL REFERENCES verifications (id) ON DELETE CASCADE,
+    hash     TEXT NOT NULL,
+    status   TEXT NOT NULL,         -- signed, unsigned, bad, unknown-key
+    signer   TEXT,                  -- fingerprint of the signing key, when known
+    digest   TEXT,                  -- sha256 of the signed file
+    PRIMARY KEY (verification_id, hash)
+) WITHOUT ROWID;
+CREATE INDEX verification_signatures_hash ON verification_signatures (hash);
+"""
+
+_MIGRATIONS: dict[int, str] = {
+    0: _SCHEMA_V1,
+    1: _V1_TO_V2,
+    2: _V2_TO_V3,
+    3: _V3_TO_V4,
+    4: _V4_TO_V5,
+    5: _V5_TO_V6,
+}
 
 
 def schema_version(db: sqlite3.Connection) -> int:

@@ -2,8 +2,12 @@
 
 The files follow ``shared/docs/buildcache-format.md``: the index (§2), layout 2
 (``build_cache/``, §5.2) and layout 3 (manifests + content-addressed blobs, §5.3), from
-node dicts made by :mod:`.nodes`. Binaries are fake (filler bytes) and signatures are
-fake (readers only strip the armor). The same input always gives byte-identical files.
+node dicts made by :mod:`.nodes`. Binaries are fake (filler bytes). Signatures are fake
+by default (readers only strip the armor); given a ``sign`` callable (a real OpenPGP
+clearsigner, e.g. gpg with a key made at test time) they are real, and
+:func:`publish_keys` lays the public keys out as Spack does (``v3/manifests/key/``,
+``build_cache/_pgp/``). The same input always gives byte-identical files (with the fake
+signatures).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Callable, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,13 +29,17 @@ from ..values import SPEC_MEDIA_TYPE, TARBALL_MEDIA_TYPE
 from .nodes import dag_hash, edge, make_node, node_compiler, target_object
 
 __all__ = [
+    "KEY_INDEX_MEDIA_TYPE",
+    "PUBLIC_KEY_MEDIA_TYPE",
     "MirrorInfo",
+    "Signer",
     "clearsign",
     "dag_hash",
     "edge",
     "fake_size",
     "make_node",
     "node_compiler",
+    "publish_keys",
     "target_object",
     "write_mirror",
     "write_view",
@@ -39,6 +47,13 @@ __all__ = [
 
 _encode = msgspec.json.encode
 _INDENT = re.compile(rb"\n +")
+
+#: Turns a text into an OpenPGP cleartext-signed message (what ``gpg --clearsign`` writes).
+Signer = Callable[[str], str]
+
+#: Media types of a v3 mirror's public keys and of its key index (``url_buildcache.py``).
+PUBLIC_KEY_MEDIA_TYPE = "application/pgp-keys"
+KEY_INDEX_MEDIA_TYPE = "application/vnd.spack.keyindex.v1+json"
 
 
 # -- signatures ----------------------------------------------------------------------
@@ -61,6 +76,43 @@ def clearsign(text: str, *, hash_algo: str = "SHA512") -> str:
         f"Hash: {hash_algo}\n\n{body}\n-----BEGIN PGP SIGNATURE-----\n\n{lines}\n"
         f"={base64.b64encode(digest[:3]).decode('ascii')}\n-----END PGP SIGNATURE-----\n"
     )
+
+
+def publish_keys(dest: Path, keys: Mapping[str, str], *, layout: int) -> None:
+    """Publish the ASCII-armored public ``keys`` (fingerprint -> key) of the mirror at
+    ``dest`` as ``spack buildcache push --key`` does: layout 3, a blob and
+    ``v3/manifests/key/<FINGERPRINT>.key.manifest.json`` per key, and the key index
+    (``{"keys": {fingerprint: {}}}``) as a blob named by ``v3/manifests/key/keys.manifest.json``;
+    layout 2, ``build_cache/_pgp/<FINGERPRINT>.pub`` and ``build_cache/_pgp/index.json``."""
+    files = _Files(dest)
+    index = json.dumps({"keys": {fingerprint: {} for fingerprint in keys}}).encode("ascii")
+    if layout == 2:
+        for fingerprint, armored in keys.items():
+            files.write(f"build_cache/_pgp/{fingerprint}.pub", armored.encode("ascii"))
+        files.write("build_cache/_pgp/index.json", index)
+        return
+    if layout != 3:
+        raise ValueError(f"layout must be 2 or 3, got {layout}")
+    for name, data, media in (
+        *((fingerprint, armored.encode("ascii"), PUBLIC_KEY_MEDIA_TYPE) for fingerprint, armored in keys.items()),
+        ("keys", index, KEY_INDEX_MEDIA_TYPE),
+    ):
+        checksum = hashlib.sha256(data).hexdigest()
+        files.write(f"blobs/sha256/{checksum[:2]}/{checksum}", data)
+        manifest = {
+            "version": 3,
+            "data": [
+                {
+                    "contentLength": len(data),
+                    "mediaType": media,
+                    "compression": "none",
+                    "checksumAlgorithm": "sha256",
+                    "checksum": checksum,
+                }
+            ],
+        }
+        suffix = "manifest.json" if name == "keys" else "key.manifest.json"
+        files.write(f"v3/manifests/key/{name}.{suffix}", json.dumps(manifest, indent=0).encode("ascii"))
 
 
 # -- mirrors -------------------------------------------------------------------------
@@ -171,6 +223,7 @@ def write_mirror(
     spec_blobs: bool = True,
     tarballs: bool = False,
     spec_cache: MutableMapping[tuple[str, int, str], bytes] | None = None,
+    sign: Signer | None = None,
 ) -> MirrorInfo:
     """Write one mirror at ``dest`` from ``records`` = (node dict, in_buildcache) pairs.
 
@@ -183,12 +236,16 @@ def write_mirror(
     skips the gzipped spec blobs (the manifest then points at a fake checksum), and
     ``tarballs`` writes the binaries as blobs too.
 
+    ``sign`` signs spec files and manifests for real (``signed`` is then implied), instead
+    of :func:`clearsign`'s fake signature; publish its public key with :func:`publish_keys`.
+
     ``spec_files=False`` writes the index only. ``spec_cache`` (any dict) lets several
     calls reuse the encoded spec files of records they share: a spec file depends only on
     its DAG, which the hash identifies. Duplicate hashes in ``records`` keep the first.
     """
     if layout not in (2, 3):
         raise ValueError(f"layout must be 2 or 3, got {layout}")
+    signer: Signer | None = sign if sign is not None else (clearsign if signed else None)
     nodes, listed, index = _index(records, db_version)
     checksum = hashlib.sha256(index).hexdigest()
     wanted = [key for key, flag in listed.items() if flag]
@@ -205,7 +262,7 @@ def write_mirror(
         wanted,
         db_version=str(db_version),
         sizes=sizes or {},
-        signed=signed,
+        signer=signer,
         spec_files=spec_files,
         spec_blobs=spec_blobs,
         tarballs=tarballs,
@@ -276,7 +333,7 @@ def _write_v2(
     wanted: list[str],
     *,
     sizes: Mapping[str, int],
-    signed: bool,
+    signer: Signer | None,
     spec_files: bool,
     tarballs: bool,
     cache: MutableMapping[tuple[str, int, str], bytes],
@@ -287,7 +344,7 @@ def _write_v2(
     written: dict[str, int] = {}
     if not (spec_files or tarballs):
         return "build_cache/index.json", written
-    suffix = ".spec.json.sig" if signed else ".spec.json"
+    suffix = ".spec.json.sig" if signer is not None else ".spec.json"
     for key in wanted:
         node = nodes[key]
         arch = node["arch"]
@@ -302,7 +359,7 @@ def _write_v2(
             tsum = files.filler(f"{folder}/{stem}-{key}.spack", sizes[key], key)
             written[key] = sizes[key]
         if spec_files:
-            cache_key = (key, 2, tsum + suffix)
+            cache_key = (key, 2, tsum + suffix + ("" if signer in (None, clearsign) else str(id(signer))))
             text = cache.get(cache_key)
             if text is None:
                 spec = _spec_file(
@@ -314,7 +371,7 @@ def _write_v2(
                     },
                 )
                 raw = _indent0(spec)
-                text = cache[cache_key] = clearsign(raw.decode("ascii")).encode("ascii") if signed else raw
+                text = cache[cache_key] = signer(raw.decode("ascii")).encode("utf-8") if signer is not None else raw
             files.write(f"build_cache/{stem}-{key}{suffix}", text)
     return "build_cache/index.json", written
 
@@ -328,7 +385,7 @@ def _write_v3(
     *,
     db_version: str,
     sizes: Mapping[str, int],
-    signed: bool,
+    signer: Signer | None,
     spec_files: bool,
     spec_blobs: bool,
     tarballs: bool,
@@ -337,7 +394,7 @@ def _write_v3(
     index_path = f"blobs/sha256/{checksum[:2]}/{checksum}"
     files.write(index_path, index)
     files.write("v3/manifests/index/index.manifest.json", _index_manifest(index, checksum, db_version))
-    files.write("v3/layout.json", b'{"signing": "gpg"}' if signed else b"{}")
+    files.write("v3/layout.json", b'{"signing": "gpg"}' if signer is not None else b"{}")
     written: dict[str, int] = {}
     if not (spec_files or tarballs):
         return index_path, written
@@ -367,6 +424,7 @@ def _write_v3(
         name = node["name"]
         stem = f"{name}-{node['version']}-{key}".replace("/", "_")
         files.write(
-            f"v3/manifests/spec/{name}/{stem}.spec.manifest.json", (clearsign(text) if signed else text).encode("utf-8")
+            f"v3/manifests/spec/{name}/{stem}.spec.manifest.json",
+            (signer(text) if signer is not None else text).encode("utf-8"),
         )
     return index_path, written

@@ -30,6 +30,7 @@ from .manifests import (
     read_clearsigned,
     verify_checksum,
 )
+from .oci import OciSource
 from .snapshots import IndexSnapshot, PreviousState
 from .sources import Source
 
@@ -62,9 +63,8 @@ def read_index(
     index is the one read last time. Raises SourceError, ChecksumError or
     IndexFormatError naming the file and the problem.
     """
-    own_reader = getattr(source, "read_index", None)  # an OCI registry has its own layout
-    if own_reader is not None:
-        return own_reader(previous, limits=limits, progress=progress)  # type: ignore[no-any-return]
+    if isinstance(source, OciSource):  # a registry: its index is an image, not a file
+        return source.read_index(previous, limits=limits, progress=progress)
     if view is not None:
         try:
             return _read_v3(source, previous, limits, progress, view_manifest(view))

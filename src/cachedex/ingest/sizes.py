@@ -22,7 +22,9 @@ from ..errors import CachedexError, IndexFormatError, SourceNotFound
 from ..progress import ProgressLine
 from ..values import short_repr
 from .manifests import manifest_size, spec_manifest_path, tarball_path_v2
-from .sources import Source
+from .oci import OciSource
+from .snapshots import OCI_LAYOUT
+from .sources import Decoder, Source
 
 __all__ = ["Prefetch", "SizeReport", "fetch_sizes", "is_path_safe"]
 
@@ -48,9 +50,15 @@ def is_path_safe(text: str) -> bool:
 
 
 def _paths(keys: Iterable[SizeKey], layout: int, refused: list[str], source: Source) -> Iterable[tuple[str, str]]:
-    if layout == 3:
+    if layout in (3, OCI_LAYOUT):
         return _manifest_paths(((key.hash, key.name, key.version) for key in keys), source, refused)
     return _tarball_paths(keys, source, refused)
+
+
+def _size_decoder(source: Source) -> Decoder[int]:
+    """What turns a size request's answer into the binary's size: a v3 spec manifest, or
+    an OCI image manifest (its last layer is the spec's tarball)."""
+    return source.decode_size if isinstance(source, OciSource) else manifest_size
 
 
 def _tarball_paths(keys: Iterable[SizeKey], source: Source, refused: list[str]) -> Iterable[tuple[str, str]]:
@@ -94,7 +102,7 @@ class Prefetch:
         results = self.results
         done = 0
         try:
-            for dag_hash, result in source.read_many(paths, manifest_size, limit=limits.manifest_bytes):
+            for dag_hash, result in source.read_many(paths, _size_decoder(source), limit=limits.manifest_bytes):
                 results[dag_hash] = result
                 done += 1
                 if done % 256 == 0:
@@ -128,6 +136,9 @@ class Prefetch:
 def _manifest_paths(
     specs: Iterable[tuple[str, str, str]], source: Source, refused: list[str]
 ) -> Iterable[tuple[str, str]]:
+    if isinstance(source, OciSource):  # one image per spec, tagged by Spack's rule
+        yield from source.size_requests(specs, refused)
+        return
     for dag_hash, name, version in specs:
         if not _refused(dag_hash, (name, version.replace("/", "_")), source, refused):
             yield dag_hash, spec_manifest_path(name, version, dag_hash)
@@ -159,8 +170,8 @@ def fetch_sizes(
     rest = [key for key in keys if key.hash not in known]
     paths = _paths(rest, layout, refused, source)
     results: Iterable[tuple[str, int | CachedexError | None]]
-    if layout == 3:
-        results = source.read_many(paths, manifest_size, limit=limits.manifest_bytes)
+    if layout in (3, OCI_LAYOUT):
+        results = source.read_many(paths, _size_decoder(source), limit=limits.manifest_bytes)
     else:
         results = ((key, _head(source, path)) for key, path in paths)
     done = 0

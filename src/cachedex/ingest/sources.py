@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
 from urllib.parse import unquote, urlsplit
 
 import msgspec
 
+from ..config import RegistryAuth
 from ..errors import CachedexError, SourceError, SourceNotFound
 from .http import HttpClient, ProgressCallback, Request, Response, TooBig
 
@@ -207,16 +208,23 @@ class HttpSource(Source):
         return self.client.map(((key, Request(self.join(path), limit=limit)) for key, path in items), body)
 
 
-def open_source(url: str, *, client: HttpClient | None) -> Source:
-    """The :class:`Source` for ``url``: a local path, ``file://`` or ``http(s)://`` (which
-    needs the sync's ``client``)."""
+def open_source(url: str, *, client: HttpClient | None, registries: Sequence[RegistryAuth] = ()) -> Source:
+    """The :class:`Source` for ``url``: a local path, ``file://``, ``http(s)://``, or an OCI
+    registry (``oci://``, ``oci+http://``; ``registries`` say where its credentials are).
+    HTTP and OCI need the sync's ``client``."""
     parts = urlsplit(url)
-    if parts.scheme in ("http", "https"):
+    if parts.scheme in ("http", "https", "oci", "oci+http"):
         if client is None:
             raise RuntimeError("an HTTP mirror needs an HTTP client")
+        if parts.scheme.startswith("oci"):
+            from .oci import OciSource  # the registry protocol is only loaded when used
+
+            host = parts.netloc.lower()
+            auth = next((r for r in registries if r.host.lower() in (host, parts.hostname)), None)
+            return OciSource(url, client, auth)
         return HttpSource(url, client)
     if parts.scheme == "file":
         return LocalSource(Path(unquote(parts.path)), url)
     if parts.scheme == "" or (len(parts.scheme) == 1 and os.name == "nt"):
         return LocalSource(Path(url), url)
-    raise SourceError(url, f"unsupported URL scheme {parts.scheme!r} (use a path, file:// or http(s)://)")
+    raise SourceError(url, f"unsupported URL scheme {parts.scheme!r} (use a path, file://, http(s)://, oci://)")

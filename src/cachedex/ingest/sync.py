@@ -34,7 +34,7 @@ from .index import RawIndex, build_records, decode_index, names_and_versions
 from .layouts import read_index
 from .outcomes import MirrorOutcome, TagOutcome
 from .sizes import Prefetch, SizeReport, fetch_sizes
-from .snapshots import IndexSnapshot, PreviousState
+from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
 from .sources import Source, open_source
 from .views import union_of_stacks, with_found_views
 
@@ -65,7 +65,7 @@ class _Read(msgspec.Struct):
 
 
 def _needs_http(config: Config, tags: Iterable[TagConfig]) -> bool:
-    remote = ("http://", "https://")
+    remote = ("http://", "https://", "oci://", "oci+http://")
     return (config.tags_from or "").startswith(remote) or any(m.url.startswith(remote) for t in tags for m in t.mirrors)
 
 
@@ -143,7 +143,7 @@ class _TagSync:
 
     def _read_mirror(self, ref: MirrorRef, previous: PreviousState | None, root: RawIndex | None = None) -> _Read:
         """Fetch and decode one mirror's index; with ``root``, keep only what the root lacks."""
-        source = open_source(ref.url, client=self.client)
+        source = open_source(ref.url, client=self.client, registries=self.config.registries)
         line = self.reporter.download(f"{ref.tag}/{ref.stack}: index")
         try:
             snapshot = read_index(source, previous, limits=self.config.limits, progress=line.update, view=ref.view)
@@ -196,7 +196,7 @@ class _TagSync:
     def _root_of_views(self, ref: MirrorRef, stacks: list[_Read]) -> _Read:
         """The root of a mirror without a root index: every record its stacks hold. When no
         stack changed and the root was already such a root, it is unchanged too."""
-        source = open_source(ref.url, client=self.client)
+        source = open_source(ref.url, client=self.client, registries=self.config.registries)
         snapshot = IndexSnapshot(3, "", None)
         state = self.catalog.mirror_state(ref.tag, ref.stack)
         if state is not None and not state.own_index and not any(read.changed for read in stacks):
@@ -213,7 +213,7 @@ class _TagSync:
     def _prefetch(self, root: _Read) -> Prefetch | None:
         """Start reading the sizes the catalog lacks for the specs a changed v3 root lists,
         while the listing is decoded and written: the network then overlaps the CPU."""
-        if root.index is None or root.snapshot.layout != 3 or not root.source.concurrent:
+        if root.index is None or root.snapshot.layout not in (3, OCI_LAYOUT) or not root.source.concurrent:
             return None  # a folder: reading ahead would only compete with the listing for the CPU
         listed = root.listed()
         unsized = set(listed) - self.catalog.sized_hashes(listed)
@@ -235,7 +235,9 @@ class _TagSync:
             mark = now
 
         if tag.discover_views:
-            tag = with_found_views(tag, open_source(tag.mirrors[0].url, client=self.client))
+            tag = with_found_views(
+                tag, open_source(tag.mirrors[0].url, client=self.client, registries=self.config.registries)
+            )
         reads, prefetch = self._read_all(tag)
         try:
             return self._write(tag, reads, prefetch, started, phases, phase)
@@ -360,7 +362,7 @@ class _TagSync:
         claimed: set[str] = set()
         for read in reads:
             layout = read.snapshot.layout
-            if layout != 3 and not self.head_sizes:
+            if layout not in (3, OCI_LAYOUT) and not self.head_sizes:
                 continue
             if read.changed:
                 listed = read.listed()

@@ -22,7 +22,7 @@ from starlette.requests import Request
 
 from ...catalog import Catalog
 from ...diff import diff_since, diff_tags, parse_since
-from ...errors import BadQuery, UnknownSpec
+from ...errors import BadQuery, LookupFailed, UnknownSpec
 from ...query import parse
 from ..pages import PackageRow, SpecPage, TagRow, home_page, mirrors_page, package_page, spec_page, tag_page
 from ..render import ASSETS, render, render_all_packages, render_not_found, to_json
@@ -198,6 +198,15 @@ def _api_diff(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(diff_tags(catalog, old, new))
 
 
+def _api_verify(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    tag = request.path_params["tag"]
+    found = catalog.tag_verification(tag)
+    if found is None:
+        catalog.require_tag(tag)  # UnknownTag (404) when there is no such tag at all
+        raise LookupFailed(f"tag {tag!r} was never verified; run 'cachedex verify {tag}'")
+    return _json(found)
+
+
 class Endpoint(NamedTuple):
     """A route's builder and the query parameters it takes."""
 
@@ -227,6 +236,7 @@ API: dict[str, Endpoint] = {
     "/api/specs/{hash}": _api(_api_spec),
     "/api/search": _api(_api_search, "q", "tag", "stack", "limit", "offset"),
     "/api/diff": _api(_api_diff, "from", "to", "tag", "since"),
+    "/api/tags/{tag}/verify": _api(_api_verify),
 }
 
 

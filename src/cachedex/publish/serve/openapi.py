@@ -13,6 +13,7 @@ import msgspec
 
 from ... import __version__
 from ...catalog import SearchPage
+from ...catalog.verifications import TagVerification
 from ...diff import TagDiff
 from ..pages import PackagePage, SpecPage, TagRow
 from .api import FACET_PARAMETERS, MAX_LIMIT, ErrorBody, PackageList
@@ -56,7 +57,7 @@ def _operation(operation_id: str, summary: str, ok: dict[str, Any], *errors: int
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI 3.1 document of the API."""
     _, schemas = msgspec.json.schema_components(
-        [TagRow, PackageList, PackagePage, SpecPage, SearchPage, TagDiff, ErrorBody], ref_template=_REF
+        [TagRow, PackageList, PackagePage, SpecPage, SearchPage, TagDiff, TagVerification, ErrorBody], ref_template=_REF
     )
     facets = [_param(key, description=f"only packages with this {key}") for key in FACET_PARAMETERS]
     return {
@@ -107,6 +108,14 @@ def openapi_document() -> dict[str, Any]:
                     _param("limit", schema={"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50}),
                     _param("offset", schema={"type": "integer", "minimum": 0, "default": 0}),
                 ],
+            ),
+            "/api/tags/{tag}/verify": _operation(
+                "verify",
+                "The latest verification of each mirror of a tag (cachedex verify): checks, counts, problems",
+                _ref(TagVerification),
+                400,
+                404,
+                parameters=[_param("tag", "path")],
             ),
             "/api/diff": _operation(
                 "diff",

@@ -1,0 +1,132 @@
+"""``cachedex verify``: check the mirrors of tags, print one line per problem, keep the result.
+
+Registered on the ``cachedex`` group as ``main.add_command(verify_command)``. Exit codes:
+0 all is well, 1 problems were found (or an error stopped the command), 2 wrong usage
+(an unknown option or tag).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from ..catalog import Catalog
+from ..catalog.verifications import PROBLEM_KINDS, MirrorVerification
+from ..errors import CachedexError, ConfigError
+from ..values import short_repr
+from .progress import Reporter
+
+__all__ = ["print_report", "summary", "verify_command"]
+
+_LAYOUTS = {1: "v1", 2: "v2", 3: "v3", 100: "OCI"}
+
+
+def _kinds_help() -> str:
+    return "\n".join(f"  {kind:<22} {meaning}" for kind, meaning in PROBLEM_KINDS.items())
+
+
+@click.command("verify", epilog="\b\nProblem kinds:\n" + _kinds_help())
+@click.argument("tags", nargs=-1, metavar="[TAG]...")
+@click.option("--deep", is_flag=True, help="Also download every binary and check its checksum (streamed).")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (see below) instead of text.")
+@click.pass_obj
+def verify_command(state: Any, tags: tuple[str, ...], deep: bool, as_json: bool) -> None:
+    """Check that the mirrors of TAGs (default: every configured tag) are complete,
+    consistent and signed.
+
+    For each mirror (root, stacks, views, OCI repositories): the index is there and
+    matches its checksum; every listed spec has its spec manifest (v3), spec file (v2)
+    or image (OCI), and its binary exists with the size its manifest gives; each v3
+    spec blob matches its checksum and holds the spec its name says; what the index
+    does not list is reported (where the mirror's folders can be listed); every link
+    or run dependency of a listed spec is listed by a mirror of the tag, or is an
+    external; every spec's signature is checked with gpg against the keys the mirror
+    publishes (v3/manifests/key/, build_cache/_pgp/): signed, unsigned, bad, or by an
+    unknown key. A mirror that publishes keys or signs specs must sign all of them.
+    --deep also downloads each binary and checks its checksum.
+
+    Prints one line per problem (the URL, then what is wrong), then a summary per
+    mirror. The catalog keeps each verification (the site and /api/tags/TAG/verify
+    show the latest); what it lists is not changed.
+
+    --json prints {deep, ok, problems, seconds, tags: [{tag, ok, problems, mirrors:
+    [{tag, stack, url, view, layout, started_at, finished_at, deep, checks, skipped,
+    listed, found, binaries, signing, keys, signatures: {signed, unsigned, bad,
+    unknown_key}, problems: [{kind, url, message, hash}], problem_count, id}]}]}.
+
+    Exit status: 0 no problem, 1 problems found (or an error), 2 wrong usage.
+    """
+    from ..ingest.verify import verify
+
+    debug = bool(getattr(state, "debug", False))
+    try:
+        config = state.config()
+        with Catalog(config.catalog) as catalog, Reporter() as reporter:
+            report = verify(config, catalog, tags or None, deep=deep, reporter=reporter)
+    except ConfigError as exc:
+        if any(problem.startswith("unknown tag") for problem in exc.problems):
+            raise click.UsageError(str(exc)) from exc
+        _fail(exc, debug)
+    except CachedexError as exc:
+        _fail(exc, debug)
+    if as_json:
+        from .present import print_json
+
+        print_json(report)
+    else:
+        print_report(report.tags, report.seconds)
+    sys.exit(0 if report.ok else 1)
+
+
+def _fail(exc: CachedexError, debug: bool) -> None:
+    if debug:
+        raise exc
+    click.echo(f"error: {exc}", err=True)
+    sys.exit(1)
+
+
+def print_report(tags: Any, seconds: float) -> None:
+    """The problems, one line each, then a summary line per mirror and a total."""
+    mirrors: list[MirrorVerification] = [m for tag in tags for m in tag.mirrors]
+    for mirror in mirrors:
+        for problem in mirror.problems:
+            click.echo(problem.line())
+    if any(m.problems for m in mirrors):
+        click.echo("")
+    for mirror in mirrors:
+        click.echo(summary(mirror))
+        for skipped in mirror.skipped:
+            click.echo(f"  not checked: {skipped}")
+    total = sum(m.problem_count for m in mirrors)
+    verdict = "no problem" if total == 0 else f"{total:,} problem{'s' if total != 1 else ''}"
+    click.echo(f"verified {len(mirrors)} mirror{'s' if len(mirrors) != 1 else ''} in {seconds:.1f} s: {verdict}")
+
+
+def summary(mirror: MirrorVerification) -> str:
+    """One line: the mirror, what it holds, its signatures, its problems."""
+    where = f"{mirror.tag}/{mirror.stack}" + (f" (view {short_repr(mirror.view)})" if mirror.view else "")
+    layout = _LAYOUTS.get(mirror.layout or 0, "index unreadable")
+    if mirror.layout is None:
+        return f"{where}: {mirror.url}: {layout}; {mirror.problem_count} problem(s)"
+    parts = [
+        f"{mirror.listed:,} listed",
+        f"{mirror.found:,} {'images' if mirror.layout == 100 else 'manifests' if mirror.layout == 3 else 'spec files'}",
+        f"{mirror.binaries:,} binaries" + (" checksummed" if mirror.deep else ""),
+    ]
+    counts = mirror.signatures
+    if mirror.signing == "none":
+        parts.append("not signed (OCI)")
+    elif mirror.signing == "unsigned" and not mirror.keys:
+        parts.append("unsigned")
+    else:
+        signs = [f"{counts.signed:,} signed"]
+        signs += [
+            f"{n:,} {what}" for n, what in ((counts.bad, "badly signed"), (counts.unknown_key, "by unknown keys"))
+        ]
+        signs += [f"{counts.unsigned:,} unsigned"] if counts.unsigned else []
+        keys = f"{len(mirror.keys)} key{'s' if len(mirror.keys) != 1 else ''}"
+        parts.append(", ".join(s for s in signs if not s.startswith("0 ")) + f" ({keys} published)")
+    problems = "no problem" if mirror.ok else f"{mirror.problem_count:,} problem(s)"
+    return f"{where} ({layout}, {mirror.url}): {'; '.join(parts)}; {problems}"

@@ -1,0 +1,344 @@
+"""Requests to an OCI registry with the authorization it asks for: the distribution spec's
+bearer-token flow.
+
+A registry that wants a token answers 401 with ``WWW-Authenticate: Bearer realm="…",
+service="…",scope="…"``. The client then asks the realm (the token service) for a token,
+``GET <realm>?service=…&scope=…&client_id=cachedex``, anonymously or with Basic
+credentials, reads ``token`` (or ``access_token``) and ``expires_in`` (60 s when absent)
+from its JSON answer, and repeats the request with ``Authorization: Bearer <token>``. A
+second 401 to the same request is an error. A registry configured with ``token_env``
+gets that token as a bearer directly.
+
+Tokens are cached per HTTP client, registry and scope, so the stacks of one sync share
+them. Credentials are read from the environment when they are needed, by the names the
+config gives; no secret ever appears in a message, an exception or a ``repr``. A realm
+that is not https is refused, unless the registry itself is plain http (``oci+http://``).
+libcurl keeps a custom Authorization header to the host and port it was set for, so a
+registry's redirect of a blob to a CDN does not carry the token there.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import re
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterable, Iterator
+from typing import NamedTuple, TypeVar
+from urllib.parse import urlencode, urlsplit
+
+import msgspec
+
+from ..config.tags import RegistryAuth
+from ..errors import CachedexError, SourceError
+from ..values import short_repr
+from .http import HttpClient, ProgressCallback, Request, Response
+
+__all__ = ["Challenge", "RegistrySession", "parse_challenge"]
+
+K = TypeVar("K")
+V = TypeVar("V")
+
+#: The most bytes a token service's answer may take.
+TOKEN_BYTES = 1_000_000
+#: How long a token lives when its service does not say (the distribution spec's default).
+DEFAULT_EXPIRES_IN = 60
+#: A token this close to its end is replaced before use (seconds).
+_MARGIN = 5.0
+#: What a token (or a token from the environment) may hold: visible ASCII, as a header value.
+_TOKEN = re.compile(r"[\x21-\x7e]{1,65536}")
+_BEARER = re.compile(r"(?:^|,)\s*Bearer\s+", re.IGNORECASE)
+_PARAM = re.compile(r'\s*([A-Za-z][A-Za-z0-9_.-]*)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,"]*)\s*(?:,|$)')
+_ESCAPE = re.compile(r"\\(.)")
+
+
+class Challenge(NamedTuple):
+    """A registry's Bearer challenge: where to ask for a token, and for what."""
+
+    realm: str
+    service: str
+    scope: str
+
+
+def parse_challenge(header: str) -> Challenge | None:
+    """The Bearer challenge in a ``WWW-Authenticate`` header (realm, service and scope all
+    given), else None (no header, another scheme, a parameter missing)."""
+    match = _BEARER.search(header)
+    if match is None:
+        return None
+    params: dict[str, str] = {}
+    position = match.end()
+    while position < len(header):
+        param = _PARAM.match(header, position)
+        if param is None or param.end() == position:
+            break  # the next challenge's scheme
+        value = param.group(2)
+        if value.startswith('"'):
+            value = _ESCAPE.sub(r"\1", value[1:-1])
+        params.setdefault(param.group(1).lower(), value)
+        position = param.end()
+    if not all(params.get(key) for key in ("realm", "service", "scope")):
+        return None
+    return Challenge(params["realm"], params["service"], params["scope"])
+
+
+class _Unauthorized:
+    """A 401 answer inside :meth:`HttpClient.map`, to be sent again with a token."""
+
+    __slots__ = ("challenge",)
+
+    def __init__(self, challenge: str) -> None:
+        self.challenge = challenge
+
+
+def _or_unauthorized(decode: Callable[[Response], V]) -> Callable[[Response], V | _Unauthorized]:
+    def body(response: Response) -> V | _Unauthorized:
+        if response.status == 401:
+            return _Unauthorized(response.headers.get("www-authenticate", ""))
+        return decode(response)
+
+    return body
+
+
+class _Token:
+    """A bearer token and when it stops being good (monotonic seconds)."""
+
+    __slots__ = ("expires", "value")
+
+    def __init__(self, value: str, expires: float) -> None:
+        self.value = value
+        self.expires = expires
+
+    def __repr__(self) -> str:
+        return "<token, hidden>"
+
+
+_Key = tuple[str, str, RegistryAuth | None]  # (scheme://host, scope, credentials' names)
+_TOKENS: weakref.WeakKeyDictionary[HttpClient, dict[_Key, _Token]] = weakref.WeakKeyDictionary()
+_LOCK = threading.Lock()
+
+
+def _cached(client: HttpClient, key: _Key) -> _Token | None:
+    with _LOCK:
+        return _TOKENS.get(client, {}).get(key)
+
+
+def _store(client: HttpClient, key: _Key, token: _Token) -> None:
+    with _LOCK:
+        _TOKENS.setdefault(client, {})[key] = token
+
+
+class RegistrySession:
+    """Requests to one registry (``origin``, ``scheme://host[:port]``) with the
+    Authorization its 401 answers ask for: :meth:`request` for one, :meth:`map` for many
+    at once. Either sends a request again, once, with a new token after a 401; a failure
+    to get one is a SourceError naming the URL of the request that needed it."""
+
+    def __init__(self, client: HttpClient, origin: str, auth: RegistryAuth | None, *, plain_http: bool) -> None:
+        self.client = client
+        self.origin = origin
+        self.auth = auth
+        self.plain_http = plain_http
+        self._challenge: Challenge | None = None
+        self._state: tuple[int, tuple[str, ...]] = (0, ())  # (generation, headers): one attribute, swapped whole
+        self._lock = threading.Lock()
+        self._settled = False  # a request got an answer other than 401: the headers are right
+
+    def __repr__(self) -> str:
+        scope = self._challenge.scope if self._challenge else None
+        return f"RegistrySession({self.origin!r}, scope={scope!r})"
+
+    def request(
+        self,
+        url: str,
+        *,
+        method: str = "GET",
+        headers: Iterable[str] = (),
+        limit: int,
+        ok: tuple[int, ...] = (200,),
+        progress: ProgressCallback | None = None,
+    ) -> Response:
+        """One request; a 401 brings a token and one more try. SourceError names ``url``."""
+        self.prepare(url)
+        for attempt in (1, 2):
+            generation, auth = self._state
+            request = Request(
+                url, method=method, headers=[*headers, *auth], limit=limit, ok=(*ok, 401), progress=progress
+            )
+            try:
+                response = self.client.request(request)
+            except SourceError:
+                self._settled = True
+                raise
+            if response.status != 401:
+                self._settled = True
+                return response
+            if attempt == 2:
+                raise SourceError(url, "HTTP 401 Unauthorized, even with the token the registry's token service gave")
+            self.refused(url, response.headers.get("www-authenticate", ""), generation)
+        raise AssertionError("unreachable")
+
+    def map(
+        self, items: Iterable[tuple[K, str, list[str]]], decode: Callable[[Response], V], *, limit: int
+    ) -> Iterator[tuple[K, V | CachedexError]]:
+        """GET each ``(key, url, headers)`` (concurrently, through :meth:`HttpClient.map`)
+        and yield ``(key, decode(response))`` or the CachedexError that ended it. A 401
+        brings one new token; what it refused is sent once more with it."""
+        items = iter(items)
+        try:
+            self.prepare(self.origin)
+        except SourceError as exc:
+            yield from ((key, exc) for key, _url, _headers in items)
+            return
+        if not self._settled:  # learn what the registry wants on one request, not on all at once
+            for key, url, headers in items:
+                try:
+                    yield key, decode(self.request(url, headers=headers, limit=limit))
+                except CachedexError as exc:
+                    yield key, exc
+                break
+        retry: list[tuple[K, str, list[str]]] = []
+        broken: list[CachedexError] = []
+        refreshed: list[int] = []  # the generation of the one token fetched during this map
+
+        def requests() -> Iterator[tuple[tuple[K, str, list[str], int], Request]]:
+            while not broken:  # the token service failed: send nothing more
+                item = next(items, None)
+                if item is None:
+                    return
+                key, url, headers = item
+                generation, auth = self._state
+                request = Request(url, headers=[*headers, *auth], limit=limit, ok=(200, 401))
+                yield (key, url, headers, generation), request
+
+        body = _or_unauthorized(decode)
+        for (key, url, headers, generation), value in self.client.map(requests(), body):
+            if not isinstance(value, _Unauthorized):
+                yield key, value
+                continue
+            if not broken and refreshed and generation >= refreshed[0]:
+                broken.append(SourceError(url, "HTTP 401 Unauthorized, even with a new token"))
+            if not broken and not refreshed:
+                try:
+                    self.refused(url, value.challenge, generation)
+                    refreshed.append(self._state[0])
+                except SourceError as exc:
+                    broken.append(exc)
+            if broken:
+                yield key, broken[0]
+            else:
+                retry.append((key, url, headers))
+        if broken:
+            yield from ((key, broken[0]) for key, _url, _headers in [*retry, *items])
+            return
+        auth = self._state[1]
+        again = (
+            ((key, url), Request(url, headers=[*headers, *auth], limit=limit, ok=(200, 401)))
+            for key, url, headers in retry
+        )
+        for (key, url), value in self.client.map(again, body):
+            if isinstance(value, _Unauthorized):
+                yield key, SourceError(url, "HTTP 401 Unauthorized, even with a new token")
+            else:
+                yield key, value
+
+    def _set(self, header: str | None) -> None:
+        generation = self._state[0] + 1
+        self._state = (generation, (f"Authorization: {header}",) if header else ())
+
+    def prepare(self, url: str) -> None:
+        """Before a batch of requests: the token of ``token_env`` as it is now, or a new
+        token from the token service if the cached one is at its end."""
+        with self._lock:
+            if self.auth is not None and self.auth.token_env:
+                header = f"Bearer {self._from_env(url, self.auth.token_env, 'token_env')}"
+                if self._state[1] != (f"Authorization: {header}",):
+                    self._set(header)
+                return
+            if self._challenge is None:
+                return  # no 401 seen yet: anonymous until the registry says otherwise
+            key = (self.origin, self._challenge.scope, self.auth)
+            token = _cached(self.client, key)
+            if token is None or token.expires - time.monotonic() < _MARGIN:
+                token = self._fetch(url, self._challenge)
+                _store(self.client, key, token)
+            if self._state[1] != (f"Authorization: Bearer {token.value}",):
+                self._set(f"Bearer {token.value}")
+
+    def refused(self, url: str, www_authenticate: str, generation: int) -> None:
+        """A request to ``url`` sent with the headers of ``generation`` was answered 401
+        with ``www_authenticate``: get the token it asks for (unless a newer one is
+        already there), so that the request can be sent once more."""
+        with self._lock:
+            if generation != self._state[0]:
+                return  # another request already brought a newer token
+            if self.auth is not None and self.auth.token_env:
+                raise SourceError(url, f"the registry refused the token in ${self.auth.token_env} (HTTP 401)")
+            challenge = parse_challenge(www_authenticate)
+            if challenge is None:
+                shown = f" (WWW-Authenticate: {short_repr(www_authenticate, 60)})" if www_authenticate else ""
+                raise SourceError(url, f"401 without a usable Bearer challenge{shown}")
+            self._challenge = challenge
+            key = (self.origin, challenge.scope, self.auth)
+            sent = self._state[1]
+            token = _cached(self.client, key)
+            if (
+                token is None
+                or token.expires - time.monotonic() < _MARGIN
+                or sent == (f"Authorization: Bearer {token.value}",)
+            ):
+                token = self._fetch(url, challenge)
+                _store(self.client, key, token)
+            self._set(f"Bearer {token.value}")
+
+    def _fetch(self, url: str, challenge: Challenge) -> _Token:
+        realm = challenge.realm
+        parts = urlsplit(realm)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise SourceError(url, f"the registry's token realm {short_repr(realm)} is not an http(s) URL")
+        if parts.scheme == "http" and not self.plain_http:
+            raise SourceError(
+                url, f"refusing to ask for a token over plain http ({realm}): an https registry's realm must be https"
+            )
+        query = urlencode({"service": challenge.service, "scope": challenge.scope, "client_id": "cachedex"})
+        headers = []
+        if self.auth is not None and self.auth.username_env and self.auth.password_env:
+            user = self._from_env(url, self.auth.username_env, "username_env", token=False)
+            password = self._from_env(url, self.auth.password_env, "password_env", token=False)
+            basic = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
+            headers.append(f"Authorization: Basic {basic}")
+        started = time.monotonic()
+        try:
+            response = self.client.request(
+                Request(f"{realm}{'&' if parts.query else '?'}{query}", headers=headers, limit=TOKEN_BYTES)
+            )
+        except SourceError as exc:
+            raise SourceError(url, f"cannot get a token from {realm}: {exc.problem}") from exc
+        try:
+            answer = msgspec.json.decode(response.body)
+        except (msgspec.DecodeError, RecursionError):
+            answer = None
+        token = (answer.get("token") or answer.get("access_token")) if isinstance(answer, dict) else None
+        if not isinstance(token, str) or not _TOKEN.fullmatch(token):
+            raise SourceError(url, f"cannot get a token from {realm}: its answer holds no usable token")
+        expires_in = answer.get("expires_in") if isinstance(answer, dict) else None
+        if not isinstance(expires_in, int) or isinstance(expires_in, bool) or expires_in <= 0:
+            expires_in = DEFAULT_EXPIRES_IN
+        return _Token(token, started + expires_in)
+
+    def _from_env(self, url: str, name: str, field: str, *, token: bool = True) -> str:
+        value = os.environ.get(name, "")
+        if not value:
+            raise SourceError(url, f"environment variable {name} (registries.{self.auth_host}.{field}) is not set")
+        if token and not _TOKEN.fullmatch(value):
+            raise SourceError(url, f"environment variable {name} does not hold a usable token")
+        if "\n" in value or "\r" in value:
+            raise SourceError(url, f"environment variable {name} holds a line break")
+        return value
+
+    @property
+    def auth_host(self) -> str:
+        """The host the credentials are configured for."""
+        return self.auth.host if self.auth is not None else urlsplit(self.origin).netloc

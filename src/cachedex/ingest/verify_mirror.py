@@ -1,0 +1,438 @@
+"""Verify one mirror (``cachedex verify``): its index, keys, and every spec it lists.
+
+:class:`MirrorChecker` runs the checks in order, each over every listed spec at once
+(concurrent reads over HTTP), and notes each problem with the URL concerned:
+
+1. the index: present, and matching its checksum (v3 manifest, v2 ``index.json.hash``,
+   OCI digest); nothing else is checked when it is not;
+2. the keys the mirror publishes (:mod:`.verify_keys`);
+3. per listed spec, its spec manifest (v3; spec file for v2, :mod:`.verify_v2`; image
+   for OCI, :mod:`.verify_oci`), its signature (:mod:`.signatures`, several gpg at once),
+   its binary (exists, with the size the manifest gives), its spec blob (checksum, and
+   the DAG hash inside equals the hash in the manifest's name);
+4. with ``deep``, each binary's checksum, streamed;
+5. what the mirror holds that its index does not list (where its folders can be listed).
+
+Dependencies are checked over the whole tag afterwards (:mod:`.verify`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import msgspec
+
+from ..catalog.verifications import Problem, SpecSignature
+from ..config import Limits
+from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound
+from ..progress import ProgressLine
+from ..values import LINK_RUN, TARBALL_MEDIA_TYPE, MirrorRef, SpecRecord, is_dag_hash
+from .index import build_records, decode_index
+from .layouts import V2_INDEX_HASH, read_index
+from .manifests import BlobRecord, blob_path, decode_manifest, gunzip_bounded, read_clearsigned, verify_checksum
+from .signatures import GPG_MISSING, Keyring, SignatureCheck, gpg_available, is_clearsigned
+from .sizes import is_path_safe
+from .snapshots import OCI_LAYOUT
+from .sources import Source
+from .verify_io import checksums, sizes
+from .verify_keys import load_keys
+
+__all__ = ["Findings", "MirrorChecker", "root_hash"]
+
+#: Files whose signatures are checked at once (each a gpg process).
+SIGNATURE_WORKERS = 2
+#: Manifests handed to the signature workers at a time.
+BATCH = 1024
+_SPEC_MEDIA = "application/vnd.spack.spec."
+
+
+class Findings:
+    """What the checks of one mirror found, before the tag's dependency check."""
+
+    def __init__(self, ref: MirrorRef) -> None:
+        self.ref = ref
+        self.layout: int | None = None
+        self.started = time.time()
+        self.checks: list[str] = []
+        self.skipped: list[str] = []  #: checks that could not run, and why
+        self.problems: list[Problem] = []
+        self.signatures: list[SpecSignature] = []
+        self.listed: dict[str, tuple[tuple[str, str], ...]] = {}  #: listed hash -> link/run (hash, name)
+        self.labels: dict[str, str] = {}  #: listed hash -> name@version, for messages
+        self.externals: set[str] = set()
+        self.index_url = ""
+        self.found = 0
+        self.binaries = 0
+        self.signing = "unsigned"
+        self.keys: tuple[str, ...] = ()
+        self.keyring = ""
+
+    def problem(self, kind: str, url: str, message: str, dag_hash: str | None = None) -> None:
+        self.problems.append(Problem(kind, url, message, dag_hash))
+
+
+class _Decoded(msgspec.Struct):
+    """A spec manifest (or spec file) after its signature was checked."""
+
+    hash: str
+    url: str
+    check: SignatureCheck | None  #: None: not checked (no gpg)
+    digest: str
+    tarball: BlobRecord | None = None
+    spec: BlobRecord | None = None
+    document: Any = None  #: a v2 spec file's JSON
+
+
+class _NodeHash(msgspec.Struct):
+    hash: str | None = None
+
+
+class _SpecBody(msgspec.Struct):
+    nodes: list[_NodeHash] = []
+
+
+def root_hash(document: Any) -> str | None:
+    """The DAG hash of the root node of a spec file (spec v1 list or v2+ ``nodes``)."""
+    spec = document.get("spec") if isinstance(document, dict) else None
+    if isinstance(spec, list) and spec and isinstance(spec[0], dict):
+        node = next(iter(spec[0].values()), None)
+        return node.get("hash") if isinstance(node, dict) else None
+    nodes = spec.get("nodes") if isinstance(spec, dict) else None
+    if isinstance(nodes, list) and nodes and isinstance(nodes[0], dict):
+        value = nodes[0].get("hash")
+        return value if isinstance(value, str) else None
+    return None
+
+
+class MirrorChecker:
+    """The checks of one mirror; :meth:`run` returns its :class:`Findings`."""
+
+    def __init__(
+        self,
+        ref: MirrorRef,
+        source: Source,
+        *,
+        limits: Limits,
+        deep: bool,
+        previous: Callable[[str], dict[str, SpecSignature]],
+        line: ProgressLine,
+    ) -> None:
+        self.ref = ref
+        self.source = source
+        self.limits = limits
+        self.deep = deep
+        self.previous = previous
+        self.line = line
+        self.out = Findings(ref)
+        self.keyring: Keyring | None = None
+        self.known: dict[str, SpecSignature] = {}
+
+    # -- progress ------------------------------------------------------------------------
+
+    def phase(self, name: str, total: int) -> None:
+        self.out.checks.append(name)
+        self.line.describe(f"{self.ref.tag}/{self.ref.stack}: {name}")
+        self.line.update(0, total)
+
+    def counted(self, results: Iterable[Any]) -> Iterator[Any]:
+        done = 0
+        for result in results:
+            yield result
+            done += 1
+            if done % 128 == 0:
+                self.line.advance(128)
+        self.line.advance(done % 128)
+
+    # -- the run -------------------------------------------------------------------------
+
+    def run(self) -> Findings:
+        out = self.out
+        try:
+            records = self._index()
+            if records is None:
+                return out
+            if out.layout == OCI_LAYOUT:
+                from .verify_oci import check_oci
+
+                check_oci(self, records)
+                return out
+            self._keys()
+            listed = [r for r in records if r.in_buildcache]
+            if out.layout == 3:
+                self._v3(listed)
+            else:
+                from .verify_v2 import check_v2
+
+                check_v2(self, listed)
+        finally:
+            if self.keyring is not None:
+                self.keyring.close()
+        return out
+
+    def _index(self) -> list[SpecRecord] | None:
+        out, source = self.out, self.source
+        self.phase("index", 1)
+        try:
+            snapshot = read_index(source, None, limits=self.limits, view=self.ref.view)
+        except ChecksumError as exc:
+            out.problem("index-checksum", exc.url, exc.problem)
+            return None
+        except SourceNotFound as exc:
+            out.problem("index-missing", exc.url, exc.problem)
+            return None
+        except (SourceError, IndexFormatError) as exc:
+            out.problem("index-unreadable", exc.url, exc.problem)
+            return None
+        out.layout = snapshot.layout
+        out.index_url = snapshot.url or source.url
+        if snapshot.data is None:  # never: no previous state was given
+            raise AssertionError("read_index returned no data without a previous state")
+        if snapshot.layout in (1, 2) and snapshot.url.endswith("/build_cache"):
+            out.problem("index-missing", source.join("build_cache/index.json"), "no index (read from the spec files)")
+        elif snapshot.layout in (1, 2) and source.size(V2_INDEX_HASH) is None:
+            out.problem("index-missing", source.join(V2_INDEX_HASH), "missing: the index's checksum cannot be checked")
+        try:
+            records = build_records(decode_index(snapshot.data, url=out.index_url))
+        except IndexFormatError as exc:
+            out.problem("index-unreadable", exc.url, exc.problem)
+            return None
+        self.line.advance(1)
+        for record in records:
+            if record.external:
+                out.externals.add(record.hash)
+            if record.in_buildcache:
+                out.listed[record.hash] = tuple((d.hash, d.name) for d in record.dependencies if d.deptypes & LINK_RUN)
+                out.labels[record.hash] = f"{record.name}@{record.version}"
+        return records
+
+    def _keys(self) -> None:
+        out = self.out
+        if not gpg_available():
+            out.skipped.append(f"signatures: {GPG_MISSING}")
+            return
+        self.phase("keys", 1)
+        self.keyring = Keyring()
+        out.problems.extend(load_keys(self.source, out.layout or 2, self.keyring, self.limits))
+        out.keys = tuple(self.keyring.fingerprints)
+        out.keyring = self.keyring.id
+        self.known = self.previous(out.keyring)
+        self.line.advance(1)
+
+    # -- shared steps: signatures, binaries --------------------------------------------------
+
+    def signature(self, dag_hash: str, data: bytes) -> tuple[SignatureCheck | None, str, str]:
+        """(verdict, digest of the file, the text to decode) of one spec manifest or file."""
+        digest = hashlib.sha256(data).hexdigest()
+        signed = is_clearsigned(data)
+        if self.keyring is None:
+            return (SignatureCheck("unsigned") if not signed else None), digest, _plain(data)
+        known = self.known.get(dag_hash)
+        if known is not None and known.digest == digest and known.status in ("signed", "unsigned"):
+            return SignatureCheck(known.status, known.signer), digest, _plain(data)
+        check = self.keyring.verify(data)
+        return check, digest, check.text if check.text is not None else _plain(data)
+
+    def decode_all(
+        self, results: Iterable[tuple[str, bytes | CachedexError]], decode: Callable[[str, bytes], _Decoded | None]
+    ) -> list[_Decoded]:
+        """Each manifest read, decoded by ``decode`` (signatures checked by several gpg
+        at once); a missing or unreadable one is noted."""
+        decoded: list[_Decoded] = []
+        batch: list[tuple[str, bytes]] = []
+        workers = SIGNATURE_WORKERS if self.keyring is not None else 1
+        with ThreadPoolExecutor(workers) as pool:
+            for dag_hash, result in self.counted(results):
+                if isinstance(result, SourceNotFound):
+                    self.out.problem("manifest-missing", result.url, f"{self.label(dag_hash)}: not found", dag_hash)
+                elif isinstance(result, CachedexError):
+                    self.out.problem("manifest-unreadable", str(getattr(result, "url", "")), str(result), dag_hash)
+                else:
+                    batch.append((dag_hash, result))
+                    if len(batch) >= BATCH:
+                        decoded.extend(d for d in pool.map(lambda item: decode(*item), batch) if d is not None)
+                        batch = []
+            decoded.extend(d for d in pool.map(lambda item: decode(*item), batch) if d is not None)
+        self.out.found = len(decoded)
+        return decoded
+
+    def label(self, dag_hash: str) -> str:
+        return f"{self.out.labels.get(dag_hash, 'spec')} /{dag_hash}"
+
+    def note_signatures(self, decoded: list[_Decoded]) -> None:
+        """Record each spec's signature status; report bad and unknown-key ones, and
+        unsigned ones when the mirror signs (publishes keys, or signed any spec)."""
+        out = self.out
+        checks = [(d, d.check) for d in decoded if d.check is not None]
+        signs = bool(out.keys) or any(c.status != "unsigned" for _d, c in checks)
+        out.signing = "signed" if signs else "unsigned"
+        for item, check in checks:
+            out.signatures.append(SpecSignature(item.hash, check.status, check.signer, item.digest))
+            if check.status == "bad":
+                out.problem("signature-bad", item.url, check.problem, item.hash)
+            elif check.status == "unknown-key":
+                out.problem("signature-unknown-key", item.url, check.problem, item.hash)
+            elif check.status == "unsigned" and signs:
+                out.problem("unsigned", item.url, "not signed, though the mirror signs its specs", item.hash)
+
+    def check_binaries(self, items: list[tuple[str, str, int | None]]) -> set[str]:
+        """Check that each ``(hash, path, expected size)`` exists with that size; returns
+        the hashes whose binary was found."""
+        self.phase("binaries", len(items))
+        expected = {dag_hash: (path, size) for dag_hash, path, size in items}
+        found: set[str] = set()
+        for dag_hash, result in self.counted(sizes(self.source, ((h, p) for h, p, _s in items))):
+            path, size = expected[dag_hash]
+            url = self.source.join(path)
+            if isinstance(result, SourceNotFound):
+                self.out.problem("tarball-missing", url, f"binary of {self.label(dag_hash)}: not found", dag_hash)
+            elif isinstance(result, CachedexError):
+                self.out.problem("tarball-unreadable", url, f"binary of {self.label(dag_hash)}: {result}", dag_hash)
+            elif size is not None and result is not None and result != size:
+                message = f"binary of {self.label(dag_hash)}: {result:,} bytes, its manifest says {size:,}"
+                self.out.problem("tarball-size", url, message, dag_hash)
+            else:
+                found.add(dag_hash)
+        self.out.binaries = len(found)
+        return found
+
+    def check_checksums(self, items: list[tuple[str, str, str, str]]) -> None:
+        """--deep: read each ``(hash, path, algorithm, expected digest)`` whole."""
+        self.phase("checksums", len(items))
+        expected = {dag_hash: (path, digest) for dag_hash, path, _algorithm, digest in items}
+        work = ((h, p, a) for h, p, a, _d in items)
+        for dag_hash, result in self.counted(checksums(self.source, work)):
+            path, digest = expected[dag_hash]
+            url = self.source.join(path)
+            if result.error is not None:
+                self.out.problem("tarball-unreadable", url, f"binary of {self.label(dag_hash)}: {result.error}")
+            elif result.digest != digest:
+                message = f"binary of {self.label(dag_hash)}: checksum {result.digest[:12]}…, expected {digest[:12]}…"
+                self.out.problem("tarball-checksum", url, message, dag_hash)
+
+    # -- layout 3 ------------------------------------------------------------------------------
+
+    def manifest_paths(self, listed: list[SpecRecord], path: Callable[[SpecRecord], str]) -> Iterator[tuple[str, str]]:
+        for record in listed:
+            if is_path_safe(record.name) and is_path_safe(record.version.replace("/", "_")):
+                yield record.hash, path(record)
+            else:
+                self.out.problem(
+                    "manifest-unreadable", self.out.index_url, f"{self.label(record.hash)}: no safe path", record.hash
+                )
+
+    def _v3(self, listed: list[SpecRecord]) -> None:
+        from .manifests import spec_manifest_path
+
+        self.phase("manifests", len(listed))
+        paths = self.manifest_paths(listed, lambda r: spec_manifest_path(r.name, r.version, r.hash))
+        results = self.source.read_many(paths, _raw, limit=self.limits.manifest_bytes)
+        decoded = self.decode_all(results, self._decode_v3)
+        self.note_signatures(decoded)
+        tarballs = {d.hash: d.tarball for d in decoded if d.tarball is not None}
+        found = self.check_binaries([(h, blob_path(t), t.contentLength) for h, t in tarballs.items()])
+        self._spec_blobs([d for d in decoded if d.spec is not None])
+        if self.deep:
+            self.check_checksums(
+                [(h, blob_path(t), t.checksumAlgorithm, t.checksum) for h, t in tarballs.items() if h in found]
+            )
+        if self.ref.view is None:
+            self._unindexed_v3()
+        else:
+            self.out.skipped.append("unindexed: not for a view (its index lists a part of the mirror)")
+
+    def _decode_v3(self, dag_hash: str, data: bytes) -> _Decoded | None:
+        url = self.source.join(_manifest_path_of(self, dag_hash))
+        check, digest, text = self.signature(dag_hash, data)
+        try:
+            manifest = decode_manifest(text.encode("utf-8"), url)
+        except IndexFormatError as exc:
+            self.out.problem("manifest-unreadable", url, exc.problem, dag_hash)
+            return _Decoded(dag_hash, url, check, digest)
+        tarball = next((r for r in manifest.data if r.mediaType == TARBALL_MEDIA_TYPE), None)
+        spec = next((r for r in manifest.data if r.mediaType.startswith(_SPEC_MEDIA)), None)
+        if tarball is None or spec is None:
+            missing = TARBALL_MEDIA_TYPE if tarball is None else "spec"
+            self.out.problem("manifest-unreadable", url, f"lists no {missing} blob", dag_hash)
+        return _Decoded(dag_hash, url, check, digest, tarball, spec)
+
+    def _spec_blobs(self, decoded: list[_Decoded]) -> None:
+        self.phase("spec blobs", len(decoded))
+        by_hash = {d.hash: d for d in decoded}
+        limit = self.limits.spec_file_bytes
+
+        def root(url: str, data: bytes | bytearray, record: BlobRecord) -> str | None:
+            verify_checksum(data, record, url)
+            body = gunzip_bounded(data, limit, url) if data[:2] == b"\x1f\x8b" else bytes(data)
+            try:
+                nodes = _spec_decoder.decode(body).spec.nodes
+            except (msgspec.DecodeError, RecursionError) as exc:
+                raise IndexFormatError(url, f"not a spec file ({exc})") from exc
+            return nodes[0].hash if nodes else None
+
+        paths = ((d.hash, blob_path(d.spec)) for d in decoded if d.spec is not None)
+        reads = self.source.read_many(paths, lambda url, data: (url, bytes(data)), limit=limit)
+        for dag_hash, result in self.counted(reads):
+            record = by_hash[dag_hash].spec
+            assert record is not None
+            url = self.source.join(blob_path(record))
+            try:
+                if isinstance(result, CachedexError):
+                    raise result
+                found = root(url, result[1], record)
+            except SourceNotFound:
+                self.out.problem("spec-blob-missing", url, f"spec of {self.label(dag_hash)}: not found", dag_hash)
+                continue
+            except ChecksumError as exc:
+                self.out.problem("spec-blob-checksum", url, f"spec of {self.label(dag_hash)}: {exc.problem}", dag_hash)
+                continue
+            except CachedexError as exc:
+                self.out.problem("spec-blob-unreadable", url, f"spec of {self.label(dag_hash)}: {exc}", dag_hash)
+                continue
+            if found != dag_hash:
+                message = f"holds the spec of {found!r}, not of {dag_hash}, which its manifest's name says"
+                self.out.problem("dag-hash-mismatch", url, message, dag_hash)
+
+    def _unindexed_v3(self) -> None:
+        folders = self.source.list_folders("v3/manifests/spec")
+        if folders is None:
+            self.out.skipped.append("unindexed: this mirror's folders cannot be listed")
+            return
+        self.phase("unindexed", len(folders))
+        for folder in self.counted(folders):
+            for name in self.source.list_dir(f"v3/manifests/spec/{folder}") or ():
+                if not name.endswith(".spec.manifest.json"):
+                    continue
+                dag_hash = name[: -len(".spec.manifest.json")].rpartition("-")[2]
+                if is_dag_hash(dag_hash) and dag_hash not in self.out.listed:
+                    url = self.source.join(f"v3/manifests/spec/{folder}/{name}")
+                    self.out.problem("unindexed", url, "a spec manifest the index does not list", dag_hash)
+
+
+class _SpecFile(msgspec.Struct):
+    spec: _SpecBody
+
+
+_spec_decoder = msgspec.json.Decoder(_SpecFile)
+
+
+def _raw(url: str, data: bytes | bytearray) -> bytes:
+    return bytes(data)
+
+
+def _plain(data: bytes) -> str:
+    """The text of a manifest or spec file, signed or not (signature unverified)."""
+    try:
+        return read_clearsigned(data.decode("utf-8", "replace"))
+    except ValueError:
+        return ""
+
+
+def _manifest_path_of(checker: MirrorChecker, dag_hash: str) -> str:
+    from .manifests import spec_manifest_path
+
+    name, _, version = checker.out.labels.get(dag_hash, "@").partition("@")
+    return spec_manifest_path(name, version, dag_hash)
