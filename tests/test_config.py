@@ -91,7 +91,6 @@ http: {timeout: -1, retries: two}
     assert len(problems) == len(expected)
 
 
-
 def test_missing_config_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no config file here.*cachedex demo"):
         load_config(tmp_path / "nope.yaml")

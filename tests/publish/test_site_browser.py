@@ -200,3 +200,23 @@ def test_spec_syntax_on_a_static_site_falls_back_to_package_names(page: Any, ser
     page.wait_for_selector("#search-results li a")
     text = page.inner_text("#search-results")
     assert "needs the site served by cachedex serve" in text and "hdf5" in text
+
+
+def test_cos4_the_tag_page_script_does_not_link_names_without_a_page(page: Any, tmp_path: Path) -> None:
+    from tests.helpers import record, write_tag
+
+    site = tmp_path / "site"
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record("s" * 32, "a/b"), record("z" * 32, "zlib")])
+        write_site(catalog, site)
+    server = StaticServer(site)
+    try:
+        page.goto(server.url + "tags/t/index.html")
+        page.wait_for_function("document.body.dataset.ready === '1'")
+        assert page.locator("#rows tbody tr").count() == 2
+        assert page.locator("#rows tbody tr[data-name]").count() == 0  # the script's rows, not the HTML's
+        links = page.eval_on_selector_all("#rows a", "links => links.map((a) => a.getAttribute('href'))")
+        assert links == ["packages/zlib/index.html"]  # a/b has no page: its name is shown, not linked
+        assert page.locator("#rows tbody td", has_text="a/b").count() == 1
+    finally:
+        server.close()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..catalog import Catalog
 from ..config import load_config
-from ..errors import CachedexError
+from ..errors import CachedexError, OutputError
 from ..ingest.sync import TagOutcome, sync
 from ..progress import SILENT, Progress
 from ..publish.jekyll import write_jekyll
@@ -18,6 +18,8 @@ from .build import build_demo_mirrors
 __all__ = ["run_demo"]
 
 _MARKER = ".cachedex-demo"
+#: What each run makes again from nothing in its folder.
+_REMADE = ("mirrors", "jekyll", "site", "cachedex.sqlite", "cachedex.sqlite-wal", "cachedex.sqlite-shm")
 
 
 def _prepare(directory: Path) -> None:
@@ -27,12 +29,20 @@ def _prepare(directory: Path) -> None:
             f"{directory}: folder is not empty and was not made by 'cachedex demo'; choose another folder"
         )
     if (directory / _MARKER).exists():
-        for stale in ("mirrors", "jekyll", "site", "cachedex.sqlite", "cachedex.sqlite-wal", "cachedex.sqlite-shm"):
-            target = directory / stale
-            if target.is_dir():
-                shutil.rmtree(target)
-            elif target.exists():
-                target.unlink()
+        targets = [directory / stale for stale in _REMADE]
+        # Checked before anything is removed: a symlink may lead anywhere, and what it
+        # leads to is not the demo's to delete or write into.
+        for target in targets:
+            if target.is_symlink():
+                raise OutputError(f"{target} is a symlink; cachedex demo does not follow it")
+        try:
+            for target in targets:
+                if target.is_dir():
+                    shutil.rmtree(target)
+                elif target.exists():
+                    target.unlink()
+        except OSError as exc:
+            raise OutputError(f"{exc.filename or directory}: cannot remove ({exc.strerror or exc})") from exc
     directory.mkdir(parents=True, exist_ok=True)
     (directory / _MARKER).write_text("made by cachedex demo; safe to delete\n", encoding="utf-8")
 

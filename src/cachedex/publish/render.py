@@ -23,7 +23,7 @@ from ..catalog import Edge
 from ..values import human_size
 from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .pages import FACETS, Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
-from .urls import Page, json_path, page_path, root_of, segment, spec_url
+from .urls import Page, has_page, json_path, page_path, root_of, segment, spec_url
 
 __all__ = [
     "ASSETS",
@@ -136,6 +136,12 @@ def _edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: Edg
     return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
 
 
+def _tag_link(tag: str, root: str) -> str:
+    if not has_page(tag):
+        return str(escape(tag))
+    return f'<a href="{escape(root)}tags/{escape(segment(tag))}/index.html">{escape(tag)}</a>'
+
+
 @lru_cache(maxsize=4096)
 def _holder_items(holders: tuple[Holder, ...], root: str) -> Markup:
     """The mirrors holding a spec; the same few combinations recur on most spec pages."""
@@ -143,8 +149,9 @@ def _holder_items(holders: tuple[Holder, ...], root: str) -> Markup:
         return Markup("<li>no mirror</li>")
     return Markup(
         "".join(
-            f'<li><a href="{escape(root)}tags/{escape(segment(h.tag))}/index.html">{escape(h.tag)}</a> / '
-            f"{escape(h.stack)}" + ("" if h.listed else ' <span class="tag muted">no binary</span>') + "</li>"
+            f"<li>{_tag_link(h.tag, root)} / {escape(h.stack)}"
+            + ("" if h.listed else ' <span class="tag muted">no binary</span>')
+            + "</li>"
             for h in holders
         )
     )
@@ -166,6 +173,7 @@ _env.filters.update(
     spec_url=spec_url,
     edge_list=_edge_list,
     holder_items=_holder_items,
+    has_page=has_page,
 )
 #: What every template may use besides its own values. Each render gets these and its
 #: values as its whole context, not Jinja's globals.

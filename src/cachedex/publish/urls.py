@@ -8,12 +8,24 @@ N times (:func:`root_of`).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import quote
 
 from ..values import is_dag_hash
+from .files import name_problem
 from .pages import HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 
-__all__ = ["Page", "json_path", "page_path", "root_of", "segment", "spec_path", "spec_url"]
+__all__ = [
+    "Page",
+    "has_page",
+    "json_path",
+    "page_path",
+    "root_of",
+    "segment",
+    "spec_path",
+    "spec_url",
+    "with_pages",
+]
 
 #: Every kind of page.
 Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage
@@ -63,3 +75,17 @@ def page_path(page: Page, *, url: bool = False) -> str:
     if isinstance(page, SpecPage):
         return spec_path(page.spec.hash, url=url)
     return "mirrors/index.html"
+
+
+@lru_cache(maxsize=65536)
+def has_page(name: str) -> bool:
+    """Whether a tag or package of this name has a page: a name that cannot be a folder
+    name has none, and is shown as text, not as a link that leads nowhere."""
+    return name_problem(name) is None
+
+
+def with_pages(packages: dict[str, list[str]]) -> dict[str, list[str]]:
+    """``{package: [tags]}`` for the search box, which links each package in each tag:
+    only the names that have a page."""
+    linked = {name: [tag for tag in tags if has_page(tag)] for name, tags in packages.items() if has_page(name)}
+    return {name: tags for name, tags in linked.items() if tags}

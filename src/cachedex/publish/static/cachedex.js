@@ -141,9 +141,13 @@
         const rows = document.createDocumentFragment();
         for (const p of matches.slice(0, limit)) {
           const tr = document.createElement("tr");
-          const link = document.createElement("a");
-          link.href = `packages/${encodeURIComponent(p.name)}/index.html`; link.textContent = p.name;
-          tr.insertCell().append(link);
+          if (p.has_page === false) {
+            tr.insertCell().textContent = p.name; // a name that cannot be a folder name has no page
+          } else {
+            const link = document.createElement("a");
+            link.href = `packages/${encodeURIComponent(p.name)}/index.html`; link.textContent = p.name;
+            tr.insertCell().append(link);
+          }
           cell(tr, p.specs, "num", p.specs);
           cell(tr, p.versions.slice(0, 4).join(", ") + (p.versions.length > 4 ? " …" : ""));
           cell(tr, p.compilers.join(", "));

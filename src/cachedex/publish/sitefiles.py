@@ -1,0 +1,251 @@
+"""The files of a ``cachedex site`` folder: writing pages, the spec pages' folder, and
+removing what left (pages of packages and specs, and temporary files of killed runs).
+
+:mod:`.site` decides what to write and in which order; this module only touches files,
+and never outside the site folder (see :mod:`.files`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from ..errors import OutputError
+from ..values import is_dag_hash
+from .files import remove_stale_temporaries, safe_folder, same_bytes, update_file, write_new
+from .pages import PackagePage, SpecPage
+from .render import EdgeItems, render, to_json
+from .urls import Page, json_path, page_path, spec_path
+
+__all__ = [
+    "PAGES_PER_RUN",
+    "STAGING",
+    "STAMP",
+    "SiteWriter",
+    "first_build",
+    "remove_others",
+    "remove_spec_pages",
+    "remove_stale_files",
+    "spec_folder",
+    "spec_pages_exist",
+    "staging",
+]
+
+#: Pages written in one run (see :meth:`SiteWriter.flush`): about 10 MB of spec pages.
+PAGES_PER_RUN = 500
+
+#: What rendered the site's pages (see :func:`.render.render_stamp`), written after
+#: each build that completed from one state of the catalog.
+STAMP = ".cachedex-site"
+
+#: Where a first build writes spec pages before renaming the folder to ``specs``.
+STAGING = ".specs-staging"
+
+
+class SiteWriter:
+    """Writes pages into a site folder and counts files written and left alone.
+
+    With ``trust_twins`` (the site was last built by templates identical to these, see
+    :func:`.render.render_stamp`), a page whose JSON twin on disk already holds its
+    data is left alone without rendering its HTML, which depends on nothing else: a
+    re-run over an unchanged catalog then costs a fraction of a first build. HTML is
+    written before its twin, so a build stopped between the two is redone next time."""
+
+    def __init__(self, outdir: Path, *, trust_twins: bool = False, edge_items: EdgeItems | None = None) -> None:
+        self.outdir = outdir
+        self.trust_twins = trust_twins
+        self.edge_items = edge_items if edge_items is not None else EdgeItems()
+        self.written = 0
+        self.unchanged = 0
+        self.pages = 0
+        self._pending: list[tuple[str, str, Page, bool]] = []  # (html, twin, page, staged): see flush()
+
+    def file(self, relative: str, data: bytes) -> None:
+        *folders, name = relative.split("/")
+        self._store(str(safe_folder(self.outdir, *folders) / name), data)
+
+    def page(self, page: Page) -> None:
+        path = page_path(page)
+        folder = str(safe_folder(self.outdir, *path.split("/")[:-1]))
+        html = os.path.join(folder, path.rsplit("/", 1)[-1])
+        self._pair(html, json_path(html), page, staged=False)
+
+    def spec_page(self, specs: str, page: SpecPage, *, staged: bool) -> None:
+        """A spec page as ``<ab>/<hash>.html`` and ``.json`` in ``specs``, a folder
+        :func:`spec_folder` chose (and made its ``<ab>`` folders). A DAG hash is a
+        safe file name, so this skips the checks a page named after a package needs (on
+        a 250,000-spec site they cost more than the writing)."""
+        dag_hash = page.spec.hash
+        if not is_dag_hash(dag_hash):
+            raise OutputError(f"{dag_hash!r}: not a DAG hash, refusing it as a file name")
+        base = os.path.join(specs, dag_hash[:2], dag_hash)
+        self._pair(base + ".html", base + ".json", page, staged=staged)
+
+    def _pair(self, html: str, twin: str, page: Page, *, staged: bool) -> None:
+        """A page and its JSON twin, HTML first, kept until a run of them is written
+        (:meth:`flush`)."""
+        self._pending.append((html, twin, page, staged))
+        if len(self._pending) >= PAGES_PER_RUN:
+            self.flush()
+
+    def flush(self) -> None:
+        """Write the pages kept so far, a stage at a time for all of them: their JSON,
+        which pages changed, their HTML, their files in order. Each stage then finds
+        its code and data still in the CPU's caches (figures: bench/README.md, site).
+
+        In a ``staged`` folder, which nobody reads until it is renamed into place
+        whole, files are written directly instead of replaced, and nothing there is old
+        enough to trust."""
+        pending, self._pending = self._pending, []
+        twins = [to_json(page) for _, _, page, _ in pending]
+        self.pages += len(pending)
+        if self.trust_twins:
+            changed = [
+                staged or not same_bytes(twin, data) or not os.path.isfile(html) or os.path.islink(html)
+                for (html, twin, _, staged), data in zip(pending, twins, strict=True)
+            ]
+            self.unchanged += 2 * changed.count(False)
+            pending = list(itertools.compress(pending, changed))
+            twins = list(itertools.compress(twins, changed))
+        markup = [render(page, edge_items=self.edge_items).encode() for _, _, page, _ in pending]
+        for (html, twin, _, staged), text, data in zip(pending, markup, twins, strict=True):
+            self._store(html, text, staged=staged)
+            self._store(twin, data, staged=staged)
+
+    def _store(self, path: str, data: bytes, *, staged: bool = False) -> None:
+        try:
+            if staged:
+                write_new(path, data)
+                changed = True
+            else:
+                changed = update_file(path, data)
+        except OSError as exc:
+            raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from exc
+        self.written += changed
+        self.unchanged += not changed
+
+    def add(self, written: int, unchanged: int, pages: int) -> None:
+        """Count what a worker process wrote."""
+        self.written += written
+        self.unchanged += unchanged
+        self.pages += pages
+
+
+def spec_pages_exist(outdir: Path, page: PackagePage) -> bool:
+    """Whether every spec a package page links to has its page in ``outdir`` already
+    (a spec whose hash is not a DAG hash never has one, and does not count)."""
+    top = str(outdir)
+    return all(os.path.isfile(os.path.join(top, spec_path(spec.hash))) for spec in page.specs if is_dag_hash(spec.hash))
+
+
+def first_build(outdir: Path) -> bool:
+    """Whether the site has no ``specs`` folder yet: its spec pages are then staged
+    (see :func:`spec_folder`)."""
+    specs = outdir / "specs"
+    return not (specs.exists() or specs.is_symlink())
+
+
+def spec_folder(outdir: Path, staged: bool, hashes: list[str]) -> str:
+    """The folder to write spec pages into, with the ``<ab>`` folders of ``hashes``
+    made. A site's first build (``staged``) writes its spec pages into a hidden folder
+    renamed to ``specs`` once they are all written (a reader sees every page or none),
+    which spares a temporary file and a rename per page; later builds replace changed
+    pages one by one."""
+    staging = outdir / STAGING
+    if staging.is_dir() and not staging.is_symlink():
+        shutil.rmtree(staging)  # left by a build that was stopped
+    name = STAGING if staged else "specs"
+    for prefix in {dag_hash[:2] for dag_hash in hashes}:  # two characters of a DAG hash: safe
+        safe_folder(outdir, name, prefix)
+    return str(safe_folder(outdir, name))
+
+
+@contextmanager
+def staging(folder: str, staged: bool) -> Iterator[None]:
+    """Remove a staging folder (``staged``) if writing into it fails: it is no use to anyone."""
+    try:
+        yield
+    except BaseException:
+        if staged:
+            shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+#: The files a site build writes (through a temporary file ``.<name>.<pid>.tmp``).
+_SITE_FILES = re.compile(r"[^/]+\.(?:html|json|css|js)|\.cachedex-site")
+
+
+def remove_stale_files(outdir: Path) -> int:
+    """Remove the temporary files that killed builds left in the site's folders, and
+    a staging folder of a stopped first build; returns how many files.
+
+    A killed build leaves ``.<name>.<pid>.tmp`` beside the file it was replacing; no
+    later build has that pid, so none would ever replace or remove it. Only folders
+    this writer makes are looked into, and only names it writes are removed."""
+    top = str(outdir)
+    subfolders = {entry.name: entry.path for entry in _folders_in(top)}  # never through a symlink
+    folders = [top, *(subfolders[name] for name in ("static", "mirrors") if name in subfolders)]
+    for name, depth in (("tags", 3), ("specs", 1)):
+        level = [subfolders[name]] if name in subfolders else []
+        for _ in range(depth):  # tags/<tag>/packages/<package>, specs/<ab>
+            level = [entry.path for folder in level for entry in _folders_in(folder)]
+            folders.extend(level)
+    staging = outdir / STAGING
+    if staging.is_dir() and not staging.is_symlink():
+        shutil.rmtree(staging)
+    return remove_stale_temporaries(folders, _SITE_FILES)
+
+
+def _folders_in(folder: str) -> list[os.DirEntry[str]]:
+    """The real folders (not symlinks) in ``folder``, none if it is not one."""
+    try:
+        with os.scandir(folder) as entries:
+            return [entry for entry in entries if entry.is_dir(follow_symlinks=False)]
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+
+
+def remove_spec_pages(folder: Path, keep: set[str]) -> int:
+    """Remove the spec pages (``<ab>/<hash>.html`` and ``.json``) under ``folder``
+    whose hash is not in ``keep``, and ``<ab>`` folders left empty; returns how many
+    pages."""
+    if not folder.is_dir() or folder.is_symlink():
+        return 0
+    removed = 0
+    for shard in os.scandir(folder):
+        if len(shard.name) != 2 or not shard.is_dir(follow_symlinks=False):
+            continue
+        for entry in os.scandir(shard.path):
+            stem, _, suffix = entry.name.rpartition(".")
+            if (
+                suffix in ("html", "json")
+                and is_dag_hash(stem)
+                and stem[:2] == shard.name
+                and stem not in keep
+                and entry.is_file(follow_symlinks=False)
+            ):
+                os.unlink(entry.path)
+                removed += suffix == "html"
+        if not os.listdir(shard.path):
+            os.rmdir(shard.path)
+    return removed
+
+
+def remove_others(folder: Path, keep: set[str]) -> int:
+    """Remove the page folders under ``folder`` not in ``keep`` (only those holding a
+    page this writer makes; anything else there is left alone)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return 0
+    removed = 0
+    for entry in folder.iterdir():
+        if entry.name in keep or entry.is_symlink() or not entry.is_dir():
+            continue
+        if (entry / "index.html").is_file() and (entry / "index.json").is_file():
+            shutil.rmtree(entry)
+            removed += 1
+    return removed
