@@ -74,3 +74,26 @@ def test_changelog_and_contributing_exist() -> None:
     assert "## [Unreleased]" in (REPO / "CHANGELOG.md").read_text(encoding="utf-8")
     assert "scripts/check" in (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
     assert Path(DOCS / "architecture.md").is_file()
+
+
+#: The reliability review's findings (cachedex 0.1.0): kinds and how many of each.
+FINDINGS = {"SEC": 6, "DATA": 5, "CRASH": 15, "HANG": 5, "MSG": 9, "COS": 10}
+
+
+def test_reliability_doc_names_a_real_test_for_every_promise_and_finding() -> None:
+    text = (DOCS / "reliability.md").read_text(encoding="utf-8")
+    named = set(re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)", text))
+    assert len(named) > 60
+    for path, name in sorted(named):
+        source = (REPO / path).read_text(encoding="utf-8")
+        assert re.search(rf"^def {name}\(", source, re.M), f"docs/reliability.md names {path}::{name}, which is gone"
+    rows = dict(re.findall(r"^\| ((?:[A-Z]+)-\d+) \| (.*) \|$", text, re.M))
+    expected = {f"{kind}-{n}" for kind, count in FINDINGS.items() for n in range(1, count + 1)}
+    assert set(rows) == expected
+    for finding, tests in rows.items():
+        assert "::test_" in tests, f"{finding} has no test"
+        # The test is named after the finding, or a case of it carries its id.
+        for path, name in re.findall(r"`(tests/[\w/]+\.py)::(test_\w+)", tests):
+            source = (REPO / path).read_text(encoding="utf-8")
+            tag = finding.lower().replace("-", "")
+            assert name.startswith(f"test_{tag}_") or f'id="{finding}' in source, (finding, name)
