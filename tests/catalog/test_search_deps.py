@@ -73,3 +73,12 @@ def test_zero_results_say_which_condition_nothing_satisfies(chain: Catalog) -> N
     assert only == "no package 'lbi' in t; did you mean lib?"
     assert chain.search(parse("lib"), tag="t", hints=True).hints == ()  # found: no hints
     assert chain.search(parse("lib@4.1 ~shared"), tag="t").hints == ()  # not asked
+
+
+def test_cos5_a_self_loop_is_not_in_the_catalogs_closure(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    looped = record(
+        "s" * 32, "loop", dependencies=(Dependency("s" * 32, "loop", 2, ""), Dependency("b" * 32, "base", 2, ""))
+    )
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [looped, record("b" * 32, "base")])
+        assert [edge.hash for edge in catalog.closure("s" * 32)] == ["b" * 32]

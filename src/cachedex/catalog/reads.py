@@ -214,8 +214,9 @@ def closure(db: sqlite3.Connection, dag_hash: str, *, mask: int = LINK_RUN) -> l
             " UNION SELECT e.child FROM edges e JOIN reach r ON e.parent = r.id WHERE e.deptypes & ?)"
             " SELECT s.hash, s.name, s.version, "
             " EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed), s.size "
-            " FROM reach JOIN specs s ON s.id = reach.id ORDER BY s.name, s.hash",
-            (dag_hash, mask, mask),
+            # A cycle back to the spec (a self-loop) must not count it as its own dependency.
+            " FROM reach JOIN specs s ON s.id = reach.id WHERE s.hash != ? ORDER BY s.name, s.hash",
+            (dag_hash, mask, mask, dag_hash),
         )
     ]
 

@@ -26,6 +26,7 @@ from ...errors import BadQuery, LookupFailed, UnknownSpec
 from ...query import parse
 from ..pages import PackageRow, SpecPage, TagRow, home_page, mirrors_page, package_page, spec_page, tag_page
 from ..render import ASSETS, render, render_all_packages, render_not_found, to_json
+from ..urls import with_pages
 
 __all__ = [
     "API",
@@ -277,7 +278,9 @@ def _all_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 
 
 def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    return _json(catalog.package_names())
+    # As the static site's: names that cannot have a page (a '/' in them) are left out,
+    # so that the search box never links to a 404.
+    return _json(with_pages(catalog.package_names()))
 
 
 #: What the facet filters of a tag's or package's page keep in its URL (``?stack=e4s&q=zl``):
