@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 from abc import ABC, abstractmethod
+from concurrent.futures import ThreadPoolExecutor
+from itertools import islice
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -94,6 +96,20 @@ class Source(ABC):
         return None
 
 
+def _read_to_end(fd: int, limit: int) -> bytes:
+    """Everything a file of unknown size holds (a pipe, /proc), at most ``limit`` + 1 bytes."""
+    parts: list[bytes] = []
+    total = 0
+    while total <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - total))):
+        parts.append(chunk)
+        total += len(chunk)
+    return b"".join(parts)
+
+
+#: Threads reading a folder's small files at once (cold reads wait on the disk).
+_LOCAL_READERS = 4
+
+
 class LocalSource(Source):
     """A mirror in a local folder (given as a path or a ``file://`` URL)."""
 
@@ -117,8 +133,16 @@ class LocalSource(Source):
         # os-level calls: a sync reads one small manifest per spec, so this is hot.
         full = os.path.join(self._root_text, path)
         try:
-            with open(full, "rb") as handle:
-                data = handle.read(limit + 1)
+            fd = os.open(full, os.O_RDONLY)
+            try:
+                # Ask for the file's size, not the limit: reading up to the limit would
+                # allocate (and map) that much for every small manifest.
+                size = os.fstat(fd).st_size
+                if size > limit:
+                    raise TooBig(self.join(path), f"larger than {limit:,} bytes, the limit for this kind of file")
+                data = os.read(fd, size + 1) if size else _read_to_end(fd, limit)
+            finally:
+                os.close(fd)
         except FileNotFoundError as exc:
             raise SourceNotFound(self.join(path), "not found") from exc
         except IsADirectoryError as exc:
@@ -138,11 +162,20 @@ class LocalSource(Source):
     def read_many(
         self, items: Iterable[tuple[K, str]], decode: Decoder[V], *, limit: int
     ) -> Iterator[tuple[K, V | CachedexError]]:
-        for key, path in items:
+        def one(item: tuple[K, str]) -> tuple[K, V | CachedexError]:
+            key, path = item
             try:
-                yield key, decode(self.join(path), self.read(path, limit=limit))
+                return key, decode(self.join(path), self.read(path, limit=limit))
             except CachedexError as exc:
-                yield key, exc
+                return key, exc
+
+        # Files not in the page cache are read at the disk's pace, one seek each: a few
+        # threads keep several reads in flight (the reads release the GIL). Windows of
+        # items bound what is queued.
+        pending = iter(items)
+        with ThreadPoolExecutor(max_workers=_LOCAL_READERS) as pool:
+            while window := list(islice(pending, 512)):
+                yield from pool.map(one, window)
 
     def list_dir(self, path: str) -> list[str] | None:
         try:
