@@ -82,3 +82,44 @@ def test_cos5_a_self_loop_is_not_in_the_catalogs_closure(tmp_path) -> None:  # t
     with Catalog(tmp_path / "c.sqlite") as catalog:
         write_tag(catalog, "t", [looped, record("b" * 32, "base")])
         assert [edge.hash for edge in catalog.closure("s" * 32)] == ["b" * 32]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "+shared",
+        "~doc",
+        "@1:",
+        "@3.31.2",
+        "build_type=Release",
+        "+shared @1: target=x86_64_v3",
+        "@:2 os=ubuntu24.04",
+        "~nope",
+    ],
+)
+def test_queries_without_a_name_match_what_each_spec_says(demo_run, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Answered from the variant and version index: the same specs, in the same order,
+    as checking every listed spec one by one."""
+    from cachedex.query import target_family, variants_satisfy, version_satisfies
+    from tests.helpers import listed_specs
+
+    query = parse(text)
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        every = listed_specs(catalog, "develop")
+        found = catalog.search(query, tag="develop", limit=100_000)
+        assert catalog.explain_search(query, tag="develop")[0].startswith("variant and version index")
+    targets = target_family(query.target) if query.target and query.target_family else (query.target,)
+    expected = [
+        s.hash
+        for s in sorted(every, key=lambda s: (s.name, s.version, s.hash))
+        if (not query.versions or version_satisfies(s.version, query.versions))
+        and variants_satisfy(s.variants, query)
+        and (query.target is None or s.target in targets)
+        and (query.os is None or s.os == query.os)
+    ]
+    assert [s.hash for s in found.specs] == expected and found.total == len(expected)
+    page = catalog_page = None  # a page in the middle is the same slice
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        catalog_page = catalog.search(query, tag="develop", limit=7, offset=5)
+    page = expected[5:12]
+    assert [s.hash for s in catalog_page.specs] == page

@@ -20,7 +20,16 @@ from typing import Any
 
 from ..query import Query, target_family, version_satisfies
 
-__all__ = ["FACET_COLUMNS", "STATE_CACHE", "FacetIndex", "FacetTerms", "StateCache", "facet_terms", "read_facet_index"]
+__all__ = [
+    "FACET_COLUMNS",
+    "STATE_CACHE",
+    "FacetIndex",
+    "FacetTerms",
+    "StateCache",
+    "facet_terms",
+    "read_facet_index",
+    "scope_sql",
+]
 
 #: Facet columns of ``specs``, in the order of a facet group's key.
 FACET_COLUMNS = ("target", "os", "compiler", "platform")
@@ -74,6 +83,7 @@ class FacetIndex:
 
     def __init__(self, rows: Iterable[tuple[int, str, str, str, str]]) -> None:
         self.ids = array("q")
+        self.group_of = array("I")  # each position's group
         number: dict[tuple[str, ...], int] = {}
         self.positions: list[array[int]] = []
         for position, (spec_id, *key) in enumerate(rows):
@@ -82,8 +92,18 @@ class FacetIndex:
             if group == len(self.positions):
                 self.positions.append(array("q"))
             self.positions[group].append(position)
+            self.group_of.append(group)
         self.groups = list(number)
         self.size = len(self.ids)
+
+    def matches_within(self, facets: FacetTerms, allowed: set[int], offset: int, limit: int) -> tuple[int, list[int]]:
+        """As :meth:`matches`, among the positions ``allowed`` only (a TermIndex's answer)."""
+        if facets:
+            groups = {g for g, key in enumerate(self.groups) if _group_matches(key, facets)}
+            group_of = self.group_of
+            allowed = {p for p in allowed if group_of[p] in groups}
+        page = heapq.nsmallest(offset + limit, allowed)[offset:] if len(allowed) > offset else []
+        return len(allowed), [self.ids[position] for position in page]
 
     def matches(self, facets: FacetTerms, offset: int, limit: int) -> tuple[int, list[int]]:
         """(number of specs matching, spec ids of the page ``offset``..``offset + limit``)."""
@@ -94,24 +114,25 @@ class FacetIndex:
         return total, [self.ids[position] for position in page]
 
 
-def read_facet_index(db: sqlite3.Connection, root: int | None, stack: int | None) -> FacetIndex:
-    """The :class:`FacetIndex` of a search scope (root and stack mirror ids, as
-    ``search.scope_mirrors`` gives them): one ordered pass over its specs, driven by the
-    smallest membership list that defines it."""
+def scope_sql(root: int | None, stack: int | None) -> tuple[str, str, list[object]]:
+    """(FROM, WHERE, parameters) of a search scope's listed specs (root and stack mirror
+    ids, as ``search.scope_mirrors`` gives them), driven by the smallest membership list
+    that defines it."""
     if root is None:
-        source = "specs s"
-        where = "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)"
-        params: list[object] = []
-    elif stack is None:
-        source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
-        where, params = "mb0.mirror_id = ? AND mb0.listed", [root]
-    else:
-        source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
-        where = (
-            "mb0.mirror_id = ? AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
-            "AND mb.spec_id = s.id AND mb.listed)"
-        )
-        params = [stack, root]
+        return "specs s", "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)", []
+    source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
+    if stack is None:
+        return source, "mb0.mirror_id = ? AND mb0.listed", [root]
+    where = (
+        "mb0.mirror_id = ? AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
+        "AND mb.spec_id = s.id AND mb.listed)"
+    )
+    return source, where, [stack, root]
+
+
+def read_facet_index(db: sqlite3.Connection, root: int | None, stack: int | None) -> FacetIndex:
+    """The :class:`FacetIndex` of a search scope: one ordered pass over its specs."""
+    source, where, params = scope_sql(root, stack)
     return FacetIndex(
         db.execute(
             f"SELECT s.id, s.target, s.os, s.compiler, s.platform FROM {source} WHERE {where} "

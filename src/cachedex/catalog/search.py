@@ -23,8 +23,9 @@ import msgspec
 from ..errors import BadQuery, UnknownStack, UnknownTag
 from ..query import Query, VersionRange, query_parts, variants_satisfy, version_satisfies
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
-from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index
+from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .rows import SearchPage, SpecSummary
+from .terms import TermIndex, read_term_index
 
 __all__ = [
     "Where",
@@ -129,6 +130,23 @@ def _query_where(query: Query, facets: FacetTerms, compilers: Callable[[], list[
     return where
 
 
+def _is_terms_and_facets(query: Query) -> bool:
+    """No name, hash or dependency, but versions or variants: a TermIndex answers."""
+    return (
+        query.name is None
+        and query.hash_prefix is None
+        and not query.dependencies
+        and bool(query.versions or query.variants)
+    )
+
+
+def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None, stack: int | None) -> TermIndex:
+    """The scope's variant and version index in state ``token``, built on first use."""
+    return STATE_CACHE.get(  # type: ignore[no-any-return]
+        path, token, ("terms", root, stack), lambda: read_term_index(db, *scope_sql(root, stack))
+    )
+
+
 def _is_facets_only(query: Query) -> bool:
     return (
         query.name is None
@@ -193,8 +211,13 @@ def search(
     one read transaction whose state is ``token``. See ``Catalog.search``."""
     mirrors = scope_mirrors(db, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
-    if _is_facets_only(query):
-        total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
+    if _is_facets_only(query) or _is_terms_and_facets(query):
+        index = facet_index(db, path, token, *mirrors)
+        if _is_facets_only(query):
+            total, ids = index.matches(facets, offset, limit)
+        else:
+            allowed = term_index(db, path, token, *mirrors).positions(query)
+            total, ids = index.matches_within(facets, allowed, offset, limit)
         where = Where()
         where.add("s.id IN (SELECT value FROM json_each(?))", json.dumps(ids))
         rows = _found_rows(db, tag, where, limit, 0) if ids else []
@@ -274,6 +297,9 @@ def explain_search(
     if _is_facets_only(query):
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
+    if _is_terms_and_facets(query):
+        index = facet_index(db, path, token, *mirrors)
+        return [f"variant and version index, then facet index of {index.size} specs in {len(index.groups)} groups"]
     where = _query_where(query, facets, lambda: _compilers(db, path, token))
     _scope_where(where, *mirrors)
     plan = db.execute(
@@ -286,14 +312,18 @@ def explain_search(
 
 def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     """Build the facet index of every scope (the whole catalog, each tag, each of its
-    stacks) and the compiler list of state ``token``; returns the number of scopes."""
+    stacks), the variant and version index of each tag, and the compiler list of state
+    ``token``; returns the number of scopes."""
     _compilers(db, path, token)
     scopes: list[tuple[str | None, str | None]] = [(None, None)]
     scopes += db.execute(
         "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id ORDER BY t.name, m.stack"
     ).fetchall()
     for tag, stack in scopes:
-        facet_index(db, path, token, *scope_mirrors(db, tag, stack))
+        mirrors = scope_mirrors(db, tag, stack)
+        facet_index(db, path, token, *mirrors)
+        if stack == ROOT_STACK:  # a whole tag: the scope searched most often without a name
+            term_index(db, path, token, *mirrors)
     return len(scopes)
 
 
