@@ -37,7 +37,7 @@ import msgspec
 from ..errors import CatalogError, UnknownTag
 from ..query import Query
 from ..values import ROOT_STACK
-from . import bulk, reads, verifications
+from . import bulk, history, reads, verifications
 from . import search as searching
 from .rows import (
     Edge,
@@ -319,6 +319,28 @@ class Catalog:
             return exact[0]
         return reads.spec_summary(self._db, dag_hash)  # a record no mirror lists: a compiler, an external
 
+    # -- history and coverage (see history.py) ---------------------------------------------
+
+    def tag_syncs(self, tag: str | None = None, *, limit: int = 1000) -> list[history.SyncRecord]:
+        """The syncs of ``tag`` (of every tag), newest first, with their change counts."""
+        return history.tag_syncs(self._db, tag, limit=limit)
+
+    def sync_changes(self, sync_id: int) -> list[history.ChangedSpec]:
+        """What one sync added to and removed from each mirror's listing."""
+        return history.sync_changes(self._db, sync_id)
+
+    def first_seen(self, dag_hash: str) -> list[history.FirstSeen]:
+        """When a spec first appeared in each mirror listing it now."""
+        return history.first_seen(self._db, dag_hash)
+
+    def coverage_cells(self, tag: str) -> list[history.CoverageCell]:
+        """Listed specs of a tag per stack and platform-os-target."""
+        return history.coverage_cells(self._db, tag)
+
+    def package_coverage(self, tag: str, name: str | None = None) -> list[history.PackageCoverage]:
+        """Listed specs of a tag (of one package) per version and platform-os-target."""
+        return history.package_coverage(self._db, tag, name)
+
     # -- verifications (see verifications.py) ---------------------------------------------
 
     def store_verification(
@@ -394,10 +416,15 @@ class Catalog:
         stacks: Sequence[str] | None = None,
         packages: Sequence[str] | None = None,
         include_root: bool = False,
-    ) -> Iterator[tuple[int, str, str]]:
-        """``(spec id, tag, stack)`` of every record a stack's own index lists (the
-        root's too with ``include_root``), narrowed to ``tags``, ``stacks``, ``packages``."""
+    ) -> tuple[dict[int, tuple[str, str]], Iterator[tuple[int, int]]]:
+        """``({mirror id: (tag, stack)}, (spec id, mirror id) of each listing)`` of what
+        each stack's own index lists (the root's too with ``include_root``), narrowed to
+        ``tags``, ``stacks``, ``packages``."""
         return bulk.stack_listings(self._db, tags=tags, stacks=stacks, packages=packages, include_root=include_root)
+
+    def spec_hashes(self, ids: Sequence[int]) -> list[tuple[str, int]]:
+        """``(hash, id)`` of the specs of ``ids``, ordered by hash."""
+        return bulk.spec_hashes(self._db, ids)
 
     def spec_nodes(
         self, ids: Sequence[int]

@@ -1,0 +1,158 @@
+"""The catalog's history and coverage, as change pages, feeds and coverage matrices read them.
+
+Every sync of a tag has a row in ``syncs``; what it added to or removed from each
+mirror's listing is in ``changes`` (a mirror's first sync records nothing: there was
+nothing before). Coverage counts a tag's listed specs by stack and architecture.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+import msgspec
+
+from ..values import ROOT_STACK, decode_variants
+
+__all__ = [
+    "ChangedSpec",
+    "CoverageCell",
+    "FirstSeen",
+    "PackageCoverage",
+    "SyncRecord",
+    "coverage_cells",
+    "first_seen",
+    "package_coverage",
+    "sync_changes",
+    "tag_syncs",
+]
+
+
+class SyncRecord(msgspec.Struct, frozen=True):
+    """One sync of a tag: when, and how many of the root's listed specs it added and removed."""
+
+    id: int
+    tag: str
+    started_at: float
+    finished_at: float
+    added: int  #: listed specs the root mirror gained
+    removed: int  #: listed specs the root mirror lost
+    changes: int  #: spec changes recorded over all mirrors of the tag (0: nothing changed)
+
+
+class ChangedSpec(msgspec.Struct, frozen=True):
+    """A spec a sync added to (``change`` +1) or removed from (-1) one mirror's listing."""
+
+    stack: str
+    change: int
+    hash: str
+    name: str
+    version: str
+    compiler: str
+    platform: str
+    os: str
+    target: str
+    variants: tuple[str, ...]
+    size: int | None  #: bytes, None when unknown
+
+
+class FirstSeen(msgspec.Struct, frozen=True):
+    """When a spec first appeared in one mirror of a tag, as far as the history says."""
+
+    tag: str
+    stack: str
+    at: float  #: epoch seconds of the sync that added it (or of the mirror's first sync)
+    first_sync: bool  #: True when it was there at the mirror's first sync (no earlier history)
+
+
+class CoverageCell(msgspec.Struct, frozen=True):
+    """Listed specs of one stack (``root``: the tag) on one platform-os-target."""
+
+    stack: str
+    platform: str
+    os: str
+    target: str
+    specs: int
+
+
+class PackageCoverage(msgspec.Struct, frozen=True):
+    """Listed specs of one package of a tag per platform, target and version."""
+
+    name: str
+    version: str
+    platform: str
+    os: str
+    target: str
+    specs: int
+
+
+def tag_syncs(db: sqlite3.Connection, tag: str | None, *, limit: int = 1000) -> list[SyncRecord]:
+    """The syncs of ``tag`` (of every tag with None), newest first, each with the number of
+    changes it recorded."""
+    rows = db.execute(
+        "SELECT y.id, t.name, y.started_at, y.finished_at, y.added, y.removed, "
+        " (SELECT count(*) FROM changes c WHERE c.sync_id = y.id) "
+        "FROM syncs y JOIN tags t ON t.id = y.tag_id "
+        + ("WHERE t.name = ? " if tag is not None else "")
+        + "ORDER BY y.finished_at DESC, y.id DESC LIMIT ?",
+        (tag, limit) if tag is not None else (limit,),
+    )
+    return [SyncRecord(*row) for row in rows]
+
+
+def sync_changes(db: sqlite3.Connection, sync_id: int) -> list[ChangedSpec]:
+    """What one sync added and removed, mirror by mirror, root first, then by package."""
+    rows = db.execute(
+        "SELECT m.stack, c.change, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, "
+        " s.variants, s.size FROM changes c JOIN mirrors m ON m.id = c.mirror_id "
+        "JOIN specs s ON s.id = c.spec_id WHERE c.sync_id = ? "
+        f"ORDER BY m.stack != '{ROOT_STACK}', m.stack, s.name, s.version, s.hash",
+        (sync_id,),
+    )
+    return [
+        ChangedSpec(stack, change, h, name, version, compiler, platform, os, target, decode_variants(variants), size)
+        for stack, change, h, name, version, compiler, platform, os, target, variants, size in rows
+    ]
+
+
+def first_seen(db: sqlite3.Connection, dag_hash: str) -> list[FirstSeen]:
+    """For each mirror listing the spec now, when it first appeared there: the sync that
+    added it, or the mirror's first sync when no recorded change added it."""
+    rows = db.execute(
+        "SELECT t.name, m.stack, "
+        " (SELECT min(y.finished_at) FROM changes c JOIN syncs y ON y.id = c.sync_id "
+        "   WHERE c.mirror_id = m.id AND c.spec_id = s.id AND c.change > 0), "
+        " (SELECT min(y.finished_at) FROM syncs y WHERE y.tag_id = m.tag_id) "
+        "FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
+        "JOIN mirrors m ON m.id = mb.mirror_id AND m.own_index JOIN tags t ON t.id = m.tag_id "
+        f"WHERE s.hash = ? ORDER BY t.name, m.stack != '{ROOT_STACK}', m.stack",
+        (dag_hash,),
+    )
+    return [
+        FirstSeen(tag, stack, added if added is not None else (first or 0.0), added is None)
+        for tag, stack, added, first in rows
+    ]
+
+
+def coverage_cells(db: sqlite3.Connection, tag: str) -> list[CoverageCell]:
+    """Listed specs per stack (``root`` for the whole tag) and platform-os-target."""
+    rows = db.execute(
+        "SELECT m.stack, s.platform, s.os, s.target, count(*) FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+        "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
+        "WHERE t.name = ? GROUP BY m.stack, s.platform, s.os, s.target "
+        f"ORDER BY m.stack != '{ROOT_STACK}', m.stack, s.platform, s.os, s.target",
+        (tag,),
+    )
+    return [CoverageCell(*row) for row in rows]
+
+
+def package_coverage(db: sqlite3.Connection, tag: str, name: str | None = None) -> list[PackageCoverage]:
+    """Listed specs of the tag (of one package) per version and platform-os-target."""
+    rows = db.execute(
+        "SELECT s.name, s.version, s.platform, s.os, s.target, count(*) FROM mirrors m "
+        "JOIN tags t ON t.id = m.tag_id "
+        "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
+        f"WHERE t.name = ? AND m.stack = '{ROOT_STACK}'" + (" AND s.name = ?" if name is not None else "") + " "
+        "GROUP BY s.name, s.version, s.platform, s.os, s.target ORDER BY s.name, s.version",
+        (tag, name) if name is not None else (tag,),
+    )
+    return [PackageCoverage(*row) for row in rows]

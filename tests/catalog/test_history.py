@@ -1,0 +1,45 @@
+"""History and coverage reads, against the demo (develop synced twice) by brute force."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from cachedex.catalog import Catalog
+from tests.helpers import Demo, listed_specs
+
+
+def test_sync_changes_add_up_to_the_syncs_totals(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        syncs = catalog.tag_syncs("develop")
+        changed = [s for s in syncs if s.changes]
+        assert changed and syncs == sorted(syncs, key=lambda s: s.finished_at, reverse=True)
+        for sync in changed:
+            changes = catalog.sync_changes(sync.id)
+            assert len(changes) == sync.changes
+            root = Counter(c.change for c in changes if c.stack == "root")
+            assert (root[1], root[-1]) == (sync.added, sync.removed)
+        listed = {s.hash for s in listed_specs(catalog, "develop")}
+        added = [c for c in catalog.sync_changes(changed[0].id) if c.change > 0 and c.stack == "root"]
+        assert added and all(c.hash in listed for c in added)
+        seen = catalog.first_seen(added[0].hash)
+        assert ("develop", "root", changed[0].finished_at, False) in [
+            (f.tag, f.stack, f.at, f.first_sync) for f in seen
+        ]
+        untouched = next(iter(listed - {c.hash for s in changed for c in catalog.sync_changes(s.id)}))
+        first = min(s.finished_at for s in syncs)
+        assert ("develop", "root", first, True) in [
+            (f.tag, f.stack, f.at, f.first_sync) for f in catalog.first_seen(untouched)
+        ]
+
+
+def test_coverage_counts_every_listed_spec_once_per_mirror(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        specs = listed_specs(catalog, "develop")
+        cells = catalog.coverage_cells("develop")
+        by_arch = Counter((s.platform, s.os, s.target) for s in specs)
+        assert {(c.platform, c.os, c.target): c.specs for c in cells if c.stack == "root"} == by_arch
+        per_stack = Counter(stack for s in specs for stack in s.stacks if stack != "root")
+        assert {st: sum(c.specs for c in cells if c.stack == st) for st in per_stack} == per_stack
+        cmake = catalog.package_coverage("develop", "cmake")
+        assert sum(c.specs for c in cmake) == sum(1 for s in specs if s.name == "cmake")
+        assert sum(c.specs for c in catalog.package_coverage("develop")) == len(specs)
