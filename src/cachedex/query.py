@@ -26,6 +26,7 @@ from .errors import BadQuery
 
 __all__ = [
     "Query",
+    "VersionKey",
     "VersionRange",
     "format_query",
     "parse",
@@ -33,6 +34,7 @@ __all__ = [
     "query_parts",
     "target_family",
     "variants_satisfy",
+    "version_key",
     "version_satisfies",
 ]
 
@@ -286,7 +288,7 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
                     raise BadQuery(text, offset, f"bad version {bound!r}")
             if not low and not high:
                 raise BadQuery(text, offset, "a range needs at least one end")
-            if low and high and _key(high) < _key(low) and not _has_prefix(low, high):
+            if low and high and version_key(high) < version_key(low) and not _has_prefix(low, high):
                 raise BadQuery(text, offset, f"empty range {part!r}: {low} is after {high}")
             ranges.append(VersionRange(low, high))
         else:
@@ -299,30 +301,57 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
 
 # -- versions, as Spack orders them --------------------------------------------------
 
-#: Versions that name a branch sort after every numbered release (as in Spack).
-_INFINITY = ("develop", "main", "master", "head", "trunk", "stable")
-_SEGMENT = re.compile(r"[0-9]+|[A-Za-z]+")
+#: Versions that name a branch, in Spack's order (``spack.version.common``): each sorts
+#: after every numbered version and after those before it here (``develop`` is newest).
+_INFINITY_VERSIONS = ("stable", "nightly", "trunk", "head", "master", "main", "develop")
+#: Pre-release words and their rank; a version without one is ``final``.
+_PRERELEASE = {"alpha": 0, "beta": 1, "rc": 2, "final": 3}
+_FINAL: tuple[int, ...] = (3,)
+_SEGMENT = re.compile(r"(?:([0-9]+)|([A-Za-z]+))[_.-]*")
+
+#: What :func:`version_key` returns: (release components, pre-release).
+VersionKey = tuple[tuple[tuple[int, int | str], ...], tuple[int, ...]]
 
 
 @lru_cache(maxsize=65536)
-def _key(version: str) -> tuple[tuple[int, int | str], ...]:
-    """A sort key: numbers compare as numbers and after letters (1.0a < 1.0);
-    branch names (develop, main, ...) after everything."""
-    key: list[tuple[int, int | str]] = []
-    for segment in _SEGMENT.findall(version):
-        if segment.isdigit():
-            key.append((2, int(segment)))
-        elif segment.lower() in _INFINITY:
-            key.append((3, _INFINITY[::-1].index(segment.lower())))
+def version_key(version: str) -> VersionKey:
+    """The sort key of a version, in Spack's order (``StandardVersion``): the one
+    definition in Python; ``cachedex.js`` has its twin (``versionKey``), and both pass
+    ``tests/publish/version_order.json``.
+
+    A version is split into numbers and words (``.``, ``-`` and ``_`` separate them, so
+    ``1.0``, ``1-0`` and ``1_0`` are equal). Numbers compare as numbers (2.9.1 < 2.11.1),
+    words as text, and a word before a number (``1.0a`` < ``1.0.1``); a version is
+    before those it starts (``1.0`` < ``1.0.0`` < ``1.0a``). A trailing ``alpha``,
+    ``beta`` or ``rc`` (with a number or not) makes a pre-release of what precedes it
+    (``1.0rc1`` < ``1.0``). Branch names (``develop``, ``main``... as Spack lists them; case-sensitive)
+    come after every number. A git version ``<ref>=<version>`` sorts as ``<version>``."""
+    text = version.strip()
+    if "=" in text[1:]:
+        text = text.rsplit("=", 1)[1]
+    segments: list[tuple[str, str]] = _SEGMENT.findall(text)
+    prerelease: tuple[int, ...] = _FINAL
+    if len(segments) >= 3 and segments[-2][1] in _PRERELEASE and segments[-1][0]:
+        prerelease = (_PRERELEASE[segments[-2][1]], int(segments[-1][0]))
+        segments = segments[:-2]
+    elif len(segments) >= 2 and segments[-1][1] in _PRERELEASE:
+        prerelease = (_PRERELEASE[segments[-1][1]],)
+        segments = segments[:-1]
+    release: list[tuple[int, int | str]] = []
+    for number, word in segments:
+        if number:
+            release.append((2, int(number)))
+        elif word in _INFINITY_VERSIONS:
+            release.append((3, _INFINITY_VERSIONS.index(word)))
         else:
-            key.append((1, segment))
-    return tuple(key)
+            release.append((1, word))
+    return tuple(release), prerelease
 
 
 def _has_prefix(version: str, prefix: str) -> bool:
     """``version`` is ``prefix`` or ``prefix`` followed by more segments (3.9 -> 3.9.2)."""
-    whole, head = _key(version), _key(prefix)
-    return whole[: len(head)] == head
+    (whole, pre), (head, head_pre) = version_key(version), version_key(prefix)
+    return whole[: len(head)] == head and (head_pre == _FINAL or (whole == head and pre == head_pre))
 
 
 def version_satisfies(version: str, ranges: tuple[VersionRange, ...]) -> bool:
@@ -332,10 +361,10 @@ def version_satisfies(version: str, ranges: tuple[VersionRange, ...]) -> bool:
             if version == wanted.low:
                 return True
             continue
-        key = _key(version)
-        if wanted.low and key < _key(wanted.low):
+        key = version_key(version)
+        if wanted.low and key < version_key(wanted.low):
             continue
-        if wanted.high and key > _key(wanted.high) and not _has_prefix(version, wanted.high):
+        if wanted.high and key > version_key(wanted.high) and not _has_prefix(version, wanted.high):
             continue
         return True
     return False

@@ -422,10 +422,6 @@ class Catalog:
         ``tags``, ``stacks``, ``packages``."""
         return bulk.stack_listings(self._db, tags=tags, stacks=stacks, packages=packages, include_root=include_root)
 
-    def spec_hashes(self, ids: Sequence[int]) -> list[tuple[str, int]]:
-        """``(hash, id)`` of the specs of ``ids``, ordered by hash."""
-        return bulk.spec_hashes(self._db, ids)
-
     def spec_nodes(
         self, ids: Sequence[int]
     ) -> Iterator[tuple[int, str, str, str, str, str, str, str, int | None, bytes]]:

@@ -111,28 +111,35 @@ def stack_listings(
     stacks: Sequence[str] | None = None,
     packages: Sequence[str] | None = None,
     include_root: bool = False,
-) -> Iterator[tuple[int, str, str]]:
-    """``(spec id, tag, stack)`` of every record a mirror's own index lists
-    (``in_buildcache``): the stacks, and the root too with ``include_root``; never a
-    root of views only (it has no index of its own). ``tags``, ``stacks`` and
-    ``packages`` (names) narrow it; unordered."""
-    sql = (
-        "SELECT mb.spec_id, t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-        "JOIN members mb ON mb.mirror_id = m.id"
-    )
-    where = ["mb.listed", "m.own_index"]
+) -> tuple[dict[int, tuple[str, str]], Iterator[tuple[int, int]]]:
+    """What the own index of each mirror in scope lists (``in_buildcache``): the
+    mirrors, ``{mirror id: (tag, stack)}``, and ``(spec id, mirror id)`` of every
+    listing, unordered. In scope: the stacks, the root too with ``include_root``, never
+    a root of views only (it has no index of its own); ``tags``, ``stacks`` and
+    ``packages`` (names) narrow it."""
+    where = ["m.own_index"]
     params: list[str] = []
-    if packages is not None:
-        sql += " JOIN specs s ON s.id = mb.spec_id"
-        where.append("s.name IN (SELECT value FROM json_each(?))")
-        params.append(json.dumps(list(packages)))
     if not include_root:
         where.append("m.stack != 'root'")
     for column, names in (("t.name", tags), ("m.stack", stacks)):
         if names is not None:
             where.append(f"{column} IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(list(names)))
-    return _stream(db.execute(f"{sql} WHERE {' AND '.join(where)}", params), 20000)
+    mirrors = {
+        mirror_id: (tag, stack)
+        for mirror_id, tag, stack in db.execute(
+            f"SELECT m.id, t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE {' AND '.join(where)}",
+            params,
+        )
+    }
+    sql = "SELECT mb.spec_id, mb.mirror_id FROM members mb"
+    listed = ["mb.listed", "mb.mirror_id IN (SELECT value FROM json_each(?))"]
+    chosen = [json.dumps(list(mirrors))]
+    if packages is not None:
+        sql += " JOIN specs s ON s.id = mb.spec_id"
+        listed.append("s.name IN (SELECT value FROM json_each(?))")
+        chosen.append(json.dumps(list(packages)))
+    return mirrors, _stream(db.execute(f"{sql} WHERE {' AND '.join(listed)}", chosen), 20000)
 
 
 def spec_nodes(

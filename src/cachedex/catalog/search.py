@@ -34,6 +34,7 @@ __all__ = [
     "register_functions",
     "scope_mirrors",
     "search",
+    "term_index",
     "warm_search",
     "zero_hints",
 ]

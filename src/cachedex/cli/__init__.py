@@ -198,6 +198,61 @@ def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
     present.print_jekyll_report(report)
 
 
+@main.group("export")
+def export_group() -> None:
+    """Write the catalog as data files for other tools."""
+
+
+@export_group.command("spack-cache")
+@click.argument("outdir", metavar="OUTDIR", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--tag", "-t", "tags", multiple=True, metavar="TAG", help="Only this tag (repeatable).")
+@click.option("--stack", "-s", "stacks", multiple=True, metavar="STACK", help="Only this stack (repeatable).")
+@click.option("--package", "-p", "packages", multiple=True, metavar="NAME", help="Only this package (repeatable).")
+@click.option(
+    "--include-root",
+    is_flag=True,
+    help="Also count each tag's root mirror as a stack named 'root' (needed for a tag without stacks).",
+)
+@click.pass_obj
+@_friendly
+def export_spack_cache_command(
+    state: _State,
+    outdir: Path,
+    tags: tuple[str, ...],
+    stacks: tuple[str, ...],
+    packages: tuple[str, ...],
+    include_root: bool,
+) -> None:
+    """Write OUTDIR/package_data.json.gz and OUTDIR/specs_data.json.gz for cache.spack.io.
+
+    The two files that spack/spack-cache's data.py makes by downloading every stack
+    index, in the same shapes, so that its app reads them unchanged; made from the
+    catalog, with no network. Releases are the catalog's tags. Unlike data.py: only
+    specs with a binary, each with the stacks and tags whose index lists it so; the
+    root mirror is no stack unless --include-root; each spec also has its size (null
+    when unknown) and compiler, each package its latest version.
+
+    Files are replaced atomically and only when their bytes change: an unchanged
+    catalog gives byte-identical files.
+
+    \b
+    Example (feeding a checkout of spack/spack-cache):
+      cachedex sync && cachedex export spack-cache ./spack-cache/_data
+    """
+    from ..publish.export import export_spack_cache
+
+    with state.catalog() as catalog:
+        report = export_spack_cache(
+            catalog,
+            outdir,
+            tags=list(tags) or None,
+            stacks=list(stacks) or None,
+            packages=list(packages) or None,
+            include_root=include_root,
+        )
+    present.print_export_report(report)
+
+
 # -- questions: search, show, diff ------------------------------------------------------
 
 
@@ -379,7 +434,11 @@ def reference_markdown() -> str:
         "",
     ]
     commands: list[tuple[str, click.Command]] = [("cachedex", main)]
-    commands += [(f"cachedex {name}", main.commands[name]) for name in sorted(main.commands)]
+    for name in sorted(main.commands):
+        command = main.commands[name]
+        commands.append((f"cachedex {name}", command))
+        if isinstance(command, click.Group):  # and its subcommands (cachedex export spack-cache)
+            commands += [(f"cachedex {name} {sub}", command.commands[sub]) for sub in sorted(command.commands)]
     for name, command in commands:
         context = click.Context(
             command, info_name=name, terminal_width=100, max_content_width=100, help_option_names=["-h", "--help"]

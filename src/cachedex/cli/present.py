@@ -21,6 +21,7 @@ from rich.tree import Tree
 from ..catalog import SearchPage, SpecSummary, TagStats
 from ..diff import TagDiff
 from ..ingest.sync import TagOutcome
+from ..publish.export import ExportReport
 from ..publish.jekyll import JekyllReport
 from ..publish.pages import PackagePage, SpecPage
 from ..publish.site import SiteReport
@@ -29,6 +30,7 @@ from ..values import human_size
 __all__ = [
     "OUT",
     "print_diff",
+    "print_export_report",
     "print_jekyll_report",
     "print_json",
     "print_outcomes",
@@ -235,4 +237,22 @@ def print_site_report(report: SiteReport) -> None:
     click.echo(
         f"{report.pages:,} pages: {report.written:,} files written, {report.unchanged:,} unchanged, "
         f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)"
+    )
+
+
+def print_export_report(report: ExportReport) -> None:
+    """What ``cachedex export spack-cache`` wrote, in one line; packages asked for but
+    not exported as a warning on stderr."""
+    if report.missing_packages:
+        names = ", ".join(report.missing_packages)
+        click.echo(f"warning: not exported (no chosen stack lists a binary of it): {names}", err=True)
+    files = ", ".join(
+        f"{name} {human_size(report.sizes[name])} ({'written' if name in report.written else 'unchanged'})"
+        for name in (*report.written, *report.unchanged)
+    )
+    tags, stacks = len(report.releases), len(report.stacks)
+    hint = "" if report.specs else " (no chosen stack lists a binary; a root counts as a stack with --include-root)"
+    click.echo(
+        f"{report.specs:,} specs, {report.packages:,} packages, {tags} tag{'s' * (tags != 1)}, "
+        f"{stacks} stack{'s' * (stacks != 1)}{hint}: {files} -> {report.outdir} ({report.seconds:.1f} s)"
     )
