@@ -23,6 +23,7 @@ from ..errors import CachedexError
 from . import present
 from .progress import Reporter
 from .query_words import QueryCommand, query_text
+from .verify_command import verify_command
 
 __all__ = ["main", "reference_markdown"]
 
@@ -423,6 +424,9 @@ def serve_command(state: _State, host: str, port: int, workers: int) -> None:
     check_listen(host, port)  # a port in use fails here, in one line
     click.echo(f"Serving {config.catalog} on http://{host}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
     serve(config.catalog, host=host, port=port, workers=workers, environment_key=CATALOG_ENV)
+
+
+main.add_command(verify_command)
 
 
 def reference_markdown() -> str:
