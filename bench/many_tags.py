@@ -1,0 +1,146 @@
+"""Many tags sharing most of their specs, as snapshots of one branch do.
+
+Generates (once, under bench/out/many/) ten tags from ``bench/ingest.py``'s generator:
+the first is its tag; each next one replaces 20 % of the previous tag's records with new
+ones (new hashes; dependents point to the new hashes, as a rebuild would), so that any
+two neighbours share 80 % of their specs. Every tag's spec manifests live in one shared
+folder (each tag links to it), as the specs of a branch's snapshots do. Then, in one run:
+
+  (a) the first tag's first sync                      (each spec stored once, ever)
+  (b) the tenth tag's first sync, after the nine before it   target: <= 30 % of (a)
+  (c) the catalog's size with ten tags, against one tag's
+
+    python bench/many_tags.py [--records N] [--tags N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import gc
+import glob
+import json
+import random
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.ingest import _write_v3_index, generate  # noqa: E402
+
+GENERATOR = 2
+_MANIFEST = (
+    '{{"version":3,"data":[{{"contentLength":{size},"mediaType":"application/vnd.spack.install.v2.tar+gzip",'
+    '"compression":"gzip","checksumAlgorithm":"sha256","checksum":"{zeros}"}}]}}'
+)
+
+
+def _write_manifests(shared: Path, installs: dict[str, Any], done: set[str]) -> None:
+    """A spec manifest, in the shared folder, for each listed record not written yet."""
+    for dag_hash, record in installs.items():
+        if dag_hash in done or not record.get("in_buildcache"):
+            continue
+        node = record["spec"]
+        name, version = node["name"], str(node["version"])
+        folder = shared / name
+        folder.mkdir(parents=True, exist_ok=True)
+        size = 1000 + int(dag_hash[:6], 36) % 10**8
+        text = _MANIFEST.format(size=size, zeros="0" * 64)
+        (folder / f"{name}-{version}-{dag_hash}.spec.manifest.json".replace("/", "_")).write_text(text)
+        done.add(dag_hash)
+
+
+def _index(mirror: Path) -> dict[str, Any]:
+    (blob,) = glob.glob(str(mirror / "blobs/sha256/*/*"))
+    return json.loads(Path(blob).read_bytes())  # type: ignore[no-any-return]
+
+
+def _next_tag(index: dict[str, Any], seed: int, share: float = 0.2) -> dict[str, Any]:
+    """``index`` with ``share`` of its records rebuilt: new hashes, dependents repointed."""
+    rng = random.Random(seed)
+    installs = index["database"]["installs"]
+    renamed = {
+        h: base64.b32encode(rng.randbytes(20)).decode().lower()[:32]
+        for h in rng.sample(sorted(installs), int(len(installs) * share))
+    }
+    out: dict[str, Any] = {}
+    for dag_hash, record in installs.items():
+        node = dict(record["spec"])
+        new_hash = renamed.get(dag_hash, dag_hash)
+        node["hash"] = new_hash
+        deps = node.get("dependencies") or []
+        if any(d.get("hash") in renamed for d in deps):
+            node["dependencies"] = [{**d, "hash": renamed.get(d.get("hash"), d.get("hash"))} for d in deps]
+        out[new_hash] = {**record, "spec": node}
+    return {"database": {"version": index["database"]["version"], "installs": out}}
+
+
+def _prepare(out: Path, records: int, tags: int) -> list[Path]:
+    facts = out / "facts.json"
+    wanted = {"generator": GENERATOR, "records": records, "tags": tags}
+    folders = [out / f"t{n}" for n in range(tags)]
+    if facts.exists() and json.loads(facts.read_text()) == wanted:
+        return folders
+    shutil.rmtree(out, ignore_errors=True)
+    generate(out / "gen", records, 1)
+    index = _index(out / "gen" / "root")
+    shutil.rmtree(out / "gen")
+    shared = out / "spec-manifests"
+    written: set[str] = set()
+    gc.disable()
+    for n, folder in enumerate(folders):
+        if n:
+            index = _next_tag(index, seed=n)
+        _write_v3_index(folder, json.dumps(index, separators=(",", ":")).encode())
+        _write_manifests(shared, index["database"]["installs"], written)
+        (folder / "v3/manifests/spec").symlink_to(shared)
+    gc.enable()
+    facts.write_text(json.dumps(wanted))
+    return folders
+
+
+def _sync(config: Path, tag: str) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "cachedex", "-c", str(config), "sync", tag], check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--records", type=int, default=250_000)
+    parser.add_argument("--tags", type=int, default=10)
+    parser.add_argument("--out", type=Path, default=HERE / "out" / "many")
+    args = parser.parse_args()
+    print(f"preparing {args.tags} tags of {args.records:,} records in {args.out} ...", flush=True)
+    folders = _prepare(args.out, args.records, args.tags)
+    catalog = args.out / "catalog.sqlite"
+    for path in args.out.glob("catalog.sqlite*"):
+        path.unlink()
+    config = args.out / "cachedex.yaml"
+    tags = [{"name": folder.name, "url": str(folder)} for folder in folders]
+    config.write_text(yaml.safe_dump({"catalog": str(catalog), "tags": tags}))
+    seconds = [_sync(config, folder.name) for folder in folders]
+    first_size = None
+    for n, spent in enumerate(seconds):
+        print(f"  {folders[n].name}: first sync {spent:.2f} s")
+    one = args.out / "one.yaml"
+    one.write_text(yaml.safe_dump({"catalog": str(args.out / "one.sqlite"), "tags": tags[:1]}))
+    for path in args.out.glob("one.sqlite*"):
+        path.unlink()
+    _sync(one, folders[0].name)
+    first_size = (args.out / "one.sqlite").stat().st_size
+    print(f"(a) first tag's first sync: {seconds[0]:.2f} s")
+    print(f"(b) tenth tag's first sync: {seconds[-1]:.2f} s = {seconds[-1] / seconds[0]:.0%} of (a)   [target <= 30 %]")
+    size_all, size_one = catalog.stat().st_size / 1e6, first_size / 1e6
+    print(f"(c) catalog: {size_all:.0f} MB with {len(folders)} tags, {size_one:.0f} MB with one")
+
+
+if __name__ == "__main__":
+    main()
