@@ -137,3 +137,30 @@ def test_target_family_comes_from_archspec() -> None:
     assert "x86_64_v3" not in aarch64
     assert "zen4" in target_family("x86_64_v3") and "x86_64" not in target_family("x86_64_v3")
     assert target_family("not-a-target") == ("not-a-target",)
+
+
+def test_tags_are_ordered_as_people_look_for_them() -> None:
+    from cachedex.query import tag_order
+
+    names = [
+        "v0.22.1",
+        "develop-2026-11-01",
+        "v1.0.2",
+        "develop",
+        "develop-2026-11-08",
+        "v2026.06.0",
+        "v0.9.0",
+        "zz",
+        "aa",
+    ]
+    assert tag_order(names) == [
+        "develop",
+        "develop-2026-11-08",
+        "develop-2026-11-01",
+        "v2026.06.0",
+        "v1.0.2",
+        "v0.22.1",
+        "v0.9.0",
+        "aa",
+        "zz",
+    ]

@@ -18,6 +18,7 @@ a range (open at either end); ``@=1.2.3`` is that exact version; commas join ran
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 import msgspec
@@ -32,6 +33,7 @@ __all__ = [
     "parse",
     "parse_versions",
     "query_parts",
+    "tag_order",
     "target_family",
     "variants_satisfy",
     "version_key",
@@ -311,6 +313,46 @@ _SEGMENT = re.compile(r"(?:([0-9]+)|([A-Za-z]+))[_.-]*")
 
 #: What :func:`version_key` returns: (release components, pre-release).
 VersionKey = tuple[tuple[tuple[int, int | str], ...], tuple[int, ...]]
+
+
+_SNAPSHOT = re.compile(r"(.+)-(\d{4}-\d{2}-\d{2})")
+_RELEASE = re.compile(r"v?\d+(\.\d+)+")
+
+
+def tag_order(names: Iterable[str]) -> list[str]:
+    """Tag names as people look for them: branches first (``develop``), each branch's
+    dated snapshots newest first right after it, then releases (``v2026.06.0``,
+    ``v0.23.1``) newest first in version order, then any other name alphabetically."""
+
+    def key(name: str) -> tuple[int, str, int, object]:
+        snapshot = _SNAPSHOT.fullmatch(name)
+        if snapshot is not None:  # develop-2026-11-08 follows develop, newest first
+            branch, day = snapshot.groups()
+            return (0, branch, 1, tuple(-ord(c) for c in day))
+        if _RELEASE.fullmatch(name):
+            return (1, "", 0, _Newest(version_key(name.lstrip("v"))))
+        return (0, name, 0, ()) if name in branches else (2, name, 0, ())
+
+    names = list(names)
+    branches = {m.group(1) for m in map(_SNAPSHOT.fullmatch, names) if m} | {"develop", "main", "master"}
+    return sorted(names, key=key)
+
+
+class _Newest:
+    """Sorts in the reverse order of the key it wraps (newest release first)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: VersionKey) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Newest) -> bool:
+        return other.key < self.key
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Newest) and other.key == self.key
+
+    __hash__ = None  # type: ignore[assignment]
 
 
 @lru_cache(maxsize=65536)
