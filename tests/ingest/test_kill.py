@@ -39,6 +39,8 @@ def _sync(config: Path) -> subprocess.Popen[bytes]:
 
 def _state(path: Path) -> tuple[str, object]:
     """(integrity, what the catalog says of tag t: None when absent)."""
+    if not path.exists():  # killed before the first sync created the catalog (a slow machine)
+        return "ok", None
     with Catalog(path, readonly=True) as catalog:
         sound = integrity_check(catalog)
         fk = catalog._db.execute("PRAGMA foreign_key_check").fetchall()

@@ -27,7 +27,9 @@ def _kinds_help() -> str:
     return "\n".join(f"  {kind:<22} {meaning}" for kind, meaning in PROBLEM_KINDS.items())
 
 
-@click.command("verify", epilog="\b\nProblem kinds:\n" + _kinds_help())
+@click.command(
+    "verify", context_settings={"help_option_names": ["-h", "--help"]}, epilog="\b\nProblem kinds:\n" + _kinds_help()
+)
 @click.argument("tags", nargs=-1, metavar="[TAG]...")
 @click.option("--deep", is_flag=True, help="Also download every binary and check its checksum (streamed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (see below) instead of text.")
