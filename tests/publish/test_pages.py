@@ -138,7 +138,7 @@ def test_sec3_install_commands_quote_hostile_names_and_urls(tmp_path: Path) -> N
     assert [i["commands"] for i in twin["install"]] == [i.commands for i in page.install]
     text = base.with_suffix(".html").read_text()
     shown = [html.unescape(c) for c in re.findall(r'data-copy="([^"]*spack mirror add[^"]*)"', text)]
-    shown_pre = [html.unescape(c) for c in re.findall(r'<pre id="install-\d">([^<]*)</pre>', text)]
+    shown_pre = [html.unescape(c) for c in re.findall(r'<pre id="install-\d"[^>]*>([^<]*)</pre>', text)]
     assert shown == shown_pre == [i.commands for i in page.install]
     from cachedex.publish.serve import create_app
 

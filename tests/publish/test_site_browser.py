@@ -1,5 +1,6 @@
 """The website in a real browser: Debian's Chromium driven by Playwright, over a plain
-static file server on 127.0.0.1. Screenshots go to test-artifacts/ (git-ignored)."""
+static file server on 127.0.0.1 and over ``cachedex serve``. Screenshots go to
+test-artifacts/ (git-ignored)."""
 
 from __future__ import annotations
 
@@ -11,37 +12,14 @@ from typing import Any
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.publish.pages import package_page, tag_page
 from cachedex.publish.render import FIRST_ROWS
 from cachedex.publish.site import write_site
 from cachedex.query import parse
-from tests.helpers import REPO, Demo, StaticServer
+from tests.helpers import Demo, StaticServer
+from tests.publish.conftest import shot
 
 pytestmark = pytest.mark.browser
-
-CHROMIUM = Path("/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = REPO / "test-artifacts"
-TIMEOUT_MS = 15_000
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail("Debian's chromium is not installed (apt-get install -y chromium); scripts/test installs it")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, timeout=TIMEOUT_MS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture(scope="module")
@@ -49,23 +27,6 @@ def served(demo_run: Demo) -> Iterator[str]:
     server = StaticServer(demo_run.site)
     yield server.url
     server.close()
-
-
-@pytest.fixture()
-def page(browser: Any) -> Iterator[Any]:
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    opened = context.new_page()
-    opened.set_default_timeout(TIMEOUT_MS)
-    external: list[str] = []
-    opened.on("request", lambda r: external.append(r.url) if not r.url.startswith("http://127.0.0.1") else None)
-    yield opened
-    context.close()
-    assert not external, f"requests to other hosts: {external}"
-
-
-def shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=False)
 
 
 def test_search_open_filter_follow_and_install(page: Any, served: str, demo_run: Demo) -> None:
@@ -94,40 +55,104 @@ def test_search_open_filter_follow_and_install(page: Any, served: str, demo_run:
     page.locator("#rows tbody tr:visible td.hash a").first.click()
     page.wait_for_selector("#hash")
     spec_hash = page.inner_text("#hash")
-    assert spec_hash == expected[0]["hash"]
+    assert spec_hash == expected[0]["hash"]  # newest first, as the page's JSON lists them
     assert f"spack install --cache-only /{spec_hash}" in page.inner_text("#install-1")
     shot(page, "spec")
     dependency = page.locator("ul.edges a").first
-    name = dependency.inner_text()
+    name = dependency.inner_text().split("@")[0]
     dependency.click()
     page.wait_for_function(f"document.querySelector('h1').innerText.startsWith({json.dumps(name)})")
     assert page.inner_text("h1").startswith(name)
     shot(page, "dependency")
 
 
-def test_tag_page_filters_from_a_shared_link(page: Any, served: str, demo_run: Demo) -> None:
+def _texts(page: Any, selector: str) -> list[str]:
+    return [t.strip() for t in page.locator(selector).all_inner_texts()]
+
+
+def test_tag_page_filters_per_spec_from_a_shared_link(page: Any, served: str, demo_run: Demo) -> None:
+    filters = {"stack": "ml-linux-aarch64-cpu", "target": "aarch64"}
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        expected = tag_page(catalog, "develop", filters)
+        whole = tag_page(catalog, "develop")
+    assert 0 < len(expected.packages) < len(whole.packages)
+    page.goto(served + "tags/develop/index.html?stack=ml-linux-aarch64-cpu&target=aarch64")
+    page.wait_for_function("document.body.dataset.ready === '1'")
+    assert page.inner_text("#shown") == str(len(expected.packages))
+    assert _texts(page, "#rows tbody td.name") == [p.name for p in expected.packages]
+    # Each row counts and summarizes only its matching specs.
+    assert [int(n) for n in _texts(page, "#rows tbody td:nth-child(2)")] == [p.specs for p in expected.packages]
+    narrowed = [p for p in expected.packages if p.specs < next(w.specs for w in whole.packages if w.name == p.name)]
+    assert narrowed, "the filters leave some package with fewer specs"
+    # Counts are contextual: the OS select counts what the other filters leave.
+    for value, count in expected.facets["os"].items():
+        assert page.locator(f"select[name=os] option[value='{value}']").inner_text() == f"{value} ({count})"
+    # Filters go along to the package page, which applies them to its spec table.
+    link = page.locator("#rows tbody td.name a").first
+    assert link.get_attribute("href").endswith("?stack=ml-linux-aarch64-cpu&target=aarch64")
+    link.click()
+    page.wait_for_function("document.body.dataset.ready === '1'")
+    assert page.input_value("select[name=target]") == "aarch64"
+    assert page.locator("#rows tbody tr:visible").count() == expected.packages[0].specs
+    shot(page, "tag-filtered")
+
+
+def test_an_impossible_combination_lists_nothing_and_offers_a_way_on(page: Any, served: str, demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        expected = tag_page(catalog, "develop", {"os": "sequoia", "target": "x86_64_v3"})
+    assert expected.packages == () and expected.relax["os"] > 0 and expected.relax["target"] > 0
+    page.goto(served + "tags/develop/index.html?os=sequoia&target=x86_64_v3")
+    page.wait_for_function("document.body.dataset.ready === '1'")
+    assert page.inner_text("#shown") == "0" and page.locator("#rows tbody tr").count() == 0
+    assert page.locator("#empty").is_visible()
+    relax = _texts(page, "#relax li")
+    assert relax == [f"Without {k}={v}: {expected.relax[k]} packages" for k, v in expected.filters.items()]
+    shot(page, "tag-impossible")
+    page.click("#relax li >> nth=0 >> a")  # drop os=sequoia
+    page.wait_for_function(
+        "document.body.dataset.ready === '1' && document.getElementById('shown').textContent !== '0'"
+    )
+    assert "os=" not in page.url and page.input_value("select[name=target]") == "x86_64_v3"
+    # A package page reached with impossible filters says so too.
+    page.goto(served + "tags/develop/packages/cmake/index.html?os=sequoia&target=x86_64_v3")
+    page.wait_for_function("document.body.dataset.ready === '1'")
+    assert page.locator("#rows tbody tr:visible").count() == 0 and page.locator("#empty").is_visible()
+    assert "No spec of cmake" in page.inner_text("#empty")
+
+
+def test_tag_page_rows_sorting_and_more(page: Any, served: str, demo_run: Demo) -> None:
     data = json.loads((demo_run.site / "tags/develop/index.json").read_text())
-    expected = [p for p in data["packages"] if "e4s" in p["stacks"] and "x86_64_v3" in p["targets"]]
-    page.goto(served + "tags/develop/index.html?stack=e4s&target=x86_64_v3")
-    page.wait_for_function(f"document.getElementById('shown').textContent === '{len(expected)}'")
-    assert page.locator("#rows tbody tr:visible").count() == len(expected) > 0
-    assert page.input_value("select[name=stack]") == "e4s"
-    page.click("th[data-sort=num] >> nth=0")  # sort by number of specs
-    counts = [int(c) for c in page.locator("#rows tbody tr:visible td:nth-child(2)").all_inner_texts()]
-    assert counts == sorted(counts)
-    shot(page, "tag")
-    # No filter: the first rows, then the rest on demand; all.html names every package.
     page.goto(served + "tags/develop/index.html")
     page.wait_for_function("document.body.dataset.ready === '1'")
     total = len(data["packages"])
     assert total > FIRST_ROWS and page.locator("#rows tbody tr").count() == FIRST_ROWS
     page.click("#more")
     assert page.locator("#rows tbody tr").count() == total and page.inner_text("#shown") == str(total)
+    header = page.locator("th[data-key=specs]")
+    header.locator("button").focus()
+    page.keyboard.press("Enter")  # sortable from the keyboard; a number sorts largest first
+    assert header.get_attribute("aria-sort") == "descending"
+    counts = [int(c) for c in _texts(page, "#rows tbody td:nth-child(2)")[:FIRST_ROWS]]
+    assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
+    page.keyboard.press("Enter")
+    assert header.get_attribute("aria-sort") == "ascending"
     page.goto(served + "tags/develop/all.html")
     assert page.locator("ul.names li").count() == total
     page.goto(served + "mirrors/index.html")
     assert page.locator("table tbody tr").count() == sum(1 for _ in Catalog(demo_run.catalog, readonly=True).mirrors())
     shot(page, "mirrors")
+
+
+def test_package_page_sorts_versions_as_spack_does(page: Any, served: str, demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        expected = package_page(catalog, "develop", "gcc-runtime")
+    versions = [s.version for s in expected.specs]
+    assert versions.index("13.3.0") < versions.index("8.5.0")  # not as text, where 8.5.0 comes first
+    page.goto(served + "tags/develop/packages/gcc-runtime/index.html")
+    page.wait_for_function("document.body.dataset.ready === '1'")
+    assert _texts(page, "#rows tbody td:nth-child(2)") == versions
+    page.click("th[data-key=version] button")  # descending already: now oldest first
+    assert _texts(page, "#rows tbody td:nth-child(2)") == versions[::-1]
 
 
 def test_pages_read_without_javascript_and_on_a_phone(browser: Any, served: str) -> None:
@@ -136,7 +161,7 @@ def test_pages_read_without_javascript_and_on_a_phone(browser: Any, served: str)
     page.goto(served + "tags/develop/packages/zlib/index.html")
     assert page.locator("#rows tbody tr").count() >= 1 and "zlib" in page.inner_text("h1")
     width = page.evaluate("document.documentElement.scrollWidth")
-    assert width <= 390 + 1, "the page must not scroll sideways on a phone (tables scroll in their box)"
+    assert width <= 390 + 1, "the page must not scroll sideways on a phone"
     shot(page, "phone-no-js")
     context.close()
 
@@ -165,41 +190,63 @@ def test_script_in_a_variant_stays_text(page: Any, tmp_path: Path) -> None:
             + "/index.html"
         )
         assert "we\"ird'<b>name" in page.inner_text("h1")
+        page.wait_for_function("document.body.dataset.ready === '1'")
+        tag = next((site / "tags").glob("t*")).name
+        page.goto(server.url + f"tags/{tag.replace('<', '%3C').replace('>', '%3E')}/index.html")
+        page.wait_for_function("document.body.dataset.ready === '1'")
         shot(page, "escaped")
     finally:
         server.close()
     assert not dialogs
 
 
-def test_spec_syntax_in_the_search_box_when_served_by_cachedex(page: Any, uvicorn_server: str, demo_run: Demo) -> None:
-    query = "hdf5+mpi target=x86_64:"
+def test_the_search_page_when_served_by_cachedex(page: Any, uvicorn_server: str, demo_run: Demo) -> None:
+    query = "%gcc@11"
     with Catalog(demo_run.catalog, readonly=True) as catalog:
-        expected = catalog.search(parse(query), limit=30)
-    assert expected.total > 0
+        expected = catalog.search(parse(query), tag="develop", limit=1000)
+    assert expected.total > 50  # more than a page
     page.goto(uvicorn_server + "/index.html")
     page.fill("#package-search", query)
     page.wait_for_selector("#search-results li a")
-    assert f"{expected.total:,} specs match" in page.inner_text("#search-results")
-    links = page.locator("#search-results li a")
-    assert links.count() == len(expected.specs)
-    first = expected.specs[0]
-    assert links.first.inner_text() == f"{first.name}@{first.version} /{first.hash[:7]}"
-    shot(page, "search-spec-syntax")
-    links.first.click()
-    page.wait_for_url(f"**/specs/{first.hash[:2]}/{first.hash}.html")
-    assert page.inner_text("#hash") == first.hash
-    page.goto(uvicorn_server + "/index.html")
-    page.fill("#package-search", "hdf5 +mpi@")  # malformed: the parser's message, with its caret
-    page.wait_for_selector("#search-results li.error")
-    assert "^" in page.inner_text("#search-results li.error")
+    page.press("#package-search", "Enter")  # a spec query goes to the search page
+    page.wait_for_url("**/search.html?q=*")
+    page.select_option("select[name=tag]", "develop")
+    page.click("form.search button[type=submit]")
+    page.wait_for_selector("#results")
+    assert f"{expected.total:,} specs match" in page.inner_text("p.lead")
+    first_page = [a.split("/")[-1].removesuffix(".html") for a in _hrefs(page, "#results td.name a")]
+    assert first_page == [s.hash for s in expected.specs[:50]]
+    shot(page, "search-page")
+    page.click("nav.pages a[rel=next]")
+    page.wait_for_url("**page=2*")
+    second = [a.split("/")[-1].removesuffix(".html") for a in _hrefs(page, "#results td.name a")]
+    assert second == [s.hash for s in expected.specs[50:100]]
+    # Nothing found: what each dropped condition would find.
+    page.goto(uvicorn_server + "/search.html?q=" + "py-keras%20target%3Daarch64")
+    hints = _texts(page, "#empty li")
+    assert any(h.startswith("nothing matches target=aarch64; without it, ") and "py-keras@" in h for h in hints)
+    page.click("#empty a.name-only")  # the package alone
+    page.wait_for_selector("#results")
+    assert _texts(page, "#results td.name a")[0].startswith("py-keras@")
+    shot(page, "search-zero")
+    page.goto(uvicorn_server + "/search.html?q=hdf5%20%2Bmpi%40")  # malformed: the parser's caret
+    assert "^" in page.inner_text(".error pre")
 
 
-def test_spec_syntax_on_a_static_site_falls_back_to_package_names(page: Any, served: str) -> None:
+def _hrefs(page: Any, selector: str) -> list[str]:
+    return page.eval_on_selector_all(selector, "links => links.map((a) => a.getAttribute('href'))")
+
+
+def test_the_search_box_of_a_static_site_says_it_searches_names(page: Any, served: str) -> None:
     page.goto(served + "index.html")
     page.fill("#package-search", "hdf5+mpi %gcc@13")
     page.wait_for_selector("#search-results li a")
     text = page.inner_text("#search-results")
-    assert "needs the site served by cachedex serve" in text and "hdf5" in text
+    assert "searches package names only" in text and "hdf5" in text
+    assert "static" in page.inner_text("#search-hint")
+    page.goto(served + "search.html?q=zlib")
+    page.wait_for_selector("#search-results li a")
+    assert "static" in page.inner_text("#search-hint") and "zlib" in page.inner_text("#search-results")
 
 
 def test_cos4_the_tag_page_script_does_not_link_names_without_a_page(page: Any, tmp_path: Path) -> None:
@@ -211,12 +258,12 @@ def test_cos4_the_tag_page_script_does_not_link_names_without_a_page(page: Any, 
         write_site(catalog, site)
     server = StaticServer(site)
     try:
-        page.goto(server.url + "tags/t/index.html")
+        page.goto(server.url + "tags/t/index.html?q=")
         page.wait_for_function("document.body.dataset.ready === '1'")
+        page.fill("input[name=q]", "b")  # the script draws the rows: a/b and zlib
+        page.fill("input[name=q]", "")
         assert page.locator("#rows tbody tr").count() == 2
-        assert page.locator("#rows tbody tr[data-name]").count() == 0  # the script's rows, not the HTML's
-        links = page.eval_on_selector_all("#rows a", "links => links.map((a) => a.getAttribute('href'))")
-        assert links == ["packages/zlib/index.html"]  # a/b has no page: its name is shown, not linked
+        assert _hrefs(page, "#rows a") == ["packages/zlib/index.html"]  # a/b has no page: shown, not linked
         assert page.locator("#rows tbody td", has_text="a/b").count() == 1
     finally:
         server.close()

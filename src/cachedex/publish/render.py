@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import datetime
 import hashlib
+import itertools
 from collections.abc import Sequence
 from functools import lru_cache
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -20,10 +22,13 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..catalog import Edge
-from ..values import human_size
+from ..values import LINK_RUN, human_size
 from ._jinja_fast import FastEnvironment, fast_join, render_template
-from .pages import FACETS, Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
-from .urls import Page, has_page, json_path, page_path, root_of, segment, spec_url
+from .facets import FACETS, PACKAGE_FACETS, shown_stacks
+from .package_pages import variant_name
+from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
+from .search_page import SearchView
+from .urls import Page, has_page, json_path, page_path, query_string, root_of, segment, spec_url
 
 __all__ = [
     "ASSETS",
@@ -40,9 +45,13 @@ __all__ = [
 ]
 
 #: The site's own assets, their version in their names (cache forever, never stale).
-ASSETS = {"css": f"static/cachedex-{__version__}.css", "js": f"static/cachedex-{__version__}.js"}
+ASSETS = {
+    "css": f"static/cachedex-{__version__}.css",
+    "core": f"static/cachedex-core-{__version__}.js",
+    "js": f"static/cachedex-{__version__}.js",
+}
 #: Where each asset's text lives in the package.
-ASSET_SOURCES = {"css": "cachedex.css", "js": "cachedex.js"}
+ASSET_SOURCES = {"css": "cachedex.css", "core": "cachedex-core.js", "js": "cachedex.js"}
 
 _TEMPLATES = {
     HomePage: "home.html",
@@ -50,6 +59,7 @@ _TEMPLATES = {
     PackagePage: "package.html",
     SpecPage: "spec.html",
     MirrorsPage: "mirrors.html",
+    SearchView: "search.html",
 }
 
 #: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
@@ -83,10 +93,15 @@ def _edge_item(edge: Edge, root: str) -> str:
     href, short = escape(spec_url(edge.hash)), escape(edge.hash[:7])
     return (
         f'<li><a href="{escape(root)}{href}">{escape(edge.name)}@{escape(edge.version)}</a> <code>/{short}</code>'
+        + (f' <span class="tag">{_KIND[edge.deptypes]}</span>' if edge.deptypes in _KIND else "")
         + (f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else "")
-        + ("" if edge.listed else _NO_BINARY)
+        + (f' <span class="size">{_size(edge.size)}</span>' if edge.listed else _NO_BINARY)
         + "</li>"
     )
+
+
+#: How an edge's types show when it is not link or run (bits: build 1, link 2, run 4, test 8).
+_KIND = {deptypes: "build" if deptypes & 1 else "test" for deptypes in range(1, 16) if not deptypes & LINK_RUN}
 
 
 class EdgeItems:
@@ -136,6 +151,30 @@ def _edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: Edg
     return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
 
 
+def _dependents(edges: Sequence[Edge], root: str, json_href: str) -> Markup:
+    """Cached dependents grouped by package (the first :data:`EDGE_ROWS`; the JSON twin has them all)."""
+    if not edges:
+        return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
+    shown = edges[:EDGE_ROWS]
+    items = []
+    for name, group in itertools.groupby(shown, key=attrgetter("name")):
+        found = list(group)
+        links = ", ".join(
+            f'<a href="{escape(root)}{escape(spec_url(e.hash))}">{escape(e.version)}</a>'
+            f" <code>/{escape(e.hash[:7])}</code>"
+            + (f' <span class="tag">{escape(e.virtuals)}</span>' if e.virtuals else "")
+            for e in found
+        )
+        items.append(f"<li><strong>{escape(name)}</strong> ({len(found)}): {links}</li>")
+    more = (
+        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
+        "this page as JSON</a>.</p>"
+        if len(edges) > EDGE_ROWS
+        else ""
+    )
+    return Markup('<ul class="edges grouped">\n' + "\n".join(items) + f"\n</ul>{more}")
+
+
 def _tag_link(tag: str, root: str) -> str:
     if not has_page(tag):
         return str(escape(tag))
@@ -164,20 +203,93 @@ def _element_text(value: str) -> Markup:
     return Markup(value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
+def _size(size: int | None) -> str:
+    """A size for people; "unknown" when no mirror told it (never "0 B")."""
+    return "unknown" if size is None else human_size(size)
+
+
+def _total(size: int | None, sized: int, count: int) -> str:
+    """A total of ``count`` sizes of which ``sized`` are known: "1.2 GB", "unknown",
+    or "1.2 GB (3 of 5 known)"."""
+    if not sized or size is None:
+        return "unknown"
+    return human_size(size) + ("" if sized >= count else f" ({sized:,} of {count:,} known)")
+
+
+def _chips(values: Sequence[str], limit: int = 3) -> Markup:
+    """The first ``limit`` values, then "+N" with every value in its title."""
+    shown = ", ".join(map(str, map(escape, values[:limit])))
+    if len(values) <= limit:
+        return Markup(shown)
+    everything = escape(", ".join(values))
+    return Markup(f'{shown} <span class="more" title="{everything}">+{len(values) - limit}</span>')
+
+
+def _groupby_kind(tags: Sequence[TagRow]) -> list[tuple[str, list[TagRow]]]:
+    """The home page's groups of tags, in order, each with its heading."""
+    groups: list[tuple[str, list[TagRow]]] = []
+    for kind, rows in itertools.groupby(tags, key=attrgetter("kind")):
+        groups.append((_KIND_HEADINGS.get(kind, kind), list(rows)))
+    return groups
+
+
+_KIND_HEADINGS = {"branch": "Branches", "release": "Releases", "snapshot": "Snapshots"}
+
+
+def _select_variants(variants: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The variants (as a spec shows them) whose names are among ``names``."""
+    return [text for text in variants if variant_name(text) in names]
+
+
+def _page_link(view: SearchView, number: int) -> str:
+    """The link to page ``number`` of a search."""
+    scope = {"q": view.query, "tag": view.tag, "stack": view.stack}
+    return "search.html" + query_string({**{k: v for k, v in scope.items() if v}, "page": str(number)})
+
+
+def _window(current: int, last: int) -> list[int]:
+    """The page numbers a pager shows: the first, the last, and two around the
+    current one; 0 where some are left out."""
+    wanted = sorted({1, last, *range(max(1, current - 2), min(last, current + 2) + 1)})
+    shown: list[int] = []
+    for number in wanted:
+        if shown and number > shown[-1] + 1:
+            shown.append(0)
+        shown.append(number)
+    return shown
+
+
+def _without(filters: dict[str, str], key: str) -> dict[str, str]:
+    return {k: v for k, v in filters.items() if k != key}
+
+
 _env.filters.update(
     join=fast_join(_env),
-    size=human_size,
+    size=_size,
+    total=_total,
+    num="{:,}".format,
+    chips=_chips,
+    json=lambda value: msgspec.json.encode(value).decode(),
+    query=query_string,
+    without=_without,
+    shown_stacks=shown_stacks,
+    groupby_kind=_groupby_kind,
+    select_variants=_select_variants,
+    page_link=_page_link,
+    pick=lambda values: {key: value for key, value in values.items() if value},
+    window=_window,
     element_text=_element_text,
     when=_when,
     segment=segment,
     spec_url=spec_url,
     edge_list=_edge_list,
+    dependents=_dependents,
     holder_items=_holder_items,
     has_page=has_page,
 )
 #: What every template may use besides its own values. Each render gets these and its
 #: values as its whole context, not Jinja's globals.
-_GLOBALS = {"assets": ASSETS, "facets": FACETS, "version": __version__}
+_GLOBALS = {"assets": ASSETS, "facets": FACETS, "package_facets": PACKAGE_FACETS, "version": __version__}
 
 
 def _render(name: str, **values: Any) -> str:
@@ -205,8 +317,15 @@ def render_all_packages(page: TagPage) -> str:
 
 
 def render_not_found(message: str = "", root: str = "/") -> str:
-    """The 404 page. ``root`` is absolute ("/") because a 404 is shown at any depth."""
-    return _render("404.html", message=message, root=root, json_href="")
+    """The 404 page: self-contained (its style inline), since it is shown at any URL.
+    Its links lead to ``root`` ("/"), and its script finds the site's top when it is
+    served under a sub-path."""
+    return _render("404.html", message=message, root=root, json_href="", css=Markup(_css()))
+
+
+@lru_cache(maxsize=1)
+def _css() -> str:
+    return asset_text("css").decode()
 
 
 def to_json(page: Page) -> bytes:

@@ -48,6 +48,7 @@ from .graph import SpecGraph
 from .pages import HomePage, MirrorsPage, home_page, mirrors_page, package_pages, tag_page
 from .parallel import ForkShared, pool_context, worker_count
 from .render import ASSETS, asset_text, render_all_packages, render_not_found, render_stamp
+from .search_page import static_search_view
 from .sitefiles import (
     STAMP,
     SiteWriter,
@@ -190,6 +191,7 @@ def _prepare(writer: SiteWriter) -> None:
 def _write_last(writer: SiteWriter, plan: _Plan, home: HomePage, mirrors: MirrorsPage) -> None:
     """The pages that link to tag and package pages: written after them."""
     writer.page(home)
+    writer.page(static_search_view(plan.known))
     writer.file("packages.json", msgspec.json.encode(with_pages(package_names_of(plan.package_tags))))
     writer.page(mirrors)
     writer.flush()

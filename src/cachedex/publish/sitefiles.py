@@ -7,6 +7,7 @@ and never outside the site folder (see :mod:`.files`).
 
 from __future__ import annotations
 
+import gzip
 import itertools
 import os
 import re
@@ -18,11 +19,12 @@ from pathlib import Path
 from ..errors import OutputError
 from ..values import is_dag_hash
 from .files import remove_stale_temporaries, safe_folder, same_bytes, update_file, write_new
-from .pages import PackagePage, SpecPage
+from .pages import PackagePage, SpecPage, TagPage
 from .render import EdgeItems, render, to_json
 from .urls import Page, json_path, page_path, spec_path
 
 __all__ = [
+    "GZIP_TWIN",
     "PAGES_PER_RUN",
     "STAGING",
     "STAMP",
@@ -45,6 +47,10 @@ STAMP = ".cachedex-site"
 
 #: Where a first build writes spec pages before renaming the folder to ``specs``.
 STAGING = ".specs-staging"
+
+#: A JSON twin at least this long gets a gzipped copy beside it (``index.json.gz``), as
+#: does every tag page's (its script reads it): many static hosts do not compress.
+GZIP_TWIN = 256 * 1024
 
 
 class SiteWriter:
@@ -113,9 +119,17 @@ class SiteWriter:
             pending = list(itertools.compress(pending, changed))
             twins = list(itertools.compress(twins, changed))
         markup = [render(page, edge_items=self.edge_items).encode() for _, _, page, _ in pending]
-        for (html, twin, _, staged), text, data in zip(pending, markup, twins, strict=True):
+        for (html, twin, page, staged), text, data in zip(pending, markup, twins, strict=True):
             self._store(html, text, staged=staged)
-            self._store(twin, data, staged=staged)
+            self._gzipped(twin + ".gz", data, isinstance(page, TagPage), staged=staged)
+            self._store(twin, data, staged=staged)  # last: an unchanged twin vouches for the rest
+
+    def _gzipped(self, path: str, data: bytes, always: bool, *, staged: bool) -> None:
+        """The twin's gzipped copy if it is long (or ``always``), else none."""
+        if always or len(data) >= GZIP_TWIN:
+            self._store(path, gzip.compress(data, compresslevel=6, mtime=0), staged=staged)
+        elif not staged and os.path.lexists(path):
+            os.unlink(path)
 
     def _store(self, path: str, data: bytes, *, staged: bool = False) -> None:
         try:
@@ -177,7 +191,7 @@ def staging(folder: str, staged: bool) -> Iterator[None]:
 
 
 #: The files a site build writes (through a temporary file ``.<name>.<pid>.tmp``).
-_SITE_FILES = re.compile(r"[^/]+\.(?:html|json|css|js)|\.cachedex-site")
+_SITE_FILES = re.compile(r"[^/]+\.(?:html|json|json\.gz|css|js)|\.cachedex-site")
 
 
 def remove_stale_files(outdir: Path) -> int:
@@ -221,7 +235,7 @@ def remove_spec_pages(folder: Path, keep: set[str]) -> int:
         if len(shard.name) != 2 or not shard.is_dir(follow_symlinks=False):
             continue
         for entry in os.scandir(shard.path):
-            stem, _, suffix = entry.name.rpartition(".")
+            stem, _, suffix = entry.name.removesuffix(".gz").rpartition(".")
             if (
                 suffix in ("html", "json")
                 and is_dag_hash(stem)
@@ -230,7 +244,7 @@ def remove_spec_pages(folder: Path, keep: set[str]) -> int:
                 and entry.is_file(follow_symlinks=False)
             ):
                 os.unlink(entry.path)
-                removed += suffix == "html"
+                removed += entry.name.endswith(".html")
         if not os.listdir(shard.path):
             os.rmdir(shard.path)
     return removed

@@ -8,18 +8,21 @@ N times (:func:`root_of`).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
-from urllib.parse import quote
+from urllib.parse import quote, urlencode
 
 from ..values import is_dag_hash
 from .files import name_problem
 from .pages import HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
+from .search_page import SearchView
 
 __all__ = [
     "Page",
     "has_page",
     "json_path",
     "page_path",
+    "query_string",
     "root_of",
     "segment",
     "spec_path",
@@ -28,12 +31,17 @@ __all__ = [
 ]
 
 #: Every kind of page.
-Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage
+Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage | SearchView
 
 
 def segment(value: str) -> str:
     """A name as one URL path segment."""
     return quote(value, safe="")
+
+
+def query_string(filters: Mapping[str, str]) -> str:
+    """``?key=value&...`` of the filters a link carries, or "" for none."""
+    return "?" + urlencode(filters) if filters else ""
 
 
 def spec_path(dag_hash: str, *, url: bool = False) -> str:
@@ -74,6 +82,8 @@ def page_path(page: Page, *, url: bool = False) -> str:
         return f"tags/{name(page.tag)}/packages/{name(page.name)}/index.html"
     if isinstance(page, SpecPage):
         return spec_path(page.spec.hash, url=url)
+    if isinstance(page, SearchView):
+        return "search.html"
     return "mirrors/index.html"
 
 

@@ -11,8 +11,11 @@ error page (:func:`error_page`) on the site's HTML routes.
 
 from __future__ import annotations
 
+import gzip
 import html
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from http import HTTPStatus
 from typing import Any, NamedTuple
@@ -24,8 +27,22 @@ from ...catalog import Catalog
 from ...diff import diff_since, diff_tags, parse_since
 from ...errors import BadQuery, LookupFailed, UnknownSpec
 from ...query import parse
-from ..pages import PackageRow, SpecPage, TagRow, home_page, mirrors_page, package_page, spec_page, tag_page
+from ..facets import FACET_KEYS, PACKAGE_KEYS, active_filters
+from ..pages import (
+    PackageRow,
+    SpecPage,
+    TagData,
+    TagPage,
+    TagRow,
+    home_page,
+    mirrors_page,
+    package_page,
+    spec_page,
+    tag_data,
+    tag_page_from,
+)
 from ..render import ASSETS, render, render_all_packages, render_not_found, to_json
+from ..search_page import search_view
 from ..urls import with_pages
 
 __all__ = [
@@ -52,6 +69,7 @@ MAX_LIMIT = 1000
 
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
+GZIP = "application/gzip"
 
 
 class ErrorDetail(msgspec.Struct, frozen=True):
@@ -68,12 +86,15 @@ class ErrorBody(msgspec.Struct, frozen=True):
 
 
 class PackageList(msgspec.Struct, frozen=True):
-    """The packages of a tag that the facet filters select, and the tag's facet counts."""
+    """The packages of a tag that have a spec matching every facet filter, each row
+    summarizing only those specs, and the facet counts with the other filters applied."""
 
     tag: TagRow
     total: int  #: packages selected
     packages: tuple[PackageRow, ...]
-    facets: dict[str, dict[str, int]]  #: facet -> value -> packages having it, over the whole tag
+    #: facet -> value -> packages having a spec with it that matches the other filters
+    facets: dict[str, dict[str, int]]
+    relax: dict[str, int] = {}  #: filter -> packages that would match with it alone dropped
 
 
 def _json(value: Any) -> tuple[bytes, str]:
@@ -151,21 +172,39 @@ def _api_tags(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(home_page(catalog).tags)
 
 
-#: Facet parameters of ``/api/tags/{tag}/packages`` and the package row field each tests.
-FACET_PARAMETERS = {
-    "stack": "stacks",
-    "os": "oses",
-    "target": "targets",
-    "compiler": "compilers",
-    "platform": "platforms",
-}
+#: Facet parameters of ``/api/tags/{tag}/packages`` (see ``publish/facets.py``).
+FACET_PARAMETERS = FACET_KEYS
+
+#: Tags' data kept for filtering (a big tag's takes seconds to read): the last few.
+_TAG_DATA: OrderedDict[tuple[str, str, str], TagData] = OrderedDict()
+_TAG_DATA_KEPT = 4
+_tag_data_lock = threading.Lock()
+
+
+def _tag_data(catalog: Catalog, tag: str) -> TagData:
+    """:func:`~..pages.tag_data` of the catalog's current state, kept for the next filters."""
+    key = (str(catalog.path), catalog.state_token()[0], tag)
+    with _tag_data_lock:
+        found = _TAG_DATA.get(key)
+        if found is not None:
+            _TAG_DATA.move_to_end(key)
+            return found
+    found = tag_data(catalog, tag)
+    with _tag_data_lock:
+        _TAG_DATA[key] = found
+        while len(_TAG_DATA) > _TAG_DATA_KEPT:
+            _TAG_DATA.popitem(last=False)
+    return found
+
+
+def _tag_page(catalog: Catalog, request: Request) -> TagPage:
+    params = request.query_params
+    return tag_page_from(_tag_data(catalog, request.path_params["tag"]), active_filters(params), params.get("q", ""))
 
 
 def _api_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    page = tag_page(catalog, request.path_params["tag"])
-    wanted = {k: v for k, v in request.query_params.items() if v}
-    packages = tuple(p for p in page.packages if all(v in getattr(p, FACET_PARAMETERS[k]) for k, v in wanted.items()))
-    return _json(PackageList(page.tag, len(packages), packages, page.facets))
+    page = _tag_page(catalog, request)
+    return _json(PackageList(page.tag, len(page.packages), page.packages, page.facets, page.relax))
 
 
 def _api_package(catalog: Catalog, request: Request) -> tuple[bytes, str]:
@@ -274,7 +313,12 @@ def _spec_at(catalog: Catalog, request: Request) -> SpecPage:
 
 
 def _all_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    return render_all_packages(tag_page(catalog, request.path_params["tag"])).encode(), HTML
+    return render_all_packages(tag_page_from(_tag_data(catalog, request.path_params["tag"]))).encode(), HTML
+
+
+def _tag_twin_gzipped(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    """``index.json.gz``: the unfiltered twin of a tag page, gzipped, as the static site has it."""
+    return gzip.compress(to_json(tag_page_from(_tag_data(catalog, request.path_params["tag"]))), 6, mtime=0), GZIP
 
 
 def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
@@ -283,19 +327,32 @@ def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(with_pages(catalog.package_names()))
 
 
-#: What the facet filters of a tag's or package's page keep in its URL (``?stack=e4s&q=zl``):
-#: read by cachedex.js in the browser, never by the server.
-_FILTERS = frozenset({*FACET_PARAMETERS, "q"})
+#: What the filters of a tag's page keep in its URL (``?stack=e4s&q=zl``): the server
+#: applies them (a page reads without JavaScript), the script too.
+_TAG_FILTERS = frozenset({*FACET_KEYS, "q"})
+#: A package page's filters (``q``, a version filter, is the script's alone).
+_PACKAGE_FILTERS = frozenset({*PACKAGE_KEYS, "q"})
+
+
+def _package_at(catalog: Catalog, request: Request) -> Any:
+    params = request.query_params
+    return package_page(
+        catalog, request.path_params["tag"], request.path_params["name"], active_filters(params, PACKAGE_KEYS)
+    )
+
+
+#: The search page's parameters.
+_SEARCH = frozenset({"q", "tag", "stack", "page"})
 
 #: The site's pages by kind: each is served at the same path as in the static site.
 PAGES: dict[str, Endpoint] = {
     "home": Endpoint(_page_builder(lambda c, r: home_page(c))),
     "mirrors": Endpoint(_page_builder(lambda c, r: mirrors_page(c))),
-    "tag": Endpoint(_page_builder(lambda c, r: tag_page(c, r.path_params["tag"])), _FILTERS),
-    "package": Endpoint(
-        _page_builder(lambda c, r: package_page(c, r.path_params["tag"], r.path_params["name"])), _FILTERS
-    ),
+    "tag": Endpoint(_page_builder(_tag_page), _TAG_FILTERS, _TAG_FILTERS),
+    "tag.gz": Endpoint(_tag_twin_gzipped),
+    "package": Endpoint(_page_builder(_package_at), _PACKAGE_FILTERS, frozenset(PACKAGE_KEYS)),
     "spec": Endpoint(_page_builder(_spec_at)),
+    "search": Endpoint(_page_builder(lambda c, r: search_view(c, r.query_params)), _SEARCH, _SEARCH),
     "all": Endpoint(_all_packages),
     "packages.json": Endpoint(_packages_index),
 }

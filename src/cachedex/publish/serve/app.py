@@ -160,7 +160,7 @@ def create_app(catalog_path: Path) -> Starlette:
         respond = answer(endpoint, cheap=cheap)
         return [Route(prefix + suffix, respond, methods=["GET"]) for suffix in ("", "index.html", "index.json")]
 
-    media = {"css": "text/css", "js": "text/javascript"}
+    media = {"css": "text/css", "core": "text/javascript", "js": "text/javascript"}
     assets = {
         relative.split("/", 1)[1]: cached(asset_text(kind), media[kind], 200, "") for kind, relative in ASSETS.items()
     }
@@ -191,6 +191,9 @@ def create_app(catalog_path: Path) -> Starlette:
         hit = _error(request, 500, "internal error; see the server's log")
         return Response(hit.body, status_code=500, media_type=hit.media_type)
 
+    def _cheap_page_search(request: Request) -> bool:
+        return is_cheap_search(request, indexes_ready=catalogs.ready)
+
     cheap_api = {
         "/api/tags/{tag}/packages/{name}": _always,
         "/api/search": lambda request: is_cheap_search(request, indexes_ready=catalogs.ready),
@@ -206,9 +209,12 @@ def create_app(catalog_path: Path) -> Starlette:
         *page_routes("/", PAGES["home"]),
         *page_routes("/mirrors/", PAGES["mirrors"]),
         *page_routes("/tags/{tag}/", PAGES["tag"]),
+        Route("/tags/{tag}/index.json.gz", answer(PAGES["tag.gz"]), methods=["GET"]),
         Route("/tags/{tag}/all.html", answer(PAGES["all"]), methods=["GET"]),
         *page_routes("/tags/{tag}/packages/{name}/", PAGES["package"], _always),
         Route("/specs/{prefix}/{hash}.html", answer(PAGES["spec"]), methods=["GET"]),
+        Route("/search.html", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
+        Route("/search.json", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.json", answer(PAGES["spec"]), methods=["GET"]),
     ]
 

@@ -45,7 +45,9 @@ class Cached(msgspec.Struct, frozen=True):
 
 def cached(body: bytes, media_type: str, status: int, etag: str) -> Cached:
     """An answer, gzipped once if it is long enough to gain from it."""
-    zipped = gzip.compress(body, compresslevel=6) if len(body) >= GZIP_MIN else None
+    # A gzip file (a tag's index.json.gz) gains nothing from a second gzip.
+    worth = len(body) >= GZIP_MIN and media_type != "application/gzip"
+    zipped = gzip.compress(body, compresslevel=6) if worth else None
     return Cached(body, media_type, status, etag, zipped)
 
 

@@ -59,7 +59,10 @@ def openapi_document() -> dict[str, Any]:
     _, schemas = msgspec.json.schema_components(
         [TagRow, PackageList, PackagePage, SpecPage, SearchPage, TagDiff, TagVerification, ErrorBody], ref_template=_REF
     )
-    facets = [_param(key, description=f"only packages with this {key}") for key in FACET_PARAMETERS]
+    facets = [
+        _param(key, description=f"only packages with a spec of this {key} that matches the other filters too")
+        for key in FACET_PARAMETERS
+    ]
     return {
         "openapi": "3.1.0",
         "info": {

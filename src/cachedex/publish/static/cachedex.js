@@ -1,220 +1,303 @@
-// cachedex: small progressive enhancements. Every page is complete without them.
+// cachedex: progressive enhancements; every page is complete without them. The shared
+// definitions (version order, facet matching, sizes) are in cachedex-core.js.
 "use strict";
 (function () {
+  const cx = window.cachedex;
   const root = document.body.dataset.root || "";
+  const el = (tag, text, className) => {
+    const node = document.createElement(tag);
+    if (text !== undefined) node.textContent = text;
+    if (className) node.className = className;
+    return node;
+  };
 
-  // Copy buttons.
+  // Copy buttons: "copied" for two seconds, said to screen readers too.
   document.addEventListener("click", (event) => {
     const button = event.target.closest("button.copy");
     if (!button) return;
-    const text = button.dataset.copy;
-    const done = () => { button.classList.add("done"); button.textContent = "copied"; };
-    if (navigator.clipboard) navigator.clipboard.writeText(text).then(done, done); else done();
+    const label = button.dataset.label || (button.dataset.label = button.textContent);
+    const done = (ok) => {
+      button.classList.toggle("done", ok);
+      button.textContent = ok ? "copied" : "select and copy";
+      setTimeout(() => { button.textContent = label; button.classList.remove("done"); }, 2000);
+    };
+    if (navigator.clipboard) navigator.clipboard.writeText(button.dataset.copy).then(() => done(true), () => done(false));
+    else done(false);
   });
 
-  // Search as you type: package names from packages.json (fetched on first use); and
-  // a query in Spack's spec syntax (hdf5+mpi %gcc@13, target=zen4) when the site is
-  // served by `cachedex serve`, whose /api/search answers it. A static site has no
-  // API: it says so, and searches the query's package name.
+  // Phones: the filters start folded unless some are active.
+  const filtersBox = document.getElementById("filters-box");
+  if (filtersBox && window.matchMedia("(max-width: 640px)").matches && !/[?&](?!q=)[a-z]+=[^&]/.test(location.search)) {
+    filtersBox.open = false;
+  }
+
+  // Is this site served by `cachedex serve` (it has an API), or a static copy? Asked once.
+  let live = null;
+  const isLive = () => live || (live = fetch(`${root}api/openapi.json`, { method: "HEAD" })
+    .then((r) => r.ok && (r.headers.get("content-type") || "").includes("json"), () => false));
+
+  // -- the search box: package names as you type; a spec query goes to the search page --
   const search = document.getElementById("package-search");
   if (search) {
-    let index = null;
-    let asked = 0;
+    let index = null, asked = 0;
     const syntax = /[@%+~=/\s^]/; // what a package name never holds, and spec syntax does
     const results = document.getElementById("search-results");
+    const hint = document.getElementById("search-hint");
     const load = () => index || (index = fetch(search.dataset.index).then((r) => r.json()));
-    const line = (text, className) => {
-      const item = document.createElement("li");
-      const body = document.createElement(className === "error" ? "pre" : "span");
-      body.textContent = text;
-      item.className = className;
-      item.append(body);
-      results.append(item);
-    };
+    const line = (text, className) => results.append(el("li", text, className));
     const packageHits = async (needle) => {
       const packages = await load();
       const names = Object.keys(packages);
-      const hits = names.filter((n) => n.startsWith(needle))
-        .concat(names.filter((n) => !n.startsWith(needle) && n.includes(needle))).slice(0, 30);
-      for (const name of hits) {
-        const item = document.createElement("li");
+      const all = names.filter((n) => n.startsWith(needle)).concat(names.filter((n) => !n.startsWith(needle) && n.includes(needle)));
+      for (const name of all.slice(0, 30)) {
+        const item = el("li");
         const tags = packages[name];
-        const main = document.createElement("a");
-        main.textContent = name;
+        const main = el("a", name);
         main.href = `${root}tags/${encodeURIComponent(tags[0])}/packages/${encodeURIComponent(name)}/index.html`;
         item.append(main);
-        for (const tag of tags) {
-          const link = document.createElement("a");
-          link.textContent = tag;
+        for (const tag of tags.slice(0, 8)) {
+          const link = el("a", tag);
           link.href = `${root}tags/${encodeURIComponent(tag)}/packages/${encodeURIComponent(name)}/index.html`;
           item.append(link);
         }
+        if (tags.length > 8) item.append(el("span", ` and ${tags.length - 8} more tags`, "muted"));
         results.append(item);
       }
-      if (!hits.length) line("no package matches", "muted");
+      if (all.length > 30) line(`and ${cx.formatCount(all.length - 30)} more names: type more of the name`, "muted");
+      if (!all.length) line("no package name matches", "muted");
     };
-    // The answer of cachedex serve's API, or null on a static site.
-    const specHits = async (query) => {
-      let response;
-      try {
-        response = await fetch(`${root}api/search?limit=30&q=${encodeURIComponent(query)}`);
-      } catch (error) {
-        return null;
-      }
-      if (!(response.headers.get("content-type") || "").includes("json")) return null;
-      const body = await response.json();
-      if (!response.ok) return body.error ? { error: body.error.message } : null;
-      return body;
+    const explain = (served) => {
+      if (!hint) return;
+      hint.textContent = served
+        ? "Package names as you type; press Enter to search specs in Spack's syntax (hdf5+mpi %gcc@13, py-keras ^py-jax@0.4)."
+        : "This copy of the site is static: it searches package names only. Spec syntax (hdf5+mpi target=x86_64:) needs the site served by cachedex serve.";
     };
+    search.addEventListener("focus", () => isLive().then(explain), { once: true });
     const show = async () => {
       const query = search.value.trim();
       const mine = ++asked;
       const spec = syntax.test(query);
-      const answer = spec ? await specHits(query) : null;
+      const served = spec ? await isLive() : false;
       const needle = query.toLowerCase().split(syntax)[0];
       if (mine !== asked) return; // a newer keystroke asked since
       results.replaceChildren();
       if (!query) return;
-      if (answer && answer.error) { line(answer.error, "error"); return; }
-      if (answer) {
-        line(`${answer.total.toLocaleString()} specs match${answer.total > answer.specs.length ? ` (the first ${answer.specs.length})` : ""}`, "muted");
-        for (const s of answer.specs) {
-          const item = document.createElement("li");
-          const link = document.createElement("a");
-          link.textContent = `${s.name}@${s.version} /${s.hash.slice(0, 7)}`;
-          link.href = `${root}specs/${encodeURIComponent(s.hash.slice(0, 2))}/${encodeURIComponent(s.hash)}.html`;
-          const about = document.createElement("span");
-          about.textContent = ` ${s.compiler} ${s.platform}-${s.os}-${s.target} · ${s.tags.join(", ")}`;
-          item.append(link, about);
-          results.append(item);
-        }
-        return;
+      if (spec && served) {
+        const item = el("li");
+        const link = el("a", `Search specs: ${query}`);
+        link.href = `${root}search.html?q=${encodeURIComponent(query)}`;
+        item.append(link, el("span", " (Enter)", "muted"));
+        results.append(item);
+      } else if (spec) {
+        line("A static copy of the site searches package names only; spec syntax needs cachedex serve. Names:", "muted");
       }
-      if (spec) line("Spec syntax needs the site served by cachedex serve; here: package names.", "muted");
       if (needle) await packageHits(needle);
     };
     search.addEventListener("input", show);
-    search.addEventListener("keydown", (e) => { if (e.key === "Enter") { const a = results.querySelector("a"); if (a) location.href = a.href; } });
+    search.form.addEventListener("submit", async (event) => {
+      // Enter: a spec query on a live site goes to the search page; a name to its package.
+      const query = search.value.trim();
+      if (syntax.test(query) && (await isLive())) return;
+      event.preventDefault();
+      if (await isLive()) { search.form.submit(); return; }
+      const first = results.querySelector("a");
+      if (first) location.href = first.href;
+    });
+    const asked0 = new URLSearchParams(location.search).get("q");
+    if (asked0 && !search.value) search.value = asked0; // a static search page, asked by URL
+    if (search.value) show();
   }
 
-  // Facet filters with their state in the URL (?stack=e4s&target=aarch64), and sorting.
-  // A table with data-src (a tag page) holds only its first rows: the script filters and
-  // sorts the page's JSON twin and shows the matches a few hundred at a time. Other
-  // tables (a package's specs) are filtered in place.
+  // -- sortable tables: a button in each sortable header, aria-sort on it --
+  const sorter = (table, apply) => {
+    table.querySelectorAll("th[data-key] button.sort").forEach((button) => button.addEventListener("click", () => {
+      const th = button.closest("th");
+      const current = th.getAttribute("aria-sort");
+      // A number or a version sorts largest first on its first click; text A to Z.
+      const first = th.classList.contains("num") || th.dataset.sort === "version" ? "descending" : "ascending";
+      const next = current ? (current === "ascending" ? "descending" : "ascending") : first;
+      table.querySelectorAll("th[aria-sort]").forEach((other) => other.removeAttribute("aria-sort"));
+      th.setAttribute("aria-sort", next);
+      apply(th.dataset.key, next === "descending" ? -1 : 1);
+    }));
+  };
+
   const form = document.getElementById("facets");
   const table = document.getElementById("rows");
-  if (form && table) {
-    const body = table.tBodies[0];
-    const selects = Array.from(form.querySelectorAll("select[data-facet]"));
-    const text = form.querySelector("input[data-text]");
-    const shown = document.getElementById("shown");
-    const more = document.getElementById("more");
-    const params = new URLSearchParams(location.search);
+  if (!form || !table) return;
+  const selects = Array.from(form.querySelectorAll("select[data-facet]"));
+  const text = form.querySelector("input[data-text]");
+  const shown = document.getElementById("shown");
+  const empty = document.getElementById("empty");
+  const apply = form.querySelector("[data-apply]");
+  if (apply) apply.hidden = true; // the script applies each change at once
+  const params = new URLSearchParams(location.search);
+  for (const select of selects) {
+    const wanted = params.get(select.name);
+    if (wanted) {
+      if (![...select.options].some((o) => o.value === wanted)) select.add(new Option(`${wanted} (0)`, wanted));
+      select.value = wanted;
+    }
+  }
+  if (params.get("q")) text.value = params.get("q");
+  const state = () => [Object.fromEntries(selects.filter((s) => s.value).map((s) => [s.name, s.value])),
+    text.value.trim().toLowerCase()];
+  const query = (filters) => { const q = new URLSearchParams(filters).toString(); return q ? `?${q}` : ""; };
+  const remember = (filters, needle) => {
+    const next = needle ? { ...filters, q: needle } : filters;
+    history.replaceState(null, "", query(next) || location.pathname);
+  };
+  // Each select's options, their counts with the other filters applied; none disabled
+  // that is chosen.
+  const recount = (facets) => {
     for (const select of selects) {
-      const wanted = params.get(select.name);
-      if (wanted !== null) {
-        if (![...select.options].some((o) => o.value === wanted)) select.add(new Option(`${wanted} (0)`, wanted));
-        select.value = wanted;
+      const counts = facets[select.name] || {};
+      for (const option of select.options) {
+        if (!option.value) continue;
+        const count = counts[option.value] || 0;
+        option.textContent = `${option.value} (${cx.formatCount(count)})`;
+        option.disabled = !count && option.value !== select.value;
       }
     }
-    if (params.get("q")) text.value = params.get("q");
-    const remember = (active, needle) => {
-      const next = new URLSearchParams();
-      for (const [key, value] of active) next.set(key, value);
-      if (needle) next.set("q", needle);
-      const query = next.toString();
-      history.replaceState(null, "", query ? `?${query}` : location.pathname);
-    };
-    const state = () => [selects.filter((s) => s.value).map((s) => [s.name, s.value]), text.value.trim().toLowerCase()];
-    let sortKey = null, sortDown = true;
-
-    if (table.dataset.src) {
-      const fields = { stack: "stacks", os: "oses", target: "targets", compiler: "compilers", platform: "platforms" };
-      const step = Number(table.dataset.first) || 200;
-      let packages = null, matches = [], limit = step;
-      const size = (n) => { let v = n, u = ["B", "kB", "MB", "GB", "TB"], i = 0; while (v >= 1000 && i < 4) { v /= 1000; i++; } return i ? `${v.toFixed(1)} ${u[i]}` : `${v} B`; };
-      const cell = (row, value, cls, sortValue) => {
-        const td = row.insertCell(); td.textContent = value; if (cls) td.className = cls;
-        if (sortValue !== undefined) td.dataset.value = sortValue; return td;
-      };
-      const draw = () => {
-        const rows = document.createDocumentFragment();
-        for (const p of matches.slice(0, limit)) {
-          const tr = document.createElement("tr");
-          if (p.has_page === false) {
-            tr.insertCell().textContent = p.name; // a name that cannot be a folder name has no page
-          } else {
-            const link = document.createElement("a");
-            link.href = `packages/${encodeURIComponent(p.name)}/index.html`; link.textContent = p.name;
-            tr.insertCell().append(link);
-          }
-          cell(tr, p.specs, "num", p.specs);
-          cell(tr, p.versions.slice(0, 4).join(", ") + (p.versions.length > 4 ? " …" : ""));
-          cell(tr, p.compilers.join(", "));
-          cell(tr, `${p.platforms.join(", ")} / ${p.oses.join(", ")} / ${p.targets.join(", ")}`);
-          cell(tr, p.stacks.join(", "), "stacks");
-          cell(tr, size(p.size), "num", p.size);
-          rows.append(tr);
-        }
-        body.replaceChildren(rows);
-        more.hidden = matches.length <= limit;
-        const partial = document.getElementById("partial");
-        if (partial) partial.hidden = true;
-      };
-      const apply = () => {
-        const [active, needle] = state();
-        matches = packages.filter((p) => active.every(([key, value]) => p[fields[key]].includes(value)) &&
-          (!needle || p.name.toLowerCase().includes(needle)));
-        if (sortKey) {
-          const key = (p) => p[sortKey];
-          matches.sort((a, b) => { const x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : 0) * (sortDown ? 1 : -1); });
-        }
-        limit = step;
-        shown.textContent = matches.length;
-        remember(active, needle);
-        draw();
-      };
-      more.addEventListener("click", () => { limit += step; draw(); });
-      table.querySelectorAll("th[data-sort]").forEach((th) => th.addEventListener("click", () => {
-        sortDown = sortKey === th.dataset.key ? !sortDown : true;
-        sortKey = th.dataset.key;
-        if (packages) apply();
-      }));
-      fetch(table.dataset.src).then((r) => r.json()).then((data) => {
-        packages = data.packages;
-        form.addEventListener("input", apply);
-        apply();
-        document.body.dataset.ready = "1";  // filters applied: the page is interactive
-      });
-      return;
+  };
+  // An empty result says so, and offers each filter's removal with what it would find.
+  const explainEmpty = (count, filters, relax, noun) => {
+    empty.hidden = count > 0;
+    if (count) return;
+    const list = empty.querySelector("#relax");
+    list.replaceChildren();
+    for (const [facet, found] of Object.entries(relax)) {
+      const item = el("li", "Without ");
+      const rest = { ...filters };
+      delete rest[facet];
+      const link = el("a", `${cx.formatCount(found)} ${noun}`);
+      link.href = `index.html${query(rest)}`;
+      item.append(el("code", `${facet}=${filters[facet]}`), ": ", link);
+      list.append(item);
     }
+  };
 
-    const rows = Array.from(body.rows);
-    const apply = () => {
-      const [active, needle] = state();
-      let count = 0;
-      for (const row of rows) {
-        const ok = active.every(([key, value]) => (row.dataset[key] || "").split(" ").includes(value)) &&
-          (!needle || row.dataset.name.toLowerCase().includes(needle));
-        row.hidden = !ok;
-        if (ok) count++;
+  if (table.dataset.src) tagTable(); else specTable();
+
+  // -- a tag page: its JSON twin holds every spec; the table shows the matching packages --
+  function tagTable() {
+    const body = table.tBodies[0];
+    const more = document.getElementById("more");
+    const step = Number(table.dataset.first) || 200;
+    let page = null, rows = [], limit = step, sortKey = "name", sortDir = 1;
+    const chips = (values, count) => {
+      const td = el("td", values.slice(0, count).join(", "));
+      if (values.length > count) {
+        const extra = el("span", `+${values.length - count}`, "more");
+        extra.title = values.join(", ");
+        td.append(" ", extra);
       }
-      shown.textContent = count;
-      remember(active, needle);
+      return td;
     };
-    form.addEventListener("input", apply);
-    apply();
-    document.body.dataset.ready = "1";  // filters applied: the page is interactive
-
-    table.querySelectorAll("th[data-sort]").forEach((th) => {
-      th.addEventListener("click", () => {
-        const column = th.cellIndex, numeric = th.dataset.sort === "num";
-        const down = th.dataset.dir !== "asc";
-        th.dataset.dir = down ? "asc" : "desc";
-        const key = (row) => numeric ? Number(row.cells[column].dataset.value) : row.cells[column].textContent.trim();
-        rows.sort((a, b) => { const x = key(a), y = key(b); return (x < y ? -1 : x > y ? 1 : 0) * (down ? 1 : -1); });
-        body.append(...rows);
-      });
+    const draw = (filters) => {
+      const carry = query(filters);
+      const fragment = document.createDocumentFragment();
+      for (const p of rows.slice(0, limit)) {
+        const tr = el("tr");
+        const name = el("td", undefined, "name");
+        if (p.has_page === false) name.textContent = p.name; // a name that cannot be a folder name has no page
+        else {
+          const link = el("a", p.name);
+          link.href = `packages/${encodeURIComponent(p.name)}/index.html${carry}`;
+          name.append(link);
+        }
+        const cells = [
+          name, el("td", cx.formatCount(p.specs), "num"), chips(p.versions, 3), chips(p.compilers, 2), chips(p.oses, 2),
+          chips(p.targets, 3), chips(p.stacks.filter((s) => s !== "root"), 2), el("td", cx.totalSize(p.size, p.sized, p.specs), "num size"),
+        ];
+        ["", "specs", "versions", "compilers", "os", "targets", "stacks", "size"].forEach((label, i) => { if (label) cells[i].dataset.label = label; });
+        cells[6].classList.add("stacks");
+        tr.append(...cells);
+        fragment.append(tr);
+      }
+      body.replaceChildren(fragment);
+      more.hidden = rows.length <= limit;
+      const partial = document.getElementById("partial");
+      if (partial) partial.hidden = true;
+    };
+    const run = () => {
+      const [filters, needle] = state();
+      const chosen = cx.selectTag(page, filters, needle);
+      rows = chosen.rows;
+      if (sortKey !== "name") {
+        const key = sortKey === "size" ? (p) => (p.size === null ? -1 : p.size) : (p) => p[sortKey];
+        rows.sort((a, b) => (key(a) - key(b)) * sortDir || (a.name < b.name ? -1 : 1));
+      } else if (sortDir < 0) rows.reverse();
+      limit = step;
+      shown.textContent = cx.formatCount(rows.length);
+      recount(chosen.facets);
+      explainEmpty(rows.length, filters, chosen.relax, "packages");
+      remember(filters, needle);
+      draw(filters);
+    };
+    more.addEventListener("click", () => { limit += step; draw(state()[0]); });
+    sorter(table, (key, dir) => { sortKey = key; sortDir = dir; if (page) run(); });
+    form.addEventListener("submit", (event) => event.preventDefault());
+    loadTwin(table.dataset.src).then((data) => {
+      page = data;
+      form.addEventListener("input", run);
+      run();
+      document.body.dataset.ready = "1"; // filters applied: the page is interactive
     });
+  }
+
+  // The tag's JSON: its gzipped copy if the host has one (a static host may not compress).
+  async function loadTwin(src) {
+    if (typeof DecompressionStream === "function") {
+      try {
+        const response = await fetch(`${src}.gz`);
+        if (response.ok) {
+          const bytes = new Uint8Array(await response.arrayBuffer());
+          if (bytes[0] === 0x1f && bytes[1] === 0x8b) {
+            const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+            return JSON.parse(await new Response(stream).text());
+          }
+          return JSON.parse(new TextDecoder().decode(bytes)); // the host decompressed it already
+        }
+      } catch (error) { /* fall back to the plain file */ }
+    }
+    return (await fetch(src)).json();
+  }
+
+  // -- a package page: its specs are all in the table; the filters hide rows --
+  function specTable() {
+    const body = table.tBodies[0];
+    const rows = Array.from(body.rows);
+    const specs = rows.map((row) => ({
+      stacks: JSON.parse(row.dataset.stacks || "[]"), variants: JSON.parse(row.dataset.variants || "[]"),
+      os: row.dataset.os, target: row.dataset.target, compiler: row.dataset.compiler, platform: row.dataset.platform,
+    }));
+    const facets = selects.map((s) => s.name);
+    const run = () => {
+      const [filters, needle] = state();
+      const chosen = cx.selectSpecs(specs, filters, facets);
+      let count = 0;
+      rows.forEach((row, i) => {
+        const ok = chosen.matches[i] && (!needle || row.dataset.version.toLowerCase().includes(needle));
+        row.hidden = !ok;
+        count += ok;
+      });
+      shown.textContent = cx.formatCount(count);
+      recount(chosen.facets);
+      explainEmpty(count, filters, chosen.relax, "specs");
+      remember(filters, needle);
+    };
+    form.addEventListener("submit", (event) => event.preventDefault());
+    form.addEventListener("input", run);
+    run();
+    sorter(table, (key, dir) => {
+      const value = {
+        version: (a, b) => cx.compareVersions(a.dataset.version, b.dataset.version),
+        size: (a, b) => Number(a.dataset.size || -1) - Number(b.dataset.size || -1),
+        compiler: (a, b) => (a.dataset.compiler < b.dataset.compiler ? -1 : a.dataset.compiler > b.dataset.compiler ? 1 : 0),
+      }[key];
+      body.append(...rows.slice().sort((a, b) => value(a, b) * dir));
+    });
+    document.body.dataset.ready = "1"; // filters applied: the page is interactive
   }
 })();

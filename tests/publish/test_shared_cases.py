@@ -1,0 +1,134 @@
+"""One table of cases, two implementations: Spack's version order and facet matching,
+in Python (``query.version_key``, ``publish/facets.py``) and in JavaScript
+(``static/cachedex-core.js``, run in Chromium). Both read the same JSON files under
+``tests/publish/cases/``."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from cachedex.publish.facets import PACKAGE_KEYS, select_specs, select_tag, tag_specs
+from cachedex.publish.pages import TagData, TagRow, tag_page_from
+from cachedex.publish.render import asset_text, to_json
+from cachedex.query import version_key
+
+CASES = Path(__file__).parent / "cases"
+VERSIONS = json.loads((CASES / "version_order.json").read_text())
+FACETS = json.loads((CASES / "facet_cases.json").read_text())
+
+
+def _specs(name: str) -> list[SimpleNamespace]:
+    return [SimpleNamespace(name=name, hash=f"{name}-{n:02d}", **spec) for n, spec in enumerate(FACETS["specs"][name])]
+
+
+def _tag_data() -> TagData:
+    packages = [(name, _specs(name)) for name in sorted(FACETS["specs"])]
+    row = TagRow("t", sum(len(s) for _, s in packages), len(packages), 0, None, None, None, None)
+    return TagData(row, tag_specs(packages, lambda name: True), "")
+
+
+def _rows(rows: list[Any]) -> list[dict[str, Any]]:
+    return [{key: list(v) if isinstance(v, tuple) else v for key, v in row._asdict().items()} for row in rows]
+
+
+# -- Python ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ascending", VERSIONS["ascending"], ids=lambda a: f"{a[0]}..{a[-1]}")
+def test_versions_sort_as_spack_sorts_them(ascending: list[str]) -> None:
+    shuffled = ascending[:]
+    random.Random(7).shuffle(shuffled)
+    assert sorted(shuffled, key=version_key) == ascending
+    for older, newer in itertools.combinations(ascending, 2):
+        assert version_key(older) < version_key(newer), (older, newer)
+
+
+@pytest.mark.parametrize("equal", VERSIONS["equal"], ids=lambda e: "=".join(e))
+def test_versions_that_spack_holds_equal(equal: list[str]) -> None:
+    assert len({version_key(v) for v in equal}) == 1
+
+
+@pytest.mark.parametrize("case", FACETS["tag"], ids=lambda c: c["name"])
+def test_tag_facets_in_python(case: dict[str, Any]) -> None:
+    chosen = select_tag(_tag_data().specs, case["filters"], case["text"])
+    assert _rows(chosen.rows) == case["rows"]
+    assert chosen.facets == case["facets"] and chosen.relax == case["relax"]
+
+
+@pytest.mark.parametrize("case", FACETS["package"], ids=lambda c: c["name"])
+def test_package_facets_in_python(case: dict[str, Any]) -> None:
+    chosen = select_specs(_specs(case["package"]), case["filters"], PACKAGE_KEYS)
+    assert chosen.matches == case["matches"]
+    assert chosen.facets == case["facets"] and chosen.relax == case["relax"]
+
+
+def test_the_tag_page_struct_carries_the_selection() -> None:
+    case = FACETS["tag"][2]
+    page = tag_page_from(_tag_data(), case["filters"])
+    assert [p.name for p in page.packages] == [r["name"] for r in case["rows"]]
+    assert page.filters == case["filters"] and page.relax == case["relax"]
+    assert list(page.specs.names) == ["cmake", "hwloc", "zlib"] and sum(page.specs.counts) == 8
+
+
+# -- the same tables in Chromium ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def core(browser: Any) -> Iterator[Any]:
+    """A blank page running cachedex-core.js, as every page of the site does."""
+    context = browser.new_context()
+    opened = context.new_page()
+    script = asset_text("core").decode()
+    opened.set_content(f"<!doctype html><html lang=en><body><script>{script}</script></body></html>")
+    yield opened
+    context.close()
+
+
+@pytest.mark.browser
+def test_versions_in_chromium(core: Any) -> None:
+    for ascending in VERSIONS["ascending"]:
+        shuffled = ascending[:]
+        random.Random(7).shuffle(shuffled)
+        got = core.evaluate("(v) => v.slice().sort(window.cachedex.compareVersions)", shuffled)
+        assert got == ascending
+        pairs = core.evaluate(
+            "(v) => v.flatMap((a, i) => v.slice(i + 1).map((b) => window.cachedex.compareVersions(a, b)))", ascending
+        )
+        assert set(pairs) == {-1}, ascending
+    for equal in VERSIONS["equal"]:
+        assert core.evaluate("(v) => v.map((x) => window.cachedex.compareVersions(v[0], x))", equal) == [0] * len(equal)
+
+
+@pytest.mark.browser
+def test_facets_in_chromium(core: Any) -> None:
+    page = json.loads(to_json(tag_page_from(_tag_data())))
+    for case in FACETS["tag"]:
+        got = core.evaluate(
+            "([page, filters, text]) => window.cachedex.selectTag(page, filters, text)",
+            [page, case["filters"], case["text"]],
+        )
+        assert got == {"rows": case["rows"], "facets": case["facets"], "relax": case["relax"]}, case["name"]
+    for case in FACETS["package"]:
+        specs = [vars(spec) for spec in _specs(case["package"])]
+        got = core.evaluate(
+            "([specs, filters, facets]) => window.cachedex.selectSpecs(specs, filters, facets)",
+            [specs, case["filters"], list(PACKAGE_KEYS)],
+        )
+        assert got == {k: case[k] for k in ("matches", "facets", "relax")}, case["name"]
+
+
+@pytest.mark.browser
+def test_sizes_read_the_same_in_chromium(core: Any) -> None:
+    from cachedex.values import human_size
+
+    sizes = [None, 0, 7, 999, 1000, 1250, 1350, 1750, 3350, 999_949, 999_950, 1_000_000, 2_250_000, 12_345_678_901_234]
+    got = core.evaluate("(s) => s.map(window.cachedex.humanSize)", sizes)
+    assert got == ["unknown" if s is None else human_size(s) for s in sizes]
