@@ -24,6 +24,7 @@ from .. import __version__
 from ..catalog import Edge
 from ..values import LINK_RUN, human_size
 from ._jinja_fast import FastEnvironment, fast_join, render_template
+from .changes import ChangesPage, ComparePage, recent_first_seen, recent_syncs
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .package_pages import variant_name
 from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
@@ -60,6 +61,8 @@ _TEMPLATES = {
     SpecPage: "spec.html",
     MirrorsPage: "mirrors.html",
     SearchView: "search.html",
+    ChangesPage: "changes.html",
+    ComparePage: "compare.html",
 }
 
 #: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
@@ -286,6 +289,9 @@ _env.filters.update(
     dependents=_dependents,
     holder_items=_holder_items,
     has_page=has_page,
+    size_change=lambda change: ("+" if change > 0 else "\u2212" if change < 0 else "\u00b1") + human_size(abs(change)),
+    recent_syncs=recent_syncs,
+    first_seen=recent_first_seen,
 )
 #: What every template may use besides its own values. Each render gets these and its
 #: values as its whole context, not Jinja's globals.

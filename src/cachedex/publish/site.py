@@ -43,6 +43,8 @@ from .._perf import gc_frozen, gc_paused
 from ..catalog import Catalog, package_names_of
 from ..errors import OutputError, UnknownTag
 from ..values import is_dag_hash
+from .changes import history_from
+from .changes_site import write_changes
 from .files import name_problem, quoted, same_bytes, update_file
 from .graph import SpecGraph
 from .pages import HomePage, MirrorsPage, home_page, mirrors_page, package_pages, tag_page
@@ -252,9 +254,10 @@ def _write_task(catalog: Catalog, writer: SiteWriter, task: _Task) -> dict[str, 
     to are written. Returns the package pages left for later (``linked_only``)."""
     if task.spec_ids:
         graph: SpecGraph = _SHARED.get("graph")
-        for spec_id, node in catalog.nodes_of(task.spec_ids):
-            writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
-        writer.flush()
+        with history_from(catalog):  # "first seen" on each spec page
+            for spec_id, node in catalog.nodes_of(task.spec_ids):
+                writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
+            writer.flush()
     deferred: dict[str, list[str]] = {}
     for tag in task.tags:
         wanted = None if task.only is None else set(task.only.get(tag, ()))
@@ -269,11 +272,13 @@ def _write_task(catalog: Catalog, writer: SiteWriter, task: _Task) -> dict[str, 
             else:
                 writer.page(package)
     writer.flush()
-    for tag in task.tag_pages:
-        tag_data = tag_page(catalog, tag)
-        writer.page(tag_data)
-        writer.file(f"tags/{tag}/all.html", render_all_packages(tag_data).encode())
-    writer.flush()
+    with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
+        write_changes(catalog, writer, task.tag_pages)
+        for tag in task.tag_pages:
+            tag_data = tag_page(catalog, tag)
+            writer.page(tag_data)
+            writer.file(f"tags/{tag}/all.html", render_all_packages(tag_data).encode())
+        writer.flush()
     return deferred
 
 

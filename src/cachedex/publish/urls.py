@@ -13,6 +13,7 @@ from functools import lru_cache
 from urllib.parse import quote, urlencode
 
 from ..values import is_dag_hash
+from .changes import ChangesPage, ComparePage
 from .files import name_problem
 from .pages import HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 from .search_page import SearchView
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 #: Every kind of page.
-Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage | SearchView
+Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage | SearchView | ChangesPage | ComparePage
 
 
 def segment(value: str) -> str:
@@ -84,6 +85,10 @@ def page_path(page: Page, *, url: bool = False) -> str:
         return spec_path(page.spec.hash, url=url)
     if isinstance(page, SearchView):
         return "search.html"
+    if isinstance(page, ChangesPage):
+        return f"tags/{name(page.tag)}/changes/index.html"
+    if isinstance(page, ComparePage):
+        return "diff.html" if page.live else f"tags/{name(page.new)}/compare/{name(page.old_tag)}/index.html"
     return "mirrors/index.html"
 
 

@@ -27,6 +27,7 @@ from ...catalog import Catalog
 from ...diff import diff_since, diff_tags, parse_since
 from ...errors import BadQuery, LookupFailed, UnknownSpec
 from ...query import parse
+from ..changes import ChangesPage, ComparePage, changes_page, compare_page, history_from, previous_tags, since_page
 from ..facets import FACET_KEYS, PACKAGE_KEYS, active_filters
 from ..pages import (
     PackageRow,
@@ -300,7 +301,8 @@ def _page_builder(build: Callable[[Catalog, Request], Any]) -> Builder:
         page = build(catalog, request)
         if request.url.path.endswith(".json"):
             return to_json(page), JSON
-        return render(page).encode(), HTML
+        with history_from(catalog):  # a tag page's recent changes, a spec page's "first seen"
+            return render(page).encode(), HTML
 
     return respond
 
@@ -344,6 +346,36 @@ def _package_at(catalog: Catalog, request: Request) -> Any:
 #: The search page's parameters.
 _SEARCH = frozenset({"q", "tag", "stack", "page"})
 
+
+def _changes_at(catalog: Catalog, request: Request) -> ChangesPage:
+    return changes_page(catalog, request.path_params["tag"])
+
+
+def _compare_at(catalog: Catalog, request: Request) -> ComparePage:
+    """A comparison page of the static site: only with the previous tag of its series."""
+    new, old = request.path_params["tag"], request.path_params["old"]
+    catalog.require_tag(new)
+    if old not in previous_tags(catalog.tag_names()).get(new, ()):
+        raise LookupFailed(f"no comparison page of {new!r} with {old!r}; /diff?old=...&new=... compares any two tags")
+    return compare_page(catalog, old, new)
+
+
+def _diff_page(catalog: Catalog, request: Request) -> ComparePage:
+    """``/diff?old=&new=`` (two tags) or ``/diff?tag=&since=YYYY-MM-DD``."""
+    params = request.query_params
+    if params.get("tag") or params.get("since"):
+        tag, since = params.get("tag", ""), params.get("since", "")
+        if not tag or not since:
+            raise BadQuery("a diff over time needs tag and since (YYYY-MM-DD)")
+        return since_page(catalog, tag, parse_since(since), since)
+    old, new = params.get("old", ""), params.get("new", "")
+    if not old or not new:
+        raise BadQuery("a diff needs old and new (two tags), or tag and since (YYYY-MM-DD)")
+    return compare_page(catalog, old, new, live=True)
+
+
+_DIFF = frozenset({"old", "new", "tag", "since"})
+
 #: The site's pages by kind: each is served at the same path as in the static site.
 PAGES: dict[str, Endpoint] = {
     "home": Endpoint(_page_builder(lambda c, r: home_page(c))),
@@ -355,4 +387,7 @@ PAGES: dict[str, Endpoint] = {
     "search": Endpoint(_page_builder(lambda c, r: search_view(c, r.query_params)), _SEARCH, _SEARCH),
     "all": Endpoint(_all_packages),
     "packages.json": Endpoint(_packages_index),
+    "changes": Endpoint(_page_builder(_changes_at)),
+    "compare": Endpoint(_page_builder(_compare_at)),
+    "diff": Endpoint(_page_builder(_diff_page), _DIFF, _DIFF),
 }

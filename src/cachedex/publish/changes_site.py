@@ -1,0 +1,26 @@
+"""The history's pages in the static site: each tag's change page, its comparison with the
+previous tag of its series (see :mod:`.changes`)."""
+
+from __future__ import annotations
+
+from ..catalog import Catalog
+from .changes import changes_page, compare_page, previous_tags
+from .files import name_problem
+from .sitefiles import SiteWriter
+
+__all__ = ["write_changes"]
+
+
+def write_changes(catalog: Catalog, writer: SiteWriter, tags: list[str]) -> None:
+    """The change page of each of ``tags`` (names that can be folder names) and its
+    comparison pages; written before the tag pages, which link to them."""
+    if not tags:
+        return
+    held = catalog.held_hashes()
+    previous = previous_tags(catalog.tag_names())
+    for tag in tags:
+        writer.page(changes_page(catalog, tag, held=held))
+        for old in previous.get(tag, ()):
+            if name_problem(old) is None:
+                writer.page(compare_page(catalog, old, tag))
+    writer.flush()

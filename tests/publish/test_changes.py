@@ -1,0 +1,181 @@
+"""Change pages: each tag's syncs and the comparisons of tags, against the demo (develop
+synced twice), ``cachedex diff`` and a brute-force walk of the catalog; the site's files,
+the server's ``/diff``, escaping."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+from click.testing import CliRunner
+
+from cachedex.catalog import Catalog
+from cachedex.cli import main
+from cachedex.diff import diff_tags
+from cachedex.publish.changes import ComparePage, changes_page, compare_page, previous_tags, since_page
+from cachedex.publish.render import render
+from cachedex.publish.serve import create_app
+from cachedex.publish.site import write_site
+from tests.helpers import Demo, changes, evil_catalog, listed_specs, record, write_tag
+from tests.publish.serve import get
+
+
+def _hashes(page: Any, stack: str, kind: str) -> set[str]:
+    found = [s for s in page.stacks if s.stack == stack]
+    return {spec.hash for spec in getattr(found[0], kind)} if found else set()
+
+
+def test_a_sync_shows_what_the_catalog_recorded(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        page = changes_page(catalog, "develop")
+        (sync,) = page.syncs  # the demo's second sync of develop; the first records nothing
+        assert page.older == 0 and page.first_synced_at is not None and page.first_synced_at < sync.finished_at
+        stacks = [s.stack for s in sync.stacks]
+        assert stacks[0] == "root" and stacks[1:] == sorted(stacks[1:]) and len(stacks) > 5
+        for stack in stacks:  # brute force: the changes table, mirror by mirror
+            recorded = changes(catalog, "develop", stack)
+            assert _hashes(sync, stack, "added") == {h for _, h, _, c in recorded if c > 0}, stack
+            assert _hashes(sync, stack, "removed") == {h for _, h, _, c in recorded if c < 0}, stack
+        root = sync.stacks[0]
+        listed = {s.hash: s for s in listed_specs(catalog, "develop")}
+        for spec in root.added:  # each added spec with its arch, compiler and size as listed
+            now = listed[spec.hash]
+            assert (spec.compiler, spec.arch, spec.size) == (
+                now.compiler,
+                f"{now.platform}-{now.os}-{now.target}",
+                now.size,
+            )
+        known = [s.size for s in root.added if s.size] + [-(s.size or 0) for s in root.removed]
+        assert root.size_change == sum(known) != 0
+        # packages and versions, brute force: today's listing and the one before the sync
+        after = defaultdict(set)
+        for s in listed.values():
+            after[s.name].add(s.version)
+        removed_names = {s.name for s in root.removed}
+        added_names = {s.name for s in root.added}
+        before_hashes = (set(listed) - {s.hash for s in root.added}) | {s.hash for s in root.removed}
+        versions_before: dict[str, set[str]] = defaultdict(set)
+        for s in list(listed.values()) + list(root.removed):
+            if s.hash in before_hashes:
+                versions_before[s.name].add(s.version)
+        assert set(root.added_packages) == {n for n in added_names if n not in versions_before} and root.added_packages
+        assert set(root.removed_packages) == {n for n in removed_names if n not in after} and root.removed_packages
+        for change in root.version_changes:
+            assert set(change.old) == versions_before[change.name] - after[change.name], change
+            assert set(change.new) == after[change.name] - versions_before[change.name], change
+            assert change.old or change.new
+        git = next(v for v in root.version_changes if v.name == "git")
+        assert (git.old, git.new) == (("2.47.1",), ("2.47.2",))
+
+
+def test_since_and_compare_agree_with_cachedex_diff(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        assert previous_tags(catalog.tag_names()) == {"develop-2026-11-08": ["develop-2026-11-01"]}
+        page = compare_page(catalog, "develop-2026-11-01", "develop-2026-11-08")
+        diff = diff_tags(catalog, "develop-2026-11-01", "develop-2026-11-08")
+        assert [s.stack for s in page.stacks] == [s.stack for s in diff.stacks] and page.stacks
+        for mine, theirs in zip(page.stacks, diff.stacks, strict=True):
+            assert {s.hash for s in mine.added} == {s.hash for s in theirs.added}
+            assert {s.hash for s in mine.removed} == {s.hash for s in theirs.removed}
+            assert set(mine.added_packages) == set(theirs.added_packages)
+            assert set(mine.removed_packages) == set(theirs.removed_packages)
+            assert all(s.arch.count("-") >= 2 and s.compiler for s in mine.added + mine.removed)
+        # since before the second sync: the same specs as that sync changed
+        (sync,) = changes_page(catalog, "develop").syncs
+        since = since_page(catalog, "develop", sync.started_at - 0.001, "then")
+        assert [(s.stack, s.added_count, s.removed_count) for s in since.stacks] == [
+            (s.stack, s.added_count, s.removed_count) for s in sync.stacks
+        ]
+        # the CLI's diff says the same
+        result = CliRunner().invoke(
+            main, ["--config", str(demo_run.config), "diff", "develop-2026-11-01", "develop-2026-11-08", "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        cli = json.loads(result.output)
+        assert {s["stack"]: len(s["added"]) for s in cli["stacks"]} == {s.stack: s.added_count for s in page.stacks}
+
+
+def test_the_site_has_change_pages_and_the_pages_link_them(demo_run: Demo) -> None:
+    site = demo_run.site
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        for tag in catalog.tag_names():
+            twin = json.loads((site / "tags" / tag / "changes" / "index.json").read_text())
+            assert twin == json.loads(msgspec.json.encode(changes_page(catalog, tag)))
+        (sync,) = changes_page(catalog, "develop").syncs
+        compare = site / "tags/develop-2026-11-08/compare/develop-2026-11-01/index.html"
+        assert compare.is_file() and not (site / "tags/develop/compare").exists()
+    html = (site / "tags/develop/changes/index.html").read_text()
+    assert f'id="sync-{sync.id}"' in html and "git</strong> 2.47.1 &rarr; 2.47.2" in html
+    assert "../compare/" not in html
+    assert (
+        'href="../compare/develop-2026-11-01/index.html"'
+        in (site / "tags/develop-2026-11-08/changes/index.html").read_text()
+    )
+    tag = (site / "tags/develop/index.html").read_text()
+    assert f'href="changes/index.html#sync-{sync.id}"' in tag and "Recent changes" in tag
+    # every spec link of a change page leads to a page that exists
+    for link in re.findall(r'href="((?:\.\./)+specs/[^"]+)"', html):
+        assert (site / "tags/develop/changes" / link).resolve().is_file(), link
+    added = sync.stacks[0].added[0]
+    spec = (site / "specs" / added.hash[:2] / f"{added.hash}.html").read_text()
+    assert '<dt>First seen</dt><dd id="first-seen">' in spec and "in develop" in spec
+
+
+def test_the_server_answers_the_same_pages_and_any_diff(demo_run: Demo) -> None:
+    app = create_app(demo_run.catalog)
+    site = demo_run.site
+    for path in ("tags/develop/changes/index.html", "tags/develop-2026-11-08/compare/develop-2026-11-01/index.html"):
+        served = get(app, "/" + path)
+        assert served.status_code == 200 and served.content == (site / path).read_bytes(), path
+    assert get(app, "/tags/develop/index.html").content == (site / "tags/develop/index.html").read_bytes()
+    assert get(app, "/tags/develop/compare/v1.0.2/").status_code == 404
+    pair = get(app, "/diff.json?old=develop-2026-11-01&new=develop-2026-11-08")
+    static = json.loads((site / "tags/develop-2026-11-08/compare/develop-2026-11-01/index.json").read_text())
+    assert pair.status_code == 200 and pair.json() == {**static, "live": True}
+    html = get(app, "/diff?old=v1.0.2&new=develop")
+    assert html.status_code == 200 and "<h1>v1.0.2 &rarr; develop</h1>" in html.text
+    assert 'href="specs/' in html.text  # links from the server's top
+    since = get(app, "/diff?tag=develop&since=2000-01-01")
+    assert since.status_code == 200 and "its first sync" in since.text
+    for bad in ("/diff", "/diff?old=develop", "/diff?tag=develop", "/diff?tag=develop&since=yesterday"):
+        assert get(app, bad).status_code == 400, bad
+    assert get(app, "/diff?old=nope&new=develop").status_code == 404
+
+
+def _evil_history(tmp_path: Path) -> Catalog:
+    catalog = evil_catalog(tmp_path / "evil.sqlite")
+    common: dict[str, Any] = {"os": "rhel8", "target": "x86_64", "compiler": "gcc@<i>13", "node": b"{}"}
+    evil = record("d" * 32, "<img src=x onerror=alert(1)>", version="2<b>", variants=(), **common)
+    write_tag(catalog, "t<i>x", [evil], members={"d" * 32: True, "b" * 32: True}, checksum="z")
+    return catalog
+
+
+def test_hostile_names_are_escaped_in_change_pages(tmp_path: Path) -> None:
+    with _evil_history(tmp_path) as catalog:
+        page = changes_page(catalog, "t<i>x")
+        assert page.syncs and page.syncs[0].stacks[0].added_packages == ("<img src=x onerror=alert(1)>",)
+        html = render(page)
+        assert "<img" not in html and "<b>" not in html
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<i>" not in html.split("<main>")[1]
+        compare = render(ComparePage("t<i>x", "../up", "t<i>x", page.syncs[0].stacks, live=True))
+        assert "<img" not in compare and "we&#34;ird&#39;&lt;b&gt;name" in compare
+        report = write_site(catalog, tmp_path / "site")
+        assert not (tmp_path / "site/tags/t<i>x").exists() or (tmp_path / "site/tags/t<i>x/changes").is_dir()
+        for html_file in (tmp_path / "site").rglob("changes/index.html"):
+            text = html_file.read_text()
+            assert "<img" not in text and "<script>" not in text, html_file
+        assert report.complete
+
+
+@pytest.mark.parametrize("path", ["/diff?old=t%3Ci%3Ex&new=..%2Fup", "/tags/t%3Ci%3Ex/changes/index.html"])
+def test_hostile_names_are_escaped_by_the_server(tmp_path: Path, path: str) -> None:
+    _evil_history(tmp_path).close()
+    answer = get(create_app(tmp_path / "evil.sqlite"), path)
+    assert answer.status_code == 200, answer.text
+    main_part = answer.text.split("<main>")[1]
+    assert "<img" not in main_part and "<i>" not in main_part and "<script>" not in main_part
