@@ -378,6 +378,11 @@ class Catalog:
         mirror listing it."""
         return verifications.spec_verifications(self._db, dag_hash)
 
+    def all_spec_verifications(self) -> dict[str, list[verifications.SpecVerification]]:
+        """:meth:`spec_verifications` of every spec a verification mentions, in one read
+        (hash -> findings), for a site build."""
+        return verifications.all_spec_verifications(self._db)
+
     def previous_signatures(self, tag: str, stack: str, keyring: str) -> dict[str, verifications.SpecSignature]:
         """Signature statuses of the mirror's latest verification with the same keys, by hash."""
         return verifications.previous_signatures(self._db, tag, stack, keyring)

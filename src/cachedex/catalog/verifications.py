@@ -20,6 +20,8 @@ from typing import Any
 
 import msgspec
 
+from ..values import ROOT_STACK
+
 __all__ = [
     "KEEP_PROBLEMS",
     "KEEP_SIGNATURES",
@@ -31,6 +33,7 @@ __all__ = [
     "SpecSignature",
     "SpecVerification",
     "TagVerification",
+    "all_spec_verifications",
     "latest_verifications",
     "previous_signatures",
     "spec_verifications",
@@ -278,27 +281,45 @@ def tag_verification(db: sqlite3.Connection, tag: str) -> TagVerification | None
 def spec_verifications(db: sqlite3.Connection, dag_hash: str) -> list[SpecVerification]:
     """What the latest verification of every mirror listing ``dag_hash`` found about it:
     its signature status and its problems, by tag then stack with root first."""
-    latest = "SELECT max(id) FROM verifications GROUP BY tag, stack"
-    runs = db.execute(
-        f"SELECT v.id, v.tag, v.stack, v.finished_at, s.status, s.signer FROM verifications v "
-        f"LEFT JOIN verification_signatures s ON s.verification_id = v.id AND s.hash = ? "
-        f"WHERE v.id IN ({latest}) AND (s.hash IS NOT NULL OR EXISTS "
-        f"(SELECT 1 FROM verification_problems p WHERE p.verification_id = v.id AND p.hash = ?)) "
-        "ORDER BY v.tag, v.stack != 'root', v.stack",
-        (dag_hash, dag_hash),
-    ).fetchall()
-    found = []
-    for run, tag, stack, finished, status, signer in runs:
-        problems = tuple(
-            Problem(kind, url, message, dag_hash)
-            for kind, url, message in db.execute(
-                "SELECT kind, url, message FROM verification_problems WHERE verification_id = ? AND hash = ? "
-                "ORDER BY rowid",
-                (run, dag_hash),
-            )
+    return all_spec_verifications(db, dag_hash).get(dag_hash, [])
+
+
+def all_spec_verifications(db: sqlite3.Connection, dag_hash: str | None = None) -> dict[str, list[SpecVerification]]:
+    """:func:`spec_verifications` of every spec (or of ``dag_hash`` only) in one read:
+    hash -> what the latest verification of each mirror found about it. Specs that no
+    verification mentions are absent."""
+    only = "AND hash = ?" if dag_hash else ""
+    bound = (dag_hash,) if dag_hash else ()
+    runs = {
+        run: (tag, stack, finished)
+        for run, tag, stack, finished in db.execute(
+            "SELECT id, tag, stack, finished_at FROM verifications WHERE id IN "
+            "(SELECT max(id) FROM verifications GROUP BY tag, stack)"
         )
-        found.append(SpecVerification(tag, stack, finished, status, signer, problems))
-    return found
+    }
+    if not runs:
+        return {}
+    latest = ",".join(map(str, runs))  # integers the catalog made: safe to inline
+    found: dict[tuple[str, int], tuple[str | None, str | None, list[Problem]]] = {}
+    for run, spec, status, signer in db.execute(
+        f"SELECT verification_id, hash, status, signer FROM verification_signatures "
+        f"WHERE verification_id IN ({latest}) {only}",
+        bound,
+    ):
+        found[spec, run] = (status, signer, [])
+    for run, spec, kind, url, message in db.execute(
+        f"SELECT verification_id, hash, kind, url, message FROM verification_problems "
+        f"WHERE verification_id IN ({latest}) AND hash IS NOT NULL {only} ORDER BY rowid",
+        bound,
+    ):
+        found.setdefault((spec, run), (None, None, []))[2].append(Problem(kind, url, message, spec))
+    by_spec: dict[str, list[SpecVerification]] = {}
+    for (spec, run), (status, signer, problems) in found.items():
+        tag, stack, finished = runs[run]
+        by_spec.setdefault(spec, []).append(SpecVerification(tag, stack, finished, status, signer, tuple(problems)))
+    for verified in by_spec.values():
+        verified.sort(key=lambda v: (v.tag, v.stack != ROOT_STACK, v.stack))
+    return by_spec
 
 
 def previous_signatures(db: sqlite3.Connection, tag: str, stack: str, keyring: str) -> dict[str, SpecSignature]:

@@ -36,6 +36,7 @@ class SpecGraph:
         # and its entries are made once, here, for every spec.
         rows: list[SpecRow] = sorted(catalog.all_spec_rows(), key=attrgetter("name", "hash"))
         self._rows = rows
+        self._verified = catalog.all_spec_verifications()  # empty until a `cachedex verify`
         self.ids = {row.hash: row.id for row in rows}  # hash -> catalog id
         self._position = position = {row.id: n for n, row in enumerate(rows)}
         self._plain = [Edge(row.hash, row.name, row.version, bool(row.listed), row.size) for row in rows]
@@ -126,6 +127,7 @@ class SpecGraph:
             closure=self._closure(at),
             dependents=self._dependents.get(at, []),
             node=node,
+            verifications=self._verified.get(row.hash, ()),
         )
 
     def _closure(self, at: int) -> list[Edge]:

@@ -23,6 +23,7 @@ from typing import NamedTuple
 import msgspec
 
 from ..catalog import Catalog, ListedRow, MirrorState, SpecSummary
+from ..catalog.verifications import MirrorVerification
 from ..errors import UnknownPackage, UnknownSpec
 from ..query import Query, version_key
 from ..values import ROOT_STACK
@@ -36,6 +37,7 @@ __all__ = [
     "Holder",
     "HomePage",
     "Install",
+    "MIRROR_PROBLEMS",
     "MirrorsPage",
     "PackagePage",
     "PackageRow",
@@ -115,9 +117,17 @@ class TagPage(msgspec.Struct, frozen=True, tag_field="page", tag="tag"):
 
 
 class MirrorsPage(msgspec.Struct, frozen=True, tag_field="page", tag="mirrors"):
-    """Every mirror of every tag, and what its last read found."""
+    """Every mirror of every tag, what its last read found and, once ``cachedex verify``
+    ran, what its latest verification found (``verifications[i]`` is ``mirrors[i]``'s,
+    null when never verified; at most :data:`MIRROR_PROBLEMS` problems each)."""
 
     mirrors: tuple[MirrorState, ...]
+    verifications: tuple[MirrorVerification | None, ...] = ()
+
+
+#: Problems of a mirror's verification that the mirrors page lists (``cachedex verify``
+#: and ``/api/tags/{tag}/verify`` give them all).
+MIRROR_PROBLEMS = 5
 
 
 _SNAPSHOT = re.compile(r".+-([0-9]{4}-[0-9]{2}-[0-9]{2})")
@@ -244,8 +254,11 @@ def tag_page(catalog: Catalog, tag: str, filters: Mapping[str, str] | None = Non
 
 
 def mirrors_page(catalog: Catalog) -> MirrorsPage:
-    """Every mirror of every tag."""
-    return MirrorsPage(tuple(catalog.mirrors()))
+    """Every mirror of every tag, with its latest verification."""
+    with catalog.snapshot():
+        mirrors = tuple(catalog.mirrors())
+        verified = {(v.tag, v.stack): v for v in catalog.latest_verifications(problems=MIRROR_PROBLEMS)}
+    return MirrorsPage(mirrors, tuple(verified.get((m.tag, m.stack)) for m in mirrors) if verified else ())
 
 
 def resolve(catalog: Catalog, what: str) -> SpecSummary | str:

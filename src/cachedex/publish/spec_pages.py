@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import msgspec
 
 from ..catalog import Catalog, Edge, SpecSummary
+from ..catalog.verifications import SpecVerification
 from ..errors import UnknownSpec
 from ..values import ROOT_STACK
 
@@ -54,6 +55,8 @@ class SpecPage(msgspec.Struct, frozen=True, tag_field="page", tag="spec"):
     install: tuple[Install, ...]
     node: str  #: the raw node JSON as the index holds it
     closure_binaries: int = 0  #: binaries to download: the spec's (if listed) and its closure's
+    #: what the latest ``cachedex verify`` of each mirror holding it found: signature, problems
+    verifications: tuple[SpecVerification, ...] = ()
 
 
 def install_commands(tag: str, stack: str, url: str, dag_hash: str) -> str:
@@ -84,6 +87,7 @@ def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
         closure=[edge for edge in catalog.closure(dag_hash) if edge.hash != dag_hash],
         dependents=[e for e in catalog.edges_of(dag_hash, reverse=True) if e.listed],
         node=catalog.node(dag_hash) or "{}",
+        verifications=catalog.spec_verifications(dag_hash),
     )
 
 
@@ -95,6 +99,7 @@ def spec_page_from(
     closure: list[Edge],
     dependents: Sequence[Edge],
     node: str,
+    verifications: Sequence[SpecVerification] = (),
 ) -> SpecPage:
     """A spec's page from its parts (read one by one, or from a ``graph.SpecGraph``)."""
     # Only binaries are downloaded: a dependency without one (an external) costs nothing.
@@ -113,4 +118,5 @@ def spec_page_from(
         ),
         node=node,
         closure_binaries=len(binaries),
+        verifications=tuple(verifications),
     )
