@@ -49,6 +49,7 @@ from .rows import (
     SpecRow,
     SpecSummary,
     TagStats,
+    summary_of,
 )
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .writer import TagWriter, collect_garbage, record_sizes
@@ -67,6 +68,7 @@ __all__ = [
     "TagStats",
     "TagWriter",
     "package_names_of",
+    "summary_of",
 ]
 
 

@@ -22,6 +22,8 @@ from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 
+from ..values import decode_variants
+
 __all__ = [
     "Edge",
     "HolderRow",
@@ -34,6 +36,7 @@ __all__ = [
     "TagStats",
     "as_rows",
     "select_list",
+    "summary_of",
 ]
 
 
@@ -146,6 +149,23 @@ class SpecRow(NamedTuple):
     variants: str  #: JSON text, as in :class:`ListedRow`
     size: int | None
     listed: int  #: 1 when some mirror has its binary
+
+
+def summary_of(row: ListedRow | SpecRow, *, tags: tuple[str, ...], stacks: tuple[str, ...] = ()) -> SpecSummary:
+    """The summary pages show of a bulk-read row, with the tags and stacks the caller knows."""
+    return SpecSummary(
+        hash=row.hash,
+        name=row.name,
+        version=row.version,
+        compiler=row.compiler,
+        platform=row.platform,
+        os=row.os,
+        target=row.target,
+        variants=decode_variants(row.variants),
+        size=row.size,
+        tags=tags,
+        stacks=stacks,
+    )
 
 
 class SizeKey(NamedTuple):

@@ -29,10 +29,10 @@ from ..values import ROOT_STACK
 __all__ = [
     "FACETS",
     "FACET_KEYS",
-    "FacetSpec",
     "MULTI",
     "PACKAGE_FACETS",
     "PACKAGE_KEYS",
+    "FacetSpec",
     "Row",
     "Selection",
     "SpecColumns",

@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from operator import attrgetter
 
-from ..catalog import Catalog, Edge, SpecRow, SpecSummary
-from ..values import LINK_RUN, decode_variants
+from ..catalog import Catalog, Edge, SpecRow, summary_of
+from ..values import LINK_RUN
 from .pages import Holder, SpecPage, spec_page_from
 
 __all__ = ["SpecGraph"]
@@ -107,19 +107,7 @@ class SpecGraph:
         """The page of one spec (by catalog id), given its raw node JSON."""
         at = self._position[spec_id]
         row = self._rows[at]
-        spec = SpecSummary(
-            hash=row.hash,
-            name=row.name,
-            version=row.version,
-            compiler=row.compiler,
-            platform=row.platform,
-            os=row.os,
-            target=row.target,
-            variants=decode_variants(row.variants),
-            size=row.size,
-            tags=tuple(self._tags.get(spec_id, ())),
-            stacks=(),
-        )
+        spec = summary_of(row, tags=tuple(self._tags.get(spec_id, ())))
         return spec_page_from(
             spec,
             holders=self._holders.get(spec_id, ()),

@@ -15,10 +15,10 @@ from urllib.parse import quote
 
 import msgspec
 
-from ..catalog import Catalog, SpecSummary
+from ..catalog import Catalog, SpecSummary, summary_of
 from ..errors import UnknownPackage
 from ..query import Query, version_key
-from ..values import ROOT_STACK, decode_variants
+from ..values import ROOT_STACK
 from .facets import PACKAGE_KEYS, select_specs
 
 __all__ = [
@@ -91,19 +91,7 @@ def package_pages(
     rows = catalog.listed_rows(tag, part=part, parts=parts)
     for name, group in itertools.groupby(rows, key=attrgetter("name")):
         specs = [
-            SpecSummary(
-                hash=row.hash,
-                name=row.name,
-                version=row.version,
-                compiler=row.compiler,
-                platform=row.platform,
-                os=row.os,
-                target=row.target,
-                variants=decode_variants(row.variants),
-                size=row.size,
-                tags=(tag,),
-                stacks=tuple(sorted(row.stacks.split("\x1f"))) if row.stacks else (),
-            )
+            summary_of(row, tags=(tag,), stacks=tuple(sorted(row.stacks.split("\x1f"))) if row.stacks else ())
             for row in group
         ]
         yield _package_page(tag, name, specs, tags_of.get(name, []), url)
