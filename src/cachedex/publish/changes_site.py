@@ -1,10 +1,11 @@
 """The history's pages in the static site: each tag's change page, its comparison with the
-previous tag of its series (see :mod:`.changes`)."""
+previous tag of its series (see :mod:`.changes`), its Atom feed (:mod:`.feeds`)."""
 
 from __future__ import annotations
 
 from ..catalog import Catalog
 from .changes import changes_page, compare_page, previous_tags
+from .feeds import tag_feed
 from .files import name_problem
 from .sitefiles import SiteWriter
 
@@ -19,7 +20,9 @@ def write_changes(catalog: Catalog, writer: SiteWriter, tags: list[str]) -> None
     held = catalog.held_hashes()
     previous = previous_tags(catalog.tag_names())
     for tag in tags:
-        writer.page(changes_page(catalog, tag, held=held))
+        page = changes_page(catalog, tag, held=held)
+        writer.page(page)
+        writer.file(f"tags/{tag}/changes.atom", tag_feed(page))
         for old in previous.get(tag, ()):
             if name_problem(old) is None:
                 writer.page(compare_page(catalog, old, tag))

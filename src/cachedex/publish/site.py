@@ -8,6 +8,9 @@ Layout (every page has its JSON twin beside it: ``index.json`` beside ``index.ht
     tags/<tag>/index.html              packages of a tag, facets in the URL
     tags/<tag>/all.html                every package of the tag by name
     tags/<tag>/packages/<name>/...     a package's specs in a tag
+    tags/<tag>/changes/index.html      every sync that changed the tag; changes.atom its feed
+    tags/<tag>/compare/<old>/...       the tag against the previous of its series
+    changes.atom                       the newest syncs of every tag
     specs/<ab>/<hash>.html             one spec (<ab>: the hash's first two characters)
     mirrors/index.html, 404.html, static/cachedex-<version>.{css,js}
 
@@ -45,6 +48,7 @@ from ..errors import OutputError, UnknownTag
 from ..values import is_dag_hash
 from .changes import history_from
 from .changes_site import write_changes
+from .feeds import all_tags_feed
 from .files import name_problem, quoted, same_bytes, update_file
 from .graph import SpecGraph
 from .pages import HomePage, MirrorsPage, home_page, mirrors_page, package_pages, tag_page
@@ -190,9 +194,10 @@ def _prepare(writer: SiteWriter) -> None:
     writer.file("404.html", render_not_found().encode())
 
 
-def _write_last(writer: SiteWriter, plan: _Plan, home: HomePage, mirrors: MirrorsPage) -> None:
+def _write_last(writer: SiteWriter, plan: _Plan, home: HomePage, mirrors: MirrorsPage, feed: bytes) -> None:
     """The pages that link to tag and package pages: written after them."""
     writer.page(home)
+    writer.file("changes.atom", feed)
     writer.page(static_search_view(plan.known))
     writer.file("packages.json", msgspec.json.encode(with_pages(package_names_of(plan.package_tags))))
     writer.page(mirrors)
@@ -302,7 +307,7 @@ def _write_alone(
         if staged:
             os.rename(folder, outdir / "specs")
         _write_task(catalog, writer, _Task(catalog.path, outdir, tags=tags, tag_pages=tags))
-    _write_last(writer, plan, home_page(catalog), mirrors_page(catalog))
+    _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
     return graph.held_hashes(), staged
 
 
@@ -332,7 +337,7 @@ def _write_shared(
         with catalog.snapshot():
             stale = catalog.state_token()[0] != token
             graph, ids = _read_graph(catalog, tags, progress)
-            home, mirrors = home_page(catalog), mirrors_page(catalog)
+            home, mirrors, feed = home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog)
         folder = spec_folder(outdir, staged, [dag_hash for _, dag_hash in ids])
         # Frozen: the workers share the graph's memory pages instead of copying them.
         with gc_frozen(), context.Pool(count) as pool:
@@ -361,7 +366,7 @@ def _write_shared(
         for result in done:
             writer.add(result.written, result.unchanged, result.pages)
     if not stale:
-        _write_last(writer, plan, home, mirrors)
+        _write_last(writer, plan, home, mirrors, feed)
     return graph.held_hashes(), staged, stale
 
 

@@ -29,6 +29,7 @@ from ...errors import BadQuery, LookupFailed, UnknownSpec
 from ...query import parse
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, history_from, previous_tags, since_page
 from ..facets import FACET_KEYS, PACKAGE_KEYS, active_filters
+from ..feeds import ATOM, all_tags_feed, tag_feed
 from ..pages import (
     PackageRow,
     SpecPage,
@@ -376,6 +377,11 @@ def _diff_page(catalog: Catalog, request: Request) -> ComparePage:
 
 _DIFF = frozenset({"old", "new", "tag", "since"})
 
+
+def _tag_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    return tag_feed(changes_page(catalog, request.path_params["tag"], held=set())), ATOM
+
+
 #: The site's pages by kind: each is served at the same path as in the static site.
 PAGES: dict[str, Endpoint] = {
     "home": Endpoint(_page_builder(lambda c, r: home_page(c))),
@@ -390,4 +396,6 @@ PAGES: dict[str, Endpoint] = {
     "changes": Endpoint(_page_builder(_changes_at)),
     "compare": Endpoint(_page_builder(_compare_at)),
     "diff": Endpoint(_page_builder(_diff_page), _DIFF, _DIFF),
+    "feed": Endpoint(lambda c, r: (all_tags_feed(c), ATOM)),
+    "tag feed": Endpoint(_tag_feed),
 }

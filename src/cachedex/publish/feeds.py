@@ -1,0 +1,140 @@
+"""Atom feeds of the history: ``tags/<tag>/changes.atom`` (an entry per sync that changed
+the tag, from its change page) and ``changes.atom`` (the newest syncs of every tag).
+
+Every value is XML-escaped, and characters XML 1.0 cannot hold are dropped. Entry ids
+are stable (the tag and the sync's id), times are the syncs' (never the clock's: an
+unchanged catalog gives the same bytes), and links are relative to the feed, so a feed
+works wherever the site is served, like the pages.
+"""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterable, Sequence
+from xml.sax.saxutils import escape, quoteattr
+
+from markupsafe import escape as html
+
+from ..catalog import Catalog
+from ..values import ROOT_STACK, human_size
+from .changes import ChangesPage, StackChanges, SyncChanges
+from .urls import has_page, segment
+
+__all__ = ["ATOM", "FEED_ENTRIES", "all_tags_feed", "tag_feed"]
+
+#: The media type of a feed.
+ATOM = "application/atom+xml"
+#: Entries of the all-tags feed (the newest syncs).
+FEED_ENTRIES = 100
+
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _text(value: str) -> str:
+    return escape(_NOT_XML.sub("", value))
+
+
+def _attr(value: str) -> str:
+    return quoteattr(_NOT_XML.sub("", value))
+
+
+def _time(epoch: float) -> str:
+    return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _entry_id(tag: str, sync_id: int) -> str:
+    return f"urn:cachedex:tag:{segment(tag)}:sync:{sync_id}"
+
+
+def _names(names: Sequence[str], limit: int = 20) -> str:
+    return ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+
+
+def _stack_summary(c: StackChanges) -> str:
+    """One stack's changes as the HTML of an entry (escaped once here, once more as XML)."""
+    where = "Whole tag" if c.stack == ROOT_STACK else f"Stack {c.stack}"
+    sign = "+" if c.size_change >= 0 else "\u2212"
+    size = f"{sign}{human_size(abs(c.size_change))}"
+    parts = [f"<h3>{html(where)}</h3><p>+{c.added_count} \u2212{c.removed_count} specs, {size}</p>"]
+    if c.added_packages:
+        parts.append(f"<p>Packages added: {html(_names(c.added_packages))}</p>")
+    if c.removed_packages:
+        parts.append(f"<p>Packages removed: {html(_names(c.removed_packages))}</p>")
+    if c.version_changes:
+        items = "".join(
+            f"<li>{html(v.name)} {html(', '.join(v.old) or '(none)')} \u2192 {html(', '.join(v.new) or '(none)')}</li>"
+            for v in c.version_changes[:30]
+        )
+        parts.append(f"<ul>{items}</ul>")
+    return "".join(parts)
+
+
+def _title(tag: str, sync: SyncChanges) -> str:
+    root = next((s for s in sync.stacks if s.stack == ROOT_STACK), None)
+    added, removed = (root.added_count, root.removed_count) if root else (0, 0)
+    return f"{tag}: +{added} \u2212{removed} specs ({_time(sync.finished_at)[:10]})"
+
+
+def _feed(feed_id: str, title: str, alternate: str, updated: float, entries: Iterable[str]) -> bytes:
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n'
+        f"<id>{_text(feed_id)}</id>\n<title>{_text(title)}</title>\n"
+        f'<link rel="alternate" type="text/html" href={_attr(alternate)}/>\n'
+        f"<updated>{_time(updated)}</updated>\n<author><name>cachedex</name></author>\n"
+        f"<generator>cachedex</generator>\n{''.join(entries)}</feed>\n"
+    ).encode()
+
+
+def _entry(entry_id: str, title: str, href: str, at: float, html: str) -> str:
+    return (
+        f"<entry>\n<id>{_text(entry_id)}</id>\n<title>{_text(title)}</title>\n"
+        f'<link rel="alternate" type="text/html" href={_attr(href)}/>\n'
+        f"<updated>{_time(at)}</updated>\n"
+        f'<content type="html">{_text(html)}</content>\n</entry>\n'
+    )
+
+
+def tag_feed(page: ChangesPage) -> bytes:
+    """``tags/<tag>/changes.atom``: an entry per sync of the change page, linking to it."""
+    entries = [
+        _entry(
+            _entry_id(page.tag, sync.id),
+            _title(page.tag, sync),
+            f"changes/index.html#sync-{sync.id}",
+            sync.finished_at,
+            "".join(_stack_summary(c) for c in sync.stacks),
+        )
+        for sync in page.syncs
+    ]
+    updated = page.syncs[0].finished_at if page.syncs else page.first_synced_at or 0.0
+    return _feed(
+        f"urn:cachedex:tag:{segment(page.tag)}:changes",
+        f"Changes in {page.tag}",
+        "changes/index.html",
+        updated,
+        entries,
+    )
+
+
+def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
+    """``changes.atom``: the newest syncs that changed any tag, each with its counts (of
+    the whole tag) and the packages whose specs it added or removed."""
+    entries = []
+    syncs = [s for s in catalog.tag_syncs(None, limit=10 * limit) if s.changes][:limit]
+    for sync in syncs:
+        root = [c for c in catalog.sync_changes(sync.id) if c.stack == ROOT_STACK]
+        added = sorted({c.name for c in root if c.change > 0})
+        removed = sorted({c.name for c in root if c.change < 0})
+        body = f"<p>+{sync.added} \u2212{sync.removed} specs in {html(sync.tag)}</p>"
+        if added:
+            body += f"<p>Specs added of: {html(_names(added))}</p>"
+        if removed:
+            body += f"<p>Specs removed of: {html(_names(removed))}</p>"
+        title = f"{sync.tag}: +{sync.added} \u2212{sync.removed} specs ({_time(sync.finished_at)[:10]})"
+        href = f"tags/{segment(sync.tag)}/changes/index.html#sync-{sync.id}" if has_page(sync.tag) else "index.html"
+        entries.append(_entry(_entry_id(sync.tag, sync.id), title, href, sync.finished_at, body))
+    updated = (
+        syncs[0].finished_at if syncs else max((s.finished_at for s in catalog.tag_syncs(None, limit=1)), default=0.0)
+    )
+    return _feed("urn:cachedex:changes", "Changes in every tag", "index.html", updated, entries)

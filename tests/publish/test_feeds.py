@@ -1,0 +1,109 @@
+"""Atom feeds: parsed by feedparser with no error, an entry per sync that changed a tag
+(brute force: the syncs table), stable ids, the syncs' times, links that lead to the
+change pages, the pages' alternate links, escaping."""
+
+from __future__ import annotations
+
+import calendar
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urljoin
+
+import feedparser
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.publish.changes import changes_page
+from cachedex.publish.feeds import ATOM, all_tags_feed, tag_feed
+from cachedex.publish.serve import create_app
+from cachedex.publish.site import write_site
+from tests.helpers import Demo, evil_catalog, history, record, write_tag
+from tests.publish.serve import get
+
+
+def _parse(data: bytes) -> Any:
+    feed = feedparser.parse(data)
+    assert feed.bozo == 0, feed.get("bozo_exception")
+    assert feed.version == "atom10"
+    return feed
+
+
+def _link_target(site: Path, feed_path: str, href: str) -> tuple[Path, str]:
+    url = urljoin("http://x/" + feed_path, href)
+    path, _, anchor = url.removeprefix("http://x/").partition("#")
+    return site / unquote(path), anchor
+
+
+def test_each_tag_feed_has_an_entry_per_sync_that_changed_it(demo_run: Demo) -> None:
+    site = demo_run.site
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        for tag in catalog.tag_names():
+            feed = _parse((site / "tags" / tag / "changes.atom").read_bytes())
+            changed = [(at, added, removed) for at, added, removed in history(catalog, tag)]
+            recorded = [s for s in catalog.tag_syncs(tag) if s.changes]
+            assert len(feed.entries) == len(recorded) == (1 if tag == "develop" else 0), tag
+            assert len(changed) >= len(recorded)
+            for entry, sync in zip(feed.entries, recorded, strict=True):
+                assert entry.id == f"urn:cachedex:tag:{tag}:sync:{sync.id}"
+                assert calendar.timegm(entry.updated_parsed) == int(sync.finished_at)
+                assert entry.title.startswith(f"{tag}: +{sync.added} \u2212{sync.removed} specs")
+                target, anchor = _link_target(site, f"tags/{tag}/changes.atom", entry.link)
+                assert target.is_file() and f'id="{anchor}"' in target.read_text(), entry.link
+                assert "git 2.47.1 \u2192 2.47.2" in entry.content[0].value
+            assert feed.feed.title == f"Changes in {tag}"
+        # the feed is built from the change page: the same bytes as from the builder
+        assert (site / "tags/develop/changes.atom").read_bytes() == tag_feed(changes_page(catalog, "develop"))
+        everything = _parse((site / "changes.atom").read_bytes())
+        assert (site / "changes.atom").read_bytes() == all_tags_feed(catalog)
+        assert [e.id for e in everything.entries] == [
+            f"urn:cachedex:tag:{s.tag}:sync:{s.id}" for s in catalog.tag_syncs(None) if s.changes
+        ]
+        for entry in everything.entries:
+            target, anchor = _link_target(site, "changes.atom", entry.link)
+            assert target.is_file() and f'id="{anchor}"' in target.read_text()
+
+
+def test_pages_name_their_feed(demo_run: Demo) -> None:
+    site = demo_run.site
+    alternate = re.compile(r'<link rel="alternate" type="application/atom\+xml" title="[^"]*" href="([^"]+)">')
+    for page, feed in (
+        ("index.html", "changes.atom"),
+        ("tags/develop/index.html", "tags/develop/changes.atom"),
+        ("tags/develop/changes/index.html", "tags/develop/changes.atom"),
+        ("tags/develop/packages/zlib/index.html", "changes.atom"),
+    ):
+        (href,) = alternate.findall((site / page).read_text())
+        assert (site / page).parent.joinpath(href).resolve() == (site / feed).resolve(), page
+
+
+def test_the_server_serves_the_same_feeds(demo_run: Demo) -> None:
+    app = create_app(demo_run.catalog)
+    for path in ("changes.atom", "tags/develop/changes.atom", "tags/v1.0.2/changes.atom"):
+        answer = get(app, "/" + path)
+        assert answer.status_code == 200 and answer.headers["content-type"].startswith(ATOM)
+        assert answer.content == (demo_run.site / path).read_bytes(), path
+    assert get(app, "/tags/nope/changes.atom").status_code == 404
+
+
+@pytest.fixture
+def evil(tmp_path: Path) -> Path:
+    catalog = evil_catalog(tmp_path / "evil.sqlite")
+    common: dict[str, Any] = {"os": "rhel8", "target": "x86_64", "compiler": "gcc", "node": b"{}"}
+    nasty = "<img src=x>&amp;]]>\x01\x0b"
+    write_tag(catalog, "t<i>x", [record("d" * 32, nasty, version="2<b>", variants=(), **common)], checksum="z")
+    catalog.close()
+    return tmp_path / "evil.sqlite"
+
+
+def test_hostile_names_in_feeds(evil: Path, tmp_path: Path) -> None:
+    with Catalog(evil, readonly=True) as catalog:
+        for data in (tag_feed(changes_page(catalog, "t<i>x")), all_tags_feed(catalog)):
+            feed = _parse(data)
+            assert b"<img" not in data and b"<i>" not in data and b"\x01" not in data
+            (entry,) = feed.entries
+            assert entry.title.startswith("t<i>x: +1")  # the text, unescaped once by the parser
+            assert "&lt;img src=x&gt;&amp;amp;]]&gt;" in entry.content[0].value
+        report = write_site(catalog, tmp_path / "site")
+    _parse((tmp_path / "site/changes.atom").read_bytes())
+    assert report.complete
