@@ -21,6 +21,7 @@ from ..catalog import Catalog
 from ..config import Config, find_config, load_config
 from ..errors import CachedexError
 from . import present
+from .coverage_command import coverage_command
 from .progress import Reporter
 from .query_words import QueryCommand, query_text
 from .verify_command import verify_command
@@ -427,6 +428,7 @@ def serve_command(state: _State, host: str, port: int, workers: int) -> None:
 
 
 main.add_command(verify_command)
+main.add_command(coverage_command)
 
 
 def reference_markdown() -> str:

@@ -1,10 +1,12 @@
 """The history's pages in the static site: each tag's change page, its comparison with the
-previous tag of its series (see :mod:`.changes`), its Atom feed (:mod:`.feeds`)."""
+previous tag of its series (see :mod:`.changes`), its Atom feed (:mod:`.feeds`), and its
+coverage page (:mod:`.coverage`)."""
 
 from __future__ import annotations
 
 from ..catalog import Catalog
 from .changes import changes_page, compare_page, previous_tags
+from .coverage import coverage_page
 from .feeds import tag_feed
 from .files import name_problem
 from .sitefiles import SiteWriter
@@ -13,8 +15,9 @@ __all__ = ["write_changes"]
 
 
 def write_changes(catalog: Catalog, writer: SiteWriter, tags: list[str]) -> None:
-    """The change page of each of ``tags`` (names that can be folder names) and its
-    comparison pages; written before the tag pages, which link to them."""
+    """The change page of each of ``tags`` (names that can be folder names), its
+    comparison pages, feed and coverage page; written before the tag pages, which link
+    to them."""
     if not tags:
         return
     held = catalog.held_hashes()
@@ -23,6 +26,7 @@ def write_changes(catalog: Catalog, writer: SiteWriter, tags: list[str]) -> None
         page = changes_page(catalog, tag, held=held)
         writer.page(page)
         writer.file(f"tags/{tag}/changes.atom", tag_feed(page))
+        writer.page(coverage_page(catalog, tag))
         for old in previous.get(tag, ()):
             if name_problem(old) is None:
                 writer.page(compare_page(catalog, old, tag))

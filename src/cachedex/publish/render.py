@@ -25,6 +25,7 @@ from ..catalog import Edge
 from ..values import LINK_RUN, human_size
 from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .changes import ChangesPage, ComparePage, recent_first_seen, recent_syncs
+from .coverage import CoveragePage, bottle_table
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .package_pages import variant_name
 from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
@@ -63,6 +64,7 @@ _TEMPLATES = {
     SearchView: "search.html",
     ChangesPage: "changes.html",
     ComparePage: "compare.html",
+    CoveragePage: "coverage.html",
 }
 
 #: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
@@ -292,6 +294,7 @@ _env.filters.update(
     size_change=lambda change: ("+" if change > 0 else "\u2212" if change < 0 else "\u00b1") + human_size(abs(change)),
     recent_syncs=recent_syncs,
     first_seen=recent_first_seen,
+    bottle_table=bottle_table,
 )
 #: What every template may use besides its own values. Each render gets these and its
 #: values as its whole context, not Jinja's globals.

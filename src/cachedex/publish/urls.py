@@ -14,6 +14,7 @@ from urllib.parse import quote, urlencode
 
 from ..values import is_dag_hash
 from .changes import ChangesPage, ComparePage
+from .coverage import CoveragePage
 from .files import name_problem
 from .pages import HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 from .search_page import SearchView
@@ -32,7 +33,7 @@ __all__ = [
 ]
 
 #: Every kind of page.
-Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage | SearchView | ChangesPage | ComparePage
+Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage | SearchView | ChangesPage | ComparePage | CoveragePage
 
 
 def segment(value: str) -> str:
@@ -87,6 +88,8 @@ def page_path(page: Page, *, url: bool = False) -> str:
         return "search.html"
     if isinstance(page, ChangesPage):
         return f"tags/{name(page.tag)}/changes/index.html"
+    if isinstance(page, CoveragePage):
+        return f"tags/{name(page.tag)}/coverage/index.html"
     if isinstance(page, ComparePage):
         return "diff.html" if page.live else f"tags/{name(page.new)}/compare/{name(page.old_tag)}/index.html"
     return "mirrors/index.html"

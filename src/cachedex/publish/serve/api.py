@@ -28,6 +28,7 @@ from ...diff import diff_since, diff_tags, parse_since
 from ...errors import BadQuery, LookupFailed, UnknownSpec
 from ...query import parse
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, history_from, previous_tags, since_page
+from ..coverage import coverage_page
 from ..facets import FACET_KEYS, PACKAGE_KEYS, active_filters
 from ..feeds import ATOM, all_tags_feed, tag_feed
 from ..pages import (
@@ -249,6 +250,10 @@ def _api_verify(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(found)
 
 
+def _api_coverage(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    return _json(coverage_page(catalog, request.path_params["tag"]))
+
+
 class Endpoint(NamedTuple):
     """A route's builder and the query parameters it takes."""
 
@@ -279,6 +284,7 @@ API: dict[str, Endpoint] = {
     "/api/search": _api(_api_search, "q", "tag", "stack", "limit", "offset"),
     "/api/diff": _api(_api_diff, "from", "to", "tag", "since"),
     "/api/tags/{tag}/verify": _api(_api_verify),
+    "/api/tags/{tag}/coverage": _api(_api_coverage),
 }
 
 
@@ -398,4 +404,5 @@ PAGES: dict[str, Endpoint] = {
     "diff": Endpoint(_page_builder(_diff_page), _DIFF, _DIFF),
     "feed": Endpoint(lambda c, r: (all_tags_feed(c), ATOM)),
     "tag feed": Endpoint(_tag_feed),
+    "coverage": Endpoint(_page_builder(lambda c, r: coverage_page(c, r.path_params["tag"]))),
 }

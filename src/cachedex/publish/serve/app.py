@@ -213,6 +213,7 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/tags/{tag}/all.html", answer(PAGES["all"]), methods=["GET"]),
         *page_routes("/tags/{tag}/packages/{name}/", PAGES["package"], _always),
         *page_routes("/tags/{tag}/changes/", PAGES["changes"]),
+        *page_routes("/tags/{tag}/coverage/", PAGES["coverage"]),
         *page_routes("/tags/{tag}/compare/{old}/", PAGES["compare"]),
         Route("/diff", answer(PAGES["diff"]), methods=["GET"]),
         Route("/diff.html", answer(PAGES["diff"]), methods=["GET"]),

@@ -15,6 +15,7 @@ from ... import __version__
 from ...catalog import SearchPage
 from ...catalog.verifications import TagVerification
 from ...diff import TagDiff
+from ..coverage import CoveragePage
 from ..pages import PackagePage, SpecPage, TagRow
 from .api import FACET_PARAMETERS, MAX_LIMIT, ErrorBody, PackageList
 
@@ -57,7 +58,8 @@ def _operation(operation_id: str, summary: str, ok: dict[str, Any], *errors: int
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI 3.1 document of the API."""
     _, schemas = msgspec.json.schema_components(
-        [TagRow, PackageList, PackagePage, SpecPage, SearchPage, TagDiff, TagVerification, ErrorBody], ref_template=_REF
+        [TagRow, PackageList, PackagePage, SpecPage, SearchPage, TagDiff, TagVerification, CoveragePage, ErrorBody],
+        ref_template=_REF,
     )
     facets = [
         _param(key, description=f"only packages with a spec of this {key} that matches the other filters too")
@@ -116,6 +118,14 @@ def openapi_document() -> dict[str, Any]:
                 "verify",
                 "The latest verification of each mirror of a tag (cachedex verify): checks, counts, problems",
                 _ref(TagVerification),
+                400,
+                404,
+                parameters=[_param("tag", "path")],
+            ),
+            "/api/tags/{tag}/coverage": _operation(
+                "coverage",
+                "What covers what in a tag: specs per stack and platform-os-target, per package and target family",
+                _ref(CoveragePage),
                 400,
                 404,
                 parameters=[_param("tag", "path")],

@@ -1,0 +1,92 @@
+"""``cachedex coverage TAG``: a tag's listed specs counted by two axes (a matrix).
+
+Registered on the ``cachedex`` group as ``main.add_command(coverage_command)``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+import msgspec
+from rich.table import Table
+
+from ..catalog import Catalog
+from ..errors import CachedexError
+from ..publish.coverage import AXES, pivot
+from .present import OUT, print_json
+
+__all__ = ["CoverageMatrix", "coverage_command"]
+
+
+class CoverageMatrix(msgspec.Struct, frozen=True):
+    """What ``--json`` prints: ``counts[row][column]`` specs."""
+
+    tag: str
+    rows: str  #: the axis of the rows
+    columns: str  #: the axis of the columns
+    names: tuple[str, ...]  #: the columns
+    counts: dict[str, tuple[int, ...]]  #: row -> a count per column, rows in order
+
+
+def _axes(value: str) -> tuple[str, str]:
+    parts = [part.strip() for part in value.split(",")]
+    if len(parts) != 2 or not all(parts):
+        raise click.BadParameter("give two axes, like stack,target")
+    for part in parts:
+        if part not in AXES:
+            raise click.BadParameter(f"unknown axis {part!r}; choose among {', '.join(AXES)}")
+    if parts[0] == parts[1]:
+        raise click.BadParameter("give two different axes")
+    if "stack" in parts and ({"package", "version"} & set(parts)):
+        raise click.BadParameter("stack cannot be counted with package or version")
+    return parts[0], parts[1]
+
+
+@click.command("coverage", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("tag")
+@click.option(
+    "--by",
+    "by",
+    default="stack,target",
+    show_default=True,
+    metavar="ROWS,COLUMNS",
+    help=f"The two axes to count by: {', '.join(AXES)}.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print {tag, rows, columns, names, counts} as JSON.")
+@click.pass_obj
+def coverage_command(state: Any, tag: str, by: str, as_json: bool) -> None:
+    """What covers what in TAG: its listed specs counted by two axes.
+
+    Axes: stack (root is the whole tag), arch (platform-os-target), platform, os,
+    target, family (x86_64, aarch64, darwin ...: where a binary runs), package, version.
+    stack cannot go with package or version (those count the whole tag).
+
+    \b
+    Examples:
+      cachedex coverage develop                     # stacks x targets
+      cachedex coverage develop --by package,family
+      cachedex coverage develop --by version,arch --json
+    """
+    rows, columns = _axes(by)
+    try:
+        config = state.config()
+        with Catalog(config.catalog, readonly=True) as catalog:
+            names, matrix = pivot(catalog, tag, rows, columns)
+    except CachedexError as exc:
+        if getattr(state, "debug", False):
+            raise
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    if as_json:
+        print_json(CoverageMatrix(tag, rows, columns, tuple(names), {row: tuple(c) for row, c in matrix}))
+        return
+    table = Table(title=f"{tag}: listed specs by {rows} and {columns}", show_lines=False)
+    table.add_column(rows)
+    for name in names:
+        table.add_column(name, justify="right")
+    table.add_column("all", justify="right")
+    for row, counts in matrix:
+        table.add_row(row, *(f"{n:,}" if n else "." for n in counts), f"{sum(counts):,}")
+    OUT.print(table)

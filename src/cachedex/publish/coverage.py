@@ -1,0 +1,214 @@
+"""What covers what: a tag's specs counted per stack and architecture, per package and
+target family (``tags/<tag>/coverage/``, ``/api/tags/{tag}/coverage``, ``cachedex
+coverage``), and a package's versions per architecture (its page's bottle table).
+
+A *family* is where a binary runs: ``darwin`` (any macOS target), else the
+microarchitecture family of the target (``x86_64`` for ``x86_64_v3``, ``zen4`` or
+``haswell``; ``aarch64`` for ``neoverse_v1`` or ``a64fx``; ``ppc64le``), with the
+platform in front when it is neither linux nor darwin.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable
+from typing import Any, Protocol
+
+import msgspec
+
+from ..catalog import Catalog
+from ..query import version_key
+from ..values import ROOT_STACK
+
+__all__ = [
+    "AXES",
+    "Arch",
+    "BottleTable",
+    "CoveragePage",
+    "CoverageRow",
+    "bottle_table",
+    "coverage_page",
+    "pivot",
+    "target_family",
+]
+
+_X86 = re.compile(
+    r"x86(_64)?(_v\d)?|i686|nocona|core2|nehalem|westmere|sandybridge|ivybridge|haswell|broadwell|skylake.*"
+    r"|cascadelake|cannonlake|cooperlake|icelake|tigerlake|alderlake|sapphirerapids|emeraldrapids|mic_knl"
+    r"|k10|bulldozer|piledriver|steamroller|excavator|zen\d*"
+)
+_ARM = re.compile(r"aarch64|arm.*|neoverse.*|a64fx|graviton\d*|thunderx\d*|cortex.*|m\d|apple.*")
+_PPC = re.compile(r"ppc64le|power\d+le")
+
+
+def target_family(platform: str, target: str) -> str:
+    """Where a binary of ``platform`` and ``target`` runs: ``darwin``, ``x86_64``,
+    ``aarch64``, ``ppc64le``, or the target itself (``<platform> <family>`` off linux)."""
+    if platform == "darwin":
+        return "darwin"
+    if _X86.fullmatch(target):
+        family = "x86_64"
+    elif _ARM.fullmatch(target):
+        family = "aarch64"
+    elif _PPC.fullmatch(target):
+        family = "ppc64le"
+    else:
+        family = target
+    return family if platform == "linux" else f"{platform} {family}"
+
+
+class Arch(msgspec.Struct, frozen=True, gc=False):
+    """A column: one platform-os-target."""
+
+    platform: str
+    os: str
+    target: str
+
+    @property
+    def label(self) -> str:
+        """``platform-os-target``, as Spack prints an arch."""
+        return f"{self.platform}-{self.os}-{self.target}"
+
+
+class CoverageRow(msgspec.Struct, frozen=True):
+    """A row of a matrix: a stack or a package, and its spec count per column."""
+
+    name: str
+    counts: tuple[int, ...]  #: one per column (``archs`` or ``families``)
+    total: int
+
+
+class CoveragePage(msgspec.Struct, frozen=True, tag_field="page", tag="coverage"):
+    """What covers what in a tag: listed specs per stack and platform-os-target
+    (``root``: the whole tag), and per package and target family."""
+
+    tag: str
+    archs: tuple[Arch, ...]  #: the columns of ``stacks``, sorted
+    stacks: tuple[CoverageRow, ...]  #: ``root`` first
+    families: tuple[str, ...]  #: the columns of ``packages``, the commonest first
+    packages: tuple[CoverageRow, ...]  #: by name
+
+
+def _family_order(counts: Counter[str]) -> list[str]:
+    return sorted(counts, key=lambda f: (-counts[f], f))
+
+
+def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
+    """A tag's coverage matrices; UnknownTag if there is no such tag."""
+    catalog.require_tag(tag)
+    cells = catalog.coverage_cells(tag)
+    archs = sorted({Arch(c.platform, c.os, c.target) for c in cells}, key=lambda a: (a.platform, a.os, a.target))
+    column = {arch: n for n, arch in enumerate(archs)}
+    per_stack: dict[str, list[int]] = {}
+    for cell in cells:  # root first, then by stack name
+        row = per_stack.setdefault(cell.stack, [0] * len(archs))
+        row[column[Arch(cell.platform, cell.os, cell.target)]] += cell.specs
+    per_package: dict[str, Counter[str]] = defaultdict(Counter)
+    families: Counter[str] = Counter()
+    for found in catalog.package_coverage(tag):
+        family = target_family(found.platform, found.target)
+        per_package[found.name][family] += found.specs
+        families[family] += found.specs
+    ordered = _family_order(families)
+    return CoveragePage(
+        tag,
+        tuple(archs),
+        tuple(CoverageRow(stack, tuple(row), sum(row)) for stack, row in per_stack.items()),
+        tuple(ordered),
+        tuple(
+            CoverageRow(name, tuple(counts[f] for f in ordered), sum(counts.values()))
+            for name, counts in sorted(per_package.items())
+        ),
+    )
+
+
+#: What ``cachedex coverage --by`` may count by.
+AXES = ("stack", "arch", "platform", "os", "target", "family", "package", "version")
+
+
+def pivot(catalog: Catalog, tag: str, rows: str, columns: str) -> tuple[list[str], list[tuple[str, list[int]]]]:
+    """Listed specs of ``tag`` counted by two of :data:`AXES`: (column names, [(row
+    name, counts)]). ``stack`` counts each stack's specs (``root``: the whole tag);
+    ``package`` and ``version`` count the whole tag's."""
+    for axis in (rows, columns):
+        if axis not in AXES:
+            raise ValueError(f"unknown axis {axis!r} (one of {', '.join(AXES)})")
+    catalog.require_tag(tag)
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    if "package" in (rows, columns) or "version" in (rows, columns):
+        if "stack" in (rows, columns):
+            raise ValueError("stack cannot be counted with package or version")
+        for p in catalog.package_coverage(tag):
+            values = _values(p.platform, p.os, p.target, package=p.name, version=p.version)
+            counts[values[rows]][values[columns]] += p.specs
+    else:
+        for c in catalog.coverage_cells(tag):
+            if "stack" not in (rows, columns) and c.stack != ROOT_STACK:
+                continue
+            values = _values(c.platform, c.os, c.target, stack=c.stack)
+            counts[values[rows]][values[columns]] += c.specs
+    names = sorted({name for row in counts.values() for name in row}, key=_axis_key(columns))
+    ordered = sorted(counts, key=_axis_key(rows))
+    return names, [(row, [counts[row][name] for name in names]) for row in ordered]
+
+
+def _values(platform: str, os: str, target: str, **more: str) -> dict[str, str]:
+    return {
+        "arch": f"{platform}-{os}-{target}",
+        "platform": platform,
+        "os": os,
+        "target": target,
+        "family": target_family(platform, target),
+        **more,
+    }
+
+
+def _axis_key(axis: str) -> Callable[[str], Any]:
+    if axis == "stack":
+        return lambda name: (name != ROOT_STACK, name)
+    if axis == "version":
+        return lambda name: _Reversed(version_key(name))
+    return lambda name: name
+
+
+class _Reversed:
+    """Sorts newest version first."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key: Any) -> None:
+        self.key = key
+
+    def __lt__(self, other: _Reversed) -> bool:
+        return bool(other.key < self.key)
+
+
+class BottleTable(msgspec.Struct, frozen=True):
+    """A package's versions (rows, newest first) per platform-os-target (columns), in
+    the manner of Homebrew's bottle table: how many specs of each."""
+
+    archs: tuple[str, ...]
+    versions: tuple[str, ...]
+    counts: tuple[tuple[int, ...], ...]  #: [version][arch]
+
+
+class _Built(Protocol):
+    @property
+    def version(self) -> str: ...
+    @property
+    def platform(self) -> str: ...
+    @property
+    def os(self) -> str: ...
+    @property
+    def target(self) -> str: ...
+
+
+def bottle_table(specs: Iterable[_Built]) -> BottleTable:
+    """The table of a package page's specs."""
+    found: Counter[tuple[str, str]] = Counter()
+    for spec in specs:
+        found[spec.version, f"{spec.platform}-{spec.os}-{spec.target}"] += 1
+    archs = sorted({arch for _, arch in found})
+    versions = sorted({version for version, _ in found}, key=version_key, reverse=True)
+    return BottleTable(tuple(archs), tuple(versions), tuple(tuple(found[v, a] for a in archs) for v in versions))

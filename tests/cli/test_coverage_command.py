@@ -1,0 +1,58 @@
+"""cachedex coverage: the matrix it prints and its JSON, against a brute-force count."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from click.testing import CliRunner
+
+from cachedex.catalog import Catalog
+from cachedex.cli import main
+from cachedex.publish.coverage import target_family
+from tests.helpers import Demo, listed_specs
+
+
+def _run(demo: Demo, *args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["--config", str(demo.config), "coverage", *args])
+    return result.exit_code, result.output
+
+
+def test_stacks_by_target_as_json(demo_run: Demo) -> None:
+    code, out = _run(demo_run, "develop", "--json")
+    assert code == 0, out
+    matrix = json.loads(out)
+    assert (matrix["tag"], matrix["rows"], matrix["columns"]) == ("develop", "stack", "target")
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        specs = listed_specs(catalog, "develop")
+    assert list(matrix["counts"])[0] == "root"
+    for stack, counts in matrix["counts"].items():
+        brute = Counter(s.target for s in specs if stack in s.stacks)
+        assert dict(zip(matrix["names"], counts, strict=True)) == {t: brute.get(t, 0) for t in matrix["names"]}
+
+
+def test_packages_by_family_and_the_table(demo_run: Demo) -> None:
+    code, out = _run(demo_run, "develop", "--by", "package,family", "--json")
+    assert code == 0, out
+    matrix = json.loads(out)
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        specs = listed_specs(catalog, "develop")
+    brute = Counter((s.name, target_family(s.platform, s.target)) for s in specs)
+    found = {
+        (package, family): n
+        for package, counts in matrix["counts"].items()
+        for family, n in zip(matrix["names"], counts, strict=True)
+        if n
+    }
+    assert found == dict(brute)
+    code, out = _run(demo_run, "develop", "--by", "version,arch")
+    assert code == 0 and "version" in out and "linux-" in out
+    code, out = _run(demo_run, "develop")
+    assert code == 0 and "root" in out and "x86_64_v3" in out and f"{len(specs):,}" in out
+
+
+def test_bad_usage(demo_run: Demo) -> None:
+    assert _run(demo_run, "nope")[0] == 1
+    for by in ("stack", "stack,stack", "stack,colour", "stack,version"):
+        code, out = _run(demo_run, "develop", "--by", by)
+        assert code == 2, (by, out)

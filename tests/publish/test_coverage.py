@@ -1,0 +1,131 @@
+"""Coverage: the matrices against a brute-force count of the demo's listed specs, the
+site's page and the server's API, the bottle table of package pages, escaping."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from urllib.parse import parse_qs
+
+import msgspec
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.publish.coverage import bottle_table, coverage_page, pivot, target_family
+from cachedex.publish.pages import package_page
+from cachedex.publish.render import render
+from cachedex.publish.serve import create_app
+from tests.helpers import Demo, evil_catalog, listed_specs
+from tests.publish.serve import get
+
+
+@pytest.mark.parametrize(
+    ("platform", "target", "family"),
+    [
+        ("linux", "x86_64_v3", "x86_64"),
+        ("linux", "zen4", "x86_64"),
+        ("linux", "skylake_avx512", "x86_64"),
+        ("linux", "neoverse_v1", "aarch64"),
+        ("linux", "aarch64", "aarch64"),
+        ("linux", "power9le", "ppc64le"),
+        ("darwin", "m1", "darwin"),
+        ("darwin", "x86_64", "darwin"),
+        ("linux", "riscv64", "riscv64"),
+        ("windows", "x86_64", "windows x86_64"),
+    ],
+)
+def test_target_families(platform: str, target: str, family: str) -> None:
+    assert target_family(platform, target) == family
+
+
+def test_the_matrices_count_every_listed_spec(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        for tag in catalog.tag_names():
+            page = coverage_page(catalog, tag)
+            specs = listed_specs(catalog, tag)
+            labels = [f"{a.platform}-{a.os}-{a.target}" for a in page.archs]
+            assert labels == sorted(set(labels)) == sorted({f"{s.platform}-{s.os}-{s.target}" for s in specs})
+            assert page.stacks[0].name == "root"
+            for row in page.stacks:  # brute force: each spec once per stack listing it
+                mine = Counter(f"{s.platform}-{s.os}-{s.target}" for s in specs if row.name in s.stacks)
+                assert dict(zip(labels, row.counts, strict=True)) == {k: mine.get(k, 0) for k in labels}, row.name
+                assert row.total == sum(mine.values())
+            assert page.stacks[0].total == len(specs)
+            families = Counter((s.name, target_family(s.platform, s.target)) for s in specs)
+            assert [p.name for p in page.packages] == sorted({s.name for s in specs})
+            for row in page.packages:
+                assert row.counts == tuple(families[row.name, f] for f in page.families), row.name
+            assert sum(p.total for p in page.packages) == len(specs)
+        names, rows = pivot(catalog, "develop", "package", "family")
+        assert {name: dict(zip(names, counts, strict=True)) for name, counts in rows}["cmake"] == {
+            f: n
+            for f, n in zip(
+                page.families,
+                next(p for p in coverage_page(catalog, "develop").packages if p.name == "cmake").counts,
+                strict=True,
+            )
+        } | {f: 0 for f in names if f not in page.families}
+
+
+def test_the_site_and_the_server_show_coverage(demo_run: Demo) -> None:
+    site = demo_run.site
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        page = coverage_page(catalog, "develop")
+        twin = json.loads((site / "tags/develop/coverage/index.json").read_text())
+        assert twin == json.loads(msgspec.json.encode(page))
+        specs = listed_specs(catalog, "develop")
+    html = (site / "tags/develop/coverage/index.html").read_text()
+    assert len(gzip.compress(html.encode())) < 1_000_000
+    # a cell leads to the tag page filtered to the specs behind it
+    cells = re.findall(r'<a href="\.\./index\.html\?([^"]+)">([0-9,]+)</a>', html)
+    assert len(cells) > 20
+    for query, count in cells:
+        wanted = {k: v[0] for k, v in parse_qs(query.replace("&amp;", "&")).items()}
+        behind = [
+            s
+            for s in specs
+            if all(getattr(s, k) == v for k, v in wanted.items() if k != "stack")
+            and ("stack" not in wanted or wanted["stack"] in s.stacks)
+        ]
+        assert len(behind) == int(count.replace(",", "")), wanted
+    app = create_app(demo_run.catalog)
+    assert get(app, "/api/tags/develop/coverage").json() == twin
+    assert get(app, "/tags/develop/coverage/").content == (site / "tags/develop/coverage/index.html").read_bytes()
+    assert get(app, "/api/tags/nope/coverage").status_code == 404
+    document = get(app, "/api/openapi.json").json()
+    assert "/api/tags/{tag}/coverage" in document["paths"] and "CoveragePage" in document["components"]["schemas"]
+    assert 'href="coverage/index.html"' in (site / "tags/develop/index.html").read_text()
+
+
+def test_package_pages_have_a_bottle_table(demo_run: Demo) -> None:
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        page = package_page(catalog, "develop", "cmake")
+        table = bottle_table(page.specs)
+        assert table.versions[0] == "3.31.3" and len(table.versions) > 1
+        brute = Counter((s.version, f"{s.platform}-{s.os}-{s.target}") for s in page.specs)
+        for v, version in enumerate(table.versions):
+            for a, arch in enumerate(table.archs):
+                assert table.counts[v][a] == brute[version, arch]
+    html = (demo_run.site / "tags/develop/packages/cmake/index.html").read_text()
+    part = html.split('id="coverage"')[1].split("</details>")[0]
+    assert part.count('<tr><th scope="row">') == len(table.versions)
+    assert '<th scope="row">3.31.3</th>' in part and part.count("&#10003;") == sum(
+        1 for row in table.counts for n in row if n
+    )
+
+
+def test_hostile_names_in_coverage(tmp_path: Path) -> None:
+    with evil_catalog(tmp_path / "evil.sqlite") as catalog:
+        page = coverage_page(catalog, "t<i>x")
+        html = render(page)
+        main = html.split("<main>")[1]
+        assert "<b>" not in main and "<i>" not in main and "we&#34;ird&#39;&lt;b&gt;name" in main
+        assert "../escape" in main and 'href="../packages/..' not in main  # no page, no link
+        bottles = render(package_page(catalog, "t<i>x", "we\"ird'<b>name"))
+        assert "<b>name" not in bottles and 'id="coverage"' in bottles
+    for path in ("/tags/t%3Ci%3Ex/coverage/", "/api/tags/t%3Ci%3Ex/coverage"):
+        answer = get(create_app(tmp_path / "evil.sqlite"), path)
+        assert answer.status_code == 200 and "<i>" not in answer.text.replace('"t<i>x"', ""), path
