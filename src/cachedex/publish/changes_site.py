@@ -5,6 +5,7 @@ coverage page (:mod:`.coverage`)."""
 from __future__ import annotations
 
 from ..catalog import Catalog
+from .badges import package_badge
 from .changes import changes_page, compare_page, previous_tags
 from .coverage import coverage_page
 from .feeds import tag_feed
@@ -16,7 +17,7 @@ __all__ = ["write_changes"]
 
 def write_changes(catalog: Catalog, writer: SiteWriter, tags: list[str]) -> None:
     """The change page of each of ``tags`` (names that can be folder names), its
-    comparison pages, feed and coverage page; written before the tag pages, which link
+    comparison pages, feed, coverage page and badge; written before the tag pages, which link
     to them."""
     if not tags:
         return
@@ -26,7 +27,9 @@ def write_changes(catalog: Catalog, writer: SiteWriter, tags: list[str]) -> None
         page = changes_page(catalog, tag, held=held)
         writer.page(page)
         writer.file(f"tags/{tag}/changes.atom", tag_feed(page))
-        writer.page(coverage_page(catalog, tag))
+        coverage = coverage_page(catalog, tag)
+        writer.page(coverage)
+        writer.file(f"tags/{tag}/badge.svg", package_badge(coverage.stacks[0].total if coverage.stacks else 0))
         for old in previous.get(tag, ()):
             if name_problem(old) is None:
                 writer.page(compare_page(catalog, old, tag))

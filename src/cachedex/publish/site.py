@@ -46,6 +46,7 @@ from .._perf import gc_frozen, gc_paused
 from ..catalog import Catalog, package_names_of
 from ..errors import OutputError, UnknownTag
 from ..values import is_dag_hash
+from .badges import package_badge
 from .changes import history_from
 from .changes_site import write_changes
 from .feeds import all_tags_feed
@@ -276,6 +277,7 @@ def _write_task(catalog: Catalog, writer: SiteWriter, task: _Task) -> dict[str, 
                 deferred.setdefault(tag, []).append(package.name)
             else:
                 writer.page(package)
+                writer.file(f"tags/{tag}/packages/{package.name}/badge.svg", package_badge(len(package.specs)))
     writer.flush()
     with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
         write_changes(catalog, writer, task.tag_pages)

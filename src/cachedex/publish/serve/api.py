@@ -25,8 +25,9 @@ from starlette.requests import Request
 
 from ...catalog import Catalog
 from ...diff import diff_since, diff_tags, parse_since
-from ...errors import BadQuery, LookupFailed, UnknownSpec
+from ...errors import BadQuery, LookupFailed, UnknownPackage, UnknownSpec
 from ...query import parse
+from ..badges import SVG, package_badge
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, history_from, previous_tags, since_page
 from ..coverage import coverage_page
 from ..facets import FACET_KEYS, PACKAGE_KEYS, active_filters
@@ -384,6 +385,19 @@ def _diff_page(catalog: Catalog, request: Request) -> ComparePage:
 _DIFF = frozenset({"old", "new", "tag", "since"})
 
 
+def _badge(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    """A package's badge in a tag (``name`` given), or a tag's."""
+    tag, name = request.path_params["tag"], request.path_params.get("name")
+    catalog.require_tag(tag)
+    if name is None:
+        (stats,) = catalog.tag_stats([tag])
+        return package_badge(stats.specs), SVG
+    found = dict(catalog.package_tags(name))
+    if tag not in found:
+        raise UnknownPackage(name, tag)
+    return package_badge(found[tag]), SVG
+
+
 def _tag_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return tag_feed(changes_page(catalog, request.path_params["tag"], held=set())), ATOM
 
@@ -404,5 +418,6 @@ PAGES: dict[str, Endpoint] = {
     "diff": Endpoint(_page_builder(_diff_page), _DIFF, _DIFF),
     "feed": Endpoint(lambda c, r: (all_tags_feed(c), ATOM)),
     "tag feed": Endpoint(_tag_feed),
+    "badge": Endpoint(_badge),
     "coverage": Endpoint(_page_builder(lambda c, r: coverage_page(c, r.path_params["tag"]))),
 }

@@ -220,6 +220,8 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/diff.json", answer(PAGES["diff"]), methods=["GET"]),
         Route("/changes.atom", answer(PAGES["feed"]), methods=["GET"]),
         Route("/tags/{tag}/changes.atom", answer(PAGES["tag feed"]), methods=["GET"]),
+        Route("/tags/{tag}/badge.svg", answer(PAGES["badge"]), methods=["GET"]),
+        Route("/tags/{tag}/packages/{name}/badge.svg", answer(PAGES["badge"]), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.html", answer(PAGES["spec"]), methods=["GET"]),
         Route("/search.html", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
         Route("/search.json", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
