@@ -13,8 +13,10 @@ server does (figures then measure the client).
       family, OS, compiler), half of them within a stack, each at one of its first ten
       pages; hundreds to tens of thousands of matches each
   (b) package pages (HTML) of 200 packages, repeatedly: requests per second
+  (c) the search page (``search.html``, HTML) for the same queries as (a) and (a')
 
-Targets (issue 5): (a) p99 < 50 ms with 32 concurrent clients; (b) >= 500 requests/s.
+Targets (issues 5 and 14): (a), (c) p99 < 50 ms with 32 concurrent clients;
+(b) >= 500 requests/s.
 
     python bench/serve.py [--catalog FILE] [--tag TAG] [--clients N] [--requests N] [--seconds S]
 """
@@ -183,6 +185,18 @@ def main() -> None:
             for q, stack, offset in queries
         ]
 
+    def search_pages(queries: list[tuple[str, str | None, int]]) -> list[str]:
+        """The same searches as the website's search page (HTML, 50 a page)."""
+        return [
+            str(
+                httpx.URL(
+                    "/search.html",
+                    params={"q": q, "tag": args.tag, "page": offset // 50 + 1, **({"stack": stack} if stack else {})},
+                )
+            )
+            for q, stack, offset in queries
+        ]
+
     package_paths = [f"/tags/{args.tag}/packages/{n}/" for n in rng.sample(names, min(200, len(names)))]
 
     port = free_port()
@@ -203,20 +217,29 @@ def main() -> None:
             f"server up ({args.workers} processes); {len(names):,} packages in {args.tag}; {args.clients} connections"
         )
         if shutil.which("wrk"):
-            for label, queries in (("(a) search by package", named), ("(a') search by facets only", broad)):
-                rate, p50, p99, bad = wrk(base, searches(queries), args.clients, min(args.seconds, 10))
+            phases = (
+                ("(a) search by package", searches(named)),
+                ("(a') search by facets only", searches(broad)),
+                ("(c) search page (HTML), by package", search_pages(named)),
+                ("(c') search page (HTML), by facets only", search_pages(broad)),
+            )
+            for label, paths in phases:
+                rate, p50, p99, bad = wrk(base, paths, args.clients, min(args.seconds, 10))
                 print(
-                    f"{label}: {rate:,.0f} requests/s over {len(queries):,} distinct queries, {bad} errors; "
+                    f"{label}: {rate:,.0f} requests/s over {len(paths):,} distinct queries, {bad} errors; "
                     f"p50 {p50:.1f} ms, p99 {p99:.1f} ms   [target p99 < 50 ms]"
                 )
             rate, p50, p99, bad = wrk(base, package_paths, args.clients, min(args.seconds, 10))
             print(f"(b) package pages: {rate:,.0f} requests/s, p99 {p99:.1f} ms, {bad} errors   [target >= 500/s]")
             return
         print("wrk not found (apt-get install wrk): measuring with httpx, which saturates first")
-        for label, queries in (("(a) search by package", named), ("(a') search by facets only", broad)):
-            latencies, elapsed, errors = asyncio.run(
-                load(base, searches(queries), args.clients, len(queries), args.seconds)
-            )
+        for label, paths in (
+            ("(a) search by package", searches(named)),
+            ("(a') search by facets only", searches(broad)),
+            ("(c) search page (HTML), by package", search_pages(named)),
+            ("(c') search page (HTML), by facets only", search_pages(broad)),
+        ):
+            latencies, elapsed, errors = asyncio.run(load(base, paths, args.clients, len(paths), args.seconds))
             latencies.sort()
             p99 = latencies[max(0, int(len(latencies) * 0.99) - 1)]
             print(

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
 from operator import attrgetter
 from typing import Any
@@ -69,7 +69,7 @@ _TEMPLATES = {
 
 #: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
 #: a browser seconds to lay out), and ``all.html`` lists every package by name.
-FIRST_ROWS = 200
+FIRST_ROWS = 100
 #: Entries of each edge list of a spec page (dependencies, closure, dependents) in its
 #: HTML; all are in its JSON. A core package can have tens of thousands of dependents.
 EDGE_ROWS = 300
@@ -126,16 +126,19 @@ class EdgeItems:
         self.items: dict[str, dict[int, str]] = {}  # root -> id(edge) -> item
         self.edges: list[Edge] = []
 
-    def __call__(self, edges: Sequence[Edge], root: str) -> list[str]:
-        items = list(map(self.items.get(root, {}).get, map(id, edges)))  # a loop in C: the hot path
+    def __call__(self, edges: Sequence[Edge], root: str, make: Callable[[Edge, str], str] | None = None) -> list[str]:
+        """Each edge's item as ``make`` (default: a dependency list's item) writes it."""
+        make = make or _edge_item
+        key = f"{make.__name__}\0{root}"
+        items = list(map(self.items.get(key, {}).get, map(id, edges)))  # a loop in C: the hot path
         if None in items:
             if len(self.edges) + len(edges) > self.LIMIT:
                 self.items.clear()
                 self.edges.clear()
-            cache = self.items.setdefault(str(root), {})
+            cache = self.items.setdefault(key, {})
             for n, edge in enumerate(edges):
                 if items[n] is None:
-                    items[n] = cache[id(edge)] = _edge_item(edge, root)
+                    items[n] = cache[id(edge)] = make(edge, root)
                     self.edges.append(edge)
         return items  # type: ignore[return-value]
 
@@ -156,21 +159,31 @@ def _edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: Edg
     return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
 
 
-def _dependents(edges: Sequence[Edge], root: str, json_href: str) -> Markup:
+def _dependent_link(edge: Edge, root: str) -> str:
+    """One dependent in its package's group: its version, linked, and its short hash."""
+    return (
+        f'<a href="{escape(root)}{escape(spec_url(edge.hash))}">{escape(edge.version)}</a>'
+        f" <code>/{escape(edge.hash[:7])}</code>"
+        + (f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else "")
+    )
+
+
+def _dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None = None) -> Markup:
     """Cached dependents grouped by package (the first :data:`EDGE_ROWS`; the JSON twin has them all)."""
     if not edges:
         return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
     shown = edges[:EDGE_ROWS]
+    links = (
+        edge_items(shown, root, _dependent_link)
+        if edge_items is not None
+        else [_dependent_link(e, root) for e in shown]
+    )
     items = []
+    at = 0
     for name, group in itertools.groupby(shown, key=attrgetter("name")):
-        found = list(group)
-        links = ", ".join(
-            f'<a href="{escape(root)}{escape(spec_url(e.hash))}">{escape(e.version)}</a>'
-            f" <code>/{escape(e.hash[:7])}</code>"
-            + (f' <span class="tag">{escape(e.virtuals)}</span>' if e.virtuals else "")
-            for e in found
-        )
-        items.append(f"<li><strong>{escape(name)}</strong> ({len(found)}): {links}</li>")
+        count = sum(1 for _ in group)
+        items.append(f"<li><strong>{escape(name)}</strong> ({count}): {', '.join(links[at : at + count])}</li>")
+        at += count
     more = (
         f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
         "this page as JSON</a>.</p>"

@@ -107,23 +107,28 @@
   // every filter, each summarizing those specs, and the counts (in packages). A row's
   // size adds the specs' sizes as the page has them (3 significant digits), except
   // when every spec of the package matches: then the exact row of the unfiltered page.
-  function selectTag(page, filters, needle = "") {
+  // With lazy, a row is only {name, specs, size, sized, n, matched}: what sorting needs;
+  // rowOf(page, row) makes the whole row, for the few rows a page draws (a filter over
+  // 250,000 specs answers in tens of milliseconds instead of summarizing 10,000 rows).
+  function selectTag(page, filters, needle = "", lazy = false) {
     const c = page.specs;
     const values = c.values;
     const full = Object.keys(page.filters || {}).length === 0 && !page.text ? page.packages : null;
+    const stackAt = FACETS.indexOf("stack");
     const tests = Object.entries(filters).map(([facet, value]) => {
       const wanted = values[facet].indexOf(value);
-      if (facet === "stack") return { facet, holding: c.stack_sets.map((set) => set.includes(wanted)) };
-      return { facet, column: c[facet], wanted };
+      if (facet === "stack") return { facet, k: stackAt, holding: c.stack_sets.map((set) => set.includes(wanted)) };
+      return { facet, k: FACETS.indexOf(facet), column: c[facet], wanted };
     });
-    const counts = {}, seen = {};
-    for (const facet of FACETS) {
-      counts[facet] = new Int32Array(values[facet].length);
-      seen[facet] = new Int32Array(values[facet].length).fill(-1);
-    }
+    // Per facet (in FACETS' order): its column (null for stacks), counts, and the last
+    // package counted for each value (a package counts once per value).
+    const columns = FACETS.map((facet) => (facet === "stack" ? null : c[facet]));
+    const counts = FACETS.map((facet) => new Int32Array(values[facet].length));
+    const seen = FACETS.map((facet) => new Int32Array(values[facet].length).fill(-1));
     const relax = Object.fromEntries(tests.map((t) => [t.facet, 0]));
     const relaxSeen = tests.map(() => -1);
     const unlinked = new Set(c.unlinked || []);
+    const sizes = c.size, stackOf = c.stacks, stackSets = c.stack_sets;
     const rows = [];
     let start = 0;
     for (let n = 0; n < c.names.length; n++) {
@@ -134,34 +139,53 @@
         let missed = -1, missCount = 0;
         for (let t = 0; t < tests.length; t++) {
           const test = tests[t];
-          const ok = test.holding ? test.holding[c.stacks[i]] : test.column[i] === test.wanted;
+          const ok = test.holding ? test.holding[stackOf[i]] : test.column[i] === test.wanted;
           if (!ok) { missed = t; if (++missCount > 1) break; }
         }
         if (missCount > 1) continue;
         if (!missCount) matched.push(i);
-        const missedFacet = missCount ? tests[missed].facet : null;
-        for (const facet of FACETS) {
-          if (missedFacet && missedFacet !== facet) continue;
-          const found = facet === "stack" ? c.stack_sets[c.stacks[i]] : [c[facet][i]];
-          for (const at of found) if (seen[facet][at] !== n) { seen[facet][at] = n; counts[facet][at]++; }
+        const only = missCount ? tests[missed].k : -1;
+        for (let k = 0; k < columns.length; k++) {
+          if (only >= 0 && only !== k) continue;
+          const seenK = seen[k], countsK = counts[k];
+          if (k === stackAt) {
+            const set = stackSets[stackOf[i]];
+            for (let j = 0; j < set.length; j++) {
+              const at = set[j];
+              if (seenK[at] !== n) { seenK[at] = n; countsK[at]++; }
+            }
+          } else {
+            const at = columns[k][i];
+            if (seenK[at] !== n) { seenK[at] = n; countsK[at]++; }
+          }
         }
         for (let t = 0; t < tests.length; t++) {
           if ((!missCount || t === missed) && relaxSeen[t] !== n) { relaxSeen[t] = n; relax[tests[t].facet]++; }
         }
       }
       if (matched.length) {
-        rows.push(full && matched.length === c.counts[n] ? full[n] : summary(c, n, matched, !unlinked.has(n)));
+        const linked = !unlinked.has(n);
+        if (full && matched.length === c.counts[n]) rows.push(full[n]);
+        else if (!lazy) rows.push(summary(c, n, matched, linked));
+        else {
+          let size = 0, sized = 0;
+          for (const i of matched) if (sizes[i] !== null) { size += sizes[i]; sized++; }
+          rows.push({ name: c.names[n], specs: matched.length, size: sized ? size : null, sized, has_page: linked, n, matched });
+        }
       }
       start = end;
     }
     const facets = {};
-    for (const facet of FACETS) {
+    FACETS.forEach((facet, k) => {
       const found = [];
-      counts[facet].forEach((count, at) => { if (count) found.push([values[facet][at], count]); });
+      counts[k].forEach((count, at) => { if (count) found.push([values[facet][at], count]); });
       facets[facet] = sortedCounts(found);
-    }
+    });
     return { rows, facets, relax };
   }
+
+  // The whole row of a lazy one (see selectTag).
+  const rowOf = (page, row) => (row.matched ? summary(page.specs, row.n, row.matched, row.has_page) : row);
 
   function summary(c, n, matched, linked) {
     const v = c.values;
@@ -217,6 +241,6 @@
   }
 
   window.cachedex = {
-    versionKey, compareVersions, specMatches, selectSpecs, selectTag, humanSize, totalSize, formatCount, FACETS,
+    versionKey, compareVersions, specMatches, selectSpecs, selectTag, rowOf, humanSize, totalSize, formatCount, FACETS,
   };
 })();

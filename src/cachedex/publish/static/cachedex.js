@@ -197,7 +197,7 @@
     const draw = (filters) => {
       const carry = query(filters);
       const fragment = document.createDocumentFragment();
-      for (const p of rows.slice(0, limit)) {
+      for (const p of rows.slice(0, limit).map((row) => cx.rowOf(page, row))) {
         const tr = el("tr");
         const name = el("td", undefined, "name");
         if (p.has_page === false) name.textContent = p.name; // a name that cannot be a folder name has no page
@@ -222,7 +222,7 @@
     };
     const run = () => {
       const [filters, needle] = state();
-      const chosen = cx.selectTag(page, filters, needle);
+      const chosen = cx.selectTag(page, filters, needle, true);
       rows = chosen.rows;
       if (sortKey !== "name") {
         const key = sortKey === "size" ? (p) => (p.size === null ? -1 : p.size) : (p) => p[sortKey];
