@@ -259,6 +259,17 @@ def _select_variants(variants: Sequence[str], names: Sequence[str]) -> list[str]
     return [text for text in variants if variant_name(text) in names]
 
 
+def _variants_cell(variants: Sequence[str], differing: Sequence[str]) -> Markup:
+    """A spec's variants in a table: those that differ between the specs listed first,
+    in bold, then the others (folded when more than four)."""
+    rest = [text for text in variants if text not in differing]
+    parts = [f"<strong>{escape(' '.join(differing))}</strong>"] if differing else []
+    if rest:
+        text = escape(" ".join(rest))
+        parts.append(f"<details><summary>{len(rest)} more</summary>{text}</details>" if len(rest) > 4 else str(text))
+    return Markup(" ".join(parts))
+
+
 def _page_link(view: SearchView, number: int) -> str:
     """The link to page ``number`` of a search."""
     scope = {"q": view.query, "tag": view.tag, "stack": view.stack}
@@ -293,6 +304,7 @@ _env.filters.update(
     shown_stacks=shown_stacks,
     groupby_kind=_groupby_kind,
     select_variants=_select_variants,
+    variants_cell=_variants_cell,
     page_link=_page_link,
     pick=lambda values: {key: value for key, value in values.items() if value},
     window=_window,
