@@ -31,6 +31,8 @@ __all__ = [
     "human_size",
     "is_dag_hash",
     "short_repr",
+    "spec_manifest_path",
+    "tarball_path_v2",
 ]
 
 #: A Spack DAG hash: 32 lowercase base32 characters (``is_dag_hash`` checks one).
@@ -183,3 +185,22 @@ def check_label(name: object) -> str | None:
     if why is None and isinstance(name, str) and not _LABEL.fullmatch(name):
         why = f"{short_repr(name)} may hold only letters, digits and . _ + @ = - (starting with a letter or digit)"
     return why
+
+
+# Where a spec's files are in a mirror, for the ingest that reads them and the pages
+# that link to them.
+
+
+def spec_manifest_path(name: str, version: str, dag_hash: str) -> str:
+    """Path of a spec's v3 manifest (format doc §5.3); ``/`` in a version becomes ``_``."""
+    stem = f"{name}-{version}-{dag_hash}".replace("/", "_")
+    return f"v3/manifests/spec/{name}/{stem}.spec.manifest.json"
+
+
+def tarball_path_v2(*, hash: str, name: str, version: str, compiler: str, platform: str, os: str, target: str) -> str:
+    """Path of a spec's ``.spack`` tarball in a v2 mirror (format doc §5.2)."""
+    cname, _, cversion = compiler.partition("@")
+    compiler_part = f"{cname}-{cversion}" if cversion else "none-none"
+    arch = f"{platform}-{os}-{target}"
+    stem = f"{arch}-{compiler_part}-{name}-{version}"
+    return f"build_cache/{arch}/{compiler_part}/{name}-{version}/{stem}-{hash}.spack"

@@ -133,6 +133,11 @@ def test_the_server_answers_the_same_pages_and_any_diff(demo_run: Demo) -> None:
         served = get(app, "/" + path)
         assert served.status_code == 200 and served.content == (site / path).read_bytes(), path
     assert get(app, "/tags/develop/index.html").content == (site / "tags/develop/index.html").read_bytes()
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        (sync,) = changes_page(catalog, "develop").syncs
+    for spec in (sync.stacks[0].added[0], sync.stacks[-1].added[0]):  # "first seen": one query, or read once
+        path = f"specs/{spec.hash[:2]}/{spec.hash}.html"
+        assert get(app, "/" + path).content == (site / path).read_bytes(), path
     assert get(app, "/tags/develop/compare/v1.0.2/").status_code == 404
     pair = get(app, "/diff.json?old=develop-2026-11-01&new=develop-2026-11-08")
     static = json.loads((site / "tags/develop-2026-11-08/compare/develop-2026-11-01/index.json").read_text())
@@ -179,3 +184,35 @@ def test_hostile_names_are_escaped_by_the_server(tmp_path: Path, path: str) -> N
     assert answer.status_code == 200, answer.text
     main_part = answer.text.split("<main>")[1]
     assert "<img" not in main_part and "<i>" not in main_part and "<script>" not in main_part
+
+
+def test_first_seen_read_once_equals_the_catalogs_answer(demo_run: Demo) -> None:
+    from cachedex.publish.first_seen import FirstSeenIndex
+    from cachedex.publish.pages import spec_page
+
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        index = FirstSeenIndex(catalog)
+        hashes = sorted(catalog.held_hashes())
+        assert len(hashes) > 500
+        fresh = 0
+        for dag_hash in hashes:
+            expected = tuple(catalog.first_seen(dag_hash))
+            assert index.of(dag_hash, spec_page(catalog, dag_hash).holders) == expected, dag_hash
+            fresh += any(not f.first_sync for f in expected)
+        assert fresh > 10  # specs a later sync added, not only those of first syncs
+
+
+def test_listing_counts_count_what_the_mirrors_list(demo_run: Demo) -> None:
+    from collections import Counter
+
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        brute = Counter(
+            (stack, name, version)
+            for stack, listing in catalog.tag_members("develop").items()
+            for name, version in listing.values()
+        )
+        assert {(s, n, v): c for s, n, v, c in catalog.listing_counts("develop")} == dict(brute)
+        some = {"cmake", "zlib", "no-such"}
+        assert {(s, n, v): c for s, n, v, c in catalog.listing_counts("develop", some)} == {
+            key: count for key, count in brute.items() if key[1] in some
+        }

@@ -273,8 +273,8 @@ class Catalog:
         """The raw node JSON of a spec, as its index held it, or None."""
         return reads.node(self._db, dag_hash)
 
-    def holders(self, dag_hash: str) -> list[tuple[str, str, bool, str]]:
-        """(tag, stack, listed, mirror URL) of every mirror whose index holds a hash."""
+    def holders(self, dag_hash: str) -> list[tuple[str, str, bool, str, int | None]]:
+        """(tag, stack, listed, mirror URL, layout) of every mirror whose index holds a hash."""
         return reads.holders(self._db, dag_hash)
 
     def edges_of(self, dag_hash: str, *, reverse: bool = False) -> list[Edge]:
@@ -334,6 +334,10 @@ class Catalog:
     def first_seen(self, dag_hash: str) -> list[history.FirstSeen]:
         """When a spec first appeared in each mirror listing it now."""
         return history.first_seen(self._db, dag_hash)
+
+    def listing_counts(self, tag: str, names: Iterable[str] | None = None) -> list[tuple[str, str, str, int]]:
+        """(stack, name, version, listed specs) of every mirror of a tag (of ``names`` only)."""
+        return history.listing_counts(self._db, tag, names)
 
     def coverage_cells(self, tag: str) -> list[history.CoverageCell]:
         """Listed specs of a tag per stack and platform-os-target."""

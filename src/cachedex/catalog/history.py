@@ -7,7 +7,9 @@ nothing before). Coverage counts a tag's listed specs by stack and architecture.
 
 from __future__ import annotations
 
+import json
 import sqlite3
+from collections.abc import Iterable
 
 import msgspec
 
@@ -21,6 +23,7 @@ __all__ = [
     "SyncRecord",
     "coverage_cells",
     "first_seen",
+    "listing_counts",
     "package_coverage",
     "sync_changes",
     "tag_syncs",
@@ -156,3 +159,20 @@ def package_coverage(db: sqlite3.Connection, tag: str, name: str | None = None) 
         (tag, name) if name is not None else (tag,),
     )
     return [PackageCoverage(*row) for row in rows]
+
+
+def listing_counts(
+    db: sqlite3.Connection, tag: str, names: Iterable[str] | None = None
+) -> list[tuple[str, str, str, int]]:
+    """(stack, name, version, listed specs) of every mirror of a tag (of the packages
+    ``names`` only, if given): what a change page needs of the listings around a sync."""
+    only = " AND s.name IN (SELECT value FROM json_each(?))" if names is not None else ""
+    params: tuple[str, ...] = (tag,) if names is None else (tag, json.dumps(sorted(set(names))))
+    return list(
+        db.execute(
+            "SELECT m.stack, s.name, s.version, count(*) FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+            "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
+            f"WHERE t.name = ?{only} GROUP BY m.stack, s.name, s.version",
+            params,
+        )
+    )

@@ -175,12 +175,12 @@ def node(db: sqlite3.Connection, dag_hash: str) -> str | None:
     return None if row is None else str(row[0])
 
 
-def holders(db: sqlite3.Connection, dag_hash: str) -> list[tuple[str, str, bool, str]]:
-    """(tag, stack, listed, mirror URL) of every mirror whose index holds a hash."""
+def holders(db: sqlite3.Connection, dag_hash: str) -> list[tuple[str, str, bool, str, int | None]]:
+    """(tag, stack, listed, mirror URL, layout) of every mirror whose index holds a hash."""
     return [
-        (tag, stack, bool(listed), url)
-        for tag, stack, listed, url in db.execute(
-            "SELECT t.name, m.stack, mb.listed, m.url FROM specs s "
+        (tag, stack, bool(listed), url, layout)
+        for tag, stack, listed, url, layout in db.execute(
+            "SELECT t.name, m.stack, mb.listed, m.url, m.layout FROM specs s "
             "JOIN members mb ON mb.spec_id = s.id JOIN mirrors m ON m.id = mb.mirror_id "
             "JOIN tags t ON t.id = m.tag_id WHERE s.hash = ? "
             "ORDER BY t.name, m.stack != 'root', m.stack",

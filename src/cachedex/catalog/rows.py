@@ -188,6 +188,7 @@ class HolderRow(NamedTuple):
     stack: str
     listed: int  #: 1 when that mirror has the binary
     url: str
+    layout: int | None  #: the mirror's layout (2, 3; 100 for OCI), None before its first read
 
 
 _Row = TypeVar("_Row", bound=tuple[Any, ...])
@@ -212,7 +213,14 @@ _EXPRESSIONS: dict[type, dict[str, str]] = {
         "listed": "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)",
     },
     SizeKey: _SPEC_COLUMNS,
-    HolderRow: {"spec_id": "mb.spec_id", "tag": "t.name", "stack": "m.stack", "listed": "mb.listed", "url": "m.url"},
+    HolderRow: {
+        "spec_id": "mb.spec_id",
+        "tag": "t.name",
+        "stack": "m.stack",
+        "listed": "mb.listed",
+        "url": "m.url",
+        "layout": "m.layout",
+    },
 }
 
 

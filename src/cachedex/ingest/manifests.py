@@ -15,7 +15,7 @@ import zlib
 import msgspec
 
 from ..errors import ChecksumError, IndexFormatError
-from ..values import TARBALL_MEDIA_TYPE
+from ..values import TARBALL_MEDIA_TYPE, spec_manifest_path, tarball_path_v2
 from .http import TooBig
 
 __all__ = [
@@ -191,21 +191,6 @@ def manifest_size(url: str, data: bytes | bytearray) -> int:
                 raise IndexFormatError(url, f"contentLength {_short(size)} is not a size a file can have")
             return size
     raise IndexFormatError(url, f"manifest lists no {TARBALL_MEDIA_TYPE} blob")
-
-
-def spec_manifest_path(name: str, version: str, dag_hash: str) -> str:
-    """Path of a spec's v3 manifest (format doc §5.3); ``/`` in a version becomes ``_``."""
-    stem = f"{name}-{version}-{dag_hash}".replace("/", "_")
-    return f"v3/manifests/spec/{name}/{stem}.spec.manifest.json"
-
-
-def tarball_path_v2(*, hash: str, name: str, version: str, compiler: str, platform: str, os: str, target: str) -> str:
-    """Path of a spec's ``.spack`` tarball in a v2 mirror (format doc §5.2)."""
-    cname, _, cversion = compiler.partition("@")
-    compiler_part = f"{cname}-{cversion}" if cversion else "none-none"
-    arch = f"{platform}-{os}-{target}"
-    stem = f"{arch}-{compiler_part}-{name}-{version}"
-    return f"build_cache/{arch}/{compiler_part}/{name}-{version}/{stem}-{hash}.spack"
 
 
 def _short(value: object) -> str:

@@ -20,12 +20,15 @@ from collections.abc import Iterable, Iterator, Mapping
 from contextvars import ContextVar
 
 import msgspec
+from markupsafe import Markup
 
 from ..catalog import Catalog
-from ..catalog.history import ChangedSpec, FirstSeen
-from ..diff import diff_since, diff_tags
+from ..catalog.history import ChangedSpec
+from ..diff import TagDiff, diff_since, diff_tags
 from ..query import tag_order, version_key
 from ..values import ROOT_STACK
+from .first_seen import FirstSeenIndex, first_seen_html
+from .spec_pages import SpecPage
 
 __all__ = [
     "RECENT",
@@ -40,6 +43,7 @@ __all__ = [
     "changes_page",
     "compare_page",
     "history_from",
+    "keep_for_tag_page",
     "previous_tags",
     "recent_first_seen",
     "recent_syncs",
@@ -127,9 +131,6 @@ class RecentSync(msgspec.Struct, frozen=True):
     versions: tuple[VersionChange, ...]
 
 
-Listing = dict[str, tuple[str, str]]  # hash -> (name, version)
-
-
 def _spec(c: ChangedSpec, page: bool) -> SpecChange:
     return SpecChange(c.hash, c.name, c.version, c.compiler, f"{c.platform}-{c.os}-{c.target}", c.size, page)
 
@@ -138,35 +139,61 @@ def _newest_first(versions: Iterable[str]) -> tuple[str, ...]:
     return tuple(sorted(set(versions), key=version_key, reverse=True))
 
 
-def _stack_changes(
-    stack: str, added: list[SpecChange], removed: list[SpecChange], before: Listing, after: Listing
-) -> StackChanges:
-    """One stack's changes, from the specs added and removed and the listings around them."""
+#: Listed specs of a stack per (name, version), and per name.
+Counts = tuple[Counter[tuple[str, str]], Counter[str]]
+
+
+def _counts(pairs: Iterable[tuple[str, str]]) -> Counts:
+    versions = Counter(pairs)
+    names: Counter[str] = Counter()
+    for (name, _), count in versions.items():
+        names[name] += count
+    return versions, names
+
+
+def _counted(catalog: Catalog, tag: str, names: Iterable[str]) -> dict[str, Counts]:
+    """Each mirror's listing of the packages ``names`` of ``tag``, counted."""
+    counted: dict[str, Counts] = {}
+    for stack, name, version, count in catalog.listing_counts(tag, names):
+        if stack not in counted:
+            counted[stack] = (Counter(), Counter())
+        versions, by_name = counted[stack]
+        versions[name, version] += count
+        by_name[name] += count
+    return counted
+
+
+def _stack_changes(stack: str, added: list[SpecChange], removed: list[SpecChange], after: Counts) -> StackChanges:
+    """One stack's changes, from the specs added and removed and the listing after them
+    (counted; the listing before is that one with the changes undone)."""
     order = lambda s: (s.name, s.version, s.arch, s.hash)  # noqa: E731
     added, removed = sorted(added, key=order), sorted(removed, key=order)
-    names_before = Counter(name for name, _ in before.values())
-    names_after = Counter(name for name, _ in after.values())
-    versions_before = {pair for pair in before.values()}
-    versions_after = {pair for pair in after.values()}
-    new_names = {s.name for s in added if not names_before[s.name]}
-    gone_names = {s.name for s in removed if not names_after[s.name]}
+    versions_after, names_after = after
+    delta: Counter[tuple[str, str]] = Counter((s.name, s.version) for s in removed)
+    delta.subtract((s.name, s.version) for s in added)
+    name_delta: Counter[str] = Counter()
+    for (name, _), change in delta.items():
+        name_delta[name] += change
+
+    def was(name: str, version: str) -> bool:
+        return versions_after[name, version] + delta[name, version] > 0
+
+    new_by_name: dict[str, set[str]] = defaultdict(set)
+    old_by_name: dict[str, set[str]] = defaultdict(set)
+    for spec in added:
+        new_by_name[spec.name].add(spec.version)
+    for spec in removed:
+        old_by_name[spec.name].add(spec.version)
+    new_names = {n for n in new_by_name if names_after[n] + name_delta[n] <= 0}
+    gone_names = {n for n in old_by_name if names_after[n] <= 0}
     changes, rebuilt = [], []
-    for name in sorted({s.name for s in added} & {s.name for s in removed} - new_names - gone_names):
-        old = _newest_first(s.version for s in removed if s.name == name and (name, s.version) not in versions_after)
-        new = _newest_first(s.version for s in added if s.name == name and (name, s.version) not in versions_before)
+    for name in sorted((new_by_name.keys() | old_by_name.keys()) - new_names - gone_names):
+        old = _newest_first(v for v in old_by_name.get(name, ()) if versions_after[name, v] <= 0)
+        new = _newest_first(v for v in new_by_name.get(name, ()) if not was(name, v))
         if old or new:
             changes.append(VersionChange(name, old, new))
-        else:
+        elif name in new_by_name and name in old_by_name:
             rebuilt.append(name)
-    for name in sorted({s.name for s in added} - new_names - {s.name for s in removed}):
-        new = _newest_first(s.version for s in added if s.name == name and (name, s.version) not in versions_before)
-        if new:
-            changes.append(VersionChange(name, (), new))
-    for name in sorted({s.name for s in removed} - gone_names - {s.name for s in added}):
-        old = _newest_first(s.version for s in removed if s.name == name and (name, s.version) not in versions_after)
-        if old:
-            changes.append(VersionChange(name, old, ()))
-    changes.sort(key=lambda v: v.name)
     size = sum(s.size or 0 for s in added) - sum(s.size or 0 for s in removed)
     return StackChanges(
         stack,
@@ -193,23 +220,25 @@ def changes_page(catalog: Catalog, tag: str, *, shown: int = SYNCS_SHOWN, held: 
     if held is None:
         held = catalog.held_hashes()
     records = [s for s in catalog.tag_syncs(tag, limit=1_000_000) if s.changes]
-    listing: dict[str, Listing] = defaultdict(dict, catalog.tag_members(tag))  # after the sync being looked at
+    # The listings after the sync being looked at, counted; undone sync by sync.
+    changed = [(record, catalog.sync_changes(record.id)) for record in records[:shown]]
+    counted = _counted(catalog, tag, {c.name for _, changes in changed for c in changes}) if changed else {}
     syncs = []
-    for record in records[:shown]:
+    for record, changes in changed:
         by_stack: dict[str, tuple[list[SpecChange], list[SpecChange]]] = defaultdict(lambda: ([], []))
-        for change in catalog.sync_changes(record.id):
+        for change in changes:
             by_stack[change.stack][0 if change.change > 0 else 1].append(_spec(change, change.hash in held))
         stacks = []
         for stack in sorted(by_stack, key=_stack_key):
             added, removed = by_stack[stack]
-            after = listing[stack]
-            before = dict(after)
+            versions, names = counted.setdefault(stack, (Counter(), Counter()))
+            stacks.append(_stack_changes(stack, added, removed, (versions, names)))
             for spec in added:
-                before.pop(spec.hash, None)
+                versions[spec.name, spec.version] -= 1
+                names[spec.name] -= 1
             for spec in removed:
-                before[spec.hash] = (spec.name, spec.version)
-            stacks.append(_stack_changes(stack, added, removed, before, after))
-            listing[stack] = before
+                versions[spec.name, spec.version] += 1
+                names[spec.name] += 1
         syncs.append(SyncChanges(record.id, record.started_at, record.finished_at, tuple(stacks)))
     return ChangesPage(
         tag,
@@ -244,13 +273,20 @@ def previous_tags(names: Iterable[str]) -> dict[str, list[str]]:
     return pairs
 
 
-def _details(catalog: Catalog, tags: Iterable[str]) -> dict[str, SpecChange]:
+#: Up to this many specs changed, a comparison reads each one's details by its hash;
+#: more, it reads the listings of both tags whole.
+_ONE_BY_ONE = 1_000
+
+
+def _details(catalog: Catalog, tags: Iterable[str], wanted: set[str]) -> dict[str, SpecChange]:
     found: dict[str, SpecChange] = {}
+    if len(wanted) <= _ONE_BY_ONE:
+        return found  # each read by _detail
     for tag in tags:
         for row in catalog.listed_rows(tag):
-            found[row.hash] = SpecChange(
-                row.hash, row.name, row.version, row.compiler, f"{row.platform}-{row.os}-{row.target}", row.size
-            )
+            if row.hash in wanted:
+                arch = f"{row.platform}-{row.os}-{row.target}"
+                found[row.hash] = SpecChange(row.hash, row.name, row.version, row.compiler, arch, row.size)
     return found
 
 
@@ -266,51 +302,41 @@ def _detail(catalog: Catalog, known: Mapping[str, SpecChange], dag_hash: str, na
 
 
 def _compare(
-    catalog: Catalog,
-    old_tag: str,
-    new_tag: str,
-    before: Mapping[str, Listing],
-    after: Mapping[str, Listing],
-    stacks: Iterable[str],
+    catalog: Catalog, diff: TagDiff, known: Mapping[str, SpecChange], counts_of: str
 ) -> tuple[StackChanges, ...]:
-    known = _details(catalog, dict.fromkeys([new_tag, old_tag]))
+    """The stacks of a :class:`cachedex.diff.TagDiff`, each spec with its details."""
+    counted = _counted(catalog, counts_of, {s.name for p in diff.stacks for s in (*p.added, *p.removed)})
     out = []
-    for stack in stacks:
-        old, new = before.get(stack, {}), after.get(stack, {})
-        added = [_detail(catalog, known, h, *new[h]) for h in new.keys() - old.keys()]
-        removed = [_detail(catalog, known, h, *old[h]) for h in old.keys() - new.keys()]
-        out.append(_stack_changes(stack, added, removed, dict(old), dict(new)))
+    for part in diff.stacks:
+        added = [_detail(catalog, known, s.hash, s.name, s.version) for s in part.added]
+        removed = [_detail(catalog, known, s.hash, s.name, s.version) for s in part.removed]
+        out.append(_stack_changes(part.stack, added, removed, counted.get(part.stack, (Counter(), Counter()))))
     return tuple(out)
+
+
+def _changed(diff: TagDiff) -> set[str]:
+    return {spec.hash for stack in diff.stacks for spec in (*stack.added, *stack.removed)}
 
 
 def compare_page(catalog: Catalog, old: str, new: str, *, live: bool = False) -> ComparePage:
     """What ``new`` lists that ``old`` does not and the reverse, stack by stack
     (:func:`cachedex.diff.diff_tags`), with each spec's arch, compiler and size."""
     diff = diff_tags(catalog, old, new)
-    stacks = [s.stack for s in diff.stacks]
-    return ComparePage(
-        old,
-        new,
-        old,
-        _compare(catalog, old, new, catalog.tag_members(old), catalog.tag_members(new), stacks),
-        live=live,
-    )
+    known = _details(catalog, dict.fromkeys([new, old]), _changed(diff))
+    return ComparePage(old, new, old, _compare(catalog, diff, known, new), live=live)
 
 
 def since_page(catalog: Catalog, tag: str, since: float, label: str) -> ComparePage:
-    """What changed in ``tag`` after ``since`` (:func:`cachedex.diff.diff_since`)."""
+    """What changed in ``tag`` after ``since`` (:func:`cachedex.diff.diff_since`); each
+    spec's details from the syncs that changed it."""
     diff = diff_since(catalog, tag, since, label)
-    now = catalog.tag_members(tag)
-    then: dict[str, Listing] = {}
-    for stack in diff.stacks:
-        listing = dict(now.get(stack.stack, {}))
-        for spec in stack.added:
-            listing.pop(spec.hash, None)
-        for spec in stack.removed:
-            listing[spec.hash] = (spec.name, spec.version)
-        then[stack.stack] = listing
-    stacks = [s.stack for s in diff.stacks]
-    return ComparePage(diff.old, tag, tag, _compare(catalog, tag, tag, then, now, stacks), since=label, live=True)
+    known: dict[str, SpecChange] = {}
+    for sync in catalog.tag_syncs(tag, limit=1_000_000):
+        if sync.finished_at > since and sync.changes:
+            for change in catalog.sync_changes(sync.id):
+                if change.hash not in known:
+                    known[change.hash] = _spec(change, change.change > 0 or bool(catalog.holders(change.hash)))
+    return ComparePage(diff.old, tag, tag, _compare(catalog, diff, known, tag), since=label, live=True)
 
 
 # -- what tag and spec pages show of the history --------------------------------------------
@@ -318,28 +344,49 @@ def since_page(catalog: Catalog, tag: str, since: float, label: str) -> CompareP
 #: Syncs a tag page's "recent changes" block shows.
 RECENT = 5
 
-_HISTORY: ContextVar[Catalog | None] = ContextVar("cachedex_history", default=None)
+
+class _Source:
+    """What :func:`history_from` keeps: the catalog, and for a whole site the history
+    read once (:class:`.first_seen.FirstSeenIndex`), if given."""
+
+    def __init__(self, catalog: Catalog, index: FirstSeenIndex | None) -> None:
+        self.catalog = catalog
+        self.index = index
+        self.pages: dict[str, ChangesPage] = {}  #: change pages built meanwhile (:func:`keep_for_tag_page`)
+
+
+_HISTORY: ContextVar[_Source | None] = ContextVar("cachedex_history", default=None)
 
 
 @contextlib.contextmanager
-def history_from(catalog: Catalog) -> Iterator[None]:
+def history_from(catalog: Catalog, *, first_seen: FirstSeenIndex | None = None) -> Iterator[None]:
     """Pages rendered inside read their "recent changes" and "first seen" from ``catalog``
-    (outside, they show none): the site's writer and the server render inside."""
-    token = _HISTORY.set(catalog)
+    (outside, they show none): the site's writer and the server render inside. Spec
+    pages read "first seen" from ``first_seen`` if given (the history read once for a
+    whole site), else one query each."""
+    token = _HISTORY.set(_Source(catalog, first_seen))
     try:
         yield
     finally:
         _HISTORY.reset(token)
 
 
+def keep_for_tag_page(page: ChangesPage) -> None:
+    """Have the tag page rendered next inside :func:`history_from` take its recent
+    changes from ``page`` rather than read them again."""
+    source = _HISTORY.get()
+    if source is not None:
+        source.pages[page.tag] = page
+
+
 def recent_syncs(tag: str) -> tuple[RecentSync, ...]:
     """The last few syncs that changed ``tag``, for its page (none outside :func:`history_from`)."""
-    catalog = _HISTORY.get()
-    if catalog is None:
+    source = _HISTORY.get()
+    if source is None:
         return ()
-    page = changes_page(catalog, tag, shown=RECENT, held=set())
+    page = source.pages.pop(tag, None) or changes_page(source.catalog, tag, shown=RECENT, held=set())
     out = []
-    for sync in page.syncs:
+    for sync in page.syncs[:RECENT]:
         root = next((s for s in sync.stacks if s.stack == ROOT_STACK), None)
         if root is None:
             out.append(RecentSync(sync.id, sync.finished_at, 0, 0, (), (), ()))
@@ -358,7 +405,12 @@ def recent_syncs(tag: str) -> tuple[RecentSync, ...]:
     return tuple(out)
 
 
-def recent_first_seen(dag_hash: str) -> tuple[FirstSeen, ...]:
-    """When and where a spec first appeared, for its page (none outside :func:`history_from`)."""
-    catalog = _HISTORY.get()
-    return () if catalog is None else tuple(catalog.first_seen(dag_hash))
+def recent_first_seen(page: SpecPage) -> Markup:
+    """When and where a spec first appeared, as its page's ``<dt>`` and ``<dd>`` (none
+    outside :func:`history_from`)."""
+    source = _HISTORY.get()
+    if source is None:
+        return Markup("")
+    if source.index is None:
+        return first_seen_html(tuple(source.catalog.first_seen(page.spec.hash)))
+    return first_seen_html(source.index.of(page.spec.hash, page.holders))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..catalog import Catalog
 from .badges import package_badge
-from .changes import changes_page, compare_page, previous_tags
+from .changes import changes_page, compare_page, keep_for_tag_page, previous_tags
 from .coverage import coverage_page
 from .feeds import tag_feed
 from .files import name_problem
@@ -26,6 +26,7 @@ def write_changes(catalog: Catalog, writer: SiteWriter, tags: list[str]) -> None
     for tag in tags:
         page = changes_page(catalog, tag, held=held)
         writer.page(page)
+        keep_for_tag_page(page)  # its recent changes, without reading them again
         writer.file(f"tags/{tag}/changes.atom", tag_feed(page))
         coverage = coverage_page(catalog, tag)
         writer.page(coverage)

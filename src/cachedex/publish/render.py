@@ -15,14 +15,15 @@ from collections.abc import Callable, Sequence
 from functools import lru_cache
 from operator import attrgetter
 from typing import Any
+from urllib.parse import quote
 
 import msgspec
 from jinja2 import PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
 from .. import __version__
-from ..catalog import Edge
-from ..values import LINK_RUN, human_size
+from ..catalog import Edge, SpecSummary
+from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2
 from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .changes import ChangesPage, ComparePage, recent_first_seen, recent_syncs
 from .coverage import CoveragePage, bottle_table
@@ -39,6 +40,7 @@ __all__ = [
     "FIRST_ROWS",
     "EdgeItems",
     "asset_text",
+    "download",
     "render",
     "render_all_packages",
     "render_not_found",
@@ -200,18 +202,40 @@ def _tag_link(tag: str, root: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _holder_items(holders: tuple[Holder, ...], root: str) -> Markup:
-    """The mirrors holding a spec; the same few combinations recur on most spec pages."""
+def _holder_items(holders: tuple[Holder, ...], root: str, spec: SpecSummary | None = None) -> Markup:
+    """The mirrors holding a spec, each with a link to its file there (see :func:`download`)."""
     if not holders:
         return Markup("<li>no mirror</li>")
     return Markup(
         "".join(
             f"<li>{_tag_link(h.tag, root)} / {escape(h.stack)}"
             + ("" if h.listed else ' <span class="tag muted">no binary</span>')
+            + _download_link(h, spec)
             + "</li>"
             for h in holders
         )
     )
+
+
+def download(holder: Holder, spec: SpecSummary) -> tuple[str, str] | None:
+    """(label, URL) of the file to download a spec's binary from a mirror served over
+    HTTP(S) that lists it: a v2 mirror's ``.spack`` tarball; a v3 mirror's spec
+    manifest, which names the tarball's blob and its sha256 (the catalog keeps no
+    checksum). None for other mirrors (folders, OCI registries)."""
+    if not holder.listed or not holder.url.startswith(("https://", "http://")):
+        return None
+    base = holder.url.rstrip("/") + "/"
+    if holder.layout == 3:
+        return "spec manifest", base + quote(spec_manifest_path(spec.name, spec.version, spec.hash))
+    if holder.layout == 2:
+        fields = {k: getattr(spec, k) for k in ("hash", "name", "version", "compiler", "platform", "os", "target")}
+        return "binary (.spack)", base + quote(tarball_path_v2(**fields))
+    return None
+
+
+def _download_link(holder: Holder, spec: SpecSummary | None) -> str:
+    found = download(holder, spec) if spec is not None else None
+    return "" if found is None else f' &middot; <a href="{escape(found[1])}" rel="nofollow">{found[0]}</a>'
 
 
 def _element_text(value: str) -> Markup:

@@ -27,6 +27,7 @@ class Holder(msgspec.Struct, frozen=True, gc=False):  # only strings: not tracke
     stack: str
     listed: bool  #: the mirror has the binary (``in_buildcache``)
     url: str
+    layout: int | None = None  #: the mirror's layout: 2 and 3 tell where the spec's files are
 
 
 class Install(msgspec.Struct, frozen=True, gc=False):
@@ -80,7 +81,7 @@ def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
         raise UnknownSpec(dag_hash, f"no spec with hash {dag_hash!r} in the catalog")
     return spec_page_from(
         spec,
-        holders=[Holder(t, s, listed, url) for t, s, listed, url in catalog.holders(dag_hash)],
+        holders=[Holder(*row) for row in catalog.holders(dag_hash)],
         dependencies=catalog.edges_of(dag_hash),
         # A spec is not its own dependency, even when an index says so (an edge to
         # itself, or a cycle back to it): in its closure it would count twice.
