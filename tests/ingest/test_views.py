@@ -12,6 +12,8 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.config import parse_config
 from cachedex.ingest.sync import sync
+from cachedex.publish.pages import mirrors_page
+from cachedex.publish.render import render
 from tests.helpers import fixture_index, listed_specs, write_v3_mirror, write_v3_view
 
 FIRST = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
@@ -68,6 +70,9 @@ def test_a_mirror_of_views_only(mirrors: Path, tmp_path: Path) -> None:
         assert catalog.listed_hashes("t") == union
         specs = listed_specs(catalog, "t")
         (stats,) = catalog.tag_stats(["t"])
+        mirrors_html = render(mirrors_page(catalog))  # the page says so plainly
+    assert 't / root <span class="tag">views only: no index of its own</span>' in mirrors_html
+    assert 't / one <span class="tag">view one</span>' in mirrors_html
     assert stats.stacks == 2 and stats.specs == len(union)
     assert all("root" not in s.stacks for s in specs)  # the root holds nothing of its own
     assert {s.hash: s.stacks for s in specs}[FIRST] == ("one",)
