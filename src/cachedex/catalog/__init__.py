@@ -143,11 +143,14 @@ class Catalog:
     def state_token(self) -> tuple[str, float | None]:
         """(token, time of the last sync): the token changes whenever a sync commits, in
         any process, so readers can key caches and ETags on it."""
-        # A verification changes what pages show too, so it changes the token as a sync does.
-        last, finished, checked = self._db.execute(
-            "SELECT max(id), max(finished_at), (SELECT max(id) FROM verifications) FROM syncs"
+        # A verification changes what pages show too, so it changes the token as a sync
+        # does; so do sizes, which a sync records in batches after committing its listing
+        # (and which only ever grow in number between syncs: their count tells).
+        last, finished, checked, sized = self._db.execute(
+            "SELECT max(id), max(finished_at), (SELECT max(id) FROM verifications), "
+            "(SELECT total(sized) FROM tags) FROM syncs"
         ).fetchone()
-        return f"s{last or 0}" + (f"v{checked}" if checked else ""), finished
+        return f"s{last or 0}z{int(sized)}" + (f"v{checked}" if checked else ""), finished
 
     @contextmanager
     def writing_tag(self, tag: str, *, on_wait: Callable[[], None] | None = None) -> Iterator[TagWriter]:

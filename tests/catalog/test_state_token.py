@@ -1,0 +1,28 @@
+"""The catalog's state token changes with everything pages show: a sync, a verification,
+and sizes, which a sync records in batches after committing its listing. The server's
+response cache and ETags, and a site build's consistency check, are keyed on it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cachedex.catalog import Catalog
+from cachedex.publish.serve import create_app
+from tests.helpers import _db, record, write_tag
+from tests.publish.serve import get
+
+
+def test_sizes_recorded_after_a_sync_change_the_token_and_what_the_server_answers(tmp_path: Path) -> None:
+    path, dag_hash = tmp_path / "c.sqlite", "a" * 32
+    with Catalog(path) as catalog:
+        write_tag(catalog, "t", [record(dag_hash)])
+        before = catalog.state_token()[0]
+        app = create_app(path)
+        first = get(app, f"/api/specs/{dag_hash}")
+        assert first.json()["spec"]["size"] is None
+        (spec_id,) = _db(catalog).execute("SELECT id FROM specs WHERE hash = ?", (dag_hash,)).fetchone()
+        assert catalog.record_sizes({spec_id: 1234}) == 1
+        assert catalog.state_token()[0] != before
+        again = get(app, f"/api/specs/{dag_hash}", **{"If-None-Match": first.headers["etag"]})
+        assert again.status_code == 200 and again.json()["spec"]["size"] == 1234
+        assert again.headers["etag"] != first.headers["etag"]
