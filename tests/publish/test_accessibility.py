@@ -25,6 +25,9 @@ PAGES = {
     "mirrors": "mirrors/index.html",
     "search": "search.html?q=hdf",
     "not-found": "tags/develop/packages/nothing-here/index.html",
+    "changes": "tags/develop/changes/index.html",
+    "compare": "tags/develop-2026-11-08/compare/develop-2026-11-01/index.html",
+    "coverage": "tags/develop/coverage/index.html",
 }
 
 

@@ -145,7 +145,7 @@ def test_a_real_uvicorn(uvicorn_server: str) -> None:
 # -- schemathesis over the OpenAPI document ---------------------------------------------------
 
 
-OPERATIONS = ["tags", "packages", "package", "spec", "search", "diff", "verify"]
+OPERATIONS = ["tags", "packages", "package", "spec", "search", "diff", "verify", "coverage"]
 
 
 @pytest.mark.parametrize("operation_id", OPERATIONS)

@@ -366,9 +366,14 @@ def diff_command(state: _State, tags: tuple[str, ...], since: str | None, as_jso
     default=None,
     help="Processes writing pages of a big site  [default: one per CPU, at most 4].",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Compare every page with what is on disk, even if OUTDIR/.cachedex-site says it is current.",
+)
 @click.pass_obj
 @_friendly
-def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: int | None) -> None:
+def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: int | None, full: bool) -> None:
     """Write the catalog as a self-contained static website into OUTDIR.
 
     Home (tags, package search), a page per tag (packages, facet filters kept in the
@@ -376,7 +381,9 @@ def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: in
     dependents, sizes, install commands) and the mirrors; each page with a JSON twin
     beside it (index.json, <hash>.json). No external host is referenced: serve OUTDIR
     with any static file server. Unchanged pages are not rewritten; pages of packages
-    and specs that left are removed.
+    and specs that left are removed. OUTDIR/.cachedex-site records the catalog state,
+    templates and tags the site was built from: when they are the same, the run ends
+    at once (--full compares every page anyway).
 
     \b
     Example:
@@ -386,7 +393,9 @@ def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: in
 
     with state.catalog() as catalog, Reporter() as reporter:
         line = reporter.task("site", total=None)
-        report = write_site(catalog, outdir, tags=list(tags) or None, on_progress=line.describe, workers=workers)
+        report = write_site(
+            catalog, outdir, tags=list(tags) or None, on_progress=line.describe, workers=workers, full=full
+        )
         line.done()
     present.print_site_report(report)
 

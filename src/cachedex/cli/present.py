@@ -234,6 +234,9 @@ def print_site_report(report: SiteReport) -> None:
     """What ``cachedex site`` wrote; skipped names as warnings on stderr."""
     for skipped in report.skipped:
         click.echo(f"warning: skipped {skipped}", err=True)
+    if report.current:
+        click.echo(f"{report.outdir} is current: built from this state of the catalog (--full checks every page)")
+        return
     click.echo(
         f"{report.pages:,} pages: {report.written:,} files written, {report.unchanged:,} unchanged, "
         f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)"

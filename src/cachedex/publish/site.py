@@ -50,7 +50,7 @@ from .badges import package_badge
 from .changes import history_from
 from .changes_site import write_changes
 from .feeds import all_tags_feed
-from .files import name_problem, quoted, same_bytes, update_file
+from .files import name_problem, quoted, update_file
 from .first_seen import FirstSeenIndex
 from .graph import SpecGraph
 from .pages import HomePage, MirrorsPage, home_page, mirrors_page, package_pages, tag_page
@@ -84,6 +84,9 @@ class SiteReport(msgspec.Struct, frozen=True):
     skipped: tuple[str, ...]  #: names that cannot be folder names, and why; and what else was not done
     seconds: float
     complete: bool = True  #: False if the catalog changed during the build: run it again
+    #: True when the site was found built from this very state of the catalog, by the
+    #: same templates, for the same tags: nothing was read or written (see ``full``)
+    current: bool = False
 
 
 #: Said (as a step skipped) when a sync committed during the build.
@@ -145,11 +148,17 @@ def write_site(
     tags: list[str] | None = None,
     on_progress: Callable[[str], None] | None = None,
     workers: int | None = None,
+    full: bool = False,
 ) -> SiteReport:
     """Write the site for ``tags`` (default: every tag) into ``outdir``; see the module doc.
 
     Tag, package and spec pages are shared among ``workers`` processes (default: one
-    per CPU, at most 4) when the tags hold at least :data:`PARALLEL_MIN_PAGES` records."""
+    per CPU, at most 4) when the tags hold at least :data:`PARALLEL_MIN_PAGES` records.
+
+    ``.cachedex-site`` records what made the site: the templates, the catalog's state
+    and the tags. A build that finds the same there has nothing to do and returns at
+    once (``current``). ``full`` compares every page in full instead, as a build after
+    deleting that file does; both give the same files."""
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
     try:
@@ -158,9 +167,13 @@ def write_site(
         raise OutputError(f"{outdir}: cannot create ({exc.strerror or exc})") from exc
     progress = on_progress or (lambda _: None)
     stamp = render_stamp()
-    writer = SiteWriter(outdir, trust_twins=same_bytes(str(outdir / STAMP), stamp))
     with catalog.snapshot():
         plan = _plan(catalog, tags, workers)
+        stamp += _state_line(catalog, plan)
+        made_by = _read_stamp(outdir / STAMP)
+        if not full and made_by == stamp:
+            return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, current=True)
+        writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
         if plan.processes <= 1:  # everything in this one snapshot
             _prepare(writer)
             held, staged = _write_alone(catalog, writer, plan, progress)
@@ -186,6 +199,21 @@ def write_site(
     return SiteReport(
         outdir, writer.written, writer.unchanged, removed, writer.pages, tuple(plan.skipped), seconds, complete
     )
+
+
+def _state_line(catalog: Catalog, plan: _Plan) -> bytes:
+    """The second line of ``.cachedex-site``: the catalog's state (its token, and the
+    time of its last sync, which tells a catalog made again apart) and the tags."""
+    token, finished = catalog.state_token()
+    return msgspec.json.encode({"catalog": [token, finished], "tags": plan.tags, "known": plan.known}) + b"\n"
+
+
+def _read_stamp(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as stamp:
+            return stamp.read(1 << 20)
+    except OSError:
+        return b""
 
 
 def _prepare(writer: SiteWriter) -> None:

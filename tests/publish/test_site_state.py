@@ -1,0 +1,53 @@
+"""``cachedex site`` records the catalog state it built from: a run over the same state
+does nothing, a run after a sync rewrites what changed and ends equal to a full build,
+file for file, and ``--full`` compares every page whatever the record says."""
+
+from __future__ import annotations
+
+import filecmp
+import shutil
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from cachedex.catalog import Catalog
+from cachedex.cli import main
+from cachedex.publish.site import write_site
+from tests.helpers import Demo, record, write_tag
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_site_follows_the_catalog_and_equals_a_full_build(tmp_path: Path, demo_run: Demo) -> None:
+    catalog_path = tmp_path / "c.sqlite"
+    shutil.copy(demo_run.catalog, catalog_path)
+    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    with Catalog(catalog_path) as catalog:
+        first = write_site(catalog, site)
+        assert first.complete and not first.current and first.written > 0
+        again = write_site(catalog, site)
+        assert again.current and again.written == again.pages == 0  # nothing read, nothing written
+        assert _files(site) == _files(site)  # (the folder is untouched: compared below too)
+        # A sync: a new spec in a new tag. The next build is not current, and ends
+        # equal to a full build of the same state into an empty folder.
+        write_tag(catalog, "v9.9.9", [record("z" * 32, "zlib")])
+        after = write_site(catalog, site)
+        assert after.complete and not after.current and 0 < after.written < first.written
+        full = write_site(catalog, fresh, full=True)
+        assert full.complete and not full.current
+    assert _files(site) == _files(fresh)
+    # A file removed by hand comes back with --full, not from a run that trusts the record.
+    package_page = next((site / "tags" / "v9.9.9" / "packages").rglob("index.html"))
+    package_page.unlink()
+    runner = CliRunner()
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(f"catalog: {catalog_path}\ntags: [{{name: develop, url: {tmp_path}/none}}]\n")
+    trusting = runner.invoke(main, ["-c", str(config), "site", str(site)])
+    assert trusting.exit_code == 0 and "is current" in trusting.output, trusting.output
+    assert not package_page.exists()
+    checking = runner.invoke(main, ["-c", str(config), "site", str(site), "--full"])
+    assert checking.exit_code == 0 and "1 files written" in checking.output, checking.output
+    assert _files(site) == _files(fresh)
+    assert filecmp.cmp(package_page, fresh / package_page.relative_to(site), shallow=False)
