@@ -241,3 +241,14 @@ registries:
         "'registries.x.example.token_env': expected the NAME of an environment variable",
     ):
         assert any(fragment in p for p in problems), (fragment, problems)
+
+
+def test_compare_pairs(tmp_path: Path) -> None:
+    base = "tags: [{name: v1.0.2, url: ./m}]\n"
+    config = load_config(_write(tmp_path, base + "compare: [[v1.0.1, v1.0.2], [develop-2026-11-01, develop]]\n"))
+    assert config.compare == (("v1.0.1", "v1.0.2"), ("develop-2026-11-01", "develop"))
+    with pytest.raises(ConfigError) as raised:
+        load_config(_write(tmp_path, base + "compare: [[a], [b, b], [../x, y], v1.0.2]\n"))
+    message = str(raised.value)
+    assert "'compare[0]': expected [OLD, NEW]" in message and "'compare[1]': a tag compared with itself" in message
+    assert "'compare[2]'" in message and "'compare[3]': expected [OLD, NEW]" in message

@@ -216,3 +216,18 @@ def test_listing_counts_count_what_the_mirrors_list(demo_run: Demo) -> None:
         assert {(s, n, v): c for s, n, v, c in catalog.listing_counts("develop", some)} == {
             key: count for key, count in brute.items() if key[1] in some
         }
+
+
+def test_pairs_named_in_the_config_get_comparison_pages(demo_run: Demo, tmp_path: Path) -> None:
+    from cachedex.publish.site import write_site
+
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        report = write_site(
+            catalog, tmp_path / "site", tags=["develop"], compare=[("v1.0.2", "develop"), ("nope", "develop")]
+        )
+    assert any("comparing 'nope' with 'develop': no tag 'nope'" in skipped for skipped in report.skipped)
+    page = tmp_path / "site/tags/develop/compare/v1.0.2/index.json"
+    twin = msgspec.json.decode(page.read_bytes())
+    assert (twin["old"], twin["new"]) == ("v1.0.2", "develop")
+    changes = (tmp_path / "site/tags/develop/changes/index.html").read_text()
+    assert 'href="../compare/v1.0.2/index.html"' in changes

@@ -391,10 +391,17 @@ def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: in
     """
     from ..publish.site import write_site
 
-    with state.catalog() as catalog, Reporter() as reporter:
+    config = state.config()
+    with Catalog(config.catalog, readonly=True) as catalog, Reporter() as reporter:
         line = reporter.task("site", total=None)
         report = write_site(
-            catalog, outdir, tags=list(tags) or None, on_progress=line.describe, workers=workers, full=full
+            catalog,
+            outdir,
+            tags=list(tags) or None,
+            on_progress=line.describe,
+            workers=workers,
+            full=full,
+            compare=config.compare,
         )
         line.done()
     present.print_site_report(report)

@@ -18,7 +18,7 @@ import msgspec
 import yaml
 
 from ..errors import ConfigError
-from ..values import short_repr
+from ..values import check_name, short_repr
 from .tags import RegistryAuth, TagConfig, check_url, parse_registries, parse_tag, resolve_url
 
 __all__ = [
@@ -121,6 +121,13 @@ SETTINGS: tuple[Setting, ...] = (
         "the NAMES of environment variables holding them (never the secrets). Public images need none.",
     ),
     Setting("limits.discovery_bytes", "bytes", 64_000_000, "Largest tags_from discovery file read.", 1000, 2**31),
+    Setting(
+        "compare",
+        "list of pairs",
+        [],
+        "Pairs of tags [OLD, NEW] whose comparison 'cachedex site' writes (tags/NEW/compare/OLD/), besides "
+        "each snapshot and release with the previous of its series.",
+    ),
 )
 _BY_KEY = {setting.key: setting for setting in SETTINGS}
 
@@ -175,6 +182,7 @@ class Config(msgspec.Struct, frozen=True):
     limits: Limits = Limits()
     tags_from: str | None = None
     registries: tuple[RegistryAuth, ...] = ()
+    compare: tuple[tuple[str, str], ...] = ()  #: (old, new) tag pairs the site compares
 
     def registry(self, host: str) -> RegistryAuth | None:
         """Where the credentials for the OCI registry ``host`` are, if configured."""
@@ -279,6 +287,7 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
     if source is not None and check_url("tags_from", source, problems):
         tags_from = resolve_url(str(source), base)
     registries = parse_registries(document.get("registries"), problems)
+    compare = _parse_pairs(document.get("compare", []), problems)
     check_unique(tags, problems)
     if not tags and tags_from is None and not problems:
         problems.append("no tags configured: add a 'tags' list or 'tags_from'")
@@ -294,7 +303,29 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
         limits=limits,
         tags_from=tags_from,
         registries=registries,
+        compare=compare,
     )
+
+
+def _parse_pairs(raw: Any, problems: list[str]) -> tuple[tuple[str, str], ...]:
+    """``compare:``: a list of [OLD, NEW] pairs of distinct tag names."""
+    if not isinstance(raw, list):
+        problems.append(f"'compare': expected a list of [OLD, NEW] pairs, got {type(raw).__name__}")
+        return ()
+    pairs: list[tuple[str, str]] = []
+    for position, pair in enumerate(raw):
+        where = f"'compare[{position}]'"
+        if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(name, str) for name in pair):
+            problems.append(f"{where}: expected [OLD, NEW], two tag names, got {short_repr(pair)}")
+            continue
+        why = check_name(pair[0]) or check_name(pair[1])
+        if why is not None:
+            problems.append(f"{where}: {why}")
+        elif pair[0] == pair[1]:
+            problems.append(f"{where}: a tag compared with itself ({short_repr(pair[0])})")
+        else:
+            pairs.append((pair[0], pair[1]))
+    return tuple(pairs)
 
 
 def check_unique(tags: list[TagConfig], problems: list[str]) -> None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 
 import msgspec
@@ -213,9 +213,17 @@ def _stack_key(stack: str) -> tuple[bool, str]:
     return stack != ROOT_STACK, stack
 
 
-def changes_page(catalog: Catalog, tag: str, *, shown: int = SYNCS_SHOWN, held: set[str] | None = None) -> ChangesPage:
+def changes_page(
+    catalog: Catalog,
+    tag: str,
+    *,
+    shown: int = SYNCS_SHOWN,
+    held: set[str] | None = None,
+    compare: Sequence[str] | None = None,
+) -> ChangesPage:
     """Every sync that changed ``tag``, newest first; UnknownTag if there is none.
-    ``held``: the hashes some mirror holds (:meth:`Catalog.held_hashes`, read if not given)."""
+    ``held``: the hashes some mirror holds (:meth:`Catalog.held_hashes`, read if not given);
+    ``compare``: the tags it has comparison pages with (default: the previous of its series)."""
     catalog.require_tag(tag)
     if held is None:
         held = catalog.held_hashes()
@@ -245,7 +253,7 @@ def changes_page(catalog: Catalog, tag: str, *, shown: int = SYNCS_SHOWN, held: 
         tuple(syncs),
         max(0, len(records) - shown),
         catalog.first_synced_at(tag),
-        tuple(previous_tags(catalog.tag_names()).get(tag, ())),
+        tuple(previous_tags(catalog.tag_names()).get(tag, ()) if compare is None else compare),
     )
 
 

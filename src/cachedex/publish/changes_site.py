@@ -4,6 +4,8 @@ coverage page (:mod:`.coverage`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..catalog import Catalog
 from .badges import package_badge
 from .changes import changes_page, compare_page, keep_for_tag_page, previous_tags
@@ -15,23 +17,28 @@ from .sitefiles import SiteWriter
 __all__ = ["write_changes"]
 
 
-def write_changes(catalog: Catalog, writer: SiteWriter, tags: list[str]) -> None:
+def write_changes(
+    catalog: Catalog, writer: SiteWriter, tags: list[str], compare: Mapping[str, list[str]] | None = None
+) -> None:
     """The change page of each of ``tags`` (names that can be folder names), its
-    comparison pages, feed, coverage page and badge; written before the tag pages, which link
-    to them."""
+    comparison pages (with the previous tag of its series, and with the tags
+    ``compare`` names for it: the config's pairs), feed, coverage page and badge;
+    written before the tag pages, which link to them."""
     if not tags:
         return
     held = catalog.held_hashes()
     previous = previous_tags(catalog.tag_names())
     for tag in tags:
-        page = changes_page(catalog, tag, held=held)
+        olds = previous.get(tag, [])
+        olds = olds + [old for old in (compare or {}).get(tag, []) if old not in olds]
+        page = changes_page(catalog, tag, held=held, compare=olds)
         writer.page(page)
         keep_for_tag_page(page)  # its recent changes, without reading them again
         writer.file(f"tags/{tag}/changes.atom", tag_feed(page))
         coverage = coverage_page(catalog, tag)
         writer.page(coverage)
         writer.file(f"tags/{tag}/badge.svg", package_badge(coverage.stacks[0].total if coverage.stacks else 0))
-        for old in previous.get(tag, ()):
+        for old in olds:
             if name_problem(old) is None:
                 writer.page(compare_page(catalog, old, tag))
     writer.flush()

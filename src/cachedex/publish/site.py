@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from multiprocessing.pool import Pool
 from pathlib import Path
 
@@ -112,9 +112,13 @@ class _Plan(msgspec.Struct):
     package_tags: dict[str, list[tuple[str, int]]]  #: :meth:`Catalog.all_package_tags`
     skipped: list[str]
     processes: int
+    #: {new: [old]}: the comparison pages asked for besides each series' (the config's pairs)
+    compare: dict[str, list[str]] = {}
 
 
-def _plan(catalog: Catalog, tags: list[str] | None, workers: int | None) -> _Plan:
+def _plan(
+    catalog: Catalog, tags: list[str] | None, workers: int | None, compare: Sequence[tuple[str, str]] = ()
+) -> _Plan:
     token, _ = catalog.state_token()
     known = catalog.tag_names()
     for tag in tags or ():
@@ -136,6 +140,13 @@ def _plan(catalog: Catalog, tags: list[str] | None, workers: int | None) -> _Pla
                     plan.skipped.append(f"{tag}: package {quoted(name)}: {problem}")
                 else:
                     plan.names[tag].add(name)
+    for old, new in compare:
+        missing = [name for name in (old, new) if name not in known]
+        if missing:
+            why = f"no tag {quoted(missing[0])} in the catalog"
+            plan.skipped.append(f"comparing {quoted(old)} with {quoted(new)}: {why}")
+        elif new in plan.tags and name_problem(old) is None:
+            plan.compare.setdefault(new, []).append(old)
     records = sum(stats.records for stats in catalog.tag_stats(plan.tags))
     plan.processes = worker_count(records, threshold=PARALLEL_MIN_PAGES, requested=workers)
     return plan
@@ -149,6 +160,7 @@ def write_site(
     on_progress: Callable[[str], None] | None = None,
     workers: int | None = None,
     full: bool = False,
+    compare: Sequence[tuple[str, str]] = (),
 ) -> SiteReport:
     """Write the site for ``tags`` (default: every tag) into ``outdir``; see the module doc.
 
@@ -158,7 +170,9 @@ def write_site(
     ``.cachedex-site`` records what made the site: the templates, the catalog's state
     and the tags. A build that finds the same there has nothing to do and returns at
     once (``current``). ``full`` compares every page in full instead, as a build after
-    deleting that file does; both give the same files."""
+    deleting that file does; both give the same files. ``compare``: (old, new) pairs of
+    tags to write comparison pages for, besides each snapshot's and release's with the
+    previous of its series."""
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
     try:
@@ -168,7 +182,7 @@ def write_site(
     progress = on_progress or (lambda _: None)
     stamp = render_stamp()
     with catalog.snapshot():
-        plan = _plan(catalog, tags, workers)
+        plan = _plan(catalog, tags, workers, compare)
         stamp += _state_line(catalog, plan)
         made_by = _read_stamp(outdir / STAMP)
         if not full and made_by == stamp:
@@ -205,7 +219,8 @@ def _state_line(catalog: Catalog, plan: _Plan) -> bytes:
     """The second line of ``.cachedex-site``: the catalog's state (its token, and the
     time of its last sync, which tells a catalog made again apart) and the tags."""
     token, finished = catalog.state_token()
-    return msgspec.json.encode({"catalog": [token, finished], "tags": plan.tags, "known": plan.known}) + b"\n"
+    state = {"catalog": [token, finished], "tags": plan.tags, "known": plan.known, "compare": plan.compare}
+    return msgspec.json.encode(state) + b"\n"
 
 
 def _read_stamp(path: Path) -> bytes:
@@ -255,6 +270,7 @@ class _Task(msgspec.Struct, frozen=True):
     spec_folder: str = ""
     staged: bool = False
     trust_twins: bool = False
+    compare: dict[str, list[str]] = {}  #: see :attr:`_Plan.compare`
 
 
 class _Done(msgspec.Struct, frozen=True):
@@ -309,7 +325,7 @@ def _write_task(catalog: Catalog, writer: SiteWriter, task: _Task) -> dict[str, 
                 writer.file(f"tags/{tag}/packages/{package.name}/badge.svg", package_badge(len(package.specs)))
     writer.flush()
     with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
-        write_changes(catalog, writer, task.tag_pages)
+        write_changes(catalog, writer, task.tag_pages, task.compare)
         for tag in task.tag_pages:
             tag_data = tag_page(catalog, tag)
             writer.page(tag_data)
@@ -337,7 +353,7 @@ def _write_alone(
             )
         if staged:
             os.rename(folder, outdir / "specs")
-        _write_task(catalog, writer, _Task(catalog.path, outdir, tags=tags, tag_pages=tags))
+        _write_task(catalog, writer, _Task(catalog.path, outdir, tags=tags, tag_pages=tags, compare=plan.compare))
     _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
     return graph.held_hashes(), staged
 
@@ -389,7 +405,10 @@ def _write_shared(
                     [_Task(catalog.path, outdir, token, tags, n, count, left) for n in range(count)]
                     if left != {}
                     else [],
-                    [_Task(catalog.path, outdir, token, tag_pages=tags[n::count]) for n in range(count)],
+                    [
+                        _Task(catalog.path, outdir, token, tag_pages=tags[n::count], compare=plan.compare)
+                        for n in range(count)
+                    ],
                 ]
                 for step in steps:
                     done += pool.map(_run_task, [msgspec.structs.replace(t, trust_twins=trust) for t in step])
