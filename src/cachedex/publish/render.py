@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import itertools
+import re
 from collections.abc import Callable, Sequence
 from functools import lru_cache
 from operator import attrgetter
@@ -26,7 +27,7 @@ from ..catalog import Edge, SpecSummary
 from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2
 from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .changes import ChangesPage, ComparePage, recent_first_seen, recent_syncs
-from .coverage import CoveragePage, bottle_table
+from .coverage import BottleTable, CoveragePage, bottle_table
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .package_pages import variant_name
 from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
@@ -195,6 +196,7 @@ def _dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: Ed
     return Markup('<ul class="edges grouped">\n' + "\n".join(items) + f"\n</ul>{more}")
 
 
+@lru_cache(maxsize=4096)  # a few tags and roots, on every spec page
 def _tag_link(tag: str, root: str) -> str:
     if not has_page(tag):
         return str(escape(tag))
@@ -206,15 +208,34 @@ def _holder_items(holders: tuple[Holder, ...], root: str, spec: SpecSummary | No
     """The mirrors holding a spec, each with a link to its file there (see :func:`download`)."""
     if not holders:
         return Markup("<li>no mirror</li>")
-    return Markup(
-        "".join(
-            f"<li>{_tag_link(h.tag, root)} / {escape(h.stack)}"
-            + ("" if h.listed else ' <span class="tag muted">no binary</span>')
-            + _download_link(h, spec)
-            + "</li>"
-            for h in holders
-        )
+    return Markup("".join(f"<li>{_holder_item(h, root)}{_download_link(h, spec)}</li>" for h in holders))
+
+
+@lru_cache(maxsize=4096)  # a few hundred kinds of holders recur on every spec page
+def _holder_item(holder: Holder, root: str) -> str:
+    return f"{_tag_link(holder.tag, root)} / {escape(holder.stack)}" + (
+        "" if holder.listed else ' <span class="tag muted">no binary</span>'
     )
+
+
+#: A path that needs no quoting in a URL (most of a mirror's file names).
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9._/-]*")
+
+
+def _bottle_rows(table: BottleTable) -> Markup:
+    """The rows of a package page's version × architecture table: a check mark where a
+    binary is (with the count when there are several), a dot where none is. Written
+    here, not in Jinja: a big package has thousands of cells."""
+    cells = {0: '<td class="num"><span class="muted">&middot;</span></td>', 1: '<td class="num">&#10003;</td>'}
+    rows = []
+    for version, counts in zip(table.versions, table.counts, strict=True):
+        row = "".join(cells.get(n) or f'<td class="num">&#10003; {n}</td>' for n in counts)
+        rows.append(f'<tr><th scope="row">{escape(version)}</th>{row}</tr>')
+    return Markup("\n".join(rows))
+
+
+def _url_path(path: str) -> str:
+    return path if _PLAIN_PATH.fullmatch(path) else quote(path)
 
 
 def download(holder: Holder, spec: SpecSummary) -> tuple[str, str] | None:
@@ -226,10 +247,10 @@ def download(holder: Holder, spec: SpecSummary) -> tuple[str, str] | None:
         return None
     base = holder.url.rstrip("/") + "/"
     if holder.layout == 3:
-        return "spec manifest", base + quote(spec_manifest_path(spec.name, spec.version, spec.hash))
+        return "spec manifest", base + _url_path(spec_manifest_path(spec.name, spec.version, spec.hash))
     if holder.layout == 2:
         fields = {k: getattr(spec, k) for k in ("hash", "name", "version", "compiler", "platform", "os", "target")}
-        return "binary (.spack)", base + quote(tarball_path_v2(**fields))
+        return "binary (.spack)", base + _url_path(tarball_path_v2(**fields))
     return None
 
 
@@ -344,6 +365,7 @@ _env.filters.update(
     recent_syncs=recent_syncs,
     first_seen=recent_first_seen,
     bottle_table=bottle_table,
+    bottle_rows=_bottle_rows,
 )
 #: What every template may use besides its own values. Each render gets these and its
 #: values as its whole context, not Jinja's globals.
