@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import REPO
+from tests.helpers import REPO, Demo, StaticServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -85,3 +85,11 @@ def axe_source() -> str:
         )
         assert done.returncode == 0 and script.exists(), f"npm install axe-core failed:\n{done.stdout}\n{done.stderr}"
     return script.read_text()
+
+
+@pytest.fixture(scope="module")
+def served(demo_run: Demo) -> Iterator[str]:
+    """The demo's static site on a plain static file server on 127.0.0.1: its URL."""
+    server = StaticServer(demo_run.site)
+    yield server.url
+    server.close()

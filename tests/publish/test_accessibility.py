@@ -3,12 +3,11 @@ desktop and phone; and the layouts a phone gets (cards, folded filters)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.helpers import Demo, StaticServer
+from tests.helpers import Demo
 from tests.publish.conftest import shot
 
 pytestmark = pytest.mark.browser
@@ -29,13 +28,6 @@ PAGES = {
     "compare": "tags/develop-2026-11-08/compare/develop-2026-11-01/index.html",
     "coverage": "tags/develop/coverage/index.html",
 }
-
-
-@pytest.fixture(scope="module")
-def served(demo_run: Demo) -> Iterator[str]:
-    server = StaticServer(demo_run.site)
-    yield server.url
-    server.close()
 
 
 def _path(kind: str, demo_run: Demo) -> str:

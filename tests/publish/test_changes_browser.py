@@ -4,22 +4,13 @@ cell and on to the specs behind it; and the same pages on a phone."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from tests.helpers import Demo, StaticServer
 from tests.publish.conftest import shot
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def served(demo_run: Demo) -> Iterator[str]:
-    server = StaticServer(demo_run.site)
-    yield server.url
-    server.close()
 
 
 def test_from_a_tag_page_to_a_removed_spec_and_from_a_coverage_cell_to_its_specs(page: Any, served: str) -> None:

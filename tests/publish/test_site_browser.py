@@ -5,7 +5,6 @@ test-artifacts/ (git-ignored)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,13 +19,6 @@ from tests.helpers import Demo, StaticServer
 from tests.publish.conftest import shot
 
 pytestmark = pytest.mark.browser
-
-
-@pytest.fixture(scope="module")
-def served(demo_run: Demo) -> Iterator[str]:
-    server = StaticServer(demo_run.site)
-    yield server.url
-    server.close()
 
 
 def test_search_open_filter_follow_and_install(page: Any, served: str, demo_run: Demo) -> None:
