@@ -200,6 +200,14 @@ def test_first_seen_read_once_equals_the_catalogs_answer(demo_run: Demo) -> None
             assert index.of(dag_hash, spec_page(catalog, dag_hash).holders) == expected, dag_hash
             fresh += any(not f.first_sync for f in expected)
         assert fresh > 10  # specs a later sync added, not only those of first syncs
+        # Spec pages carry it, so their JSON twins and the API have it too.
+        some = hashes[::50]
+        twins = {h: msgspec.json.decode((demo_run.site / "specs" / h[:2] / f"{h}.json").read_bytes()) for h in some}
+        for dag_hash in some:
+            expected = [msgspec.to_builtins(f) for f in catalog.first_seen(dag_hash)]
+            assert twins[dag_hash]["first_seen"] == expected and spec_page(catalog, dag_hash).first_seen == tuple(
+                catalog.first_seen(dag_hash)
+            )
 
 
 def test_listing_counts_count_what_the_mirrors_list(demo_run: Demo) -> None:

@@ -20,15 +20,12 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 
 import msgspec
-from markupsafe import Markup
 
 from ..catalog import Catalog
 from ..catalog.history import ChangedSpec
 from ..diff import TagDiff, diff_since, diff_tags
 from ..query import tag_order, version_key
 from ..values import ROOT_STACK
-from .first_seen import FirstSeenIndex, first_seen_html
-from .spec_pages import SpecPage
 
 __all__ = [
     "RECENT",
@@ -45,7 +42,6 @@ __all__ = [
     "history_from",
     "keep_for_tag_page",
     "previous_tags",
-    "recent_first_seen",
     "recent_syncs",
     "since_page",
 ]
@@ -354,12 +350,10 @@ RECENT = 5
 
 
 class _Source:
-    """What :func:`history_from` keeps: the catalog, and for a whole site the history
-    read once (:class:`.first_seen.FirstSeenIndex`), if given."""
+    """What :func:`history_from` keeps: the catalog, and the change pages built meanwhile."""
 
-    def __init__(self, catalog: Catalog, index: FirstSeenIndex | None) -> None:
+    def __init__(self, catalog: Catalog) -> None:
         self.catalog = catalog
-        self.index = index
         self.pages: dict[str, ChangesPage] = {}  #: change pages built meanwhile (:func:`keep_for_tag_page`)
 
 
@@ -367,12 +361,10 @@ _HISTORY: ContextVar[_Source | None] = ContextVar("cachedex_history", default=No
 
 
 @contextlib.contextmanager
-def history_from(catalog: Catalog, *, first_seen: FirstSeenIndex | None = None) -> Iterator[None]:
-    """Pages rendered inside read their "recent changes" and "first seen" from ``catalog``
-    (outside, they show none): the site's writer and the server render inside. Spec
-    pages read "first seen" from ``first_seen`` if given (the history read once for a
-    whole site), else one query each."""
-    token = _HISTORY.set(_Source(catalog, first_seen))
+def history_from(catalog: Catalog) -> Iterator[None]:
+    """Tag pages rendered inside read their "recent changes" from ``catalog`` (outside,
+    they show none): the site's writer and the server render inside."""
+    token = _HISTORY.set(_Source(catalog))
     try:
         yield
     finally:
@@ -411,14 +403,3 @@ def recent_syncs(tag: str) -> tuple[RecentSync, ...]:
                 )
             )
     return tuple(out)
-
-
-def recent_first_seen(page: SpecPage) -> Markup:
-    """When and where a spec first appeared, as its page's ``<dt>`` and ``<dd>`` (none
-    outside :func:`history_from`)."""
-    source = _HISTORY.get()
-    if source is None:
-        return Markup("")
-    if source.index is None:
-        return first_seen_html(tuple(source.catalog.first_seen(page.spec.hash)))
-    return first_seen_html(source.index.of(page.spec.hash, page.holders))

@@ -14,6 +14,7 @@ from operator import attrgetter
 
 from ..catalog import Catalog, Edge, SpecRow, summary_of
 from ..values import LINK_RUN
+from .first_seen import FirstSeenIndex
 from .pages import Holder, SpecPage, spec_page_from
 
 __all__ = ["SpecGraph"]
@@ -37,6 +38,7 @@ class SpecGraph:
         rows: list[SpecRow] = sorted(catalog.all_spec_rows(), key=attrgetter("name", "hash"))
         self._rows = rows
         self._verified = catalog.all_spec_verifications()  # empty until a `cachedex verify`
+        self._first_seen = FirstSeenIndex(catalog)  # the history, read once for every page
         self.ids = {row.hash: row.id for row in rows}  # hash -> catalog id
         self._position = position = {row.id: n for n, row in enumerate(rows)}
         self._plain = [Edge(row.hash, row.name, row.version, bool(row.listed), row.size) for row in rows]
@@ -108,14 +110,16 @@ class SpecGraph:
         at = self._position[spec_id]
         row = self._rows[at]
         spec = summary_of(row, tags=tuple(self._tags.get(spec_id, ())))
+        holders = self._holders.get(spec_id, ())
         return spec_page_from(
             spec,
-            holders=self._holders.get(spec_id, ()),
+            holders=holders,
             dependencies=self._children.get(at, []),
             closure=self._closure(at),
             dependents=self._dependents.get(at, []),
             node=node,
             verifications=self._verified.get(row.hash, ()),
+            first_seen=self._first_seen.of(row.hash, holders),
         )
 
     def _closure(self, at: int) -> list[Edge]:

@@ -26,9 +26,10 @@ from .. import __version__
 from ..catalog import Edge, SpecSummary
 from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2
 from ._jinja_fast import FastEnvironment, fast_join, render_template
-from .changes import ChangesPage, ComparePage, recent_first_seen, recent_syncs
+from .changes import ChangesPage, ComparePage, recent_syncs
 from .coverage import BottleTable, CoveragePage, bottle_table
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
+from .first_seen import first_seen_html
 from .package_pages import variant_name
 from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
 from .search_page import SearchView
@@ -363,7 +364,7 @@ _env.filters.update(
     has_page=has_page,
     size_change=lambda change: ("+" if change > 0 else "\u2212" if change < 0 else "\u00b1") + human_size(abs(change)),
     recent_syncs=recent_syncs,
-    first_seen=recent_first_seen,
+    first_seen_html=first_seen_html,
     bottle_table=bottle_table,
     bottle_rows=_bottle_rows,
 )

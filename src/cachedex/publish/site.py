@@ -51,7 +51,6 @@ from .changes import history_from
 from .changes_site import write_changes
 from .feeds import all_tags_feed
 from .files import name_problem, quoted, update_file
-from .first_seen import FirstSeenIndex
 from .graph import SpecGraph
 from .pages import HomePage, MirrorsPage, home_page, mirrors_page, package_pages, tag_page
 from .parallel import ForkShared, pool_context, worker_count
@@ -305,10 +304,9 @@ def _write_task(catalog: Catalog, writer: SiteWriter, task: _Task) -> dict[str, 
     to are written. Returns the package pages left for later (``linked_only``)."""
     if task.spec_ids:
         graph: SpecGraph = _SHARED.get("graph")
-        with history_from(catalog, first_seen=_SHARED.get("first_seen")):  # "first seen" on each spec page
-            for spec_id, node in catalog.nodes_of(task.spec_ids):
-                writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
-            writer.flush()
+        for spec_id, node in catalog.nodes_of(task.spec_ids):
+            writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
+        writer.flush()
     deferred: dict[str, list[str]] = {}
     for tag in task.tags:
         wanted = None if task.only is None else set(task.only.get(tag, ()))
@@ -459,7 +457,6 @@ def _read_graph(
     with gc_paused():  # millions of small objects that live as long as the build
         graph = SpecGraph(catalog)
     _SHARED.set("graph", graph)
-    _SHARED.set("first_seen", FirstSeenIndex(catalog))  # the history, read once for every spec page
     specs = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
     progress(f"writing {len(specs):,} spec pages")
     return graph, specs

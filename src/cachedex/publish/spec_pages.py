@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import msgspec
 
 from ..catalog import Catalog, Edge, SpecSummary
+from ..catalog.history import FirstSeen
 from ..catalog.verifications import SpecVerification
 from ..errors import UnknownSpec
 from ..values import ROOT_STACK
@@ -58,6 +59,8 @@ class SpecPage(msgspec.Struct, frozen=True, tag_field="page", tag="spec"):
     closure_binaries: int = 0  #: binaries to download: the spec's (if listed) and its closure's
     #: what the latest ``cachedex verify`` of each mirror holding it found: signature, problems
     verifications: tuple[SpecVerification, ...] = ()
+    #: when and where it first appeared: each mirror listing it, root first
+    first_seen: tuple[FirstSeen, ...] = ()
 
 
 def install_commands(tag: str, stack: str, url: str, dag_hash: str) -> str:
@@ -89,6 +92,7 @@ def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
         dependents=[e for e in catalog.edges_of(dag_hash, reverse=True) if e.listed],
         node=catalog.node(dag_hash) or "{}",
         verifications=catalog.spec_verifications(dag_hash),
+        first_seen=catalog.first_seen(dag_hash),
     )
 
 
@@ -101,6 +105,7 @@ def spec_page_from(
     dependents: Sequence[Edge],
     node: str,
     verifications: Sequence[SpecVerification] = (),
+    first_seen: Sequence[FirstSeen] = (),
 ) -> SpecPage:
     """A spec's page from its parts (read one by one, or from a ``graph.SpecGraph``)."""
     # Only binaries are downloaded: a dependency without one (an external) costs nothing.
@@ -120,4 +125,5 @@ def spec_page_from(
         node=node,
         closure_binaries=len(binaries),
         verifications=tuple(verifications),
+        first_seen=tuple(first_seen),
     )
