@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import unquote, urljoin, urlsplit
 
@@ -22,7 +24,35 @@ from ..errors import CachedexError, ConfigError
 from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
 from .http import HttpClient, Request
 
-__all__ = ["mirror_url_from_index_url", "mirrors_from_discovery", "with_discovered_tags"]
+__all__ = ["chosen_tags", "mirror_url_from_index_url", "mirrors_from_discovery", "with_discovered_tags"]
+
+_REMOTE = ("http://", "https://", "oci://", "oci+http://")
+
+
+def _needs_http(config: Config, tags: Iterable[TagConfig]) -> bool:
+    return (config.tags_from or "").startswith(_REMOTE) or any(
+        m.url.startswith(_REMOTE) for t in tags for m in t.mirrors
+    )
+
+
+@contextmanager
+def chosen_tags(
+    config: Config, names: Iterable[str] | None
+) -> Iterator[tuple[Config, list[TagConfig], HttpClient | None]]:
+    """What a command over tags (``sync``, ``verify``) reads: ``config`` with its
+    ``tags_from`` tags added, the tags ``names`` chooses (default: every one; ConfigError
+    for a tag not configured), and the HTTP client they need (None if no mirror is
+    remote), closed when the block ends."""
+    client = HttpClient(config.http) if _needs_http(config, config.tags) else None
+    try:
+        config = with_discovered_tags(config, client)
+        chosen = [config.tag(name) for name in names] if names else list(config.tags)
+        if client is None and _needs_http(config, chosen):
+            client = HttpClient(config.http)
+        yield config, chosen, client
+    finally:
+        if client is not None:
+            client.close()
 
 
 def _read_local(path: Path, limit: int) -> bytes:

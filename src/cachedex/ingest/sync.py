@@ -28,7 +28,7 @@ from ..config import Config, TagConfig
 from ..errors import CachedexError, SourceNotFound
 from ..progress import SILENT, Progress, ProgressLine
 from ..values import MirrorRef, SpecRecord
-from .discovery import with_discovered_tags
+from .discovery import chosen_tags
 from .http import HttpClient
 from .index import RawIndex, build_records, decode_index, names_and_versions
 from .layouts import read_index
@@ -64,11 +64,6 @@ class _Read(msgspec.Struct):
         return [h for h, listed in (self.members or {}).items() if listed]
 
 
-def _needs_http(config: Config, tags: Iterable[TagConfig]) -> bool:
-    remote = ("http://", "https://", "oci://", "oci+http://")
-    return (config.tags_from or "").startswith(remote) or any(m.url.startswith(remote) for t in tags for m in t.mirrors)
-
-
 def sync(
     config: Config,
     catalog: Catalog,
@@ -85,17 +80,9 @@ def sync(
     ones (bugs) too unless ``raise_unexpected``.
     """
     reporter = reporter or SILENT
-    client = HttpClient(config.http) if _needs_http(config, config.tags) else None
-    try:
-        config = with_discovered_tags(config, client)
-        chosen = [config.tag(name) for name in tags] if tags else list(config.tags)
-        if client is None and _needs_http(config, chosen):
-            client = HttpClient(config.http)
+    with chosen_tags(config, tags) as (config, chosen, client):
         run = _TagSync(config, catalog, client, head_sizes, reporter, raise_unexpected)
         return [run.sync(tag) for tag in chosen]
-    finally:
-        if client is not None:
-            client.close()
 
 
 class _TagSync:

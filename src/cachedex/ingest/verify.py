@@ -35,7 +35,7 @@ from ..config import Config, TagConfig
 from ..errors import CachedexError
 from ..progress import SILENT, Progress
 from ..values import MirrorRef
-from .discovery import with_discovered_tags
+from .discovery import chosen_tags
 from .http import HttpClient
 from .sources import Source, open_source
 from .verify_mirror import Findings, MirrorChecker
@@ -54,11 +54,6 @@ class VerifyReport(msgspec.Struct, frozen=True):
     tags: tuple[TagVerification, ...]
 
 
-def _needs_http(config: Config, tags: Iterable[TagConfig]) -> bool:
-    remote = ("http://", "https://", "oci://", "oci+http://")
-    return (config.tags_from or "").startswith(remote) or any(m.url.startswith(remote) for t in tags for m in t.mirrors)
-
-
 def verify(
     config: Config,
     catalog: Catalog,
@@ -72,16 +67,8 @@ def verify(
     configured is a ConfigError, raised before anything is read."""
     started = time.perf_counter()
     reporter = reporter or SILENT
-    client = HttpClient(config.http) if _needs_http(config, config.tags) else None
-    try:
-        config = with_discovered_tags(config, client)
-        chosen = [config.tag(name) for name in tags] if tags else list(config.tags)
-        if client is None and _needs_http(config, chosen):
-            client = HttpClient(config.http)
+    with chosen_tags(config, tags) as (config, chosen, client):
         results = [_verify_tag(config, catalog, client, tag, deep, reporter) for tag in chosen]
-    finally:
-        if client is not None:
-            client.close()
     total = sum(t.problems for t in results)
     return VerifyReport(deep, total == 0, total, time.perf_counter() - started, tuple(results))
 
