@@ -29,7 +29,7 @@ from .http import HttpClient, ProgressCallback, Response, TooBig
 from .manifests import MAX_SIZE, gunzip_bounded
 from .oci_auth import RegistrySession
 from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
-from .sources import Decoder, Fetched, Source
+from .sources import Decoder, Fetched, Source, conditional_get, head_size
 
 __all__ = ["INDEX_TAG", "MANIFEST_MEDIA_TYPES", "OciSource", "spack_tag"]
 
@@ -227,26 +227,18 @@ class OciSource(Source):
         last_modified: str | None = None,
         progress: ProgressCallback | None = None,
     ) -> Fetched | None:
-        headers = self._headers_for(path)
-        if etag:
-            headers.append(f"If-None-Match: {etag}")
-        if last_modified:
-            headers.append(f"If-Modified-Since: {last_modified}")
-        url = self.join(path)
-        response = self._session.request(url, headers=headers, limit=limit, ok=(200, 304), progress=progress)
-        if response.status == 304:
-            if not (etag or last_modified):
-                raise SourceError(url, "unexpected 304 Not Modified to an unconditional request")
-            return None
-        return Fetched(response.body, response.headers.get("etag"), response.headers.get("last-modified"))
+        return conditional_get(
+            self._session.request,
+            self.join(path),
+            self._headers_for(path),
+            limit=limit,
+            etag=etag,
+            last_modified=last_modified,
+            progress=progress,
+        )
 
     def size(self, path: str) -> int | None:
-        try:
-            response = self._session.request(self.join(path), method="HEAD", headers=self._headers_for(path), limit=0)
-        except SourceNotFound:
-            return None
-        length = response.headers.get("content-length", "")
-        return int(length) if length.isdigit() else None
+        return head_size(self._session.request, self.join(path), self._headers_for(path))
 
     def read_many(
         self, items: Iterable[tuple[K, str]], decode: Decoder[V], *, limit: int

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import msgspec
@@ -26,7 +26,7 @@ from ..config import RegistryAuth
 from ..errors import CachedexError, SourceError, SourceNotFound
 from .http import HttpClient, ProgressCallback, Request, Response, TooBig
 
-__all__ = ["Fetched", "HttpSource", "LocalSource", "Source", "open_source"]
+__all__ = ["Fetched", "HttpSource", "LocalSource", "Send", "Source", "conditional_get", "head_size", "open_source"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -41,6 +41,44 @@ class Fetched(msgspec.Struct, frozen=True):
     data: bytes | bytearray
     etag: str | None = None
     last_modified: str | None = None
+
+
+#: Sends one request: ``(url, *, method, headers, limit, ok, progress) -> Response``, as
+#: :class:`Request` takes them (:meth:`HttpSource.send`, ``RegistrySession.request``).
+Send = Callable[..., Response]
+
+
+def conditional_get(
+    send: Send,
+    url: str,
+    headers: Sequence[str] = (),
+    *,
+    limit: int,
+    etag: str | None,
+    last_modified: str | None,
+    progress: ProgressCallback | None,
+) -> Fetched | None:
+    """GET ``url`` with ``headers``, unless the server says it still has ``etag`` or
+    ``last_modified`` (a 304: None). A 304 to a request that named neither is an error."""
+    conditional = [f"If-None-Match: {etag}"] if etag else []
+    if last_modified:
+        conditional.append(f"If-Modified-Since: {last_modified}")
+    response = send(url, headers=[*headers, *conditional], limit=limit, ok=(200, 304), progress=progress)
+    if response.status == 304:
+        if not conditional:
+            raise SourceError(url, "unexpected 304 Not Modified to an unconditional request")
+        return None
+    return Fetched(response.body, response.headers.get("etag"), response.headers.get("last-modified"))
+
+
+def head_size(send: Send, url: str, headers: Sequence[str] = ()) -> int | None:
+    """The Content-Length a HEAD of ``url`` answers; None if it is missing or not found."""
+    try:
+        response = send(url, method="HEAD", headers=headers, limit=0)
+    except SourceNotFound:
+        return None
+    length = response.headers.get("content-length", "")
+    return int(length) if length.isdigit() else None
 
 
 class Source(ABC):
@@ -202,6 +240,10 @@ class HttpSource(Source):
         self.url = url.rstrip("/")
         self.client = client
 
+    def send(self, url: str, **options: Any) -> Response:
+        """One request through the client (see :data:`Send`)."""
+        return self.client.request(Request(url, **options))
+
     def fetch(
         self,
         path: str,
@@ -211,26 +253,12 @@ class HttpSource(Source):
         last_modified: str | None = None,
         progress: ProgressCallback | None = None,
     ) -> Fetched | None:
-        headers = []
-        if etag:
-            headers.append(f"If-None-Match: {etag}")
-        if last_modified:
-            headers.append(f"If-Modified-Since: {last_modified}")
-        url = self.join(path)
-        response = self.client.request(Request(url, headers=headers, limit=limit, ok=(200, 304), progress=progress))
-        if response.status == 304:
-            if not headers:
-                raise SourceError(url, "unexpected 304 Not Modified to an unconditional request")
-            return None
-        return Fetched(response.body, response.headers.get("etag"), response.headers.get("last-modified"))
+        return conditional_get(
+            self.send, self.join(path), limit=limit, etag=etag, last_modified=last_modified, progress=progress
+        )
 
     def size(self, path: str) -> int | None:
-        try:
-            response = self.client.request(Request(self.join(path), method="HEAD", limit=0))
-        except SourceNotFound:
-            return None
-        length = response.headers.get("content-length", "")
-        return int(length) if length.isdigit() else None
+        return head_size(self.send, self.join(path))
 
     def read_many(
         self, items: Iterable[tuple[K, str]], decode: Decoder[V], *, limit: int
