@@ -159,13 +159,20 @@ class Catalog:
         Another process's write transaction is waited for, up to ``write_wait`` seconds;
         ``on_wait`` is called once if the wait begins. SQLite's own errors (locked, disk
         full, read-only, corrupt) come out as one-line :class:`CatalogError`."""
+        with self._transaction(on_wait):
+            writer = TagWriter(self._db, tag)
+            yield writer
+            writer._finish()
+
+    @contextmanager
+    def _transaction(self, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
+        """Every write: one transaction, committed when the block ends, rolled back if it
+        raises; SQLite's errors come out as :class:`CatalogError`."""
         if self.readonly:
             raise CatalogError(f"{self.path}: opened read-only")
         self._begin_write(on_wait)
         try:
-            writer = TagWriter(self._db, tag)
-            yield writer
-            writer._finish()
+            yield
             self._db.execute("COMMIT")
         except BaseException as exc:
             # SQLite has already rolled back after some errors (disk full): a second
@@ -197,31 +204,22 @@ class Catalog:
     def record_sizes(self, sizes: Mapping[int, int]) -> int:
         """Record binary sizes by spec id, outside any tag's transaction (a size never
         changes), with the totals of the tags listing them; returns how many were new."""
-        if self.readonly:
-            raise CatalogError(f"{self.path}: opened read-only")
-        try:
-            return record_sizes(self._db, sizes) if sizes else 0
-        except sqlite3.Error as exc:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
+        if not sizes and not self.readonly:  # (read-only, it says so, whatever the sizes)
+            return 0
+        with self._transaction():
+            return record_sizes(self._db, sizes)
 
     def collect_garbage(self, *, history_before: float | None = None, vacuum: bool = True) -> tuple[int, int]:
         """Forget specs no mirror holds and no history names (with ``history_before``,
         first the changes recorded before that time), then give the space back to the
         file system. Returns (specs forgotten, changes forgotten)."""
-        if self.readonly:
-            raise CatalogError(f"{self.path}: opened read-only")
-        self._begin_write(None)
-        try:
+        with self._transaction():
             counts = collect_garbage(self._db, history_before)
-            self._db.execute("COMMIT")
-            if vacuum:
+        if vacuum:
+            try:
                 self._db.execute("VACUUM")
-        except sqlite3.Error as exc:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
+            except sqlite3.Error as exc:
+                raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
         return counts
 
     # -- point reads (see reads.py) ---------------------------------------------------
@@ -357,19 +355,8 @@ class Catalog:
     ) -> int:
         """Keep one mirror's verification and its specs' signature statuses (never
         touching what the mirrors list); returns its id."""
-        if self.readonly:
-            raise CatalogError(f"{self.path}: opened read-only")
-        self._begin_write(None)
-        try:
-            run = verifications.store_verification(self._db, result, signatures, keyring)
-            self._db.execute("COMMIT")
-        except BaseException as exc:
-            if self._db.in_transaction:
-                self._db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.Error):
-                raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
-            raise
-        return run
+        with self._transaction():
+            return verifications.store_verification(self._db, result, signatures, keyring)
 
     def latest_verifications(
         self, tag: str | None = None, *, problems: int | None = None

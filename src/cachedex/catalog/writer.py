@@ -271,37 +271,30 @@ class TagWriter:
 
 def record_sizes(db: sqlite3.Connection, sizes: Mapping[int, int]) -> int:
     """Record binary sizes (by spec id) the catalog did not know (a hash's size never
-    changes), and add them to the totals of every tag whose root mirror lists them, in
-    one transaction. Returns how many sizes were new.
+    changes), and add them to the totals of every tag whose root mirror lists them,
+    inside the caller's write transaction. Returns how many sizes were new.
 
     The pairs go in as one JSON text and every row is written by SQLite itself: a sync
     records a hundred thousand sizes, and a Python call per row would cost more than
     reading them did."""
     db.execute("CREATE TEMP TABLE IF NOT EXISTS new_sizes (id INTEGER PRIMARY KEY, size INTEGER NOT NULL)")
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        db.execute("DELETE FROM new_sizes")
-        db.execute(
-            "INSERT OR IGNORE INTO new_sizes SELECT s.id, json_extract(j.value, '$[1]') FROM json_each(?) j "
-            "JOIN specs s ON s.id = json_extract(j.value, '$[0]') WHERE s.size IS NULL",
-            (_encode(list(sizes.items())).decode(),),
-        )
-        (new,) = db.execute("SELECT count(*) FROM new_sizes").fetchone()
-        db.execute(
-            "UPDATE specs SET size = (SELECT n.size FROM new_sizes n WHERE n.id = specs.id) "
-            "WHERE id IN (SELECT id FROM new_sizes)"
-        )
-        db.execute(
-            "UPDATE tags SET size = tags.size + t.bytes, sized = tags.sized + t.count FROM (SELECT m.tag_id, "
-            "sum(n.size) AS bytes, count(*) AS count FROM new_sizes n JOIN members mb ON mb.spec_id = n.id "
-            "AND mb.listed JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = 'root' GROUP BY m.tag_id) AS t "
-            "WHERE tags.id = t.tag_id"
-        )
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
+    db.execute("DELETE FROM new_sizes")
+    db.execute(
+        "INSERT OR IGNORE INTO new_sizes SELECT s.id, json_extract(j.value, '$[1]') FROM json_each(?) j "
+        "JOIN specs s ON s.id = json_extract(j.value, '$[0]') WHERE s.size IS NULL",
+        (_encode(list(sizes.items())).decode(),),
+    )
+    (new,) = db.execute("SELECT count(*) FROM new_sizes").fetchone()
+    db.execute(
+        "UPDATE specs SET size = (SELECT n.size FROM new_sizes n WHERE n.id = specs.id) "
+        "WHERE id IN (SELECT id FROM new_sizes)"
+    )
+    db.execute(
+        "UPDATE tags SET size = tags.size + t.bytes, sized = tags.sized + t.count FROM (SELECT m.tag_id, "
+        "sum(n.size) AS bytes, count(*) AS count FROM new_sizes n JOIN members mb ON mb.spec_id = n.id "
+        "AND mb.listed JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = 'root' GROUP BY m.tag_id) AS t "
+        "WHERE tags.id = t.tag_id"
+    )
     return int(new)
 
 
