@@ -26,16 +26,7 @@ _SPEC_FILE = re.compile(rf".+-({DAG_HASH.pattern})\.spec\.(json|json\.sig|yaml)"
 
 def spec_file_stem(record: SpecRecord) -> str:
     """``build_cache/<arch>-<compiler>-<name>-<version>-<hash>`` of a listed record."""
-    path = tarball_path_v2(
-        hash=record.hash,
-        name=record.name,
-        version=record.version.replace("/", "_"),
-        compiler=record.compiler,
-        platform=record.platform,
-        os=record.os,
-        target=record.target,
-    )
-    return "build_cache/" + path.rpartition("/")[2].removesuffix(".spack")
+    return "build_cache/" + _tarball(record).rpartition("/")[2].removesuffix(".spack")
 
 
 def check_v2(checker: MirrorChecker, listed: list[SpecRecord]) -> None:
