@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -18,9 +19,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from cachedex.catalog import Catalog
 from tests.helpers import MIRRORS, Demo, free_port, record, write_tag
+
+
+# Property tests run the same examples on every run, so a CI verdict can be reproduced;
+# HYPOTHESIS_PROFILE=explore draws new ones on each run to hunt for new failures.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

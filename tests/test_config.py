@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -160,6 +161,24 @@ def test_crash13_http_numbers_must_be_finite_and_in_range(tmp_path: Path, settin
     text = f"tags: [{{name: t, url: /tmp}}]\nhttp: {{{setting}: {value}}}\n"
     with pytest.raises(ConfigError, match=rf"'http.{setting}': expected a (number|whole number) between"):
         load_config(_write(tmp_path, text))
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('catalog: "a\\0b"\ntags: [{name: t, url: /tmp}]', "catalog"),
+        ('http: {ca_bundle: "\\0"}\ntags: [{name: t, url: /tmp}]', "http.ca_bundle"),
+        ('tags: [{name: t, url: "/t\\0mp"}]', "tags[0].url"),
+        ('tags_from: "\\0"', "tags_from"),
+        ('tags: [{name: t, url: /tmp, stacks: {e: "a\\0"}}]', "tags[0].stacks.e"),
+        ('tags: [{name: t, url: /tmp, stacks: {e: {url: "a\\x1b[2J", view: v}}}]', "tags[0].stacks.e.url"),
+    ],
+)
+def test_a_path_with_nul_or_control_characters_is_a_config_error(tmp_path: Path, text: str, key: str) -> None:
+    # The operating system refuses NUL in a path (a ValueError deep in pathlib, found by
+    # Hypothesis); a terminal acts on the other control characters when a message quotes them.
+    with pytest.raises(ConfigError, match=rf"'{re.escape(key)}': expected a (file path|path or URL)"):
+        load_config(_write(tmp_path, text + "\n"))
 
 
 def test_msg8_a_catalog_path_climbing_above_the_root_is_resolved(tmp_path: Path) -> None:

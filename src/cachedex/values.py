@@ -172,8 +172,10 @@ def check_name(name: object) -> str | None:
         return f"{shown} must not contain '..' (it becomes a folder name)"
     if name.startswith("."):
         return f"{shown} must not start with '.' (it becomes a folder name)"
-    if _UNPRINTABLE.search(name):
-        return f"{shown} must not contain control or invisible formatting characters"
+    # The pattern names the invisible characters isprintable() lets through; isprintable()
+    # adds lone surrogates (no file system can store them) and unassigned code points.
+    if _UNPRINTABLE.search(name) or not name.isprintable():
+        return f"{shown} must not contain control, invisible or unassigned characters"
     return None
 
 

@@ -19,7 +19,7 @@ import yaml
 
 from ..errors import ConfigError
 from ..values import check_name, short_repr
-from .tags import RegistryAuth, TagConfig, check_url, parse_registries, parse_tag, resolve_url
+from .tags import RegistryAuth, TagConfig, check_url, is_path_text, parse_registries, parse_tag, resolve_url
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -267,7 +267,7 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
             problems.append(f"unknown key {key!r} (known: {', '.join(_KNOWN_KEYS)})")
 
     catalog_value = document.get("catalog", _default("catalog"))
-    if not isinstance(catalog_value, str) or not catalog_value:
+    if not is_path_text(catalog_value):
         problems.append(f"'catalog': expected a file path, got {short_repr(catalog_value)}")
         catalog_value = _default("catalog")
 
@@ -347,7 +347,7 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if section == "http" and key == "ca_bundle":
-            if not isinstance(value, str) or not value:
+            if not is_path_text(value):
                 problems.append(f"'http.ca_bundle': expected a file path, got {short_repr(value)}")
             else:
                 values[key] = str((base / value).resolve())

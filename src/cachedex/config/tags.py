@@ -27,6 +27,7 @@ __all__ = [
     "RegistryAuth",
     "TagConfig",
     "check_url",
+    "is_path_text",
     "parse_registries",
     "parse_tag",
     "resolve_url",
@@ -68,9 +69,16 @@ def resolve_url(value: str, base: Path) -> str:
     return str((base / value).resolve())
 
 
+def is_path_text(value: object) -> bool:
+    """Whether ``value`` can name a file or URL: a non-blank string without NUL or other
+    control characters (the operating system refuses a path with NUL, and a terminal
+    would act on the others when a message quotes it)."""
+    return isinstance(value, str) and bool(value.strip()) and value.isprintable()
+
+
 def check_url(key: str, value: object, problems: list[str]) -> bool:
     """Whether ``value`` is a path or a URL cachedex reads; else the problem is added."""
-    if not isinstance(value, str) or not value.strip():
+    if not is_path_text(value):
         problems.append(f"'{key}': expected a path or URL, got {short_repr(value)}")
         return False
     scheme = urlsplit(value).scheme
