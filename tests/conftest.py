@@ -24,7 +24,6 @@ from hypothesis import settings
 from cachedex.catalog import Catalog
 from tests.helpers import MIRRORS, Demo, free_port, record, write_tag
 
-
 # Property tests run the same examples on every run, so a CI verdict can be reproduced;
 # HYPOTHESIS_PROFILE=explore draws new ones on each run to hunt for new failures.
 settings.register_profile("repeatable", derandomize=True)

@@ -15,6 +15,7 @@ A stack is written in one of these ways::
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypeGuard
 from urllib.parse import urlsplit
 
 import msgspec
@@ -69,7 +70,7 @@ def resolve_url(value: str, base: Path) -> str:
     return str((base / value).resolve())
 
 
-def is_path_text(value: object) -> bool:
+def is_path_text(value: object) -> TypeGuard[str]:
     """Whether ``value`` can name a file or URL: a non-blank string without NUL or other
     control characters (the operating system refuses a path with NUL, and a terminal
     would act on the others when a message quotes it)."""
