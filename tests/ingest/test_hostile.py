@@ -87,7 +87,7 @@ CASES: list[object] = [
     ),
     pytest.param(
         lambda root, m: write_v2_mirror(root, _with_node(m, name="gnp\u202eexe")),
-        "invisible formatting",
+        "invisible",
         id="COS-6-rtl-override",
     ),
     pytest.param(

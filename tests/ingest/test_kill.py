@@ -3,8 +3,10 @@ absent or exactly one of its complete states, never half of one."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -41,6 +43,10 @@ def _state(path: Path) -> tuple[str, object]:
     """(integrity, what the catalog says of tag t: None when absent)."""
     if not path.exists():  # killed before the first sync created the catalog (a slow machine)
         return "ok", None
+    with contextlib.closing(sqlite3.connect(path)) as db:  # created, killed before its schema was committed
+        if db.execute("PRAGMA user_version").fetchone()[0] == 0:
+            assert db.execute("SELECT count(*) FROM sqlite_schema").fetchone()[0] == 0
+            return "ok", None
     with Catalog(path, readonly=True) as catalog:
         sound = integrity_check(catalog)
         fk = catalog._db.execute("PRAGMA foreign_key_check").fetchall()
