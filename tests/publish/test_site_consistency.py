@@ -317,7 +317,10 @@ def test_crash11_site_skips_a_package_name_too_long_for_a_file(long_name_catalog
         dag_hash("long"),
         dag_hash("zlib"),
     }
-    assert sorted(p.name for p in site.iterdir() if p.name.startswith(".")) == [".cachedex-site"]
+    assert sorted(p.name for p in site.iterdir() if p.name.startswith(".")) == [
+        ".cachedex-site",
+        ".cachedex-site-inputs",
+    ]
     assert report.complete and broken_links(site) == []
     with pytest.raises(OutputError, match="File name too long"):  # whatever asks the file system
         safe_folder(tmp_path, "t", LONG)

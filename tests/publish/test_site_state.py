@@ -35,6 +35,7 @@ def test_a_site_follows_the_catalog_and_equals_a_full_build(tmp_path: Path, demo
         write_tag(catalog, "v9.9.9", [record("z" * 32, "zlib")])
         after = write_site(catalog, site)
         assert after.complete and not after.current and 0 < after.written < first.written
+        assert after.changed_only and after.pages < first.pages  # only what the new tag reaches
         full = write_site(catalog, fresh, full=True)
         assert full.complete and not full.current
     assert _files(site) == _files(fresh)

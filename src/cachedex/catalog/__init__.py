@@ -27,7 +27,7 @@ each a function of an open connection:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
@@ -39,6 +39,7 @@ from ..query import Query
 from ..values import ROOT_STACK
 from . import bulk, history, reads, verifications
 from . import search as searching
+from .inputs import PageInputs, SpecInputs
 from .rows import (
     Edge,
     HolderRow,
@@ -61,8 +62,10 @@ __all__ = [
     "HolderRow",
     "ListedRow",
     "MirrorState",
+    "PageInputs",
     "SearchPage",
     "SizeKey",
+    "SpecInputs",
     "SpecRow",
     "SpecSummary",
     "TagStats",
@@ -385,26 +388,35 @@ class Catalog:
 
     # -- bulk reads for publishers (see bulk.py) ------------------------------------------
 
-    def listed_rows(self, tag: str, *, part: int = 0, parts: int = 1) -> Iterator[ListedRow]:
+    def listed_rows(
+        self, tag: str, *, part: int = 0, parts: int = 1, names: Collection[str] | None = None
+    ) -> Iterator[ListedRow]:
         """The specs ``tag``'s root mirror lists, by package name then hash (share ``part``
-        of ``parts`` of its packages)."""
-        return bulk.listed_rows(self._db, tag, part=part, parts=parts)
+        of ``parts`` of its packages; only the packages ``names``, if given)."""
+        return bulk.listed_rows(self._db, tag, part=part, parts=parts, names=names)
 
-    def all_spec_rows(self) -> Iterator[SpecRow]:
-        """Every spec of the catalog."""
-        return bulk.all_spec_rows(self._db)
+    def all_spec_rows(self, ids: Collection[int] | None = None) -> Iterator[SpecRow]:
+        """Every spec of the catalog (or those of ``ids``)."""
+        return bulk.all_spec_rows(self._db, ids)
 
-    def all_edge_rows(self) -> Iterator[tuple[int, int, int, str]]:
-        """``(parent id, child id, deptypes, virtuals)`` of every edge."""
-        return bulk.all_edge_rows(self._db)
+    def all_edge_rows(
+        self, parents: Collection[int] | None = None, children: Collection[int] | None = None
+    ) -> Iterator[tuple[int, int, int, str]]:
+        """``(parent id, child id, deptypes, virtuals)`` of every edge (or of those from
+        ``parents`` and to ``children``)."""
+        return bulk.all_edge_rows(self._db, parents, children)
 
-    def all_holder_rows(self) -> Iterator[HolderRow]:
-        """Every mirror's records, in the order of :meth:`holders` for each spec."""
-        return bulk.all_holder_rows(self._db)
+    def all_holder_rows(self, ids: Collection[int] | None = None) -> Iterator[HolderRow]:
+        """Every mirror's records (of ``ids``), in the order of :meth:`holders` for each spec."""
+        return bulk.all_holder_rows(self._db, ids)
 
-    def root_listing_tags(self) -> Iterator[tuple[int, str]]:
-        """``(spec id, tag)`` for every tag whose root mirror lists a spec, tags in order."""
-        return bulk.root_listing_tags(self._db)
+    def root_listing_tags(self, ids: Collection[int] | None = None) -> Iterator[tuple[int, str]]:
+        """``(spec id, tag)`` for every tag whose root mirror lists a spec (of ``ids``), tags in order."""
+        return bulk.root_listing_tags(self._db, ids)
+
+    def page_inputs(self) -> PageInputs:
+        """What pages are made from, to compare between site builds (see :mod:`.inputs`)."""
+        return PageInputs(self._db)
 
     def nodes_of(self, ids: Sequence[int]) -> Iterator[tuple[int, str]]:
         """``(spec id, raw node JSON)`` for the given ids, in ascending id order."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from .rows import HolderRow, ListedRow, SpecRow, as_rows, select_list
@@ -36,7 +36,9 @@ def _stream(cursor: sqlite3.Cursor, batch: int) -> Iterator[Any]:
 _SHARE = " AND (length(s.name) + unicode(substr(' ' || s.name, -1)) + unicode(substr('  ' || s.name, -2))) % ? = ?"
 
 
-def listed_rows(db: sqlite3.Connection, tag: str, *, part: int = 0, parts: int = 1) -> Iterator[ListedRow]:
+def listed_rows(
+    db: sqlite3.Connection, tag: str, *, part: int = 0, parts: int = 1, names: Collection[str] | None = None
+) -> Iterator[ListedRow]:
     """The specs ``tag``'s root mirror lists, as :class:`ListedRow`, ordered by package
     name then hash; nothing for an unknown tag.
 
@@ -53,41 +55,68 @@ def listed_rows(db: sqlite3.Connection, tag: str, *, part: int = 0, parts: int =
         return
     root_id, tag_id = row
     share = _SHARE if parts > 1 else ""
+    named, chosen = _among("s.name", names, "AND")
     cursor = db.execute(
         f"SELECT {select_list(ListedRow)} FROM members mb JOIN specs s ON s.id = mb.spec_id "
-        f"WHERE mb.mirror_id = ? AND mb.listed{share} ORDER BY s.name, s.hash",
-        (tag_id, root_id, parts, part) if parts > 1 else (tag_id, root_id),
+        f"WHERE mb.mirror_id = ? AND mb.listed{share}{named} ORDER BY s.name, s.hash",
+        ((tag_id, root_id, parts, part) if parts > 1 else (tag_id, root_id)) + chosen,
     )
     yield from as_rows(ListedRow, _stream(cursor, 2000))
 
 
-def all_spec_rows(db: sqlite3.Connection) -> Iterator[SpecRow]:
-    """Every spec of the catalog, as :class:`SpecRow`."""
-    cursor = db.execute(f"SELECT {select_list(SpecRow)} FROM specs s")
+def _among(
+    column: str, ids: Collection[int] | Collection[str] | None, joiner: str = "WHERE"
+) -> tuple[str, tuple[str, ...]]:
+    """A condition keeping the rows whose ``column`` is one of ``ids`` (none: every row),
+    and its parameter."""
+    if ids is None:
+        return "", ()
+    return f" {joiner} {column} IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
+
+
+def all_spec_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) -> Iterator[SpecRow]:
+    """Every spec of the catalog (or those of ``ids``), as :class:`SpecRow`."""
+    where, params = _among("s.id", ids)
+    cursor = db.execute(f"SELECT {select_list(SpecRow)} FROM specs s{where}", params)
     return as_rows(SpecRow, _stream(cursor, 5000))
 
 
-def all_edge_rows(db: sqlite3.Connection) -> Iterator[tuple[int, int, int, str]]:
-    """``(parent id, child id, deptypes, virtuals)`` of every edge."""
-    return _stream(db.execute("SELECT parent, child, deptypes, virtuals FROM edges"), 20000)
+def all_edge_rows(
+    db: sqlite3.Connection, parents: Collection[int] | None = None, children: Collection[int] | None = None
+) -> Iterator[tuple[int, int, int, str]]:
+    """``(parent id, child id, deptypes, virtuals)`` of every edge, or (given ``parents``
+    and ``children``) of the edges from ``parents`` and those to ``children``, each once."""
+    sql = "SELECT parent, child, deptypes, virtuals FROM edges"
+    if parents is None or children is None:
+        return _stream(db.execute(sql), 20000)
+    from_parents, first = _among("parent", parents)
+    to_children, second = _among("child", children)
+    not_from, third = _among("parent", parents, "AND NOT")
+    return _stream(
+        db.execute(f"{sql}{from_parents} UNION ALL {sql}{to_children}{not_from}", first + second + third), 20000
+    )
 
 
-def all_holder_rows(db: sqlite3.Connection) -> Iterator[HolderRow]:
-    """Every mirror's records, as :class:`HolderRow`, tags in order and each tag's
-    root mirror first (the order of ``Catalog.holders``)."""
+def all_holder_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) -> Iterator[HolderRow]:
+    """Every mirror's records (of the specs of ``ids``), as :class:`HolderRow`, tags in
+    order and each tag's root mirror first (the order of ``Catalog.holders``)."""
+    where, params = _among("mb.spec_id", ids)
     cursor = db.execute(
         f"SELECT {select_list(HolderRow)} FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
-        "JOIN tags t ON t.id = m.tag_id ORDER BY t.name, m.stack != 'root', m.stack"
+        f"JOIN tags t ON t.id = m.tag_id{where} ORDER BY t.name, m.stack != 'root', m.stack",
+        params,
     )
     return as_rows(HolderRow, _stream(cursor, 20000))
 
 
-def root_listing_tags(db: sqlite3.Connection) -> Iterator[tuple[int, str]]:
-    """``(spec id, tag)`` for every tag whose root mirror lists a spec, tags in order."""
+def root_listing_tags(db: sqlite3.Connection, ids: Collection[int] | None = None) -> Iterator[tuple[int, str]]:
+    """``(spec id, tag)`` for every tag whose root mirror lists a spec (of ``ids``), tags in order."""
+    where, params = _among("mb.spec_id", ids, "AND")
     return _stream(
         db.execute(
             "SELECT mb.spec_id, t.name FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
-            "JOIN tags t ON t.id = m.tag_id WHERE mb.listed AND m.stack = 'root' ORDER BY t.name"
+            f"JOIN tags t ON t.id = m.tag_id WHERE mb.listed AND m.stack = 'root'{where} ORDER BY t.name",
+            params,
         ),
         20000,
     )

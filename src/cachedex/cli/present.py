@@ -237,8 +237,9 @@ def print_site_report(report: SiteReport) -> None:
     if report.current:
         click.echo(f"{report.outdir} is current: built from this state of the catalog (--full checks every page)")
         return
+    reached = " (only those the catalog's changes since the last build reach)" if report.changed_only else ""
     click.echo(
-        f"{report.pages:,} pages: {report.written:,} files written, {report.unchanged:,} unchanged, "
+        f"{report.pages:,} pages{reached}: {report.written:,} files written, {report.unchanged:,} unchanged, "
         f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)"
     )
 

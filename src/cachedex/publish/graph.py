@@ -9,7 +9,7 @@ compares them on every spec of the demo).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from operator import attrgetter
 
 from ..catalog import Catalog, Edge, SpecRow, summary_of
@@ -27,15 +27,25 @@ class SpecGraph:
     for an edge on every page that shows it, which lets ``render.EdgeItems`` cache
     each edge's HTML by identity."""
 
-    def __init__(self, catalog: Catalog) -> None:
+    def __init__(self, catalog: Catalog, only: Collection[int] | None = None) -> None:
+        """The graph of the whole catalog, or (``only``) just what the pages of those
+        spec ids need: their edges both ways, and the edges of their closures."""
         with catalog.snapshot():  # one state of the catalog, even if a sync commits meanwhile
-            self._read(catalog)
+            self._read(catalog, only)
 
-    def _read(self, catalog: Catalog) -> None:
+    def _read(self, catalog: Catalog, only: Collection[int] | None) -> None:
+        edge_rows: Iterable[tuple[int, int, int, str]]
+        if only is None:
+            spec_rows = catalog.all_spec_rows()
+            edge_rows = catalog.all_edge_rows()
+        else:
+            edge_rows = list(catalog.all_edge_rows(catalog.page_inputs().closure_scope(only), only))
+            ends = {end for parent, child, _, _ in edge_rows for end in (parent, child)}
+            spec_rows = catalog.all_spec_rows(ends.union(only))
         # Specs are kept in closure order (name, hash) and known inside by their
         # position in it: a closure, a set of positions, then sorts as plain integers,
         # and its entries are made once, here, for every spec.
-        rows: list[SpecRow] = sorted(catalog.all_spec_rows(), key=attrgetter("name", "hash"))
+        rows: list[SpecRow] = sorted(spec_rows, key=attrgetter("name", "hash"))
         self._rows = rows
         self._verified = catalog.all_spec_verifications()  # empty until a `cachedex verify`
         self._first_seen = FirstSeenIndex(catalog)  # the history, read once for every page
@@ -63,7 +73,7 @@ class SpecGraph:
         children: dict[int, list[tuple[int, Edge]]] = {}
         parents: dict[int, list[tuple[int, Edge]]] = {}
         link_run: dict[int, list[int]] = {}  # children through link or run edges
-        for parent_id, child_id, deptypes, virtuals in catalog.all_edge_rows():
+        for parent_id, child_id, deptypes, virtuals in edge_rows:
             parent, child = position[parent_id], position[child_id]
             children.setdefault(parent, []).append((rank[child], edge_to(child, deptypes, virtuals)))
             if rows[parent].listed:  # a dependent is listed only if it has a binary
@@ -78,7 +88,7 @@ class SpecGraph:
         # and most specs share their whole list with many others: each made once.
         holder_of: dict[tuple[str, str, int, str, int | None], Holder] = {}
         holders: dict[int, list[Holder]] = {}
-        for spec_id, tag, stack, listed, url, layout in catalog.all_holder_rows():
+        for spec_id, tag, stack, listed, url, layout in catalog.all_holder_rows(only):
             key = (tag, stack, listed, url, layout)
             holder = holder_of.get(key)
             if holder is None:
@@ -87,12 +97,12 @@ class SpecGraph:
         lists: dict[tuple[Holder, ...], tuple[Holder, ...]] = {}
         self._holders = {spec_id: lists.setdefault(tuple(found), tuple(found)) for spec_id, found in holders.items()}
         self._tags: dict[int, list[str]] = {}
-        for spec_id, tag in catalog.root_listing_tags():
+        for spec_id, tag in catalog.root_listing_tags(only):
             self._tags.setdefault(spec_id, []).append(tag)
 
     def held_hashes(self) -> set[str]:
         """Every hash some mirror holds, listed or not: :meth:`Catalog.held_hashes` as of
-        this graph's snapshot."""
+        this graph's snapshot (of a partial graph: those of its ``only``)."""
         rows, position = self._rows, self._position
         return {rows[position[spec_id]].hash for spec_id in self._holders}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import itertools
 import shlex
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from operator import attrgetter
 from urllib.parse import quote
 
@@ -81,14 +81,16 @@ def package_pages(
     part: int = 0,
     parts: int = 1,
     package_tags: dict[str, list[tuple[str, int]]] | None = None,
+    names: Collection[str] | None = None,
 ) -> Iterator[PackagePage]:
     """The page of every package of a tag (or of share ``part`` of ``parts``, as
     :meth:`Catalog.listed_rows` splits them), streamed from one pass over the tag:
     what :func:`package_page` gives for each, without a query per package.
-    ``package_tags`` is :meth:`Catalog.all_package_tags`, if the caller has it."""
+    ``package_tags`` is :meth:`Catalog.all_package_tags`, if the caller has it;
+    ``names``: only the pages of these packages."""
     tags_of = package_tags if package_tags is not None else catalog.all_package_tags()
     url = _root_url(catalog, tag)
-    rows = catalog.listed_rows(tag, part=part, parts=parts)
+    rows = catalog.listed_rows(tag, part=part, parts=parts, names=names)
     for name, group in itertools.groupby(rows, key=attrgetter("name")):
         specs = [
             summary_of(row, tags=(tag,), stacks=tuple(sorted(row.stacks.split("\x1f"))) if row.stacks else ())

@@ -18,7 +18,9 @@ Re-running rewrites only pages whose bytes changed, removes pages of packages an
 specs that left, replaces each file atomically, and never writes outside OUTDIR: a tag
 or package name that cannot be a folder name is skipped and reported. A page whose
 JSON twin is unchanged is not even rendered again, when ``.cachedex-site`` says the
-same templates made it (delete that file to have every page compared in full).
+same templates made it (delete that file to have every page compared in full). After a
+sync, a build makes only the pages that the catalog's changes since the last complete
+build reach, read from ``.cachedex-site-inputs`` (see :mod:`.site_delta`).
 
 A build stopped at any point (killed, or a disk full) leaves a site whose links work:
 pages are written after the pages they link to (spec pages, then package pages, then
@@ -56,6 +58,7 @@ from .pages import HomePage, MirrorsPage, home_page, mirrors_page, package_pages
 from .parallel import ForkShared, pool_context, worker_count
 from .render import ASSETS, asset_text, render_all_packages, render_not_found, render_stamp
 from .search_page import static_search_view
+from .site_delta import PageSet, begin_build, changed_pages, load_inputs, read_inputs, save_inputs
 from .sitefiles import (
     STAMP,
     SiteWriter,
@@ -86,6 +89,9 @@ class SiteReport(msgspec.Struct, frozen=True):
     #: True when the site was found built from this very state of the catalog, by the
     #: same templates, for the same tags: nothing was read or written (see ``full``)
     current: bool = False
+    #: True when only the pages that the catalog's changes since the last complete build
+    #: reach were made (see :mod:`.site_delta`); False when every page was compared
+    changed_only: bool = False
 
 
 #: Said (as a step skipped) when a sync committed during the build.
@@ -187,7 +193,15 @@ def write_site(
         if not full and made_by == stamp:
             return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, current=True)
         writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
-        if plan.processes <= 1:  # everything in this one snapshot
+        before = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
+        begin_build(outdir)
+        progress("reading what the pages are made from")
+        inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
+        changed = changed_pages(catalog, before, inputs, plan.compare) if before is not None else None
+        if changed is not None:  # only the pages the changes since the last build reach
+            _prepare(writer)
+            held, staged, stale = _write_changed(catalog, writer, plan, changed, progress), False, False
+        elif plan.processes <= 1:  # everything in this one snapshot
             _prepare(writer)
             held, staged = _write_alone(catalog, writer, plan, progress)
             stale = False
@@ -205,12 +219,21 @@ def write_site(
             removed += remove_spec_pages(outdir / "specs", held)
             removed += remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
         removed += remove_others(outdir / "tags", set(plan.known))
+        save_inputs(outdir, inputs)
         update_file(str(outdir / STAMP), stamp)  # last: only a complete build vouches for its pages
     else:
         plan.skipped.append(CHANGED)
     seconds = time.perf_counter() - started
     return SiteReport(
-        outdir, writer.written, writer.unchanged, removed, writer.pages, tuple(plan.skipped), seconds, complete
+        outdir,
+        writer.written,
+        writer.unchanged,
+        removed,
+        writer.pages,
+        tuple(plan.skipped),
+        seconds,
+        complete,
+        changed_only=changed is not None,
     )
 
 
@@ -270,6 +293,8 @@ class _Task(msgspec.Struct, frozen=True):
     staged: bool = False
     trust_twins: bool = False
     compare: dict[str, list[str]] = {}  #: see :attr:`_Plan.compare`
+    #: The tags whose change pages to write (None: those of ``tag_pages``)
+    change_pages: list[str] | None = None
 
 
 class _Done(msgspec.Struct, frozen=True):
@@ -313,7 +338,7 @@ def _write_task(catalog: Catalog, writer: SiteWriter, task: _Task) -> dict[str, 
         if wanted is not None and not wanted:
             continue
         shared = _SHARED.get("package_tags")
-        for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared):
+        for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared, names=wanted):
             if (wanted is not None and package.name not in wanted) or name_problem(package.name):
                 continue
             if task.linked_only and not spec_pages_exist(task.outdir, package):
@@ -323,7 +348,7 @@ def _write_task(catalog: Catalog, writer: SiteWriter, task: _Task) -> dict[str, 
                 writer.file(f"tags/{tag}/packages/{package.name}/badge.svg", package_badge(len(package.specs)))
     writer.flush()
     with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
-        write_changes(catalog, writer, task.tag_pages, task.compare)
+        write_changes(catalog, writer, task.tag_pages if task.change_pages is None else task.change_pages, task.compare)
         for tag in task.tag_pages:
             tag_data = tag_page(catalog, tag)
             writer.page(tag_data)
@@ -354,6 +379,36 @@ def _write_alone(
         _write_task(catalog, writer, _Task(catalog.path, outdir, tags=tags, tag_pages=tags, compare=plan.compare))
     _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
     return graph.held_hashes(), staged
+
+
+def _write_changed(
+    catalog: Catalog, writer: SiteWriter, plan: _Plan, changed: PageSet, progress: Callable[[str], None]
+) -> set[str]:
+    """Only the pages that the changes since the last build reach (see :mod:`.site_delta`),
+    written by this process in its snapshot, in the order of :func:`_write_alone`.
+    Returns every hash a mirror holds."""
+    outdir, tags = writer.outdir, plan.tags
+    with _SHARED.holding(package_tags=plan.package_tags):
+        progress(f"reading the dependency graph around {len(changed.spec_ids):,} specs")
+        with gc_paused():
+            graph = SpecGraph(catalog, changed.spec_ids)
+        _SHARED.set("graph", graph)
+        ids = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
+        progress(f"writing {len(ids):,} spec pages, {len(changed.names):,} packages' pages")
+        task = _Task(
+            catalog.path,
+            outdir,
+            tags=tags,
+            only={tag: sorted(changed.names & plan.names[tag]) for tag in tags},
+            tag_pages=[tag for tag in tags if tag in changed.tags],
+            change_pages=[tag for tag in tags if tag in changed.change_tags],
+            spec_ids=[spec_id for spec_id, _ in ids],
+            spec_folder=spec_folder(outdir, False, [dag_hash for _, dag_hash in ids]),
+            compare=plan.compare,
+        )
+        _write_task(catalog, writer, task)
+    _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
+    return catalog.held_hashes()
 
 
 def _write_shared(

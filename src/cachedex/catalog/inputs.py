@@ -1,0 +1,124 @@
+"""What a site's pages are made from, in a form cheap to compare between two builds, and
+which specs' pages a change reaches.
+
+A site build records :meth:`PageInputs.spec_inputs` (each held spec's size and memberships); the
+next build compares them with the catalog's and writes only the pages the differences
+reach (:meth:`~PageInputs.reached_by`), reading the graph only around them (:meth:`~PageInputs.closure_scope`).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection, Iterator
+from typing import NamedTuple
+
+from ..values import LINK_RUN
+
+__all__ = ["PageInputs", "SpecInputs"]
+
+
+class SpecInputs(NamedTuple):
+    """What a held spec's own pages show that can change: everything else about a DAG
+    hash (name, version, node, dependencies) is fixed by the hash."""
+
+    hash: str
+    name: str
+    size: int | None
+    #: its memberships, ``<mirror id>+`` (listed) or ``<mirror id>-``, by mirror id
+    held: str
+    listed: int  #: 1 when some mirror has its binary
+
+
+class PageInputs:
+    """Reads of :mod:`.inputs` on one connection (``Catalog.page_inputs``)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+
+    def spec_inputs(self) -> Iterator[SpecInputs]:
+        """:class:`SpecInputs` of every spec some mirror holds."""
+        # The members_spec index yields each spec's rows by mirror id, so the concatenation
+        # comes in that order; were it ever otherwise, a spec would only look changed.
+        cursor = self._db.execute(
+            "SELECT s.hash, s.name, s.size, h.held, h.listed FROM specs s JOIN ("
+            "  SELECT spec_id, group_concat(mirror_id || CASE WHEN listed THEN '+' ELSE '-' END, ' ') AS held,"
+            "  max(listed) AS listed FROM (SELECT spec_id, mirror_id, listed FROM members ORDER BY spec_id, mirror_id)"
+            "  GROUP BY spec_id"
+            ") h ON h.spec_id = s.id"
+        )
+        while rows := cursor.fetchmany(5000):
+            yield from map(SpecInputs._make, rows)
+
+    def ids_of(self, hashes: Collection[str]) -> dict[str, int]:
+        """{hash: catalog id} of those of ``hashes`` the catalog has."""
+        return dict(
+            self._db.execute(
+                "SELECT hash, id FROM specs WHERE hash IN (SELECT value FROM json_each(?))", (json.dumps(list(hashes)),)
+            )
+        )
+
+    def reached_by(self, ids: Collection[int]) -> set[int]:
+        """The specs whose pages show whether one of ``ids`` has a binary, or its size:
+        ``ids`` themselves, their direct dependents (dependency lists) and dependencies
+        (dependent lists), and everything depending on them through link or run edges
+        (closures and their sizes)."""
+        chosen = json.dumps(list(ids))
+        found = self._db.execute(
+            "WITH RECURSIVE up(id) AS (SELECT value FROM json_each(?1) "
+            f"  UNION SELECT e.parent FROM edges e JOIN up ON e.child = up.id WHERE e.deptypes & {LINK_RUN}) "
+            "SELECT id FROM up "
+            "UNION SELECT parent FROM edges WHERE child IN (SELECT value FROM json_each(?1)) "
+            "UNION SELECT child FROM edges WHERE parent IN (SELECT value FROM json_each(?1))",
+            (chosen,),
+        )
+        return {spec_id for (spec_id,) in found}
+
+    def closure_scope(self, ids: Collection[int]) -> set[int]:
+        """``ids`` and everything they depend on through link or run edges: the specs whose
+        edges a page of one of ``ids`` needs for its closure."""
+        found = self._db.execute(
+            "WITH RECURSIVE down(id) AS (SELECT value FROM json_each(?) "
+            f"  UNION SELECT e.child FROM edges e JOIN down ON e.parent = down.id WHERE e.deptypes & {LINK_RUN}) "
+            "SELECT id FROM down",
+            (json.dumps(list(ids)),),
+        )
+        return {spec_id for (spec_id,) in found}
+
+    def tags_mentioning(self, hashes: Collection[str]) -> set[str]:
+        """The tags whose recorded history names one of ``hashes`` (their change pages link
+        to a spec only while some mirror holds it)."""
+        found = self._db.execute(
+            "SELECT DISTINCT t.name FROM changes c JOIN mirrors m ON m.id = c.mirror_id JOIN tags t ON t.id = m.tag_id "
+            "WHERE c.spec_id IN (SELECT id FROM specs WHERE hash IN (SELECT value FROM json_each(?)))",
+            (json.dumps(list(hashes)),),
+        )
+        return {tag for (tag,) in found}
+
+    def history_count(self, up_to_sync: int) -> int:
+        """How many changes the syncs up to ``up_to_sync`` recorded: smaller than before
+        when history was forgotten (``cachedex gc --history-before``)."""
+        return int(self._db.execute("SELECT count(*) FROM changes WHERE sync_id <= ?", (up_to_sync,)).fetchone()[0])
+
+    def verified_since(self, verification: int) -> set[tuple[str, str]]:
+        """(tag, stack) of the mirrors verified after the verification ``verification``."""
+        return set(self._db.execute("SELECT DISTINCT tag, stack FROM verifications WHERE id > ?", (verification,)))
+
+    def mirror_ids(self) -> dict[int, tuple[str, str, str, int | None, bool]]:
+        """{mirror id: (tag, stack, url, layout, own index)}: how :attr:`SpecInputs.held`
+        names mirrors, and what of a mirror every page holding it shows."""
+        return {
+            mirror_id: (tag, stack, url, layout, bool(own))
+            for mirror_id, tag, stack, url, layout, own in self._db.execute(
+                "SELECT m.id, t.name, m.stack, m.url, m.layout, m.own_index "
+                "FROM mirrors m JOIN tags t ON t.id = m.tag_id"
+            )
+        }
+
+    def last_sync(self) -> int:
+        """The id of the newest sync, 0 before the first."""
+        return int(self._db.execute("SELECT coalesce(max(id), 0) FROM syncs").fetchone()[0])
+
+    def last_verification(self) -> int:
+        """The id of the newest verification, 0 before the first."""
+        return int(self._db.execute("SELECT coalesce(max(id), 0) FROM verifications").fetchone()[0])

@@ -1,0 +1,166 @@
+"""Which pages of a site a change of the catalog reaches, so a build after a sync writes
+those and no others.
+
+A complete build records what its pages were made from (:class:`SiteInputs`, in
+``.cachedex-site-inputs``): each held spec's size and memberships, the mirrors, each
+tag's totals and mirror rows, and how far the history and the verifications went. The
+next build reads the same from the catalog and compares (:func:`changed_pages`):
+
+- a spec whose size or memberships changed gets its page written again; so do the
+  package pages of its name, in every tag (they count a package's specs per tag);
+- when whether a spec has a binary, or its size, changed (or it came or left), so
+  do the pages showing it as a dependency, a dependent, or in a closure (its size);
+- a mirror verified since: every spec it holds;
+- a tag any of those specs is or was in, or whose totals or mirrors changed, gets its
+  tag, change, coverage and comparison pages written again; so does a tag whose
+  history names a spec that came or left (its change page links to held specs only).
+
+Anything it cannot tell apart this way (a mirror whose URL or layout changed, history
+forgotten, specs forgotten, a verification removed) gives None: compare every page.
+Every difference it finds is one the full build would write; the reverse is what the
+tests check, a build after each kind of change against a full build, file for file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+import msgspec
+
+from ..catalog import Catalog
+from .changes import previous_tags
+from .files import update_file
+
+__all__ = [
+    "BUILDING",
+    "INPUTS",
+    "PageSet",
+    "SiteInputs",
+    "begin_build",
+    "changed_pages",
+    "load_inputs",
+    "read_inputs",
+    "save_inputs",
+]
+
+#: Where a complete build records :class:`SiteInputs`, beside ``.cachedex-site``.
+INPUTS = ".cachedex-site-inputs"
+#: Present while a build writes pages: one that did not complete (killed, or the
+#: catalog changed meanwhile) may have written pages of a state that no record names.
+BUILDING = ".cachedex-site-building"
+
+#: Above this share of the held specs reached, a build after a sync compares every
+#: page instead: reading the graph around that many costs more than reading it whole.
+MOST = 0.25
+
+
+class SiteInputs(msgspec.Struct, array_like=True):
+    """What a build's pages were made from (see the module doc)."""
+
+    specs: dict[str, tuple[str, int | None, str, int]]  #: hash -> (name, size, held, listed)
+    mirrors: dict[int, tuple[str, str, str, int | None, bool]]  #: :meth:`PageInputs.mirror_ids`
+    tags: dict[str, bytes]  #: tag -> its totals and mirror rows, encoded
+    last_sync: int
+    history: int  #: changes recorded up to ``last_sync``
+    verified: int  #: the newest verification's id
+    scope: bytes = b""  #: the tags asked for and the comparisons: a build of other tags tells nothing
+
+
+class PageSet(msgspec.Struct):
+    """The pages a build after a change writes: those of these spec ids (the ones some
+    tag of the build holds), of these package names (in each tag listing them), and
+    the tag pages and change pages of these tags."""
+
+    spec_ids: list[int]
+    names: set[str]
+    tags: set[str]
+    change_tags: set[str]
+
+
+def read_inputs(catalog: Catalog, scope: bytes) -> SiteInputs:
+    """The catalog's :class:`SiteInputs`, read in the caller's snapshot; ``scope``
+    names what the build writes (its tags and comparisons)."""
+    reads = catalog.page_inputs()
+    specs = {row.hash: (row.name, row.size, row.held, row.listed) for row in reads.spec_inputs()}
+    tags: dict[str, bytes] = {}
+    for stats in catalog.tag_stats():
+        tags[stats.tag] = msgspec.json.encode([stats, catalog.mirrors(stats.tag)])
+    last = reads.last_sync()
+    verified = reads.last_verification()
+    return SiteInputs(specs, reads.mirror_ids(), tags, last, reads.history_count(last), verified, scope)
+
+
+def begin_build(outdir: Path) -> None:
+    """Say that pages are being written: until :func:`save_inputs`, no record is trusted."""
+    update_file(str(outdir / BUILDING), b"")
+
+
+def save_inputs(outdir: Path, inputs: SiteInputs) -> None:
+    """Record what a complete build's pages were made from."""
+    update_file(str(outdir / INPUTS), msgspec.msgpack.encode(inputs))
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(outdir / BUILDING)
+
+
+def load_inputs(outdir: Path) -> SiteInputs | None:
+    """The inputs the last complete build recorded, or None (none, unreadable, or a
+    build since did not complete)."""
+    if os.path.lexists(outdir / BUILDING):
+        return None
+    try:
+        with open(outdir / INPUTS, "rb") as recorded:
+            return msgspec.msgpack.decode(recorded.read(), type=SiteInputs)
+    except (OSError, msgspec.ValidationError, msgspec.DecodeError):
+        return None
+
+
+def changed_pages(
+    catalog: Catalog, before: SiteInputs, now: SiteInputs, compare: Mapping[str, list[str]]
+) -> PageSet | None:
+    """The pages a change from ``before`` to ``now`` reaches (see the module doc), or
+    None when it cannot tell, or when most pages are reached anyway. ``compare``: the
+    comparison pages asked for besides each series' ({newer: [older]})."""
+    reads = catalog.page_inputs()
+    if before.scope != now.scope:
+        return None  # the last build wrote other tags: their pages are not in its record
+    if now.verified < before.verified or reads.history_count(before.last_sync) != before.history:
+        return None  # a verification or history forgotten: what it showed is not named anywhere
+    if any(now.mirrors.get(mirror_id, shown) != shown for mirror_id, shown in before.mirrors.items()):
+        return None  # a mirror moved or changed layout: every page holding it shows that
+    old, new = before.specs, now.specs
+    own = {h for h in old.keys() | new.keys() if old.get(h) != new.get(h)}
+    came_or_left = (old.keys() ^ new.keys()) & own
+    edge = {h for h in own if h in came_or_left or old[h][1::2] != new[h][1::2]}  # size, listed
+    mirrors: set[int] = set()
+    for h in own:
+        for inputs in (old.get(h), new.get(h)):
+            if inputs is not None:
+                mirrors |= _held_ids(inputs[2])
+    verified = reads.verified_since(before.verified)
+    if verified:
+        again = {m for m, (tag, stack, *_) in now.mirrors.items() if (tag, stack) in verified}
+        mirrors |= again
+        own |= {h for h, inputs in new.items() if again.intersection(_held_ids(inputs[2]))}
+    ids = reads.ids_of(own)
+    if not edge <= ids.keys():
+        return None  # specs forgotten by `cachedex gc`: the pages that showed them are not named
+    reached = reads.reached_by([ids[h] for h in edge]) | set(ids.values())
+    if len(reached) > MOST * max(len(new), 1):
+        return None
+    tags = {now.mirrors.get(m, before.mirrors.get(m, ("",)))[0] for m in mirrors} - {""}
+    tags |= {tag for tag in before.tags.keys() | now.tags.keys() if before.tags.get(tag) != now.tags.get(tag)}
+    change_tags = tags | reads.tags_mentioning(came_or_left)
+    # A comparison page shows two tags: written again with the newer when the older changed.
+    for pairs in (previous_tags(now.tags), compare):
+        for newer, olders in pairs.items():
+            if change_tags.intersection(olders):
+                change_tags.add(newer)
+    names = {(new.get(h) or old[h])[0] for h in own}
+    return PageSet(sorted(reached), names, tags, change_tags)
+
+
+def _held_ids(held: str) -> set[int]:
+    return {int(member[:-1]) for member in held.split()}

@@ -1,0 +1,139 @@
+"""A site build after a change writes only the pages the change reaches
+(``publish/site_delta``), and ends equal, file for file, to a full build of the same
+state into an empty folder: for each kind of change a sync or ``cachedex gc`` makes,
+and when the record cannot be trusted (a build that did not complete)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Collection
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.publish.site import write_site
+from cachedex.publish.site_delta import BUILDING
+from cachedex.values import DEPTYPE_BITS, ROOT_STACK, Dependency
+from tests.helpers import Demo, record
+
+NEW = "n" * 32  # the hash of a spec a change adds
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _resync(
+    catalog: Catalog, tag: str, stack: str, *, drop: Collection[str] = (), add: dict[str, bool] | None = None
+) -> None:
+    """A sync of one mirror that finds ``drop`` gone and ``add`` new; the rest as it was."""
+    state = catalog.mirror_state(tag, stack)
+    assert state is not None and state.layout is not None
+    members = {h: listed for h, listed in catalog.members_of(tag, stack).items() if h not in drop}
+    members.update(add or {})
+    with catalog.writing_tag(tag) as writer:
+        writer.replace_mirror(
+            stack,
+            state.url,
+            layout=state.layout,
+            db_version=state.db_version or 8,
+            checksum=f"{state.checksum}+",
+            etag=state.etag,
+            last_modified=state.last_modified,
+            fetched_at=(state.fetched_at or 0.0) + 1,
+            members=members,
+            view=state.view,
+            own_index=state.own_index,
+        )
+
+
+def _a_dependency(catalog: Catalog) -> str:
+    """A listed spec of develop's root that another listed spec links with."""
+    (found,) = catalog._db.execute(
+        "SELECT s.hash FROM edges e JOIN specs s ON s.id = e.child JOIN members mb ON mb.spec_id = s.id "
+        "JOIN mirrors m ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
+        "WHERE t.name = 'develop' AND m.stack = 'root' AND mb.listed AND e.deptypes & 2 ORDER BY s.hash LIMIT 1"
+    ).fetchone()
+    return str(found)
+
+
+def _drop_everywhere(catalog: Catalog) -> None:
+    """A dependency leaves every mirror: its dependents' closures lose its binary."""
+    gone = _a_dependency(catalog)
+    for mirror in catalog.mirrors():
+        if gone in catalog.members_of(mirror.tag, mirror.stack):
+            _resync(catalog, mirror.tag, mirror.stack, drop={gone})
+
+
+def _add_a_dependent(catalog: Catalog) -> None:
+    """A new spec, with no size yet, linking with a listed one, in a stack of develop."""
+    child = _a_dependency(catalog)
+    name = catalog.spec_summary(child).name  # type: ignore[union-attr]
+    new = record(NEW, "newpkg", dependencies=(Dependency(child, name, DEPTYPE_BITS["link"], ""),))
+    with catalog.writing_tag("develop") as writer:
+        writer.add_specs([new], {})
+    _resync(catalog, "develop", "e4s", add={NEW: True})
+    _resync(catalog, "develop", ROOT_STACK, add={NEW: True})
+
+
+def _record_its_size(catalog: Catalog) -> None:
+    """The new spec's size arrives (sizes are recorded after a sync commits)."""
+    (spec_id,) = catalog._db.execute("SELECT id FROM specs WHERE hash = ?", (NEW,)).fetchone()
+    assert catalog.record_sizes({spec_id: 123_456}) == 1
+
+
+#: Each change, as steps with a build after each.
+CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
+    "a dependency leaves every mirror": [_drop_everywhere],
+    "a new dependent comes": [_add_a_dependent],
+    "a size arrives": [_add_a_dependent, _record_its_size],
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES))
+def test_a_build_after_a_change_writes_what_it_reaches_and_equals_a_full_build(
+    tmp_path: Path, demo_run: Demo, change: str
+) -> None:
+    path = tmp_path / "c.sqlite"
+    shutil.copy(demo_run.catalog, path)
+    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    with Catalog(path) as catalog:
+        first = write_site(catalog, site)
+        for step in CHANGES[change]:
+            step(catalog)
+            after = write_site(catalog, site)
+            assert after.complete and after.changed_only, after
+            assert after.written > 0 and after.pages < first.pages / 4  # a few pages, not the site
+        full = write_site(catalog, fresh)
+        assert full.complete and not full.changed_only
+    assert _files(site) == _files(fresh)
+
+
+def test_a_build_that_did_not_complete_makes_the_next_compare_every_page(tmp_path: Path, demo_run: Demo) -> None:
+    path = tmp_path / "c.sqlite"
+    shutil.copy(demo_run.catalog, path)
+    site = tmp_path / "site"
+    with Catalog(path) as catalog:
+        write_site(catalog, site)
+        _add_a_dependent(catalog)
+        (site / BUILDING).write_bytes(b"")  # as a build killed while writing leaves it
+        after = write_site(catalog, site)
+        assert after.complete and not after.changed_only
+        assert not (site / BUILDING).exists()
+        _drop_everywhere(catalog)
+        assert write_site(catalog, site).changed_only  # the record is trusted again
+
+
+def test_forgotten_history_makes_the_next_build_compare_every_page(tmp_path: Path, demo_run: Demo) -> None:
+    path = tmp_path / "c.sqlite"
+    shutil.copy(demo_run.catalog, path)
+    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    with Catalog(path) as catalog:
+        write_site(catalog, site)
+        _add_a_dependent(catalog)
+        catalog.collect_garbage(history_before=float("inf"), vacuum=False)  # "first seen" moves
+        after = write_site(catalog, site)
+        assert after.complete and not after.changed_only
+        write_site(catalog, fresh)
+    assert _files(site) == _files(fresh)
