@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.publish import site as site_module
 from cachedex.publish.site import write_site
 from cachedex.publish.site_delta import BUILDING
 from cachedex.values import DEPTYPE_BITS, ROOT_STACK, Dependency
@@ -83,18 +84,35 @@ def _record_its_size(catalog: Catalog) -> None:
     assert catalog.record_sizes({spec_id: 123_456}) == 1
 
 
+def _verify_a_stack(catalog: Catalog) -> None:
+    """``cachedex verify`` of one stack: every spec page it holds shows the verification."""
+    from cachedex.catalog.verifications import MirrorVerification, Problem, SignatureCounts, SpecSignature
+
+    state = catalog.mirror_state("develop", "e4s")
+    assert state is not None
+    held = sorted(catalog.members_of("develop", "e4s"))
+    problem = Problem("binary-missing", f"{state.url}/x", "no binary", held[0])
+    result = MirrorVerification(
+        "develop", "e4s", state.url, None, state.layout, 1.0, 2.0, False, ("index", "signatures"), (),
+        len(held), len(held), len(held) - 1, "signed", ("ABCD",), SignatureCounts(signed=len(held)), (problem,), 1,
+    )  # fmt: skip
+    catalog.store_verification(result, [SpecSignature(h, "signed", "ABCD") for h in held], "ABCD")
+
+
 #: Each change, as steps with a build after each.
 CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
     "a dependency leaves every mirror": [_drop_everywhere],
     "a new dependent comes": [_add_a_dependent],
     "a size arrives": [_add_a_dependent, _record_its_size],
+    "a stack is verified, then verified again": [_verify_a_stack, _verify_a_stack],
 }
 
 
 @pytest.mark.parametrize("change", list(CHANGES))
 def test_a_build_after_a_change_writes_what_it_reaches_and_equals_a_full_build(
-    tmp_path: Path, demo_run: Demo, change: str
+    tmp_path: Path, demo_run: Demo, change: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)  # full builds in worker processes, as a big site's
     path = tmp_path / "c.sqlite"
     shutil.copy(demo_run.catalog, path)
     site, fresh = tmp_path / "site", tmp_path / "fresh"

@@ -383,7 +383,9 @@ def site_command(state: _State, outdir: Path, tags: tuple[str, ...], workers: in
     with any static file server. Unchanged pages are not rewritten; pages of packages
     and specs that left are removed. OUTDIR/.cachedex-site records the catalog state,
     templates and tags the site was built from: when they are the same, the run ends
-    at once (--full compares every page anyway).
+    at once (--full compares every page anyway). After a sync, only the pages that
+    the catalog's changes reach are made (OUTDIR/.cachedex-site-inputs says what the
+    last build's pages were made from).
 
     \b
     Example:

@@ -174,8 +174,11 @@ def write_site(
 
     ``.cachedex-site`` records what made the site: the templates, the catalog's state
     and the tags. A build that finds the same there has nothing to do and returns at
-    once (``current``). ``full`` compares every page in full instead, as a build after
-    deleting that file does; both give the same files. ``compare``: (old, new) pairs of
+    once (``current``). Otherwise, ``.cachedex-site-inputs`` tells which pages the
+    catalog's changes since the last complete build reach, and only those are made
+    (``changed_only``; see :mod:`.site_delta`). ``full`` compares every page in full
+    instead, as a build after deleting ``.cachedex-site`` does; all give the same
+    files. ``compare``: (old, new) pairs of
     tags to write comparison pages for, besides each snapshot's and release's with the
     previous of its series."""
     started = time.perf_counter()
@@ -205,7 +208,8 @@ def write_site(
             _prepare(writer)
             held, staged = _write_alone(catalog, writer, plan, progress)
             stale = False
-    if plan.processes > 1:  # never fork in a read transaction: a child inherits SQLite's lock state
+    # Never fork in a read transaction: a child inherits SQLite's lock state.
+    if changed is None and plan.processes > 1:
         _prepare(writer)
         held, staged, stale = _write_shared(catalog, writer, plan, progress)
     removed = 0

@@ -153,8 +153,10 @@ def changed_pages(
     tags = {now.mirrors.get(m, before.mirrors.get(m, ("",)))[0] for m in mirrors} - {""}
     tags |= {tag for tag in before.tags.keys() | now.tags.keys() if before.tags.get(tag) != now.tags.get(tag)}
     change_tags = tags | reads.tags_mentioning(came_or_left)
-    # A comparison page shows two tags: written again with the newer when the older changed.
-    for pairs in (previous_tags(now.tags), compare):
+    # A change page names the comparisons of its tag (with the previous of its series,
+    # which a tag that came or left changes), and a comparison page shows two tags:
+    # each written again with the newer when the older changed.
+    for pairs in (previous_tags(before.tags), previous_tags(now.tags), compare):
         for newer, olders in pairs.items():
             if change_tags.intersection(olders):
                 change_tags.add(newer)

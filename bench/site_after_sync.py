@@ -1,0 +1,127 @@
+"""A site build after a nightly sync that changed 1 % of the specs (issue 18), on
+``ingest.py``'s big tag: it must cost at most 10 % of a whole-site build.
+
+Copies bench/out/ingest/catalog.sqlite (250,000 records, 10,000 packages, 40 stacks) to
+bench/out/site_after_sync/, then measures, in one run:
+
+  (a) a whole-site build over the site folder (``--site``, default bench/out/site, which
+      ``site.py`` builds), once to bring it to the catalog (not timed: after a code
+      change it rewrites every page), then again comparing every page (``full=True``):
+      the reference; it records what its pages were made from
+  (b) a second sync of the tag, 1 % apart: 2,500 listed specs leave the root mirror and
+      2,500 new ones come, each a version bump of one that left, with its dependencies
+      and a known size
+  (c) the site build after it: seconds, pages made, files written; and what share of
+      (a) it took
+
+    python bench/site_after_sync.py [--site DIR] [--tag TAG]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import shutil
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHANGED = 2_500
+
+
+def second_sync(path: Path, tag: str) -> int:
+    """Replace 1 % of the tag's root listing by version bumps of the specs that left."""
+    from cachedex.catalog import Catalog
+    from cachedex.values import Dependency, SpecRecord
+
+    with Catalog(path) as catalog:
+        rows = list(catalog.listed_rows(tag))
+        members = dict(catalog.members_of(tag, "root"))
+        gone = rows[:: len(rows) // CHANGED][:CHANGED]
+        new = [
+            SpecRecord(
+                hash=base64.b32encode(hashlib.sha256(row.hash.encode()).digest()).decode().lower()[:32],
+                name=row.name,
+                version=row.version + ".1",
+                platform=row.platform,
+                os=row.os,
+                target=row.target,
+                compiler=row.compiler,
+                variants=(),
+                dependencies=tuple(
+                    Dependency(edge.hash, edge.name, edge.deptypes, edge.virtuals)
+                    for edge in catalog.edges_of(row.hash)
+                ),
+                in_buildcache=True,
+                external=False,
+                node=b"{}",
+            )
+            for row in gone
+        ]
+        for row in gone:
+            del members[row.hash]
+        members.update({r.hash: True for r in new})
+        root = catalog.mirror_state(tag, "root")
+        assert root is not None
+        with catalog.writing_tag(tag) as writer:
+            writer.add_specs(new, {r.hash: 1_000_000 for r in new})
+            writer.replace_mirror(
+                "root",
+                root.url,
+                layout=root.layout or 3,
+                db_version=root.db_version or 8,
+                checksum="bench-second-sync",
+                etag=None,
+                last_modified=None,
+                fetched_at=time.time(),
+                members=members,
+            )
+        return len(new)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--source", type=Path, default=HERE / "out" / "ingest" / "catalog.sqlite")
+    parser.add_argument("--out", type=Path, default=HERE / "out" / "site_after_sync")
+    parser.add_argument("--site", type=Path, default=HERE / "out" / "site")
+    parser.add_argument("--tag", default="bench")
+    args = parser.parse_args()
+
+    from cachedex.catalog import Catalog
+    from cachedex.publish.site import write_site
+
+    if not args.source.exists():
+        sys.exit(f"{args.source}: run bench/ingest.py first")
+    args.out.mkdir(parents=True, exist_ok=True)
+    path = args.out / "catalog.sqlite"
+    shutil.copy(args.source, path)
+    for suffix in ("-wal", "-shm"):
+        Path(str(path) + suffix).unlink(missing_ok=True)
+
+    with Catalog(path) as catalog:
+        started = time.perf_counter()
+        ready = write_site(catalog, args.site, on_progress=lambda text: print(f"  {text}", end="\r"))
+        print(f"    the site brought to the catalog: {time.perf_counter() - started:.1f} s, {ready.written:,} written")
+        started = time.perf_counter()
+        full = write_site(catalog, args.site, full=True, on_progress=lambda text: print(f"  {text}", end="\r"))
+        full_seconds = time.perf_counter() - started
+    print(f"(a) whole site, every page compared: {full_seconds:.1f} s, {full.pages:,} pages, {full.written:,} written")
+
+    changed = second_sync(path, args.tag)
+    print(f"(b) second sync: {changed:,} specs left the root mirror, {changed:,} came")
+
+    with Catalog(path) as catalog:
+        started = time.perf_counter()
+        after = write_site(catalog, args.site)
+        seconds = time.perf_counter() - started
+    print(
+        f"(c) site after the sync: {seconds:.2f} s = {100 * seconds / full_seconds:.1f} % of (a); "
+        f"only what changes reach: {after.changed_only}; {after.pages:,} pages made, "
+        f"{after.written:,} files written, {after.removed:,} removed (target: <= 10 %)"
+    )
+
+
+if __name__ == "__main__":
+    main()
