@@ -64,6 +64,7 @@ from .sitefiles import (
     SiteWriter,
     first_build,
     remove_others,
+    remove_pages_of,
     remove_spec_pages,
     remove_stale_files,
     spec_folder,
@@ -203,7 +204,9 @@ def write_site(
         changed = changed_pages(catalog, before, inputs, plan.compare) if before is not None else None
         if changed is not None:  # only the pages the changes since the last build reach
             _prepare(writer)
-            held, staged, stale = _write_changed(catalog, writer, plan, changed, progress), False, False
+            _write_changed(catalog, writer, plan, changed, progress)
+            held: set[str] = set()  # (removed: changed.gone)
+            staged, stale = False, False
         elif plan.processes <= 1:  # everything in this one snapshot
             _prepare(writer)
             held, staged = _write_alone(catalog, writer, plan, progress)
@@ -219,7 +222,9 @@ def write_site(
             removed += remove_others(outdir / "tags" / tag / "packages", plan.names[tag])
         # A spec page stays while any tag of the catalog holds its hash; a first build's
         # folder holds only the pages it just wrote.
-        if not staged:
+        if changed is not None:
+            removed += remove_pages_of(outdir / "specs", changed.gone)
+        elif not staged:
             removed += remove_spec_pages(outdir / "specs", held)
             removed += remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
         removed += remove_others(outdir / "tags", set(plan.known))
@@ -387,10 +392,10 @@ def _write_alone(
 
 def _write_changed(
     catalog: Catalog, writer: SiteWriter, plan: _Plan, changed: PageSet, progress: Callable[[str], None]
-) -> set[str]:
+) -> None:
     """Only the pages that the changes since the last build reach (see :mod:`.site_delta`),
     written by this process in its snapshot, in the order of :func:`_write_alone`.
-    Returns every hash a mirror holds."""
+    """
     outdir, tags = writer.outdir, plan.tags
     with _SHARED.holding(package_tags=plan.package_tags):
         progress(f"reading the dependency graph around {len(changed.spec_ids):,} specs")
@@ -412,7 +417,6 @@ def _write_changed(
         )
         _write_task(catalog, writer, task)
     _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
-    return catalog.held_hashes()
 
 
 def _write_shared(

@@ -72,12 +72,13 @@ class SiteInputs(msgspec.Struct, array_like=True):
 class PageSet(msgspec.Struct):
     """The pages a build after a change writes: those of these spec ids (the ones some
     tag of the build holds), of these package names (in each tag listing them), and
-    the tag pages and change pages of these tags."""
+    the tag pages and change pages of these tags; and the spec pages it removes."""
 
     spec_ids: list[int]
     names: set[str]
     tags: set[str]
     change_tags: set[str]
+    gone: set[str]  #: hashes no mirror holds any more
 
 
 def read_inputs(catalog: Catalog, scope: bytes) -> SiteInputs:
@@ -161,7 +162,7 @@ def changed_pages(
             if change_tags.intersection(olders):
                 change_tags.add(newer)
     names = {(new.get(h) or old[h])[0] for h in own}
-    return PageSet(sorted(reached), names, tags, change_tags)
+    return PageSet(sorted(reached), names, tags, change_tags, old.keys() - new.keys())
 
 
 def _held_ids(held: str) -> set[int]:

@@ -7,12 +7,13 @@ and never outside the site folder (see :mod:`.files`).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import itertools
 import os
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -31,6 +32,7 @@ __all__ = [
     "SiteWriter",
     "first_build",
     "remove_others",
+    "remove_pages_of",
     "remove_spec_pages",
     "remove_stale_files",
     "spec_folder",
@@ -247,6 +249,28 @@ def remove_spec_pages(folder: Path, keep: set[str]) -> int:
                 removed += entry.name.endswith(".html")
         if not os.listdir(shard.path):
             os.rmdir(shard.path)
+    return removed
+
+
+def remove_pages_of(folder: Path, hashes: Iterable[str]) -> int:
+    """Remove the spec pages of ``hashes`` under ``folder`` (see :func:`remove_spec_pages`),
+    and ``<ab>`` folders left empty; returns how many pages. What a build after a sync
+    removes: it knows which hashes left, and need not list 250,000 files to find them."""
+    if not folder.is_dir() or folder.is_symlink():
+        return 0
+    removed = 0
+    for dag_hash in hashes:
+        if not is_dag_hash(dag_hash):
+            continue
+        shard = folder / dag_hash[:2]
+        for suffix in (".html", ".json", ".json.gz"):
+            try:
+                os.unlink(shard / (dag_hash + suffix))
+            except FileNotFoundError:
+                continue
+            removed += suffix == ".html"
+        with contextlib.suppress(OSError):  # the folder's last page gone: the folder too
+            shard.rmdir()
     return removed
 
 
