@@ -203,7 +203,7 @@ def write_site(
         inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
         changed = changed_pages(catalog, before, inputs, plan.compare) if before is not None else None
         if changed is not None:  # only the pages the changes since the last build reach
-            _prepare(writer)
+            _prepare(writer, after_complete=True)
             _write_changed(catalog, writer, plan, changed, progress)
             held: set[str] = set()  # (removed: changed.gone)
             staged, stale = False, False
@@ -262,9 +262,12 @@ def _read_stamp(path: Path) -> bytes:
         return b""
 
 
-def _prepare(writer: SiteWriter) -> None:
-    """Files left by killed builds removed, the assets and the 404 page (which link nowhere)."""
-    remove_stale_files(writer.outdir)
+def _prepare(writer: SiteWriter, *, after_complete: bool = False) -> None:
+    """Files left by killed builds removed, the assets and the 404 page (which link nowhere).
+    ``after_complete``: the last build completed (it cleaned up, and nothing ran since
+    but builds that completed), so there is nothing to look for in 250,000 files."""
+    if not after_complete:
+        remove_stale_files(writer.outdir)
     for kind, relative in ASSETS.items():
         writer.file(relative, asset_text(kind))
     writer.file("404.html", render_not_found().encode())
