@@ -48,17 +48,15 @@ from .._perf import gc_frozen, gc_paused
 from ..catalog import Catalog, package_names_of
 from ..errors import OutputError, UnknownTag
 from ..values import is_dag_hash
-from .badges import package_badge
-from .changes import history_from
-from .changes_site import write_changes
 from .feeds import all_tags_feed
 from .files import name_problem, quoted, update_file
 from .graph import SpecGraph
-from .pages import HomePage, MirrorsPage, home_page, mirrors_page, package_pages, tag_page
-from .parallel import ForkShared, pool_context, worker_count
-from .render import ASSETS, asset_text, render_all_packages, render_not_found, render_stamp
+from .pages import HomePage, MirrorsPage, home_page, mirrors_page
+from .parallel import pool_context, worker_count
+from .render import ASSETS, asset_text, render_not_found, render_stamp
 from .search_page import static_search_view
 from .site_delta import PageSet, begin_build, changed_pages, load_inputs, read_inputs, save_inputs
+from .site_tasks import SHARED, Task, run_task, write_task
 from .sitefiles import (
     STAMP,
     SiteWriter,
@@ -68,7 +66,6 @@ from .sitefiles import (
     remove_spec_pages,
     remove_stale_files,
     spec_folder,
-    spec_pages_exist,
     staging,
 )
 from .urls import with_pages
@@ -283,92 +280,6 @@ def _write_last(writer: SiteWriter, plan: _Plan, home: HomePage, mirrors: Mirror
     writer.flush()
 
 
-class _Task(msgspec.Struct, frozen=True):
-    """A part of the pages, written by :func:`_write_task`: spec pages (catalog ids),
-    the package pages of share ``part`` of ``parts`` of ``tags`` (``only`` those named
-    per tag, if given), and the tag pages of ``tag_pages``."""
-
-    catalog: Path
-    outdir: Path
-    #: The state (``Catalog.state_token``) of the pages written so far: a worker that
-    #: finds another writes nothing. Empty for spec pages, which show the parent's graph.
-    token: str = ""
-    tags: list[str] = []
-    part: int = 0
-    parts: int = 1
-    only: dict[str, list[str]] | None = None
-    #: Write a package page only if every spec page it links to exists; report the others.
-    linked_only: bool = False
-    tag_pages: list[str] = []
-    spec_ids: list[int] = []
-    spec_folder: str = ""
-    staged: bool = False
-    trust_twins: bool = False
-    compare: dict[str, list[str]] = {}  #: see :attr:`_Plan.compare`
-    #: The tags whose change pages to write (None: those of ``tag_pages``)
-    change_pages: list[str] | None = None
-
-
-class _Done(msgspec.Struct, frozen=True):
-    """What a worker did: files written and left alone, pages, spec pages; the package
-    pages it left for later ({tag: [names]}); whether it found another catalog state."""
-
-    written: int = 0
-    unchanged: int = 0
-    pages: int = 0
-    specs: int = 0
-    deferred: dict[str, list[str]] = {}
-    stale: bool = False
-
-
-#: What forked workers inherit: the spec graph (``graph``), every package's tags
-#: (``package_tags``) and the edge items cache (``edge_items``).
-_SHARED = ForkShared()
-
-
-def _run_task(task: _Task) -> _Done:
-    """Write a task's pages with its own read-only connection, in one snapshot."""
-    writer = SiteWriter(task.outdir, trust_twins=task.trust_twins, edge_items=_SHARED.get("edge_items"))
-    with Catalog(task.catalog, readonly=True) as catalog, catalog.snapshot():
-        if task.token and catalog.state_token()[0] != task.token:
-            return _Done(stale=True)
-        deferred = _write_task(catalog, writer, task)
-    return _Done(writer.written, writer.unchanged, writer.pages, len(task.spec_ids), deferred)
-
-
-def _write_task(catalog: Catalog, writer: SiteWriter, task: _Task) -> dict[str, list[str]]:
-    """Spec pages, then package pages, then tag pages: each kind once the pages it links
-    to are written. Returns the package pages left for later (``linked_only``)."""
-    if task.spec_ids:
-        graph: SpecGraph = _SHARED.get("graph")
-        for spec_id, node in catalog.nodes_of(task.spec_ids):
-            writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
-        writer.flush()
-    deferred: dict[str, list[str]] = {}
-    for tag in task.tags:
-        wanted = None if task.only is None else set(task.only.get(tag, ()))
-        if wanted is not None and not wanted:
-            continue
-        shared = _SHARED.get("package_tags")
-        for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared, names=wanted):
-            if (wanted is not None and package.name not in wanted) or name_problem(package.name):
-                continue
-            if task.linked_only and not spec_pages_exist(task.outdir, package):
-                deferred.setdefault(tag, []).append(package.name)
-            else:
-                writer.page(package)
-                writer.file(f"tags/{tag}/packages/{package.name}/badge.svg", package_badge(len(package.specs)))
-    writer.flush()
-    with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
-        write_changes(catalog, writer, task.tag_pages if task.change_pages is None else task.change_pages, task.compare)
-        for tag in task.tag_pages:
-            tag_data = tag_page(catalog, tag)
-            writer.page(tag_data)
-            writer.file(f"tags/{tag}/all.html", render_all_packages(tag_data).encode())
-        writer.flush()
-    return deferred
-
-
 def _write_alone(
     catalog: Catalog, writer: SiteWriter, plan: _Plan, progress: Callable[[str], None]
 ) -> tuple[set[str], bool]:
@@ -378,17 +289,17 @@ def _write_alone(
     :func:`.sitefiles.spec_folder`)."""
     outdir, tags = writer.outdir, plan.tags
     staged = first_build(outdir)
-    with _SHARED.holding(package_tags=plan.package_tags):
+    with SHARED.holding(package_tags=plan.package_tags):
         graph, ids = _read_graph(catalog, tags, progress)
         folder = spec_folder(outdir, staged, [dag_hash for _, dag_hash in ids])
         with staging(folder, staged):
             spec_ids = [i for i, _ in ids]
-            _write_task(
-                catalog, writer, _Task(catalog.path, outdir, spec_ids=spec_ids, spec_folder=folder, staged=staged)
+            write_task(
+                catalog, writer, Task(catalog.path, outdir, spec_ids=spec_ids, spec_folder=folder, staged=staged)
             )
         if staged:
             os.rename(folder, outdir / "specs")
-        _write_task(catalog, writer, _Task(catalog.path, outdir, tags=tags, tag_pages=tags, compare=plan.compare))
+        write_task(catalog, writer, Task(catalog.path, outdir, tags=tags, tag_pages=tags, compare=plan.compare))
     _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
     return graph.held_hashes(), staged
 
@@ -400,14 +311,14 @@ def _write_changed(
     written by this process in its snapshot, in the order of :func:`_write_alone`.
     """
     outdir, tags = writer.outdir, plan.tags
-    with _SHARED.holding(package_tags=plan.package_tags):
+    with SHARED.holding(package_tags=plan.package_tags):
         progress(f"reading the dependency graph around {len(changed.spec_ids):,} specs")
         with gc_paused():
             graph = SpecGraph(catalog, changed.spec_ids)
-        _SHARED.set("graph", graph)
+        SHARED.set("graph", graph)
         ids = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
         progress(f"writing {len(ids):,} spec pages, {len(changed.names):,} packages' pages")
-        task = _Task(
+        task = Task(
             catalog.path,
             outdir,
             tags=tags,
@@ -418,7 +329,7 @@ def _write_changed(
             spec_folder=spec_folder(outdir, False, [dag_hash for _, dag_hash in ids]),
             compare=plan.compare,
         )
-        _write_task(catalog, writer, task)
+        write_task(catalog, writer, task)
     _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
 
 
@@ -437,13 +348,13 @@ def _write_shared(
     # (which nothing can share), then the spec pages' pool joins.
     sharing = max(1, count - 1)
     with (
-        _SHARED.holding(package_tags=plan.package_tags, edge_items=writer.edge_items),
+        SHARED.holding(package_tags=plan.package_tags, edge_items=writer.edge_items),
         context.Pool(sharing) as package_pool,  # forked before the graph exists: small
     ):
         early = None
         if not staged:  # only pages whose spec pages exist already: the others wait for theirs
             early = package_pool.map_async(
-                _run_task, [_Task(catalog.path, outdir, token, tags, n, sharing, None, True) for n in range(sharing)]
+                run_task, [Task(catalog.path, outdir, token, tags, n, sharing, None, True) for n in range(sharing)]
             )
         with catalog.snapshot():
             stale = catalog.state_token()[0] != token
@@ -466,16 +377,16 @@ def _write_shared(
                         for tag, names in result.deferred.items():
                             left.setdefault(tag, []).extend(names)
                 steps = [
-                    [_Task(catalog.path, outdir, token, tags, n, count, left) for n in range(count)]
+                    [Task(catalog.path, outdir, token, tags, n, count, left) for n in range(count)]
                     if left != {}
                     else [],
                     [
-                        _Task(catalog.path, outdir, token, tag_pages=tags[n::count], compare=plan.compare)
+                        Task(catalog.path, outdir, token, tag_pages=tags[n::count], compare=plan.compare)
                         for n in range(count)
                     ],
                 ]
                 for step in steps:
-                    done += pool.map(_run_task, [msgspec.structs.replace(t, trust_twins=trust) for t in step])
+                    done += pool.map(run_task, [msgspec.structs.replace(t, trust_twins=trust) for t in step])
                     stale = any(result.stale for result in done)
         for result in done:
             writer.add(result.written, result.unchanged, result.pages)
@@ -497,7 +408,7 @@ def _write_spec_pages(
     """The spec pages, shared among the ``pool``'s ``count`` processes (which inherit the graph)."""
     outdir, trust = writer.outdir, writer.trust_twins
     tasks = [
-        _Task(
+        Task(
             catalog,
             outdir,
             spec_ids=spec_ids[at : at + SPECS_PER_TASK],
@@ -508,7 +419,7 @@ def _write_spec_pages(
         for at in range(0, len(spec_ids), SPECS_PER_TASK)
     ]
     done = 0
-    for result in pool.imap_unordered(_run_task, tasks):
+    for result in pool.imap_unordered(run_task, tasks):
         writer.add(result.written, result.unchanged, result.pages)
         done += result.specs
         progress(f"spec pages: {done:,} of {len(spec_ids):,} written ({count} processes)")
@@ -522,7 +433,7 @@ def _read_graph(
     progress("reading the dependency graph")
     with gc_paused():  # millions of small objects that live as long as the build
         graph = SpecGraph(catalog)
-    _SHARED.set("graph", graph)
+    SHARED.set("graph", graph)
     specs = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
     progress(f"writing {len(specs):,} spec pages")
     return graph, specs

@@ -1,0 +1,108 @@
+"""The parts of a ``cachedex site`` build that worker processes run (see :mod:`.site`,
+which decides the parts and their order): spec pages, then package pages, then tag
+pages and the pages of their history, each kind once the pages it links to exist."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import msgspec
+
+from ..catalog import Catalog
+from .badges import package_badge
+from .changes import history_from
+from .changes_site import write_changes
+from .files import name_problem
+from .graph import SpecGraph
+from .pages import package_pages, tag_page
+from .parallel import ForkShared
+from .render import render_all_packages
+from .sitefiles import SiteWriter, spec_pages_exist
+
+__all__ = ["SHARED", "Done", "Task", "run_task", "write_task"]
+
+
+class Task(msgspec.Struct, frozen=True):
+    """A part of the pages, written by :func:`write_task`: spec pages (catalog ids),
+    the package pages of share ``part`` of ``parts`` of ``tags`` (``only`` those named
+    per tag, if given), and the tag pages of ``tag_pages``."""
+
+    catalog: Path
+    outdir: Path
+    #: The state (``Catalog.state_token``) of the pages written so far: a worker that
+    #: finds another writes nothing. Empty for spec pages, which show the parent's graph.
+    token: str = ""
+    tags: list[str] = []
+    part: int = 0
+    parts: int = 1
+    only: dict[str, list[str]] | None = None
+    #: Write a package page only if every spec page it links to exists; report the others.
+    linked_only: bool = False
+    tag_pages: list[str] = []
+    spec_ids: list[int] = []
+    spec_folder: str = ""
+    staged: bool = False
+    trust_twins: bool = False
+    compare: dict[str, list[str]] = {}  #: see :attr:`.site._Plan.compare`
+    #: The tags whose change pages to write (None: those of ``tag_pages``)
+    change_pages: list[str] | None = None
+
+
+class Done(msgspec.Struct, frozen=True):
+    """What a worker did: files written and left alone, pages, spec pages; the package
+    pages it left for later ({tag: [names]}); whether it found another catalog state."""
+
+    written: int = 0
+    unchanged: int = 0
+    pages: int = 0
+    specs: int = 0
+    deferred: dict[str, list[str]] = {}
+    stale: bool = False
+
+
+#: What forked workers inherit: the spec graph (``graph``), every package's tags
+#: (``package_tags``) and the edge items cache (``edge_items``).
+SHARED = ForkShared()
+
+
+def run_task(task: Task) -> Done:
+    """Write a task's pages with its own read-only connection, in one snapshot."""
+    writer = SiteWriter(task.outdir, trust_twins=task.trust_twins, edge_items=SHARED.get("edge_items"))
+    with Catalog(task.catalog, readonly=True) as catalog, catalog.snapshot():
+        if task.token and catalog.state_token()[0] != task.token:
+            return Done(stale=True)
+        deferred = write_task(catalog, writer, task)
+    return Done(writer.written, writer.unchanged, writer.pages, len(task.spec_ids), deferred)
+
+
+def write_task(catalog: Catalog, writer: SiteWriter, task: Task) -> dict[str, list[str]]:
+    """Spec pages, then package pages, then tag pages: each kind once the pages it links
+    to are written. Returns the package pages left for later (``linked_only``)."""
+    if task.spec_ids:
+        graph: SpecGraph = SHARED.get("graph")
+        for spec_id, node in catalog.nodes_of(task.spec_ids):
+            writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
+        writer.flush()
+    deferred: dict[str, list[str]] = {}
+    for tag in task.tags:
+        wanted = None if task.only is None else set(task.only.get(tag, ()))
+        if wanted is not None and not wanted:
+            continue
+        shared = SHARED.get("package_tags")
+        for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared, names=wanted):
+            if (wanted is not None and package.name not in wanted) or name_problem(package.name):
+                continue
+            if task.linked_only and not spec_pages_exist(task.outdir, package):
+                deferred.setdefault(tag, []).append(package.name)
+            else:
+                writer.page(package)
+                writer.file(f"tags/{tag}/packages/{package.name}/badge.svg", package_badge(len(package.specs)))
+    writer.flush()
+    with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
+        write_changes(catalog, writer, task.tag_pages if task.change_pages is None else task.change_pages, task.compare)
+        for tag in task.tag_pages:
+            tag_data = tag_page(catalog, tag)
+            writer.page(tag_data)
+            writer.file(f"tags/{tag}/all.html", render_all_packages(tag_data).encode())
+        writer.flush()
+    return deferred
