@@ -41,6 +41,7 @@ import time
 from collections.abc import Callable, Sequence
 from multiprocessing.pool import Pool
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -198,20 +199,16 @@ def write_site(
         begin_build(outdir)
         progress("reading what the pages are made from")
         inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
+        # Only the pages the changes since the last complete build reach, if it can tell.
         changed = changed_pages(catalog, before, inputs, plan.compare) if before is not None else None
-        if changed is not None:  # only the pages the changes since the last build reach
-            _prepare(writer, after_complete=True)
-            _write_changed(catalog, writer, plan, changed, progress)
-            held: set[str] = set()  # (removed: changed.gone)
-            staged, stale = False, False
-        elif plan.processes <= 1:  # everything in this one snapshot
-            _prepare(writer)
-            held, staged = _write_alone(catalog, writer, plan, progress)
+        shared = plan.processes > 1 and (changed is None or len(changed.spec_ids) >= PARALLEL_MIN_PAGES)
+        if not shared:  # everything in this one snapshot
+            _prepare(writer, after_complete=changed is not None)
+            held, staged = _write_alone(catalog, writer, plan, progress, changed)
             stale = False
-    # Never fork in a read transaction: a child inherits SQLite's lock state.
-    if changed is None and plan.processes > 1:
-        _prepare(writer)
-        held, staged, stale = _write_shared(catalog, writer, plan, progress)
+    if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
+        _prepare(writer, after_complete=changed is not None)
+        held, staged, stale = _write_shared(catalog, writer, plan, progress, changed)
     removed = 0
     complete = not stale and catalog.state_token()[0] == plan.token
     if complete:
@@ -281,16 +278,20 @@ def _write_last(writer: SiteWriter, plan: _Plan, home: HomePage, mirrors: Mirror
 
 
 def _write_alone(
-    catalog: Catalog, writer: SiteWriter, plan: _Plan, progress: Callable[[str], None]
+    catalog: Catalog,
+    writer: SiteWriter,
+    plan: _Plan,
+    progress: Callable[[str], None],
+    changed: PageSet | None = None,
 ) -> tuple[set[str], bool]:
-    """Every page, written by this process in its snapshot: spec pages (the graph read
-    once), package pages (one pass per tag), tag pages, then the pages linking to them.
-    Returns (every hash a mirror holds; whether the spec pages were staged, see
-    :func:`.sitefiles.spec_folder`)."""
+    """Every page (or those ``changed`` names), written by this process in its snapshot:
+    spec pages (the graph read once), package pages (one pass per tag), tag pages, then
+    the pages linking to them. Returns (every hash a mirror holds, as the graph knows
+    them; whether the spec pages were staged, see :func:`.sitefiles.spec_folder`)."""
     outdir, tags = writer.outdir, plan.tags
     staged = first_build(outdir)
     with SHARED.holding(package_tags=plan.package_tags):
-        graph, ids = _read_graph(catalog, tags, progress)
+        graph, ids = _read_graph(catalog, tags, progress, changed)
         folder = spec_folder(outdir, staged, [dag_hash for _, dag_hash in ids])
         with staging(folder, staged):
             spec_ids = [i for i, _ in ids]
@@ -299,49 +300,45 @@ def _write_alone(
             )
         if staged:
             os.rename(folder, outdir / "specs")
-        write_task(catalog, writer, Task(catalog.path, outdir, tags=tags, tag_pages=tags, compare=plan.compare))
+        write_task(catalog, writer, _later_pages(catalog.path, outdir, plan, changed))
     _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
     return graph.held_hashes(), staged
 
 
-def _write_changed(
-    catalog: Catalog, writer: SiteWriter, plan: _Plan, changed: PageSet, progress: Callable[[str], None]
-) -> None:
-    """Only the pages that the changes since the last build reach (see :mod:`.site_delta`),
-    written by this process in its snapshot, in the order of :func:`_write_alone`.
-    """
-    outdir, tags = writer.outdir, plan.tags
-    with SHARED.holding(package_tags=plan.package_tags):
-        progress(f"reading the dependency graph around {len(changed.spec_ids):,} specs")
-        with gc_paused():
-            graph = SpecGraph(catalog, changed.spec_ids)
-        SHARED.set("graph", graph)
-        ids = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
-        progress(f"writing {len(ids):,} spec pages, {len(changed.names):,} packages' pages")
-        task = Task(
-            catalog.path,
-            outdir,
-            tags=tags,
-            only={tag: sorted(changed.names & plan.names[tag]) for tag in tags},
-            tag_pages=[tag for tag in tags if tag in changed.tags],
-            change_pages=[tag for tag in tags if tag in changed.change_tags],
-            spec_ids=[spec_id for spec_id, _ in ids],
-            spec_folder=spec_folder(outdir, False, [dag_hash for _, dag_hash in ids]),
-            compare=plan.compare,
-        )
-        write_task(catalog, writer, task)
-    _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
+def _later_pages(catalog: Path, outdir: Path, plan: _Plan, changed: PageSet | None, **share: Any) -> Task:
+    """The package pages (of ``share``, see :class:`.site_tasks.Task`) and tag pages with
+    their history's pages: every one, or those ``changed`` names."""
+    tags = plan.tags
+    if changed is None:
+        return Task(catalog, outdir, tags=tags, tag_pages=tags, compare=plan.compare, **share)
+    return Task(
+        catalog,
+        outdir,
+        tags=tags,
+        only={tag: sorted(changed.names & plan.names[tag]) for tag in tags},
+        tag_pages=[tag for tag in tags if tag in changed.tags],
+        change_pages=[tag for tag in tags if tag in changed.change_tags],
+        compare=plan.compare,
+        **share,
+    )
 
 
 def _write_shared(
-    catalog: Catalog, writer: SiteWriter, plan: _Plan, progress: Callable[[str], None]
+    catalog: Catalog,
+    writer: SiteWriter,
+    plan: _Plan,
+    progress: Callable[[str], None],
+    changed: PageSet | None = None,
 ) -> tuple[set[str], bool, bool]:
-    """Every page, as :func:`_write_alone` but shared among worker processes: while this
-    one reads the graph, workers write the package pages whose spec pages exist already;
-    then all write the spec pages; then the package pages left, and the tag pages.
-    Returns what :func:`_write_alone` does, and whether a part found the catalog in
-    another state than the plan's, and so wrote nothing."""
+    """Every page (or those ``changed`` names), as :func:`_write_alone` but shared among
+    worker processes: while this one reads the graph, workers write the package pages
+    whose spec pages exist already; then all write the spec pages; then the package
+    pages left, and the tag pages. Returns what :func:`_write_alone` does, and whether
+    a part found the catalog in another state than the plan's, and so wrote nothing."""
     outdir, trust, tags, token, count = writer.outdir, writer.trust_twins, plan.tags, plan.token, plan.processes
+    only = None if changed is None else {tag: sorted(changed.names & plan.names[tag]) for tag in tags}
+    tag_pages = tags if changed is None else [tag for tag in tags if tag in changed.tags]
+    change_pages = None if changed is None else [tag for tag in tags if tag in changed.change_tags]
     staged = first_build(outdir)
     context = pool_context()
     # One process fewer than CPUs writes package pages while this one reads the graph
@@ -354,11 +351,11 @@ def _write_shared(
         early = None
         if not staged:  # only pages whose spec pages exist already: the others wait for theirs
             early = package_pool.map_async(
-                run_task, [Task(catalog.path, outdir, token, tags, n, sharing, None, True) for n in range(sharing)]
+                run_task, [Task(catalog.path, outdir, token, tags, n, sharing, only, True) for n in range(sharing)]
             )
         with catalog.snapshot():
             stale = catalog.state_token()[0] != token
-            graph, ids = _read_graph(catalog, tags, progress)
+            graph, ids = _read_graph(catalog, tags, progress, changed)
             home, mirrors, feed = home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog)
         folder = spec_folder(outdir, staged, [dag_hash for _, dag_hash in ids])
         # Frozen: the workers share the graph's memory pages instead of copying them.
@@ -381,7 +378,14 @@ def _write_shared(
                     if left != {}
                     else [],
                     [
-                        Task(catalog.path, outdir, token, tag_pages=tags[n::count], compare=plan.compare)
+                        Task(
+                            catalog.path,
+                            outdir,
+                            token,
+                            tag_pages=tag_pages[n::count],
+                            change_pages=None if change_pages is None else change_pages[n::count],
+                            compare=plan.compare,
+                        )
                         for n in range(count)
                     ],
                 ]
@@ -426,14 +430,17 @@ def _write_spec_pages(
 
 
 def _read_graph(
-    catalog: Catalog, tags: list[str], progress: Callable[[str], None]
+    catalog: Catalog, tags: list[str], progress: Callable[[str], None], changed: PageSet | None = None
 ) -> tuple[SpecGraph, list[tuple[int, str]]]:
-    """Read the spec graph for the workers to inherit; returns it, and (catalog id,
-    hash) of the specs some mirror of ``tags`` holds, whose pages to write."""
-    progress("reading the dependency graph")
+    """Read the spec graph (the part ``changed`` pages need) for the workers to inherit;
+    returns it, and (catalog id, hash) of the specs some mirror of ``tags`` holds, whose
+    pages to write."""
+    reached = "" if changed is None else f" around {len(changed.spec_ids):,} specs"
+    progress(f"reading the dependency graph{reached}")
     with gc_paused():  # millions of small objects that live as long as the build
-        graph = SpecGraph(catalog)
+        graph = SpecGraph(catalog, None if changed is None else changed.spec_ids)
     SHARED.set("graph", graph)
     specs = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
-    progress(f"writing {len(specs):,} spec pages")
+    packages = "" if changed is None else f", the pages of {len(changed.names):,} packages"
+    progress(f"writing {len(specs):,} spec pages{packages}")
     return graph, specs
