@@ -31,8 +31,9 @@ HERE = Path(__file__).resolve().parent
 CHANGED = 2_500
 
 
-def second_sync(path: Path, tag: str) -> int:
-    """Replace 1 % of the tag's root listing by version bumps of the specs that left."""
+def second_sync(path: Path, tag: str, *, dependencies: bool = True) -> int:
+    """Replace 1 % of the tag's root listing by version bumps of the specs that left
+    (with the dependencies of the spec each replaces, or none). ``changes.py`` uses it too."""
     from cachedex.catalog import Catalog
     from cachedex.values import Dependency, SpecRecord
 
@@ -52,7 +53,7 @@ def second_sync(path: Path, tag: str) -> int:
                 variants=(),
                 dependencies=tuple(
                     Dependency(edge.hash, edge.name, edge.deptypes, edge.virtuals)
-                    for edge in catalog.edges_of(row.hash)
+                    for edge in (catalog.edges_of(row.hash) if dependencies else ())
                 ),
                 in_buildcache=True,
                 external=False,
