@@ -27,8 +27,9 @@ import json
 import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+import bare_curl
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -93,34 +94,7 @@ def _forget_sizes(catalog: Path) -> None:
 
 def bare_loop(urls: list[str], concurrency: int) -> float:
     """GETs per second of a minimal pycurl multi loop over ``urls``, ``concurrency`` at once."""
-    import pycurl
-
-    multi = pycurl.CurlMulti()
-    idle = [pycurl.Curl() for _ in range(concurrency)]
-    queue = list(reversed(urls))
-    running = 0
-    start = time.perf_counter()
-    while queue or running:
-        while queue and idle:
-            handle = idle.pop()
-            handle.setopt(pycurl.URL, queue.pop())
-            handle.setopt(pycurl.WRITEFUNCTION, bytearray().extend)
-            multi.add_handle(handle)
-            running += 1
-        while multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
-            pass
-        while True:
-            queued, ok, failed = multi.info_read()
-            for handle in [*ok, *(f[0] for f in failed)]:
-                if handle.getinfo(pycurl.RESPONSE_CODE) != 200:
-                    raise SystemExit(f"bare loop: HTTP {handle.getinfo(pycurl.RESPONSE_CODE)}")
-                multi.remove_handle(handle)
-                idle.append(handle)
-                running -= 1
-            if not queued:
-                break
-        multi.select(1.0)
-    return len(urls) / (time.perf_counter() - start)
+    return bare_curl.bare_loop(urls, concurrency)[0]
 
 
 def write_config(path: Path, facts: dict[str, object], base: str, concurrency: int | None) -> Path:

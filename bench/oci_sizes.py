@@ -31,6 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import bare_curl
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
@@ -71,45 +73,9 @@ def synthetic_index(specs: int, seed: int = 11) -> dict[str, Any]:
 
 
 def bare_loop(urls: list[str], concurrency: int) -> tuple[float, float]:
-    """GETs per second of a minimal pycurl multi loop over ``urls``, ``concurrency`` at once
-    (``bench/http_sync.py``'s loop, with the Accept header a registry wants), and this
-    process's CPU seconds per GET."""
-    import pycurl
-
-    multi = pycurl.CurlMulti()
-    idle = [pycurl.Curl() for _ in range(concurrency)]
-    for handle in idle:
-        handle.setopt(pycurl.HTTPHEADER, [ACCEPT])
-    queue = list(reversed(urls))
-    running = 0
-    cpu = time.process_time()
-    start = time.perf_counter()
-    while queue or running:
-        while queue and idle:
-            handle = idle.pop()
-            handle.setopt(pycurl.URL, queue.pop())
-            handle.setopt(pycurl.WRITEFUNCTION, bytearray().extend)
-            multi.add_handle(handle)
-            running += 1
-        while multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
-            pass
-        while True:
-            queued, ok, failed = multi.info_read()
-            for handle in [*ok, *(f[0] for f in failed)]:
-                if handle.getinfo(pycurl.RESPONSE_CODE) != 200:
-                    raise SystemExit(f"bare loop: HTTP {handle.getinfo(pycurl.RESPONSE_CODE)}")
-                multi.remove_handle(handle)
-                idle.append(handle)
-                running -= 1
-            if not queued:
-                break
-        multi.select(1.0)
-    elapsed = time.perf_counter() - start
-    cpu = time.process_time() - cpu
-    for handle in idle:
-        handle.close()
-    multi.close()
-    return len(urls) / elapsed, cpu / len(urls)
+    """GETs per second of a minimal pycurl multi loop over ``urls``, ``concurrency`` at once,
+    with the Accept header a registry wants, and this process's CPU seconds per GET."""
+    return bare_curl.bare_loop(urls, concurrency, headers=[ACCEPT])
 
 
 def read_sizes(

@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import bare_curl
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
@@ -73,39 +75,7 @@ def generate(folder: Path, count: int, size: int) -> list[tuple[str, str, str]]:
 
 def bare_head_loop(urls: list[str], concurrency: int) -> float:
     """HEADs per second of a minimal pycurl multi loop over ``urls``, ``concurrency`` at once."""
-    import pycurl
-
-    multi = pycurl.CurlMulti()
-    multi.setopt(pycurl.M_MAXCONNECTS, concurrency)
-    idle = []
-    for _ in range(concurrency):
-        handle = pycurl.Curl()
-        handle.setopt(pycurl.NOBODY, 1)
-        idle.append(handle)
-    queue = list(reversed(urls))
-    running = 0
-    start = time.perf_counter()
-    while queue or running:
-        while queue and idle:
-            handle = idle.pop()
-            handle.setopt(pycurl.URL, queue.pop())
-            multi.add_handle(handle)
-            running += 1
-        while multi.perform()[0] == pycurl.E_CALL_MULTI_PERFORM:
-            pass
-        while True:
-            queued, ok, failed = multi.info_read()
-            for handle in [*ok, *(f[0] for f in failed)]:
-                if handle.getinfo(pycurl.RESPONSE_CODE) != 200:
-                    raise SystemExit(f"bare loop: HTTP {handle.getinfo(pycurl.RESPONSE_CODE)}")
-                multi.remove_handle(handle)
-                idle.append(handle)
-                running -= 1
-            if not queued:
-                break
-        if running:
-            multi.select(0.01)
-    return len(urls) / (time.perf_counter() - start)
+    return bare_curl.bare_loop(urls, concurrency, head=True, wait=0.01)[0]
 
 
 def _evict(files: list[Path]) -> None:
