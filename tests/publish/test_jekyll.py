@@ -395,14 +395,19 @@ def test_second_run_rewrites_nothing(small_tag: tuple[Path, Path], tmp_path: Pat
     out = tmp_path / "site"
     cli(config, "jekyll", str(out))
     before = files_under(out)
-    assert len(before) == 6  # 4 pages + tags.yaml + meta.yaml
-    result = cli(config, "jekyll", str(out))
-    assert "small: 4 pages (4 specs): 0 written, 4 unchanged, 0 removed" in result.output
+    assert len(before) == 7  # 4 pages + tags.yaml + meta.yaml + the tag's record
+    result = cli(config, "jekyll", str(out))  # the record says the tag is current: no page read
+    assert "small: 4 pages (4 specs) are current" in result.output
     assert "_data: unchanged" in result.output
     assert files_under(out) == before  # bytes and mtime_ns
+    result = cli(config, "jekyll", str(out), "--full")  # every page compared
+    assert "small: 4 pages (4 specs): 0 written, 4 unchanged, 0 removed" in result.output
+    assert files_under(out) == before
     with Catalog(tmp_path / "catalog.sqlite", readonly=True) as catalog:
-        report = write_jekyll(catalog, out)
-    assert (report.written, report.unchanged, report.removed, report.data_written) == (0, 4, 0, ())
+        report = write_jekyll(catalog, out, full=True)
+        assert not report.tags[0].current
+        assert (report.written, report.unchanged, report.removed, report.data_written) == (0, 4, 0, ())
+        assert write_jekyll(catalog, out).tags[0].current
     meta = yaml.safe_load((out / "_data/meta.yaml").read_text())
     # variant names only: compiler flags (delta's cflags) live in the node, not in variants
     assert meta["small"]["parameters"] == {"build_system": 4, "shared": 4}
@@ -420,7 +425,7 @@ def test_a_package_that_left_the_tag_loses_its_page_only(small_tag: tuple[Path, 
     cli(config, "sync")
     result = cli(config, "jekyll", str(out))
     assert "small: 1 pages (1 specs): 0 written, 1 unchanged, 3 removed" in result.output
-    assert sorted(p.name for p in (out / "_cache/small").iterdir()) == ["alpha", "gamma"]
+    assert sorted(p.name for p in (out / "_cache/small").iterdir()) == [".cachedex-jekyll", "alpha", "gamma"]
     assert not (out / "_cache/small/beta").exists()  # page and empty folder gone
     assert not (out / "_cache/small/gamma/specs.md").exists()  # a user's file keeps the folder
     assert (out / "_cache/small/gamma/notes.txt").read_text() == "a user's file\n"
@@ -496,7 +501,8 @@ def test_writes_are_atomic_and_leave_no_temporary_files(
         write_jekyll(catalog, out, workers=workers)
     assert "No space left on device" in str(caught.value) and "specs.md" in str(caught.value)
     after = files_under(out)
-    assert after.keys() == before.keys()  # no temporary file left behind
+    # No temporary file left behind; the tag's record went as its pages began to change.
+    assert after.keys() == before.keys() - {"_cache/small/.cachedex-jekyll"}
     replaced = [name for name in after if after[name][0] != before[name][0]]
     assert 1 <= len(replaced) < 4  # some pages were replaced before the failure, not all
     for name in replaced:  # and each page is whole: the old one or the new one
@@ -542,7 +548,7 @@ def test_names_that_would_escape_outdir_are_skipped(tmp_path: Path) -> None:
     assert "t: 1 pages (1 specs): 1 written" in result.output
     for name in evil:
         assert f"warning: t: skipped package {name!r}" in result.output
-    assert [p.name for p in (out / "_cache/t").iterdir()] == ["fine"]
+    assert sorted(p.name for p in (out / "_cache/t").iterdir()) == [".cachedex-jekyll", "fine"]
     created = {p for p in tmp_path.rglob("*") if not p.name.startswith("catalog.sqlite")} - outside_before
     assert all(p == out.parent or p.is_relative_to(out) for p in created), created
 

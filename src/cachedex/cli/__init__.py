@@ -171,9 +171,14 @@ def demo_command(state: _State, directory: Path) -> None:
     metavar="TAG",
     help="Write only this tag (repeat for several; default: every tag in the catalog).",
 )
+@click.option(
+    "--full",
+    is_flag=True,
+    help="Compare every page with what is on disk, even if a tag's record says it is current.",
+)
 @click.pass_obj
 @_friendly
-def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
+def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...], full: bool) -> None:
     """Write the catalog as cache.spack.io pages into the Jekyll site OUTDIR.
 
     Per tag, one page per package, OUTDIR/_cache/TAG/PACKAGE/specs.md, with the same
@@ -185,6 +190,9 @@ def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
     atomically, pages of packages that left a tag are removed, tags not selected and
     other files in OUTDIR are not touched. Names that cannot be folder names are
     skipped and reported. A big tag is written by several processes.
+    OUTDIR/_cache/TAG/.cachedex-jekyll records the state of the catalog the tag's
+    pages were written from: a run that finds the same leaves the tag alone (--full
+    compares its pages anyway).
 
     The site's _config.yml needs the collection (collections: {cache: {output:
     true}}) and a 'cache' layout, as cache.spack.io has.
@@ -196,7 +204,7 @@ def jekyll_command(state: _State, outdir: Path, tags: tuple[str, ...]) -> None:
     from ..publish.jekyll import write_jekyll
 
     with state.catalog() as catalog:
-        report = write_jekyll(catalog, outdir, tags=list(tags) or None)
+        report = write_jekyll(catalog, outdir, tags=list(tags) or None, full=full)
     present.print_jekyll_report(report)
 
 

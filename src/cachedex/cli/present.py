@@ -219,6 +219,12 @@ def print_jekyll_report(report: JekyllReport) -> None:
     for tag in report.tags:
         for skipped in tag.skipped:
             click.echo(f"warning: {tag.tag}: skipped {skipped}", err=True)
+        if tag.current:
+            click.echo(
+                f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs) are current: written from this state "
+                f"of the catalog (--full checks every page) -> {tag.directory}"
+            )
+            continue
         click.echo(
             f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs): {tag.written:,} written, "
             f"{tag.unchanged:,} unchanged, {tag.removed:,} removed -> {tag.directory}"

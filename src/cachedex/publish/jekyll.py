@@ -27,6 +27,10 @@ Rules that keep a site directory safe to regenerate:
 - only ``OUTDIR/_cache/<tag>/`` of the tags written, and ``OUTDIR/_data/{tags,meta}.yaml``,
   are ever written; nothing else in OUTDIR is touched;
 - a file whose bytes would not change is not rewritten (its mtime stays);
+- ``_cache/<tag>/.cachedex-jekyll`` records the tag's state (its totals and mirror
+  rows) and this code's, once its pages are written: a run that finds the same there
+  reads and writes none of the tag's pages (``full`` compares them anyway); Jekyll
+  skips files whose names start with a dot;
 - every write goes to a temporary file in the same folder, then ``os.replace``;
 - a package that left a tag loses its ``specs.md`` (and its folder, once empty);
 - tag and package names become folder names: a name :func:`.files.name_problem` refuses
@@ -36,7 +40,9 @@ Rules that keep a site directory safe to regenerate:
 
 from __future__ import annotations
 
+import contextlib
 import errno
+import hashlib
 import os
 import time
 from collections import Counter
@@ -45,11 +51,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import yaml
 
+from .. import __version__
 from ..catalog import Catalog, ListedRow
 from ..errors import JekyllError, UnknownTag
 from ..values import ROOT_STACK
+from . import jekyll_pages
 from .files import name_problem, quoted, safe_folder, update_file, write_atomically
 from .jekyll_pages import PageWriter, SpecCounts
 from .parallel import pool_context, worker_count
@@ -57,6 +66,8 @@ from .parallel import pool_context, worker_count
 __all__ = ["PARALLEL_MIN_SPECS", "JekyllReport", "TagReport", "write_jekyll"]
 
 PAGE_NAME = "specs.md"
+#: Beside a tag's package folders: the state its pages were written from (see the module doc).
+RECORD = ".cachedex-jekyll"
 #: The key of meta.yaml that sums every tag; a tag of that name would overwrite it.
 ALL_KEY = "all"
 #: A tag with fewer listed specs is written by this process alone: starting workers
@@ -77,6 +88,7 @@ class TagReport:
     removed: int  # pages of packages that left the tag
     skipped: tuple[str, ...] = ()  # one message per package not written, and why
     workers: int = 1  # processes that wrote the pages
+    current: bool = False  # its record said it was built from this state: nothing read or written
 
 
 @dataclass(frozen=True)
@@ -232,9 +244,58 @@ def _write_share(job: _ShareJob) -> _Share:
         return _write_pages(rows, job.tag, job.folder, job.existing)
 
 
-def _write_tag(catalog: Catalog, outdir: Path, tag: str, workers: int | None) -> tuple[TagReport, _TagSummary]:
-    """Write the pages of one tag, remove those of packages that left it."""
+class _Record(msgspec.Struct):
+    """What ``_cache/<tag>/.cachedex-jekyll`` holds: the state the pages were written
+    from, and what a run that finds the same state reports without reading them."""
+
+    state: bytes
+    pages: int
+    specs: int
+    skipped: tuple[str, ...]
+    version: str
+    count: int
+    compilers: dict[str, int]
+    parameters: dict[str, int]
+
+
+def _code_stamp() -> bytes:
+    """What the pages depend on besides the catalog: this code."""
+    digest = hashlib.sha256(__version__.encode())
+    for module in (__file__, jekyll_pages.__file__):
+        digest.update(Path(module).read_bytes())
+    return digest.digest()
+
+
+def _tag_state(catalog: Catalog, tag: str) -> bytes:
+    """The tag's state as its pages show it: its totals and its mirrors' rows (a sync
+    changes their read time, a size recorded changes its totals), and this code."""
+    return _code_stamp() + msgspec.json.encode([catalog.tag_stats([tag]), catalog.mirrors(tag)])
+
+
+def _read_record(path: Path) -> _Record | None:
+    try:
+        with open(path, "rb") as record:
+            return msgspec.msgpack.decode(record.read(1 << 24), type=_Record)
+    except (OSError, msgspec.ValidationError, msgspec.DecodeError):
+        return None
+
+
+def _write_tag(
+    catalog: Catalog, outdir: Path, tag: str, workers: int | None, full: bool = False
+) -> tuple[TagReport, _TagSummary]:
+    """Write the pages of one tag, remove those of packages that left it; nothing when
+    its record says they were written from this state (unless ``full``)."""
     folder = _safe_folder(outdir, "_cache", tag)
+    record_path = folder / RECORD
+    state = _tag_state(catalog, tag)
+    found = _read_record(record_path)
+    if found is not None and found.state == state and not full:
+        summary = _TagSummary(found.version, found.count, Counter(found.compilers), Counter(found.parameters))
+        report = TagReport(tag, folder, found.pages, found.specs, 0, found.pages, 0, found.skipped, current=True)
+        return report, summary
+    if found is None or found.state != state:  # pages change now: the record no longer holds
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(record_path)
     entries = _existing_folders(folder)
     existing = {name: not entry.is_symlink() and entry.is_dir() for name, entry in entries.items()}
     root = next((m for m in catalog.mirrors(tag) if m.stack == ROOT_STACK), None)
@@ -257,15 +318,20 @@ def _write_tag(catalog: Catalog, outdir: Path, tag: str, workers: int | None) ->
         summary.compilers.update(share.compilers)
         summary.parameters.update(share.parameters)
     removed = _remove_left_packages(entries, kept)
+    pages, specs, skips = len(kept), sum(s.specs for s in shares), tuple(sorted(skipped))
+    record = _Record(
+        state, pages, specs, skips, summary.version, summary.count, dict(summary.compilers), dict(summary.parameters)
+    )
+    update_file(str(record_path), msgspec.msgpack.encode(record))
     report = TagReport(
         tag,
         folder,
-        len(kept),
-        sum(s.specs for s in shares),
+        pages,
+        specs,
         sum(s.written for s in shares),
         sum(s.unchanged for s in shares),
         removed,
-        tuple(sorted(skipped)),
+        skips,
         parts,
     )
     return report, summary
@@ -380,7 +446,7 @@ def _selected_tags(catalog: Catalog, tags: list[str] | None) -> tuple[list[str],
 
 
 def write_jekyll(
-    catalog: Catalog, outdir: Path, *, tags: list[str] | None = None, workers: int | None = None
+    catalog: Catalog, outdir: Path, *, tags: list[str] | None = None, workers: int | None = None, full: bool = False
 ) -> JekyllReport:
     """Write the pages of ``tags`` (default: every tag of the catalog) under ``outdir``.
 
@@ -391,7 +457,9 @@ def write_jekyll(
     ``_data`` files rewritten; names skipped; seconds). Raises :class:`JekyllError` for a
     tag not in the catalog, a folder of OUTDIR that is a symlink or a file where a folder
     must be, an unreadable ``_data`` file, or an OS error (the message names the path).
-    Unchanged files are not rewritten; tags not selected keep their pages.
+    Unchanged files are not rewritten; tags not selected keep their pages. A tag whose
+    record says its pages were written from its current state is left alone (``current``
+    in its report), unless ``full``.
     """
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
@@ -411,7 +479,7 @@ def write_jekyll(
         summaries: dict[str, _TagSummary] = {}
         stacks: dict[str, list[str]] = {}
         for tag in selected:
-            report, summary = _write_tag(catalog, outdir, tag, workers)
+            report, summary = _write_tag(catalog, outdir, tag, workers, full)
             reports.append(report)
             summaries[tag] = summary
             stacks[tag] = [m.stack for m in catalog.mirrors(tag)]
