@@ -42,34 +42,26 @@ from __future__ import annotations
 
 import contextlib
 import errno
-import hashlib
 import os
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import msgspec
-import yaml
 
-from .. import __version__
 from ..catalog import Catalog, ListedRow
 from ..errors import JekyllError, UnknownTag
 from ..values import ROOT_STACK
-from . import jekyll_pages
 from .files import name_problem, quoted, safe_folder, update_file, write_atomically
+from .jekyll_data import ALL_KEY, RECORD, Record, TagSummary, meta_yaml, read_record, read_yaml, tag_state, tags_yaml
 from .jekyll_pages import PageWriter, SpecCounts
 from .parallel import pool_context, worker_count
 
 __all__ = ["PARALLEL_MIN_SPECS", "JekyllReport", "TagReport", "write_jekyll"]
 
 PAGE_NAME = "specs.md"
-#: Beside a tag's package folders: the state its pages were written from (see the module doc).
-RECORD = ".cachedex-jekyll"
-#: The key of meta.yaml that sums every tag; a tag of that name would overwrite it.
-ALL_KEY = "all"
 #: A tag with fewer listed specs is written by this process alone: starting workers
 #: (~0.1 s) would cost more than they save.
 PARALLEL_MIN_SPECS = 20_000
@@ -125,28 +117,6 @@ class JekyllReport:
 
 #: A row of :meth:`Catalog.listed_spec_rows`: (name, hash, version, compiler, os,
 #: platform, target, variants as JSON text, size or None, stacks joined by \x1f).
-@dataclass
-class _TagSummary:
-    """A tag's entry of meta.yaml."""
-
-    version: str  # Database version of the root index
-    count: int  # records of the root index
-    compilers: Counter[str] = field(default_factory=Counter)
-    parameters: Counter[str] = field(default_factory=Counter)
-
-    def as_yaml_entry(self) -> dict[str, Any]:
-        """version, count, specs per compiler and per truthy variant name, and the
-        number of each as formatted strings (as cache.spack.io's generator writes)."""
-        return {
-            "version": self.version,
-            "count": self.count,
-            "compilers": dict(self.compilers),
-            "compiler_count": f"{len(self.compilers):,}",
-            "parameters": dict(self.parameters),
-            "parameter_count": f"{len(self.parameters):,}",
-        }
-
-
 # -- files ---------------------------------------------------------------------------
 
 
@@ -244,53 +214,17 @@ def _write_share(job: _ShareJob) -> _Share:
         return _write_pages(rows, job.tag, job.folder, job.existing)
 
 
-class _Record(msgspec.Struct):
-    """What ``_cache/<tag>/.cachedex-jekyll`` holds: the state the pages were written
-    from, and what a run that finds the same state reports without reading them."""
-
-    state: bytes
-    pages: int
-    specs: int
-    skipped: tuple[str, ...]
-    version: str
-    count: int
-    compilers: dict[str, int]
-    parameters: dict[str, int]
-
-
-def _code_stamp() -> bytes:
-    """What the pages depend on besides the catalog: this code."""
-    digest = hashlib.sha256(__version__.encode())
-    for module in (__file__, jekyll_pages.__file__):
-        digest.update(Path(module).read_bytes())
-    return digest.digest()
-
-
-def _tag_state(catalog: Catalog, tag: str) -> bytes:
-    """The tag's state as its pages show it: its totals and its mirrors' rows (a sync
-    changes their read time, a size recorded changes its totals), and this code."""
-    return _code_stamp() + msgspec.json.encode([catalog.tag_stats([tag]), catalog.mirrors(tag)])
-
-
-def _read_record(path: Path) -> _Record | None:
-    try:
-        with open(path, "rb") as record:
-            return msgspec.msgpack.decode(record.read(1 << 24), type=_Record)
-    except (OSError, msgspec.ValidationError, msgspec.DecodeError):
-        return None
-
-
 def _write_tag(
     catalog: Catalog, outdir: Path, tag: str, workers: int | None, full: bool = False
-) -> tuple[TagReport, _TagSummary]:
+) -> tuple[TagReport, TagSummary]:
     """Write the pages of one tag, remove those of packages that left it; nothing when
     its record says they were written from this state (unless ``full``)."""
     folder = _safe_folder(outdir, "_cache", tag)
     record_path = folder / RECORD
-    state = _tag_state(catalog, tag)
-    found = _read_record(record_path)
+    state = tag_state(catalog, tag)
+    found = read_record(record_path)
     if found is not None and found.state == state and not full:
-        summary = _TagSummary(found.version, found.count, Counter(found.compilers), Counter(found.parameters))
+        summary = TagSummary(found.version, found.count, Counter(found.compilers), Counter(found.parameters))
         report = TagReport(tag, folder, found.pages, found.specs, 0, found.pages, 0, found.skipped, current=True)
         return report, summary
     if found is None or found.state != state:  # pages change now: the record no longer holds
@@ -306,7 +240,7 @@ def _write_tag(
         jobs = [_ShareJob(catalog.path, tag, str(folder), existing, part, parts) for part in range(parts)]
         with pool_context().Pool(parts) as pool:
             shares = pool.map(_write_share, jobs, chunksize=1)
-    summary = _TagSummary(
+    summary = TagSummary(
         version=str(root.db_version) if root and root.db_version is not None else "",
         count=(root.records or 0) if root else 0,
     )
@@ -319,7 +253,7 @@ def _write_tag(
         summary.parameters.update(share.parameters)
     removed = _remove_left_packages(entries, kept)
     pages, specs, skips = len(kept), sum(s.specs for s in shares), tuple(sorted(skipped))
-    record = _Record(
+    record = Record(
         state, pages, specs, skips, summary.version, summary.count, dict(summary.compilers), dict(summary.parameters)
     )
     update_file(str(record_path), msgspec.msgpack.encode(record))
@@ -358,65 +292,6 @@ def _remove_left_packages(existing: Mapping[str, os.DirEntry[str]], kept: set[st
             if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                 raise
     return removed
-
-
-# -- _data files ---------------------------------------------------------------------
-
-
-def _read_yaml(path: Path, expected: type) -> Any:
-    """The parsed content of one of our ``_data`` files, or None if it does not exist."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise JekyllError(f"{path}: cannot read ({exc.strerror or exc})") from exc
-    try:
-        content = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise JekyllError(f"{path}: not valid YAML; fix or delete it") from exc
-    if content is not None and not isinstance(content, expected):
-        raise JekyllError(f"{path}: expected a YAML {expected.__name__}; fix or delete it")
-    return content
-
-
-def _tags_yaml(previous: list[Any] | None, stacks: Mapping[str, list[str]]) -> bytes:
-    """tags.yaml: ``- name: <tag>`` + sorted ``stacks`` (root included) per tag, sorted by
-    name; entries of tags not written in this run are kept as they were."""
-    entries = {str(e["name"]): e for e in previous or () if isinstance(e, dict) and "name" in e}
-    for tag, names in stacks.items():
-        entries[tag] = {"name": tag, "stacks": sorted(names)}
-    document = [entries[name] for name in sorted(entries)]
-    return yaml.safe_dump(document, default_flow_style=False, allow_unicode=False).encode("utf-8")
-
-
-def _meta_yaml(previous: dict[str, Any] | None, summaries: Mapping[str, _TagSummary]) -> bytes:
-    """meta.yaml: per tag version, count, compiler and parameter counts; ``all`` sums them.
-    Entries of tags not written in this run are kept as they were."""
-    entries = {k: v for k, v in (previous or {}).items() if k != ALL_KEY and isinstance(v, dict)}
-    for tag, summary in summaries.items():
-        entries[tag] = summary.as_yaml_entry()
-    compilers: Counter[str] = Counter()
-    parameters: Counter[str] = Counter()
-    count = 0
-    for entry in entries.values():
-        count += _count(entry.get("count"))
-        for key, totals in (("compilers", compilers), ("parameters", parameters)):
-            value = entry.get(key)
-            if isinstance(value, dict):  # an entry written by hand may hold anything
-                totals.update({str(name): _count(times) for name, times in value.items()})
-    entries[ALL_KEY] = {
-        "version": ALL_KEY,
-        "count": count,
-        "compiler_count": f"{len(compilers):,}",
-        "parameter_count": f"{len(parameters):,}",
-    }
-    return yaml.safe_dump(entries, default_flow_style=False, allow_unicode=False).encode("utf-8")
-
-
-def _count(value: object) -> int:
-    """A count read back from meta.yaml; 0 for anything that is not a whole number."""
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 # -- entry point ---------------------------------------------------------------------
@@ -474,9 +349,9 @@ def write_jekyll(
         # Read the _data files first: a broken one stops the run before any page changes.
         data = _safe_folder(outdir, "_data")
         tags_path, meta_path = data / "tags.yaml", data / "meta.yaml"
-        previous_tags = _read_yaml(tags_path, list)
-        previous_meta = _read_yaml(meta_path, dict)
-        summaries: dict[str, _TagSummary] = {}
+        previous_tags = read_yaml(tags_path, list)
+        previous_meta = read_yaml(meta_path, dict)
+        summaries: dict[str, TagSummary] = {}
         stacks: dict[str, list[str]] = {}
         for tag in selected:
             report, summary = _write_tag(catalog, outdir, tag, workers, full)
@@ -484,8 +359,8 @@ def write_jekyll(
             summaries[tag] = summary
             stacks[tag] = [m.stack for m in catalog.mirrors(tag)]
         for path, content in (
-            (tags_path, _tags_yaml(previous_tags, stacks)),
-            (meta_path, _meta_yaml(previous_meta, summaries)),
+            (tags_path, tags_yaml(previous_tags, stacks)),
+            (meta_path, meta_yaml(previous_meta, summaries)),
         ):
             relative = str(path.relative_to(outdir))
             (data_written if update_file(str(path), content) else data_unchanged).append(relative)
