@@ -104,6 +104,21 @@ class PageInputs:
         """(tag, stack) of the mirrors verified after the verification ``verification``."""
         return set(self._db.execute("SELECT DISTINCT tag, stack FROM verifications WHERE id > ?", (verification,)))
 
+    def dependents_of(self, ids: Collection[int]) -> Iterator[tuple[int, str, str, str, bool, int | None, int, str]]:
+        """``(spec id, hash, name, version, listed, size, deptypes, virtuals)`` of every
+        dependent with a binary of the specs ``ids``, by spec id, then in the order pages
+        list them (name, version, hash; SQLite's byte order of UTF-8 is Python's order)."""
+        cursor = self._db.execute(
+            "SELECT e.child, s.hash, s.name, s.version, 1, s.size, e.deptypes, e.virtuals "
+            "FROM edges e JOIN specs s ON s.id = e.parent WHERE e.child IN (SELECT value FROM json_each(?)) "
+            "AND EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = e.parent AND mb.listed) "
+            "ORDER BY e.child, s.name, s.version, s.hash",
+            (json.dumps(list(ids)),),
+        )
+        while rows := cursor.fetchmany(5000):
+            for row in rows:
+                yield (*row[:4], True, *row[5:])
+
     def mirror_ids(self) -> dict[int, tuple[str, str, str, int | None, bool]]:
         """{mirror id: (tag, stack, url, layout, own index)}: how :attr:`SpecInputs.held`
         names mirrors, and what of a mirror every page holding it shows."""

@@ -9,8 +9,9 @@ compares them on every spec of the demo).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Collection, Iterable
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 
 from ..catalog import Catalog, Edge, SpecRow, summary_of
 from ..values import LINK_RUN
@@ -38,10 +39,10 @@ class SpecGraph:
         if only is None:
             spec_rows = catalog.all_spec_rows()
             edge_rows = catalog.all_edge_rows()
-        else:
-            edge_rows = list(catalog.all_edge_rows(catalog.page_inputs().closure_scope(only), only))
-            ends = {end for parent, child, _, _ in edge_rows for end in (parent, child)}
-            spec_rows = catalog.all_spec_rows(ends.union(only))
+        else:  # the edges of the closures; dependents, which can be 70,000 a spec, below
+            scope = catalog.page_inputs().closure_scope(only)
+            edge_rows = list(catalog.all_edge_rows(scope, ()))
+            spec_rows = catalog.all_spec_rows({child for _, child, _, _ in edge_rows} | scope)
         # Specs are kept in closure order (name, hash) and known inside by their
         # position in it: a closure, a set of positions, then sorts as plain integers,
         # and its entries are made once, here, for every spec.
@@ -76,7 +77,7 @@ class SpecGraph:
         for parent_id, child_id, deptypes, virtuals in edge_rows:
             parent, child = position[parent_id], position[child_id]
             children.setdefault(parent, []).append((rank[child], edge_to(child, deptypes, virtuals)))
-            if rows[parent].listed:  # a dependent is listed only if it has a binary
+            if only is None and rows[parent].listed:  # a dependent is listed only if it has a binary
                 parents.setdefault(child, []).append((rank[parent], edge_to(parent, deptypes, virtuals)))
             if deptypes & LINK_RUN:
                 link_run.setdefault(parent, []).append(child)
@@ -84,6 +85,9 @@ class SpecGraph:
         # (rank, edge) pairs sort by rank alone: a spec is at most once among another's ends.
         self._children = {at: [edge for _, edge in sorted(ends)] for at, ends in children.items()}
         self._dependents = {at: [edge for _, edge in sorted(ends)] for at, ends in parents.items()}
+        if only is not None:  # read in page order, and made per page: few pages, many edges
+            for child_id, found in itertools.groupby(catalog.page_inputs().dependents_of(only), itemgetter(0)):
+                self._dependents[position[child_id]] = [Edge(*edge[1:]) for edge in found]
         # A million memberships come in a few hundred kinds (tag, stack, listed, URL),
         # and most specs share their whole list with many others: each made once.
         holder_of: dict[tuple[str, str, int, str, int | None], Holder] = {}
