@@ -383,7 +383,10 @@ def _write_shared(
                             outdir,
                             token,
                             tag_pages=tag_pages[n::count],
-                            change_pages=None if change_pages is None else change_pages[n::count],
+                            # A tag's change pages by another process than its tag page
+                            # (the tag page reads its recent changes itself): after a sync
+                            # they are a big tag's two largest pages, and both change.
+                            change_pages=None if change_pages is None else change_pages[(n + 1) % count :: count],
                             compare=plan.compare,
                         )
                         for n in range(count)
