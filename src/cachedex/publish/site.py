@@ -41,7 +41,6 @@ import time
 from collections.abc import Callable, Sequence
 from multiprocessing.pool import Pool
 from pathlib import Path
-from typing import Any
 
 import msgspec
 
@@ -305,12 +304,12 @@ def _write_alone(
     return graph.held_hashes(), staged
 
 
-def _later_pages(catalog: Path, outdir: Path, plan: _Plan, changed: PageSet | None, **share: Any) -> Task:
-    """The package pages (of ``share``, see :class:`.site_tasks.Task`) and tag pages with
-    their history's pages: every one, or those ``changed`` names."""
+def _later_pages(catalog: Path, outdir: Path, plan: _Plan, changed: PageSet | None) -> Task:
+    """The package pages and tag pages with their history's pages, for one process:
+    every one, or those ``changed`` names."""
     tags = plan.tags
     if changed is None:
-        return Task(catalog, outdir, tags=tags, tag_pages=tags, compare=plan.compare, **share)
+        return Task(catalog, outdir, tags=tags, tag_pages=tags, compare=plan.compare)
     return Task(
         catalog,
         outdir,
@@ -319,7 +318,6 @@ def _later_pages(catalog: Path, outdir: Path, plan: _Plan, changed: PageSet | No
         tag_pages=[tag for tag in tags if tag in changed.tags],
         change_pages=[tag for tag in tags if tag in changed.change_tags],
         compare=plan.compare,
-        **share,
     )
 
 

@@ -140,6 +140,7 @@ def changed_pages(
         for inputs in (old.get(h), new.get(h)):
             if inputs is not None:
                 mirrors |= _held_ids(inputs[2])
+    names = {(new.get(h) or old[h])[0] for h in own}  # (package pages show no verification)
     verified = reads.verified_since(before.verified)
     if verified:
         again = {m for m, (tag, stack, *_) in now.mirrors.items() if (tag, stack) in verified}
@@ -161,7 +162,6 @@ def changed_pages(
         for newer, olders in pairs.items():
             if change_tags.intersection(olders):
                 change_tags.add(newer)
-    names = {(new.get(h) or old[h])[0] for h in own}
     return PageSet(sorted(reached), names, tags, change_tags, old.keys() - new.keys())
 
 
