@@ -365,6 +365,12 @@ class StaticServer:
         self.httpd.server_close()
 
 
+def file_bytes(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (by path relative to it) with its bytes: two output
+    folders compared file for file."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 now."""
     with socket.socket() as s:

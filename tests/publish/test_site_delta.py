@@ -16,13 +16,9 @@ from cachedex.publish import site as site_module
 from cachedex.publish.site import write_site
 from cachedex.publish.site_delta import BUILDING
 from cachedex.values import DEPTYPE_BITS, ROOT_STACK, Dependency
-from tests.helpers import Demo, record
+from tests.helpers import Demo, file_bytes, record
 
 NEW = "n" * 32  # the hash of a spec a change adds
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
 def _resync(
@@ -130,7 +126,7 @@ def test_a_build_after_a_change_writes_what_it_reaches_and_equals_a_full_build(
             assert after.written > 0 and after.pages < first.pages / 4  # a few pages, not the site
         full = write_site(catalog, fresh)
         assert full.complete and not full.changed_only
-    assert _files(site) == _files(fresh)
+    assert file_bytes(site) == file_bytes(fresh)
 
 
 def test_a_build_that_did_not_complete_makes_the_next_compare_every_page(tmp_path: Path, demo_run: Demo) -> None:
@@ -159,4 +155,4 @@ def test_forgotten_history_makes_the_next_build_compare_every_page(tmp_path: Pat
         after = write_site(catalog, site)
         assert after.complete and not after.changed_only
         write_site(catalog, fresh)
-    assert _files(site) == _files(fresh)
+    assert file_bytes(site) == file_bytes(fresh)

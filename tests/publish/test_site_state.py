@@ -13,11 +13,7 @@ from click.testing import CliRunner
 from cachedex.catalog import Catalog
 from cachedex.cli import main
 from cachedex.publish.site import write_site
-from tests.helpers import Demo, record, write_tag
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+from tests.helpers import Demo, file_bytes, record, write_tag
 
 
 def test_a_site_follows_the_catalog_and_equals_a_full_build(tmp_path: Path, demo_run: Demo) -> None:
@@ -29,7 +25,7 @@ def test_a_site_follows_the_catalog_and_equals_a_full_build(tmp_path: Path, demo
         assert first.complete and not first.current and first.written > 0
         again = write_site(catalog, site)
         assert again.current and again.written == again.pages == 0  # nothing read, nothing written
-        assert _files(site) == _files(site)  # (the folder is untouched: compared below too)
+        assert file_bytes(site) == file_bytes(site)  # (the folder is untouched: compared below too)
         # A sync: a new spec in a new tag. The next build is not current, and ends
         # equal to a full build of the same state into an empty folder.
         write_tag(catalog, "v9.9.9", [record("z" * 32, "zlib")])
@@ -38,7 +34,7 @@ def test_a_site_follows_the_catalog_and_equals_a_full_build(tmp_path: Path, demo
         assert after.changed_only and after.pages < first.pages  # only what the new tag reaches
         full = write_site(catalog, fresh, full=True)
         assert full.complete and not full.current
-    assert _files(site) == _files(fresh)
+    assert file_bytes(site) == file_bytes(fresh)
     # A file removed by hand comes back with --full, not from a run that trusts the record.
     package_page = next((site / "tags" / "v9.9.9" / "packages").rglob("index.html"))
     package_page.unlink()
@@ -50,5 +46,5 @@ def test_a_site_follows_the_catalog_and_equals_a_full_build(tmp_path: Path, demo
     assert not package_page.exists()
     checking = runner.invoke(main, ["-c", str(config), "site", str(site), "--full"])
     assert checking.exit_code == 0 and "1 files written" in checking.output, checking.output
-    assert _files(site) == _files(fresh)
+    assert file_bytes(site) == file_bytes(fresh)
     assert filecmp.cmp(package_page, fresh / package_page.relative_to(site), shallow=False)

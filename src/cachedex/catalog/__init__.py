@@ -399,12 +399,9 @@ class Catalog:
         """Every spec of the catalog (or those of ``ids``)."""
         return bulk.all_spec_rows(self._db, ids)
 
-    def all_edge_rows(
-        self, parents: Collection[int] | None = None, children: Collection[int] | None = None
-    ) -> Iterator[tuple[int, int, int, str]]:
-        """``(parent id, child id, deptypes, virtuals)`` of every edge (or of those from
-        ``parents`` and to ``children``)."""
-        return bulk.all_edge_rows(self._db, parents, children)
+    def all_edge_rows(self, parents: Collection[int] | None = None) -> Iterator[tuple[int, int, int, str]]:
+        """``(parent id, child id, deptypes, virtuals)`` of every edge (from ``parents``)."""
+        return bulk.all_edge_rows(self._db, parents)
 
     def all_holder_rows(self, ids: Collection[int] | None = None) -> Iterator[HolderRow]:
         """Every mirror's records (of ``ids``), in the order of :meth:`holders` for each spec."""

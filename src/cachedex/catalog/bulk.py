@@ -82,19 +82,11 @@ def all_spec_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) ->
 
 
 def all_edge_rows(
-    db: sqlite3.Connection, parents: Collection[int] | None = None, children: Collection[int] | None = None
+    db: sqlite3.Connection, parents: Collection[int] | None = None
 ) -> Iterator[tuple[int, int, int, str]]:
-    """``(parent id, child id, deptypes, virtuals)`` of every edge, or (given ``parents``
-    and ``children``) of the edges from ``parents`` and those to ``children``, each once."""
-    sql = "SELECT parent, child, deptypes, virtuals FROM edges"
-    if parents is None or children is None:
-        return _stream(db.execute(sql), 20000)
-    from_parents, first = _among("parent", parents)
-    to_children, second = _among("child", children)
-    not_from, third = _among("parent", parents, "AND NOT")
-    return _stream(
-        db.execute(f"{sql}{from_parents} UNION ALL {sql}{to_children}{not_from}", first + second + third), 20000
-    )
+    """``(parent id, child id, deptypes, virtuals)`` of every edge (from ``parents``)."""
+    where, params = _among("parent", parents)
+    return _stream(db.execute(f"SELECT parent, child, deptypes, virtuals FROM edges{where}", params), 20000)
 
 
 def all_holder_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) -> Iterator[HolderRow]:

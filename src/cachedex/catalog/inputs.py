@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from typing import NamedTuple
 
+import msgspec
+
 from ..values import LINK_RUN
+from . import reads
+from .rows import MirrorState
 
 __all__ = ["PageInputs", "SpecInputs"]
 
@@ -104,20 +108,31 @@ class PageInputs:
         """(tag, stack) of the mirrors verified after the verification ``verification``."""
         return set(self._db.execute("SELECT DISTINCT tag, stack FROM verifications WHERE id > ?", (verification,)))
 
-    def dependents_of(self, ids: Collection[int]) -> Iterator[tuple[int, str, str, str, bool, int | None, int, str]]:
-        """``(spec id, hash, name, version, listed, size, deptypes, virtuals)`` of every
-        dependent with a binary of the specs ``ids``, by spec id, then in the order pages
-        list them (name, version, hash; SQLite's byte order of UTF-8 is Python's order)."""
+    def dependents_of(self, ids: Collection[int]) -> Iterator[tuple[int, str, str, str, int | None, int, str]]:
+        """``(spec id, hash, name, version, size, deptypes, virtuals)`` of every dependent
+        with a binary of the specs ``ids``, by spec id, then in the order pages list them
+        (name, version, hash; SQLite's byte order of UTF-8 is Python's order)."""
         cursor = self._db.execute(
-            "SELECT e.child, s.hash, s.name, s.version, 1, s.size, e.deptypes, e.virtuals "
+            "SELECT e.child, s.hash, s.name, s.version, s.size, e.deptypes, e.virtuals "
             "FROM edges e JOIN specs s ON s.id = e.parent WHERE e.child IN (SELECT value FROM json_each(?)) "
             "AND EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = e.parent AND mb.listed) "
             "ORDER BY e.child, s.name, s.version, s.hash",
             (json.dumps(list(ids)),),
         )
         while rows := cursor.fetchmany(5000):
-            for row in rows:
-                yield (*row[:4], True, *row[5:])
+            yield from rows
+
+    def tag_states(self, tags: Iterable[str] | None = None) -> dict[str, bytes]:
+        """Per tag (of ``tags``), its totals and its mirrors' rows, encoded: what its pages
+        show of it besides its specs (a sync changes a mirror's read time, a size recorded
+        changes the totals)."""
+        mirrors: dict[str, list[MirrorState]] = {}
+        for mirror in reads.mirrors(self._db):
+            mirrors.setdefault(mirror.tag, []).append(mirror)
+        return {
+            stats.tag: msgspec.json.encode([stats, mirrors.get(stats.tag, [])])
+            for stats in reads.tag_stats(self._db, tags)
+        }
 
     def mirror_ids(self) -> dict[int, tuple[str, str, str, int | None, bool]]:
         """{mirror id: (tag, stack, url, layout, own index)}: how :attr:`SpecInputs.held`

@@ -30,7 +30,7 @@ class SpecGraph:
 
     def __init__(self, catalog: Catalog, only: Collection[int] | None = None) -> None:
         """The graph of the whole catalog, or (``only``) just what the pages of those
-        spec ids need: their edges both ways, and the edges of their closures."""
+        spec ids need: their dependencies and dependents, and the edges of their closures."""
         with catalog.snapshot():  # one state of the catalog, even if a sync commits meanwhile
             self._read(catalog, only)
 
@@ -41,7 +41,7 @@ class SpecGraph:
             edge_rows = catalog.all_edge_rows()
         else:  # the edges of the closures; dependents, which can be 70,000 a spec, below
             scope = catalog.page_inputs().closure_scope(only)
-            edge_rows = list(catalog.all_edge_rows(scope, ()))
+            edge_rows = list(catalog.all_edge_rows(scope))
             spec_rows = catalog.all_spec_rows({child for _, child, _, _ in edge_rows} | scope)
         # Specs are kept in closure order (name, hash) and known inside by their
         # position in it: a closure, a set of positions, then sorts as plain integers,
@@ -87,7 +87,10 @@ class SpecGraph:
         self._dependents = {at: [edge for _, edge in sorted(ends)] for at, ends in parents.items()}
         if only is not None:  # read in page order, and made per page: few pages, many edges
             for child_id, found in itertools.groupby(catalog.page_inputs().dependents_of(only), itemgetter(0)):
-                self._dependents[position[child_id]] = [Edge(*edge[1:]) for edge in found]
+                self._dependents[position[child_id]] = [
+                    Edge(dag_hash, name, version, True, size, deptypes, virtuals)
+                    for _, dag_hash, name, version, size, deptypes, virtuals in found
+                ]
         # A million memberships come in a few hundred kinds (tag, stack, listed, URL),
         # and most specs share their whole list with many others: each made once.
         holder_of: dict[tuple[str, str, int, str, int | None], Holder] = {}

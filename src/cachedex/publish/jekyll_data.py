@@ -4,6 +4,7 @@ from (:class:`Record`, in ``_cache/<tag>/.cachedex-jekyll``): see :mod:`.jekyll`
 
 from __future__ import annotations
 
+import functools
 import hashlib
 from collections import Counter
 from collections.abc import Mapping
@@ -72,6 +73,7 @@ class Record(msgspec.Struct):
     parameters: dict[str, int]
 
 
+@functools.cache
 def _code_stamp() -> bytes:
     """What the pages depend on besides the catalog: this code."""
     digest = hashlib.sha256(__version__.encode())
@@ -84,7 +86,7 @@ def _code_stamp() -> bytes:
 def tag_state(catalog: Catalog, tag: str) -> bytes:
     """The tag's state as its pages show it: its totals and its mirrors' rows (a sync
     changes their read time, a size recorded changes its totals), and this code."""
-    return _code_stamp() + msgspec.json.encode([catalog.tag_stats([tag]), catalog.mirrors(tag)])
+    return _code_stamp() + catalog.page_inputs().tag_states([tag]).get(tag, b"")
 
 
 def read_record(path: Path) -> Record | None:

@@ -299,25 +299,33 @@ def _write_alone(
             )
         if staged:
             os.rename(folder, outdir / "specs")
-        write_task(catalog, writer, _later_pages(catalog.path, outdir, plan, changed))
+        only, tag_pages, change_pages = _chosen_pages(plan, changed)
+        later = Task(
+            catalog.path,
+            outdir,
+            tags=tags,
+            only=only,
+            tag_pages=tag_pages,
+            change_pages=change_pages,
+            compare=plan.compare,
+        )
+        write_task(catalog, writer, later)
     _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
     return graph.held_hashes(), staged
 
 
-def _later_pages(catalog: Path, outdir: Path, plan: _Plan, changed: PageSet | None) -> Task:
-    """The package pages and tag pages with their history's pages, for one process:
-    every one, or those ``changed`` names."""
+def _chosen_pages(
+    plan: _Plan, changed: PageSet | None
+) -> tuple[dict[str, list[str]] | None, list[str], list[str] | None]:
+    """(package pages per tag, None for all; tag pages; change pages, None for those of
+    the tag pages) a build writes: every one, or those ``changed`` names."""
     tags = plan.tags
     if changed is None:
-        return Task(catalog, outdir, tags=tags, tag_pages=tags, compare=plan.compare)
-    return Task(
-        catalog,
-        outdir,
-        tags=tags,
-        only={tag: sorted(changed.names & plan.names[tag]) for tag in tags},
-        tag_pages=[tag for tag in tags if tag in changed.tags],
-        change_pages=[tag for tag in tags if tag in changed.change_tags],
-        compare=plan.compare,
+        return None, tags, None
+    return (
+        {tag: sorted(changed.names & plan.names[tag]) for tag in tags},
+        [tag for tag in tags if tag in changed.tags],
+        [tag for tag in tags if tag in changed.change_tags],
     )
 
 
@@ -334,9 +342,7 @@ def _write_shared(
     pages left, and the tag pages. Returns what :func:`_write_alone` does, and whether
     a part found the catalog in another state than the plan's, and so wrote nothing."""
     outdir, trust, tags, token, count = writer.outdir, writer.trust_twins, plan.tags, plan.token, plan.processes
-    only = None if changed is None else {tag: sorted(changed.names & plan.names[tag]) for tag in tags}
-    tag_pages = tags if changed is None else [tag for tag in tags if tag in changed.tags]
-    change_pages = None if changed is None else [tag for tag in tags if tag in changed.change_tags]
+    only, tag_pages, change_pages = _chosen_pages(plan, changed)
     staged = first_build(outdir)
     context = pool_context()
     # One process fewer than CPUs writes package pages while this one reads the graph

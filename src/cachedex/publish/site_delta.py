@@ -86,12 +86,9 @@ def read_inputs(catalog: Catalog, scope: bytes) -> SiteInputs:
     names what the build writes (its tags and comparisons)."""
     reads = catalog.page_inputs()
     specs = {row.hash: (row.name, row.size, row.held, row.listed) for row in reads.spec_inputs()}
-    tags: dict[str, bytes] = {}
-    for stats in catalog.tag_stats():
-        tags[stats.tag] = msgspec.json.encode([stats, catalog.mirrors(stats.tag)])
     last = reads.last_sync()
     verified = reads.last_verification()
-    return SiteInputs(specs, reads.mirror_ids(), tags, last, reads.history_count(last), verified, scope)
+    return SiteInputs(specs, reads.mirror_ids(), reads.tag_states(), last, reads.history_count(last), verified, scope)
 
 
 def begin_build(outdir: Path) -> None:

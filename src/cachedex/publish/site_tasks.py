@@ -90,7 +90,7 @@ def write_task(catalog: Catalog, writer: SiteWriter, task: Task) -> dict[str, li
             continue
         shared = SHARED.get("package_tags")
         for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared, names=wanted):
-            if (wanted is not None and package.name not in wanted) or name_problem(package.name):
+            if name_problem(package.name):  # (``names`` chose the wanted ones in SQL)
                 continue
             if task.linked_only and not spec_pages_exist(task.outdir, package):
                 deferred.setdefault(tag, []).append(package.name)
