@@ -43,7 +43,9 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def mirrors() -> Path:
     """Spack's own test mirrors (v2 signed/unsigned, legacy, v1, future layouts)."""
     if not MIRRORS.is_dir():
-        pytest.fail(f"Spack fixtures not found at {MIRRORS}: ../shared must sit beside the checkout")
+        pytest.fail(
+            f"Spack fixtures not found at {MIRRORS}: ../shared must sit beside the checkout, or CACHEDEX_SHARED name it"
+        )
     return MIRRORS
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import socket
 import sqlite3
 import threading
@@ -26,7 +27,9 @@ from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.values import Dependency, SpecRecord
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+#: The workplace's shared folder (its fixtures are read in place): beside the checkout,
+#: or where CACHEDEX_SHARED says (``.ci/run`` sets it for a clone made elsewhere).
+SHARED = Path(os.environ.get("CACHEDEX_SHARED") or REPO.parent / "shared")
 FIXTURES = SHARED / "fixtures"
 MIRRORS = FIXTURES / "spack" / "lib" / "spack" / "spack" / "test" / "data" / "mirrors"
 CACHE_PAGES = FIXTURES / "cache.spack.io" / "_cache"

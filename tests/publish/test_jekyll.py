@@ -63,7 +63,10 @@ class PageSpec:
 def fixture_page(package: str) -> bytes:
     path = CACHE_PAGES / TAG / package / "specs.md"
     if not path.is_file():
-        pytest.fail(f"cache.spack.io fixture not found at {path}: ../shared must sit beside the checkout")
+        pytest.fail(
+            f"cache.spack.io fixture not found at {path}: "
+            "../shared must sit beside the checkout, or CACHEDEX_SHARED name it"
+        )
     return path.read_bytes()
 
 
