@@ -26,9 +26,9 @@ from cachedex.demo.mirrorgen import (
     write_mirror,
 )
 from cachedex.values import FLAG_NAMES
+from tests.helpers import MIRRORS
 
-FIXTURES = Path(__file__).resolve().parents[3] / "shared" / "fixtures"
-UNSIGNED = FIXTURES / "spack/lib/spack/spack/test/data/mirrors/v2_layout/unsigned/build_cache"
+UNSIGNED = MIRRORS / "v2_layout/unsigned/build_cache"
 TARBALL = "application/vnd.spack.install.v2.tar+gzip"
 
 
