@@ -226,9 +226,15 @@ def test_data3_the_next_build_removes_temporary_files_of_killed_builds(tmp_path:
     mine = site / "tags" / "t" / f".notes.txt.{dead_pid()}.tmp"
     live.write_text("being written")
     mine.write_text("mine")
+    # The old files a killed build had not removed yet (see files.Replacer), and a live one's.
+    left = site / f".cachedex-old-{dead_pid()}"
+    left.mkdir()
+    (left / "1").write_text("replaced")
+    (site / f".cachedex-old-{os.getppid()}").mkdir()
     with Catalog(path, readonly=True) as catalog:
         report = write_site(catalog, site)
     assert temporaries(site) == sorted(str(p.relative_to(site)) for p in (live, mine))
+    assert [p.name for p in site.glob(".cachedex-old-*")] == [f".cachedex-old-{os.getppid()}"]
     assert report.complete and broken_links(site) == []
 
 

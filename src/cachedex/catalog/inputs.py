@@ -108,19 +108,16 @@ class PageInputs:
         """(tag, stack) of the mirrors verified after the verification ``verification``."""
         return set(self._db.execute("SELECT DISTINCT tag, stack FROM verifications WHERE id > ?", (verification,)))
 
-    def dependents_of(self, ids: Collection[int]) -> Iterator[tuple[int, str, str, str, int | None, int, str]]:
-        """``(spec id, hash, name, version, size, deptypes, virtuals)`` of every dependent
-        with a binary of the specs ``ids``, by spec id, then in the order pages list them
-        (name, version, hash; SQLite's byte order of UTF-8 is Python's order)."""
-        cursor = self._db.execute(
-            "SELECT e.child, s.hash, s.name, s.version, s.size, e.deptypes, e.virtuals "
-            "FROM edges e JOIN specs s ON s.id = e.parent WHERE e.child IN (SELECT value FROM json_each(?)) "
-            "AND EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = e.parent AND mb.listed) "
-            "ORDER BY e.child, s.name, s.version, s.hash",
+    def dependent_edges(self, ids: Collection[int]) -> list[tuple[int, int, int, str]]:
+        """``(parent id, child id, deptypes, virtuals)`` of every edge into the specs
+        ``ids``: their direct dependents, which a hub library has by the ten thousand.
+        Read bare, as ``all_edge_rows`` reads edges: which dependents have a binary, and
+        their order, the caller learns from the spec rows it reads for them anyway (a
+        join and a sort here took 1.7 times as long on 1.1 million edges)."""
+        return self._db.execute(
+            "SELECT parent, child, deptypes, virtuals FROM edges WHERE child IN (SELECT value FROM json_each(?))",
             (json.dumps(list(ids)),),
-        )
-        while rows := cursor.fetchmany(5000):
-            yield from rows
+        ).fetchall()
 
     def tag_states(self, tags: Iterable[str] | None = None) -> dict[str, bytes]:
         """Per tag (of ``tags``), its totals and its mirrors' rows, encoded: what its pages

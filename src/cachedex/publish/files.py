@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import queue
 import re
-from collections.abc import Iterable
+import shutil
+import threading
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..errors import CachedexError, OutputError
@@ -14,9 +17,13 @@ from ..values import check_name
 
 __all__ = [
     "NAME_MAX",
+    "OLD_FILES",
+    "Replacer",
     "name_problem",
     "quoted",
+    "remove_old_files",
     "remove_stale_temporaries",
+    "remove_tree",
     "safe_folder",
     "same_bytes",
     "update_file",
@@ -65,8 +72,9 @@ def same_bytes(path: str, data: bytes) -> bool:
         return False
 
 
-def write_atomically(path: str, data: bytes) -> None:
-    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``.
+def write_atomically(path: str, data: bytes, replace: Callable[[str, str], None] = os.replace) -> None:
+    """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``
+    (with ``replace``, such as :meth:`Replacer.replace`).
 
     Readers (a running ``jekyll serve``) see the old or the new file, never a part.
     """
@@ -81,19 +89,109 @@ def write_atomically(path: str, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(temp, path)
+        replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
 
 
-def update_file(path: str, data: bytes) -> bool:
+def update_file(path: str, data: bytes, replace: Callable[[str, str], None] = os.replace) -> bool:
     """Make ``path`` hold ``data``; returns False (and touches nothing) if it already did."""
     if same_bytes(path, data):
         return False
-    write_atomically(path, data)
+    write_atomically(path, data, replace)
     return True
+
+
+#: The folder a :class:`Replacer` keeps replaced files in until it removes them:
+#: ``.cachedex-old-<pid>``, in the output folder.
+OLD_FILES = re.compile(r"\.cachedex-old-([0-9]+)")
+
+
+class Replacer:
+    """Atomic replacement whose old files are removed later, by a thread of their own.
+
+    Renaming a file over another frees the other's blocks inside the rename: 150-400 µs
+    a file on this project's machines, mostly spent waiting for the disk (an ext4
+    mounted with ``discard`` trims freed blocks at once), seconds for the 30,000 files
+    a site rewrites after a nightly sync. Linked into a hidden folder first, the old
+    file outlives the rename, which costs ~60 µs with the link; a thread then unlinks
+    it while the build goes on. :meth:`close` waits for the thread and removes the
+    folder; one a killed process left is removed by the next build
+    (:func:`remove_old_files`)."""
+
+    def __init__(self, outdir: str) -> None:
+        self.folder = os.path.join(outdir, f".cachedex-old-{os.getpid()}")
+        self._made = 0
+        self._queue: queue.SimpleQueue[str | None] | None = None
+        self._thread: threading.Thread | None = None
+
+    def replace(self, temp: str, path: str) -> None:
+        """``os.replace(temp, path)``, leaving ``path``'s old file for the thread to remove."""
+        old = self._keep(path)
+        os.replace(temp, path)
+        if old is not None:
+            assert self._queue is not None
+            self._queue.put(old)
+
+    def _keep(self, path: str) -> str | None:
+        """A second name for ``path``'s file in the folder, or None (no such file, or a
+        file system without hard links: the rename then frees it as usual)."""
+        if self._queue is None:
+            try:
+                os.mkdir(self.folder, 0o700)
+            except FileExistsError:  # left by a killed process of the same pid
+                remove_tree(self.folder)
+                os.mkdir(self.folder, 0o700)
+            self._queue = queue.SimpleQueue()
+            self._thread = threading.Thread(target=self._remove, args=(self._queue,), daemon=True)
+            self._thread.start()
+        self._made += 1
+        old = os.path.join(self.folder, str(self._made))
+        try:
+            os.link(path, old, follow_symlinks=False)
+        except OSError:
+            return None
+        return old
+
+    @staticmethod
+    def _remove(pending: queue.SimpleQueue[str | None]) -> None:
+        while (old := pending.get()) is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(old)
+
+    def close(self) -> None:
+        """Wait until every old file is removed, then remove the folder."""
+        if self._queue is None or self._thread is None:
+            return
+        self._queue.put(None)
+        self._thread.join()
+        self._queue = self._thread = None
+        remove_tree(self.folder)
+
+
+def remove_tree(folder: str) -> None:
+    """Remove ``folder`` and what it holds, if it exists (a symlink in its place: the
+    symlink alone)."""
+    if os.path.islink(folder):
+        os.unlink(folder)
+        return
+    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+        shutil.rmtree(folder)
+
+
+def remove_old_files(outdir: str) -> int:
+    """Remove the folders of old files (:class:`Replacer`) that killed processes left in
+    ``outdir``; returns how many."""
+    removed = 0
+    with os.scandir(outdir) as entries:
+        found = [(entry.path, OLD_FILES.fullmatch(entry.name)) for entry in entries]
+    for path, match in found:
+        if match is not None and not _alive(int(match[1])):
+            remove_tree(path)
+            removed += 1
+    return removed
 
 
 def safe_folder(outdir: Path, *parts: str, error: type[CachedexError] = OutputError) -> Path:

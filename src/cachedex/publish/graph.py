@@ -9,9 +9,8 @@ compares them on every spec of the demo).
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Collection, Iterable
-from operator import attrgetter, itemgetter
+from operator import attrgetter
 
 from ..catalog import Catalog, Edge, SpecRow, summary_of
 from ..values import LINK_RUN
@@ -36,13 +35,17 @@ class SpecGraph:
 
     def _read(self, catalog: Catalog, only: Collection[int] | None) -> None:
         edge_rows: Iterable[tuple[int, int, int, str]]
+        dependent_rows: list[tuple[int, int, int, str]] = []  # of a partial graph: edges into ``only``
         if only is None:
             spec_rows = catalog.all_spec_rows()
             edge_rows = catalog.all_edge_rows()
-        else:  # the edges of the closures; dependents, which can be 70,000 a spec, below
+        else:  # the edges of the closures, and the dependents of ``only``
             scope = catalog.page_inputs().closure_scope(only)
             edge_rows = list(catalog.all_edge_rows(scope))
-            spec_rows = catalog.all_spec_rows({child for _, child, _, _ in edge_rows} | scope)
+            dependent_rows = catalog.page_inputs().dependent_edges(only)
+            spec_rows = catalog.all_spec_rows(
+                {child for _, child, _, _ in edge_rows} | scope | {parent for parent, _, _, _ in dependent_rows}
+            )
         # Specs are kept in closure order (name, hash) and known inside by their
         # position in it: a closure, a set of positions, then sorts as plain integers,
         # and its entries are made once, here, for every spec.
@@ -81,16 +84,14 @@ class SpecGraph:
                 parents.setdefault(child, []).append((rank[parent], edge_to(parent, deptypes, virtuals)))
             if deptypes & LINK_RUN:
                 link_run.setdefault(parent, []).append(child)
+        for parent_id, child_id, deptypes, virtuals in dependent_rows:
+            parent = position[parent_id]
+            if rows[parent].listed:
+                parents.setdefault(position[child_id], []).append((rank[parent], edge_to(parent, deptypes, virtuals)))
         self._link_run = link_run
         # (rank, edge) pairs sort by rank alone: a spec is at most once among another's ends.
         self._children = {at: [edge for _, edge in sorted(ends)] for at, ends in children.items()}
         self._dependents = {at: [edge for _, edge in sorted(ends)] for at, ends in parents.items()}
-        if only is not None:  # read in page order, and made per page: few pages, many edges
-            for child_id, found in itertools.groupby(catalog.page_inputs().dependents_of(only), itemgetter(0)):
-                self._dependents[position[child_id]] = [
-                    Edge(dag_hash, name, version, True, size, deptypes, virtuals)
-                    for _, dag_hash, name, version, size, deptypes, virtuals in found
-                ]
         # A million memberships come in a few hundred kinds (tag, stack, listed, URL),
         # and most specs share their whole list with many others: each made once.
         holder_of: dict[tuple[str, str, int, str, int | None], Holder] = {}

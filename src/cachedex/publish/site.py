@@ -187,56 +187,61 @@ def write_site(
         raise OutputError(f"{outdir}: cannot create ({exc.strerror or exc})") from exc
     progress = on_progress or (lambda _: None)
     stamp = render_stamp()
-    with catalog.snapshot():
-        plan = _plan(catalog, tags, workers, compare)
-        stamp += _state_line(catalog, plan)
-        made_by = _read_stamp(outdir / STAMP)
-        if not full and made_by == stamp:
-            return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, current=True)
-        writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
-        before = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
-        begin_build(outdir)
-        progress("reading what the pages are made from")
-        inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
-        # Only the pages the changes since the last complete build reach, if it can tell.
-        changed = changed_pages(catalog, before, inputs, plan.compare) if before is not None else None
-        shared = plan.processes > 1 and (changed is None or len(changed.spec_ids) >= PARALLEL_MIN_PAGES)
-        if not shared:  # everything in this one snapshot
+    writer: SiteWriter | None = None
+    try:
+        with catalog.snapshot():
+            plan = _plan(catalog, tags, workers, compare)
+            stamp += _state_line(catalog, plan)
+            made_by = _read_stamp(outdir / STAMP)
+            if not full and made_by == stamp:
+                return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, current=True)
+            writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
+            before = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
+            begin_build(outdir)
+            progress("reading what the pages are made from")
+            inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
+            # Only the pages the changes since the last complete build reach, if it can tell.
+            changed = changed_pages(catalog, before, inputs, plan.compare) if before is not None else None
+            shared = plan.processes > 1 and (changed is None or len(changed.spec_ids) >= PARALLEL_MIN_PAGES)
+            if not shared:  # everything in this one snapshot
+                _prepare(writer, after_complete=changed is not None)
+                held, staged = _write_alone(catalog, writer, plan, progress, changed)
+                stale = False
+        if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
             _prepare(writer, after_complete=changed is not None)
-            held, staged = _write_alone(catalog, writer, plan, progress, changed)
-            stale = False
-    if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
-        _prepare(writer, after_complete=changed is not None)
-        held, staged, stale = _write_shared(catalog, writer, plan, progress, changed)
-    removed = 0
-    complete = not stale and catalog.state_token()[0] == plan.token
-    if complete:
-        for tag in plan.tags:
-            removed += remove_others(outdir / "tags" / tag / "packages", plan.names[tag])
-        # A spec page stays while any tag of the catalog holds its hash; a first build's
-        # folder holds only the pages it just wrote.
-        if changed is not None:
-            removed += remove_pages_of(outdir / "specs", changed.gone)
-        elif not staged:
-            removed += remove_spec_pages(outdir / "specs", held)
-            removed += remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
-        removed += remove_others(outdir / "tags", set(plan.known))
-        save_inputs(outdir, inputs)
-        update_file(str(outdir / STAMP), stamp)  # last: only a complete build vouches for its pages
-    else:
-        plan.skipped.append(CHANGED)
-    seconds = time.perf_counter() - started
-    return SiteReport(
-        outdir,
-        writer.written,
-        writer.unchanged,
-        removed,
-        writer.pages,
-        tuple(plan.skipped),
-        seconds,
-        complete,
-        changed_only=changed is not None,
-    )
+            held, staged, stale = _write_shared(catalog, writer, plan, progress, changed)
+        removed = 0
+        complete = not stale and catalog.state_token()[0] == plan.token
+        if complete:
+            for tag in plan.tags:
+                removed += remove_others(outdir / "tags" / tag / "packages", plan.names[tag])
+            # A spec page stays while any tag of the catalog holds its hash; a first build's
+            # folder holds only the pages it just wrote.
+            if changed is not None:
+                removed += remove_pages_of(outdir / "specs", changed.gone)
+            elif not staged:
+                removed += remove_spec_pages(outdir / "specs", held)
+                removed += remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
+            removed += remove_others(outdir / "tags", set(plan.known))
+            save_inputs(outdir, inputs)
+            update_file(str(outdir / STAMP), stamp)  # last: only a complete build vouches for its pages
+        else:
+            plan.skipped.append(CHANGED)
+        seconds = time.perf_counter() - started
+        return SiteReport(
+            outdir,
+            writer.written,
+            writer.unchanged,
+            removed,
+            writer.pages,
+            tuple(plan.skipped),
+            seconds,
+            complete,
+            changed_only=changed is not None,
+        )
+    finally:
+        if writer is not None:
+            writer.close()  # its old files gone before the build returns
 
 
 def _state_line(catalog: Catalog, plan: _Plan) -> bytes:

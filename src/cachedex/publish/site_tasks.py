@@ -4,6 +4,7 @@ pages and the pages of their history, each kind once the pages it links to exist
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import msgspec
@@ -68,7 +69,7 @@ SHARED = ForkShared()
 def run_task(task: Task) -> Done:
     """Write a task's pages with its own read-only connection, in one snapshot."""
     writer = SiteWriter(task.outdir, trust_twins=task.trust_twins, edge_items=SHARED.get("edge_items"))
-    with Catalog(task.catalog, readonly=True) as catalog, catalog.snapshot():
+    with Catalog(task.catalog, readonly=True) as catalog, catalog.snapshot(), contextlib.closing(writer):
         if task.token and catalog.state_token()[0] != task.token:
             return Done(stale=True)
         deferred = write_task(catalog, writer, task)

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from ..errors import OutputError
 from ..values import is_dag_hash
-from .files import remove_stale_temporaries, safe_folder, same_bytes, update_file, write_new
+from .files import Replacer, remove_old_files, remove_stale_temporaries, safe_folder, same_bytes, update_file, write_new
 from .pages import PackagePage, SpecPage, TagPage
 from .render import EdgeItems, render, to_json
 from .urls import Page, json_path, page_path, spec_path
@@ -68,6 +68,7 @@ class SiteWriter:
         self.outdir = outdir
         self.trust_twins = trust_twins
         self.edge_items = edge_items if edge_items is not None else EdgeItems()
+        self._replacer = Replacer(str(outdir))  # old files removed off the build's path
         self.written = 0
         self.unchanged = 0
         self.pages = 0
@@ -139,11 +140,15 @@ class SiteWriter:
                 write_new(path, data)
                 changed = True
             else:
-                changed = update_file(path, data)
+                changed = update_file(path, data, self._replacer.replace)
         except OSError as exc:
             raise OutputError(f"{path}: cannot write ({exc.strerror or exc})") from exc
         self.written += changed
         self.unchanged += not changed
+
+    def close(self) -> None:
+        """Wait until the files replaced are gone from the disk (see :class:`.files.Replacer`)."""
+        self._replacer.close()
 
     def add(self, written: int, unchanged: int, pages: int) -> None:
         """Count what a worker process wrote."""
@@ -214,7 +219,7 @@ def remove_stale_files(outdir: Path) -> int:
     staging = outdir / STAGING
     if staging.is_dir() and not staging.is_symlink():
         shutil.rmtree(staging)
-    return remove_stale_temporaries(folders, _SITE_FILES)
+    return remove_stale_temporaries(folders, _SITE_FILES) + remove_old_files(top)
 
 
 def _folders_in(folder: str) -> list[os.DirEntry[str]]:

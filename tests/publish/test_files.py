@@ -1,0 +1,59 @@
+"""Atomic replacement whose old files a thread removes (files.Replacer)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from cachedex.publish.files import Replacer, update_file
+
+
+def test_a_replaced_file_is_atomic_and_its_old_file_is_gone_after_close(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_bytes(b"old")
+    replacer = Replacer(str(tmp_path))
+    with open(page, "rb") as reader:  # a reader holding the old file keeps reading it whole
+        assert update_file(str(page), b"new", replacer.replace)
+        assert reader.read() == b"old"
+    folder = tmp_path / f".cachedex-old-{os.getpid()}"
+    assert folder.is_dir()  # where the old file waits for the thread
+    replacer.close()
+    assert page.read_bytes() == b"new"
+    assert not folder.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]
+
+
+def test_the_old_files_are_really_removed(tmp_path: Path) -> None:
+    replacer = Replacer(str(tmp_path))
+    pages = [tmp_path / f"{n}.html" for n in range(50)]
+    for page in pages:
+        page.write_bytes(b"old" * 1000)
+    for page in pages:
+        assert update_file(str(page), b"new", replacer.replace)
+    replacer.close()
+    assert all(page.read_bytes() == b"new" and os.stat(page).st_nlink == 1 for page in pages)
+    assert sorted(tmp_path.iterdir()) == sorted(pages)  # no old file left anywhere
+
+
+def test_a_new_file_and_an_unchanged_one_leave_nothing_to_remove(tmp_path: Path) -> None:
+    replacer = Replacer(str(tmp_path))
+    same = tmp_path / "same.html"
+    same.write_bytes(b"same")
+    assert not update_file(str(same), b"same", replacer.replace)
+    assert update_file(str(tmp_path / "new.html"), b"new", replacer.replace)
+    replacer.close()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["new.html", "same.html"]
+
+
+def test_a_symlink_in_place_of_the_folder_is_removed_not_followed(tmp_path: Path) -> None:
+    site, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    site.mkdir()
+    elsewhere.mkdir()
+    (elsewhere / "keep").write_text("not the site's")
+    (site / f".cachedex-old-{os.getpid()}").symlink_to(elsewhere)
+    (site / "page.html").write_text("old")
+    replacer = Replacer(str(site))
+    assert update_file(str(site / "page.html"), b"new", replacer.replace)
+    replacer.close()
+    assert (elsewhere / "keep").read_text() == "not the site's"
+    assert sorted(p.name for p in site.iterdir()) == ["page.html"]
