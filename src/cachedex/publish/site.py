@@ -343,9 +343,11 @@ def _write_shared(
 ) -> tuple[set[str], bool, bool]:
     """Every page (or those ``changed`` names), as :func:`_write_alone` but shared among
     worker processes: while this one reads the graph, workers write the package pages
-    whose spec pages exist already; then all write the spec pages; then the package
-    pages left, and the tag pages. Returns what :func:`_write_alone` does, and whether
-    a part found the catalog in another state than the plan's, and so wrote nothing."""
+    whose spec pages exist already, and make the tag pages (but keep them); then all
+    write the spec pages; then the package pages left, and the change pages; then this
+    one writes the tag pages (a first build makes its tag pages last instead). Returns
+    what :func:`_write_alone` does, and whether a part found the catalog in another
+    state than the plan's, and so wrote nothing."""
     outdir, trust, tags, token, count = writer.outdir, writer.trust_twins, plan.tags, plan.token, plan.processes
     only, tag_pages, change_pages = _chosen_pages(plan, changed)
     staged = first_build(outdir)
@@ -358,10 +360,30 @@ def _write_shared(
         context.Pool(sharing) as package_pool,  # forked before the graph exists: small
     ):
         early = None
-        if not staged:  # only pages whose spec pages exist already: the others wait for theirs
+        if not staged:  # only pages whose spec pages exist already: the others wait for theirs;
+            # and the tag pages, made now and written last (they link to all the rest).
             early = package_pool.map_async(
-                run_task, [Task(catalog.path, outdir, token, tags, n, sharing, only, True) for n in range(sharing)]
+                run_task,
+                [
+                    Task(
+                        catalog.path,
+                        outdir,
+                        token,
+                        tags,
+                        n,
+                        sharing,
+                        only,
+                        linked_only=True,
+                        tag_pages=tag_pages[n::sharing],
+                        change_pages=[],
+                        hold_tag_pages=True,
+                        trust_twins=trust,
+                    )
+                    for n in range(sharing)
+                ],
             )
+            change_pages = tag_pages if change_pages is None else change_pages
+            tag_pages = []
         with catalog.snapshot():
             stale = catalog.state_token()[0] != token
             graph, ids = _read_graph(catalog, tags, progress, changed)
@@ -406,6 +428,8 @@ def _write_shared(
                     stale = any(result.stale for result in done)
         for result in done:
             writer.add(result.written, result.unchanged, result.pages)
+            if not stale:  # the tag pages made early, now that what they link to is written
+                writer.write_kept(result.files)
     if not stale:
         _write_last(writer, plan, home, mirrors, feed)
     return graph.held_hashes(), staged, stale

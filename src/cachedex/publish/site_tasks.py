@@ -18,7 +18,7 @@ from .graph import SpecGraph
 from .pages import package_pages, tag_page
 from .parallel import ForkShared
 from .render import render_all_packages
-from .sitefiles import SiteWriter, spec_pages_exist
+from .sitefiles import KeptFiles, SiteWriter, spec_pages_exist
 
 __all__ = ["SHARED", "Done", "Task", "run_task", "write_task"]
 
@@ -47,6 +47,9 @@ class Task(msgspec.Struct, frozen=True):
     compare: dict[str, list[str]] = {}  #: see :attr:`.site._Plan.compare`
     #: The tags whose change pages to write (None: those of ``tag_pages``)
     change_pages: list[str] | None = None
+    #: Make the tag pages, but return their files (:attr:`Done.files`) for the parent to
+    #: write once the pages they link to are written: a task that runs before those.
+    hold_tag_pages: bool = False
 
 
 class Done(msgspec.Struct, frozen=True):
@@ -59,6 +62,7 @@ class Done(msgspec.Struct, frozen=True):
     specs: int = 0
     deferred: dict[str, list[str]] = {}
     stale: bool = False
+    files: list[tuple[str, bytes]] = []  #: the files of held tag pages (path, bytes)
 
 
 #: What forked workers inherit: the spec graph (``graph``), every package's tags
@@ -69,16 +73,24 @@ SHARED = ForkShared()
 def run_task(task: Task) -> Done:
     """Write a task's pages with its own read-only connection, in one snapshot."""
     writer = SiteWriter(task.outdir, trust_twins=task.trust_twins, edge_items=SHARED.get("edge_items"))
+    held = KeptFiles(task.outdir, trust_twins=task.trust_twins) if task.hold_tag_pages else writer
     with Catalog(task.catalog, readonly=True) as catalog, catalog.snapshot(), contextlib.closing(writer):
         if task.token and catalog.state_token()[0] != task.token:
             return Done(stale=True)
-        deferred = write_task(catalog, writer, task)
-    return Done(writer.written, writer.unchanged, writer.pages, len(task.spec_ids), deferred)
+        deferred = write_task(catalog, writer, task, held)
+    if not isinstance(held, KeptFiles):
+        return Done(writer.written, writer.unchanged, writer.pages, len(task.spec_ids), deferred)
+    pages, unchanged = writer.pages + held.pages, writer.unchanged + held.unchanged
+    return Done(writer.written, unchanged, pages, len(task.spec_ids), deferred, files=held.kept)
 
 
-def write_task(catalog: Catalog, writer: SiteWriter, task: Task) -> dict[str, list[str]]:
-    """Spec pages, then package pages, then tag pages: each kind once the pages it links
-    to are written. Returns the package pages left for later (``linked_only``)."""
+def write_task(
+    catalog: Catalog, writer: SiteWriter, task: Task, tag_writer: SiteWriter | None = None
+) -> dict[str, list[str]]:
+    """Spec pages, then package pages, then tag pages (by ``tag_writer``, default
+    ``writer``): each kind once the pages it links to are written. Returns the package
+    pages left for later (``linked_only``)."""
+    tag_writer = tag_writer or writer
     if task.spec_ids:
         graph: SpecGraph = SHARED.get("graph")
         for spec_id, node in catalog.nodes_of(task.spec_ids):
@@ -103,7 +115,8 @@ def write_task(catalog: Catalog, writer: SiteWriter, task: Task) -> dict[str, li
         write_changes(catalog, writer, task.tag_pages if task.change_pages is None else task.change_pages, task.compare)
         for tag in task.tag_pages:
             tag_data = tag_page(catalog, tag)
-            writer.page(tag_data)
-            writer.file(f"tags/{tag}/all.html", render_all_packages(tag_data).encode())
+            tag_writer.page(tag_data)
+            tag_writer.file(f"tags/{tag}/all.html", render_all_packages(tag_data).encode())
+        tag_writer.flush()
         writer.flush()
     return deferred

@@ -29,6 +29,7 @@ __all__ = [
     "PAGES_PER_RUN",
     "STAGING",
     "STAMP",
+    "KeptFiles",
     "SiteWriter",
     "first_build",
     "remove_others",
@@ -146,6 +147,11 @@ class SiteWriter:
         self.written += changed
         self.unchanged += not changed
 
+    def write_kept(self, files: list[tuple[str, bytes]]) -> None:
+        """Write the files a :class:`KeptFiles` kept (paths in this writer's folder)."""
+        for path, data in files:
+            self._store(path, data)
+
     def close(self) -> None:
         """Wait until the files replaced are gone from the disk (see :class:`.files.Replacer`)."""
         self._replacer.close()
@@ -155,6 +161,19 @@ class SiteWriter:
         self.written += written
         self.unchanged += unchanged
         self.pages += pages
+
+
+class KeptFiles(SiteWriter):
+    """A writer that keeps the files it makes (:attr:`kept`) instead of writing them,
+    for another process to write (:meth:`SiteWriter.write_kept`) once the pages they
+    link to exist: a worker with time to spare makes a tag page early that way."""
+
+    def __init__(self, outdir: Path, *, trust_twins: bool = False) -> None:
+        super().__init__(outdir, trust_twins=trust_twins)
+        self.kept: list[tuple[str, bytes]] = []
+
+    def _store(self, path: str, data: bytes, *, staged: bool = False) -> None:
+        self.kept.append((path, data))
 
 
 def spec_pages_exist(outdir: Path, page: PackagePage) -> bool:
