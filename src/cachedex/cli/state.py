@@ -1,0 +1,71 @@
+"""What every ``cachedex`` command shares: the options of the group (:class:`State`)
+and how an error becomes one line on stderr (:func:`friendly`)."""
+
+from __future__ import annotations
+
+import functools
+import sqlite3
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from ..catalog import Catalog
+from ..config import Config, find_config, load_config
+from ..errors import CachedexError
+
+__all__ = ["State", "friendly"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class State:
+    """The group's options, and the config and catalog they name, loaded when a command asks."""
+
+    def __init__(self, config: str | None, debug: bool) -> None:
+        self.config_arg = config
+        self.debug = debug
+        #: The catalog of the config once loaded: errors name it.
+        self.catalog_path: Path | None = None
+
+    def config(self) -> Config:
+        config = load_config(find_config(self.config_arg))
+        self.catalog_path = config.catalog
+        return config
+
+    def catalog(self, *, readonly: bool = True) -> Catalog:
+        return Catalog(self.config().catalog, readonly=readonly)
+
+
+#: SQLite's primary result codes that mean the file itself is damaged (or no database).
+_SQLITE_CORRUPT = {11, 26}  # SQLITE_CORRUPT, SQLITE_NOTADB
+
+
+def _catalog_problem(state: State | None, exc: sqlite3.DatabaseError) -> str:
+    """The one line for an SQLite error that reached the command line: a read of a damaged
+    page (opening the catalog already reports its own errors as CatalogError)."""
+    where = str(state.catalog_path) if state is not None and state.catalog_path else "the catalog"
+    if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _SQLITE_CORRUPT:
+        return f"{where}: the catalog is corrupt ({exc}); delete it and run 'cachedex sync'"
+    return f"{where}: cannot read the catalog ({exc})"
+
+
+def friendly(func: F) -> F:
+    """Turn CachedexError, and SQLite's errors about the catalog, into one line on stderr
+    and exit code 1 (traceback with --debug)."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return func(*args, **kwargs)
+        except (CachedexError, sqlite3.DatabaseError) as exc:
+            state = click.get_current_context().find_object(State)
+            if state is not None and state.debug:
+                raise
+            message = str(exc) if isinstance(exc, CachedexError) else _catalog_problem(state, exc)
+            click.echo(f"error: {message}", err=True)
+            sys.exit(1)
+
+    return wrapper  # type: ignore[return-value]
