@@ -12,10 +12,13 @@ server does (figures then measure the client).
   (a') search by facets only: distinct queries of one to three facets (target, target
       family, OS, compiler), half of them within a stack, each at one of its first ten
       pages; hundreds to tens of thousands of matches each
+  (a'') search by variants or versions and no package name (issue 18): a variant or
+      two (``+cuda``, ``~cuda ~debug``, ``build_type=Release``), a version range, or
+      both, half of them with a facet, each at one of its first ten pages
   (b) package pages (HTML) of 200 packages, repeatedly: requests per second
   (c) the search page (``search.html``, HTML) for the same queries as (a) and (a')
 
-Targets (issues 5 and 14): (a), (c) p99 < 50 ms with 32 concurrent clients;
+Targets (issues 5, 14 and 18): (a), (a''), (c) p99 < 50 ms with 32 concurrent clients;
 (b) >= 500 requests/s.
 
     python bench/serve.py [--catalog FILE] [--tag TAG] [--clients N] [--requests N] [--seconds S]
@@ -130,6 +133,26 @@ def facet_query(rng: random.Random, facets: dict[str, list[str]], stacks: list[s
     return " ".join(terms), rng.choice(stacks) if stacks and rng.random() < 0.5 else None
 
 
+#: Variants of the bench tag's specs (``ingest.py``: every spec +mpi +shared ~debug,
+#: half of them +cuda), alone or in pairs.
+VARIANTS = ["+cuda", "~cuda", "+cuda ~debug", "~cuda +shared", "+mpi", "build_type=Release"]
+
+
+def nameless_query(rng: random.Random, facets: dict[str, list[str]], stacks: list[str]) -> tuple[str, str | None]:
+    """A query of variants, a version range, or both, and no package name; in half of
+    them a facet too (a target, an OS or a compiler), in half of them within a stack."""
+    terms = []
+    kind = rng.random()
+    if kind < 0.7:
+        terms.append(rng.choice(VARIANTS))
+    if kind > 0.4:
+        major = rng.randint(0, 12)
+        terms.append(rng.choice([f"@{major}:", f"@:{major}", f"@{major}.{rng.randint(0, 9)}:{major + 1}"]))
+    if rng.random() < 0.5:
+        terms.append(facet_query(rng, facets, stacks)[0].split()[0])
+    return " ".join(terms), rng.choice(stacks) if stacks and rng.random() < 0.5 else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--catalog", type=Path, default=HERE / "out" / "ingest" / "catalog.sqlite")
@@ -167,6 +190,11 @@ def main() -> None:
         key=lambda q: (q[0], q[1] or "", q[2]),
     )
     rng.shuffle(broad)
+    nameless = sorted(
+        {(*nameless_query(rng, facets, stacks), 50 * rng.randrange(10)) for _ in range(args.requests)},
+        key=lambda q: (q[0], q[1] or "", q[2]),
+    )
+    rng.shuffle(nameless)
 
     def searches(queries: list[tuple[str, str | None, int]]) -> list[str]:
         return [
@@ -220,6 +248,7 @@ def main() -> None:
             phases = (
                 ("(a) search by package", searches(named)),
                 ("(a') search by facets only", searches(broad)),
+                ("(a'') search by variants or versions, no name", searches(nameless)),
                 ("(c) search page (HTML), by package", search_pages(named)),
                 ("(c') search page (HTML), by facets only", search_pages(broad)),
             )
@@ -236,6 +265,7 @@ def main() -> None:
         for label, paths in (
             ("(a) search by package", searches(named)),
             ("(a') search by facets only", searches(broad)),
+            ("(a'') search by variants or versions, no name", searches(nameless)),
             ("(c) search page (HTML), by package", search_pages(named)),
             ("(c') search page (HTML), by facets only", search_pages(broad)),
         ):
