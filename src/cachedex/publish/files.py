@@ -72,9 +72,9 @@ def same_bytes(path: str, data: bytes) -> bool:
         return False
 
 
-def write_atomically(path: str, data: bytes, replace: Callable[[str, str], None] = os.replace) -> None:
+def write_atomically(path: str, data: bytes, replace: Callable[[str, str], None] | None = None) -> None:
     """Write ``data`` to a temporary file beside ``path``, then rename it over ``path``
-    (with ``replace``, such as :meth:`Replacer.replace`).
+    (with ``replace``, such as :meth:`Replacer.replace`; default ``os.replace``).
 
     Readers (a running ``jekyll serve``) see the old or the new file, never a part.
     """
@@ -89,14 +89,14 @@ def write_atomically(path: str, data: bytes, replace: Callable[[str, str], None]
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        replace(temp, path)
+        (replace or os.replace)(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
 
 
-def update_file(path: str, data: bytes, replace: Callable[[str, str], None] = os.replace) -> bool:
+def update_file(path: str, data: bytes, replace: Callable[[str, str], None] | None = None) -> bool:
     """Make ``path`` hold ``data``; returns False (and touches nothing) if it already did."""
     if same_bytes(path, data):
         return False
