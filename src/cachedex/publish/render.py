@@ -164,14 +164,14 @@ def _edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: Edg
     return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
 
 
-def _dependent_link(edge: Edge, root: str, text: Callable[[str], str] = html.escape) -> str:
+def _dependent_link(edge: Edge, root: str) -> str:
     """One dependent in its package's group: its version, linked, and its short hash.
     Escaped as plain text (``html.escape``): a hub library's page shows hundreds of
     these, and making a ``Markup`` of each value cost more than all the rest."""
     return (
-        f'<a href="{text(root)}{text(spec_url(edge.hash))}">{text(edge.version)}</a>'
-        f" <code>/{text(edge.hash[:7])}</code>"
-        + (f' <span class="tag">{text(edge.virtuals)}</span>' if edge.virtuals else "")
+        f'<a href="{html.escape(root)}{html.escape(spec_url(edge.hash))}">{html.escape(edge.version)}</a>'
+        f" <code>/{html.escape(edge.hash[:7])}</code>"
+        + (f' <span class="tag">{html.escape(edge.virtuals)}</span>' if edge.virtuals else "")
     )
 
 

@@ -73,15 +73,16 @@ SHARED = ForkShared()
 def run_task(task: Task) -> Done:
     """Write a task's pages with its own read-only connection, in one snapshot."""
     writer = SiteWriter(task.outdir, trust_twins=task.trust_twins, edge_items=SHARED.get("edge_items"))
-    held = KeptFiles(task.outdir, trust_twins=task.trust_twins) if task.hold_tag_pages else writer
+    held = KeptFiles(task.outdir, trust_twins=task.trust_twins) if task.hold_tag_pages else None
     with Catalog(task.catalog, readonly=True) as catalog, catalog.snapshot(), contextlib.closing(writer):
         if task.token and catalog.state_token()[0] != task.token:
             return Done(stale=True)
         deferred = write_task(catalog, writer, task, held)
-    if not isinstance(held, KeptFiles):
-        return Done(writer.written, writer.unchanged, writer.pages, len(task.spec_ids), deferred)
-    pages, unchanged = writer.pages + held.pages, writer.unchanged + held.unchanged
-    return Done(writer.written, unchanged, pages, len(task.spec_ids), deferred, files=held.kept)
+    kept: list[tuple[str, bytes]] = []
+    if held is not None:  # its pages count here; its files, where the parent writes them
+        writer.add(0, held.unchanged, held.pages)
+        kept = held.kept
+    return Done(writer.written, writer.unchanged, writer.pages, len(task.spec_ids), deferred, files=kept)
 
 
 def write_task(
