@@ -28,7 +28,7 @@ from cachedex.publish.files import safe_folder
 from cachedex.publish.graph import SpecGraph
 from cachedex.publish.jekyll import write_jekyll
 from cachedex.publish.site import write_site
-from cachedex.publish.sitefiles import remove_stale_files
+from cachedex.publish.sitefiles import remove_pages_of, remove_stale_files
 from cachedex.values import Dependency, SpecRecord, check_name
 from tests.helpers import record, write_tag
 
@@ -144,7 +144,7 @@ import os, signal, sys
 from pathlib import Path
 from cachedex.catalog import Catalog
 from cachedex.publish.site import write_site
-from cachedex.publish.sitefiles import remove_stale_files
+from cachedex.publish.sitefiles import remove_pages_of, remove_stale_files
 
 limit, calls, replace = int(sys.argv[3]), 0, os.replace
 
@@ -378,3 +378,17 @@ def test_data3_temporary_files_are_removed_only_inside_the_site(tmp_path: Path) 
     inside.write_text("partial")
     assert remove_stale_files(site) == 1
     assert outside.exists() and not inside.exists()
+
+
+def test_data3_pages_of_hashes_that_left_are_removed_only_inside_the_site(tmp_path: Path) -> None:
+    dag_hash, other = "ab" + "c" * 30, "cd" + "e" * 30
+    specs, elsewhere = tmp_path / "site" / "specs", tmp_path / "elsewhere"
+    (specs / "cd").mkdir(parents=True)
+    elsewhere.mkdir()
+    (elsewhere / f"{dag_hash}.html").write_text("not the site's")
+    (specs / "ab").symlink_to(elsewhere)  # a shard that leads out of the site
+    (specs / "cd" / f"{other}.html").write_text("a page")
+    (specs / "cd" / f"{other}.json").write_text("{}")
+    assert remove_pages_of(specs, [dag_hash, other]) == 1
+    assert (elsewhere / f"{dag_hash}.html").read_text() == "not the site's"
+    assert not (specs / "cd").exists() and (specs / "ab").is_symlink()

@@ -287,6 +287,8 @@ def remove_pages_of(folder: Path, hashes: Iterable[str]) -> int:
         if not is_dag_hash(dag_hash):
             continue
         shard = folder / dag_hash[:2]
+        if shard.is_symlink():  # never through it, as remove_spec_pages never goes in one
+            continue
         for suffix in (".html", ".json", ".json.gz"):
             try:
                 os.unlink(shard / (dag_hash + suffix))
