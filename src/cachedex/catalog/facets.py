@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from ..query import Query, target_family, version_satisfies
+from .terms import RankColumn, bits_of
 
 __all__ = [
     "FACET_COLUMNS",
@@ -33,6 +34,9 @@ __all__ = [
 
 #: Facet columns of ``specs``, in the order of a facet group's key.
 FACET_COLUMNS = ("target", "os", "compiler", "platform")
+
+#: Bit sets of the facet constraints asked lately, per index.
+_REMEMBERED_FACETS = 128
 
 #: A query's facet constraints: (column number in FACET_COLUMNS, allowed values).
 FacetTerms = list[tuple[int, tuple[str, ...]]]
@@ -95,15 +99,39 @@ class FacetIndex:
             self.group_of.append(group)
         self.groups = list(number)
         self.size = len(self.ids)
+        self._lock = threading.Lock()
+        self._groups_column: RankColumn | None = None
+        self._facet_bits: dict[tuple[tuple[int, tuple[str, ...]], ...], int] = {}
 
-    def matches_within(self, facets: FacetTerms, allowed: set[int], offset: int, limit: int) -> tuple[int, list[int]]:
-        """As :meth:`matches`, among the positions ``allowed`` only (a TermIndex's answer)."""
-        if facets:
-            groups = {g for g, key in enumerate(self.groups) if _group_matches(key, facets)}
-            group_of = self.group_of
-            allowed = {p for p in allowed if group_of[p] in groups}
-        page = heapq.nsmallest(offset + limit, allowed)[offset:] if len(allowed) > offset else []
-        return len(allowed), [self.ids[position] for position in page]
+    def bits(self, facets: FacetTerms) -> int:
+        """The positions of the specs matching ``facets`` as a bit set (see ``terms``)."""
+        key = tuple((column, values) for column, values in facets)
+        with self._lock:
+            found = self._facet_bits.get(key)
+        if found is None:
+            if self._groups_column is None:
+                self._groups_column = RankColumn(self.group_of)
+            found = self._groups_column.bits(g for g, k in enumerate(self.groups) if _group_matches(k, facets))
+            with self._lock:
+                if len(self._facet_bits) >= _REMEMBERED_FACETS:
+                    self._facet_bits.pop(next(iter(self._facet_bits)))
+                self._facet_bits[key] = found
+        return found
+
+    def bits_within(self, larger: FacetIndex) -> int:
+        """The positions this scope's specs have in ``larger``, a scope holding them all
+        (a tag's, for one of its stacks), as a bit set of ``larger``'s positions: both
+        list their specs in the same order."""
+        ids, mine = larger.ids, iter(self.ids)
+        wanted = next(mine, None)
+        positions = []
+        for position, spec in enumerate(ids):
+            if spec == wanted:
+                positions.append(position)
+                wanted = next(mine, None)
+        if wanted is not None:
+            raise ValueError("a scope's specs are not all in the larger scope")
+        return bits_of(positions, larger.size)
 
     def matches(self, facets: FacetTerms, offset: int, limit: int) -> tuple[int, list[int]]:
         """(number of specs matching, spec ids of the page ``offset``..``offset + limit``)."""

@@ -6,7 +6,9 @@ How it stays quick on a big tag:
   cannot compare (Spack versions, variant sets) is checked by two SQL functions written
   in Python (:func:`register_functions`) on the rows the indexes left;
 - a query of facets only (target, os, compiler, platform), which may match tens of
-  thousands of specs, is answered by the scope's :class:`~.facets.FacetIndex`.
+  thousands of specs, is answered by the scope's :class:`~.facets.FacetIndex`;
+- a query of versions and variants without a name (``+cuda @2: target=zen4``) by bit
+  sets of its tag's positions (:mod:`.terms`), one per constraint, facet and stack.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from ..query import Query, VersionRange, query_parts, variants_satisfy, version_
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .rows import SearchPage, SpecSummary
-from .terms import TermIndex, read_term_index
+from .terms import TermIndex, lowest_positions, read_term_index
 
 __all__ = [
     "Where",
@@ -141,10 +143,44 @@ def _is_terms_and_facets(query: Query) -> bool:
     )
 
 
-def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None, stack: int | None) -> TermIndex:
-    """The scope's variant and version index in state ``token``, built on first use."""
+def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None) -> TermIndex:
+    """The variant and version index of a tag (root mirror id ``root``), or of the whole
+    catalog, in state ``token``, built on first use."""
     return STATE_CACHE.get(  # type: ignore[no-any-return]
-        path, token, ("terms", root, stack), lambda: read_term_index(db, *scope_sql(root, stack))
+        path, token, ("terms", root), lambda: read_term_index(db, *scope_sql(root, None))
+    )
+
+
+def _terms_and_facets(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    query: Query,
+    facets: FacetTerms,
+    root: int | None,
+    stack: int | None,
+    offset: int,
+    limit: int,
+) -> tuple[int, list[int]]:
+    """(total, spec ids of the page) of a query of versions, variants and facets: bit
+    sets over the tag's (or the catalog's) positions, one per constraint, ANDed with the
+    stack's; a stack shares its tag's indexes."""
+    index = facet_index(db, path, token, root, None)
+    found = term_index(db, path, token, root).bits(query)
+    if facets:
+        found &= index.bits(facets)
+    if stack is not None:
+        found &= _stack_bits(db, path, token, root, stack)
+    return found.bit_count(), [index.ids[position] for position in lowest_positions(found, offset, limit)]
+
+
+def _stack_bits(db: sqlite3.Connection, path: str, token: str, root: int | None, stack: int) -> int:
+    """The positions of a stack's specs among its tag's, as a bit set."""
+    return STATE_CACHE.get(  # type: ignore[no-any-return]
+        path,
+        token,
+        ("stack bits", root, stack),
+        lambda: facet_index(db, path, token, root, stack).bits_within(facet_index(db, path, token, root, None)),
     )
 
 
@@ -213,12 +249,10 @@ def search(
     mirrors = scope_mirrors(db, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
     if _is_facets_only(query) or _is_terms_and_facets(query):
-        index = facet_index(db, path, token, *mirrors)
         if _is_facets_only(query):
-            total, ids = index.matches(facets, offset, limit)
+            total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
         else:
-            allowed = term_index(db, path, token, *mirrors).positions(query)
-            total, ids = index.matches_within(facets, allowed, offset, limit)
+            total, ids = _terms_and_facets(db, path, token, query, facets, *mirrors, offset, limit)
         where = Where()
         where.add("s.id IN (SELECT value FROM json_each(?))", json.dumps(ids))
         rows = _found_rows(db, tag, where, limit, 0) if ids else []
@@ -299,8 +333,9 @@ def explain_search(
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
     if _is_terms_and_facets(query):
-        index = facet_index(db, path, token, *mirrors)
-        return [f"variant and version index, then facet index of {index.size} specs in {len(index.groups)} groups"]
+        index = facet_index(db, path, token, mirrors[0], None)
+        within = " and the stack's" if mirrors[1] is not None else ""
+        return [f"variant and version index: bit sets of the facets{within} over {index.size} specs"]
     where = _query_where(query, facets, lambda: _compilers(db, path, token))
     _scope_where(where, *mirrors)
     plan = db.execute(
@@ -313,8 +348,9 @@ def explain_search(
 
 def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     """Build the facet index of every scope (the whole catalog, each tag, each of its
-    stacks), the variant and version index of each tag, and the compiler list of state
-    ``token``; returns the number of scopes."""
+    stacks), the variant and version index of each tag, the bit set of each stack's
+    specs in its tag, and the compiler list of state ``token``; returns the number of
+    scopes."""
     _compilers(db, path, token)
     scopes: list[tuple[str | None, str | None]] = [(None, None)]
     scopes += db.execute(
@@ -323,8 +359,11 @@ def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     for tag, stack in scopes:
         mirrors = scope_mirrors(db, tag, stack)
         facet_index(db, path, token, *mirrors)
-        if stack == ROOT_STACK:  # a whole tag: the scope searched most often without a name
-            term_index(db, path, token, *mirrors)
+        root, within = mirrors
+        if within is not None:
+            _stack_bits(db, path, token, root, within)
+        if stack == ROOT_STACK:  # a tag's: its stacks' searches without a name share it
+            term_index(db, path, token, root)
     return len(scopes)
 
 

@@ -1,0 +1,91 @@
+"""Bit sets of positions (``catalog/terms.py``) against plain sets of positions."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cachedex.catalog.facets import FacetIndex
+from cachedex.catalog.terms import RankColumn, TermIndex, bits_of, lowest_positions
+from cachedex.query import parse
+
+# Sizes on both sides of lowest_positions' 4096-bit chunks.
+_positions = st.integers(min_value=0, max_value=9000).flatmap(
+    lambda size: st.tuples(
+        st.just(size), st.sets(st.integers(0, max(0, size - 1)), max_size=300) if size else st.just(set())
+    )
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(_positions, st.integers(0, 400), st.integers(1, 120))
+def test_a_page_of_a_bit_set_is_the_same_slice_of_its_sorted_positions(
+    case: tuple[int, set[int]], offset: int, limit: int
+) -> None:
+    size, positions = case
+    bits = bits_of(positions, size)
+    assert bits.bit_count() == len(positions)
+    assert lowest_positions(bits, offset, limit) == sorted(positions)[offset : offset + limit]
+
+
+def test_a_page_starting_inside_a_later_chunk() -> None:
+    """Whole chunks before the page are counted, not read; the page begins mid-chunk."""
+    positions = [*range(0, 8192, 2), 8200, 8201, 12000]
+    bits = bits_of(positions, 12001)
+    assert lowest_positions(bits, 4095, 5) == [8190, 8200, 8201, 12000]
+    assert lowest_positions(bits, 4100, 5) == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.integers(0, 700), max_size=2000),
+    st.sets(st.integers(0, 700), max_size=400),
+)
+def test_a_rank_column_finds_the_positions_whose_rank_is_wanted(ranks: list[int], wanted: set[int]) -> None:
+    """Up to 701 ranks: three blocks of 256, each read by one translate."""
+    column = RankColumn(ranks)
+    expected = {position for position, rank in enumerate(ranks) if rank in wanted}
+    assert column.bits(wanted) == bits_of(expected, len(ranks))
+
+
+def test_a_whole_block_of_ranks_is_its_block_bit_set() -> None:
+    ranks = [i % 600 for i in range(3000)]
+    column = RankColumn(ranks)
+    wanted = set(range(256, 512))
+    assert column.bits(wanted) == bits_of((p for p, r in enumerate(ranks) if r in wanted), 3000)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("+mpi", [0, 2]),
+        ("~mpi", [1]),
+        ("@2:", [2, 3]),
+        ("@:1 +mpi", [0]),
+        ("cuda_arch=80", [2, 3]),
+        ("cuda_arch=80,90", [3]),
+        ("+nope", []),
+    ],
+)
+def test_a_term_index_answers_versions_and_variants(text: str, expected: list[int]) -> None:
+    index = TermIndex(
+        [
+            ("1.0", '["+mpi"]'),
+            ("1.2", '["~mpi"]'),
+            ("2.0", '["+mpi", "cuda_arch=80"]'),
+            ("3.1", '["cuda_arch:=80,90"]'),
+        ]
+    )
+    found = index.bits(parse(text))
+    assert lowest_positions(found, 0, 10) == expected
+    assert index.bits(parse(text)) == found  # the remembered answer is the same
+
+
+def test_a_stacks_bit_set_marks_its_specs_among_its_tags() -> None:
+    tag = FacetIndex([(spec, "zen4", "ubuntu", "gcc", "linux") for spec in (10, 4, 7, 30, 2)])
+    stack = FacetIndex([(4, "zen4", "ubuntu", "gcc", "linux"), (30, "zen4", "ubuntu", "gcc", "linux")])
+    assert lowest_positions(stack.bits_within(tag), 0, 10) == [1, 3]
+    stray = FacetIndex([(4, "zen4", "ubuntu", "gcc", "linux"), (99, "zen4", "ubuntu", "gcc", "linux")])
+    with pytest.raises(ValueError, match="not all in the larger scope"):
+        stray.bits_within(tag)
