@@ -29,6 +29,32 @@ SPEC = "z" * 32
 
 
 @pytest.mark.parametrize(
+    ("params", "ready", "cheap"),
+    [
+        ({"q": "zlib@1:"}, False, True),  # a name: a few rows from an index
+        ({"q": "/abcd"}, False, True),
+        ({"q": "target=zen4", "tag": "t"}, True, True),  # facets: the facet index
+        ({"q": "target=zen4", "tag": "t"}, False, False),  # ... once it is built
+        ({"q": "+mpi @2: os=ubuntu24.04", "tag": "t"}, True, True),  # the tag's bit sets
+        ({"q": "+mpi", "tag": "t", "stack": "s"}, True, True),
+        ({"q": "+mpi"}, True, False),  # every tag: the catalog's index, built on first use
+        ({"q": "^zlib"}, True, False),  # a dependency walks edges
+        ({"q": "hdf5 ^zlib", "tag": "t"}, True, False),
+        ({"q": "@@@"}, False, True),  # a 400 at once
+    ],
+)
+def test_cheap_searches_are_answered_from_indexes_and_the_rest_wait_their_turn(
+    params: dict[str, str], ready: bool, cheap: bool
+) -> None:
+    from starlette.requests import Request
+
+    from cachedex.publish.serve.api import is_cheap_search
+
+    request = Request({"type": "http", "query_string": str(httpx.QueryParams(params)).encode(), "headers": []})
+    assert is_cheap_search(request, indexes_ready=ready) is cheap
+
+
+@pytest.mark.parametrize(
     ("path", "media"),
     [
         ("/?v=1", "text/html"),

@@ -290,15 +290,22 @@ API: dict[str, Endpoint] = {
 
 
 def is_cheap_search(request: Request, *, indexes_ready: bool) -> bool:
-    """A search that names a package or a hash reads a few rows from an index; one of
-    facets alone reads a facet index, once ``Catalog.warm_search`` built them."""
+    """Whether a search is answered in a few milliseconds from an index: one naming a
+    package or a hash reads a few rows; one of facets alone, or of versions and variants
+    within a tag, reads the indexes ``Catalog.warm_search`` builds. A ``^dependency``
+    walks edges, and versions or variants across every tag need the catalog's own index,
+    built on first use: neither is cheap."""
     try:
         query = parse(request.query_params.get("q", ""))
     except BadQuery:
         return True  # answered at once with a 400
+    if query.dependencies:
+        return False
     if query.name is not None or query.hash_prefix is not None:
         return True
-    return indexes_ready and not query.versions and not query.variants
+    if not (query.versions or query.variants):
+        return indexes_ready
+    return indexes_ready and bool(request.query_params.get("tag"))
 
 
 # -- HTML pages and their JSON twins ----------------------------------------------------------
