@@ -109,14 +109,18 @@ class FacetIndex:
         with self._lock:
             found = self._facet_bits.get(key)
         if found is None:
-            if self._groups_column is None:
-                self._groups_column = RankColumn(self.group_of)
-            found = self._groups_column.bits(g for g, k in enumerate(self.groups) if _group_matches(k, facets))
+            found = self.groups_column().bits(g for g, k in enumerate(self.groups) if _group_matches(k, facets))
             with self._lock:
                 if len(self._facet_bits) >= _REMEMBERED_FACETS:
                     self._facet_bits.pop(next(iter(self._facet_bits)))
                 self._facet_bits[key] = found
         return found
+
+    def groups_column(self) -> RankColumn:
+        """Each position's group, made on first use (~50 ms for 250,000 specs)."""
+        if self._groups_column is None:
+            self._groups_column = RankColumn(self.group_of)
+        return self._groups_column
 
     def bits_within(self, larger: FacetIndex) -> int:
         """The positions this scope's specs have in ``larger``, a scope holding them all

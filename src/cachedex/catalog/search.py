@@ -60,19 +60,17 @@ class Where:
         return " AND ".join(self.terms) or "1"
 
 
-def scope_mirrors(db: sqlite3.Connection, tag: str | None, stack: str | None) -> tuple[int | None, int | None]:
-    """(root mirror id, stack mirror id) of a search's scope: (None, None) for every
-    listed spec of the catalog, (root, None) for a tag (or its stack ``root``).
-    UnknownTag, UnknownStack, or BadQuery for a stack without a tag."""
+def scope_mirrors(
+    db: sqlite3.Connection, path: str, token: str, tag: str | None, stack: str | None
+) -> tuple[int | None, int | None]:
+    """(root mirror id, stack mirror id) of a search's scope in state ``token``: (None,
+    None) for every listed spec of the catalog, (root, None) for a tag (or its stack
+    ``root``). UnknownTag, UnknownStack, or BadQuery for a stack without a tag."""
     if tag is None:
         if stack is not None:
             raise BadQuery("a stack needs a tag")
         return None, None
-    mirrors = dict(
-        db.execute(
-            "SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?", (tag,)
-        ).fetchall()
-    )
+    mirrors = _mirror_ids(db, path, token).get(tag, {})
     if ROOT_STACK not in mirrors:
         raise UnknownTag(tag, [row[0] for row in db.execute("SELECT name FROM tags ORDER BY name")])
     if stack is None or stack == ROOT_STACK:
@@ -80,6 +78,21 @@ def scope_mirrors(db: sqlite3.Connection, tag: str | None, stack: str | None) ->
     if stack not in mirrors:
         raise UnknownStack(tag, stack)
     return mirrors[ROOT_STACK], mirrors[stack]
+
+
+def _mirror_ids(db: sqlite3.Connection, path: str, token: str) -> dict[str, dict[str, int]]:
+    """Every mirror's id, by tag and stack, in state ``token`` (read once per state: a
+    search asks for its scope's on every request)."""
+
+    def read() -> dict[str, dict[str, int]]:
+        found: dict[str, dict[str, int]] = {}
+        for tag, stack, mirror in db.execute(
+            "SELECT t.name, m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id"
+        ):
+            found.setdefault(tag, {})[stack] = mirror
+        return found
+
+    return STATE_CACHE.get(path, token, ("mirrors",), read)  # type: ignore[no-any-return]
 
 
 def _scope_where(where: Where, root: int | None, stack: int | None) -> None:
@@ -246,7 +259,7 @@ def search(
 ) -> SearchPage:
     """Listed specs satisfying ``query``, ordered by name, version and hash; run inside
     one read transaction whose state is ``token``. See ``Catalog.search``."""
-    mirrors = scope_mirrors(db, tag, stack)
+    mirrors = scope_mirrors(db, path, token, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
     if _is_facets_only(query) or _is_terms_and_facets(query):
         if _is_facets_only(query):
@@ -327,7 +340,7 @@ def explain_search(
 ) -> list[str]:
     """How :func:`search` answers ``query``: SQLite's plan of the rows' query, one line a
     step, or one line naming the facet index that answers a query of facets alone."""
-    mirrors = scope_mirrors(db, tag, stack)
+    mirrors = scope_mirrors(db, path, token, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
     if _is_facets_only(query):
         index = facet_index(db, path, token, *mirrors)
@@ -348,8 +361,8 @@ def explain_search(
 
 def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     """Build the facet index of every scope (the whole catalog, each tag, each of its
-    stacks), the variant and version index of each tag, the bit set of each stack's
-    specs in its tag, and the compiler list of state ``token``; returns the number of
+    stacks), the variant and version index of each tag with its facet groups' column,
+    the bit set of each stack's specs in its tag, and the compiler list of state ``token``; returns the number of
     scopes."""
     _compilers(db, path, token)
     scopes: list[tuple[str | None, str | None]] = [(None, None)]
@@ -357,13 +370,14 @@ def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
         "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id ORDER BY t.name, m.stack"
     ).fetchall()
     for tag, stack in scopes:
-        mirrors = scope_mirrors(db, tag, stack)
+        mirrors = scope_mirrors(db, path, token, tag, stack)
         facet_index(db, path, token, *mirrors)
         root, within = mirrors
         if within is not None:
             _stack_bits(db, path, token, root, within)
         if stack == ROOT_STACK:  # a tag's: its stacks' searches without a name share it
             term_index(db, path, token, root)
+            facet_index(db, path, token, *mirrors).groups_column()
     return len(scopes)
 
 
