@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 
 from ..query import Query, VersionRange, variants_satisfy, version_satisfies
@@ -25,9 +25,8 @@ __all__ = ["RankColumn", "TermIndex", "bits_of", "lowest_positions", "read_term_
 
 _ONE = ord("1")
 
-#: lowest_positions reads a bit set this many bits at a time.
-_CHUNK = 4096
-_CHUNK_MASK = (1 << _CHUNK) - 1
+#: lowest_positions counts a bit set's bits this many bytes (4,096 bits) at a time.
+_CHUNK_BYTES = 512
 
 #: Bit sets of the constraints asked lately, per index: 128 of 31 kB on a 250,000-spec tag.
 _REMEMBERED = 128
@@ -48,26 +47,39 @@ def lowest_positions(bits: int, offset: int, limit: int) -> list[int]:
     """The positions of set bits number ``offset`` to ``offset + limit - 1``, counted
     from the lowest: a page of results, in result order."""
     found: list[int] = []
-    skip, base = offset, 0
-    while bits and len(found) < limit:
-        chunk = bits & _CHUNK_MASK
+    skip = offset
+    data = bits.to_bytes((bits.bit_length() + 7) // 8, "little")
+    view = memoryview(data)
+    # Whole chunks before the page are only counted; in the chunk where it begins, a
+    # sparse chunk is read bit by bit, a dense one by pieces of 256 bits first.
+    for start in range(0, len(data), _CHUNK_BYTES):
+        chunk = int.from_bytes(view[start : start + _CHUNK_BYTES], "little")
         count = chunk.bit_count()
-        if count <= skip:  # the whole chunk is before the page: count it, read nothing
+        if count <= skip:
             skip -= count
-        else:
-            digits = format(chunk, "b")  # the lowest bit last
-            end = len(digits)
-            while len(found) < limit:
-                end = digits.rfind("1", 0, end)
-                if end < 0:
-                    break
+            continue
+        pieces = [(start, chunk)] if count <= 64 else _pieces(view, start, len(data))
+        for first, piece in pieces:
+            count = piece.bit_count()
+            if count <= skip:
+                skip -= count
+                continue
+            while piece:
+                lowest = piece & -piece
+                piece ^= lowest
                 if skip:
                     skip -= 1
-                else:
-                    found.append(base + len(digits) - 1 - end)
-        bits >>= _CHUNK
-        base += _CHUNK
+                    continue
+                found.append(first * 8 + lowest.bit_length() - 1)
+                if len(found) == limit:
+                    return found
     return found
+
+
+def _pieces(view: memoryview, start: int, end: int) -> Iterator[tuple[int, int]]:
+    """(first byte, value) of each 32-byte piece of a chunk."""
+    for first in range(start, min(start + _CHUNK_BYTES, end), 32):
+        yield first, int.from_bytes(view[first : first + 32], "little")
 
 
 class RankColumn:
