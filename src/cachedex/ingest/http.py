@@ -25,11 +25,9 @@ from ``http.ca_bundle``, else ``SSL_CERT_FILE``, else the system's.
 
 from __future__ import annotations
 
-import email.utils
 import heapq
 import itertools
 import os
-import queue
 import ssl
 import threading
 import time
@@ -37,7 +35,7 @@ import urllib.request
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
-from typing import Any, TypeVar
+from typing import TypeVar
 from urllib.parse import urlsplit
 
 import pycurl
@@ -45,194 +43,26 @@ import pycurl
 from .. import __version__
 from ..config import HttpOptions
 from ..errors import CachedexError, SourceError, SourceNotFound
+from .http_requests import (
+    MAX_RETRY_AFTER,
+    RETRYABLE,
+    MapJob,
+    ProgressCallback,
+    Request,
+    Response,
+    TooBig,
+    describe_failure,
+    parse_headers,
+    retry_after_seconds,
+)
 
-__all__ = ["HttpClient", "Request", "Response", "TooBig"]
+__all__ = ["HttpClient", "ProgressCallback", "Request", "Response", "TooBig"]
 
-K = TypeVar("K")
-V = TypeVar("V")
-
-#: Called with (bytes received so far, total bytes or None) while a body downloads.
-ProgressCallback = Callable[[int, "int | None"], None]
-
-#: libcurl errors worth another attempt: the network, not the request, failed.
-_RETRYABLE = {
-    pycurl.E_COULDNT_CONNECT,
-    pycurl.E_COULDNT_RESOLVE_HOST,
-    pycurl.E_OPERATION_TIMEDOUT,
-    pycurl.E_RECV_ERROR,
-    pycurl.E_SEND_ERROR,
-    pycurl.E_PARTIAL_FILE,
-    pycurl.E_GOT_NOTHING,
-    pycurl.E_HTTP2,
-    92,  # CURLE_HTTP2_STREAM
-    pycurl.E_SSL_CONNECT_ERROR,
-}
-#: The longest pause a server's Retry-After may ask for before we give up on it.
-MAX_RETRY_AFTER = 60.0
 #: The longest the engine waits on its transfers before it looks for new requests (seconds).
 _POLL = 0.005
 
-
-class TooBig(SourceError):
-    """A response larger than its kind's limit (counted after decompression)."""
-
-
-class Response:
-    """A finished request: the final URL, the status, the headers (lower-case names; a
-    repeated header's values joined by ``, ``) and the body."""
-
-    __slots__ = ("_headers", "_raw", "body", "status", "url")
-
-    def __init__(self, url: str, status: int, raw_headers: list[bytes], body: bytearray) -> None:
-        self.url = url
-        self.status = status
-        self.body = body
-        self._raw = raw_headers
-        self._headers: dict[str, str] | None = None
-
-    @property
-    def headers(self) -> dict[str, str]:
-        """The headers of the final response (parsed when first asked: most reads never ask)."""
-        if self._headers is None:
-            self._headers = _parse_headers(self._raw)
-        return self._headers
-
-
-class Request:
-    """One HTTP request and what it is allowed: at most ``limit`` body bytes (decoded).
-
-    ``ok`` lists the statuses that are answers (others are errors: 404 is
-    :class:`SourceNotFound`); ``progress`` sees the body arrive."""
-
-    __slots__ = (
-        "_body",
-        "_deliver",
-        "_job",
-        "_key",
-        "_raw_headers",
-        "_reason",
-        "attempt",
-        "headers",
-        "limit",
-        "method",
-        "ok",
-        "progress",
-        "url",
-    )
-
-    def __init__(
-        self,
-        url: str,
-        *,
-        method: str = "GET",
-        headers: Iterable[str] = (),
-        limit: int,
-        ok: tuple[int, ...] = (200,),
-        progress: ProgressCallback | None = None,
-    ) -> None:
-        self.url = url
-        self.method = method
-        self.headers = list(headers)
-        self.limit = limit
-        self.ok = ok
-        self.progress = progress
-        self.attempt = 0
-        self._body = bytearray()
-        self._raw_headers: list[bytes] = []
-        self._reason: str | None = None
-        self._deliver: Callable[[Response | CachedexError], None] | None = None
-        self._job: _Job | None = None
-        self._key: Any = None
-
-    def _write(self, data: bytes) -> int | None:
-        """libcurl's write callback for a watched download (engine thread): counts the
-        decoded bytes against the limit and reports progress."""
-        body = self._body
-        body += data
-        if len(body) > self.limit:
-            self._reason = f"larger than {self.limit:,} bytes, the limit for this kind of file"
-            return 0  # libcurl stops the transfer: CURLE_WRITE_ERROR
-        if self.progress is not None:
-            headers = _parse_headers(self._raw_headers)
-            length = headers.get("content-length", "")
-            total = int(length) if length.isdigit() and "content-encoding" not in headers else None
-            self.progress(len(body), total)
-        return None
-
-
-def _parse_headers(lines: list[bytes]) -> dict[str, str]:
-    """The headers of the last response among ``lines`` (after redirects), by lower-case
-    name; a repeated header's values joined by ``, ``."""
-    headers: dict[str, str] = {}
-    for line in lines:
-        if line[:5] == b"HTTP/":  # a new response (after a redirect or a 100): forget the last one's
-            headers = {}
-            continue
-        name, sep, value = line.partition(b":")
-        if sep:
-            key = name.strip().lower().decode("latin-1")
-            text = value.strip().decode("latin-1")
-            known = headers.get(key)
-            headers[key] = text if known is None else f"{known}, {text}"
-    return headers
-
-
-class _Job:
-    """A :meth:`HttpClient.map` in progress: where its requests come from and where its
-    results go. Results are handed over in batches: one wake-up of the consumer per turn
-    of the engine, not one per response."""
-
-    def __init__(self, requests: Iterator[tuple[Any, Request]], decode: Callable[[Response], Any]) -> None:
-        self.requests = requests
-        self.decode = decode
-        self.results: queue.SimpleQueue[list[tuple[Any, Any]] | BaseException | None] = queue.SimpleQueue()
-        self.batch: list[tuple[Any, Any]] = []
-        self.pending = 0
-        self.exhausted = False
-        self.cancelled = False  # the caller stopped reading: draw no more, decode nothing
-
-    def deliver(self, key: Any, result: Response | CachedexError) -> None:
-        """Keep the value of one finished request (engine thread)."""
-        self.pending -= 1
-        if self.cancelled:
-            return
-        if isinstance(result, Response):
-            try:
-                value: Any = self.decode(result)
-            except CachedexError as exc:
-                value = exc
-            self.batch.append((key, value))
-        else:
-            self.batch.append((key, result))
-
-    def draw(self, room: int) -> list[Request]:
-        """Up to ``room`` more requests (engine thread)."""
-        drawn: list[Request] = []
-        if self.cancelled:
-            self.exhausted = True
-            return drawn
-        try:
-            for key, request in itertools.islice(self.requests, room):
-                request._job = self
-                request._key = key
-                drawn.append(request)
-        except Exception as exc:  # a bug in the caller's generator: give it back to the caller
-            self.exhausted = True
-            self.results.put(exc)
-        if len(drawn) < room:
-            self.exhausted = True
-        self.pending += len(drawn)
-        return drawn
-
-    def flush(self) -> bool:
-        """Hand over the results gathered; True when the job is done."""
-        if self.batch:
-            self.results.put(self.batch)
-            self.batch = []
-        if self.exhausted and self.pending == 0:
-            self.results.put(None)
-            return True
-        return False
+K = TypeVar("K")
+V = TypeVar("V")
 
 
 class HttpClient:
@@ -246,7 +76,7 @@ class HttpClient:
         self._idle: list[pycurl.Curl] = []
         self._active: dict[pycurl.Curl, Request] = {}
         self._submitted: deque[Request] = deque()
-        self._jobs: deque[_Job] = deque()
+        self._jobs: deque[MapJob] = deque()
         self._delayed: list[tuple[float, int, Request]] = []  # (when, order, request): retries waiting
         self._order = itertools.count()
         self._lock = threading.Lock()
@@ -283,7 +113,7 @@ class HttpClient:
         thread, so that only its value is kept), or the CachedexError that ended it (a
         decode's own CachedexError too). The engine draws requests from ``requests`` as
         it has room for them."""
-        job = _Job(iter(requests), decode)
+        job = MapJob(iter(requests), decode)
         with self._lock:
             if self._closed:
                 raise RuntimeError("the HTTP client is closed")
@@ -482,7 +312,7 @@ class HttpClient:
             result = SourceNotFound(url, "not found (HTTP 404)")
         elif status == 429 or status >= 500:
             problem = "too many requests (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
-            retry_after = _parse_headers(request._raw_headers).get("retry-after")
+            retry_after = parse_headers(request._raw_headers).get("retry-after")
             result = self._retry_or(request, problem, retry_after)
         else:
             result = SourceError(url, f"request refused (HTTP {status})")
@@ -500,16 +330,16 @@ class HttpClient:
             idle = "too slow" in message or "Connection timed out" in message or "Connection timeout" in message
             what = f"no data for {self.options.timeout:g} s" if idle else f"not done within {self.options.deadline:g} s"
             return self._retry_or(request, f"timed out ({what})", None)
-        if code in _RETRYABLE:
-            return self._retry_or(request, _describe(code, message), None)
-        return SourceError(request.url, _describe(code, message))
+        if code in RETRYABLE:
+            return self._retry_or(request, describe_failure(code, message), None)
+        return SourceError(request.url, describe_failure(code, message))
 
     def _retry_or(self, request: Request, problem: str, retry_after: str | None) -> CachedexError:
         tries = self.options.retries + 1
         if request.attempt >= tries:
             return SourceError(request.url, f"{problem}, after {tries} attempt{'s' if tries > 1 else ''}")
         pause = self.options.backoff * (2 ** (request.attempt - 1))
-        asked = _retry_after_seconds(retry_after)
+        asked = retry_after_seconds(retry_after)
         if asked is not None:
             if asked > MAX_RETRY_AFTER:
                 return SourceError(request.url, f"{problem}; the server asks to retry in {asked:.0f} s, too long")
@@ -523,32 +353,6 @@ class _Retried(CachedexError):
 
 
 _RETRIED = _Retried("retried")
-
-
-def _describe(code: int, message: str) -> str:
-    if code in (pycurl.E_COULDNT_CONNECT, pycurl.E_COULDNT_RESOLVE_HOST, pycurl.E_COULDNT_RESOLVE_PROXY):
-        return f"cannot connect ({message})"
-    if code in (pycurl.E_RECV_ERROR, pycurl.E_PARTIAL_FILE, pycurl.E_GOT_NOTHING, pycurl.E_SEND_ERROR):
-        return f"connection closed before the whole answer arrived ({message})"
-    if code == pycurl.E_BAD_CONTENT_ENCODING:
-        return f"the server's compressed answer is corrupt ({message})"
-    if code in (pycurl.E_SSL_CACERT, pycurl.E_SSL_CONNECT_ERROR):
-        return f"TLS failed ({message}); set http.ca_bundle or SSL_CERT_FILE for a private CA"
-    return f"HTTP transfer failed ({message or f'libcurl error {code}'})"
-
-
-def _retry_after_seconds(value: str | None) -> float | None:
-    """Seconds a ``Retry-After`` header asks to wait (a number or an HTTP date), or None."""
-    if not value:
-        return None
-    text = value.strip()
-    if text.isdigit():
-        return float(text)
-    try:
-        when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
 
 
 def _ca_bundle(options: HttpOptions) -> str | None:

@@ -7,6 +7,7 @@ same page (a test compares them on the demo).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import shlex
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -99,6 +100,7 @@ def package_pages(
         yield _package_page(tag, name, specs, tags_of.get(name, []), url)
 
 
+@functools.lru_cache(maxsize=8192)  # pages ask for the same few hundred strings again and again
 def variant_name(text: str) -> str:
     """The name of a variant as a spec shows it (``+mpi``, ``~x``, ``a=b``, ``a:=b,c``)."""
     return text[1:] if text[:1] in "+~" else text.split("=", 1)[0].rstrip(":")
@@ -110,10 +112,12 @@ def differing_variants(specs: Sequence[SpecSummary]) -> tuple[str, ...]:
     texts: dict[str, set[str]] = {}
     holders: dict[str, int] = {}
     for spec in specs:
+        names = set()
         for text in spec.variants:
             name = variant_name(text)
             texts.setdefault(name, set()).add(text)
-        for name in {variant_name(text) for text in spec.variants}:
+            names.add(name)
+        for name in names:
             holders[name] = holders.get(name, 0) + 1
     return tuple(sorted(name for name, found in texts.items() if len(found) > 1 or holders[name] < len(specs)))
 
