@@ -4,15 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from cachedex.query import (
-    BadQuery,
-    Query,
-    VersionRange,
-    parse,
-    target_family,
-    variants_satisfy,
-    version_satisfies,
-)
+from cachedex.query import BadQuery, Query, parse, target_family, variants_satisfy
+from cachedex.versions import VersionRange, version_satisfies
 
 PARSED = [
     ("zlib", Query(name="zlib")),
@@ -140,7 +133,7 @@ def test_target_family_comes_from_archspec() -> None:
 
 
 def test_tags_are_ordered_as_people_look_for_them() -> None:
-    from cachedex.query import tag_order
+    from cachedex.versions import tag_order
 
     names = [
         "v0.22.1",

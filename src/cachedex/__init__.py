@@ -13,6 +13,7 @@ The pipeline, one subpackage a stage; each imports only from the lines below it:
     query.py    Spack's spec syntax for built binaries, parsed once, matched anywhere
     progress.py what long work reports while it runs (a protocol; the CLI draws it)
     values.py   small immutable values and facts shared by every stage
+    versions.py Spack's version order and ranges; the order people look for tags in
     errors.py   the one exception family
     _perf.py    the few process-level tricks that keep it fast (GC pauses, bounded memos)
 """

@@ -9,7 +9,7 @@ The subset that makes sense for specs that are already built::
     py-keras ^py-jax@0.4                          a link/run dependency, direct or not
 
 :func:`parse` turns text into a frozen :class:`Query`; the catalog turns a Query into
-indexed SQL (``Catalog.search``), with :func:`version_satisfies` and
+indexed SQL (``Catalog.search``), with :func:`~.versions.version_satisfies` and
 :func:`variants_satisfy` as the checks SQL cannot do. Versions follow Spack's rules:
 ``@3.9`` is the range 3.9:3.9, which holds 3.9 and 3.9.x but not 3.10; ``@1.2:1.4`` is
 a range (open at either end); ``@=1.2.3`` is that exact version; commas join ranges.
@@ -18,35 +18,22 @@ a range (open at either end); ``@=1.2.3`` is that exact version; commas join ran
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from functools import lru_cache
 
 import msgspec
 
 from .errors import BadQuery
+from .versions import VersionRange, has_prefix, version_key
 
 __all__ = [
     "Query",
-    "VersionKey",
-    "VersionRange",
     "format_query",
     "parse",
     "parse_versions",
     "query_parts",
-    "tag_order",
     "target_family",
     "variants_satisfy",
-    "version_key",
-    "version_satisfies",
 ]
-
-
-class VersionRange(msgspec.Struct, frozen=True):
-    """``low:high`` (either may be empty: open), or an exact version when ``exact``."""
-
-    low: str = ""
-    high: str = ""
-    exact: bool = False
 
 
 class Query(msgspec.Struct, frozen=True, kw_only=True):
@@ -290,7 +277,7 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
                     raise BadQuery(text, offset, f"bad version {bound!r}")
             if not low and not high:
                 raise BadQuery(text, offset, "a range needs at least one end")
-            if low and high and version_key(high) < version_key(low) and not _has_prefix(low, high):
+            if low and high and version_key(high) < version_key(low) and not has_prefix(low, high):
                 raise BadQuery(text, offset, f"empty range {part!r}: {low} is after {high}")
             ranges.append(VersionRange(low, high))
         else:
@@ -299,117 +286,6 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
             ranges.append(VersionRange(part, part))
         offset += len(part) + 1
     return tuple(ranges)
-
-
-# -- versions, as Spack orders them --------------------------------------------------
-
-#: Versions that name a branch, in Spack's order (``spack.version.common``): each sorts
-#: after every numbered version and after those before it here (``develop`` is newest).
-_INFINITY_VERSIONS = ("stable", "nightly", "trunk", "head", "master", "main", "develop")
-#: Pre-release words and their rank; a version without one is ``final``.
-_PRERELEASE = {"alpha": 0, "beta": 1, "rc": 2, "final": 3}
-_FINAL: tuple[int, ...] = (3,)
-_SEGMENT = re.compile(r"(?:([0-9]+)|([A-Za-z]+))[_.-]*")
-
-#: What :func:`version_key` returns: (release components, pre-release).
-VersionKey = tuple[tuple[tuple[int, int | str], ...], tuple[int, ...]]
-
-
-_SNAPSHOT = re.compile(r"(.+)-(\d{4}-\d{2}-\d{2})")
-_RELEASE = re.compile(r"v?\d+(\.\d+)+")
-
-
-def tag_order(names: Iterable[str]) -> list[str]:
-    """Tag names as people look for them: branches first (``develop``), each branch's
-    dated snapshots newest first right after it, then releases (``v2026.06.0``,
-    ``v0.23.1``) newest first in version order, then any other name alphabetically."""
-
-    def key(name: str) -> tuple[int, str, int, object]:
-        snapshot = _SNAPSHOT.fullmatch(name)
-        if snapshot is not None:  # develop-2026-11-08 follows develop, newest first
-            branch, day = snapshot.groups()
-            return (0, branch, 1, tuple(-ord(c) for c in day))
-        if _RELEASE.fullmatch(name):
-            return (1, "", 0, _Newest(version_key(name.lstrip("v"))))
-        return (0, name, 0, ()) if name in branches else (2, name, 0, ())
-
-    names = list(names)
-    branches = {m.group(1) for m in map(_SNAPSHOT.fullmatch, names) if m} | {"develop", "main", "master"}
-    return sorted(names, key=key)
-
-
-class _Newest:
-    """Sorts in the reverse order of the key it wraps (newest release first)."""
-
-    __slots__ = ("key",)
-
-    def __init__(self, key: VersionKey) -> None:
-        self.key = key
-
-    def __lt__(self, other: _Newest) -> bool:
-        return other.key < self.key
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Newest) and other.key == self.key
-
-    __hash__ = None  # type: ignore[assignment]
-
-
-@lru_cache(maxsize=65536)
-def version_key(version: str) -> VersionKey:
-    """The sort key of a version, in Spack's order (``StandardVersion``): the one
-    definition in Python; ``cachedex.js`` has its twin (``versionKey``), and both pass
-    ``tests/publish/version_order.json``.
-
-    A version is split into numbers and words (``.``, ``-`` and ``_`` separate them, so
-    ``1.0``, ``1-0`` and ``1_0`` are equal). Numbers compare as numbers (2.9.1 < 2.11.1),
-    words as text, and a word before a number (``1.0a`` < ``1.0.1``); a version is
-    before those it starts (``1.0`` < ``1.0.0`` < ``1.0a``). A trailing ``alpha``,
-    ``beta`` or ``rc`` (with a number or not) makes a pre-release of what precedes it
-    (``1.0rc1`` < ``1.0``). Branch names (``develop``, ``main``... as Spack lists them; case-sensitive)
-    come after every number. A git version ``<ref>=<version>`` sorts as ``<version>``."""
-    text = version.strip()
-    if "=" in text[1:]:
-        text = text.rsplit("=", 1)[1]
-    segments: list[tuple[str, str]] = _SEGMENT.findall(text)
-    prerelease: tuple[int, ...] = _FINAL
-    if len(segments) >= 3 and segments[-2][1] in _PRERELEASE and segments[-1][0]:
-        prerelease = (_PRERELEASE[segments[-2][1]], int(segments[-1][0]))
-        segments = segments[:-2]
-    elif len(segments) >= 2 and segments[-1][1] in _PRERELEASE:
-        prerelease = (_PRERELEASE[segments[-1][1]],)
-        segments = segments[:-1]
-    release: list[tuple[int, int | str]] = []
-    for number, word in segments:
-        if number:
-            release.append((2, int(number)))
-        elif word in _INFINITY_VERSIONS:
-            release.append((3, _INFINITY_VERSIONS.index(word)))
-        else:
-            release.append((1, word))
-    return tuple(release), prerelease
-
-
-def _has_prefix(version: str, prefix: str) -> bool:
-    """``version`` is ``prefix`` or ``prefix`` followed by more segments (3.9 -> 3.9.2)."""
-    (whole, pre), (head, head_pre) = version_key(version), version_key(prefix)
-    return whole[: len(head)] == head and (head_pre == _FINAL or (whole == head and pre == head_pre))
-
-
-def version_satisfies(version: str, ranges: tuple[VersionRange, ...]) -> bool:
-    """Whether a concrete ``version`` lies in any of ``ranges`` (Spack's containment)."""
-    for wanted in ranges:
-        if wanted.exact:
-            if version == wanted.low:
-                return True
-            continue
-        key = version_key(version)
-        if wanted.low and key < version_key(wanted.low):
-            continue
-        if wanted.high and key > version_key(wanted.high) and not _has_prefix(version, wanted.high):
-            continue
-        return True
-    return False
 
 
 # -- variants ----------------------------------------------------------------------

@@ -103,7 +103,8 @@ def test_cos5_a_self_loop_is_not_in_the_catalogs_closure(tmp_path) -> None:  # t
 def test_queries_without_a_name_match_what_each_spec_says(demo_run, text: str, scope: str) -> None:  # type: ignore[no-untyped-def]
     """Answered from bit sets of the tag's (or the catalog's) positions: the same specs,
     in the same order, as checking every listed spec of the scope one by one."""
-    from cachedex.query import target_family, variants_satisfy, version_satisfies
+    from cachedex.query import target_family, variants_satisfy
+    from cachedex.versions import version_satisfies
     from tests.helpers import listed_specs
 
     query = parse(text)

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from cachedex.catalog import Catalog
 from cachedex.cli import main
-from cachedex.query import parse, target_family, variants_satisfy, version_satisfies
+from cachedex.query import parse, target_family, variants_satisfy
+from cachedex.versions import version_satisfies
 from tests.helpers import Demo, history, listed_specs
 
 

@@ -1,5 +1,5 @@
 """One table of cases, two implementations: Spack's version order and facet matching,
-in Python (``query.version_key``, ``publish/facets.py``) and in JavaScript
+in Python (``versions.version_key``, ``publish/facets.py``) and in JavaScript
 (``static/cachedex-core.js``, run in Chromium). Both read the same JSON files under
 ``tests/publish/cases/``."""
 
@@ -18,7 +18,7 @@ import pytest
 from cachedex.publish.facets import PACKAGE_KEYS, select_specs, select_tag, tag_specs
 from cachedex.publish.pages import TagData, TagRow, tag_page_from
 from cachedex.publish.render import asset_text, to_json
-from cachedex.query import version_key
+from cachedex.versions import version_key
 
 CASES = Path(__file__).parent / "cases"
 VERSIONS = json.loads((CASES / "version_order.json").read_text())

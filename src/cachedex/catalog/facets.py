@@ -18,7 +18,8 @@ from array import array
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..query import Query, target_family, version_satisfies
+from ..query import Query, target_family
+from ..versions import version_satisfies
 from .terms import RankColumn, bits_of
 
 __all__ = [

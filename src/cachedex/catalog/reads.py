@@ -11,8 +11,8 @@ import sqlite3
 from collections.abc import Iterable
 from typing import Any
 
-from ..query import tag_order
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
+from ..versions import tag_order
 from .rows import Edge, MirrorState, SizeKey, SpecSummary, TagStats, as_rows, select_list
 
 __all__ = [
@@ -88,7 +88,7 @@ def members_of(db: sqlite3.Connection, tag: str, stack: str) -> dict[str, bool]:
 
 
 def tag_names(db: sqlite3.Connection) -> list[str]:
-    """Names of the tags in the catalog, as people look for them (``query.tag_order``:
+    """Names of the tags in the catalog, as people look for them (``versions.tag_order``:
     branches, their snapshots newest first, releases newest first, then the others)."""
     return tag_order(row[0] for row in db.execute("SELECT name FROM tags"))
 

@@ -23,8 +23,9 @@ from typing import Any
 import msgspec
 
 from ..errors import BadQuery, UnknownStack, UnknownTag
-from ..query import Query, VersionRange, query_parts, variants_satisfy, version_satisfies
+from ..query import Query, query_parts, variants_satisfy
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
+from ..versions import VersionRange, version_satisfies
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .rows import SearchPage, SpecSummary
 from .terms import TermIndex, lowest_positions, read_term_index

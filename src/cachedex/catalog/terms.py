@@ -18,8 +18,9 @@ from array import array
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import lru_cache
 
-from ..query import Query, VersionRange, variants_satisfy, version_satisfies
+from ..query import Query, variants_satisfy
 from ..values import decode_variants
+from ..versions import VersionRange, version_satisfies
 
 __all__ = ["RankColumn", "TermIndex", "bits_of", "lowest_positions", "read_term_index"]
 

@@ -24,8 +24,8 @@ import msgspec
 from ..catalog import Catalog
 from ..catalog.history import ChangedSpec
 from ..diff import TagDiff, diff_since, diff_tags
-from ..query import tag_order, version_key
 from ..values import ROOT_STACK
+from ..versions import tag_order, version_key
 
 __all__ = [
     "RECENT",

@@ -18,8 +18,8 @@ from typing import Any, Protocol
 import msgspec
 
 from ..catalog import Catalog
-from ..query import version_key
 from ..values import ROOT_STACK
+from ..versions import version_key
 
 __all__ = [
     "AXES",

@@ -20,7 +20,7 @@ from urllib.parse import quote
 import msgspec
 
 from .._perf import BoundedMemo
-from ..query import version_key
+from ..versions import version_key
 from .export_gzip import script_safe
 
 __all__ = [

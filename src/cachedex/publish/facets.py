@@ -23,8 +23,8 @@ from typing import Any, NamedTuple, Protocol
 
 import msgspec
 
-from ..query import version_key
 from ..values import ROOT_STACK
+from ..versions import version_key
 
 __all__ = [
     "FACETS",

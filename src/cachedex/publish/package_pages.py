@@ -18,8 +18,9 @@ import msgspec
 
 from ..catalog import Catalog, SpecSummary, summary_of
 from ..errors import UnknownPackage
-from ..query import Query, version_key
+from ..query import Query
 from ..values import ROOT_STACK
+from ..versions import version_key
 from .facets import PACKAGE_KEYS, select_specs
 
 __all__ = [

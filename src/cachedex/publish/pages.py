@@ -25,8 +25,9 @@ import msgspec
 from ..catalog import Catalog, ListedRow, MirrorState, SpecSummary
 from ..catalog.verifications import MirrorVerification
 from ..errors import UnknownPackage, UnknownSpec
-from ..query import Query, version_key
+from ..query import Query
 from ..values import ROOT_STACK
+from ..versions import version_key
 from .facets import FACET_KEYS, FACETS, SpecColumns, TagSpecs, select_tag, tag_specs
 from .files import name_problem
 from .package_pages import PackagePage, install_preamble, package_page, package_pages

@@ -1,7 +1,7 @@
 // cachedex: the definitions the pages share with the Python code, as pure functions on
 // window.cachedex. Each has its Python twin, and both pass the same tables of cases:
-//   versionKey, compareVersions   query.version_key          tests/publish/version_order.json
-//   specMatches, selectSpecs      publish/facets.py          tests/publish/facet_cases.json
+//   versionKey, compareVersions   versions.version_key       tests/publish/cases/version_order.json
+//   specMatches, selectSpecs      publish/facets.py          tests/publish/cases/facet_cases.json
 //   selectTag                     publish/facets.select_tag  (the same cases)
 //   humanSize                     values.human_size
 "use strict";
