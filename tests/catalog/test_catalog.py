@@ -189,3 +189,11 @@ def test_facet_search_indexes_follow_each_sync(tmp_path: Path) -> None:
         assert found.total == 2 and [s.name for s in found.specs] == ["pa", "pb"]
         assert reader.search(parse("target=x86_64_v3")).total == 2  # no tag: every listed spec
         assert reader.search(parse("os=rhel8"), tag="t").total == 0
+
+
+def test_stack_names_are_the_mirrors_of_the_tag_root_first(demo_run) -> None:  # type: ignore[no-untyped-def]
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        for tag in catalog.tag_names():
+            assert catalog.stack_names(tag) == [m.stack for m in catalog.mirrors(tag)]
+            assert len(catalog.stack_names(tag)) > 1
+        assert catalog.stack_names("no-such-tag") == []

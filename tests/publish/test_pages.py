@@ -12,6 +12,8 @@ from typing import Any
 import httpx
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cachedex.catalog import Catalog, TagWriter
 from cachedex.errors import UnknownPackage, UnknownSpec
@@ -161,3 +163,44 @@ def test_cos5_a_self_loop_does_not_count_a_spec_twice_in_its_closure(tmp_path: P
         assert graph.page(graph.ids[own], page.node) == page
     assert [e.hash for e in page.closure] == [other]
     assert (page.closure_size, page.closure_unknown) == (24_600, 0)
+
+
+_FORMS = st.sampled_from(["+", "~", "=a", "=b", ":=80,90"])
+#: One spec's variants: at most one value per variant name, as Spack records them.
+_VARIANTS = st.dictionaries(st.sampled_from(["mpi", "cuda", "shared", "build_type"]), _FORMS).map(
+    lambda chosen: tuple(sorted(f"{form}{name}" if form in "+~" else f"{name}{form}" for name, form in chosen.items()))
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_VARIANTS, max_size=6))
+def test_differing_variants_are_those_whose_value_is_not_the_same_in_every_spec(
+    variant_lists: list[tuple[str, ...]],
+) -> None:
+    from cachedex.catalog import SpecSummary
+    from cachedex.publish.package_pages import differing_variants, variant_name
+
+    specs = [
+        SpecSummary(
+            hash="h",
+            name="n",
+            version="1",
+            compiler="",
+            platform="",
+            os="",
+            target="",
+            variants=v,
+            size=None,
+            tags=(),
+            stacks=(),
+        )
+        for v in variant_lists
+    ]
+    names = {variant_name(text) for variants in variant_lists for text in variants}
+    # The value each spec holds for a name (None when it lacks it): more than one differs.
+    expected = sorted(
+        name
+        for name in names
+        if len({next((t for t in variants if variant_name(t) == name), None) for variants in variant_lists}) > 1
+    )
+    assert list(differing_variants(specs)) == expected

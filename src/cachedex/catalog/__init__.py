@@ -478,6 +478,12 @@ class Catalog:
                 self._db, str(self.path), token, query, tag=tag, stack=stack, limit=limit, offset=offset
             )
 
+    def stack_names(self, tag: str) -> list[str]:
+        """A tag's stacks, ``root`` first, then by name ([] for an unknown tag); read once
+        per catalog state, as every search page asks."""
+        with self.snapshot():
+            return searching.stack_names(self._db, str(self.path), self.state_token()[0], tag)
+
     def warm_search(self) -> int:
         """Build now what the first facet query of each scope (the whole catalog, each
         tag, each of its stacks) would otherwise build: a server calls this at start and

@@ -37,6 +37,7 @@ __all__ = [
     "register_functions",
     "scope_mirrors",
     "search",
+    "stack_names",
     "term_index",
     "warm_search",
     "zero_hints",
@@ -94,6 +95,12 @@ def _mirror_ids(db: sqlite3.Connection, path: str, token: str) -> dict[str, dict
         return found
 
     return STATE_CACHE.get(path, token, ("mirrors",), read)  # type: ignore[no-any-return]
+
+
+def stack_names(db: sqlite3.Connection, path: str, token: str, tag: str) -> list[str]:
+    """A tag's stacks in state ``token``, ``root`` first, then by name (the order of
+    ``Catalog.mirrors``); [] for an unknown tag."""
+    return sorted(_mirror_ids(db, path, token).get(tag, {}), key=lambda stack: (stack != ROOT_STACK, stack))
 
 
 def _scope_where(where: Where, root: int | None, stack: int | None) -> None:

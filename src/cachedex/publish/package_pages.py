@@ -110,17 +110,13 @@ def variant_name(text: str) -> str:
 def differing_variants(specs: Sequence[SpecSummary]) -> tuple[str, ...]:
     """The names of the variants whose values are not the same in every spec, sorted
     (one that some specs lack differs too)."""
-    texts: dict[str, set[str]] = {}
-    holders: dict[str, int] = {}
-    for spec in specs:
-        names = set()
-        for text in spec.variants:
-            name = variant_name(text)
-            texts.setdefault(name, set()).add(text)
-            names.add(name)
-        for name in names:
-            holders[name] = holders.get(name, 0) + 1
-    return tuple(sorted(name for name, found in texts.items() if len(found) > 1 or holders[name] < len(specs)))
+    if not specs:
+        return ()
+    # A spec holds one value per variant: a name is the same everywhere exactly when one
+    # of its values is in every spec. Set operations do the work, in C.
+    every = set(specs[0].variants).intersection(*(spec.variants for spec in specs[1:]))
+    some = set().union(*(spec.variants for spec in specs))
+    return tuple(sorted({variant_name(text) for text in some} - {variant_name(text) for text in every}))
 
 
 class _Faceted(msgspec.Struct, frozen=True, gc=False):

@@ -73,7 +73,7 @@ def search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
     tags = tuple(catalog.tag_names())
     if tag:
         catalog.require_tag(tag)
-    stacks = tuple(m.stack for m in catalog.mirrors(tag)) if tag else ()
+    stacks = tuple(catalog.stack_names(tag)) if tag else ()
     view = SearchView(
         query=text,
         normal="",
