@@ -67,6 +67,11 @@ def search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
     """The search page for ``params`` (``q``, ``tag``, ``stack``, ``page``). An unknown
     tag or stack raises (404); a bad page number too (400); a query that does not parse
     is shown on the page with the parser's message."""
+    with catalog.snapshot():  # one catalog state for the whole page (and one transaction)
+        return _search_view(catalog, params)
+
+
+def _search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
     text = params.get("q", "").strip()
     tag, stack = params.get("tag", ""), params.get("stack", "")
     page = _whole(params.get("page"), "page")
