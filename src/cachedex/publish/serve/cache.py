@@ -24,6 +24,9 @@ CACHE_BYTES = 64 * 1024 * 1024
 #: Bodies shorter than this are not worth compressing.
 GZIP_MIN = 800
 
+#: Bodies at least this long are compressed harder (they are sent many times).
+GZIP_THOROUGH = 256 * 1024
+
 #: Counted per entry besides its bodies: the key, the ETag, the dict slot.
 _OVERHEAD = 512
 
@@ -47,7 +50,10 @@ def cached(body: bytes, media_type: str, status: int, etag: str) -> Cached:
     """An answer, gzipped once if it is long enough to gain from it."""
     # A gzip file (a tag's index.json.gz) gains nothing from a second gzip.
     worth = len(body) >= GZIP_MIN and media_type != "application/gzip"
-    zipped = gzip.compress(body, compresslevel=6) if worth else None
+    # Small answers (a search, one package) are mostly asked once: level 3 takes less than
+    # half the CPU of level 6 for ~6 % more bytes. Big ones are sent many times: level 6.
+    level = 6 if len(body) >= GZIP_THOROUGH else 3
+    zipped = gzip.compress(body, compresslevel=level) if worth else None
     return Cached(body, media_type, status, etag, zipped)
 
 
