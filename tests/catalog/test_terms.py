@@ -89,3 +89,28 @@ def test_a_stacks_bit_set_marks_its_specs_among_its_tags() -> None:
     stray = FacetIndex([(4, "zen4", "ubuntu", "gcc", "linux"), (99, "zen4", "ubuntu", "gcc", "linux")])
     with pytest.raises(ValueError, match="not all in the larger scope"):
         stray.bits_within(tag)
+
+
+def test_the_bits_cache_is_bounded_in_bytes_and_drops_the_least_recently_used() -> None:
+    from cachedex.catalog.terms import BitsCache
+
+    cache = BitsCache(max_bytes=3 * 1000)
+    made: list[str] = []
+
+    def make(key: str) -> int:
+        made.append(key)
+        return 1 << (8 * 1000 - 1)  # 1,000 bytes
+
+    for key in "abc":
+        cache.get(key, lambda k=key: make(k))  # type: ignore[misc]
+    cache.get("a", lambda: make("a"))  # kept: not made again, and now the most recent
+    cache.get("d", lambda: make("d"))  # 4,000 bytes: the least recent ("b") goes
+    assert made == ["a", "b", "c", "d"] and len(cache) == 3 and cache.bytes == 3000
+    cache.get("b", lambda: make("b"))
+    assert made[-1] == "b"
+    cache.get("a", lambda: make("a"))
+    assert made[-1] == "b", "a was used more lately than c"
+    # However many distinct queries come, the bytes stay within the bound.
+    for n in range(100):
+        cache.get(n, lambda n=n: make(str(n)))  # type: ignore[misc]
+    assert cache.bytes <= 3000 and len(cache) == 3

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..query import Query, target_family
 from ..versions import version_satisfies
-from .terms import RankColumn, bits_of
+from .terms import BITS_CACHE, RankColumn, bits_of, index_numbers
 
 __all__ = [
     "FACET_COLUMNS",
@@ -35,9 +35,6 @@ __all__ = [
 
 #: Facet columns of ``specs``, in the order of a facet group's key.
 FACET_COLUMNS = ("target", "os", "compiler", "platform")
-
-#: Bit sets of the facet constraints asked lately, per index.
-_REMEMBERED_FACETS = 128
 
 #: A query's facet constraints: (column number in FACET_COLUMNS, allowed values).
 FacetTerms = list[tuple[int, tuple[str, ...]]]
@@ -100,22 +97,15 @@ class FacetIndex:
             self.group_of.append(group)
         self.groups = list(number)
         self.size = len(self.ids)
-        self._lock = threading.Lock()
         self._groups_column: RankColumn | None = None
-        self._facet_bits: dict[tuple[tuple[int, tuple[str, ...]], ...], int] = {}
+        self._number = next(index_numbers)
 
     def bits(self, facets: FacetTerms) -> int:
         """The positions of the specs matching ``facets`` as a bit set (see ``terms``)."""
-        key = tuple((column, values) for column, values in facets)
-        with self._lock:
-            found = self._facet_bits.get(key)
-        if found is None:
-            found = self.groups_column().bits(g for g, k in enumerate(self.groups) if _group_matches(k, facets))
-            with self._lock:
-                if len(self._facet_bits) >= _REMEMBERED_FACETS:
-                    self._facet_bits.pop(next(iter(self._facet_bits)))
-                self._facet_bits[key] = found
-        return found
+        key = (self._number, "facets", tuple((column, values) for column, values in facets))
+        return BITS_CACHE.get(
+            key, lambda: self.groups_column().bits(g for g, k in enumerate(self.groups) if _group_matches(k, facets))
+        )
 
     def groups_column(self) -> RankColumn:
         """Each position's group, made on first use (~50 ms for 250,000 specs)."""

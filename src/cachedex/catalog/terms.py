@@ -8,29 +8,44 @@ order, the scope's result order) is a Python int whose bit ``i`` stands for posi
 gives the total, and :func:`lowest_positions` reads a page.
 
 A :class:`TermIndex` checks a constraint once per distinct value (a version, a variant
-string), never once per spec, and keeps the bit sets of the constraints asked lately.
+string), never once per spec; the bit sets of the constraints asked lately are kept in
+:data:`BITS_CACHE`, bounded in bytes for the whole process.
 """
 
 from __future__ import annotations
 
+import itertools
 import sqlite3
+import threading
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from functools import lru_cache
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from functools import partial
 
 from ..query import Query, variants_satisfy
 from ..values import decode_variants
 from ..versions import VersionRange, version_satisfies
 
-__all__ = ["RankColumn", "TermIndex", "bits_of", "lowest_positions", "read_term_index"]
+__all__ = [
+    "BITS_CACHE",
+    "BITS_KEPT",
+    "BitsCache",
+    "RankColumn",
+    "TermIndex",
+    "bits_of",
+    "index_numbers",
+    "lowest_positions",
+    "read_term_index",
+]
 
 _ONE = ord("1")
 
 #: lowest_positions counts a bit set's bits this many bytes (4,096 bits) at a time.
 _CHUNK_BYTES = 512
 
-#: Bit sets of the constraints asked lately, per index: 128 of 31 kB on a 250,000-spec tag.
-_REMEMBERED = 128
+#: What the process keeps of the bit sets made lately, every index's together: ~1,000 bit
+#: sets of a 250,000-spec tag, however many tags and distinct queries there are.
+BITS_KEPT = 32 * 1024 * 1024
 
 
 def bits_of(positions: Iterable[int], size: int) -> int:
@@ -81,6 +96,54 @@ def _pieces(view: memoryview, start: int, end: int) -> Iterator[tuple[int, int]]
     """(first byte, value) of each 32-byte piece of a chunk."""
     for first in range(start, min(start + _CHUNK_BYTES, end), 32):
         yield first, int.from_bytes(view[first : first + 32], "little")
+
+
+class BitsCache:
+    """Bit sets made lately, least recently used out first once they hold more than
+    ``max_bytes``; thread-safe. A bit set is made outside the lock: two threads asking
+    for the same new one may both make it."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        self._items: OrderedDict[Hashable, int] = OrderedDict()
+        self._bytes = 0
+
+    def get(self, key: Hashable, make: Callable[[], int]) -> int:
+        """The bit set of ``key``, made by ``make`` if it is not kept."""
+        with self._lock:
+            found = self._items.get(key)
+            if found is not None:
+                self._items.move_to_end(key)
+                return found
+        found = make()
+        with self._lock:
+            if key not in self._items:
+                self._items[key] = found
+                self._bytes += _bytes_of(found)
+                while self._bytes > self.max_bytes and len(self._items) > 1:
+                    _, dropped = self._items.popitem(last=False)
+                    self._bytes -= _bytes_of(dropped)
+        return found
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    @property
+    def bytes(self) -> int:
+        """The bytes of the bit sets kept."""
+        return self._bytes
+
+
+def _bytes_of(bits: int) -> int:
+    return (bits.bit_length() + 7) // 8
+
+
+#: The process's bit sets (facet sets, version ranges, variants), for every index.
+BITS_CACHE = BitsCache(BITS_KEPT)
+
+#: Each index's part of BITS_CACHE's keys: a number never given twice in a process.
+index_numbers = itertools.count()
 
 
 class RankColumn:
@@ -149,16 +212,19 @@ class TermIndex:
         # build_system=cmake): made now, as a constraint would make them on first use
         # (~35 ms for 250,000 positions, while a server's other requests wait).
         self._common = {s: bits_of(p, self.size) for s, p in self._by_variant.items() if len(p) * 8 >= self.size}
-        self._version_bits: Callable[[tuple[VersionRange, ...]], int] = lru_cache(_REMEMBERED)(self._read_versions)
-        self._variant_bits: Callable[[tuple[str, str | bool | tuple[str, ...]]], int] = lru_cache(_REMEMBERED)(
-            self._read_variant
-        )
+        self._number = next(index_numbers)
 
     def bits(self, query: Query) -> int:
         """The positions of the specs satisfying ``query``'s versions and variants (it
         must have at least one of them) as a bit set."""
-        parts = [self._version_bits(query.versions)] if query.versions else []
-        parts += [self._variant_bits(constraint) for constraint in query.variants]
+        number = self._number
+        parts = []
+        if query.versions:
+            parts.append(
+                BITS_CACHE.get((number, "versions", query.versions), partial(self._read_versions, query.versions))
+            )
+        for constraint in query.variants:
+            parts.append(BITS_CACHE.get((number, "variant", constraint), partial(self._read_variant, constraint)))
         found = parts[0]
         for part in parts[1:]:
             found &= part
