@@ -22,6 +22,7 @@ import pytest
 import cachedex.publish.files
 import cachedex.publish.jekyll
 import cachedex.publish.site
+import cachedex.publish.site_build
 from cachedex.catalog import Catalog
 from cachedex.errors import OutputError
 from cachedex.publish.files import safe_folder
@@ -114,7 +115,7 @@ def test_data1_site_built_during_a_sync_keeps_its_pages(
             with Catalog(path) as other:  # another process's sync, committing now
                 swap_to(other, "C")
 
-    monkeypatch.setattr(cachedex.publish.site, "SpecGraph", SyncCommitsMeanwhile)
+    monkeypatch.setattr(cachedex.publish.site_build, "SpecGraph", SyncCommitsMeanwhile)
     (site / ".cachedex-site").unlink()
     with Catalog(path, readonly=True) as catalog:
         report = write_site(catalog, site, workers=workers)
@@ -126,7 +127,7 @@ def test_data1_site_built_during_a_sync_keeps_its_pages(
     b_specs = {r.hash for r in specs_of("B")}
     assert b_specs <= spec_pages(site)
 
-    monkeypatch.setattr(cachedex.publish.site, "SpecGraph", SpecGraph)
+    monkeypatch.setattr(cachedex.publish.site_build, "SpecGraph", SpecGraph)
     with Catalog(path, readonly=True) as catalog:
         again = write_site(catalog, site, workers=workers)
         held = catalog.held_hashes()

@@ -36,27 +36,19 @@ says to run it again.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Sequence
-from multiprocessing.pool import Pool
 from pathlib import Path
 
 import msgspec
 
-from .._perf import gc_frozen, gc_paused
-from ..catalog import Catalog, package_names_of
+from ..catalog import Catalog
 from ..errors import OutputError, UnknownTag
-from ..values import is_dag_hash
-from .feeds import all_tags_feed
 from .files import name_problem, quoted, update_file
-from .graph import SpecGraph
-from .pages import HomePage, MirrorsPage, home_page, mirrors_page
-from .parallel import pool_context, worker_count
+from .parallel import worker_count
 from .render import ASSETS, asset_text, render_not_found, render_stamp
-from .search_page import static_search_view
-from .site_delta import PageSet, begin_build, changed_pages, load_inputs, read_inputs, save_inputs
-from .site_tasks import SHARED, Task, run_task, write_task
+from .site_build import Plan, write_alone, write_shared
+from .site_delta import begin_build, changed_pages, load_inputs, read_inputs, save_inputs
 from .sitefiles import (
     STAMP,
     SiteWriter,
@@ -65,10 +57,7 @@ from .sitefiles import (
     remove_pages_of,
     remove_spec_pages,
     remove_stale_files,
-    spec_folder,
-    staging,
 )
-from .urls import with_pages
 
 __all__ = ["SiteReport", "write_site"]
 
@@ -100,35 +89,18 @@ CHANGED = (
 
 #: Below this many records in the tags written, one process writes every page.
 PARALLEL_MIN_PAGES = 5_000
-#: Spec pages per task given to a worker (progress is reported per task). Small
-#: enough that the workers finish together: a core idle at the end is a loss.
-SPECS_PER_TASK = 2_500
-
-
-class _Plan(msgspec.Struct):
-    """What a build writes, read in its first snapshot."""
-
-    token: str  #: the catalog's state: every page written shows this one
-    known: list[str]  #: every tag of the catalog
-    tags: list[str]  #: the tags whose pages to write
-    names: dict[str, set[str]]  #: their packages that have a page
-    package_tags: dict[str, list[tuple[str, int]]]  #: :meth:`Catalog.all_package_tags`
-    skipped: list[str]
-    processes: int
-    #: {new: [old]}: the comparison pages asked for besides each series' (the config's pairs)
-    compare: dict[str, list[str]] = {}
 
 
 def _plan(
     catalog: Catalog, tags: list[str] | None, workers: int | None, compare: Sequence[tuple[str, str]] = ()
-) -> _Plan:
+) -> Plan:
     token, _ = catalog.state_token()
     known = catalog.tag_names()
     for tag in tags or ():
         if tag not in known:
             raise UnknownTag(tag, known)
     package_tags = catalog.all_package_tags()  # {package: [(tag, specs)]}, tags sorted
-    plan = _Plan(token, known, [], {}, package_tags, [], 1)
+    plan = Plan(token, known, [], {}, package_tags, [], 1)
     for tag in tags or known:
         problem = name_problem(tag)
         if problem:
@@ -205,11 +177,11 @@ def write_site(
             shared = plan.processes > 1 and (changed is None or len(changed.spec_ids) >= PARALLEL_MIN_PAGES)
             if not shared:  # everything in this one snapshot
                 _prepare(writer, after_complete=changed is not None)
-                held, staged = _write_alone(catalog, writer, plan, progress, changed)
+                held, staged = write_alone(catalog, writer, plan, progress, changed)
                 stale = False
         if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
             _prepare(writer, after_complete=changed is not None)
-            held, staged, stale = _write_shared(catalog, writer, plan, progress, changed)
+            held, staged, stale = write_shared(catalog, writer, plan, progress, changed)
         removed = 0
         complete = not stale and catalog.state_token()[0] == plan.token
         if complete:
@@ -244,7 +216,7 @@ def write_site(
             writer.close()  # its old files gone before the build returns
 
 
-def _state_line(catalog: Catalog, plan: _Plan) -> bytes:
+def _state_line(catalog: Catalog, plan: Plan) -> bytes:
     """The second line of ``.cachedex-site``: the catalog's state (its token, and the
     time of its last sync, which tells a catalog made again apart) and the tags."""
     token, finished = catalog.state_token()
@@ -269,214 +241,3 @@ def _prepare(writer: SiteWriter, *, after_complete: bool = False) -> None:
     for kind, relative in ASSETS.items():
         writer.file(relative, asset_text(kind))
     writer.file("404.html", render_not_found().encode())
-
-
-def _write_last(writer: SiteWriter, plan: _Plan, home: HomePage, mirrors: MirrorsPage, feed: bytes) -> None:
-    """The pages that link to tag and package pages: written after them."""
-    writer.page(home)
-    writer.file("changes.atom", feed)
-    writer.page(static_search_view(plan.known))
-    writer.file("packages.json", msgspec.json.encode(with_pages(package_names_of(plan.package_tags))))
-    writer.page(mirrors)
-    writer.flush()
-
-
-def _write_alone(
-    catalog: Catalog,
-    writer: SiteWriter,
-    plan: _Plan,
-    progress: Callable[[str], None],
-    changed: PageSet | None = None,
-) -> tuple[set[str], bool]:
-    """Every page (or those ``changed`` names), written by this process in its snapshot:
-    spec pages (the graph read once), package pages (one pass per tag), tag pages, then
-    the pages linking to them. Returns (every hash a mirror holds, as the graph knows
-    them; whether the spec pages were staged, see :func:`.sitefiles.spec_folder`)."""
-    outdir, tags = writer.outdir, plan.tags
-    staged = first_build(outdir)
-    with SHARED.holding(package_tags=plan.package_tags):
-        graph, ids = _read_graph(catalog, tags, progress, changed)
-        folder = spec_folder(outdir, staged, [dag_hash for _, dag_hash in ids])
-        with staging(folder, staged):
-            spec_ids = [i for i, _ in ids]
-            write_task(
-                catalog, writer, Task(catalog.path, outdir, spec_ids=spec_ids, spec_folder=folder, staged=staged)
-            )
-        if staged:
-            os.rename(folder, outdir / "specs")
-        only, tag_pages, change_pages = _chosen_pages(plan, changed)
-        later = Task(
-            catalog.path,
-            outdir,
-            tags=tags,
-            only=only,
-            tag_pages=tag_pages,
-            change_pages=change_pages,
-            compare=plan.compare,
-        )
-        write_task(catalog, writer, later)
-    _write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
-    return graph.held_hashes(), staged
-
-
-def _chosen_pages(
-    plan: _Plan, changed: PageSet | None
-) -> tuple[dict[str, list[str]] | None, list[str], list[str] | None]:
-    """(package pages per tag, None for all; tag pages; change pages, None for those of
-    the tag pages) a build writes: every one, or those ``changed`` names."""
-    tags = plan.tags
-    if changed is None:
-        return None, tags, None
-    return (
-        {tag: sorted(changed.names & plan.names[tag]) for tag in tags},
-        [tag for tag in tags if tag in changed.tags],
-        [tag for tag in tags if tag in changed.change_tags],
-    )
-
-
-def _write_shared(
-    catalog: Catalog,
-    writer: SiteWriter,
-    plan: _Plan,
-    progress: Callable[[str], None],
-    changed: PageSet | None = None,
-) -> tuple[set[str], bool, bool]:
-    """Every page (or those ``changed`` names), as :func:`_write_alone` but shared among
-    worker processes: while this one reads the graph, workers write the package pages
-    whose spec pages exist already, and make the tag pages (but keep them); then all
-    write the spec pages; then the package pages left, and the change pages; then this
-    one writes the tag pages (a first build makes its tag pages last instead). Returns
-    what :func:`_write_alone` does, and whether a part found the catalog in another
-    state than the plan's, and so wrote nothing."""
-    outdir, trust, tags, token, count = writer.outdir, writer.trust_twins, plan.tags, plan.token, plan.processes
-    only, tag_pages, change_pages = _chosen_pages(plan, changed)
-    staged = first_build(outdir)
-    context = pool_context()
-    # One process fewer than CPUs writes package pages while this one reads the graph
-    # (which nothing can share), then the spec pages' pool joins.
-    sharing = max(1, count - 1)
-    with (
-        SHARED.holding(package_tags=plan.package_tags, edge_items=writer.edge_items),
-        context.Pool(sharing) as package_pool,  # forked before the graph exists: small
-    ):
-        early = None
-        if not staged:  # only pages whose spec pages exist already: the others wait for theirs;
-            # and the tag pages, made now and written last (they link to all the rest).
-            early = package_pool.map_async(
-                run_task,
-                [
-                    Task(
-                        catalog.path,
-                        outdir,
-                        token,
-                        tags,
-                        n,
-                        sharing,
-                        only,
-                        linked_only=True,
-                        tag_pages=tag_pages[n::sharing],
-                        change_pages=[],
-                        hold_tag_pages=True,
-                        trust_twins=trust,
-                    )
-                    for n in range(sharing)
-                ],
-            )
-            change_pages = tag_pages if change_pages is None else change_pages
-            tag_pages = []
-        with catalog.snapshot():
-            stale = catalog.state_token()[0] != token
-            graph, ids = _read_graph(catalog, tags, progress, changed)
-            home, mirrors, feed = home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog)
-        folder = spec_folder(outdir, staged, [dag_hash for _, dag_hash in ids])
-        # Frozen: the workers share the graph's memory pages instead of copying them.
-        with gc_frozen(), context.Pool(count) as pool:
-            with staging(folder, staged):
-                _write_spec_pages(pool, catalog.path, writer, [i for i, _ in ids], folder, staged, progress, count)
-            if staged:
-                os.rename(folder, outdir / "specs")
-            done = early.get() if early is not None else []
-            stale = stale or any(result.stale for result in done)
-            if not stale:  # the package pages left for later (all of a first build's), then the tag pages
-                left: dict[str, list[str]] | None = None
-                if early is not None:
-                    left = {}
-                    for result in done:
-                        for tag, names in result.deferred.items():
-                            left.setdefault(tag, []).extend(names)
-                steps = [
-                    [Task(catalog.path, outdir, token, tags, n, count, left) for n in range(count)]
-                    if left != {}
-                    else [],
-                    [
-                        Task(
-                            catalog.path,
-                            outdir,
-                            token,
-                            tag_pages=tag_pages[n::count],
-                            # A tag's change pages by another process than its tag page
-                            # (the tag page reads its recent changes itself): after a sync
-                            # they are a big tag's two largest pages, and both change.
-                            change_pages=None if change_pages is None else change_pages[(n + 1) % count :: count],
-                            compare=plan.compare,
-                        )
-                        for n in range(count)
-                    ],
-                ]
-                for step in steps:
-                    done += pool.map(run_task, [msgspec.structs.replace(t, trust_twins=trust) for t in step])
-                    stale = any(result.stale for result in done)
-        for result in done:
-            writer.add(result.written, result.unchanged, result.pages)
-            if not stale:  # the tag pages made early, now that what they link to is written
-                writer.write_kept(result.files)
-    if not stale:
-        _write_last(writer, plan, home, mirrors, feed)
-    return graph.held_hashes(), staged, stale
-
-
-def _write_spec_pages(
-    pool: Pool,
-    catalog: Path,
-    writer: SiteWriter,
-    spec_ids: list[int],
-    folder: str,
-    staged: bool,
-    progress: Callable[[str], None],
-    count: int,
-) -> None:
-    """The spec pages, shared among the ``pool``'s ``count`` processes (which inherit the graph)."""
-    outdir, trust = writer.outdir, writer.trust_twins
-    tasks = [
-        Task(
-            catalog,
-            outdir,
-            spec_ids=spec_ids[at : at + SPECS_PER_TASK],
-            spec_folder=folder,
-            staged=staged,
-            trust_twins=trust,
-        )
-        for at in range(0, len(spec_ids), SPECS_PER_TASK)
-    ]
-    done = 0
-    for result in pool.imap_unordered(run_task, tasks):
-        writer.add(result.written, result.unchanged, result.pages)
-        done += result.specs
-        progress(f"spec pages: {done:,} of {len(spec_ids):,} written ({count} processes)")
-
-
-def _read_graph(
-    catalog: Catalog, tags: list[str], progress: Callable[[str], None], changed: PageSet | None = None
-) -> tuple[SpecGraph, list[tuple[int, str]]]:
-    """Read the spec graph (the part ``changed`` pages need) for the workers to inherit;
-    returns it, and (catalog id, hash) of the specs some mirror of ``tags`` holds, whose
-    pages to write."""
-    reached = "" if changed is None else f" around {len(changed.spec_ids):,} specs"
-    progress(f"reading the dependency graph{reached}")
-    with gc_paused():  # millions of small objects that live as long as the build
-        graph = SpecGraph(catalog, None if changed is None else changed.spec_ids)
-    SHARED.set("graph", graph)
-    specs = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(tags) if is_dag_hash(dag_hash)]
-    packages = "" if changed is None else f", the pages of {len(changed.names):,} packages"
-    progress(f"writing {len(specs):,} spec pages{packages}")
-    return graph, specs

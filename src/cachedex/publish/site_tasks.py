@@ -44,7 +44,7 @@ class Task(msgspec.Struct, frozen=True):
     spec_folder: str = ""
     staged: bool = False
     trust_twins: bool = False
-    compare: dict[str, list[str]] = {}  #: see :attr:`.site._Plan.compare`
+    compare: dict[str, list[str]] = {}  #: see :attr:`.site_build.Plan.compare`
     #: The tags whose change pages to write (None: those of ``tag_pages``)
     change_pages: list[str] | None = None
     #: Make the tag pages, but return their files (:attr:`Done.files`) for the parent to
