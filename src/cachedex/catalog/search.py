@@ -13,7 +13,6 @@ How it stays quick on a big tag:
 
 from __future__ import annotations
 
-import difflib
 import json
 import sqlite3
 from collections.abc import Callable
@@ -27,6 +26,7 @@ from ..query import Query, query_parts, variants_satisfy
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import VersionRange, version_satisfies
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
+from .names import NameIndex
 from .rows import SearchPage, SpecSummary
 from .terms import TermIndex, lowest_positions, read_term_index
 
@@ -314,8 +314,7 @@ def zero_hints(
     parts = query_parts(query)
     scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
     if len(parts) == 1 and query.name is not None:
-        names = [row[0] for row in db.execute("SELECT DISTINCT name FROM specs")]
-        close = difflib.get_close_matches(query.name, names, n=3, cutoff=0.6)
+        close = _name_index(db, path, token).close(query.name)
         return (f"no package {query.name!r} {scope}" + (f"; did you mean {', '.join(close)}?" if close else ""),)
     hints = []
     for label, rest in parts[:_MAX_HINTS]:
@@ -327,6 +326,13 @@ def zero_hints(
             count = f"1 spec {scope} matches" if found.total == 1 else f"{found.total:,} specs {scope} match"
             hints.append(f"nothing matches {label}; without it, {count}, e.g. {_described(example)}")
     return tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
+
+
+def _name_index(db: sqlite3.Connection, path: str, token: str) -> NameIndex:
+    """Every package name of the catalog in state ``token``, for "did you mean"."""
+    return STATE_CACHE.get(  # type: ignore[no-any-return]
+        path, token, ("names",), lambda: NameIndex(row[0] for row in db.execute("SELECT DISTINCT name FROM specs"))
+    )
 
 
 def _described(spec: SpecSummary) -> str:

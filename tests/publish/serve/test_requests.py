@@ -31,8 +31,12 @@ SPEC = "z" * 32
 @pytest.mark.parametrize(
     ("params", "ready", "cheap"),
     [
-        ({"q": "zlib@1:"}, False, True),  # a name: a few rows from an index
+        ({"q": "zlib"}, False, True),  # a name: a few rows from an index, or close names
         ({"q": "/abcd"}, False, True),
+        ({"q": "zlib@1:", "tag": "t"}, True, True),  # finding nothing, its hints use the indexes
+        ({"q": "zlib@1:", "tag": "t"}, False, False),  # ... once they are built
+        ({"q": "zlib target=zen4"}, True, True),
+        ({"q": "zlib@1:"}, True, False),  # its hint "@1:" across every tag: built on first use
         ({"q": "target=zen4", "tag": "t"}, True, True),  # facets: the facet index
         ({"q": "target=zen4", "tag": "t"}, False, False),  # ... once it is built
         ({"q": "+mpi @2: os=ubuntu24.04", "tag": "t"}, True, True),  # the tag's bit sets
