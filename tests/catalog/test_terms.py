@@ -82,13 +82,19 @@ def test_a_term_index_answers_versions_and_variants(text: str, expected: list[in
     assert index.bits(parse(text)) == found  # the remembered answer is the same
 
 
-def test_a_stacks_bit_set_marks_its_specs_among_its_tags() -> None:
-    tag = FacetIndex([(spec, "zen4", "ubuntu", "gcc", "linux") for spec in (10, 4, 7, 30, 2)])
-    stack = FacetIndex([(4, "zen4", "ubuntu", "gcc", "linux"), (30, "zen4", "ubuntu", "gcc", "linux")])
-    assert lowest_positions(stack.bits_within(tag), 0, 10) == [1, 3]
-    stray = FacetIndex([(4, "zen4", "ubuntu", "gcc", "linux"), (99, "zen4", "ubuntu", "gcc", "linux")])
-    with pytest.raises(ValueError, match="not all in the larger scope"):
-        stray.bits_within(tag)
+def test_a_stacks_index_is_its_tags_kept_to_its_members() -> None:
+    tag = FacetIndex(
+        [
+            (10, "zen4", "ubuntu", "gcc", "linux"),
+            (4, "x86_64", "rhel8", "gcc", "linux"),
+            (7, "zen4", "ubuntu", "gcc", "linux"),
+        ]
+        + [(30, "x86_64", "rhel8", "llvm", "linux"), (2, "zen4", "ubuntu", "gcc", "linux")]
+    )
+    stack, positions = tag.select({4, 30, 99})
+    assert positions == [1, 3] and list(stack.ids) == [4, 30]
+    assert stack.groups == [("x86_64", "rhel8", "gcc", "linux"), ("x86_64", "rhel8", "llvm", "linux")]
+    assert stack.matches([(2, ("llvm",))], 0, 10) == (1, [30])
 
 
 def test_the_bits_cache_is_bounded_in_bytes_and_drops_the_least_recently_used() -> None:

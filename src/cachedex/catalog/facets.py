@@ -15,12 +15,12 @@ import itertools
 import sqlite3
 import threading
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Container, Iterable
 from typing import Any
 
 from ..query import Query, target_family
 from ..versions import version_satisfies
-from .terms import BITS_CACHE, RankColumn, bits_of, index_numbers
+from .terms import BITS_CACHE, RankColumn, index_numbers
 
 __all__ = [
     "FACET_COLUMNS",
@@ -87,14 +87,15 @@ class FacetIndex:
         self.ids = array("q")
         self.group_of = array("I")  # each position's group
         number: dict[tuple[str, ...], int] = {}
-        self.positions: list[array[int]] = []
-        for position, (spec_id, *key) in enumerate(rows):
-            self.ids.append(spec_id)
-            group = number.setdefault(tuple(key), len(number))
-            if group == len(self.positions):
-                self.positions.append(array("q"))
-            self.positions[group].append(position)
-            self.group_of.append(group)
+        # Bound methods and two plain loops: this runs once per row of every scope.
+        add_id, add_group, group_number = self.ids.append, self.group_of.append, number.setdefault
+        for row in rows:
+            add_id(row[0])
+            add_group(group_number(row[1:], len(number)))
+        self.positions: list[array[int]] = [array("q") for _ in number]
+        add_position = [positions.append for positions in self.positions]
+        for position, group in enumerate(self.group_of):
+            add_position[group](position)
         self.groups = list(number)
         self.size = len(self.ids)
         self._groups_column: RankColumn | None = None
@@ -113,20 +114,13 @@ class FacetIndex:
             self._groups_column = RankColumn(self.group_of)
         return self._groups_column
 
-    def bits_within(self, larger: FacetIndex) -> int:
-        """The positions this scope's specs have in ``larger``, a scope holding them all
-        (a tag's, for one of its stacks), as a bit set of ``larger``'s positions: both
-        list their specs in the same order."""
-        ids, mine = larger.ids, iter(self.ids)
-        wanted = next(mine, None)
-        positions = []
-        for position, spec in enumerate(ids):
-            if spec == wanted:
-                positions.append(position)
-                wanted = next(mine, None)
-        if wanted is not None:
-            raise ValueError("a scope's specs are not all in the larger scope")
-        return bits_of(positions, larger.size)
+    def select(self, members: Container[int]) -> tuple[FacetIndex, list[int]]:
+        """The index of this scope's specs whose ids are in ``members`` (a stack's, from
+        its tag's), in the same order, and their positions in this one."""
+        positions = [position for position, spec_id in enumerate(self.ids) if spec_id in members]
+        ids, groups, group_of = self.ids, self.groups, self.group_of
+        rows = ((ids[position], *groups[group_of[position]]) for position in positions)
+        return FacetIndex(rows), positions  # type: ignore[arg-type]
 
     def matches(self, facets: FacetTerms, offset: int, limit: int) -> tuple[int, list[int]]:
         """(number of specs matching, spec ids of the page ``offset``..``offset + limit``)."""
@@ -137,25 +131,19 @@ class FacetIndex:
         return total, [self.ids[position] for position in page]
 
 
-def scope_sql(root: int | None, stack: int | None) -> tuple[str, str, list[object]]:
-    """(FROM, WHERE, parameters) of a search scope's listed specs (root and stack mirror
-    ids, as ``search.scope_mirrors`` gives them), driven by the smallest membership list
-    that defines it."""
+def scope_sql(root: int | None) -> tuple[str, str, list[object]]:
+    """(FROM, WHERE, parameters) of the listed specs of a tag (its root mirror id, as
+    ``search.scope_mirrors`` gives it), or of the whole catalog (None). A stack's scope
+    is its tag's, kept to the stack's members (:meth:`FacetIndex.select`)."""
     if root is None:
         return "specs s", "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)", []
-    source = "members mb0 JOIN specs s ON s.id = mb0.spec_id"
-    if stack is None:
-        return source, "mb0.mirror_id = ? AND mb0.listed", [root]
-    where = (
-        "mb0.mirror_id = ? AND EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? "
-        "AND mb.spec_id = s.id AND mb.listed)"
-    )
-    return source, where, [stack, root]
+    return "members mb0 JOIN specs s ON s.id = mb0.spec_id", "mb0.mirror_id = ? AND mb0.listed", [root]
 
 
-def read_facet_index(db: sqlite3.Connection, root: int | None, stack: int | None) -> FacetIndex:
-    """The :class:`FacetIndex` of a search scope: one ordered pass over its specs."""
-    source, where, params = scope_sql(root, stack)
+def read_facet_index(db: sqlite3.Connection, root: int | None) -> FacetIndex:
+    """The :class:`FacetIndex` of a tag, or of the whole catalog: one ordered pass over
+    its specs."""
+    source, where, params = scope_sql(root)
     return FacetIndex(
         db.execute(
             f"SELECT s.id, s.target, s.os, s.compiler, s.platform FROM {source} WHERE {where} "

@@ -28,7 +28,7 @@ from ..versions import VersionRange, version_satisfies
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .names import NameIndex
 from .rows import SearchPage, SpecSummary
-from .terms import TermIndex, lowest_positions, read_term_index
+from .terms import TermIndex, bits_of, lowest_positions, read_term_index
 
 __all__ = [
     "Where",
@@ -168,7 +168,7 @@ def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None) 
     """The variant and version index of a tag (root mirror id ``root``), or of the whole
     catalog, in state ``token``, built on first use."""
     return STATE_CACHE.get(  # type: ignore[no-any-return]
-        path, token, ("terms", root), lambda: read_term_index(db, *scope_sql(root, None))
+        path, token, ("terms", root), lambda: read_term_index(db, *scope_sql(root))
     )
 
 
@@ -190,19 +190,9 @@ def _terms_and_facets(
     found = term_index(db, path, token, root).bits(query)
     if facets:
         found &= index.bits(facets)
-    if stack is not None:
-        found &= _stack_bits(db, path, token, root, stack)
+    if root is not None and stack is not None:  # (a stack is always a tag's)
+        found &= _stack_scope(db, path, token, root, stack)[1]
     return found.bit_count(), [index.ids[position] for position in lowest_positions(found, offset, limit)]
-
-
-def _stack_bits(db: sqlite3.Connection, path: str, token: str, root: int | None, stack: int) -> int:
-    """The positions of a stack's specs among its tag's, as a bit set."""
-    return STATE_CACHE.get(  # type: ignore[no-any-return]
-        path,
-        token,
-        ("stack bits", root, stack),
-        lambda: facet_index(db, path, token, root, stack).bits_within(facet_index(db, path, token, root, None)),
-    )
 
 
 def _is_facets_only(query: Query) -> bool:
@@ -224,9 +214,24 @@ def _compilers(db: sqlite3.Connection, path: str, token: str) -> list[str]:
 
 def facet_index(db: sqlite3.Connection, path: str, token: str, root: int | None, stack: int | None) -> FacetIndex:
     """The scope's facet index in state ``token``, built once per state."""
+    if root is not None and stack is not None:
+        return _stack_scope(db, path, token, root, stack)[0]
     return STATE_CACHE.get(  # type: ignore[no-any-return]
-        path, token, ("facets", root, stack), lambda: read_facet_index(db, root, stack)
+        path, token, ("facets", root), lambda: read_facet_index(db, root)
     )
+
+
+def _stack_scope(db: sqlite3.Connection, path: str, token: str, root: int, stack: int) -> tuple[FacetIndex, int]:
+    """A stack's facet index and the bit set of its specs among its tag's, both from its
+    tag's index kept to the stack's members: no ordered pass over the specs again."""
+
+    def make() -> tuple[FacetIndex, int]:
+        tag = facet_index(db, path, token, root, None)
+        members = {row[0] for row in db.execute("SELECT spec_id FROM members WHERE mirror_id = ?", (stack,))}
+        index, positions = tag.select(members)
+        return index, bits_of(positions, tag.size)
+
+    return STATE_CACHE.get(path, token, ("stack", root, stack), make)  # type: ignore[no-any-return]
 
 
 def _found_rows(
@@ -376,8 +381,8 @@ def explain_search(
 def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     """Build the facet index of every scope (the whole catalog, each tag, each of its
     stacks), the variant and version index of each tag with its facet groups' column,
-    the bit set of each stack's specs in its tag, and the compiler list of state ``token``; returns the number of
-    scopes."""
+    the bit set of each stack's specs in its tag, and the compiler list of state
+    ``token``; returns the number of scopes."""
     _compilers(db, path, token)
     scopes: list[tuple[str | None, str | None]] = [(None, None)]
     scopes += db.execute(
@@ -385,10 +390,8 @@ def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     ).fetchall()
     for tag, stack in scopes:
         mirrors = scope_mirrors(db, path, token, tag, stack)
-        facet_index(db, path, token, *mirrors)
-        root, within = mirrors
-        if within is not None:
-            _stack_bits(db, path, token, root, within)
+        facet_index(db, path, token, *mirrors)  # a stack's bit set with it
+        root = mirrors[0]
         if stack == ROOT_STACK:  # a tag's: its stacks' searches without a name share it
             term_index(db, path, token, root)
             facet_index(db, path, token, *mirrors).groups_column()
