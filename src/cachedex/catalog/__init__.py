@@ -39,6 +39,7 @@ from ..query import Query
 from ..values import ROOT_STACK
 from . import bulk, history, reads, verifications
 from . import search as searching
+from .hints import zero_hints
 from .inputs import PageInputs, SpecInputs
 from .rows import (
     Edge,
@@ -464,7 +465,7 @@ class Catalog:
                 self._db, str(self.path), token, query, tag=tag, stack=stack, limit=limit, offset=offset
             )
             if hints and page.total == 0 and not query.is_empty:
-                found = searching.zero_hints(self._db, str(self.path), token, query, tag=tag, stack=stack)
+                found = zero_hints(self._db, str(self.path), token, query, tag=tag, stack=stack)
                 page = msgspec.structs.replace(page, hints=found)
             return page
 

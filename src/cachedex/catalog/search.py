@@ -22,11 +22,10 @@ from typing import Any
 import msgspec
 
 from ..errors import BadQuery, UnknownStack, UnknownTag
-from ..query import Query, query_parts, variants_satisfy
+from ..query import Query, variants_satisfy
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import VersionRange, version_satisfies
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
-from .names import NameIndex
 from .rows import SearchPage, SpecSummary
 from .terms import TermIndex, bits_of, lowest_positions, read_term_index
 
@@ -40,7 +39,6 @@ __all__ = [
     "stack_names",
     "term_index",
     "warm_search",
-    "zero_hints",
 ]
 
 _encode = msgspec.json.encode
@@ -304,46 +302,6 @@ def search(
         for h, n, v, c, p, o, t, var, size, held in rows
     )
     return SearchPage(total=total, offset=offset, limit=limit, specs=found)
-
-
-#: A search that found nothing tries at most this many reduced queries for its hints.
-_MAX_HINTS = 8
-
-
-def zero_hints(
-    db: sqlite3.Connection, path: str, token: str, query: Query, *, tag: str | None, stack: str | None
-) -> tuple[str, ...]:
-    """Why ``query`` found nothing: each condition dropped in turn, and what the rest
-    finds (``nothing matches target=aarch64; without it, 3 specs match, e.g. ...``); for
-    a package name alone, whether the scope has that package and which names are close."""
-    parts = query_parts(query)
-    scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
-    if len(parts) == 1 and query.name is not None:
-        close = _name_index(db, path, token).close(query.name)
-        return (f"no package {query.name!r} {scope}" + (f"; did you mean {', '.join(close)}?" if close else ""),)
-    hints = []
-    for label, rest in parts[:_MAX_HINTS]:
-        if rest.is_empty:
-            continue
-        found = search(db, path, token, rest, tag=tag, stack=stack, limit=1, offset=0)
-        if found.total:
-            example = found.specs[0]
-            count = f"1 spec {scope} matches" if found.total == 1 else f"{found.total:,} specs {scope} match"
-            hints.append(f"nothing matches {label}; without it, {count}, e.g. {_described(example)}")
-    return tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
-
-
-def _name_index(db: sqlite3.Connection, path: str, token: str) -> NameIndex:
-    """Every package name of the catalog in state ``token``, for "did you mean"."""
-    return STATE_CACHE.get(  # type: ignore[no-any-return]
-        path, token, ("names",), lambda: NameIndex(row[0] for row in db.execute("SELECT DISTINCT name FROM specs"))
-    )
-
-
-def _described(spec: SpecSummary) -> str:
-    variants = " ".join(spec.variants[:4]) + (" ..." if len(spec.variants) > 4 else "")
-    arch = f"{spec.platform}-{spec.os}-{spec.target}"
-    return f"{spec.name}@{spec.version} %{spec.compiler} arch={arch}" + (f" {variants}" if variants else "")
 
 
 def explain_search(
