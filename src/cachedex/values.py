@@ -6,6 +6,7 @@ hundreds of thousands of them and Struct construction is several times cheaper.
 
 from __future__ import annotations
 
+import functools
 import re
 import reprlib
 
@@ -33,6 +34,7 @@ __all__ = [
     "short_repr",
     "spec_manifest_path",
     "tarball_path_v2",
+    "variant_name",
 ]
 
 #: A Spack DAG hash: 32 lowercase base32 characters (``is_dag_hash`` checks one).
@@ -57,6 +59,12 @@ SPEC_MEDIA_TYPE = "application/vnd.spack.spec.v5+json"
 
 #: A spec's variants as the catalog stores them (a JSON list of display strings).
 decode_variants = msgspec.json.Decoder(tuple[str, ...]).decode
+
+
+@functools.lru_cache(maxsize=8192)  # pages and indexes ask for the same few hundred strings again and again
+def variant_name(text: str) -> str:
+    """The name of a variant as a spec shows it (``+mpi``, ``~x``, ``a=b``, ``a:=b,c``)."""
+    return text[1:] if text[:1] in "+~" else text.split("=", 1)[0].rstrip(":")
 
 
 def is_dag_hash(text: object) -> bool:

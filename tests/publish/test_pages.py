@@ -178,7 +178,8 @@ def test_differing_variants_are_those_whose_value_is_not_the_same_in_every_spec(
     variant_lists: list[tuple[str, ...]],
 ) -> None:
     from cachedex.catalog import SpecSummary
-    from cachedex.publish.package_pages import differing_variants, variant_name
+    from cachedex.publish.package_pages import differing_variants
+    from cachedex.values import variant_name
 
     specs = [
         SpecSummary(

@@ -23,7 +23,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from functools import partial
 
 from ..query import Query, variants_satisfy
-from ..values import decode_variants
+from ..values import decode_variants, variant_name
 from ..versions import VersionRange, version_satisfies
 
 __all__ = [
@@ -206,8 +206,7 @@ class TermIndex:
         # Variant strings by the variant's name ('+mpi', 'mpi=x', 'cuda_arch:=80,90' -> ...).
         self._by_name: dict[str, list[str]] = {}
         for variant in self._by_variant:
-            name = variant[1:] if variant[:1] in "+~" else variant.split("=", 1)[0].rstrip(":")
-            self._by_name.setdefault(name, []).append(variant)
+            self._by_name.setdefault(variant_name(variant), []).append(variant)
         # The bit sets of the variant strings at least 1 spec in 8 has (+shared,
         # build_system=cmake): made now, as a constraint would make them on first use
         # (~35 ms for 250,000 positions, while a server's other requests wait).

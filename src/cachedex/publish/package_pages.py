@@ -7,7 +7,6 @@ same page (a test compares them on the demo).
 
 from __future__ import annotations
 
-import functools
 import itertools
 import shlex
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -19,7 +18,7 @@ import msgspec
 from ..catalog import Catalog, SpecSummary, summary_of
 from ..errors import UnknownPackage
 from ..query import Query
-from ..values import ROOT_STACK
+from ..values import ROOT_STACK, variant_name
 from ..versions import version_key
 from .facets import PACKAGE_KEYS, select_specs
 
@@ -31,7 +30,6 @@ __all__ = [
     "package_page",
     "package_pages",
     "recipe_url",
-    "variant_name",
 ]
 
 #: The filters of a package page: the facets, and ``variant``.
@@ -99,12 +97,6 @@ def package_pages(
             for row in group
         ]
         yield _package_page(tag, name, specs, tags_of.get(name, []), url)
-
-
-@functools.lru_cache(maxsize=8192)  # pages ask for the same few hundred strings again and again
-def variant_name(text: str) -> str:
-    """The name of a variant as a spec shows it (``+mpi``, ``~x``, ``a=b``, ``a:=b,c``)."""
-    return text[1:] if text[:1] in "+~" else text.split("=", 1)[0].rstrip(":")
 
 
 def differing_variants(specs: Sequence[SpecSummary]) -> tuple[str, ...]:

@@ -25,13 +25,12 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..catalog import Edge, SpecSummary
-from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2
+from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2, variant_name
 from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .changes import ChangesPage, ComparePage, recent_syncs
 from .coverage import BottleTable, CoveragePage, bottle_table
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .first_seen import first_seen_html
-from .package_pages import variant_name
 from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
 from .search_page import SearchView
 from .urls import Page, has_page, json_path, page_path, query_string, root_of, segment, spec_url
