@@ -152,14 +152,10 @@ def _query_where(query: Query, facets: FacetTerms, compilers: Callable[[], list[
     return where
 
 
-def _is_terms_and_facets(query: Query) -> bool:
-    """No name, hash or dependency, but versions or variants: a TermIndex answers."""
-    return (
-        query.name is None
-        and query.hash_prefix is None
-        and not query.dependencies
-        and bool(query.versions or query.variants)
-    )
+def _by_indexes(query: Query) -> bool:
+    """No name, hash or dependency: the facet index answers (with the term index's bit
+    sets when the query has versions or variants), not SQL over the rows."""
+    return query.name is None and query.hash_prefix is None and not query.dependencies
 
 
 def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None) -> TermIndex:
@@ -191,16 +187,6 @@ def _terms_and_facets(
     if root is not None and stack is not None:  # (a stack is always a tag's)
         found &= _stack_scope(db, path, token, root, stack)[1]
     return found.bit_count(), [index.ids[position] for position in lowest_positions(found, offset, limit)]
-
-
-def _is_facets_only(query: Query) -> bool:
-    return (
-        query.name is None
-        and query.hash_prefix is None
-        and not query.versions
-        and not query.variants
-        and not query.dependencies
-    )
 
 
 def _compilers(db: sqlite3.Connection, path: str, token: str) -> list[str]:
@@ -272,11 +258,11 @@ def search(
     one read transaction whose state is ``token``. See ``Catalog.search``."""
     mirrors = scope_mirrors(db, path, token, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
-    if _is_facets_only(query) or _is_terms_and_facets(query):
-        if _is_facets_only(query):
-            total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
-        else:
+    if _by_indexes(query):
+        if query.versions or query.variants:
             total, ids = _terms_and_facets(db, path, token, query, facets, *mirrors, offset, limit)
+        else:
+            total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
         where = Where()
         where.add("s.id IN (SELECT value FROM json_each(?))", json.dumps(ids))
         rows = _found_rows(db, tag, where, limit, 0) if ids else []
@@ -316,16 +302,16 @@ def explain_search(
     offset: int,
 ) -> list[str]:
     """How :func:`search` answers ``query``: SQLite's plan of the rows' query, one line a
-    step, or one line naming the facet index that answers a query of facets alone."""
+    step, or one line naming the indexes that answer a query without a name."""
     mirrors = scope_mirrors(db, path, token, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
-    if _is_facets_only(query):
-        index = facet_index(db, path, token, *mirrors)
-        return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
-    if _is_terms_and_facets(query):
+    if _by_indexes(query) and (query.versions or query.variants):
         index = facet_index(db, path, token, mirrors[0], None)
         within = " and the stack's" if mirrors[1] is not None else ""
         return [f"variant and version index: bit sets of the facets{within} over {index.size} specs"]
+    if _by_indexes(query):
+        index = facet_index(db, path, token, *mirrors)
+        return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
     where = _query_where(query, facets, lambda: _compilers(db, path, token))
     _scope_where(where, *mirrors)
     plan = db.execute(

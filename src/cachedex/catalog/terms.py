@@ -64,7 +64,7 @@ def lowest_positions(bits: int, offset: int, limit: int) -> list[int]:
     from the lowest: a page of results, in result order."""
     found: list[int] = []
     skip = offset
-    data = bits.to_bytes((bits.bit_length() + 7) // 8, "little")
+    data = bits.to_bytes(_bytes_of(bits), "little")
     view = memoryview(data)
     # Whole chunks before the page are only counted; in the chunk where it begins, a
     # sparse chunk is read bit by bit, a dense one by pieces of 256 bits first.
