@@ -30,6 +30,19 @@ def test_v3_sync_reads_sizes_from_spec_manifests(mirrors: Path, tmp_path: Path, 
         assert row is not None and row["size"] == sizes[LIBELF_CORE2]
 
 
+def test_a_folder_mirror_s_sizes_go_in_with_their_specs(mirrors: Path, tmp_path: Path) -> None:
+    """Read before the listing is written, the sizes need no second pass over the specs."""
+    sizes = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    statements: list[str] = []
+    with Catalog(config.catalog) as catalog:
+        catalog._db.set_trace_callback(statements.append)
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok and outcome.sizes_fetched == 6
+        assert not [s for s in statements if "new_sizes" in s]  # record_sizes never ran
+        assert {h: spec_row(catalog, h)["size"] for h in sizes} == sizes  # type: ignore[index]
+
+
 def test_sizes_are_fetched_once_per_hash(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = http_server.state.root / "m"
     write_v3_mirror(root, fixture_index(mirrors, drop=(LIBELF_CORE2,)))

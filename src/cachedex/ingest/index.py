@@ -204,7 +204,9 @@ def _reject_duplicate_hashes(data: bytes | bytearray | memoryview, installs: dic
     file parsed again, slowly, to find the repeated key.
     """
     blob = bytes(data) if isinstance(data, memoryview) else data  # a bytearray counts in place
-    if blob.count(b'"spec"') <= len(installs) and b"\\u" not in blob:
+    # A backslash is rare in an index, and looking for one byte is ~30 x faster than
+    # looking for two: only a file that has one is searched for an escape.
+    if blob.count(b'"spec"') <= len(installs) and (b"\\" not in blob or b"\\u" not in blob):
         return
     repeated: list[str] = []
 

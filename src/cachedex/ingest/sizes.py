@@ -80,18 +80,27 @@ def _refused(dag_hash: str, parts: Iterable[str], source: Source, refused: list[
 
 
 class Prefetch:
-    """The sizes of a changed v3 mirror's listed specs, read in a thread while the listing
-    is decoded and written (the network then overlaps the CPU work); recorded with
-    :func:`fetch_sizes` once the listing is committed."""
+    """The sizes of a changed v3 mirror's listed specs, read before its new specs are
+    written, so that most go in with their spec rather than by a second pass over them.
+    Over the network they are read in a thread while the listing is decoded and written
+    (the network then overlaps the CPU work); from a folder they are read at once, in
+    this thread, since there the reads are CPU work too. Whatever the listing's write
+    did not take is recorded with :func:`fetch_sizes` once the listing is committed."""
 
     def __init__(
         self, source: Source, specs: Iterable[tuple[str, str, str]], *, limits: Limits, line: ProgressLine
     ) -> None:
         self.results: dict[str, int | CachedexError] = {}
+        #: The sizes read so far (the results that are not problems).
+        self.sizes: dict[str, int] = {}
         self.refused: list[str] = []
         self._stop = threading.Event()
         self.started = time.monotonic()
         self.finished: float | None = None
+        self._thread: threading.Thread | None = None
+        if not source.concurrent:
+            self._run(source, list(specs), limits, line)
+            return
         self._thread = threading.Thread(
             target=self._run, args=(source, list(specs), limits, line), name="cachedex-sizes", daemon=True
         )
@@ -104,6 +113,8 @@ class Prefetch:
         try:
             for dag_hash, result in source.read_many(paths, _size_decoder(source), limit=limits.manifest_bytes):
                 results[dag_hash] = result
+                if isinstance(result, int):
+                    self.sizes[dag_hash] = result
                 done += 1
                 if done % 256 == 0:
                     line.advance(256)
@@ -124,13 +135,15 @@ class Prefetch:
 
     def wait(self) -> dict[str, int | CachedexError]:
         """Every result, once the thread is done."""
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
         return self.results
 
     def cancel(self) -> None:
         """Stop reading (the listing failed: nothing will record these sizes)."""
         self._stop.set()
-        self._thread.join()
+        if self._thread is not None:
+            self._thread.join()
 
 
 def _manifest_paths(

@@ -198,10 +198,10 @@ class _TagSync:
         return _Read(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
 
     def _prefetch(self, root: _Read) -> Prefetch | None:
-        """Start reading the sizes the catalog lacks for the specs a changed v3 root lists,
-        while the listing is decoded and written: the network then overlaps the CPU."""
-        if root.index is None or root.snapshot.layout not in (3, OCI_LAYOUT) or not root.source.concurrent:
-            return None  # a folder: reading ahead would only compete with the listing for the CPU
+        """Read the sizes the catalog lacks for the specs a changed v3 root lists, before
+        its new specs are written (see :class:`Prefetch`)."""
+        if root.index is None or root.snapshot.layout not in (3, OCI_LAYOUT):
+            return None
         listed = root.listed()
         unsized = set(listed) - self.catalog.sized_hashes(listed)
         if not unsized:
@@ -255,14 +255,19 @@ class _TagSync:
             # New hashes are decided under the write lock: a sync of another tag that
             # committed meanwhile may have stored some of them already.
             new_hashes = self._new_hashes(reads)
-            writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes), {})
+            # The sizes read so far go in with their specs (a copy: over the network the
+            # reads go on meanwhile, and what they bring later is recorded after commit).
+            presized = dict(prefetch.sizes) if prefetch is not None else {}
+            writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes), presized)
             reads[0].index = None  # records were built from it; nothing else needs it now
             phase("decode and write new specs")
             dropped = self._write_members(writer, reads, fetched_at)
             added, removed = writer.root_added, writer.root_removed
             phase("write members")
         phase("commit")
-        sizes = self._fetch_sizes(reads, set(new_hashes), prefetch)
+        new = set(new_hashes)
+        written_sized = new & presized.keys()
+        sizes = self._fetch_sizes(reads, new, written_sized, prefetch)
         phase("sizes")
         if prefetch is not None:  # for bench/: the manifests' own time, most of it during the listing
             phases.append(("size reads ahead", prefetch.seconds))
@@ -289,7 +294,7 @@ class _TagSync:
             added=added,
             removed=removed,
             new_specs=len(new_hashes),
-            sizes_fetched=sum(report.fetched for _, report in sizes),
+            sizes_fetched=len(written_sized) + sum(report.fetched for _, report in sizes),
             sized=stats.sized,
             dropped_stacks=tuple(dropped),
             warnings=(
@@ -341,10 +346,11 @@ class _TagSync:
         return writer.drop_other_stacks()
 
     def _fetch_sizes(
-        self, reads: list[_Read], new: set[str], prefetch: Prefetch | None
+        self, reads: list[_Read], new: set[str], presized: set[str], prefetch: Prefetch | None
     ) -> list[tuple[str, SizeReport]]:
         """Sizes of the listed binaries the catalog does not know, each from the first
-        mirror listing it, committed as they come."""
+        mirror listing it, committed as they come. ``new`` are the specs this sync
+        added, ``presized`` those of them written with their size."""
         reports: list[tuple[str, SizeReport]] = []
         claimed: set[str] = set()
         for read in reads:
@@ -354,7 +360,7 @@ class _TagSync:
             if read.changed:
                 listed = read.listed()
                 # A spec new in this sync has no size yet: only ask the catalog about the others.
-                unsized = set(listed) - self.catalog.sized_hashes(h for h in listed if h not in new)
+                unsized = set(listed) - presized - self.catalog.sized_hashes(h for h in listed if h not in new)
             else:
                 unsized = self.catalog.unsized_listed(read.ref.tag, read.ref.stack)  # a stopped sync's rest
             unsized -= claimed
