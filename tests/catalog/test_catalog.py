@@ -95,6 +95,7 @@ def test_sizes_are_kept_forever_per_hash_and_counted_in_the_totals(tmp_path: Pat
         write_tag(catalog, "u", [], members={"b" * 32: True, "a" * 32: False}, checksum="u")
         (t,) = catalog.tag_stats(["t"])
         assert (t.size, t.sized, t.specs) == (1234, 1, 2)
+        assert catalog.sized_hashes(["a" * 32, "b" * 32, "c" * 32]) == {"a" * 32}  # b unsized, c unknown
         ids = catalog.spec_ids(["a" * 32, "b" * 32])
         assert catalog.record_sizes({ids["a" * 32]: 999, ids["b" * 32]: 10}) == 1  # never overwrites a known size
         assert catalog.sized_hashes(["a" * 32, "b" * 32]) == {"a" * 32, "b" * 32}
