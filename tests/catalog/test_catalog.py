@@ -198,3 +198,32 @@ def test_stack_names_are_the_mirrors_of_the_tag_root_first(demo_run) -> None:  #
             assert catalog.stack_names(tag) == [m.stack for m in catalog.mirrors(tag)]
             assert len(catalog.stack_names(tag)) > 1
         assert catalog.stack_names("no-such-tag") == []
+
+
+def _indexes(catalog: Catalog) -> set[str]:
+    return {row[0] for row in catalog._db.execute("SELECT name FROM sqlite_master WHERE type = 'index'")}
+
+
+def test_a_first_sync_s_members_go_in_before_their_index_by_spec(tmp_path: Path) -> None:
+    records = [_record(f"{number:032d}") for number in range(25_000)]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs(records, {})
+            with writer.members_in_bulk(len(records)):
+                assert "members_spec" not in _indexes(catalog)
+                members = {r.hash: True for r in records}
+                writer.replace_mirror(
+                    "root", "file:///m", layout=3, db_version=8, checksum="c", etag=None,
+                    last_modified=None, fetched_at=0.0, members=members,
+                )  # fmt: skip
+        assert "members_spec" in _indexes(catalog)
+        (stats,) = catalog.tag_stats(["t"])
+        assert stats.specs == 25_000
+        # a later sync no bigger than the catalog: the index is kept up as the rows go in
+        with catalog.writing_tag("u") as writer, writer.members_in_bulk(25_000):
+            assert "members_spec" in _indexes(catalog)
+        # a failed bulk sync: the rollback brings the index back
+        with pytest.raises(RuntimeError), catalog.writing_tag("v") as writer, writer.members_in_bulk(60_000):
+            assert "members_spec" not in _indexes(catalog)
+            raise RuntimeError("boom")
+        assert "members_spec" in _indexes(catalog)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import CatalogError
 
-__all__ = ["BULK_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
+__all__ = ["BULK_INDEXES", "BULK_MEMBER_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
 SCHEMA_VERSION = 6
@@ -111,6 +111,9 @@ BULK_INDEXES = {
     "specs_compiler": "CREATE INDEX specs_compiler ON specs (compiler)",
     "specs_unsized": "CREATE INDEX specs_unsized ON specs (id) WHERE size IS NULL",
 }
+
+#: The members index that a tag's first sync (more rows than the catalog has) rebuilds.
+BULK_MEMBER_INDEXES = {"members_spec": "CREATE INDEX members_spec ON members (spec_id)"}
 
 #: migrations[n] upgrades a catalog from user_version n to n + 1.
 # The raw node is cold data (only a spec's own page shows it). Out of the specs table,

@@ -319,17 +319,19 @@ class _TagSync:
     @staticmethod
     def _write_members(writer: TagWriter, reads: list[_Read], fetched_at: float) -> list[str]:
         """Write each mirror's members; returns the stacks dropped (no longer configured)."""
-        for read in reads:
-            snap = read.snapshot
-            if read.members is None or read.db_version is None:
-                writer.keep_mirror(
-                    read.ref.stack,
-                    read.ref.url,
-                    fetched_at=fetched_at,
-                    etag=snap.etag,
-                    last_modified=snap.last_modified,
-                )
-            else:
+        rows = sum(len(read.members) for read in reads if read.members is not None and read.db_version is not None)
+        with writer.members_in_bulk(rows):
+            for read in reads:
+                snap = read.snapshot
+                if read.members is None or read.db_version is None:
+                    writer.keep_mirror(
+                        read.ref.stack,
+                        read.ref.url,
+                        fetched_at=fetched_at,
+                        etag=snap.etag,
+                        last_modified=snap.last_modified,
+                    )
+                    continue
                 writer.replace_mirror(
                     read.ref.stack,
                     read.ref.url,
