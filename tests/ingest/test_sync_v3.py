@@ -43,6 +43,21 @@ def test_a_folder_mirror_s_sizes_go_in_with_their_specs(mirrors: Path, tmp_path:
         assert {h: spec_row(catalog, h)["size"] for h in sizes} == sizes  # type: ignore[index]
 
 
+def test_a_tag_of_known_specs_asks_the_catalog_about_them_once(mirrors: Path, tmp_path: Path) -> None:
+    """Their ids and sizes are read once, under the write lock, and reused after."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    url = str(tmp_path / "m")
+    config = make_config(tmp_path, [{"name": "t", "url": url}, {"name": "u", "url": url}])
+    statements: list[str] = []
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog, ["t"])
+        catalog._db.set_trace_callback(statements.append)
+        (outcome,) = sync(config, catalog, ["u"])
+        assert outcome.ok and outcome.specs == 6 and outcome.new_specs == 0
+    assert sum("SELECT hash, id FROM specs" in s for s in statements) == 1
+    assert sum("SELECT hash FROM specs WHERE hash IN" in s for s in statements) == 1
+
+
 def test_sizes_are_fetched_once_per_hash(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = http_server.state.root / "m"
     write_v3_mirror(root, fixture_index(mirrors, drop=(LIBELF_CORE2,)))

@@ -41,6 +41,11 @@ class TagWriter:
         self._kept_stacks: set[str] = set()
         self._changed = False  # whether the tag's totals must be counted again
 
+    def remember_ids(self, ids: Mapping[str, int]) -> None:
+        """Ids of specs the catalog has (hash -> id), as the caller read them in this
+        transaction: the members and edges that point to them need not ask again."""
+        self._ids.update(ids)
+
     def add_specs(self, records: Iterable[SpecRecord], sizes: Mapping[str, int]) -> int:
         """Insert specs the catalog does not have yet, then their edges. Returns the count."""
         records = list(records)
@@ -62,7 +67,10 @@ class TagWriter:
         if not hashes:
             return 0  # a re-sync with nothing new: not even a count of the table
         db = self._db
-        (next_id, existing) = db.execute("SELECT coalesce(max(id), 0) + 1, count(*) FROM specs").fetchone()
+        # max(id), not count(*): ids are given in order, so it bounds the count, and it is
+        # read from the end of the table rather than by a scan of it.
+        (next_id,) = db.execute("SELECT coalesce(max(id), 0) + 1 FROM specs").fetchone()
+        existing = next_id - 1
         ids = self._ids
         for offset, dag_hash in enumerate(hashes):
             ids[dag_hash] = next_id + offset

@@ -55,6 +55,7 @@ class _Read(msgspec.Struct):
     members: dict[str, bool] | None = None  # hash -> listed; None when unchanged
     index: RawIndex | None = None  # records to build new specs from
     own_index: bool = True  # False: a root of views only, listing what its stacks list
+    unsized: set[str] | None = None  # listed hashes whose size the catalog lacked, once asked
 
     @property
     def changed(self) -> bool:
@@ -203,12 +204,15 @@ class _TagSync:
         if root.index is None or root.snapshot.layout not in (3, OCI_LAYOUT):
             return None
         listed = root.listed()
-        unsized = set(listed) - self.catalog.sized_hashes(listed)
+        root.unsized = unsized = set(listed) - self.catalog.sized_hashes(listed)
         if not unsized:
             return None
         line = self.reporter.task(f"{root.ref.tag}/{root.ref.stack}: sizes", total=len(unsized))
         return Prefetch(
-            root.source, names_and_versions(root.index, sorted(unsized)), limits=self.config.limits, line=line
+            root.source,
+            names_and_versions(root.index, sorted(unsized)),
+            limits=self.config.limits,
+            line=line,
         )
 
     def _sync(self, tag: TagConfig, started: float) -> TagOutcome:
@@ -254,7 +258,7 @@ class _TagSync:
                 line.done()
             # New hashes are decided under the write lock: a sync of another tag that
             # committed meanwhile may have stored some of them already.
-            new_hashes = self._new_hashes(reads)
+            new_hashes = self._new_hashes(reads, writer)
             # The sizes read so far go in with their specs (a copy: over the network the
             # reads go on meanwhile, and what they bring later is recorded after commit).
             presized = dict(prefetch.sizes) if prefetch is not None else {}
@@ -304,13 +308,15 @@ class _TagSync:
             phases=tuple(phases),
         )
 
-    def _new_hashes(self, reads: list[_Read]) -> dict[str, _Read]:
-        """Hashes the catalog does not have, each with the first read whose index holds it."""
+    def _new_hashes(self, reads: list[_Read], writer: TagWriter) -> dict[str, _Read]:
+        """Hashes the catalog does not have, each with the first read whose index holds it.
+        The ids of the others are handed to ``writer``, which needs them for members."""
         new_hashes: dict[str, _Read] = {}
         for read in reads:
             if read.index is None or not read.index.records:
                 continue
             known = self.catalog.spec_ids(read.index.records.keys())
+            writer.remember_ids(known)
             for dag_hash in read.index.records:
                 if dag_hash not in known and dag_hash not in new_hashes:
                     new_hashes[dag_hash] = read
@@ -361,8 +367,10 @@ class _TagSync:
                 continue
             if read.changed:
                 listed = read.listed()
-                # A spec new in this sync has no size yet: only ask the catalog about the others.
-                unsized = set(listed) - presized - self.catalog.sized_hashes(h for h in listed if h not in new)
+                if read.unsized is not None:
+                    unsized = read.unsized - presized  # what the catalog lacked, asked already
+                else:  # a spec new in this sync has no size yet: only ask about the others
+                    unsized = set(listed) - self.catalog.sized_hashes(h for h in listed if h not in new)
             else:
                 unsized = self.catalog.unsized_listed(read.ref.tag, read.ref.stack)  # a stopped sync's rest
             unsized -= claimed
