@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import random
+import time
+from collections.abc import Mapping
 from pathlib import Path
 
 from cachedex.catalog import Catalog
-from cachedex.diff import diff_since, diff_tags
+from cachedex.diff import Listing, _compare, diff_since, diff_tags
 from tests.helpers import record, write_tag
 
 
@@ -26,3 +29,29 @@ def test_msg7_a_tag_listing_no_spec_is_a_tag(tmp_path: Path) -> None:
         result = diff_tags(catalog, "empty", "t")
     (root,) = result.stacks
     assert [s.hash for s in root.added] == ["a" * 32] and not root.removed
+
+
+def test_a_diff_since_reads_only_touched_packages_and_equals_the_whole_listings_diff(tmp_path: Path) -> None:
+    """diff_since reads today's listing of the packages a change touched only: checked
+    against the diff of the whole listings, as they were before each sync and today."""
+    rng = random.Random(7)
+    records = [record(f"{n:032d}", name=f"p{n % 6}", version=f"1.{n % 3}") for n in range(36)]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", records, members={r.hash: rng.random() < 0.5 for r in records})
+        # a mirror's first sync records no changes: both exist before the history starts
+        write_tag(catalog, "t", [], members={r.hash: rng.random() < 0.5 for r in records}, stack="s")
+        before: list[tuple[float, Mapping[str, Listing]]] = []
+        for round_ in range(8):
+            time.sleep(0.002)
+            stack = ("root", "s")[round_ % 2]
+            chosen = rng.sample(records, 20)
+            members = {r.hash: rng.random() < 0.6 for r in chosen}
+            (last,) = catalog.tag_syncs("t", limit=1)
+            whole = catalog.tag_members("t")
+            time.sleep(0.002)
+            before.append(((last.finished_at + time.time()) / 2, whole))
+            write_tag(catalog, "t", [], members=members, stack=stack, checksum=f"c{round_}")
+        today = catalog.tag_members("t")
+        for since, then in before:
+            assert diff_since(catalog, "t", since, "then") == _compare("t at then", "t", then, today)
+        assert any(not diff_since(catalog, "t", since, "then").unchanged for since, _ in before)

@@ -17,7 +17,7 @@ from .catalog import Catalog
 from .errors import BadQuery
 from .values import ROOT_STACK
 
-__all__ = ["DiffSpec", "StackDiff", "TagDiff", "diff_since", "diff_tags", "parse_since"]
+__all__ = ["DiffSpec", "Listing", "StackDiff", "TagDiff", "diff_since", "diff_since_read", "diff_tags", "parse_since"]
 
 
 class DiffSpec(msgspec.Struct, frozen=True):
@@ -105,10 +105,17 @@ def diff_tags(catalog: Catalog, old: str, new: str) -> TagDiff:
 
 
 def diff_since(catalog: Catalog, tag: str, since: float, label: str) -> TagDiff:
-    """What changed in ``tag`` after ``since`` (epoch seconds), from the recorded changes.
+    """What changed in ``tag`` after ``since`` (epoch seconds): see :func:`diff_since_read`."""
+    return diff_since_read(catalog, tag, since, label)[0]
+
+
+def diff_since_read(catalog: Catalog, tag: str, since: float, label: str) -> tuple[TagDiff, Mapping[str, Listing]]:
+    """What changed in ``tag`` after ``since`` (epoch seconds), from the recorded changes,
+    and the listings read for it: today's, per stack, of the packages a change touched.
 
     Today's listing minus what was added after ``since`` plus what was removed after it
-    is the listing at ``since`` (see docs/catalog.md); the diff compares the two.
+    is the listing at ``since`` (see docs/catalog.md); the diff compares the two. Only
+    the packages a change touched can differ, so only their listings are read.
     """
     catalog.require_tag(tag)
     first = catalog.first_synced_at(tag)
@@ -117,13 +124,14 @@ def diff_since(catalog: Catalog, tag: str, since: float, label: str) -> TagDiff:
         # state the comparison really starts from rather than label it with the date.
         first_day = datetime.datetime.fromtimestamp(first, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
         label = f"its first sync ({first_day}; no history before it)"
-    now = catalog.tag_members(tag)
+    changes = catalog.changes_since(tag, since)
+    now = catalog.tag_members(tag, {name for _stack, _hash, name, _version, _change in changes})
     then: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
     for stack, listing in now.items():
         then[stack].update(listing)
-    for stack, dag_hash, name, version, change in reversed(catalog.changes_since(tag, since)):
+    for stack, dag_hash, name, version, change in reversed(changes):
         if change > 0:
             then[stack].pop(dag_hash, None)
         else:
             then[stack][dag_hash] = (name, version)
-    return _compare(f"{tag} at {label}", tag, then, now)
+    return _compare(f"{tag} at {label}", tag, then, now), now

@@ -302,9 +302,10 @@ class Catalog:
         """{package: [tags listing it]} over every tag, names sorted."""
         return package_names_of(self.all_package_tags())
 
-    def tag_members(self, tag: str) -> dict[str, dict[str, tuple[str, str]]]:
-        """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag."""
-        return reads.tag_members(self._db, tag)
+    def tag_members(self, tag: str, names: Iterable[str] | None = None) -> dict[str, dict[str, tuple[str, str]]]:
+        """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
+        (of the packages ``names`` only, if given)."""
+        return reads.tag_members(self._db, tag, names)
 
     def changes_since(self, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
         """(stack, hash, name, version, +1/-1) of listing changes after ``since``, oldest first."""
@@ -314,9 +315,9 @@ class Catalog:
         """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
         return reads.first_synced_at(self._db, tag)
 
-    def held_hashes(self) -> set[str]:
-        """Every hash some mirror holds, listed or not."""
-        return reads.held_hashes(self._db)
+    def held_hashes(self, hashes: Iterable[str] | None = None) -> set[str]:
+        """Every hash some mirror holds, listed or not (of ``hashes`` only, if given)."""
+        return reads.held_hashes(self._db, hashes)
 
     def spec_summary(self, dag_hash: str) -> SpecSummary | None:
         """One spec by its full hash with every tag listing it (``stacks`` empty), or None."""

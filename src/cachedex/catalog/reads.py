@@ -251,15 +251,19 @@ def all_package_tags(db: sqlite3.Connection) -> dict[str, list[tuple[str, int]]]
     return result
 
 
-def tag_members(db: sqlite3.Connection, tag: str) -> dict[str, dict[str, tuple[str, str]]]:
+def tag_members(
+    db: sqlite3.Connection, tag: str, names: Iterable[str] | None = None
+) -> dict[str, dict[str, tuple[str, str]]]:
     """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
-    (a stack's own listing), for diffs."""
+    (a stack's own listing; of the packages ``names`` only, if given), for diffs."""
     result: dict[str, dict[str, tuple[str, str]]] = {}
+    only = " AND s.name IN (SELECT value FROM json_each(?))" if names is not None else ""
+    params = (tag,) if names is None else (tag, _hashes_json(sorted(set(names))))
     for stack, dag_hash, name, version in db.execute(
         "SELECT m.stack, s.hash, s.name, s.version FROM mirrors m JOIN tags t ON t.id = m.tag_id "
         "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
-        "WHERE t.name = ?",
-        (tag,),
+        f"WHERE t.name = ?{only}",
+        params,
     ):
         result.setdefault(stack, {})[dag_hash] = (name, version)
     return result
@@ -287,12 +291,16 @@ def first_synced_at(db: sqlite3.Connection, tag: str) -> float | None:
     return None if row is None else row[0]
 
 
-def held_hashes(db: sqlite3.Connection) -> set[str]:
-    """Every hash some mirror holds, listed or not."""
+def held_hashes(db: sqlite3.Connection, hashes: Iterable[str] | None = None) -> set[str]:
+    """Every hash some mirror holds, listed or not (of ``hashes`` only, if given)."""
+    held = "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id)"
+    if hashes is None:
+        return {row[0] for row in db.execute(f"SELECT s.hash FROM specs s WHERE {held}")}
     return {
         row[0]
         for row in db.execute(
-            "SELECT s.hash FROM specs s WHERE EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id)"
+            f"SELECT s.hash FROM specs s WHERE s.hash IN (SELECT value FROM json_each(?)) AND {held}",
+            (_hashes_json(hashes),),
         )
     }
 

@@ -23,7 +23,7 @@ import msgspec
 
 from ..catalog import Catalog
 from ..catalog.history import ChangedSpec
-from ..diff import TagDiff, diff_since, diff_tags
+from ..diff import Listing, TagDiff, diff_since_read, diff_tags
 from ..values import ROOT_STACK
 from ..versions import tag_order, version_key
 
@@ -306,10 +306,19 @@ def _detail(catalog: Catalog, known: Mapping[str, SpecChange], dag_hash: str, na
 
 
 def _compare(
-    catalog: Catalog, diff: TagDiff, known: Mapping[str, SpecChange], counts_of: str
+    catalog: Catalog,
+    diff: TagDiff,
+    known: Mapping[str, SpecChange],
+    counts_of: str,
+    listings: Mapping[str, Listing] | None = None,
 ) -> tuple[StackChanges, ...]:
-    """The stacks of a :class:`cachedex.diff.TagDiff`, each spec with its details."""
-    counted = _counted(catalog, counts_of, {s.name for p in diff.stacks for s in (*p.added, *p.removed)})
+    """The stacks of a :class:`cachedex.diff.TagDiff`, each spec with its details.
+    ``listings``: the listings of ``counts_of`` that the diff read (of at least the
+    packages it changed), to count instead of reading them again."""
+    if listings is None:
+        counted = _counted(catalog, counts_of, {s.name for p in diff.stacks for s in (*p.added, *p.removed)})
+    else:
+        counted = {stack: _counts(listing.values()) for stack, listing in listings.items()}
     out = []
     for part in diff.stacks:
         added = [_detail(catalog, known, s.hash, s.name, s.version) for s in part.added]
@@ -333,14 +342,19 @@ def compare_page(catalog: Catalog, old: str, new: str, *, live: bool = False) ->
 def since_page(catalog: Catalog, tag: str, since: float, label: str) -> ComparePage:
     """What changed in ``tag`` after ``since`` (:func:`cachedex.diff.diff_since`); each
     spec's details from the syncs that changed it."""
-    diff = diff_since(catalog, tag, since, label)
+    diff, listings = diff_since_read(catalog, tag, since, label)
+    changes = [
+        change
+        for sync in catalog.tag_syncs(tag, limit=1_000_000)
+        if sync.finished_at > since and sync.changes
+        for change in catalog.sync_changes(sync.id)
+    ]
+    held = catalog.held_hashes(change.hash for change in changes if change.change < 0)
     known: dict[str, SpecChange] = {}
-    for sync in catalog.tag_syncs(tag, limit=1_000_000):
-        if sync.finished_at > since and sync.changes:
-            for change in catalog.sync_changes(sync.id):
-                if change.hash not in known:
-                    known[change.hash] = _spec(change, change.change > 0 or bool(catalog.holders(change.hash)))
-    return ComparePage(diff.old, tag, tag, _compare(catalog, diff, known, tag), since=label, live=True)
+    for change in changes:
+        if change.hash not in known:
+            known[change.hash] = _spec(change, change.change > 0 or change.hash in held)
+    return ComparePage(diff.old, tag, tag, _compare(catalog, diff, known, tag, listings), since=label, live=True)
 
 
 # -- what tag and spec pages show of the history --------------------------------------------
