@@ -55,3 +55,29 @@ def test_a_diff_since_reads_only_touched_packages_and_equals_the_whole_listings_
         for since, then in before:
             assert diff_since(catalog, "t", since, "then") == _compare("t at then", "t", then, today)
         assert any(not diff_since(catalog, "t", since, "then").unchanged for since, _ in before)
+
+
+def test_a_diff_of_two_tags_equals_the_whole_listings_diff(tmp_path: Path) -> None:
+    """diff_tags finds the specs one tag lists and the other does not in SQL, then reads
+    the listings of the packages they touch only: checked against the diff of the whole
+    listings, with stacks of one tag only and unlisted members."""
+    rng = random.Random(11)
+    records = [record(f"{n:032d}", name=f"p{n % 7}", version=f"2.{n % 4}") for n in range(60)]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "seed", records, members=dict.fromkeys((r.hash for r in records), False))
+        for tag, stacks in (("a", ("root", "s", "only-a")), ("b", ("root", "s", "only-b")), ("c", ("root",))):
+            for stack in stacks:
+                members = {r.hash: rng.random() < 0.7 for r in rng.sample(records, 35)}
+                write_tag(catalog, tag, [], members=members, stack=stack, checksum=stack)
+        for old, new in (("a", "b"), ("b", "a"), ("a", "c"), ("c", "b"), ("a", "a")):
+            listings = {tag: catalog.tag_members(tag) for tag in (old, new)}
+            whole = _compare(old, new, listings[old], listings[new])
+            assert diff_tags(catalog, old, new) == whole
+            expected = {
+                (stack, dag_hash, *listings[one].get(stack, {})[dag_hash], side)
+                for one, other, side in ((new, old, 1), (old, new, -1))
+                for stack in listings[one]
+                for dag_hash in listings[one][stack].keys() - listings[other].get(stack, {}).keys()
+            }
+            assert sorted(catalog.listing_difference(old, new)) == sorted(expected)
+            assert (old == new) == whole.unchanged

@@ -17,7 +17,17 @@ from .catalog import Catalog
 from .errors import BadQuery
 from .values import ROOT_STACK
 
-__all__ = ["DiffSpec", "Listing", "StackDiff", "TagDiff", "diff_since", "diff_since_read", "diff_tags", "parse_since"]
+__all__ = [
+    "DiffSpec",
+    "Listing",
+    "StackDiff",
+    "TagDiff",
+    "diff_since",
+    "diff_since_read",
+    "diff_tags",
+    "diff_tags_read",
+    "parse_since",
+]
 
 
 class DiffSpec(msgspec.Struct, frozen=True):
@@ -97,11 +107,17 @@ def _compare(old_label: str, new_label: str, old: Mapping[str, Listing], new: Ma
 
 def diff_tags(catalog: Catalog, old: str, new: str) -> TagDiff:
     """What ``new`` lists that ``old`` does not, and the reverse, stack by stack."""
-    listings = {}
+    return diff_tags_read(catalog, old, new)[0]
+
+
+def diff_tags_read(catalog: Catalog, old: str, new: str) -> tuple[TagDiff, Mapping[str, Listing]]:
+    """:func:`diff_tags`, and the listings of ``new`` read for it: those of the packages
+    with a spec in one tag only (the others are the same in both, so they are not read)."""
     for tag in (old, new):
         catalog.require_tag(tag)
-        listings[tag] = catalog.tag_members(tag)
-    return _compare(old, new, listings[old], listings[new])
+    names = {name for _stack, _hash, name, _version, _side in catalog.listing_difference(old, new)}
+    listings = {tag: catalog.tag_members(tag, names) for tag in (old, new)}
+    return _compare(old, new, listings[old], listings[new]), listings[new]
 
 
 def diff_since(catalog: Catalog, tag: str, since: float, label: str) -> TagDiff:

@@ -266,9 +266,9 @@ class Catalog:
         """What locating the manifest or tarball of each known spec of ``hashes`` needs."""
         return reads.size_keys(self._db, hashes)
 
-    def listed_hashes(self, tag: str, stack: str = ROOT_STACK) -> set[str]:
-        """Hashes listed (``in_buildcache``) by one mirror of a tag."""
-        return reads.listed_hashes(self._db, tag, stack)
+    def listed_hashes(self, tag: str, stack: str = ROOT_STACK, among: Iterable[str] | None = None) -> set[str]:
+        """Hashes listed (``in_buildcache``) by one mirror of a tag (of ``among`` only)."""
+        return reads.listed_hashes(self._db, tag, stack, among)
 
     def unsized_listed(self, tag: str, stack: str) -> set[str]:
         """Hashes one mirror of a tag lists whose size is unknown."""
@@ -306,6 +306,11 @@ class Catalog:
         """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
         (of the packages ``names`` only, if given)."""
         return reads.tag_members(self._db, tag, names)
+
+    def listing_difference(self, old: str, new: str) -> list[tuple[str, str, str, str, int]]:
+        """(stack, hash, name, version, +1 in ``new`` only / -1 in ``old`` only) of the
+        listed specs two tags do not share, stack by stack."""
+        return reads.listing_difference(self._db, old, new)
 
     def changes_since(self, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
         """(stack, hash, name, version, +1/-1) of listing changes after ``since``, oldest first."""

