@@ -33,7 +33,8 @@ def test_v3_sync_reads_sizes_from_spec_manifests(mirrors: Path, tmp_path: Path, 
 def test_a_folder_mirror_s_sizes_go_in_with_their_specs(mirrors: Path, tmp_path: Path) -> None:
     """Read before the listing is written, the sizes need no second pass over the specs."""
     sizes = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    # a stack listing the same specs: they were written with their sizes, none is read again
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m"), "stacks": {"s": str(tmp_path / "m")}}])
     statements: list[str] = []
     with Catalog(config.catalog) as catalog:
         catalog._db.set_trace_callback(statements.append)

@@ -369,8 +369,8 @@ class _TagSync:
                 listed = read.listed()
                 if read.unsized is not None:
                     unsized = read.unsized - presized  # what the catalog lacked, asked already
-                else:  # a spec new in this sync has no size yet: only ask about the others
-                    unsized = set(listed) - self.catalog.sized_hashes(h for h in listed if h not in new)
+                else:  # a spec new in this sync has no size but the one it was written with
+                    unsized = set(listed) - presized - self.catalog.sized_hashes(h for h in listed if h not in new)
             else:
                 unsized = self.catalog.unsized_listed(read.ref.tag, read.ref.stack)  # a stopped sync's rest
             unsized -= claimed
