@@ -12,6 +12,7 @@ and hands back each one decoded to the value the caller needs.
 from __future__ import annotations
 
 import os
+import resource
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -153,6 +154,34 @@ _WINDOW, _RUN = 512, 64
 _RECHECK = 8
 
 
+class _Waits:
+    """Whether this thread waited for most of what it did since this was made.
+
+    On Linux, by the voluntary context switches of the thread: one per read that waited
+    on the disk; a thread that was only preempted (another process wanted the CPU)
+    switches involuntarily, and its reads were no slower. Elsewhere, by the time that
+    was not this thread's CPU time, which preemption inflates too."""
+
+    def __init__(self) -> None:
+        self._switches = _voluntary_switches()
+        self._wall, self._cpu = time.perf_counter(), time.thread_time()
+
+    def most(self, reads: int) -> bool:
+        """Whether at least a quarter of ``reads`` waited (or, without the count, most of
+        the time was spent waiting)."""
+        switches = _voluntary_switches()
+        if switches is not None and self._switches is not None:
+            return switches - self._switches >= reads / 4
+        wall, cpu = time.perf_counter() - self._wall, time.thread_time() - self._cpu
+        return wall - cpu > wall / 2
+
+
+def _voluntary_switches() -> int | None:
+    """This thread's voluntary context switches so far (Linux), or None."""
+    who = getattr(resource, "RUSAGE_THREAD", None)
+    return None if who is None else resource.getrusage(who).ru_nvcsw
+
+
 class LocalSource(Source):
     """A mirror in a local folder (given as a path or a ``file://`` URL)."""
 
@@ -216,8 +245,9 @@ class LocalSource(Source):
         # few microseconds of system calls, and threads would only pass the GIL around
         # (4 threads took 4 x as long here). Files on a disk or a network file system wait
         # on it, one seek each: then several threads keep reads in flight (the reads
-        # release the GIL). A window read here tells which: its waiting time against its
-        # CPU time. A threaded run checks again every few windows, as the cache warms.
+        # release the GIL). A window read here tells which: how often the thread had to
+        # wait (see _Waits). A threaded run checks again every few windows, as the cache
+        # warms.
         pending = iter(items)
         threaded, windows = False, 0
         with ThreadPoolExecutor(max_workers=_LOCAL_READERS) as pool:
@@ -227,10 +257,9 @@ class LocalSource(Source):
                     for run in pool.map(lambda run: [one(item) for item in run], runs):
                         yield from run
                 else:
-                    wall, cpu = time.perf_counter(), time.thread_time()
+                    waits = _Waits()
                     done = [one(item) for item in window]
-                    wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-                    threaded = wall - cpu > wall / 2
+                    threaded = waits.most(len(window))
                     yield from done
                 windows += 1
 
