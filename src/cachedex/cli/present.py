@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 import msgspec
@@ -18,14 +18,16 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from ..catalog import SearchPage, SpecSummary, TagStats
-from ..diff import TagDiff
-from ..ingest.sync import TagOutcome
-from ..publish.export import ExportReport
-from ..publish.jekyll import JekyllReport
-from ..publish.pages import PackagePage, SpecPage
-from ..publish.site import SiteReport
 from ..values import human_size
+
+if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
+    from ..catalog import SearchPage, SpecSummary, TagStats
+    from ..diff import TagDiff
+    from ..ingest.sync import TagOutcome
+    from ..publish.export import ExportReport
+    from ..publish.jekyll import JekyllReport
+    from ..publish.pages import PackagePage, SpecPage
+    from ..publish.site import SiteReport
 
 __all__ = [
     "OUT",
