@@ -112,11 +112,14 @@ def diff_tags(catalog: Catalog, old: str, new: str) -> TagDiff:
 
 def diff_tags_read(catalog: Catalog, old: str, new: str) -> tuple[TagDiff, Mapping[str, Listing]]:
     """:func:`diff_tags`, and the listings of ``new`` read for it: those of the packages
-    with a spec in one tag only (the others are the same in both, so they are not read)."""
+    with a spec in one tag only, in the stacks where they differ (the rest is the same in
+    both, so it is not read)."""
     for tag in (old, new):
         catalog.require_tag(tag)
-    names = {name for _stack, _hash, name, _version, _side in catalog.listing_difference(old, new)}
-    listings = {tag: catalog.tag_members(tag, names) for tag in (old, new)}
+    difference = catalog.listing_difference(old, new)
+    names = {name for _stack, _hash, name, _version, _side in difference}
+    stacks = {stack for stack, *_ in difference}
+    listings = {tag: catalog.tag_members(tag, names, stacks) for tag in (old, new)}
     return _compare(old, new, listings[old], listings[new]), listings[new]
 
 
@@ -131,7 +134,7 @@ def diff_since_read(catalog: Catalog, tag: str, since: float, label: str) -> tup
 
     Today's listing minus what was added after ``since`` plus what was removed after it
     is the listing at ``since`` (see docs/catalog.md); the diff compares the two. Only
-    the packages a change touched can differ, so only their listings are read.
+    the packages and stacks a change touched can differ, so only their listings are read.
     """
     catalog.require_tag(tag)
     first = catalog.first_synced_at(tag)
@@ -141,7 +144,9 @@ def diff_since_read(catalog: Catalog, tag: str, since: float, label: str) -> tup
         first_day = datetime.datetime.fromtimestamp(first, datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
         label = f"its first sync ({first_day}; no history before it)"
     changes = catalog.changes_since(tag, since)
-    now = catalog.tag_members(tag, {name for _stack, _hash, name, _version, _change in changes})
+    now = catalog.tag_members(
+        tag, {name for _stack, _hash, name, _version, _change in changes}, {stack for stack, *_ in changes}
+    )
     then: dict[str, dict[str, tuple[str, str]]] = defaultdict(dict)
     for stack, listing in now.items():
         then[stack].update(listing)

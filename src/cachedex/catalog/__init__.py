@@ -302,10 +302,12 @@ class Catalog:
         """{package: [tags listing it]} over every tag, names sorted."""
         return package_names_of(self.all_package_tags())
 
-    def tag_members(self, tag: str, names: Iterable[str] | None = None) -> dict[str, dict[str, tuple[str, str]]]:
+    def tag_members(
+        self, tag: str, names: Iterable[str] | None = None, stacks: Iterable[str] | None = None
+    ) -> dict[str, dict[str, tuple[str, str]]]:
         """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
-        (of the packages ``names`` only, if given)."""
-        return reads.tag_members(self._db, tag, names)
+        (of the packages ``names`` and the stacks ``stacks`` only, if given)."""
+        return reads.tag_members(self._db, tag, names, stacks)
 
     def listing_difference(self, old: str, new: str) -> list[tuple[str, str, str, str, int]]:
         """(stack, hash, name, version, +1 in ``new`` only / -1 in ``old`` only) of the

@@ -151,10 +151,11 @@ def listed_hashes(
     """Hashes listed (``in_buildcache``) by one mirror of a tag (of ``among`` only, if given:
     then the hashes drive the read, not the whole listing)."""
     if among is not None:
+        # CROSS JOIN keeps this order (the planner would scan the whole listing instead).
         rows = db.execute(
-            "SELECT s.hash FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
-            "JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = ? JOIN tags t ON t.id = m.tag_id AND t.name = ? "
-            "WHERE s.hash IN (SELECT value FROM json_each(?))",
+            "SELECT s.hash FROM json_each(?3) j CROSS JOIN specs s ON s.hash = j.value "
+            "CROSS JOIN members mb ON mb.spec_id = s.id AND mb.listed CROSS JOIN mirrors m ON m.id = mb.mirror_id "
+            "WHERE m.stack = ?1 AND m.tag_id = (SELECT id FROM tags WHERE name = ?2)",
             (stack, tag, _hashes_json(among)),
         )
         return {row[0] for row in rows}
@@ -264,13 +265,17 @@ def all_package_tags(db: sqlite3.Connection) -> dict[str, list[tuple[str, int]]]
 
 
 def tag_members(
-    db: sqlite3.Connection, tag: str, names: Iterable[str] | None = None
+    db: sqlite3.Connection, tag: str, names: Iterable[str] | None = None, stacks: Iterable[str] | None = None
 ) -> dict[str, dict[str, tuple[str, str]]]:
     """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
-    (a stack's own listing; of the packages ``names`` only, if given), for diffs."""
+    (a stack's own listing; of the packages ``names`` and the stacks ``stacks`` only, if
+    given), for diffs."""
     result: dict[str, dict[str, tuple[str, str]]] = {}
-    only = " AND s.name IN (SELECT value FROM json_each(?))" if names is not None else ""
-    params = (tag,) if names is None else (tag, _hashes_json(sorted(set(names))))
+    only, params = "", [tag]
+    for column, values in (("s.name", names), ("m.stack", stacks)):
+        if values is not None:
+            only += f" AND {column} IN (SELECT value FROM json_each(?))"
+            params.append(_hashes_json(sorted(set(values))))
     for stack, dag_hash, name, version in db.execute(
         "SELECT m.stack, s.hash, s.name, s.version FROM mirrors m JOIN tags t ON t.id = m.tag_id "
         "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
@@ -284,31 +289,33 @@ def tag_members(
 def listing_difference(db: sqlite3.Connection, old: str, new: str) -> list[tuple[str, str, str, str, int]]:
     """(stack, hash, name, version, +1 listed by ``new`` only / -1 by ``old`` only) of the
     listed specs two tags do not share, stack by stack (a stack of one tag only: all of
-    it). Each listed member is looked up in the other tag's mirror of its stack by the
-    members' key: two 250,000-spec tags take ~0.6 s, and only the specs that differ are
-    read (comparing the two listings with EXCEPT took 1.07 s)."""
-    ids = dict(db.execute("SELECT name, id FROM tags WHERE name IN (?, ?)", (old, new)))
-    pairs = (
-        "WITH pairs AS (SELECT n.stack, n.id AS one, o.id AS other FROM mirrors n "
-        "LEFT JOIN mirrors o ON o.tag_id = :old AND o.stack = n.stack WHERE n.tag_id = :new "
-        "UNION ALL SELECT o.stack, NULL, o.id FROM mirrors o WHERE o.tag_id = :old "
-        "AND NOT EXISTS (SELECT 1 FROM mirrors n WHERE n.tag_id = :new AND n.stack = o.stack)) "
-    )
-    only = (
-        "SELECT p.stack, s.hash, s.name, s.version, {side} FROM pairs p "
-        "JOIN members mb ON mb.mirror_id = p.{this} AND mb.listed JOIN specs s ON s.id = mb.spec_id "
-        "WHERE NOT EXISTS (SELECT 1 FROM members x WHERE x.mirror_id = p.{that} AND x.spec_id = mb.spec_id "
-        "AND x.listed)"
-    )
-    return list(
-        db.execute(
-            pairs
-            + only.format(side=1, this="one", that="other")
-            + " UNION ALL "
-            + only.format(side=-1, this="other", that="one"),
-            {"old": ids.get(old), "new": ids.get(new)},
+    it). Each pair of listings is compared by SQLite walking both in the members' key
+    order at once (a merge): two 250,000-spec tags take ~0.2 s, and only the specs that
+    differ are read (a lookup of each member in the other listing took 0.6 s)."""
+    mirrors = {
+        tag: dict(
+            db.execute("SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?", (tag,))
         )
+        for tag in (old, new)
+    }
+    only = (
+        "SELECT spec_id FROM members WHERE mirror_id = ? AND listed EXCEPT "
+        "SELECT spec_id FROM members WHERE mirror_id = ? AND listed ORDER BY 1"
     )
+    found: list[tuple[str, int, int]] = []
+    for stack in sorted(mirrors[old].keys() | mirrors[new].keys()):
+        for this, that, side in ((new, old, 1), (old, new, -1)):
+            mine = mirrors[this].get(stack)
+            if mine is not None:  # a stack the other tag lacks: compared with no mirror (-1), all of it
+                found.extend((stack, row[0], side) for row in db.execute(only, (mine, mirrors[that].get(stack, -1))))
+    details = {
+        row[0]: row[1:]
+        for row in db.execute(
+            "SELECT id, hash, name, version FROM specs WHERE id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted({spec_id for _, spec_id, _ in found})),),
+        )
+    }
+    return [(stack, *details[spec_id], side) for stack, spec_id, side in found]
 
 
 def changes_since(db: sqlite3.Connection, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
