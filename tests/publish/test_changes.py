@@ -239,3 +239,17 @@ def test_pairs_named_in_the_config_get_comparison_pages(demo_run: Demo, tmp_path
     assert (twin["old"], twin["new"]) == ("v1.0.2", "develop")
     changes = (tmp_path / "site/tags/develop/changes/index.html").read_text()
     assert 'href="../compare/v1.0.2/index.html"' in changes
+
+
+def test_a_stack_s_new_version_of_a_package_it_had_is_a_version_change(tmp_path: Path) -> None:
+    """Counted from that stack's own listing: p@1.0 was in stack s, so p@2.0 there is a
+    new version, not a new package (the root never listed p)."""
+    old, new = record("a" * 32, name="p", version="1.0"), record("b" * 32, name="p", version="2.0")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record("c" * 32, name="q")])
+        write_tag(catalog, "t", [old, new], members={old.hash: True}, stack="s", checksum="1")
+        write_tag(catalog, "t", [], members={old.hash: True, new.hash: True}, stack="s", checksum="2")
+        (sync,) = changes_page(catalog, "t").syncs
+    (stack,) = sync.stacks
+    assert stack.stack == "s" and stack.added_count == 1 and not stack.added_packages
+    assert [(c.name, c.new) for c in stack.version_changes] == [("p", ("2.0",))]

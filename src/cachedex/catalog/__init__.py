@@ -348,9 +348,12 @@ class Catalog:
         """When a spec first appeared in each mirror listing it now."""
         return history.first_seen(self._db, dag_hash)
 
-    def listing_counts(self, tag: str, names: Iterable[str] | None = None) -> list[tuple[str, str, str, int]]:
-        """(stack, name, version, listed specs) of every mirror of a tag (of ``names`` only)."""
-        return history.listing_counts(self._db, tag, names)
+    def listing_counts(
+        self, tag: str, names: Iterable[str] | None = None, stacks: Iterable[str] | None = None
+    ) -> list[tuple[str, str, str, int]]:
+        """(stack, name, version, listed specs) of every mirror of a tag (of ``names`` and
+        ``stacks`` only)."""
+        return history.listing_counts(self._db, tag, names, stacks)
 
     def coverage_cells(self, tag: str) -> list[history.CoverageCell]:
         """Listed specs of a tag per stack and platform-os-target."""

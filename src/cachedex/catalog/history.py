@@ -162,12 +162,16 @@ def package_coverage(db: sqlite3.Connection, tag: str, name: str | None = None) 
 
 
 def listing_counts(
-    db: sqlite3.Connection, tag: str, names: Iterable[str] | None = None
+    db: sqlite3.Connection, tag: str, names: Iterable[str] | None = None, stacks: Iterable[str] | None = None
 ) -> list[tuple[str, str, str, int]]:
     """(stack, name, version, listed specs) of every mirror of a tag (of the packages
-    ``names`` only, if given): what a change page needs of the listings around a sync."""
-    only = " AND s.name IN (SELECT value FROM json_each(?))" if names is not None else ""
-    params: tuple[str, ...] = (tag,) if names is None else (tag, json.dumps(sorted(set(names))))
+    ``names`` and the stacks ``stacks`` only, if given): what a change page needs of the
+    listings around a sync."""
+    only, params = "", [tag]
+    for column, values in (("s.name", names), ("m.stack", stacks)):
+        if values is not None:
+            only += f" AND {column} IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(sorted(set(values))))
     return list(
         db.execute(
             "SELECT m.stack, s.name, s.version, count(*) FROM mirrors m JOIN tags t ON t.id = m.tag_id "

@@ -147,10 +147,13 @@ def _counts(pairs: Iterable[tuple[str, str]]) -> Counts:
     return versions, names
 
 
-def _counted(catalog: Catalog, tag: str, names: Iterable[str]) -> dict[str, Counts]:
-    """Each mirror's listing of the packages ``names`` of ``tag``, counted."""
+def _counted(
+    catalog: Catalog, tag: str, names: Iterable[str], stacks: Iterable[str] | None = None
+) -> dict[str, Counts]:
+    """Each mirror's listing (of ``stacks`` only, if given) of the packages ``names`` of
+    ``tag``, counted."""
     counted: dict[str, Counts] = {}
-    for stack, name, version, count in catalog.listing_counts(tag, names):
+    for stack, name, version, count in catalog.listing_counts(tag, names, stacks):
         if stack not in counted:
             counted[stack] = (Counter(), Counter())
         versions, by_name = counted[stack]
@@ -226,7 +229,8 @@ def changes_page(
     records = [s for s in catalog.tag_syncs(tag, limit=1_000_000) if s.changes]
     # The listings after the sync being looked at, counted; undone sync by sync.
     changed = [(record, catalog.sync_changes(record.id)) for record in records[:shown]]
-    counted = _counted(catalog, tag, {c.name for _, changes in changed for c in changes}) if changed else {}
+    touched = [c for _, changes in changed for c in changes]
+    counted = _counted(catalog, tag, {c.name for c in touched}, {c.stack for c in touched}) if changed else {}
     syncs = []
     for record, changes in changed:
         by_stack: dict[str, tuple[list[SpecChange], list[SpecChange]]] = defaultdict(lambda: ([], []))
