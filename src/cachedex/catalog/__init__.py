@@ -355,9 +355,9 @@ class Catalog:
         ``stacks`` only)."""
         return history.listing_counts(self._db, tag, names, stacks)
 
-    def coverage_cells(self, tag: str) -> list[history.CoverageCell]:
-        """Listed specs of a tag per stack and platform-os-target."""
-        return history.coverage_cells(self._db, tag)
+    def coverage_cells(self, tag: str, *, root: bool = True) -> list[history.CoverageCell]:
+        """Listed specs of a tag per stack and platform-os-target (the root's too if ``root``)."""
+        return history.coverage_cells(self._db, tag, root=root)
 
     def package_coverage(self, tag: str, name: str | None = None) -> list[history.PackageCoverage]:
         """Listed specs of a tag (of one package) per version and platform-os-target."""

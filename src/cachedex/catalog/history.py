@@ -136,12 +136,14 @@ def first_seen(db: sqlite3.Connection, dag_hash: str) -> list[FirstSeen]:
     ]
 
 
-def coverage_cells(db: sqlite3.Connection, tag: str) -> list[CoverageCell]:
-    """Listed specs per stack (``root`` for the whole tag) and platform-os-target."""
+def coverage_cells(db: sqlite3.Connection, tag: str, *, root: bool = True) -> list[CoverageCell]:
+    """Listed specs per stack (``root`` for the whole tag; left out if not ``root``) and
+    platform-os-target."""
     rows = db.execute(
         "SELECT m.stack, s.platform, s.os, s.target, count(*) FROM mirrors m JOIN tags t ON t.id = m.tag_id "
         "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
-        "WHERE t.name = ? GROUP BY m.stack, s.platform, s.os, s.target "
+        f"WHERE t.name = ?{'' if root else f' AND m.stack != {ROOT_STACK!r}'} "
+        "GROUP BY m.stack, s.platform, s.os, s.target "
         f"ORDER BY m.stack != '{ROOT_STACK}', m.stack, s.platform, s.os, s.target",
         (tag,),
     )

@@ -97,16 +97,25 @@ def _family_order(counts: Counter[str]) -> list[str]:
 def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
     """A tag's coverage matrices; UnknownTag if there is no such tag."""
     catalog.require_tag(tag)
-    cells = catalog.coverage_cells(tag)
-    archs = sorted({Arch(c.platform, c.os, c.target) for c in cells}, key=lambda a: (a.platform, a.os, a.target))
+    # The root's cells are the package rows summed: the tag's listing is read once for both.
+    packages = catalog.package_coverage(tag)
+    root: Counter[Arch] = Counter()
+    for found in packages:
+        root[Arch(found.platform, found.os, found.target)] += found.specs
+    cells = catalog.coverage_cells(tag, root=False)
+    archs = sorted(
+        root.keys() | {Arch(c.platform, c.os, c.target) for c in cells}, key=lambda a: (a.platform, a.os, a.target)
+    )
     column = {arch: n for n, arch in enumerate(archs)}
     per_stack: dict[str, list[int]] = {}
-    for cell in cells:  # root first, then by stack name
+    if root:
+        per_stack[ROOT_STACK] = [root[arch] for arch in archs]
+    for cell in cells:  # by stack name
         row = per_stack.setdefault(cell.stack, [0] * len(archs))
         row[column[Arch(cell.platform, cell.os, cell.target)]] += cell.specs
     per_package: dict[str, Counter[str]] = defaultdict(Counter)
     families: Counter[str] = Counter()
-    for found in catalog.package_coverage(tag):
+    for found in packages:
         family = target_family(found.platform, found.target)
         per_package[found.name][family] += found.specs
         families[family] += found.specs
