@@ -43,3 +43,8 @@ def test_coverage_counts_every_listed_spec_once_per_mirror(demo_run: Demo) -> No
         cmake = catalog.package_coverage("develop", "cmake")
         assert sum(c.specs for c in cmake) == sum(1 for s in specs if s.name == "cmake")
         assert sum(c.specs for c in catalog.package_coverage("develop")) == len(specs)
+        by_package_arch = Counter((s.name, s.platform, s.os, s.target) for s in specs)
+        together = catalog.package_coverage("develop", versions=False)
+        assert {(c.name, c.platform, c.os, c.target): c.specs for c in together} == by_package_arch
+        assert {c.version for c in together} == {""}
+        assert {c.stack for c in catalog.coverage_cells("develop", root=False)} == set(per_stack)

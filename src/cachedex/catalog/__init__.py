@@ -359,9 +359,12 @@ class Catalog:
         """Listed specs of a tag per stack and platform-os-target (the root's too if ``root``)."""
         return history.coverage_cells(self._db, tag, root=root)
 
-    def package_coverage(self, tag: str, name: str | None = None) -> list[history.PackageCoverage]:
-        """Listed specs of a tag (of one package) per version and platform-os-target."""
-        return history.package_coverage(self._db, tag, name)
+    def package_coverage(
+        self, tag: str, name: str | None = None, *, versions: bool = True
+    ) -> list[history.PackageCoverage]:
+        """Listed specs of a tag (of one package) per version (unless not ``versions``)
+        and platform-os-target."""
+        return history.package_coverage(self._db, tag, name, versions=versions)
 
     # -- verifications (see verifications.py) ---------------------------------------------
 

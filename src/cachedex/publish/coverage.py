@@ -98,7 +98,7 @@ def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
     """A tag's coverage matrices; UnknownTag if there is no such tag."""
     catalog.require_tag(tag)
     # The root's cells are the package rows summed: the tag's listing is read once for both.
-    packages = catalog.package_coverage(tag)
+    packages = catalog.package_coverage(tag, versions=False)
     root: Counter[Arch] = Counter()
     for found in packages:
         root[Arch(found.platform, found.os, found.target)] += found.specs
