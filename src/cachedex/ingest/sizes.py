@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import msgspec
 
@@ -41,6 +41,13 @@ class SizeReport(msgspec.Struct, frozen=True):
     missing: int
     problems: tuple[str, ...]
     failed: int
+
+    def warnings(self, stack: str) -> Iterator[str]:
+        """What a sync says of this phase in ``stack``: sizes that stay unknown, and why."""
+        if self.failed:
+            yield f"{stack}: {self.failed} sizes unknown, e.g. {self.problems[0]}"
+        if self.missing:
+            yield f"{stack}: {self.missing} binaries without a size (no manifest or tarball)"
 
 
 def is_path_safe(text: str) -> bool:

@@ -208,12 +208,8 @@ class _TagSync:
         if not unsized:
             return None
         line = self.reporter.task(f"{root.ref.tag}/{root.ref.stack}: sizes", total=len(unsized))
-        return Prefetch(
-            root.source,
-            names_and_versions(root.index, sorted(unsized)),
-            limits=self.config.limits,
-            line=line,
-        )
+        specs = names_and_versions(root.index, sorted(unsized))
+        return Prefetch(root.source, specs, limits=self.config.limits, line=line)
 
     def _sync(self, tag: TagConfig, started: float) -> TagOutcome:
         phases: list[tuple[str, float]] = []
@@ -303,7 +299,7 @@ class _TagSync:
             dropped_stacks=tuple(dropped),
             warnings=(
                 *(f"stack {s} is no longer configured: removed from tag {tag.name}, with its history" for s in dropped),
-                *_size_warnings(sizes),
+                *(warning for stack, report in sizes for warning in report.warnings(stack)),
             ),
             phases=tuple(phases),
         )
@@ -330,13 +326,8 @@ class _TagSync:
             for read in reads:
                 snap = read.snapshot
                 if read.members is None or read.db_version is None:
-                    writer.keep_mirror(
-                        read.ref.stack,
-                        read.ref.url,
-                        fetched_at=fetched_at,
-                        etag=snap.etag,
-                        last_modified=snap.last_modified,
-                    )
+                    kept = {"etag": snap.etag, "last_modified": snap.last_modified}
+                    writer.keep_mirror(read.ref.stack, read.ref.url, fetched_at=fetched_at, **kept)
                     continue
                 writer.replace_mirror(
                     read.ref.stack,
@@ -394,14 +385,6 @@ class _TagSync:
                 line.done()
             reports.append((read.ref.stack, report))
         return reports
-
-
-def _size_warnings(reports: list[tuple[str, SizeReport]]) -> Iterator[str]:
-    for stack, report in reports:
-        if report.failed:
-            yield f"{stack}: {report.failed} sizes unknown, e.g. {report.problems[0]}"
-        if report.missing:
-            yield f"{stack}: {report.missing} binaries without a size (no manifest or tarball)"
 
 
 def _record_batches(new_hashes: dict[str, _Read], size: int = 20_000) -> Iterator[list[SpecRecord]]:
