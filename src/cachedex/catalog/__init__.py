@@ -303,7 +303,7 @@ class Catalog:
         return package_names_of(self.all_package_tags())
 
     def tag_members(
-        self, tag: str, names: Iterable[str] | None = None, stacks: Iterable[str] | None = None
+        self, tag: str, names: Collection[str] | None = None, stacks: Collection[str] | None = None
     ) -> dict[str, dict[str, tuple[str, str]]]:
         """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
         (of the packages ``names`` and the stacks ``stacks`` only, if given)."""
@@ -349,7 +349,7 @@ class Catalog:
         return history.first_seen(self._db, dag_hash)
 
     def listing_counts(
-        self, tag: str, names: Iterable[str] | None = None, stacks: Iterable[str] | None = None
+        self, tag: str, names: Collection[str] | None = None, stacks: Collection[str] | None = None
     ) -> list[tuple[str, str, str, int]]:
         """(stack, name, version, listed specs) of every mirror of a tag (of ``names`` and
         ``stacks`` only)."""

@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from .rows import HolderRow, ListedRow, SpecRow, as_rows, select_list
+from .rows import HolderRow, ListedRow, SpecRow, among, as_rows, select_list
 
 __all__ = [
     "all_edge_rows",
@@ -55,7 +55,7 @@ def listed_rows(
         return
     root_id, tag_id = row
     share = _SHARE if parts > 1 else ""
-    named, chosen = _among("s.name", names, "AND")
+    named, chosen = among("s.name", names, "AND")
     cursor = db.execute(
         f"SELECT {select_list(ListedRow)} FROM members mb JOIN specs s ON s.id = mb.spec_id "
         f"WHERE mb.mirror_id = ? AND mb.listed{share}{named} ORDER BY s.name, s.hash",
@@ -64,19 +64,9 @@ def listed_rows(
     yield from as_rows(ListedRow, _stream(cursor, 2000))
 
 
-def _among(
-    column: str, ids: Collection[int] | Collection[str] | None, joiner: str = "WHERE"
-) -> tuple[str, tuple[str, ...]]:
-    """A condition keeping the rows whose ``column`` is one of ``ids`` (none: every row),
-    and its parameter."""
-    if ids is None:
-        return "", ()
-    return f" {joiner} {column} IN (SELECT value FROM json_each(?))", (json.dumps(list(ids)),)
-
-
 def all_spec_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) -> Iterator[SpecRow]:
     """Every spec of the catalog (or those of ``ids``), as :class:`SpecRow`."""
-    where, params = _among("s.id", ids)
+    where, params = among("s.id", ids)
     cursor = db.execute(f"SELECT {select_list(SpecRow)} FROM specs s{where}", params)
     return as_rows(SpecRow, _stream(cursor, 5000))
 
@@ -85,14 +75,14 @@ def all_edge_rows(
     db: sqlite3.Connection, parents: Collection[int] | None = None
 ) -> Iterator[tuple[int, int, int, str]]:
     """``(parent id, child id, deptypes, virtuals)`` of every edge (from ``parents``)."""
-    where, params = _among("parent", parents)
+    where, params = among("parent", parents)
     return _stream(db.execute(f"SELECT parent, child, deptypes, virtuals FROM edges{where}", params), 20000)
 
 
 def all_holder_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) -> Iterator[HolderRow]:
     """Every mirror's records (of the specs of ``ids``), as :class:`HolderRow`, tags in
     order and each tag's root mirror first (the order of ``Catalog.holders``)."""
-    where, params = _among("mb.spec_id", ids)
+    where, params = among("mb.spec_id", ids)
     cursor = db.execute(
         f"SELECT {select_list(HolderRow)} FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
         f"JOIN tags t ON t.id = m.tag_id{where} ORDER BY t.name, m.stack != 'root', m.stack",
@@ -103,7 +93,7 @@ def all_holder_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) 
 
 def root_listing_tags(db: sqlite3.Connection, ids: Collection[int] | None = None) -> Iterator[tuple[int, str]]:
     """``(spec id, tag)`` for every tag whose root mirror lists a spec (of ``ids``), tags in order."""
-    where, params = _among("mb.spec_id", ids, "AND")
+    where, params = among("mb.spec_id", ids, "AND")
     return _stream(
         db.execute(
             "SELECT mb.spec_id, t.name FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "

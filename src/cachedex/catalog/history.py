@@ -7,13 +7,13 @@ nothing before). Coverage counts a tag's listed specs by stack and architecture.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection
 
 import msgspec
 
 from ..values import ROOT_STACK, decode_variants
+from .rows import among
 
 __all__ = [
     "ChangedSpec",
@@ -169,21 +169,17 @@ def package_coverage(
 
 
 def listing_counts(
-    db: sqlite3.Connection, tag: str, names: Iterable[str] | None = None, stacks: Iterable[str] | None = None
+    db: sqlite3.Connection, tag: str, names: Collection[str] | None = None, stacks: Collection[str] | None = None
 ) -> list[tuple[str, str, str, int]]:
     """(stack, name, version, listed specs) of every mirror of a tag (of the packages
     ``names`` and the stacks ``stacks`` only, if given): what a change page needs of the
     listings around a sync."""
-    only, params = "", [tag]
-    for column, values in (("s.name", names), ("m.stack", stacks)):
-        if values is not None:
-            only += f" AND {column} IN (SELECT value FROM json_each(?))"
-            params.append(json.dumps(sorted(set(values))))
+    (named, name_values), (stacked, stack_values) = among("s.name", names, "AND"), among("m.stack", stacks, "AND")
     return list(
         db.execute(
             "SELECT m.stack, s.name, s.version, count(*) FROM mirrors m JOIN tags t ON t.id = m.tag_id "
             "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
-            f"WHERE t.name = ?{only} GROUP BY m.stack, s.name, s.version",
-            params,
+            f"WHERE t.name = ?{named}{stacked} GROUP BY m.stack, s.name, s.version",
+            (tag, *name_values, *stack_values),
         )
     )

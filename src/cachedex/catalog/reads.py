@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any
 
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import tag_order
-from .rows import Edge, MirrorState, SizeKey, SpecSummary, TagStats, as_rows, select_list
+from .rows import Edge, MirrorState, SizeKey, SpecSummary, TagStats, among, as_rows, select_list
 
 __all__ = [
     "all_package_tags",
@@ -265,22 +265,18 @@ def all_package_tags(db: sqlite3.Connection) -> dict[str, list[tuple[str, int]]]
 
 
 def tag_members(
-    db: sqlite3.Connection, tag: str, names: Iterable[str] | None = None, stacks: Iterable[str] | None = None
+    db: sqlite3.Connection, tag: str, names: Collection[str] | None = None, stacks: Collection[str] | None = None
 ) -> dict[str, dict[str, tuple[str, str]]]:
     """{stack: {hash: (name, version)}} of the listed specs of every mirror of a tag
     (a stack's own listing; of the packages ``names`` and the stacks ``stacks`` only, if
     given), for diffs."""
     result: dict[str, dict[str, tuple[str, str]]] = {}
-    only, params = "", [tag]
-    for column, values in (("s.name", names), ("m.stack", stacks)):
-        if values is not None:
-            only += f" AND {column} IN (SELECT value FROM json_each(?))"
-            params.append(_hashes_json(sorted(set(values))))
+    (named, name_values), (stacked, stack_values) = among("s.name", names, "AND"), among("m.stack", stacks, "AND")
     for stack, dag_hash, name, version in db.execute(
         "SELECT m.stack, s.hash, s.name, s.version FROM mirrors m JOIN tags t ON t.id = m.tag_id "
         "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
-        f"WHERE t.name = ?{only}",
-        params,
+        f"WHERE t.name = ?{named}{stacked}",
+        (tag, *name_values, *stack_values),
     ):
         result.setdefault(stack, {})[dag_hash] = (name, version)
     return result

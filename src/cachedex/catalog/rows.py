@@ -17,7 +17,8 @@ platform, os, target.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Iterator
+import json
+from collections.abc import Collection, Iterable, Iterator
 from typing import Any, NamedTuple, TypeVar
 
 import msgspec
@@ -34,6 +35,7 @@ __all__ = [
     "SpecRow",
     "SpecSummary",
     "TagStats",
+    "among",
     "as_rows",
     "select_list",
     "summary_of",
@@ -230,6 +232,16 @@ def select_list(shape: type) -> str:
     expressions = _EXPRESSIONS[shape]
     fields: tuple[str, ...] = shape._fields  # type: ignore[attr-defined]
     return ", ".join(f"{expressions[field]} AS {field}" for field in fields)
+
+
+def among(
+    column: str, values: Collection[int] | Collection[str] | None, joiner: str = "WHERE"
+) -> tuple[str, tuple[str, ...]]:
+    """A condition keeping the rows whose ``column`` is one of ``values`` (None: every
+    row), and its parameter."""
+    if values is None:
+        return "", ()
+    return f" {joiner} {column} IN (SELECT value FROM json_each(?))", (json.dumps(list(values)),)
 
 
 def as_rows(shape: type[_Row], rows: Iterable[tuple[Any, ...]]) -> Iterator[_Row]:
