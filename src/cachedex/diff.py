@@ -15,7 +15,7 @@ import msgspec
 
 from .catalog import Catalog
 from .errors import BadQuery
-from .values import ROOT_STACK
+from .values import stack_order
 
 __all__ = [
     "DiffSpec",
@@ -100,7 +100,7 @@ def _order(spec: DiffSpec) -> tuple[str, str, str]:
 
 
 def _compare(old_label: str, new_label: str, old: Mapping[str, Listing], new: Mapping[str, Listing]) -> TagDiff:
-    stacks = sorted(old.keys() | new.keys(), key=lambda s: (s != ROOT_STACK, s))
+    stacks = sorted(old.keys() | new.keys(), key=stack_order)
     diffs = [_stack_diff(stack, old.get(stack, {}), new.get(stack, {})) for stack in stacks]
     return TagDiff(old_label, new_label, tuple(d for d in diffs if d is not None))
 

@@ -33,6 +33,7 @@ __all__ = [
     "is_dag_hash",
     "short_repr",
     "spec_manifest_path",
+    "stack_order",
     "tarball_path_v2",
     "variant_name",
 ]
@@ -42,6 +43,13 @@ DAG_HASH = re.compile(r"[a-z0-9]{32}")
 
 #: The stack name of a tag's own mirror.
 ROOT_STACK = "root"
+
+
+def stack_order(stack: str) -> tuple[bool, str]:
+    """The key that sorts a tag's stacks as every page and answer shows them: ``root``
+    first, then by name."""
+    return stack != ROOT_STACK, stack
+
 
 #: Dependency types as bits, so an edge stores one small integer (format doc §3.3).
 DEPTYPE_BITS: dict[str, int] = {"build": 1, "link": 2, "run": 4, "test": 8}

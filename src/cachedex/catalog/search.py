@@ -23,7 +23,7 @@ import msgspec
 
 from ..errors import BadQuery, UnknownStack, UnknownTag
 from ..query import Query, variants_satisfy
-from ..values import LINK_RUN, ROOT_STACK, decode_variants
+from ..values import LINK_RUN, ROOT_STACK, decode_variants, stack_order
 from ..versions import VersionRange, version_satisfies
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .rows import SearchPage, SpecSummary
@@ -98,7 +98,7 @@ def _mirror_ids(db: sqlite3.Connection, path: str, token: str) -> dict[str, dict
 def stack_names(db: sqlite3.Connection, path: str, token: str, tag: str) -> list[str]:
     """A tag's stacks in state ``token``, ``root`` first, then by name (the order of
     ``Catalog.mirrors``); [] for an unknown tag."""
-    return sorted(_mirror_ids(db, path, token).get(tag, {}), key=lambda stack: (stack != ROOT_STACK, stack))
+    return sorted(_mirror_ids(db, path, token).get(tag, {}), key=stack_order)
 
 
 def _scope_where(where: Where, root: int | None, stack: int | None) -> None:

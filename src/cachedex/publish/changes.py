@@ -16,7 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 
 import msgspec
@@ -24,7 +24,7 @@ import msgspec
 from ..catalog import Catalog
 from ..catalog.history import ChangedSpec
 from ..diff import Listing, TagDiff, diff_since_read, diff_tags_read
-from ..values import ROOT_STACK
+from ..values import ROOT_STACK, stack_order
 from ..versions import tag_order, version_key
 
 __all__ = [
@@ -147,11 +147,8 @@ def _counts(pairs: Iterable[tuple[str, str]]) -> Counts:
     return versions, names
 
 
-def _counted(
-    catalog: Catalog, tag: str, names: Iterable[str], stacks: Iterable[str] | None = None
-) -> dict[str, Counts]:
-    """Each mirror's listing (of ``stacks`` only, if given) of the packages ``names`` of
-    ``tag``, counted."""
+def _counted(catalog: Catalog, tag: str, names: Collection[str], stacks: Collection[str]) -> dict[str, Counts]:
+    """The listings of the mirrors ``stacks`` of ``tag``, of the packages ``names``, counted."""
     counted: dict[str, Counts] = {}
     for stack, name, version, count in catalog.listing_counts(tag, names, stacks):
         if stack not in counted:
@@ -208,10 +205,6 @@ def _stack_changes(stack: str, added: list[SpecChange], removed: list[SpecChange
     )
 
 
-def _stack_key(stack: str) -> tuple[bool, str]:
-    return stack != ROOT_STACK, stack
-
-
 def changes_page(
     catalog: Catalog,
     tag: str,
@@ -237,7 +230,7 @@ def changes_page(
         for change in changes:
             by_stack[change.stack][0 if change.change > 0 else 1].append(_spec(change, change.hash in held))
         stacks = []
-        for stack in sorted(by_stack, key=_stack_key):
+        for stack in sorted(by_stack, key=stack_order):
             added, removed = by_stack[stack]
             versions, names = counted.setdefault(stack, (Counter(), Counter()))
             stacks.append(_stack_changes(stack, added, removed, (versions, names)))
@@ -305,19 +298,12 @@ def _detail(catalog: Catalog, known: Mapping[str, SpecChange], dag_hash: str, na
 
 
 def _compare(
-    catalog: Catalog,
-    diff: TagDiff,
-    known: Mapping[str, SpecChange],
-    counts_of: str,
-    listings: Mapping[str, Listing] | None = None,
+    catalog: Catalog, diff: TagDiff, known: Mapping[str, SpecChange], listings: Mapping[str, Listing]
 ) -> tuple[StackChanges, ...]:
     """The stacks of a :class:`cachedex.diff.TagDiff`, each spec with its details.
-    ``listings``: the listings of ``counts_of`` that the diff read (of at least the
-    packages it changed), to count instead of reading them again."""
-    if listings is None:
-        counted = _counted(catalog, counts_of, {s.name for p in diff.stacks for s in (*p.added, *p.removed)})
-    else:
-        counted = {stack: _counts(listing.values()) for stack, listing in listings.items()}
+    ``listings``: the newer side's listings that the diff read (of at least the packages
+    and stacks it changed), counted rather than read again."""
+    counted = {stack: _counts(listing.values()) for stack, listing in listings.items()}
     out = []
     for part in diff.stacks:
         added = [_detail(catalog, known, s.hash, s.name, s.version) for s in part.added]
@@ -335,7 +321,7 @@ def compare_page(catalog: Catalog, old: str, new: str, *, live: bool = False) ->
     (:func:`cachedex.diff.diff_tags`), with each spec's arch, compiler and size."""
     diff, listings = diff_tags_read(catalog, old, new)
     known = _details(catalog, dict.fromkeys([new, old]), _changed(diff))
-    return ComparePage(old, new, old, _compare(catalog, diff, known, new, listings), live=live)
+    return ComparePage(old, new, old, _compare(catalog, diff, known, listings), live=live)
 
 
 def since_page(catalog: Catalog, tag: str, since: float, label: str) -> ComparePage:
@@ -353,7 +339,7 @@ def since_page(catalog: Catalog, tag: str, since: float, label: str) -> CompareP
     for change in changes:
         if change.hash not in known:
             known[change.hash] = _spec(change, change.change > 0 or change.hash in held)
-    return ComparePage(diff.old, tag, tag, _compare(catalog, diff, known, tag, listings), since=label, live=True)
+    return ComparePage(diff.old, tag, tag, _compare(catalog, diff, known, listings), since=label, live=True)
 
 
 # -- what tag and spec pages show of the history --------------------------------------------

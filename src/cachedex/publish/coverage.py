@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import msgspec
 
 from ..catalog import Catalog
-from ..values import ROOT_STACK
+from ..values import ROOT_STACK, stack_order
 from ..versions import version_key
 
 __all__ = [
@@ -175,7 +175,7 @@ def _values(platform: str, os: str, target: str, **more: str) -> dict[str, str]:
 
 def _axis_key(axis: str) -> Callable[[str], Any]:
     if axis == "stack":
-        return lambda name: (name != ROOT_STACK, name)
+        return stack_order
     if axis == "version":
         return lambda name: _Reversed(version_key(name))
     return lambda name: name
