@@ -15,7 +15,7 @@ from ..errors import CatalogError
 __all__ = ["BULK_INDEXES", "BULK_MEMBER_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 _SCHEMA_V1 = """
 CREATE TABLE specs (
@@ -200,6 +200,15 @@ CREATE TABLE verification_signatures (
 CREATE INDEX verification_signatures_hash ON verification_signatures (hash);
 """
 
+# Nodes are stored compressed with a dictionary trained on the catalog's own nodes
+# (catalog/nodes.py): a node's frame names its dictionary by id. Older nodes stay text.
+_V6_TO_V7 = """
+CREATE TABLE node_dictionaries (
+    id          INTEGER PRIMARY KEY,  -- zstd's dictionary id, which each frame names
+    dictionary  BLOB NOT NULL
+);
+"""
+
 _MIGRATIONS: dict[int, str] = {
     0: _SCHEMA_V1,
     1: _V1_TO_V2,
@@ -207,6 +216,7 @@ _MIGRATIONS: dict[int, str] = {
     3: _V3_TO_V4,
     4: _V4_TO_V5,
     5: _V5_TO_V6,
+    6: _V6_TO_V7,
 }
 
 
