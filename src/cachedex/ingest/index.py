@@ -39,6 +39,7 @@ from ..values import (
 __all__ = [
     "SUPPORTED_DB_VERSIONS",
     "RawIndex",
+    "RecordBuilder",
     "build_records",
     "decode_index",
     "format_variant",
@@ -112,7 +113,9 @@ class _Edge(msgspec.Struct):
     build_hash: str | None = None
     full_hash: str | None = None
     type: tuple[str, ...] | str | None = None
-    parameters: _EdgeParameters | None = None
+    # Undecoded: an index holds a handful of distinct edge parameters ({"deptypes": [...],
+    # "virtuals": [...]}) among millions of edges; each text is decoded once (_edges).
+    parameters: msgspec.Raw = msgspec.Raw(b"")
 
 
 class _Annotations(msgspec.Struct):
@@ -125,7 +128,9 @@ class _Node(msgspec.Struct):
     version: str | int | None = None
     arch: _Arch | None = None
     compiler: _CompilerKey | None = None
-    parameters: dict[str, Any] = {}
+    # Undecoded: a package's parameters repeat across its specs, and their variants are
+    # formatted once per distinct text (see _variants).
+    parameters: msgspec.Raw = msgspec.Raw(b"{}")
     patches: list[str] | None = None
     dependencies: list[_Edge] | dict[str, _Edge] | None = None
     annotations: _Annotations | None = None
@@ -266,12 +271,33 @@ def format_variant(name: str, value: object) -> str:
 
 # Variant strings repeat across thousands of records: format each (name, value) once.
 _variant_cache: BoundedMemo[tuple[str, object], str] = BoundedMemo(200_000)
+# And whole parameter objects repeat across a package's specs: format each text once.
+_parameters_cache: BoundedMemo[bytes, tuple[str, ...]] = BoundedMemo(20_000)
+_parameters_decoder = msgspec.json.Decoder(dict[str, Any])
 
 
-def _variants(node: _Node) -> tuple[str, ...]:
+def _variants(node: _Node, url: str, owner: str) -> tuple[str, ...]:
+    text = bytes(node.parameters)
+    shown = _parameters_cache.get(text)
+    if shown is None:
+        try:
+            parameters = _parameters_decoder.decode(text)
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise IndexFormatError(url, f"record {owner}: invalid node ({exc})") from exc
+        shown = _parameters_cache.remember(text, _format_parameters(parameters))
+    # (Patches named outside the parameters count unless the parameters name some too;
+    # the text is decoded again only if it may hold the key.)
+    if node.patches and (
+        (b'"patches"' not in text and b"\\" not in text) or "patches" not in _parameters_decoder.decode(text)
+    ):
+        shown = (*shown, format_variant("patches", list(node.patches)))
+    return shown
+
+
+def _format_parameters(parameters: dict[str, Any]) -> tuple[str, ...]:
     shown = []
     cache = _variant_cache
-    for name, value in node.parameters.items():
+    for name, value in parameters.items():
         if name in _FLAGS:
             continue
         key = (name, tuple(value) if isinstance(value, list) else value)
@@ -282,13 +308,32 @@ def _variants(node: _Node) -> tuple[str, ...]:
             with contextlib.suppress(TypeError):
                 cache.remember(key, text)
         shown.append(text)
-    if node.patches and "patches" not in node.parameters:
-        shown.append(format_variant("patches", list(node.patches)))
     return tuple(shown)
 
 
 # Few distinct deptype lists exist ("build", "build,link", ...): map each to its mask once.
 _mask_cache: dict[tuple[str, ...] | str | None, int] = {}
+# An edge's parameters text -> (deptype mask, virtuals), or None for ``null`` (then the
+# edge's ``type`` holds its deptypes, as in older nodes).
+_edge_parameters_cache: BoundedMemo[bytes, tuple[int, str] | None] = BoundedMemo(10_000)
+_edge_parameters_decoder = msgspec.json.Decoder(_EdgeParameters | None)
+
+
+def _mask(kinds: tuple[str, ...] | str | None) -> int:
+    mask = _mask_cache.get(kinds)
+    if mask is None:
+        mask = _mask_cache[kinds] = deptypes_to_mask(kinds)
+    return mask
+
+
+def _edge_parameters(text: bytes, url: str, owner: str) -> tuple[int, str] | None:
+    try:
+        params = _edge_parameters_decoder.decode(text)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise IndexFormatError(url, f"record {owner}: invalid node ({exc})") from exc
+    if params is None:
+        return None
+    return _mask(params.deptypes), ",".join(params.virtuals)
 
 
 def _edges(node: _Node, url: str, owner: str, canonical: dict[str, str]) -> tuple[Dependency, ...]:
@@ -296,7 +341,7 @@ def _edges(node: _Node, url: str, owner: str, canonical: dict[str, str]) -> tupl
     if not deps:
         return ()
     items = deps.items() if isinstance(deps, dict) else ((e.name, e) for e in deps)
-    masks = _mask_cache
+    known_parameters = _edge_parameters_cache
     edges = []
     for name, edge in items:
         target = edge.hash or edge.build_hash or edge.full_hash
@@ -307,13 +352,13 @@ def _edges(node: _Node, url: str, owner: str, canonical: dict[str, str]) -> tupl
             target = known
         elif not is_dag_hash(target):
             raise IndexFormatError(url, f"record {owner}: dependency {name!r} has a malformed hash {target!r}")
-        params = edge.parameters
-        kinds = params.deptypes if params is not None else edge.type
-        mask = masks.get(kinds)
-        if mask is None:
-            mask = masks[kinds] = deptypes_to_mask(kinds)
-        virtuals = ",".join(params.virtuals) if params is not None and params.virtuals else ""
-        edges.append(Dependency(target, name or edge.name, mask, virtuals))  # type: ignore[arg-type]
+        text = bytes(edge.parameters)
+        kinds = known_parameters.get(text, False) if text else None
+        if kinds is False:
+            kinds = known_parameters.remember(text, _edge_parameters(text, url, owner))
+        if kinds is None:
+            kinds = _mask(edge.type), ""
+        edges.append(Dependency(target, name or edge.name, *kinds))  # type: ignore[arg-type, misc]
     return tuple(edges)
 
 
@@ -340,63 +385,83 @@ def build_records(index: RawIndex, hashes: Iterable[str] | None = None) -> list[
     ``hashes`` selects which records to build (default: all). A spec-v5+ node's compiler
     is looked up among all records of the index, built or not.
     """
-    url = index.url
-    records = index.records
-    selected = records.keys() if hashes is None else hashes
-    built: list[SpecRecord] = []
-    pending: list[tuple[int, str]] = []  # (position in built, hash of compiler node)
-    good_names: set[str] = set()  # names and versions repeat: check each once
-    good_versions: set[str] = set()
-    with gc_paused():
-        canonical = {key: key for key in records}
-        for key in selected:
-            raw = records[key]
-            try:
-                node = _node_decoder.decode(raw.spec)
-            except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
-                raise IndexFormatError(url, f"record {key}: invalid node ({exc})") from exc
-            if not node.name:
-                raise IndexFormatError(url, f"record {key}: node has no name")
-            version = "" if node.version is None else str(node.version)
-            if node.name not in good_names:
-                _check_text(url, key, "package name", node.name, check_name(node.name))
-                good_names.add(node.name)
-            if version not in good_versions:
-                _check_text(url, key, "version", version, _version_problem(version))
-                good_versions.add(version)
-            if node.hash is not None and node.hash != key:
-                raise IndexFormatError(url, f"record {key} holds the node of another hash ({node.hash!r})")
-            edges = _edges(node, url, key, canonical)
-            compiler = _direct_compiler(node)
-            if compiler is None:
-                edge = _compiler_edge(edges)
-                if edge is None:
-                    compiler = "none"
-                else:
-                    compiler = edge.name
-                    pending.append((len(built), edge.hash))
-            arch = node.arch
-            built.append(
-                SpecRecord(
-                    hash=key,
-                    name=node.name,
-                    version=version,
-                    platform=(arch.platform or "") if arch else "",
-                    os=(arch.platform_os or "") if arch else "",
-                    target=_target_name(arch),
-                    compiler=compiler,
-                    variants=_variants(node),
-                    dependencies=edges,
-                    in_buildcache=raw.in_buildcache,
-                    external=node.external is not None,
-                    node=raw.spec,
+    return RecordBuilder(index).build(hashes)
+
+
+class RecordBuilder:
+    """Builds records of one index, batch after batch (:meth:`build`), keeping across
+    batches what every batch would otherwise find again: the index's hash strings, the
+    names and versions already checked, the compilers' names."""
+
+    def __init__(self, index: RawIndex) -> None:
+        self.index = index
+        # Edges keep the index key's own string object, not the edge's copy: ~80 bytes an edge.
+        self._canonical = {key: key for key in index.records}
+        self._good_names: set[str] = set()  # names and versions repeat: check each once
+        self._good_versions: set[str] = set()
+        self._compilers: dict[str, str | None] = {}  # hash of a compiler node -> name@version
+
+    def build(self, hashes: Iterable[str] | None = None) -> list[SpecRecord]:
+        """The records of ``hashes`` (default: all of the index)."""
+        index = self.index
+        url = index.url
+        records = index.records
+        selected = records.keys() if hashes is None else hashes
+        built: list[SpecRecord] = []
+        pending: list[tuple[int, str]] = []  # (position in built, hash of compiler node)
+        good_names, good_versions, canonical = self._good_names, self._good_versions, self._canonical
+        with gc_paused():
+            for key in selected:
+                raw = records[key]
+                try:
+                    node = _node_decoder.decode(raw.spec)
+                except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+                    raise IndexFormatError(url, f"record {key}: invalid node ({exc})") from exc
+                if not node.name:
+                    raise IndexFormatError(url, f"record {key}: node has no name")
+                version = "" if node.version is None else str(node.version)
+                if node.name not in good_names:
+                    _check_text(url, key, "package name", node.name, check_name(node.name))
+                    good_names.add(node.name)
+                if version not in good_versions:
+                    _check_text(url, key, "version", version, _version_problem(version))
+                    good_versions.add(version)
+                if node.hash is not None and node.hash != key:
+                    raise IndexFormatError(url, f"record {key} holds the node of another hash ({node.hash!r})")
+                edges = _edges(node, url, key, canonical)
+                compiler = _direct_compiler(node)
+                if compiler is None:
+                    edge = _compiler_edge(edges)
+                    if edge is None:
+                        compiler = "none"
+                    else:
+                        compiler = edge.name
+                        pending.append((len(built), edge.hash))
+                arch = node.arch
+                built.append(
+                    SpecRecord(
+                        hash=key,
+                        name=node.name,
+                        version=version,
+                        platform=(arch.platform or "") if arch else "",
+                        os=(arch.platform_os or "") if arch else "",
+                        target=_target_name(arch),
+                        compiler=compiler,
+                        variants=_variants(node, url, key),
+                        dependencies=edges,
+                        in_buildcache=raw.in_buildcache,
+                        external=node.external is not None,
+                        node=raw.spec,
+                    )
                 )
-            )
-        for position, provider in pending:
-            name_version = _name_version(records.get(provider))
-            if name_version is not None:
-                built[position] = msgspec.structs.replace(built[position], compiler=name_version)
-    return built
+            compilers = self._compilers
+            for position, provider in pending:
+                if provider not in compilers:
+                    compilers[provider] = _name_version(records.get(provider))
+                name_version = compilers[provider]
+                if name_version is not None:
+                    built[position] = msgspec.structs.replace(built[position], compiler=name_version)
+        return built
 
 
 def _version_problem(version: str) -> str | None:

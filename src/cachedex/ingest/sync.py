@@ -30,7 +30,7 @@ from ..progress import SILENT, Progress, ProgressLine
 from ..values import MirrorRef, SpecRecord
 from .discovery import chosen_tags
 from .http import HttpClient
-from .index import RawIndex, build_records, decode_index, names_and_versions
+from .index import RawIndex, RecordBuilder, decode_index, names_and_versions
 from .layouts import read_index
 from .outcomes import MirrorOutcome, TagOutcome
 from .sizes import Prefetch, SizeReport, fetch_sizes
@@ -394,5 +394,6 @@ def _record_batches(new_hashes: dict[str, _Read], size: int = 20_000) -> Iterato
         by_read.setdefault(id(read), (read, []))[1].append(dag_hash)
     for read, hashes in by_read.values():
         assert read.index is not None  # kept until every batch is built
+        builder = RecordBuilder(read.index)
         for start in range(0, len(hashes), size):
-            yield build_records(read.index, hashes[start : start + size])
+            yield builder.build(hashes[start : start + size])
