@@ -110,18 +110,19 @@ class TagWriter:
                     for r in records
                 ),
             )
+            parents = [ids[r.hash] for r in records]
             db.executemany(
-                "INSERT INTO nodes VALUES (?,?)",
-                zip([ids[r.hash] for r in records], packer.pack([r.node for r in records]), strict=True),
+                "INSERT INTO nodes VALUES (?,?)", zip(parents, packer.pack([r.node for r in records]), strict=True)
             )
+            get = ids.get  # one lookup an edge: a first sync writes millions
             db.executemany(
                 "INSERT OR IGNORE INTO edges VALUES (?,?,?,?)",
-                (
-                    (ids[r.hash], ids[dep.hash], dep.deptypes, dep.virtuals)
-                    for r in records
+                [
+                    (parent, child, dep.deptypes, dep.virtuals)
+                    for parent, r in zip(parents, records, strict=True)
                     for dep in r.dependencies
-                    if dep.hash in ids
-                ),
+                    if (child := get(dep.hash)) is not None
+                ],
             )
             inserted += len(records)
         if bulk:

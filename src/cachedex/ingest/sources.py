@@ -146,6 +146,8 @@ def _read_to_end(fd: int, limit: int) -> bytes:
     return b"".join(parts)
 
 
+#: Bytes asked by the first read of a file: more than a spec manifest, signed or not.
+_FIRST_READ = 16 * 1024
 #: Threads reading a folder's small files at once when the reads wait on the disk.
 _LOCAL_READERS = 4
 #: Files read per window, and per task of a reading thread.
@@ -207,12 +209,19 @@ class LocalSource(Source):
         try:
             fd = os.open(full, os.O_RDONLY)
             try:
-                # Ask for the file's size, not the limit: reading up to the limit would
-                # allocate (and map) that much for every small manifest.
-                size = os.fstat(fd).st_size
-                if size > limit:
-                    raise TooBig(self.join(path), f"larger than {limit:,} bytes, the limit for this kind of file")
-                data = os.read(fd, size + 1) if size else _read_to_end(fd, limit)
+                # A manifest fits in one small read, without asking for its size first (a
+                # system call per spec saved). Only a file that fills it is asked: reading
+                # up to the limit would allocate (and map) that much every time.
+                data = os.read(fd, min(_FIRST_READ, limit + 1))
+                if len(data) == _FIRST_READ:
+                    size = os.fstat(fd).st_size
+                    if size > limit:
+                        raise TooBig(self.join(path), f"larger than {limit:,} bytes, the limit for this kind of file")
+                    if size:  # a file (an index): read whole again, rather than copy the parts
+                        os.lseek(fd, 0, os.SEEK_SET)
+                        data = os.read(fd, size + 1)
+                    else:  # a pipe or /proc: its size is unknown
+                        data += _read_to_end(fd, limit - len(data))
             finally:
                 os.close(fd)
         except FileNotFoundError as exc:
