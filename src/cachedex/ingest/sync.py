@@ -208,7 +208,8 @@ class _TagSync:
         if not unsized:
             return None
         line = self.reporter.task(f"{root.ref.tag}/{root.ref.stack}: sizes", total=len(unsized))
-        specs = names_and_versions(root.index, sorted(unsized))
+        # In the index's order, which is the order new specs are written in.
+        specs = names_and_versions(root.index, [h for h in listed if h in unsized])
         return Prefetch(root.source, specs, limits=self.config.limits, line=line)
 
     def _sync(self, tag: TagConfig, started: float) -> TagOutcome:
@@ -255,10 +256,10 @@ class _TagSync:
             # New hashes are decided under the write lock: a sync of another tag that
             # committed meanwhile may have stored some of them already.
             new_hashes = self._new_hashes(reads, writer)
-            # The sizes read so far go in with their specs (a copy: over the network the
-            # reads go on meanwhile, and what they bring later is recorded after commit).
-            presized = dict(prefetch.sizes) if prefetch is not None else {}
-            writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes), presized)
+            # The sizes read so far go in with their specs (over the network the reads go
+            # on meanwhile, and what they bring later is recorded after commit).
+            presized = prefetch.sizes_to_write() if prefetch is not None else {}
+            writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes, prefetch), presized)
             reads[0].index = None  # records were built from it; nothing else needs it now
             phase("decode and write new specs")
             dropped = self._write_members(writer, reads, fetched_at)
@@ -387,8 +388,11 @@ class _TagSync:
         return reports
 
 
-def _record_batches(new_hashes: dict[str, _Read], size: int = 20_000) -> Iterator[list[SpecRecord]]:
-    """The records of ``new_hashes``, each built from its read's index, ``size`` at a time."""
+def _record_batches(
+    new_hashes: dict[str, _Read], prefetch: Prefetch | None, size: int = 20_000
+) -> Iterator[list[SpecRecord]]:
+    """The records of ``new_hashes``, each built from its read's index, ``size`` at a time;
+    each batch once the sizes ``prefetch`` reads for it have come (see Prefetch.wait_for)."""
     by_read: dict[int, tuple[_Read, list[str]]] = {}
     for dag_hash, read in new_hashes.items():
         by_read.setdefault(id(read), (read, []))[1].append(dag_hash)
@@ -396,4 +400,7 @@ def _record_batches(new_hashes: dict[str, _Read], size: int = 20_000) -> Iterato
         assert read.index is not None  # kept until every batch is built
         builder = RecordBuilder(read.index)
         for start in range(0, len(hashes), size):
-            yield builder.build(hashes[start : start + size])
+            batch = builder.build(hashes[start : start + size])
+            if prefetch is not None:
+                prefetch.wait_for(r.hash for r in batch)
+            yield batch

@@ -1,0 +1,86 @@
+"""Spec manifests of a folder read by a second process (ingest/reading_process.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.errors import CachedexError
+from cachedex.ingest import reading_process, sizes
+from cachedex.ingest.manifests import manifest_size, spec_manifest_path
+from cachedex.ingest.reading_process import sizes_in_process
+from cachedex.ingest.sources import LocalSource
+from cachedex.ingest.sync import sync
+from tests.helpers import fixture_index, make_config, spec_row, write_v3_mirror
+
+
+def _items(tmp_path: Path, mirrors: Path) -> tuple[LocalSource, list[tuple[str, str]]]:
+    """A v3 mirror's manifests, plus one missing, one not a manifest and one too big."""
+    root = tmp_path / "m"
+    index = fixture_index(mirrors)
+    write_v3_mirror(root, index)
+    items = [
+        (h, spec_manifest_path(r["spec"]["name"], r["spec"]["version"], h))  # type: ignore[index]
+        for h, r in index["database"]["installs"].items()  # type: ignore[index]
+        if r["in_buildcache"]  # type: ignore[index]
+    ]
+    (root / "bad.json").write_text("{not json")
+    (root / "big.json").write_bytes(b"{" + b" " * 70_000 + b"}")
+    items += [("m" * 32, "v3/missing.json"), ("b" * 32, "bad.json"), ("g" * 32, "big.json")]
+    return LocalSource(root, root.as_uri()), items
+
+
+def _described(results: object) -> dict[str, object]:
+    return {
+        key: (type(value).__name__, str(value)) if isinstance(value, CachedexError) else value
+        for key, value in results  # type: ignore[attr-defined]
+    }
+
+
+def test_the_process_reads_what_this_one_would(mirrors: Path, tmp_path: Path) -> None:
+    source, items = _items(tmp_path, mirrors)
+    here = _described(source.read_many(items, manifest_size, limit=65_536))
+    there = _described(sizes_in_process(source, items, limit=65_536))
+    assert there == here
+    kinds = {value[0] for value in here.values() if isinstance(value, tuple)}
+    assert kinds == {"SourceNotFound", "IndexFormatError", "TooBig"}
+    assert sum(isinstance(value, int) for value in here.values()) == len(items) - 3
+
+
+@pytest.mark.parametrize("interpreter", ["/nonexistent/python", "/bin/true"])
+def test_what_the_process_did_not_report_is_read_here(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, interpreter: str
+) -> None:
+    """A process that cannot start, or ends without a word: every file is still read."""
+    source, items = _items(tmp_path, mirrors)
+    expected = _described(source.read_many(items, manifest_size, limit=65_536))
+    monkeypatch.setattr(sys, "executable", interpreter)
+    assert _described(sizes_in_process(source, items, limit=65_536)) == expected
+
+
+def test_a_sync_of_many_manifests_reads_them_in_the_process(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lowered to this mirror's 6 manifests: the sizes go in with their specs, as read here."""
+    expected = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    used: list[int] = []
+    real = reading_process.sizes_in_process
+
+    def counted(source: LocalSource, items: list[tuple[str, str]], *, limit: int):  # type: ignore[no-untyped-def]
+        used.append(len(items))
+        return real(source, items, limit=limit)
+
+    monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
+    monkeypatch.setattr(sizes, "sizes_in_process", counted)
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    statements: list[str] = []
+    with Catalog(config.catalog) as catalog:
+        catalog._db.set_trace_callback(statements.append)
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok and outcome.sizes_fetched == 6
+        assert {h: spec_row(catalog, h)["size"] for h in expected} == expected  # type: ignore[index]
+    assert used == [6]
+    assert not [s for s in statements if "new_sizes" in s]  # all written with their specs
