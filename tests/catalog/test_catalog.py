@@ -227,3 +227,19 @@ def test_a_first_sync_s_members_go_in_before_their_index_by_spec(tmp_path: Path)
             assert "members_spec" not in _indexes(catalog)
             raise RuntimeError("boom")
         assert "members_spec" in _indexes(catalog)
+
+
+def test_ids_and_sizes_are_found_whether_the_specs_are_read_or_looked_up(tmp_path: Path) -> None:
+    """Few hashes asked of many specs are looked up; many asked of few, read from every
+    spec (reads._asked): both give the same answer, unknown hashes left out."""
+    from cachedex.catalog import reads
+
+    records = [_record(f"{n:032d}") for n in range(100)]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", records, sizes={r.hash: 10 for r in records[::2]})
+        every = catalog.spec_ids(r.hash for r in records)
+        for asked in ([records[3].hash, "x" * 32], [r.hash for r in records[:60]] + ["y" * 32]):
+            _wanted, scan = reads._asked(catalog._db, asked)
+            assert scan == (len(asked) > 12)  # 100 specs: read when more than 100 / 8 are asked
+            assert catalog.spec_ids(asked) == {h: every[h] for h in asked if h in every}
+            assert catalog.sized_hashes(asked) == {h for h in asked if h in every and int(h) % 2 == 0}
