@@ -84,3 +84,24 @@ def test_a_sync_of_many_manifests_reads_them_in_the_process(
         assert {h: spec_row(catalog, h)["size"] for h in expected} == expected  # type: ignore[index]
     assert used == [6]
     assert not [s for s in statements if "new_sizes" in s]  # all written with their specs
+
+
+def test_a_batch_waits_until_each_of_its_sizes_has_come(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Asked right after the process starts (nothing has come yet), with a generator of
+    hashes: every hash is waited for, not only the first ones looked at."""
+    from cachedex.config import Limits
+    from cachedex.progress import SILENT
+
+    index = fixture_index(mirrors)
+    expected = write_v3_mirror(tmp_path / "m", index)
+    names = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[index]
+    specs = [(h, names[h]["name"], names[h]["version"]) for h in expected]
+    monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
+    source = LocalSource(tmp_path / "m", (tmp_path / "m").as_uri())
+    prefetch = sizes.Prefetch(source, specs, limits=Limits(), line=SILENT.task("sizes"))
+    assert prefetch.elsewhere and prefetch.sizes_to_write() is prefetch.sizes
+    prefetch.wait_for(h for h in expected)
+    assert {h: prefetch.sizes.get(h) for h in expected} == expected
+    prefetch.wait()

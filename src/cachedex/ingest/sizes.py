@@ -170,11 +170,13 @@ class Prefetch:
         """From a folder, wait until the sizes of ``hashes`` are read (or the reads end)."""
         if not self.elsewhere:
             return
+        pending = list(hashes)
         with self._arrived:
             while self.finished is None:
                 if self._asked is not None:
                     results, asked = self.results, self._asked
-                    if all(h in results for h in hashes if h in asked):
+                    pending = [h for h in pending if h in asked and h not in results]
+                    if not pending:
                         return
                 self._arrived.wait(0.5)
 
