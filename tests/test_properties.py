@@ -14,8 +14,9 @@ from hypothesis import strategies as st
 from cachedex.catalog import Catalog
 from cachedex.config import load_yaml, parse_config
 from cachedex.errors import BadQuery, CachedexError, ConfigError, IndexFormatError
-from cachedex.ingest.index import build_records, decode_index
+from cachedex.ingest.index import decode_index
 from cachedex.ingest.manifests import decode_manifest, manifest_size
+from cachedex.ingest.records import build_records
 from cachedex.ingest.sync import sync
 from cachedex.query import parse
 from tests.helpers import MIRRORS, UNSIGNED_INDEX, make_config, write_v2_mirror

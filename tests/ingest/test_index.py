@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from cachedex.errors import IndexFormatError
-from cachedex.ingest.index import build_records, decode_index, format_variant
+from cachedex.ingest.index import decode_index
+from cachedex.ingest.records import build_records, format_variant
 from cachedex.values import deptypes_from_mask
 
 

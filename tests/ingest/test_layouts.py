@@ -9,9 +9,10 @@ import pytest
 
 from cachedex.config import Limits
 from cachedex.errors import ChecksumError, IndexFormatError, SourceNotFound
-from cachedex.ingest.index import build_records, decode_index
+from cachedex.ingest.index import decode_index
 from cachedex.ingest.layouts import read_index as _read_index
 from cachedex.ingest.manifests import read_clearsigned, spec_manifest_path, tarball_path_v2
+from cachedex.ingest.records import build_records
 from cachedex.ingest.snapshots import PreviousState
 from cachedex.ingest.sources import LocalSource, open_source
 

@@ -30,9 +30,10 @@ from ..progress import SILENT, Progress, ProgressLine
 from ..values import MirrorRef, SpecRecord
 from .discovery import chosen_tags
 from .http import HttpClient
-from .index import RawIndex, RecordBuilder, decode_index, names_and_versions
+from .index import RawIndex, decode_index
 from .layouts import read_index
 from .outcomes import MirrorOutcome, TagOutcome
+from .records import RecordBuilder, names_and_versions
 from .sizes import Prefetch, SizeReport, fetch_sizes
 from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
 from .sources import Source, open_source

@@ -31,9 +31,10 @@ from ..config import Limits
 from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound
 from ..progress import ProgressLine
 from ..values import LINK_RUN, TARBALL_MEDIA_TYPE, MirrorRef, SpecRecord, is_dag_hash
-from .index import build_records, decode_index
+from .index import decode_index
 from .layouts import V2_INDEX_HASH, read_index
 from .manifests import BlobRecord, blob_path, decode_manifest, gunzip_bounded, read_clearsigned, verify_checksum
+from .records import build_records
 from .signatures import GPG_MISSING, Keyring, SignatureCheck, gpg_available, is_clearsigned
 from .sizes import is_path_safe
 from .snapshots import OCI_LAYOUT
