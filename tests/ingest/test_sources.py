@@ -17,6 +17,10 @@ def _folder(tmp_path: Path, count: int) -> list[tuple[int, str]]:
     return [(number, f"f{number}.txt") for number in range(count)]
 
 
+def _keep(url: str, data: bytes | bytearray) -> bytes:
+    return bytes(data)
+
+
 def _read_all(source: LocalSource, items: list[tuple[int, str]]) -> tuple[list[tuple[int, object]], set[int]]:
     threads: set[int] = set()
 
@@ -53,3 +57,25 @@ def test_reads_that_wait_are_spread_over_threads_in_order(tmp_path: Path) -> Non
     assert [key for key, _ in results] == [key for key, _ in items]
     assert all(value == key for key, value in results if key >= 0)
     assert isinstance(dict(results)[-1], CachedexError)
+
+
+def test_a_fifo_in_a_folder_mirror_is_an_error_not_a_wait(tmp_path: Path) -> None:
+    """Opening a FIFO for reading waits for a writer; a mirror's reads must not."""
+    import os
+
+    (tmp_path / "m").mkdir()
+    fifo = tmp_path / "m" / "x.spec.manifest.json"
+    os.mkfifo(fifo)
+    (tmp_path / "m" / "ok.json").write_bytes(b'{"a": 1}')
+    source = LocalSource(tmp_path / "m", (tmp_path / "m").as_uri())
+    found: list[object] = []
+    reader = threading.Thread(
+        target=lambda: found.extend(source.read_many([("x", fifo.name), ("ok", "ok.json")], _keep, limit=1024)),
+        daemon=True,
+    )
+    reader.start()
+    reader.join(10)
+    if reader.is_alive():  # let the stuck open go before failing
+        os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+    assert not reader.is_alive()
+    assert dict(found) == {"x": b"", "ok": b'{"a": 1}'}  # empty: the manifest's decoder refuses it

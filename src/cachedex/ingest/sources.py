@@ -207,7 +207,8 @@ class LocalSource(Source):
         # os-level calls: a sync reads one small manifest per spec, so this is hot.
         full = os.path.join(self._root_text, path)
         try:
-            fd = os.open(full, os.O_RDONLY)
+            # Non-blocking: a FIFO in a mirror would otherwise wait for a writer forever.
+            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)
             try:
                 # A manifest fits in one small read, without asking for its size first (a
                 # system call per spec saved). Only a file that fills it is asked: reading
