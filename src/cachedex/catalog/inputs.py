@@ -56,11 +56,7 @@ class PageInputs:
 
     def ids_of(self, hashes: Collection[str]) -> dict[str, int]:
         """{hash: catalog id} of those of ``hashes`` the catalog has."""
-        return dict(
-            self._db.execute(
-                "SELECT hash, id FROM specs WHERE hash IN (SELECT value FROM json_each(?))", (json.dumps(list(hashes)),)
-            )
-        )
+        return reads.spec_ids(self._db, hashes)
 
     def reached_by(self, ids: Collection[int]) -> set[int]:
         """The specs whose pages show whether one of ``ids`` has a binary, or its size:

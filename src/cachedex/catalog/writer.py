@@ -9,7 +9,6 @@ fails: a tag is written whole or not at all.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -19,6 +18,7 @@ import msgspec
 
 from ..values import ROOT_STACK, SpecRecord
 from .nodes import NodePacker
+from .reads import spec_ids
 from .schema import BULK_INDEXES, BULK_MEMBER_INDEXES
 
 __all__ = ["TagWriter", "collect_garbage", "record_sizes"]
@@ -78,18 +78,24 @@ class TagWriter:
         # Loading many rows into indexed tables is faster with the indexes built afterwards
         # from sorted data than maintained row by row (a first sync of a big tag).
         bulk = len(hashes) > max(20_000, existing)
-        if bulk:
-            for name in BULK_INDEXES:
-                db.execute(f"DROP INDEX IF EXISTS {name}")
         # An edge may be written before its child (a later batch): check at commit instead.
         db.execute("PRAGMA defer_foreign_keys = ON")
+        with _indexes_built_after(db, BULK_INDEXES, bulk):
+            inserted = self._insert_batches(batches, sizes)
+        if inserted != len(hashes):
+            raise AssertionError(f"{len(hashes)} specs announced, {inserted} given")
+        return inserted
+
+    def _insert_batches(self, batches: Iterable[Iterable[SpecRecord]], sizes: Mapping[str, int]) -> int:
+        """Insert each batch's specs, nodes and edges (their ids given already); returns the count."""
+        db, ids = self._db, self._ids
         packer = NodePacker(db)
         inserted = 0
         for batch in batches:
             records = list(batch)
             missing = [d.hash for r in records for d in r.dependencies if d.hash not in ids]
             if missing:
-                ids.update(self._known_ids(missing))
+                ids.update(spec_ids(db, missing))
             # Rows are generated while SQLite consumes them: no second copy of every node.
             db.executemany(
                 "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -125,20 +131,7 @@ class TagWriter:
                 ],
             )
             inserted += len(records)
-        if bulk:
-            for statement in BULK_INDEXES.values():
-                db.execute(statement)
-        if inserted != len(hashes):
-            raise AssertionError(f"{len(hashes)} specs announced, {inserted} given")
         return inserted
-
-    def _known_ids(self, hashes: list[str]) -> dict[str, int]:
-        return dict(
-            self._db.execute(
-                "SELECT hash, id FROM specs WHERE hash IN (SELECT value FROM json_each(?))",
-                (json.dumps(hashes),),
-            )
-        )
 
     @contextmanager
     def members_in_bulk(self, rows: int) -> Iterator[None]:
@@ -147,14 +140,8 @@ class TagWriter:
         without the index by spec, which is then built once from sorted data: kept up
         row by row, it took most of their write."""
         (existing,) = self._db.execute("SELECT coalesce(sum(records), 0) FROM mirrors").fetchone()
-        bulk = rows > max(20_000, existing)
-        if bulk:
-            for name in BULK_MEMBER_INDEXES:
-                self._db.execute(f"DROP INDEX IF EXISTS {name}")
-        yield
-        if bulk:  # not after a failure: the rollback restores the index
-            for statement in BULK_MEMBER_INDEXES.values():
-                self._db.execute(statement)
+        with _indexes_built_after(self._db, BULK_MEMBER_INDEXES, rows > max(20_000, existing)):
+            yield
 
     def keep_mirror(
         self, stack: str, url: str, *, fetched_at: float, etag: str | None, last_modified: str | None
@@ -214,7 +201,7 @@ class TagWriter:
             first_sync = False
         missing = [h for h in members if h not in self._ids]
         if missing:
-            self._ids.update(self._known_ids(missing))
+            self._ids.update(spec_ids(db, missing))
         unknown = [h for h in members if h not in self._ids]
         if unknown:
             raise AssertionError(f"{len(unknown)} records of {stack} were not stored first")
@@ -299,6 +286,20 @@ class TagWriter:
             "UPDATE tags SET records = ?, specs = ?, packages = ?, size = ?, sized = ? WHERE id = ?",
             (records, specs, packages, size, sized, tag_id),
         )
+
+
+@contextmanager
+def _indexes_built_after(db: sqlite3.Connection, indexes: Mapping[str, str], bulk: bool) -> Iterator[None]:
+    """Around the rows of a bulk load (if ``bulk``): ``indexes`` (name -> CREATE) are
+    dropped first and built once afterwards from sorted data, which costs less than
+    keeping them up row by row. Not after a failure: the rollback restores them."""
+    if bulk:
+        for name in indexes:
+            db.execute(f"DROP INDEX IF EXISTS {name}")
+    yield
+    if bulk:
+        for statement in indexes.values():
+            db.execute(statement)
 
 
 def record_sizes(db: sqlite3.Connection, sizes: Mapping[int, int]) -> int:
