@@ -11,7 +11,7 @@ import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
-from .nodes import node_bytes_reader
+from .nodes import node_bytes_reader, node_text_reader
 from .rows import HolderRow, ListedRow, SpecRow, among, as_rows, select_list
 
 __all__ = [
@@ -108,14 +108,14 @@ def root_listing_tags(db: sqlite3.Connection, ids: Collection[int] | None = None
 def nodes_of(db: sqlite3.Connection, ids: Sequence[int]) -> Iterator[tuple[int, str]]:
     """``(spec id, raw node JSON)`` for the given ids, in ascending id order."""
     wanted = sorted(ids)
-    read = node_bytes_reader(db)
+    read = node_text_reader(db)
     for start in range(0, len(wanted), 5000):
         chunk = wanted[start : start + 5000]
         for spec_id, stored in db.execute(
             "SELECT spec_id, node FROM nodes WHERE spec_id IN (SELECT value FROM json_each(?)) ORDER BY spec_id",
             (json.dumps(chunk),),
         ):
-            yield spec_id, stored if isinstance(stored, str) else str(read(stored), "utf-8")
+            yield spec_id, read(stored)
 
 
 def stack_listings(

@@ -21,7 +21,7 @@ from typing import cast
 import msgspec
 import zstandard
 
-__all__ = ["MIN_TRAINING_NODES", "NodePacker", "node_bytes_reader", "node_text"]
+__all__ = ["MIN_TRAINING_NODES", "NodePacker", "node_bytes_reader", "node_text_reader"]
 
 #: The fewest nodes one write must bring to train a dictionary on (fewer give a poor one).
 MIN_TRAINING_NODES = 500
@@ -99,8 +99,11 @@ def node_bytes_reader(db: sqlite3.Connection) -> Callable[[StoredNode], bytes]:
     return read
 
 
-def node_text(db: sqlite3.Connection, stored: StoredNode) -> str:
-    """A stored node's JSON text."""
-    if isinstance(stored, str):
-        return stored
-    return str(node_bytes_reader(db)(stored), "utf-8")
+def node_text_reader(db: sqlite3.Connection) -> Callable[[StoredNode], str]:
+    """:func:`node_bytes_reader`, giving the node's JSON text (a text node as it is)."""
+    read_bytes = node_bytes_reader(db)
+
+    def read(stored: StoredNode) -> str:
+        return stored if isinstance(stored, str) else str(read_bytes(stored), "utf-8")
+
+    return read

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import tag_order
-from .nodes import node_text
+from .nodes import node_text_reader
 from .rows import Edge, MirrorState, SizeKey, SpecSummary, TagStats, among, as_rows, select_list
 
 __all__ = [
@@ -212,7 +212,7 @@ def node(db: sqlite3.Connection, dag_hash: str) -> str | None:
     row = db.execute(
         "SELECT n.node FROM nodes n JOIN specs s ON s.id = n.spec_id WHERE s.hash = ?", (dag_hash,)
     ).fetchone()
-    return None if row is None else node_text(db, row[0])
+    return None if row is None else node_text_reader(db)(row[0])
 
 
 def holders(db: sqlite3.Connection, dag_hash: str) -> list[tuple[str, str, bool, str, int | None]]:
