@@ -118,6 +118,7 @@ def main() -> None:
     parser.add_argument("--tags", type=int, default=10)
     parser.add_argument("--out", type=Path, default=HERE / "out" / "many")
     args = parser.parse_args()
+    args.out = args.out.resolve()  # the config written there names paths relative to itself
     print(f"preparing {args.tags} tags of {args.records:,} records in {args.out} ...", flush=True)
     folders = _prepare(args.out, args.records, args.tags)
     catalog = args.out / "catalog.sqlite"

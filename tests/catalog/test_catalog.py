@@ -243,3 +243,20 @@ def test_ids_and_sizes_are_found_whether_the_specs_are_read_or_looked_up(tmp_pat
             assert scan == (len(asked) > 12)  # 100 specs: read when more than 100 / 8 are asked
             assert catalog.spec_ids(asked) == {h: every[h] for h in asked if h in every}
             assert catalog.sized_hashes(asked) == {h for h in asked if h in every and int(h) % 2 == 0}
+            known = catalog.known_specs(asked)
+            assert known.ids == catalog.spec_ids(asked) and known.sized == catalog.sized_hashes(asked)
+
+
+def test_what_the_catalog_knew_holds_until_another_process_commits(tmp_path: Path) -> None:
+    """A sync reads ids before taking the write lock and uses them under it only if no
+    other connection committed in between (its own commits do not count)."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [_record("a" * 32)])
+        known = catalog.known_specs(["a" * 32, "b" * 32])
+        assert known.ids.keys() == {"a" * 32} and catalog.still_as_of(known)
+        write_tag(catalog, "u", [_record("c" * 32)])  # this connection's own write
+        assert catalog.still_as_of(known)
+        with Catalog(tmp_path / "c.sqlite") as other:
+            write_tag(other, "v", [_record("b" * 32)])
+        assert not catalog.still_as_of(known)
+        assert catalog.known_specs(["b" * 32]).ids.keys() == {"b" * 32}

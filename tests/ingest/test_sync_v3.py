@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from cachedex.catalog import Catalog
-from cachedex.config import Limits
+from cachedex.config import Limits, TagConfig
 from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest.layouts import read_index
+from cachedex.ingest.outcomes import TagOutcome
 from cachedex.ingest.sources import open_source
-from cachedex.ingest.sync import sync
+from cachedex.ingest.sync import _TagSync, sync
 from tests.helpers import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config, spec_row, write_v3_mirror
 
 
@@ -45,7 +46,8 @@ def test_a_folder_mirror_s_sizes_go_in_with_their_specs(mirrors: Path, tmp_path:
 
 
 def test_a_tag_of_known_specs_asks_the_catalog_about_them_once(mirrors: Path, tmp_path: Path) -> None:
-    """Their ids and sizes are read once, under the write lock, and reused after."""
+    """Their ids and sizes are read once, together, before the write lock, and reused
+    under it and after."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     url = str(tmp_path / "m")
     config = make_config(tmp_path, [{"name": "t", "url": url}, {"name": "u", "url": url}])
@@ -57,9 +59,36 @@ def test_a_tag_of_known_specs_asks_the_catalog_about_them_once(mirrors: Path, tm
         assert outcome.ok and outcome.specs == 6 and outcome.new_specs == 0
     # (each either reads every spec, in a small catalog, or looks the hashes up)
     ids = ("SELECT hash, id FROM specs", "SELECT s.hash, s.id FROM json_each")
-    sized = ("SELECT hash FROM specs WHERE size IS NOT NULL", "SELECT s.hash FROM json_each")
     assert sum(s.startswith(ids) for s in statements) == 1
-    assert sum(s.startswith(sized) for s in statements) == 1
+    assert sum(s.startswith("SELECT id FROM specs WHERE size IS NULL") for s in statements) == 1
+
+
+def test_ids_read_before_the_write_lock_are_read_again_if_another_process_wrote(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another sync that commits the same specs between this sync's read of the catalog
+    and its write lock: the ids are asked again, and no spec is written twice."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    url = str(tmp_path / "m")
+    config = make_config(tmp_path, [{"name": "t", "url": url}, {"name": "u", "url": url}])
+    read_all = _TagSync._read_all
+    others: list[TagOutcome] = []
+
+    def read_then_another_process_writes(self: _TagSync, tag: TagConfig) -> object:
+        read = read_all(self, tag)
+        if not others:
+            others.append(None)  # type: ignore[arg-type]  # the nested sync must not recurse
+            with Catalog(config.catalog) as other:
+                others[:] = sync(config, other, ["u"])
+        return read
+
+    monkeypatch.setattr(_TagSync, "_read_all", read_then_another_process_writes)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog, ["t"], raise_unexpected=True)
+        assert others[0].ok and others[0].new_specs == 7  # six listed, one not
+        assert outcome.ok and outcome.new_specs == 0 and outcome.specs == 6
+        (count,) = catalog._db.execute("SELECT count(*) FROM specs").fetchone()
+        assert count == 7
 
 
 def test_sizes_are_fetched_once_per_hash(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

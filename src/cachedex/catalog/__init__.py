@@ -44,6 +44,7 @@ from .inputs import PageInputs, SpecInputs
 from .rows import (
     Edge,
     HolderRow,
+    KnownSpecs,
     ListedRow,
     MirrorState,
     SearchPage,
@@ -61,6 +62,7 @@ __all__ = [
     "Catalog",
     "Edge",
     "HolderRow",
+    "KnownSpecs",
     "ListedRow",
     "MirrorState",
     "PageInputs",
@@ -267,6 +269,22 @@ class Catalog:
     def spec_ids(self, hashes: Iterable[str]) -> dict[str, int]:
         """Map the given hashes to the ids of the specs the catalog already has."""
         return reads.spec_ids(self._db, hashes)
+
+    def known_specs(self, hashes: Iterable[str]) -> KnownSpecs:
+        """The ids and known sizes of ``hashes``, read once for a sync that needs both, and
+        the catalog's state then (see :meth:`still_as_of`)."""
+        as_of = self._data_version()  # before reading: a commit in between makes it stale, never wrong
+        ids, sized = reads.known_specs(self._db, hashes)
+        return KnownSpecs(ids, frozenset(sized), as_of)
+
+    def still_as_of(self, known: KnownSpecs) -> bool:
+        """Whether no other process committed since ``known`` was read (inside a write
+        transaction: nor can one until it ends), so that its ids still hold."""
+        return self._data_version() == known.as_of
+
+    def _data_version(self) -> int:
+        (version,) = self._db.execute("PRAGMA data_version").fetchone()
+        return int(version)
 
     def sized_hashes(self, hashes: Iterable[str]) -> set[str]:
         """Those of ``hashes`` whose binary size the catalog already knows."""

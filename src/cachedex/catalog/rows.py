@@ -28,6 +28,7 @@ from ..values import decode_variants
 __all__ = [
     "Edge",
     "HolderRow",
+    "KnownSpecs",
     "ListedRow",
     "MirrorState",
     "SearchPage",
@@ -58,6 +59,14 @@ class MirrorState(msgspec.Struct, frozen=True):
     listed: int | None  #: records with a binary (``in_buildcache``)
     view: str | None = None  #: the buildcache view of the mirror at ``url`` read as this stack
     own_index: bool = True  #: False for the root of a mirror of views only: it lists what its stacks list
+
+
+class KnownSpecs(msgspec.Struct, frozen=True):
+    """What the catalog knew of some hashes, as of one state of its file."""
+
+    ids: dict[str, int]  #: hash -> id of each hash the catalog has
+    sized: frozenset[str]  #: those of them whose binary size it knows
+    as_of: int  #: ``PRAGMA data_version`` when read: unchanged while no other process commits
 
 
 class TagStats(msgspec.Struct, frozen=True):

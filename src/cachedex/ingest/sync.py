@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 import msgspec
 
 from .._perf import gc_paused
-from ..catalog import Catalog, TagWriter
+from ..catalog import Catalog, KnownSpecs, TagWriter
 from ..config import Config, TagConfig
 from ..errors import CachedexError, SourceNotFound
 from ..progress import SILENT, Progress, ProgressLine
@@ -57,6 +57,7 @@ class _Read(msgspec.Struct):
     index: RawIndex | None = None  # records to build new specs from
     own_index: bool = True  # False: a root of views only, listing what its stacks list
     unsized: set[str] | None = None  # listed hashes whose size the catalog lacked, once asked
+    known: KnownSpecs | None = None  # what the catalog knew of the index's hashes, once asked
 
     @property
     def changed(self) -> bool:
@@ -205,7 +206,10 @@ class _TagSync:
         if root.index is None or root.snapshot.layout not in (3, OCI_LAYOUT):
             return None
         listed = root.listed()
-        root.unsized = unsized = set(listed) - self.catalog.sized_hashes(listed)
+        # The ids are asked with the sizes: the write needs them, and one read of the
+        # catalog's 700,000 hashes (ten snapshots of a big tag) costs ~1 s.
+        root.known = self.catalog.known_specs(root.index.records.keys())
+        root.unsized = unsized = set(listed) - root.known.sized
         if not unsized:
             return None
         line = self.reporter.task(f"{root.ref.tag}/{root.ref.stack}: sizes", total=len(unsized))
@@ -313,7 +317,10 @@ class _TagSync:
         for read in reads:
             if read.index is None or not read.index.records:
                 continue
-            known = self.catalog.spec_ids(read.index.records.keys())
+            if read.known is not None and self.catalog.still_as_of(read.known):
+                known = read.known.ids
+            else:  # not asked yet, or another process wrote some of them since
+                known = self.catalog.spec_ids(read.index.records.keys())
             writer.remember_ids(known)
             for dag_hash in read.index.records:
                 if dag_hash not in known and dag_hash not in new_hashes:
