@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from cachedex.errors import IndexFormatError
 from cachedex.ingest.index import decode_index
 from cachedex.ingest.records import build_records, format_variant
-from cachedex.values import deptypes_from_mask
+from cachedex.values import deptypes_from_mask, short_repr
 
 
 def _records(path: Path) -> dict[str, object]:
@@ -178,3 +181,30 @@ def test_a_malformed_dependency_hash_is_rejected() -> None:
     app = _node("app", H["a"], dependencies=[{"name": "z", "hash": "short", "parameters": {}}])
     with pytest.raises(IndexFormatError, match="dependency 'z' has a malformed hash 'short'"):
         build_records(decode_index(_index(app), url="x"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789", min_size=32, max_size=32),
+            st.text(min_size=0, max_size=40),
+            st.text(alphabet="abcdefghijklmnopqrstuvwxyzABC0123456789_é\n", min_size=31, max_size=33),
+        ),
+        max_size=8,
+        unique=True,
+    )
+)
+@example(["a" * 31, "b" * 33])  # lengths that add up to 32 each
+@example(["0" * 32, "1" * 32])  # no letter at all
+def test_keys_checked_all_at_once_are_refused_as_one_by_one(keys: list[str]) -> None:
+    """An index's keys are checked as one joined text; the first key that is not a DAG
+    hash is named, exactly as checking each key would find it."""
+    data = json.dumps({"database": {"version": "8", "installs": {k: {"spec": {"name": "a"}} for k in keys}}})
+    bad = [k for k in keys if re.fullmatch("[a-z0-9]{32}", k) is None]
+    if not bad:
+        assert decode_index(data.encode(), url="u").records.keys() == set(keys)
+        return
+    with pytest.raises(IndexFormatError, match="malformed DAG hash") as caught:
+        decode_index(data.encode(), url="u")
+    assert short_repr(bad[0]) in str(caught.value)
