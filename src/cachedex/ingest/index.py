@@ -111,7 +111,7 @@ def decode_index(data: bytes | bytearray | memoryview, *, url: str) -> RawIndex:
 
 def _reject_malformed_hashes(keys: Iterable[str], url: str) -> None:
     """Reject keys of ``installs`` that are not DAG hashes. Every key is checked at once
-    (0.02 s against 0.25 s for a regular expression per key, for 250,000): all 32
+    (0.02 s against 0.09-0.25 s for a regular expression per key, for 250,000): all 32
     characters long (the longest is 32 and they add up to 32 each) and, joined, nothing
     left once ``[a-z0-9]`` is deleted."""
     keys = list(keys)
