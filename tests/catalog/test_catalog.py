@@ -260,3 +260,17 @@ def test_what_the_catalog_knew_holds_until_another_process_commits(tmp_path: Pat
             write_tag(other, "v", [_record("b" * 32)])
         assert not catalog.still_as_of(known)
         assert catalog.known_specs(["b" * 32]).ids.keys() == {"b" * 32}
+
+
+def test_a_member_the_catalog_does_not_hold_fails_the_tag_and_changes_nothing(tmp_path: Path) -> None:
+    """Members are given ids in one pass; a hash neither written first nor in the catalog
+    is a bug of the caller, named, and the tag's write rolls back."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [_record("a" * 32)])
+        before = dump(catalog)
+        with pytest.raises(AssertionError, match="1 records of root were not stored first"):
+            write_tag(catalog, "u", [], members={"a" * 32: True, "b" * 32: False})
+        assert dump(catalog) == before
+        write_tag(catalog, "u", [], members={"a" * 32: False})  # known, though not remembered: asked
+        (u,) = catalog.tag_stats(["u"])
+        assert (u.records, u.specs) == (1, 0)
