@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import re
+import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -168,6 +170,27 @@ def test_duplicate_hashes_are_rejected() -> None:
     data = f'{{"database": {{"version": "8", "installs": {{"{H["a"]}": {record}, "{H["a"]}": {record}}}}}}}'
     with pytest.raises(IndexFormatError, match=f"DAG hash {H['a']} appears 2 times"):
         decode_index(data.encode(), url="x")
+
+
+def test_duplicates_are_found_while_other_threads_decode_indexes() -> None:
+    """The records decoded are counted per thread: a sync decodes its stacks in several
+    threads at once, and each decode must count only its own."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # hand the GIL over as often as possible
+    hashes = [f"{n:032d}" for n in range(20_000)]
+    record = json.dumps({"spec": {"name": "a"}, "in_buildcache": True})
+    body = ", ".join(f'"{h}": {record}' for h in hashes)
+    doubled = f'{{"database": {{"version": "8", "installs": {{{body}, "{hashes[0]}": {record}}}}}}}'.encode()
+    clean = _index(*(_node("a", h) for h in H.values()))
+    try:
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            others = [pool.submit(decode_index, clean, url="c") for _ in range(300)]
+            for _ in range(3):
+                with pytest.raises(IndexFormatError, match=f"DAG hash {hashes[0]} appears 2 times"):
+                    decode_index(doubled, url="d")
+            assert all(len(other.result().records) == len(H) for other in others)
+    finally:
+        sys.setswitchinterval(interval)
 
 
 def test_a_record_holding_another_hash_is_rejected() -> None:
