@@ -9,11 +9,15 @@ folder (each tag links to it), as the specs of a branch's snapshots do. Then, in
   (a) the first tag's first sync                      (each spec stored once, ever)
   (b) the tenth tag's first sync, after the nine before it   target: <= 30 % of (a)
   (c) the catalog's size with ten tags, against one tag's
+  (b') with --pairs N: (a) and (b) again, side by side, N times: the first tag into an
+      empty catalog, then the tenth into a copy of the catalog of the nine before it
+      (copied before the clock starts); the median of the N ratios. Single runs of (a)
+      and (b) drift with the machine over the syncs between them.
   (d) with --site: the whole website of all the tags (``cachedex site`` into an empty
       folder, then again over it unchanged): seconds, files and bytes on disk. Mind the
       disk: one 250,000-record tag's site takes ~7 GB, ten such tags' about three times that.
 
-    python bench/many_tags.py [--records N] [--tags N] [--site]
+    python bench/many_tags.py [--records N] [--tags N] [--pairs N] [--site]
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ import glob
 import json
 import random
 import shutil
+import sqlite3
+import statistics
 import subprocess
 import sys
 import time
@@ -121,6 +127,7 @@ def main() -> None:
     parser.add_argument("--tags", type=int, default=10)
     parser.add_argument("--out", type=Path, default=HERE / "out" / "many")
     parser.add_argument("--site", action="store_true", help="also build the whole site of all the tags")
+    parser.add_argument("--pairs", type=int, default=0, help="time the first and the last tag side by side N times")
     args = parser.parse_args()
     args.out = args.out.resolve()  # the config written there names paths relative to itself
     print(f"preparing {args.tags} tags of {args.records:,} records in {args.out} ...", flush=True)
@@ -131,7 +138,10 @@ def main() -> None:
     config = args.out / "cachedex.yaml"
     tags = [{"name": folder.name, "url": str(folder)} for folder in folders]
     config.write_text(yaml.safe_dump({"catalog": str(catalog), "tags": tags}))
-    seconds = [_sync(config, folder.name) for folder in folders]
+    seconds = [_sync(config, folder.name) for folder in folders[:-1]]
+    before_last = args.out / "before-last.sqlite"
+    _backup(catalog, before_last)
+    seconds.append(_sync(config, folders[-1].name))
     first_size = None
     for n, spent in enumerate(seconds):
         print(f"  {folders[n].name}: first sync {spent:.2f} s")
@@ -145,8 +155,39 @@ def main() -> None:
     print(f"(b) tenth tag's first sync: {seconds[-1]:.2f} s = {seconds[-1] / seconds[0]:.0%} of (a)   [target <= 30 %]")
     size_all, size_one = catalog.stat().st_size / 1e6, first_size / 1e6
     print(f"(c) catalog: {size_all:.0f} MB with {len(folders)} tags, {size_one:.0f} MB with one")
+    if args.pairs:
+        _pairs(args.out, tags, before_last, args.pairs)
+    before_last.unlink()
     if args.site:
         _whole_site(config, args.out / "site", len(folders))
+
+
+def _backup(source: Path, copy: Path) -> None:
+    """A consistent copy of a SQLite file, whatever its write-ahead log holds."""
+    copy.unlink(missing_ok=True)
+    with sqlite3.connect(source) as db, sqlite3.connect(copy) as into:
+        db.backup(into)
+    db.close()
+    into.close()
+
+
+def _pairs(out: Path, tags: list[dict[str, str]], before_last: Path, pairs: int) -> None:
+    first, last = out / "pair-first.sqlite", out / "pair-last.sqlite"
+    first_config, last_config = out / "pair-first.yaml", out / "pair-last.yaml"
+    first_config.write_text(yaml.safe_dump({"catalog": str(first), "tags": tags[:1]}))
+    last_config.write_text(yaml.safe_dump({"catalog": str(last), "tags": tags}))
+    ratios: list[float] = []
+    for _ in range(pairs):
+        for path in [*out.glob("pair-first.sqlite*"), *out.glob("pair-last.sqlite*")]:
+            path.unlink()
+        shutil.copyfile(before_last, last)
+        spent_first = _sync(first_config, tags[0]["name"])
+        spent_last = _sync(last_config, tags[-1]["name"])
+        ratios.append(spent_last / spent_first)
+        print(f"  pair: first tag {spent_first:.2f} s, tenth tag {spent_last:.2f} s = {ratios[-1]:.0%}")
+    for path in [*out.glob("pair-first.*"), *out.glob("pair-last.*")]:
+        path.unlink()
+    print(f"(b') side by side, {pairs} pairs: median {statistics.median(ratios):.0%}   [target <= 30 %]")
 
 
 def _whole_site(config: Path, site: Path, tags: int) -> None:
