@@ -78,8 +78,6 @@ class TagWriter:
         # Loading many rows into indexed tables is faster with the indexes built afterwards
         # from sorted data than maintained row by row (a first sync of a big tag).
         bulk = len(hashes) > max(20_000, existing)
-        # An edge may be written before its child (a later batch): check at commit instead.
-        db.execute("PRAGMA defer_foreign_keys = ON")
         with _indexes_built_after(db, BULK_INDEXES, bulk):
             inserted = self._insert_batches(batches, sizes)
         if inserted != len(hashes):
