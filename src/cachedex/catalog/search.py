@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import lru_cache
-from typing import Any
 
 import msgspec
 
@@ -26,6 +25,7 @@ from ..query import Query, variants_satisfy
 from ..values import LINK_RUN, ROOT_STACK, decode_variants, stack_order
 from ..versions import VersionRange, version_satisfies
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
+from .holders import HolderIndex
 from .rows import SearchPage, SpecSummary
 from .terms import TermIndex, bits_of, lowest_positions, read_term_index
 
@@ -33,6 +33,7 @@ __all__ = [
     "Where",
     "explain_search",
     "facet_index",
+    "holder_index",
     "register_functions",
     "scope_mirrors",
     "search",
@@ -218,29 +219,71 @@ def _stack_scope(db: sqlite3.Connection, path: str, token: str, root: int, stack
     return STATE_CACHE.get(path, token, ("stack", root, stack), make)  # type: ignore[no-any-return]
 
 
-def _found_rows(
-    db: sqlite3.Connection, tag: str | None, where: Where, limit: int, offset: int
-) -> list[tuple[Any, ...]]:
-    if tag is None:
-        holders = (
-            "(SELECT group_concat(DISTINCT t.name) FROM members mb JOIN mirrors m "
-            "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
-            "WHERE mb.spec_id = s.id AND mb.listed AND m.stack = 'root')"
-        )
-        extra: list[object] = []
-    else:
-        holders = (
-            "(SELECT group_concat(m.stack) FROM members mb JOIN mirrors m "
-            "ON m.id = mb.mirror_id JOIN tags t ON t.id = m.tag_id "
-            "WHERE mb.spec_id = s.id AND t.name = ? AND m.own_index)"
-        )
-        extra = [tag]
-    return db.execute(
-        "SELECT s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, "
-        f"s.size, {holders} FROM specs s WHERE {where.sql} "
-        "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
-        [*extra, *where.params, limit, offset],
+def _mirror_names(db: sqlite3.Connection, path: str, token: str) -> dict[int, tuple[str, str, bool]]:
+    """Every mirror's (tag, stack, has its own index), by id, in state ``token``."""
+
+    def read() -> dict[int, tuple[str, str, bool]]:
+        return {
+            mirror: (tag, stack, bool(own))
+            for mirror, tag, stack, own in db.execute(
+                "SELECT m.id, t.name, m.stack, m.own_index FROM mirrors m JOIN tags t ON t.id = m.tag_id"
+            )
+        }
+
+    return STATE_CACHE.get(path, token, ("mirror names",), read)  # type: ignore[no-any-return]
+
+
+def holder_index(db: sqlite3.Connection, path: str, token: str, tag: str | None) -> HolderIndex:
+    """What holds each spec of a scope in state ``token``, read once per state: within
+    ``tag``, its stacks with an index of their own; without a tag, the tags whose root
+    lists the spec."""
+
+    def read() -> HolderIndex:
+        mirrors = _mirror_names(db, path, token).items()
+        if tag is None:
+            chosen = [(mirror, name) for mirror, (name, stack, _) in mirrors if stack == ROOT_STACK]
+            listed = " AND listed"
+        else:
+            chosen = [(mirror, stack) for mirror, (name, stack, own_index) in mirrors if name == tag and own_index]
+            listed = ""
+
+        def pairs() -> Iterator[tuple[int, int]]:
+            for bit, (mirror, _) in enumerate(chosen):
+                for (spec,) in db.execute(f"SELECT spec_id FROM members WHERE mirror_id = ?{listed}", (mirror,)):
+                    yield spec, bit
+
+        return HolderIndex(pairs(), [name for _, name in chosen])
+
+    return STATE_CACHE.get(path, token, ("holders", tag), read)  # type: ignore[no-any-return]
+
+
+def _found_specs(
+    db: sqlite3.Connection, path: str, token: str, tag: str | None, where: Where, limit: int, offset: int
+) -> tuple[SpecSummary, ...]:
+    rows = db.execute(
+        "SELECT s.id, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, s.size "
+        f"FROM specs s WHERE {where.sql} ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
+        [*where.params, limit, offset],
     ).fetchall()
+    if not rows:
+        return ()
+    held = holder_index(db, path, token, tag).of
+    return tuple(
+        SpecSummary(
+            hash=h,
+            name=n,
+            version=v,
+            compiler=c,
+            platform=p,
+            os=o,
+            target=t,
+            variants=decode_variants(var),
+            size=size,
+            tags=(tag,) if tag is not None else held(spec),
+            stacks=held(spec) if tag is not None else (),
+        )
+        for spec, h, n, v, c, p, o, t, var, size in rows
+    )
 
 
 def search(
@@ -265,28 +308,12 @@ def search(
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
         where = Where()
         where.add("s.id IN (SELECT value FROM json_each(?))", json.dumps(ids))
-        rows = _found_rows(db, tag, where, limit, 0) if ids else []
+        found = _found_specs(db, path, token, tag, where, limit, 0) if ids else ()
     else:
         where = _query_where(query, facets, lambda: _compilers(db, path, token))
         _scope_where(where, *mirrors)
         (total,) = db.execute(f"SELECT count(*) FROM specs s WHERE {where.sql}", where.params).fetchone()
-        rows = _found_rows(db, tag, where, limit, offset) if total > offset else []
-    found = tuple(
-        SpecSummary(
-            hash=h,
-            name=n,
-            version=v,
-            compiler=c,
-            platform=p,
-            os=o,
-            target=t,
-            variants=decode_variants(var),
-            size=size,
-            tags=(tag,) if tag is not None else tuple(sorted(set((held or "").split(",")) - {""})),
-            stacks=tuple(sorted((held or "").split(","))) if tag is not None else (),
-        )
-        for h, n, v, c, p, o, t, var, size, held in rows
-    )
+        found = _found_specs(db, path, token, tag, where, limit, offset) if total > offset else ()
     return SearchPage(total=total, offset=offset, limit=limit, specs=found)
 
 
@@ -325,9 +352,11 @@ def explain_search(
 def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     """Build the facet index of every scope (the whole catalog, each tag, each of its
     stacks), the variant and version index of each tag with its facet groups' column,
-    the bit set of each stack's specs in its tag, and the compiler list of state
-    ``token``; returns the number of scopes."""
+    the bit set of each stack's specs in its tag, what holds each spec of each tag and
+    of the catalog, and the compiler list of state ``token``; returns the number of
+    scopes."""
     _compilers(db, path, token)
+    holder_index(db, path, token, None)
     scopes: list[tuple[str | None, str | None]] = [(None, None)]
     scopes += db.execute(
         "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id ORDER BY t.name, m.stack"
@@ -337,6 +366,7 @@ def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
         facet_index(db, path, token, *mirrors)  # a stack's bit set with it
         root = mirrors[0]
         if stack == ROOT_STACK:  # a tag's: its stacks' searches without a name share it
+            holder_index(db, path, token, tag)
             term_index(db, path, token, root)
             facet_index(db, path, token, *mirrors).groups_column()
     return len(scopes)

@@ -1,0 +1,62 @@
+"""What holds each spec of a search scope (``catalog/holders.py``): the stacks named on
+a tag's search results, the tags on a catalog-wide one."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cachedex.catalog import Catalog
+from cachedex.catalog.holders import HolderIndex
+from cachedex.query import parse
+from tests.helpers import record
+
+NAMES = ["root", "e4s", "ml", "hpc", "viz", "tools"]
+
+
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, len(NAMES) - 1)), max_size=200))
+def test_each_spec_has_the_sorted_names_of_its_holders(pairs: list[tuple[int, int]]) -> None:
+    index = HolderIndex(iter(pairs), NAMES)
+    held: dict[int, set[str]] = {}
+    for spec, bit in pairs:
+        held.setdefault(spec, set()).add(NAMES[bit])
+    assert len(index) == len(held)
+    for spec in range(-2, 64):  # specs held and not, below, between and above the ids
+        assert index.of(spec) == tuple(sorted(held.get(spec, ())))
+
+
+def _write(catalog: Catalog, tag: str, stacks: dict[str, dict[str, bool]], records: list) -> None:  # type: ignore[type-arg]
+    """One tag with its root and stacks (each {hash: listed}) in one transaction."""
+    with catalog.writing_tag(tag) as writer:
+        writer.add_specs([r for r in records if catalog.spec_ids([r.hash]) == {}], {})
+        for stack, members in stacks.items():
+            writer.replace_mirror(
+                stack,
+                f"/m/{stack}",
+                layout=3,
+                db_version=8,
+                checksum="x",
+                etag=None,
+                last_modified=None,
+                fetched_at=0.0,
+                members=members,
+            )
+
+
+def test_search_rows_name_their_stacks_and_tags_and_follow_a_new_state(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    a, b, c = (record(h * 32, name) for h, name in (("a", "alpha"), ("b", "beta"), ("c", "gamma")))
+    catalog = Catalog(tmp_path / "c.sqlite")
+    _write(catalog, "t1", {"root": {a.hash: True, b.hash: True}, "e4s": {a.hash: True}}, [a, b])
+    # t2's root holds beta without listing it: a catalog-wide row of beta does not name t2.
+    _write(catalog, "t2", {"root": {a.hash: True, b.hash: False, c.hash: True}, "ml": {c.hash: True}}, [a, b, c])
+
+    def rows(tag: str | None) -> dict[str, tuple[tuple[str, ...], tuple[str, ...]]]:
+        return {s.name: (s.tags, s.stacks) for s in catalog.search(parse(""), tag=tag, limit=10).specs}
+
+    assert rows("t1") == {"alpha": (("t1",), ("e4s", "root")), "beta": (("t1",), ("root",))}
+    assert rows("t2") == {"alpha": (("t2",), ("root",)), "gamma": (("t2",), ("ml", "root"))}
+    assert rows(None) == {"alpha": (("t1", "t2"), ()), "beta": (("t1",), ()), "gamma": (("t2",), ())}
+    # A later write is a new catalog state: the holders are read again, not kept.
+    _write(catalog, "t1", {"root": {a.hash: True, b.hash: True}, "e4s": {b.hash: True}}, [])
+    assert rows("t1") == {"alpha": (("t1",), ("root",)), "beta": (("t1",), ("e4s", "root"))}
+    catalog.close()
