@@ -25,8 +25,9 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..catalog import Edge, SpecSummary
-from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2, variant_name
+from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2
 from ._jinja_fast import FastEnvironment, fast_join, render_template
+from .cells import chips, search_rows, select_variants, size_text, variants_cell
 from .changes import ChangesPage, ComparePage, recent_syncs
 from .coverage import BottleTable, CoveragePage, bottle_table
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
@@ -104,7 +105,7 @@ def _edge_item(edge: Edge, root: str) -> str:
         f'<li><a href="{escape(root)}{href}">{escape(edge.name)}@{escape(edge.version)}</a> <code>/{short}</code>'
         + (f' <span class="tag">{_KIND[edge.deptypes]}</span>' if edge.deptypes in _KIND else "")
         + (f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else "")
-        + (f' <span class="size">{_size(edge.size)}</span>' if edge.listed else _NO_BINARY)
+        + (f' <span class="size">{size_text(edge.size)}</span>' if edge.listed else _NO_BINARY)
         + "</li>"
     )
 
@@ -270,26 +271,12 @@ def _element_text(value: str) -> Markup:
     return Markup(value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
-def _size(size: int | None) -> str:
-    """A size for people; "unknown" when no mirror told it (never "0 B")."""
-    return "unknown" if size is None else human_size(size)
-
-
 def _total(size: int | None, sized: int, count: int) -> str:
     """A total of ``count`` sizes of which ``sized`` are known: "1.2 GB", "unknown",
     or "1.2 GB (3 of 5 known)"."""
     if not sized or size is None:
         return "unknown"
     return human_size(size) + ("" if sized >= count else f" ({sized:,} of {count:,} known)")
-
-
-def _chips(values: Sequence[str], limit: int = 3) -> Markup:
-    """The first ``limit`` values, then "+N" with every value in its title."""
-    shown = ", ".join(map(str, map(escape, values[:limit])))
-    if len(values) <= limit:
-        return Markup(shown)
-    everything = escape(", ".join(values))
-    return Markup(f'{shown} <span class="more" title="{everything}">+{len(values) - limit}</span>')
 
 
 def _groupby_kind(tags: Sequence[TagRow]) -> list[tuple[str, list[TagRow]]]:
@@ -301,22 +288,6 @@ def _groupby_kind(tags: Sequence[TagRow]) -> list[tuple[str, list[TagRow]]]:
 
 
 _KIND_HEADINGS = {"branch": "Branches", "release": "Releases", "snapshot": "Snapshots"}
-
-
-def _select_variants(variants: Sequence[str], names: Sequence[str]) -> list[str]:
-    """The variants (as a spec shows them) whose names are among ``names``."""
-    return [text for text in variants if variant_name(text) in names]
-
-
-def _variants_cell(variants: Sequence[str], differing: Sequence[str]) -> Markup:
-    """A spec's variants in a table: those that differ between the specs listed first,
-    in bold, then the others (folded when more than four)."""
-    rest = [text for text in variants if text not in differing]
-    parts = [f"<strong>{escape(' '.join(differing))}</strong>"] if differing else []
-    if rest:
-        text = escape(" ".join(rest))
-        parts.append(f"<details><summary>{len(rest)} more</summary>{text}</details>" if len(rest) > 4 else str(text))
-    return Markup(" ".join(parts))
 
 
 def _page_link(view: SearchView, number: int) -> str:
@@ -343,17 +314,18 @@ def _without(filters: dict[str, str], key: str) -> dict[str, str]:
 
 _env.filters.update(
     join=fast_join(_env),
-    size=_size,
+    size=size_text,
     total=_total,
     num="{:,}".format,
-    chips=_chips,
+    chips=chips,
     json=lambda value: msgspec.json.encode(value).decode(),
     query=query_string,
     without=_without,
     shown_stacks=shown_stacks,
     groupby_kind=_groupby_kind,
-    select_variants=_select_variants,
-    variants_cell=_variants_cell,
+    select_variants=select_variants,
+    variants_cell=variants_cell,
+    search_rows=search_rows,
     page_link=_page_link,
     pick=lambda values: {key: value for key, value in values.items() if value},
     window=_window,

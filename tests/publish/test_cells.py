@@ -1,0 +1,92 @@
+"""The search page's result rows, written in Python (``publish/cells.py``): the same
+text as the Jinja loop they replaced, for hostile values too."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from jinja2 import Environment
+from markupsafe import Markup, escape
+
+from cachedex.catalog import SpecSummary
+from cachedex.publish import cells
+from cachedex.publish.facets import shown_stacks
+from cachedex.publish.urls import spec_url
+
+#: The loop the search page had in its template, and the filters it used.
+_LOOP = """<tbody>
+{% for s in specs %}
+    {% set differing = s.variants | select_variants(page_differing.get(s.name, ())) %}
+    <tr>
+      <td class="name"><a href="{{ root }}{{ s.hash | spec_url }}">{{ s.name }}@{{ s.version }}</a> <code>/{{ s.hash[:7] }}</code></td>
+      <td class="variants" data-label="variants">{{ s.variants | variants_cell(differing) }}</td>
+      <td data-label="arch">{{ s.platform }}-{{ s.os }}-{{ s.target }}</td>
+      <td data-label="compiler">{{ s.compiler }}</td>
+      <td class="stacks" data-label="{% if tag %}stacks{% else %}tags{% endif %}">{% if tag %}{{ s.stacks | shown_stacks | chips(2) }}{% else %}{{ s.tags | chips(2) }}{% endif %}</td>
+      <td class="num size" data-label="size">{{ s.size | size }}</td>
+      <td data-label="install"><button type="button" class="copy" data-copy="spack install --cache-only /{{ s.hash }}" aria-label="Copy the install command of {{ s.name }} /{{ s.hash[:7] }}">install</button></td>
+    </tr>
+{% endfor %}
+  </tbody>"""  # noqa: E501 (the template, as it was)
+
+_env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+_env.filters.update(
+    select_variants=cells.select_variants,
+    variants_cell=cells.variants_cell,
+    spec_url=spec_url,
+    shown_stacks=shown_stacks,
+    chips=cells.chips,
+    size=cells.size_text,
+)
+_LOOP_TEMPLATE = _env.from_string(_LOOP)
+
+# Hostile text: markup, quotes and ampersands, in every field a mirror's index sets.
+_text = st.text(alphabet=st.sampled_from(list("ab+~=<>&\"' /@1")), max_size=8)
+_variant = st.sampled_from(["+mpi", "~cuda", "build_type=Release", "x=<b>", "+a&b", "cuda_arch:=80"])
+
+
+@st.composite
+def _spec(draw: Any) -> SpecSummary:
+    return SpecSummary(
+        hash=draw(st.sampled_from(["a" * 32, "0123456789abcdefghijklmnopqrstuv", "<x>&'\"" * 6])),
+        name=draw(st.sampled_from(["zlib", "hdf5", "<i>"])),
+        version=draw(_text),
+        compiler=draw(_text),
+        platform=draw(_text),
+        os=draw(_text),
+        target=draw(_text),
+        variants=tuple(draw(st.lists(_variant, max_size=7, unique=True))),
+        size=draw(st.none() | st.integers(0, 10**13)),
+        tags=tuple(draw(st.lists(_text, max_size=4))),
+        stacks=tuple(draw(st.lists(st.sampled_from(["root", "e4s", "<ml>", "a&b"]), max_size=4, unique=True))),
+    )
+
+
+@given(
+    specs=st.lists(_spec(), max_size=6),
+    differing=st.dictionaries(st.sampled_from(["zlib", "hdf5", "<i>"]), st.lists(st.sampled_from(["mpi", "x", "a&b"]))),
+    root=st.sampled_from(["", "../", "a&<b>/"]),
+    tag=st.sampled_from(["", "develop"]),
+)
+def test_rows_are_the_text_of_the_template_loop(
+    specs: list[SpecSummary], differing: dict[str, list[str]], root: str, tag: str
+) -> None:
+    expected = _LOOP_TEMPLATE.render(specs=specs, page_differing=differing, root=root, tag=tag)
+    assert cells.search_rows(specs, differing, root, by_stack=bool(tag)) == expected
+
+
+@given(values=st.lists(_text, max_size=6), limit=st.integers(1, 4))
+def test_chips_escape_as_markupsafe_does(values: list[str], limit: int) -> None:
+    shown = ", ".join(str(escape(v)) for v in values[:limit])
+    more = f' <span class="more" title="{escape(", ".join(values))}">+{len(values) - limit}</span>'
+    assert cells.chips(values, limit) == Markup(shown + (more if len(values) > limit else ""))
+
+
+@given(variants=st.lists(_variant, max_size=7, unique=True), differing=st.lists(_variant, max_size=2, unique=True))
+def test_variants_cell_escapes_both_parts(variants: list[str], differing: list[str]) -> None:
+    cell = str(cells.variants_cell(variants, differing))
+    assert "<b>" not in cell and "&b" not in cell.replace("&amp;b", "")
+    rest = [v for v in variants if v not in differing]
+    assert cell.endswith("</details>") == (len(rest) > 4)
