@@ -292,8 +292,14 @@ _KIND_HEADINGS = {"branch": "Branches", "release": "Releases", "snapshot": "Snap
 
 def _page_link(view: SearchView, number: int) -> str:
     """The link to page ``number`` of a search."""
-    scope = {"q": view.query, "tag": view.tag, "stack": view.stack}
-    return "search.html" + query_string({**{k: v for k, v in scope.items() if v}, "page": str(number)})
+    return _search_link_stem(view.query, view.tag, view.stack) + str(number)
+
+
+@lru_cache(maxsize=256)  # a pager links up to 7 pages of one search
+def _search_link_stem(query: str, tag: str, stack: str) -> str:
+    """A search's link up to its page number (``...&page=``)."""
+    scope = {"q": query, "tag": tag, "stack": stack}
+    return "search.html" + query_string({**{k: v for k, v in scope.items() if v}, "page": ""})
 
 
 def _window(current: int, last: int) -> list[int]:
