@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 from jinja2 import Environment
@@ -31,6 +32,23 @@ _LOOP = """<tbody>
 {% endfor %}
   </tbody>"""  # noqa: E501 (the template, as it was)
 
+#: The loop a package page had in its template.
+_PACKAGE_LOOP = """<tbody>
+  {% for s in page.specs %}
+    {% set differing = s.variants | select_variants(page.differing) %}
+    <tr data-stacks="{{ s.stacks | json }}" data-os="{{ s.os }}" data-target="{{ s.target }}" data-compiler="{{ s.compiler }}" data-platform="{{ s.platform }}" data-variants="{{ differing | json }}" data-version="{{ s.version }}" data-size="{{ s.size if s.size is not none else '' }}"{% if not page.matches[loop.index0] %} hidden{% endif %}>
+      <td class="hash name"><a href="{{ root }}{{ s.hash | spec_url }}"><code>{{ s.hash[:7] }}</code></a> <button type="button" class="copy" data-copy="{{ s.hash }}" aria-label="Copy the full hash of {{ s.hash[:7] }}">copy</button></td>
+      <td data-label="version">{{ s.version }}</td>
+      <td class="variants" data-label="variants">{{ s.variants | variants_cell(differing) }}</td>
+      <td data-label="compiler">{{ s.compiler }}</td>
+      <td data-label="arch">{{ s.platform }}-{{ s.os }}-{{ s.target }}</td>
+      <td class="stacks" data-label="stacks">{{ s.stacks | shown_stacks | chips(2) }}</td>
+      <td class="num size" data-label="size">{{ s.size | size }}</td>
+      <td data-label="install"><button type="button" class="copy" data-copy="spack install --cache-only /{{ s.hash }}" aria-label="Copy the install command of {{ s.hash[:7] }}">install</button></td>
+    </tr>
+  {% endfor %}
+  </tbody>"""  # noqa: E501 (the template, as it was)
+
 _env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
 _env.filters.update(
     select_variants=cells.select_variants,
@@ -39,8 +57,10 @@ _env.filters.update(
     shown_stacks=shown_stacks,
     chips=cells.chips,
     size=cells.size_text,
+    json=lambda value: msgspec.json.encode(value).decode(),
 )
 _LOOP_TEMPLATE = _env.from_string(_LOOP)
+_PACKAGE_TEMPLATE = _env.from_string(_PACKAGE_LOOP)
 
 # Hostile text: markup, quotes and ampersands, in every field a mirror's index sets.
 _text = st.text(alphabet=st.sampled_from(list("ab+~=<>&\"' /@1")), max_size=8)
@@ -75,6 +95,21 @@ def test_rows_are_the_text_of_the_template_loop(
 ) -> None:
     expected = _LOOP_TEMPLATE.render(specs=specs, page_differing=differing, root=root, tag=tag)
     assert cells.search_rows(specs, differing, root, by_stack=bool(tag)) == expected
+
+
+@given(
+    specs=st.lists(_spec(), max_size=6),
+    differing=st.lists(st.sampled_from(["mpi", "x", "a&b", "cuda"]), max_size=3, unique=True),
+    hidden=st.sets(st.integers(0, 5)),
+    root=st.sampled_from(["../../../../", "a&<b>/"]),
+)
+def test_package_rows_are_the_text_of_the_template_loop(
+    specs: list[SpecSummary], differing: list[str], hidden: set[int], root: str
+) -> None:
+    matches = [i not in hidden for i in range(len(specs))]
+    page = {"specs": specs, "differing": differing, "matches": matches}
+    expected = _PACKAGE_TEMPLATE.render(page=page, root=root)
+    assert cells.package_rows(specs, differing, matches, root) == expected
 
 
 @given(values=st.lists(_text, max_size=6), limit=st.integers(1, 4))

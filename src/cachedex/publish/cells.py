@@ -1,10 +1,11 @@
 """Table cells that several pages show (sizes, chips of names, variants), and the
-search page's result rows, written in Python.
+rows of the search page's results and of a package page's specs, written in Python.
 
 A search page of 50 rows cost ~0.8 ms of Jinja, most of it the row loop: ~1,400 small
 pieces yielded one by one, each escaped through a call. The rows here are the same
 text (``tests/publish/test_cells.py`` renders them with the template loop they replace
-and compares), made with one f-string a row.
+and compares), made with one f-string a row. A package page's rows are the same
+kind: a site writes ten thousand such pages, a quarter of a million rows.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
+import msgspec
 from markupsafe import Markup
 
 from ..values import ROOT_STACK, human_size, variant_name
@@ -21,7 +23,7 @@ from .urls import spec_url
 if TYPE_CHECKING:
     from ..catalog import SpecSummary
 
-__all__ = ["chips", "search_rows", "select_variants", "size_text", "variants_cell"]
+__all__ = ["chips", "package_rows", "search_rows", "select_variants", "size_text", "variants_cell"]
 
 
 def size_text(size: int | None) -> str:
@@ -90,3 +92,41 @@ def search_rows(
         )
     rows.append("  </tbody>")
     return Markup("".join(rows))
+
+
+def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches: Sequence[bool], root: str) -> Markup:
+    """The ``<tbody>`` of a package page: each spec's row with the data its filters and
+    sorting read (stacks, facets, the variants that differ, version, size), hidden when
+    it does not match the page's filters (``matches``, one per spec)."""
+    out = escape_text
+    root = out(root)
+    encode = _json_text
+    rows = ["<tbody>\n"]
+    for s, shown in zip(specs, matches, strict=True):
+        hash_, short, version = out(s.hash), out(s.hash[:7]), out(s.version)
+        os, target, compiler, platform = out(s.os), out(s.target), out(s.compiler), out(s.platform)
+        selected = select_variants(s.variants, differing)
+        rows.append(
+            f'    <tr data-stacks="{out(encode(s.stacks))}" data-os="{os}" data-target="{target}"'
+            f' data-compiler="{compiler}" data-platform="{platform}" data-variants="{out(encode(selected))}"'
+            f' data-version="{version}" data-size="{"" if s.size is None else s.size}"{"" if shown else " hidden"}>\n'
+            f'      <td class="hash name"><a href="{root}{out(spec_url(s.hash))}"><code>{short}</code></a>'
+            f' <button type="button" class="copy" data-copy="{hash_}" aria-label="Copy the full hash of {short}">'
+            "copy</button></td>\n"
+            f'      <td data-label="version">{version}</td>\n'
+            f'      <td class="variants" data-label="variants">{_variants_html(s.variants, selected)}</td>\n'
+            f'      <td data-label="compiler">{compiler}</td>\n'
+            f'      <td data-label="arch">{platform}-{os}-{target}</td>\n'
+            '      <td class="stacks" data-label="stacks">'
+            f"{_chips_html([stack for stack in s.stacks if stack != ROOT_STACK], 2)}</td>\n"
+            f'      <td class="num size" data-label="size">{out(size_text(s.size))}</td>\n'
+            '      <td data-label="install"><button type="button" class="copy" data-copy="spack install'
+            f' --cache-only /{hash_}" aria-label="Copy the install command of {short}">install</button></td>\n'
+            "    </tr>\n"
+        )
+    rows.append("  </tbody>")
+    return Markup("".join(rows))
+
+
+def _json_text(value: object) -> str:
+    return msgspec.json.encode(value).decode()
