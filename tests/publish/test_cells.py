@@ -112,6 +112,18 @@ def test_package_rows_are_the_text_of_the_template_loop(
     assert cells.package_rows(specs, differing, matches, root) == expected
 
 
+_OPTIONS = _env.from_string(
+    '{% for v in values %}<option value="{{ v }}"{% if v == chosen %} selected{% endif %}>{{ v }}</option>{% endfor %}'
+)
+
+
+@given(values=st.lists(_text, max_size=6), chosen=_text)
+def test_options_are_the_text_of_the_template_loop(values: list[str], chosen: str) -> None:
+    expected = _OPTIONS.render(values=values, chosen=chosen)
+    assert cells.options(values, chosen) == expected
+    assert cells.options(values, chosen) == expected  # and again, from the cache
+
+
 @given(values=st.lists(_text, max_size=6), limit=st.integers(1, 4))
 def test_chips_escape_as_markupsafe_does(values: list[str], limit: int) -> None:
     shown = ", ".join(str(escape(v)) for v in values[:limit])

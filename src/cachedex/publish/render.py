@@ -27,7 +27,7 @@ from .. import __version__
 from ..catalog import Edge, SpecSummary
 from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2
 from ._jinja_fast import FastEnvironment, fast_join, render_template
-from .cells import chips, package_rows, search_rows, select_variants, size_text, variants_cell
+from .cells import chips, options, package_rows, search_rows, select_variants, size_text, variants_cell
 from .changes import ChangesPage, ComparePage, recent_syncs
 from .coverage import BottleTable, CoveragePage, bottle_table
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
@@ -333,6 +333,7 @@ _env.filters.update(
     variants_cell=variants_cell,
     search_rows=search_rows,
     package_rows=package_rows,
+    options=options,
     page_link=_page_link,
     pick=lambda values: {key: value for key, value in values.items() if value},
     window=_window,
