@@ -21,7 +21,7 @@ from typing import Any
 
 import msgspec
 
-from cachedex.catalog import Catalog, ListedRow
+from cachedex.catalog import Catalog, ListedRow, TagWriter
 from cachedex.config import Config, parse_config
 from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.values import Dependency, SpecRecord
@@ -168,17 +168,23 @@ def write_tag(
     records = list(records)
     with catalog.writing_tag(tag) as writer:
         writer.add_specs(records, sizes or {})
-        writer.replace_mirror(
-            stack,
-            "/m",
-            layout=3,
-            db_version=8,
-            checksum=checksum,
-            etag=None,
-            last_modified=None,
-            fetched_at=0.0,
-            members=members if members is not None else {r.hash: True for r in records},
-        )
+        replace_mirror(writer, stack, members if members is not None else {r.hash: True for r in records}, checksum)
+
+
+def replace_mirror(writer: TagWriter, stack: str, members: Mapping[str, bool], checksum: str = "x") -> None:
+    """Write ``stack``'s mirror of the writer's tag holding ``members`` ({hash: listed}),
+    a v3 mirror at ``/m``, as a sync would."""
+    writer.replace_mirror(
+        stack,
+        "/m",
+        layout=3,
+        db_version=8,
+        checksum=checksum,
+        etag=None,
+        last_modified=None,
+        fetched_at=0.0,
+        members=members,
+    )
 
 
 def listed_row(

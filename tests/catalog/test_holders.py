@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from cachedex.catalog import Catalog
 from cachedex.catalog.holders import HolderIndex
 from cachedex.query import parse
-from tests.helpers import record
+from tests.helpers import record, replace_mirror
 
 NAMES = ["root", "e4s", "ml", "hpc", "viz", "tools"]
 
@@ -30,17 +30,7 @@ def _write(catalog: Catalog, tag: str, stacks: dict[str, dict[str, bool]], recor
     with catalog.writing_tag(tag) as writer:
         writer.add_specs([r for r in records if catalog.spec_ids([r.hash]) == {}], {})
         for stack, members in stacks.items():
-            writer.replace_mirror(
-                stack,
-                f"/m/{stack}",
-                layout=3,
-                db_version=8,
-                checksum="x",
-                etag=None,
-                last_modified=None,
-                fetched_at=0.0,
-                members=members,
-            )
+            replace_mirror(writer, stack, members)
 
 
 def test_search_rows_name_their_stacks_and_tags_and_follow_a_new_state(tmp_path) -> None:  # type: ignore[no-untyped-def]
