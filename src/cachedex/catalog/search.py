@@ -13,7 +13,6 @@ How it stays quick on a big tag:
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Iterator
 from functools import lru_cache
@@ -307,7 +306,7 @@ def search(
         else:
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
         where = Where()
-        where.add("s.id IN (SELECT value FROM json_each(?))", json.dumps(ids))
+        where.add("s.id IN (SELECT value FROM json_each(?))", _encode(ids).decode())
         found = _found_specs(db, path, token, tag, where, limit, 0) if ids else ()
     else:
         where = _query_where(query, facets, lambda: _compilers(db, path, token))
