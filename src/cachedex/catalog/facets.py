@@ -162,6 +162,12 @@ class StateCache:
         self._lock = threading.Lock()
         self._states: dict[str, tuple[str, dict[tuple[object, ...], Any]]] = {}
 
+    def peek(self, path: str, token: str, key: tuple[object, ...]) -> Any:
+        """The value of ``key`` in state ``token`` if it was made, else None."""
+        with self._lock:
+            state = self._states.get(path)
+            return state[1].get(key) if state is not None and state[0] == token else None
+
     def get(self, path: str, token: str, key: tuple[object, ...], make: Callable[[], Any]) -> Any:
         """The value of ``key`` in state ``token`` of the catalog at ``path``, made once."""
         with self._lock:
