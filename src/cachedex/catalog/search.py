@@ -81,18 +81,16 @@ def scope_mirrors(
 
 
 def _mirror_ids(db: sqlite3.Connection, path: str, token: str) -> dict[str, dict[str, int]]:
-    """Every mirror's id, by tag and stack, in state ``token`` (read once per state: a
-    search asks for its scope's on every request)."""
+    """Every mirror's id, by tag and stack, in state ``token`` (made once per state from
+    :func:`_mirror_names`: a search asks for its scope's on every request)."""
 
-    def read() -> dict[str, dict[str, int]]:
+    def index() -> dict[str, dict[str, int]]:
         found: dict[str, dict[str, int]] = {}
-        for tag, stack, mirror in db.execute(
-            "SELECT t.name, m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id"
-        ):
+        for mirror, (tag, stack, _) in _mirror_names(db, path, token).items():
             found.setdefault(tag, {})[stack] = mirror
         return found
 
-    return STATE_CACHE.get(path, token, ("mirrors",), read)  # type: ignore[no-any-return]
+    return STATE_CACHE.get(path, token, ("mirrors",), index)  # type: ignore[no-any-return]
 
 
 def stack_names(db: sqlite3.Connection, path: str, token: str, tag: str) -> list[str]:
@@ -232,19 +230,27 @@ def _mirror_names(db: sqlite3.Connection, path: str, token: str) -> dict[int, tu
     return STATE_CACHE.get(path, token, ("mirror names",), read)  # type: ignore[no-any-return]
 
 
+def _holder_names(db: sqlite3.Connection, path: str, token: str, tag: str | None) -> dict[int, str]:
+    """The mirrors that name a spec of a scope they hold, by id, with the name they give:
+    within ``tag``, its stacks with an index of their own; without a tag, each tag's root
+    (which names it only for the specs it lists)."""
+    mirrors = _mirror_names(db, path, token).items()
+    if tag is None:
+        return {mirror: name for mirror, (name, stack, _) in mirrors if stack == ROOT_STACK}
+    return {mirror: stack for mirror, (name, stack, own_index) in mirrors if name == tag and own_index}
+
+
+def _holders_key(tag: str | None) -> tuple[object, ...]:
+    return ("holders", tag)
+
+
 def holder_index(db: sqlite3.Connection, path: str, token: str, tag: str | None) -> HolderIndex:
-    """What holds each spec of a scope in state ``token``, read once per state: within
-    ``tag``, its stacks with an index of their own; without a tag, the tags whose root
-    lists the spec."""
+    """What holds each spec of a scope in state ``token`` (see :func:`_holder_names`),
+    read once per state."""
 
     def read() -> HolderIndex:
-        mirrors = _mirror_names(db, path, token).items()
-        if tag is None:
-            chosen = [(mirror, name) for mirror, (name, stack, _) in mirrors if stack == ROOT_STACK]
-            listed = " AND listed"
-        else:
-            chosen = [(mirror, stack) for mirror, (name, stack, own_index) in mirrors if name == tag and own_index]
-            listed = ""
+        chosen = list(_holder_names(db, path, token, tag).items())
+        listed = " AND listed" if tag is None else ""
 
         def pairs() -> Iterator[tuple[int, int]]:
             for bit, (mirror, _) in enumerate(chosen):
@@ -253,22 +259,22 @@ def holder_index(db: sqlite3.Connection, path: str, token: str, tag: str | None)
 
         return HolderIndex(pairs(), [name for _, name in chosen])
 
-    return STATE_CACHE.get(path, token, ("holders", tag), read)  # type: ignore[no-any-return]
+    return STATE_CACHE.get(path, token, _holders_key(tag), read)  # type: ignore[no-any-return]
 
 
 def _page_holders(
     db: sqlite3.Connection, path: str, token: str, tag: str | None, ids: list[int]
 ) -> Callable[[int], tuple[str, ...]]:
     """What :func:`holder_index` says of the specs ``ids``, read for them alone."""
-    mirrors = _mirror_names(db, path, token)
+    names = _holder_names(db, path, token, tag)
     held: dict[int, list[str]] = {spec: [] for spec in ids}
     for spec, mirror, listed in db.execute(
         "SELECT spec_id, mirror_id, listed FROM members WHERE spec_id IN (SELECT value FROM json_each(?))",
         (_encode(ids).decode(),),
     ):
-        mirror_tag, stack, own_index = mirrors[mirror]
-        if (listed and stack == ROOT_STACK) if tag is None else (mirror_tag == tag and own_index):
-            held[spec].append(mirror_tag if tag is None else stack)
+        name = names.get(mirror)
+        if name is not None and (listed or tag is not None):
+            held[spec].append(name)
     return lambda spec: tuple(sorted(held[spec]))
 
 
@@ -284,7 +290,7 @@ def _found_specs(
         return ()
     # A server builds the holder index when it warms up. A one-off search (the CLI) asks
     # SQL for its page's holders instead: the index of a big tag takes ~0.4 s to read.
-    index = STATE_CACHE.peek(path, token, ("holders", tag))
+    index = STATE_CACHE.peek(path, token, _holders_key(tag))
     held = index.of if index is not None else _page_holders(db, path, token, tag, [row[0] for row in rows])
     return tuple(
         SpecSummary(
