@@ -168,15 +168,18 @@ def write_tag(
     records = list(records)
     with catalog.writing_tag(tag) as writer:
         writer.add_specs(records, sizes or {})
-        replace_mirror(writer, stack, members if members is not None else {r.hash: True for r in records}, checksum)
+        members = members if members is not None else {r.hash: True for r in records}
+        replace_mirror(writer, stack, members, checksum=checksum)
 
 
-def replace_mirror(writer: TagWriter, stack: str, members: Mapping[str, bool], checksum: str = "x") -> None:
+def replace_mirror(
+    writer: TagWriter, stack: str, members: Mapping[str, bool], *, url: str = "/m", checksum: str = "x"
+) -> None:
     """Write ``stack``'s mirror of the writer's tag holding ``members`` ({hash: listed}),
-    a v3 mirror at ``/m``, as a sync would."""
+    a v3 mirror at ``url``, as a sync would."""
     writer.replace_mirror(
         stack,
-        "/m",
+        url,
         layout=3,
         db_version=8,
         checksum=checksum,

