@@ -24,7 +24,7 @@ from .urls import spec_url
 if TYPE_CHECKING:
     from ..catalog import SpecSummary
 
-__all__ = ["chips", "options", "package_rows", "search_rows", "select_variants", "size_text", "variants_cell"]
+__all__ = ["chips", "options", "package_rows", "search_rows", "select_variants", "size_text", "variants_html"]
 
 
 def size_text(size: int | None) -> str:
@@ -49,13 +49,9 @@ def select_variants(variants: Sequence[str], names: Sequence[str]) -> list[str]:
     return [text for text in variants if variant_name(text) in names] if names else []
 
 
-def variants_cell(variants: Sequence[str], differing: Sequence[str]) -> Markup:
+def variants_html(variants: Sequence[str], differing: Sequence[str]) -> str:
     """A spec's variants in a table: those that differ between the specs listed first,
     in bold, then the others (folded when more than four)."""
-    return Markup(_variants_html(variants, differing))
-
-
-def _variants_html(variants: Sequence[str], differing: Sequence[str]) -> str:
     rest = [text for text in variants if text not in differing] if differing else variants
     parts = [f"<strong>{escape_text(' '.join(differing))}</strong>"] if differing else []
     if rest:
@@ -76,7 +72,7 @@ def search_rows(
     rows = ["<tbody>\n"]
     for s in specs:
         name, hash_, short = out(s.name), out(s.hash), out(s.hash[:7])
-        variants = _variants_html(s.variants, select_variants(s.variants, differing.get(s.name, ())))
+        variants = variants_html(s.variants, select_variants(s.variants, differing.get(s.name, ())))
         held = _chips_html([stack for stack in s.stacks if stack != ROOT_STACK] if by_stack else s.tags, 2)
         rows.append(
             "    <tr>\n"
@@ -115,7 +111,7 @@ def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches
             f' <button type="button" class="copy" data-copy="{hash_}" aria-label="Copy the full hash of {short}">'
             "copy</button></td>\n"
             f'      <td data-label="version">{version}</td>\n'
-            f'      <td class="variants" data-label="variants">{_variants_html(s.variants, selected)}</td>\n'
+            f'      <td class="variants" data-label="variants">{variants_html(s.variants, selected)}</td>\n'
             f'      <td data-label="compiler">{compiler}</td>\n'
             f'      <td data-label="arch">{platform}-{os}-{target}</td>\n'
             '      <td class="stacks" data-label="stacks">'

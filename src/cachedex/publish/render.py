@@ -27,7 +27,7 @@ from .. import __version__
 from ..catalog import Edge, SpecSummary
 from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2
 from ._jinja_fast import FastEnvironment, fast_join, render_template
-from .cells import chips, options, package_rows, search_rows, select_variants, size_text, variants_cell
+from .cells import chips, options, package_rows, search_rows, size_text
 from .changes import ChangesPage, ComparePage, recent_syncs
 from .coverage import BottleTable, CoveragePage, bottle_table
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
@@ -324,13 +324,10 @@ _env.filters.update(
     total=_total,
     num="{:,}".format,
     chips=chips,
-    json=lambda value: msgspec.json.encode(value).decode(),
     query=query_string,
     without=_without,
     shown_stacks=shown_stacks,
     groupby_kind=_groupby_kind,
-    select_variants=select_variants,
-    variants_cell=variants_cell,
     search_rows=search_rows,
     package_rows=package_rows,
     options=options,
