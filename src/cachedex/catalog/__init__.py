@@ -42,6 +42,7 @@ from . import search as searching
 from .hints import zero_hints
 from .inputs import PageInputs, SpecInputs
 from .rows import (
+    DependentRow,
     Edge,
     HolderRow,
     KnownSpecs,
@@ -60,6 +61,7 @@ from .writer import TagWriter, collect_garbage, record_sizes
 __all__ = [
     "SCHEMA_VERSION",
     "Catalog",
+    "DependentRow",
     "Edge",
     "HolderRow",
     "KnownSpecs",

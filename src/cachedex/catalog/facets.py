@@ -20,6 +20,7 @@ from typing import Any
 
 from ..query import Query, target_family
 from ..versions import version_satisfies
+from .rows import HAS_BINARY
 from .terms import BITS_CACHE, RankColumn, index_numbers
 
 __all__ = [
@@ -136,7 +137,7 @@ def scope_sql(root: int | None) -> tuple[str, str, list[object]]:
     ``search.scope_mirrors`` gives it), or of the whole catalog (None). A stack's scope
     is its tag's, kept to the stack's members (:meth:`FacetIndex.select`)."""
     if root is None:
-        return "specs s", "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)", []
+        return "specs s", HAS_BINARY, []
     return "members mb0 JOIN specs s ON s.id = mb0.spec_id", "mb0.mirror_id = ? AND mb0.listed", [root]
 
 

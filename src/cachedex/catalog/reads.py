@@ -14,7 +14,7 @@ from typing import Any
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import tag_order
 from .nodes import node_text_reader
-from .rows import Edge, MirrorState, SizeKey, SpecSummary, TagStats, among, as_rows, select_list
+from .rows import HAS_BINARY, Edge, MirrorState, SizeKey, SpecSummary, TagStats, among, as_rows, select_list
 
 __all__ = [
     "all_package_tags",
@@ -253,8 +253,7 @@ def closure(db: sqlite3.Connection, dag_hash: str, *, mask: int = LINK_RUN) -> l
             " SELECT e.child FROM edges e JOIN specs s ON s.id = e.parent"
             "  WHERE s.hash = ? AND e.deptypes & ?"
             " UNION SELECT e.child FROM edges e JOIN reach r ON e.parent = r.id WHERE e.deptypes & ?)"
-            " SELECT s.hash, s.name, s.version, "
-            " EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed), s.size "
+            f" SELECT s.hash, s.name, s.version, {HAS_BINARY}, s.size "
             # A cycle back to the spec (a self-loop) must not count it as its own dependency.
             " FROM reach JOIN specs s ON s.id = reach.id WHERE s.hash != ? ORDER BY s.name, s.hash",
             (dag_hash, mask, mask, dag_hash),

@@ -5,7 +5,7 @@ Two kinds of result:
 - small frozen structs (:class:`MirrorState`, :class:`TagStats`, :class:`SpecSummary`,
   :class:`Edge`, :class:`SearchPage`) for point reads and the JSON API;
 - :class:`~typing.NamedTuple` row shapes (:class:`ListedRow`, :class:`SpecRow`,
-  :class:`SizeKey`, :class:`HolderRow`) for the bulk reads that publishers stream by
+  :class:`DependentRow`, :class:`SizeKey`, :class:`HolderRow`) for the bulk reads that publishers stream by
   the hundred thousand. Each shape is declared once, here, with the SQL expression of
   each field: :func:`select_list` builds the SELECT from the shape's fields, so the
   column order cannot drift from the names readers use (``row.hash``, never ``row[1]``).
@@ -26,6 +26,8 @@ import msgspec
 from ..values import decode_variants
 
 __all__ = [
+    "HAS_BINARY",
+    "DependentRow",
     "Edge",
     "HolderRow",
     "KnownSpecs",
@@ -179,6 +181,16 @@ def summary_of(row: ListedRow | SpecRow, *, tags: tuple[str, ...], stacks: tuple
     )
 
 
+class DependentRow(NamedTuple):
+    """A spec with a binary, as a spec page lists it among the dependents of another."""
+
+    id: int
+    hash: str
+    name: str
+    version: str
+    size: int | None
+
+
 class SizeKey(NamedTuple):
     """What locating a spec's manifest or tarball needs."""
 
@@ -206,6 +218,9 @@ _Row = TypeVar("_Row", bound=tuple[Any, ...])
 
 _SPEC_COLUMNS = {name: f"s.{name}" for name in SizeKey._fields}
 
+#: SQL: whether the spec ``s`` has a binary in some mirror (a member row marked listed).
+HAS_BINARY = "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)"
+
 #: The SQL expression of each field of each shape (``s``: specs; ``m``/``t``/``mb``:
 #: mirrors, tags, members). ``?`` in ListedRow's stacks is the tag's id.
 _EXPRESSIONS: dict[type, dict[str, str]] = {
@@ -221,8 +236,9 @@ _EXPRESSIONS: dict[type, dict[str, str]] = {
         **_SPEC_COLUMNS,
         "variants": "s.variants",
         "size": "s.size",
-        "listed": "EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)",
+        "listed": HAS_BINARY,
     },
+    DependentRow: {"id": "s.id", "hash": "s.hash", "name": "s.name", "version": "s.version", "size": "s.size"},
     SizeKey: _SPEC_COLUMNS,
     HolderRow: {
         "spec_id": "mb.spec_id",

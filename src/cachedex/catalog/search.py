@@ -25,7 +25,7 @@ from ..values import LINK_RUN, ROOT_STACK, decode_variants, stack_order
 from ..versions import VersionRange, version_satisfies
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .holders import HolderIndex
-from .rows import SearchPage, SpecSummary
+from .rows import HAS_BINARY, SearchPage, SpecSummary
 from .terms import TermIndex, bits_of, lowest_positions, read_term_index
 
 __all__ = [
@@ -101,7 +101,7 @@ def stack_names(db: sqlite3.Connection, path: str, token: str, tag: str) -> list
 
 def _scope_where(where: Where, root: int | None, stack: int | None) -> None:
     if root is None:
-        where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id AND mb.listed)")
+        where.add(HAS_BINARY)
         return
     where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id AND mb.listed)", root)
     if stack is not None:

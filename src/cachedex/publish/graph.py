@@ -35,17 +35,13 @@ class SpecGraph:
 
     def _read(self, catalog: Catalog, only: Collection[int] | None) -> None:
         edge_rows: Iterable[tuple[int, int, int, str]]
-        dependent_rows: list[tuple[int, int, int, str]] = []  # of a partial graph: edges into ``only``
         if only is None:
             spec_rows = catalog.all_spec_rows()
             edge_rows = catalog.all_edge_rows()
-        else:  # the edges of the closures, and the dependents of ``only``
+        else:  # the edges of the closures (the dependents of ``only`` come below)
             scope = catalog.page_inputs().closure_scope(only)
             edge_rows = list(catalog.all_edge_rows(scope))
-            dependent_rows = catalog.page_inputs().dependent_edges(only)
-            spec_rows = catalog.all_spec_rows(
-                {child for _, child, _, _ in edge_rows} | scope | {parent for parent, _, _, _ in dependent_rows}
-            )
+            spec_rows = catalog.all_spec_rows({child for _, child, _, _ in edge_rows} | scope)
         # Specs are kept in closure order (name, hash) and known inside by their
         # position in it: a closure, a set of positions, then sorts as plain integers,
         # and its entries are made once, here, for every spec.
@@ -57,7 +53,7 @@ class SpecGraph:
         self._position = position = {row.id: n for n, row in enumerate(rows)}
         self._plain = [Edge(row.hash, row.name, row.version, bool(row.listed), row.size) for row in rows]
         # The order dependencies and dependents are listed in: name, version, hash.
-        self._rank = rank = [0] * len(rows)
+        rank = [0] * len(rows)
         by_rank = sorted(range(len(rows)), key=lambda at: (rows[at].name, rows[at].version, rows[at].hash))
         for n, at in enumerate(by_rank):
             rank[at] = n
@@ -84,10 +80,8 @@ class SpecGraph:
                 parents.setdefault(child, []).append((rank[parent], edge_to(parent, deptypes, virtuals)))
             if deptypes & LINK_RUN:
                 link_run.setdefault(parent, []).append(child)
-        for parent_id, child_id, deptypes, virtuals in dependent_rows:
-            parent = position[parent_id]
-            if rows[parent].listed:
-                parents.setdefault(position[child_id], []).append((rank[parent], edge_to(parent, deptypes, virtuals)))
+        if only is not None:
+            self._read_dependents(catalog, only, parents)
         self._link_run = link_run
         # (rank, edge) pairs sort by rank alone: a spec is at most once among another's ends.
         self._children = {at: [edge for _, edge in sorted(ends)] for at, ends in children.items()}
@@ -107,6 +101,31 @@ class SpecGraph:
         self._tags: dict[int, list[str]] = {}
         for spec_id, tag in catalog.root_listing_tags(only):
             self._tags.setdefault(spec_id, []).append(tag)
+
+    def _read_dependents(
+        self, catalog: Catalog, only: Collection[int], parents: dict[int, list[tuple[int, Edge]]]
+    ) -> None:
+        """The dependents with a binary of the specs ``only``, into ``parents`` as
+        (rank, edge) by position: a hub library's by the ten thousand, which are most of
+        the catalog's specs, so they are read bare and apart (not as whole rows)."""
+        reads = catalog.page_inputs()
+        dependent_rows = reads.dependent_edges(only)
+        listed = reads.listed_dependents({parent for parent, _, _, _ in dependent_rows})
+        listed.sort(key=attrgetter("name", "version", "hash"))  # the order pages list them in
+        rank = {row.id: n for n, row in enumerate(listed)}
+        position = self._position
+        made: dict[tuple[int, int, str], Edge] = {}
+        for parent_id, child_id, deptypes, virtuals in dependent_rows:
+            at = rank.get(parent_id)
+            if at is None:
+                continue  # no binary: not a cached dependent
+            edge = made.get((at, deptypes, virtuals))
+            if edge is None:
+                row = listed[at]
+                edge = made[at, deptypes, virtuals] = Edge(
+                    row.hash, row.name, row.version, True, row.size, deptypes, virtuals
+                )
+            parents.setdefault(position[child_id], []).append((at, edge))
 
     def held_hashes(self) -> set[str]:
         """Every hash some mirror holds, listed or not: :meth:`Catalog.held_hashes` as of
