@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
-from cachedex.publish.files import Replacer, update_file
+from cachedex.publish.files import Replacer, same_bytes, update_file
 
 
 def test_a_replaced_file_is_atomic_and_its_old_file_is_gone_after_close(tmp_path: Path) -> None:
@@ -57,3 +58,27 @@ def test_a_symlink_in_place_of_the_folder_is_removed_not_followed(tmp_path: Path
     replacer.close()
     assert (elsewhere / "keep").read_text() == "not the site's"
     assert sorted(p.name for p in site.iterdir()) == ["page.html"]
+
+
+def test_same_bytes_tells_every_kind_of_difference(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_bytes(b"abcdef")
+    assert same_bytes(str(page), b"abcdef")
+    assert not same_bytes(str(page), b"abcdeX")  # same size, other bytes: read and compared
+    assert not same_bytes(str(page), b"abcde") and not same_bytes(str(page), b"abcdefg")
+    assert not same_bytes(str(tmp_path / "missing"), b"")
+    (tmp_path / "link.html").symlink_to(page)
+    assert not same_bytes(str(tmp_path / "link.html"), b"abcdef")  # a symlink is never the page
+    (tmp_path / "empty").write_bytes(b"")
+    assert same_bytes(str(tmp_path / "empty"), b"")
+
+
+def test_a_fifo_in_a_pages_place_is_replaced_not_waited_on(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    os.mkfifo(page)
+    done: list[bool] = []
+    writer = threading.Thread(target=lambda: done.append(update_file(str(page), b"<p>page</p>")), daemon=True)
+    writer.start()
+    writer.join(10)
+    assert done == [True], "update_file waited on a FIFO that nothing writes"
+    assert page.is_file() and page.read_bytes() == b"<p>page</p>"

@@ -8,6 +8,7 @@ import os
 import queue
 import re
 import shutil
+import stat
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -61,12 +62,19 @@ def quoted(name: str, limit: int = 60) -> str:
 def same_bytes(path: str, data: bytes) -> bool:
     """True if ``path`` is a regular file (not a symlink) holding exactly ``data``."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        # Not blocking: a FIFO in a page's place must not stop a build (it is replaced).
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
+        return False
+    # A file of another size differs, unread: a hub library's JSON twin that gained a
+    # dependent is megabytes that need no reading.
+    found = os.fstat(fd)  # of an open descriptor: cannot fail
+    if not stat.S_ISREG(found.st_mode) or found.st_size != len(data):
+        os.close(fd)
         return False
     try:
         with os.fdopen(fd, "rb") as handle:
-            # One byte more than expected tells a longer file apart without reading it all.
+            # One byte more than expected tells a file that grew meanwhile apart.
             return handle.read(len(data) + 1) == data
     except OSError:
         return False
