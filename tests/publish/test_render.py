@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import html
 import itertools
 import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from jinja2 import Environment
 
 from cachedex.catalog import Catalog, Edge
@@ -115,6 +118,41 @@ def test_edge_items_stay_right_past_the_cache_limit() -> None:
         shown.extend(got)
         assert len(items.edges) <= items.LIMIT
     assert len(set(shown)) == 18
+
+
+def _dependents_escaping_all(edges: list[Edge], root: str, json_href: str) -> str:
+    """The dependents list as it was written before its fast paths: every value escaped."""
+    items = []
+    for name, group in itertools.groupby(edges, key=lambda edge: edge.name):
+        links = [
+            f'<a href="{html.escape(root)}{html.escape(rendering.spec_url(e.hash))}">{html.escape(e.version)}</a>'
+            f" <code>/{html.escape(e.hash[:7])}</code>"
+            + (f' <span class="tag">{html.escape(e.virtuals)}</span>' if e.virtuals else "")
+            for e in group
+        ]
+        items.append(f"<li><strong>{rendering.escape(name)}</strong> ({len(links)}): {', '.join(links)}</li>")
+    return '<ul class="edges grouped">\n' + "\n".join(items) + "\n</ul>"
+
+
+_TEXT = st.text(alphabet=st.sampled_from("ab1.-_+<>&\"' /é"), max_size=8)
+_HASH = st.one_of(st.text(alphabet="abcdefghijklmnopqrstuvwxyz234567", min_size=32, max_size=32), _TEXT)
+
+
+@given(
+    st.lists(st.tuples(_HASH, st.sampled_from(["zlib", "a<b", "c&d"]), _TEXT, st.sampled_from(["", "mpi", "x<y"]))),
+    st.sampled_from(["../../", "/", '/pre"fix&/']),
+)
+def test_dependents_list_escapes_as_every_value_escaped(found: list[tuple[str, str, str, str]], root: str) -> None:
+    edges = sorted(
+        (Edge(h, name, version, True, None, 2, virtuals) for h, name, version, virtuals in found), key=lambda e: e.name
+    )
+    for cache in (None, rendering.EdgeItems()):
+        got = str(rendering._dependents(edges, root, "x.json", cache))
+        assert got == (
+            _dependents_escaping_all(edges, root, "x.json")
+            if edges
+            else '<ul class="edges">\n<li class="muted">none</li>\n</ul>'
+        )
 
 
 @pytest.mark.parametrize(

@@ -25,8 +25,8 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..catalog import Edge, SpecSummary
-from ..values import LINK_RUN, human_size, spec_manifest_path, tarball_path_v2
-from ._jinja_fast import FastEnvironment, fast_join, render_template
+from ..values import LINK_RUN, human_size, is_dag_hash, spec_manifest_path, tarball_path_v2
+from ._jinja_fast import FastEnvironment, escape_text, fast_join, render_template
 from .cells import chips, options, package_rows, search_rows, size_text
 from .changes import ChangesPage, ComparePage, recent_syncs
 from .coverage import BottleTable, CoveragePage, bottle_table
@@ -167,12 +167,23 @@ def _edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: Edg
 def _dependent_link(edge: Edge, root: str) -> str:
     """One dependent in its package's group: its version, linked, and its short hash.
     Escaped as plain text (``html.escape``): a hub library's page shows hundreds of
-    these, and making a ``Markup`` of each value cost more than all the rest."""
+    these, and making a ``Markup`` of each value cost more than all the rest. ``root``
+    comes escaped (once a page, by :func:`_dependents`), and a DAG hash, checked, needs
+    no escaping, nor does its page's path."""
+    dag_hash = edge.hash
+    if is_dag_hash(dag_hash):
+        href, short = f"specs/{dag_hash[:2]}/{dag_hash}.html", dag_hash[:7]
+    else:
+        href, short = html.escape(spec_url(dag_hash)), html.escape(dag_hash[:7])
+    version = edge.version
     return (
-        f'<a href="{html.escape(root)}{html.escape(spec_url(edge.hash))}">{html.escape(edge.version)}</a>'
-        f" <code>/{html.escape(edge.hash[:7])}</code>"
-        + (f' <span class="tag">{html.escape(edge.virtuals)}</span>' if edge.virtuals else "")
+        f'<a href="{root}{href}">{version if _PLAIN(version) else html.escape(version)}</a>'
+        f" <code>/{short}</code>" + (f' <span class="tag">{html.escape(edge.virtuals)}</span>' if edge.virtuals else "")
     )
+
+
+#: Text that escaping leaves as it is (most versions): told by one C-level match.
+_PLAIN = re.compile(r"[\w.+\-]*").fullmatch
 
 
 def _dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None = None) -> Markup:
@@ -180,7 +191,7 @@ def _dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: Ed
     if not edges:
         return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
     shown = edges[:EDGE_ROWS]
-    root = str(root)  # the template's Markup would make every escape of a link a Markup's
+    root = html.escape(str(root))  # once for every link; and a plain str: a Markup would make each escape one
     links = (
         edge_items(shown, root, _dependent_link)
         if edge_items is not None
@@ -188,12 +199,12 @@ def _dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: Ed
     )
     items = []
     at = 0
-    for name, group in itertools.groupby(shown, key=attrgetter("name")):
-        count = sum(1 for _ in group)
-        items.append(f"<li><strong>{escape(name)}</strong> ({count}): {', '.join(links[at : at + count])}</li>")
+    for name, group in itertools.groupby(map(attrgetter("name"), shown)):
+        count = len(tuple(group))
+        items.append(f"<li><strong>{escape_text(name)}</strong> ({count}): {', '.join(links[at : at + count])}</li>")
         at += count
     more = (
-        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
+        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape_text(json_href)}">'
         "this page as JSON</a>.</p>"
         if len(edges) > EDGE_ROWS
         else ""
