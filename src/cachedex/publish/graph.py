@@ -25,7 +25,8 @@ class SpecGraph:
 
     Edges are made once each: the same :class:`~cachedex.catalog.Edge` object stands
     for an edge on every page that shows it, which lets ``render.EdgeItems`` cache
-    each edge's HTML by identity."""
+    each edge's HTML by identity (a partial graph makes its dependents' edges apart:
+    the same on every page listing them as dependents)."""
 
     def __init__(self, catalog: Catalog, only: Collection[int] | None = None) -> None:
         """The graph of the whole catalog, or (``only``) just what the pages of those
