@@ -24,7 +24,7 @@ class SpecGraph:
     """What spec pages show, for every spec of the catalog, read in one snapshot.
 
     Edges are made once each: the same :class:`~cachedex.catalog.Edge` object stands
-    for an edge on every page that shows it, which lets ``render.EdgeItems`` cache
+    for an edge on every page that shows it, which lets ``edge_lists.EdgeItems`` cache
     each edge's HTML by identity (a partial graph makes its dependents' edges apart:
     the same on every page listing them as dependents)."""
 

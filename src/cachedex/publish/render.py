@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import datetime
 import hashlib
-import html
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from functools import lru_cache
 from operator import attrgetter
 from typing import Any
@@ -24,12 +23,13 @@ from jinja2 import PackageLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup, escape
 
 from .. import __version__
-from ..catalog import Edge, SpecSummary
-from ..values import LINK_RUN, human_size, is_dag_hash, spec_manifest_path, tarball_path_v2
-from ._jinja_fast import FastEnvironment, escape_text, fast_join, render_template
+from ..catalog import SpecSummary
+from ..values import human_size, spec_manifest_path, tarball_path_v2
+from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .cells import chips, options, package_rows, search_rows, size_text
 from .changes import ChangesPage, ComparePage, recent_syncs
 from .coverage import BottleTable, CoveragePage, bottle_table
+from .edge_lists import EdgeItems, dependents, edge_list
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .first_seen import first_seen_html
 from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
@@ -39,9 +39,7 @@ from .urls import Page, has_page, json_path, page_path, query_string, root_of, s
 __all__ = [
     "ASSETS",
     "ASSET_SOURCES",
-    "EDGE_ROWS",
     "FIRST_ROWS",
-    "EdgeItems",
     "asset_text",
     "download",
     "render",
@@ -75,9 +73,6 @@ _TEMPLATES = {
 #: Rows of a tag page in its HTML; the script shows the others (10,000 rows would take
 #: a browser seconds to lay out), and ``all.html`` lists every package by name.
 FIRST_ROWS = 100
-#: Entries of each edge list of a spec page (dependencies, closure, dependents) in its
-#: HTML; all are in its JSON. A core package can have tens of thousands of dependents.
-EDGE_ROWS = 300
 
 
 def _when(value: float | None) -> str:
@@ -94,122 +89,6 @@ _env = FastEnvironment(
     trim_blocks=True,
     lstrip_blocks=True,
 )
-
-
-_NO_BINARY = ' <span class="tag muted" title="no binary of this in the cache">no binary</span>'
-
-
-def _edge_item(edge: Edge, root: str) -> str:
-    href, short = escape(spec_url(edge.hash)), escape(edge.hash[:7])
-    return (
-        f'<li><a href="{escape(root)}{href}">{escape(edge.name)}@{escape(edge.version)}</a> <code>/{short}</code>'
-        + (f' <span class="tag">{_KIND[edge.deptypes]}</span>' if edge.deptypes in _KIND else "")
-        + (f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else "")
-        + (f' <span class="size">{size_text(edge.size)}</span>' if edge.listed else _NO_BINARY)
-        + "</li>"
-    )
-
-
-#: How an edge's types show when it is not link or run (bits: build 1, link 2, run 4, test 8).
-_KIND = {deptypes: "build" if deptypes & 1 else "test" for deptypes in range(1, 16) if not deptypes & LINK_RUN}
-
-
-class EdgeItems:
-    """Each edge's list item, made once per edge object and ``root``: a whole-site
-    build creates one and passes it to every :func:`render`.
-
-    A whole site shows each edge on dozens of pages (in closures, as a dependency, as
-    a dependent), the very same objects (``graph.SpecGraph`` makes each once): a spec
-    page then costs a lookup per edge, by identity, instead of escaping hundreds of
-    values, or hashing every field of each edge as a cache keyed by the edge would. The
-    edges are kept alive with their items, so an identity cannot be reused while it is
-    cached; past :attr:`LIMIT` edges the cache starts again (bench/README.md §site)."""
-
-    LIMIT = 1 << 16
-
-    def __init__(self) -> None:
-        self.items: dict[str, dict[int, str]] = {}  # root -> id(edge) -> item
-        self.edges: list[Edge] = []
-
-    def __call__(self, edges: Sequence[Edge], root: str, make: Callable[[Edge, str], str] | None = None) -> list[str]:
-        """Each edge's item as ``make`` (default: a dependency list's item) writes it."""
-        make = make or _edge_item
-        key = f"{make.__name__}\0{root}"
-        items = list(map(self.items.get(key, {}).get, map(id, edges)))  # a loop in C: the hot path
-        if None in items:
-            if len(self.edges) + len(edges) > self.LIMIT:
-                self.items.clear()
-                self.edges.clear()
-            cache = self.items.setdefault(key, {})
-            for n, edge in enumerate(edges):
-                if items[n] is None:
-                    items[n] = cache[id(edge)] = make(edge, root)
-                    self.edges.append(edge)
-        return items  # type: ignore[return-value]
-
-
-def _edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None) -> Markup:
-    """A list of dependency edges (the first :data:`EDGE_ROWS`; the page's JSON twin
-    has them all)."""
-    if not edges:
-        return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
-    shown = edges[:EDGE_ROWS]
-    items = "\n".join(edge_items(shown, root) if edge_items is not None else [_edge_item(e, root) for e in shown])
-    more = (
-        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
-        "this page as JSON</a>.</p>"
-        if len(edges) > EDGE_ROWS
-        else ""
-    )
-    return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
-
-
-def _dependent_link(edge: Edge, root: str) -> str:
-    """One dependent in its package's group: its version, linked, and its short hash.
-    Escaped as plain text (``html.escape``): a hub library's page shows hundreds of
-    these, and making a ``Markup`` of each value cost more than all the rest. ``root``
-    comes escaped (once a page, by :func:`_dependents`), and a DAG hash, checked, needs
-    no escaping, nor does its page's path."""
-    dag_hash = edge.hash
-    if is_dag_hash(dag_hash):
-        href, short = f"specs/{dag_hash[:2]}/{dag_hash}.html", dag_hash[:7]
-    else:
-        href, short = html.escape(spec_url(dag_hash)), html.escape(dag_hash[:7])
-    version = edge.version
-    return (
-        f'<a href="{root}{href}">{version if _PLAIN(version) else html.escape(version)}</a>'
-        f" <code>/{short}</code>" + (f' <span class="tag">{html.escape(edge.virtuals)}</span>' if edge.virtuals else "")
-    )
-
-
-#: Text that escaping leaves as it is (most versions): told by one C-level match.
-_PLAIN = re.compile(r"[\w.+\-]*").fullmatch
-
-
-def _dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None = None) -> Markup:
-    """Cached dependents grouped by package (the first :data:`EDGE_ROWS`; the JSON twin has them all)."""
-    if not edges:
-        return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
-    shown = edges[:EDGE_ROWS]
-    root = html.escape(str(root))  # once for every link; and a plain str: a Markup would make each escape one
-    links = (
-        edge_items(shown, root, _dependent_link)
-        if edge_items is not None
-        else [_dependent_link(e, root) for e in shown]
-    )
-    items = []
-    at = 0
-    for name, group in itertools.groupby(map(attrgetter("name"), shown)):
-        count = len(tuple(group))
-        items.append(f"<li><strong>{escape_text(name)}</strong> ({count}): {', '.join(links[at : at + count])}</li>")
-        at += count
-    more = (
-        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape_text(json_href)}">'
-        "this page as JSON</a>.</p>"
-        if len(edges) > EDGE_ROWS
-        else ""
-    )
-    return Markup('<ul class="edges grouped">\n' + "\n".join(items) + f"\n</ul>{more}")
 
 
 @lru_cache(maxsize=4096)  # a few tags and roots, on every spec page
@@ -349,8 +228,8 @@ _env.filters.update(
     when=_when,
     segment=segment,
     spec_url=spec_url,
-    edge_list=_edge_list,
-    dependents=_dependents,
+    edge_list=edge_list,
+    dependents=dependents,
     holder_items=_holder_items,
     has_page=has_page,
     size_change=lambda change: ("+" if change > 0 else "\u2212" if change < 0 else "\u00b1") + human_size(abs(change)),
