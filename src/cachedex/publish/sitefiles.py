@@ -19,9 +19,9 @@ from pathlib import Path
 
 from ..errors import OutputError
 from ..values import is_dag_hash
+from .edge_lists import EdgeItems
 from .files import Replacer, remove_old_files, remove_stale_temporaries, safe_folder, same_bytes, update_file, write_new
 from .pages import PackagePage, SpecPage, TagPage
-from .edge_lists import EdgeItems
 from .render import render, to_json
 from .urls import Page, json_path, page_path, spec_path
 
