@@ -3,8 +3,8 @@ cached dependents grouped by package, each the first :data:`EDGE_ROWS` (the page
 twin has them all).
 
 A hub library's page lists hundreds of edges, and a site shows each edge on dozens of
-pages: each item is made once per edge object (:class:`EdgeItems`), and the values are
-escaped as plain text, not through a ``Markup`` per value.
+pages: each item is made once per edge object (:class:`EdgeItems`), and a dependent's
+link is escaped as plain text, not through a ``Markup`` per value.
 """
 
 from __future__ import annotations
