@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from cachedex.catalog import Catalog
+from cachedex.catalog import Catalog, bulk
 from cachedex.catalog.rows import HolderRow, ListedRow, SizeKey, SpecRow, select_list
+from tests.helpers import Demo
 
 
 @pytest.mark.parametrize(
@@ -38,3 +39,21 @@ def test_bulk_reads_give_named_rows(small_catalog: Catalog) -> None:
     assert {(h.tag, h.stack) for h in holders if h.spec_id == specs["z" * 32].id} == {("t", "root"), ("t", "s")}
     (key,) = small_catalog.size_keys(["z" * 32])
     assert key == SizeKey("z" * 32, "zlib", "1.3.1", "gcc@13.2.0", "linux", "ubuntu24.04", "x86_64_v3")
+
+
+@pytest.mark.parametrize("plan", ["by names", "by members"])
+def test_listed_rows_of_some_packages_are_those_of_the_whole_listing(
+    demo_run: Demo, plan: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A few names are read by the name index first, many by the mirror's members: the same rows.
+    monkeypatch.setattr(bulk, "_FEW_NAMES", 10**9 if plan == "by names" else -1)
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        for tag in catalog.tag_names():
+            every = list(catalog.listed_rows(tag))
+            names = sorted({row.name for row in catalog.all_spec_rows()})  # externals without a binary too
+            for chosen in (names[:1], names[::3], [*names[::7], "no-such-package"], []):
+                wanted = [row for row in every if row.name in chosen]
+                for parts in (1, 3):
+                    shares = [list(catalog.listed_rows(tag, part=n, parts=parts, names=chosen)) for n in range(parts)]
+                    assert sorted(row for share in shares for row in share) == sorted(wanted), (tag, chosen, parts)
+                    assert shares[0] == sorted(shares[0], key=lambda row: (row.name, row.hash))
