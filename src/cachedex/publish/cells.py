@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 import msgspec
 from markupsafe import Markup
 
-from ..values import ROOT_STACK, human_size, variant_name
+from ..values import human_size, variant_name
 from ._jinja_fast import escape_text
+from .facets import shown_stacks
 from .urls import spec_url
 
 if TYPE_CHECKING:
@@ -73,7 +74,7 @@ def search_rows(
     for s in specs:
         name, hash_, short = out(s.name), out(s.hash), out(s.hash[:7])
         variants = variants_html(s.variants, select_variants(s.variants, differing.get(s.name, ())))
-        held = _chips_html([stack for stack in s.stacks if stack != ROOT_STACK] if by_stack else s.tags, 2)
+        held = _chips_html(shown_stacks(s.stacks) if by_stack else s.tags, 2)
         rows.append(
             "    <tr>\n"
             f'      <td class="name"><a href="{root}{out(spec_url(s.hash))}">{name}@{out(s.version)}</a>'
@@ -115,7 +116,7 @@ def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches
             f'      <td data-label="compiler">{compiler}</td>\n'
             f'      <td data-label="arch">{platform}-{os}-{target}</td>\n'
             '      <td class="stacks" data-label="stacks">'
-            f"{_chips_html([stack for stack in s.stacks if stack != ROOT_STACK], 2)}</td>\n"
+            f"{_chips_html(shown_stacks(s.stacks), 2)}</td>\n"
             f'      <td class="num size" data-label="size">{out(size_text(s.size))}</td>\n'
             '      <td data-label="install"><button type="button" class="copy" data-copy="spack install'
             f' --cache-only /{hash_}" aria-label="Copy the install command of {short}">install</button></td>\n'
