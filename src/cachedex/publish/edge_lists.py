@@ -21,7 +21,7 @@ from ..catalog import Edge
 from ..values import LINK_RUN, is_dag_hash
 from ._jinja_fast import escape_text
 from .cells import size_text
-from .urls import spec_url
+from .urls import spec_path, spec_url
 
 __all__ = ["EDGE_ROWS", "EdgeItems", "dependents", "edge_item", "edge_list"]
 
@@ -81,20 +81,29 @@ class EdgeItems:
         return items  # type: ignore[return-value]
 
 
+#: An edge list with no edges.
+_NONE = Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
+
+
+def _more(edges: Sequence[Edge], json_href: str) -> str:
+    """What follows a list of the first :data:`EDGE_ROWS` of ``edges``: how many it left
+    out, and where they all are."""
+    if len(edges) <= EDGE_ROWS:
+        return ""
+    return (
+        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
+        "this page as JSON</a>.</p>"
+    )
+
+
 def edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None) -> Markup:
     """A list of dependency edges (the first :data:`EDGE_ROWS`; the page's JSON twin
     has them all)."""
     if not edges:
-        return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
+        return _NONE
     shown = edges[:EDGE_ROWS]
     items = "\n".join(edge_items(shown, root) if edge_items is not None else [edge_item(e, root) for e in shown])
-    more = (
-        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
-        "this page as JSON</a>.</p>"
-        if len(edges) > EDGE_ROWS
-        else ""
-    )
-    return Markup(f'<ul class="edges">\n{items}\n</ul>{more}')
+    return Markup(f'<ul class="edges">\n{items}\n</ul>{_more(edges, json_href)}')
 
 
 def _dependent_link(edge: Edge, root: str) -> str:
@@ -105,7 +114,7 @@ def _dependent_link(edge: Edge, root: str) -> str:
     no escaping, nor does its page's path."""
     dag_hash = edge.hash
     if is_dag_hash(dag_hash):
-        href, short = f"specs/{dag_hash[:2]}/{dag_hash}.html", dag_hash[:7]
+        href, short = spec_path(dag_hash), dag_hash[:7]  # the path, without checking the hash again
     else:
         href, short = html.escape(spec_url(dag_hash)), html.escape(dag_hash[:7])
     version = edge.version
@@ -122,7 +131,7 @@ _PLAIN = re.compile(r"[\w.+\-]*").fullmatch
 def dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None = None) -> Markup:
     """Cached dependents grouped by package (the first :data:`EDGE_ROWS`; the JSON twin has them all)."""
     if not edges:
-        return Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
+        return _NONE
     shown = edges[:EDGE_ROWS]
     root = html.escape(str(root))  # once for every link; and a plain str: a Markup would make each escape one
     links = (
@@ -136,10 +145,4 @@ def dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: Edg
         count = len(tuple(group))
         items.append(f"<li><strong>{escape_text(name)}</strong> ({count}): {', '.join(links[at : at + count])}</li>")
         at += count
-    more = (
-        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape_text(json_href)}">'
-        "this page as JSON</a>.</p>"
-        if len(edges) > EDGE_ROWS
-        else ""
-    )
-    return Markup('<ul class="edges grouped">\n' + "\n".join(items) + f"\n</ul>{more}")
+    return Markup('<ul class="edges grouped">\n' + "\n".join(items) + f"\n</ul>{_more(edges, json_href)}")
