@@ -116,11 +116,12 @@ def main() -> None:
     print(f"(a) whole site, every page compared: {full_seconds:.1f} s, {full.pages:,} pages, {full.written:,} written")
 
     before_sync = args.out / "before-sync.sqlite"  # (c') brings the site back to it
-    before_sync.unlink(missing_ok=True)
-    with sqlite3.connect(path) as source, sqlite3.connect(before_sync) as copy:
-        source.backup(copy)
-    source.close()
-    copy.close()
+    if args.repeat:
+        before_sync.unlink(missing_ok=True)
+        with sqlite3.connect(path) as source, sqlite3.connect(before_sync) as copy:
+            source.backup(copy)
+        source.close()
+        copy.close()
     changed = second_sync(path, args.tag)
     print(f"(b) second sync: {changed:,} specs left the root mirror, {changed:,} came")
 
