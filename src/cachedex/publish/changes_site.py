@@ -18,15 +18,22 @@ __all__ = ["write_changes"]
 
 
 def write_changes(
-    catalog: Catalog, writer: SiteWriter, tags: list[str], compare: Mapping[str, list[str]] | None = None
+    catalog: Catalog,
+    writer: SiteWriter,
+    tags: list[str],
+    compare: Mapping[str, list[str]] | None = None,
+    *,
+    held: set[str] | None = None,
 ) -> None:
     """The change page of each of ``tags`` (names that can be folder names), its
     comparison pages (with the previous tag of its series, and with the tags
     ``compare`` names for it: the config's pairs), feed, coverage page and badge;
-    written before the tag pages, which link to them."""
+    written before the tag pages, which link to them. ``held``: every hash some mirror
+    holds, if the caller has read them (:meth:`Catalog.held_hashes`)."""
     if not tags:
         return
-    held = catalog.held_hashes()
+    if held is None:
+        held = catalog.held_hashes()
     previous = previous_tags(catalog.tag_names())
     for tag in tags:
         olds = previous.get(tag, [])

@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from operator import attrgetter
 from typing import Any, NamedTuple, Protocol
 
 import msgspec
@@ -205,28 +206,50 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     fields of a ``SpecSummary`` (``stacks`` a sequence)."""
     names: list[str] = []
     counts: list[int] = []
-    ordered: list[Any] = []
+    grouped: list[Sequence[Any]] = []
     for name, specs in packages:
         names.append(name)
         counts.append(len(specs))
-        ordered.extend(sorted(specs, key=lambda s: (version_key(s.version), s.version, s.hash), reverse=True))
-    values = {column: sorted({getattr(s, column) for s in ordered}) for column in _COLUMNS}
-    values["version"] = newest_first(values["version"])
-    values["stack"] = sorted({stack for s in ordered for stack in s.stacks})
+        grouped.append(specs)
+    # A big tag has 250,000 specs: each column is read in one pass of C (attrgetter,
+    # map), and each package's specs are sorted by their version's rank among the tag's
+    # (newest first), not by a version key compared again for every pair.
+    versions = newest_first(map(_VERSION, itertools.chain.from_iterable(grouped)))
+    rank = {version: n for n, version in enumerate(versions)}
+    ordered: list[Any] = []
+    for specs in grouped:
+        ordered.extend(sorted(specs, key=lambda s: (-rank[s.version], s.hash), reverse=True))
+    cells = {column: list(map(attrgetter(column), ordered)) for column in _COLUMNS}
+    values = {column: sorted(set(cells[column])) for column in _COLUMNS}
+    values["version"] = versions
+    stacks = list(map(tuple, map(_STACKS, ordered)))
+    values["stack"] = sorted(set(itertools.chain.from_iterable(stacks)))
     position = {column: {v: n for n, v in enumerate(found)} for column, found in values.items()}
     stack_set = _Interned()
     stack_at = position["stack"]
+    stack_ids: dict[tuple[str, ...], int] = {}  # most specs share their stacks with many
+
+    def stack_id(names: tuple[str, ...]) -> int:
+        known = stack_ids.get(names)
+        if known is None:
+            known = stack_ids[names] = stack_set(tuple(sorted({stack_at[name] for name in names})))
+        return known
+
+    sizes = list(map(_SIZE, ordered))
     columns = SpecColumns(
         names=tuple(names),
         counts=tuple(counts),
         values={column: tuple(found) for column, found in values.items()},
-        **{column: tuple(position[column][getattr(s, column)] for s in ordered) for column in _COLUMNS},
-        stacks=tuple(stack_set(tuple(sorted(stack_at[x] for x in set(s.stacks)))) for s in ordered),
+        **{column: tuple(map(position[column].__getitem__, cells[column])) for column in _COLUMNS},
+        stacks=tuple(map(stack_id, stacks)),
         stack_sets=tuple(stack_set.index),
-        size=tuple(round_size(s.size) for s in ordered),
+        size=tuple(map(round_size, sizes)),
         unlinked=tuple(n for n, name in enumerate(names) if not has_page(name)),
     )
-    return TagSpecs(columns, [s.size for s in ordered], [0, *itertools.accumulate(counts)])
+    return TagSpecs(columns, sizes, [0, *itertools.accumulate(counts)])
+
+
+_VERSION, _STACKS, _SIZE = attrgetter("version"), attrgetter("stacks"), attrgetter("size")
 
 
 class Row(NamedTuple):

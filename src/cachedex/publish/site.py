@@ -172,9 +172,12 @@ def write_site(
             begin_build(outdir)
             progress("reading what the pages are made from")
             inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
+            plan.held = set(inputs.specs)
             # Only the pages the changes since the last complete build reach, if it can tell.
             changed = changed_pages(catalog, before, inputs, plan.compare) if before is not None else None
-            shared = plan.processes > 1 and (changed is None or len(changed.spec_ids) >= PARALLEL_MIN_PAGES)
+            # Shared after a small change too: a big tag's tag and change pages (its two
+            # largest) are made by workers while this process reads the graph around it.
+            shared = plan.processes > 1
             if not shared:  # everything in this one snapshot
                 _prepare(writer, after_complete=changed is not None)
                 held, staged = write_alone(catalog, writer, plan, progress, changed)

@@ -45,6 +45,9 @@ class Plan(msgspec.Struct):
     processes: int
     #: {new: [old]}: the comparison pages asked for besides each series' (the config's pairs)
     compare: dict[str, list[str]] = {}
+    #: Every hash some mirror holds (the keys of the build's ``SiteInputs.specs``): a
+    #: change page links to these only, and need not read them again.
+    held: set[str] = set()
 
 
 def write_last(writer: SiteWriter, plan: Plan, home: HomePage, mirrors: MirrorsPage, feed: bytes) -> None:
@@ -70,7 +73,7 @@ def write_alone(
     them; whether the spec pages were staged, see :func:`.sitefiles.spec_folder`)."""
     outdir, tags = writer.outdir, plan.tags
     staged = first_build(outdir)
-    with SHARED.holding(package_tags=plan.package_tags):
+    with SHARED.holding(package_tags=plan.package_tags, held=plan.held):
         graph, ids = _read_graph(catalog, tags, progress, changed)
         folder = spec_folder(outdir, staged, [dag_hash for _, dag_hash in ids])
         with staging(folder, staged):
@@ -132,24 +135,27 @@ def write_shared(
     # (which nothing can share), then the spec pages' pool joins.
     sharing = max(1, count - 1)
     with (
-        SHARED.holding(package_tags=plan.package_tags, edge_items=writer.edge_items),
+        SHARED.holding(package_tags=plan.package_tags, held=plan.held, edge_items=writer.edge_items),
         context.Pool(sharing) as package_pool,  # forked before the graph exists: small
     ):
-        early = None
+        early = early_tags = None
         if not staged:  # only pages whose spec pages exist already: the others wait for theirs;
-            # and the tag pages, made now and written last (they link to all the rest).
+            # then the tag pages, made now and written last (they link to all the rest):
+            # two steps, so that the package pages left for later need not wait for them.
             early = package_pool.map_async(
+                run_task,
+                [
+                    Task(catalog.path, outdir, token, tags, n, sharing, only, linked_only=True, trust_twins=trust)
+                    for n in range(sharing)
+                ],
+            )
+            early_tags = package_pool.map_async(
                 run_task,
                 [
                     Task(
                         catalog.path,
                         outdir,
                         token,
-                        tags,
-                        n,
-                        sharing,
-                        only,
-                        linked_only=True,
                         tag_pages=tag_pages[n::sharing],
                         change_pages=[],
                         hold_tag_pages=True,
@@ -173,35 +179,36 @@ def write_shared(
                 os.rename(folder, outdir / "specs")
             done = early.get() if early is not None else []
             stale = stale or any(result.stale for result in done)
-            if not stale:  # the package pages left for later (all of a first build's), then the tag pages
+            if not stale:  # the package pages left for later (all of a first build's)
                 left: dict[str, list[str]] | None = None
                 if early is not None:
                     left = {}
                     for result in done:
                         for tag, names in result.deferred.items():
                             left.setdefault(tag, []).extend(names)
-                steps = [
-                    [Task(catalog.path, outdir, token, tags, n, count, left) for n in range(count)]
-                    if left != {}
-                    else [],
-                    [
-                        Task(
-                            catalog.path,
-                            outdir,
-                            token,
-                            tag_pages=tag_pages[n::count],
-                            # A tag's change pages by another process than its tag page
-                            # (the tag page reads its recent changes itself): after a sync
-                            # they are a big tag's two largest pages, and both change.
-                            change_pages=None if change_pages is None else change_pages[(n + 1) % count :: count],
-                            compare=plan.compare,
-                        )
-                        for n in range(count)
-                    ],
-                ]
-                for step in steps:
+                if left != {}:
+                    step = [Task(catalog.path, outdir, token, tags, n, count, left) for n in range(count)]
                     done += pool.map(run_task, [msgspec.structs.replace(t, trust_twins=trust) for t in step])
                     stale = any(result.stale for result in done)
+            if not stale:  # then the change pages, and the tag pages not made early
+                last = [
+                    Task(
+                        catalog.path,
+                        outdir,
+                        token,
+                        tag_pages=tag_pages[n::count],
+                        # A tag's change pages by another process than its tag page
+                        # (the tag page reads its recent changes itself): after a sync
+                        # they are a big tag's two largest pages, and both change.
+                        change_pages=None if change_pages is None else change_pages[(n + 1) % count :: count],
+                        compare=plan.compare,
+                        trust_twins=trust,
+                    )
+                    for n in range(count)
+                ]
+                done += pool.map(run_task, last)  # meanwhile an early worker may still make a tag page
+            done += early_tags.get() if early_tags is not None else []
+            stale = any(result.stale for result in done)
         for result in done:
             writer.add(result.written, result.unchanged, result.pages)
             if not stale:  # the tag pages made early, now that what they link to is written

@@ -66,7 +66,8 @@ class Done(msgspec.Struct, frozen=True):
 
 
 #: What forked workers inherit: the spec graph (``graph``), every package's tags
-#: (``package_tags``) and the edge items cache (``edge_items``).
+#: (``package_tags``), every hash a mirror holds (``held``) and the edge items cache
+#: (``edge_items``).
 SHARED = ForkShared()
 
 
@@ -113,7 +114,8 @@ def write_task(
                 writer.file(f"tags/{tag}/packages/{package.name}/badge.svg", package_badge(len(package.specs)))
     writer.flush()
     with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
-        write_changes(catalog, writer, task.tag_pages if task.change_pages is None else task.change_pages, task.compare)
+        pages = task.tag_pages if task.change_pages is None else task.change_pages
+        write_changes(catalog, writer, pages, task.compare, held=SHARED.get("held"))
         for tag in task.tag_pages:
             tag_data = tag_page(catalog, tag)
             tag_writer.page(tag_data)
