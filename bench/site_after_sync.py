@@ -16,8 +16,13 @@ bench/out/site_after_sync/, then measures, in one run:
   (c') with --repeat N: (c) N times more, each after bringing the site back to the
       catalog before the sync (not timed: a whole build, since the specs that came are
       not in that catalog); to compare two versions of the code, run this once with each
+  (c'') with --chain N: N more syncs of the same size, one after another, each followed
+      by a build (no whole build in between: each build finds only the last sync's
+      changes); with --changed 10, the fixed cost of a sync that changes a tag
 
-    python bench/site_after_sync.py [--site DIR] [--tag TAG] [--repeat N]
+``--changed`` sets how many specs each sync replaces (default 2,500: 1 %).
+
+    python bench/site_after_sync.py [--site DIR] [--tag TAG] [--repeat N] [--chain N] [--changed N]
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ import base64
 import hashlib
 import shutil
 import sqlite3
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -35,16 +41,17 @@ HERE = Path(__file__).resolve().parent
 CHANGED = 2_500
 
 
-def second_sync(path: Path, tag: str, *, dependencies: bool = True) -> int:
-    """Replace 1 % of the tag's root listing by version bumps of the specs that left
-    (with the dependencies of the spec each replaces, or none). ``changes.py`` uses it too."""
+def second_sync(path: Path, tag: str, *, dependencies: bool = True, changed: int = CHANGED) -> int:
+    """Replace ``changed`` specs (default 1 %) of the tag's root listing by version bumps
+    of the specs that left (with the dependencies of the spec each replaces, or none).
+    ``changes.py`` uses it too."""
     from cachedex.catalog import Catalog
     from cachedex.values import Dependency, SpecRecord
 
     with Catalog(path) as catalog:
         rows = list(catalog.listed_rows(tag))
         members = dict(catalog.members_of(tag, "root"))
-        gone = rows[:: len(rows) // CHANGED][:CHANGED]
+        gone = rows[:: len(rows) // changed][:changed]
         new = [
             SpecRecord(
                 hash=base64.b32encode(hashlib.sha256(row.hash.encode()).digest()).decode().lower()[:32],
@@ -93,6 +100,8 @@ def main() -> None:
     parser.add_argument("--site", type=Path, default=HERE / "out" / "site")
     parser.add_argument("--tag", default="bench")
     parser.add_argument("--repeat", type=int, default=0, help="measure (c) N times more")
+    parser.add_argument("--chain", type=int, default=0, help="N more syncs, each followed by a build")
+    parser.add_argument("--changed", type=int, default=CHANGED, help="specs each sync replaces")
     args = parser.parse_args()
 
     from cachedex.catalog import Catalog
@@ -122,7 +131,7 @@ def main() -> None:
             source.backup(copy)
         source.close()
         copy.close()
-    changed = second_sync(path, args.tag)
+    changed = second_sync(path, args.tag, changed=args.changed)
     print(f"(b) second sync: {changed:,} specs left the root mirror, {changed:,} came")
 
     for run in range(1 + args.repeat):
@@ -138,6 +147,20 @@ def main() -> None:
             f"only what changes reach: {after.changed_only}; {after.pages:,} pages made, "
             f"{after.written:,} files written, {after.removed:,} removed (target: <= 10 %)"
         )
+    chained = []
+    for _ in range(args.chain):
+        second_sync(path, args.tag, changed=args.changed)
+        with Catalog(path) as catalog:
+            started = time.perf_counter()
+            after = write_site(catalog, args.site)
+            chained.append(time.perf_counter() - started)
+        print(
+            f"(c'') site after one more sync of {changed:,} specs: {chained[-1]:.2f} s = "
+            f"{100 * chained[-1] / full_seconds:.1f} % of (a); "
+            f"{after.pages:,} pages made, {after.written:,} files written"
+        )
+    if chained:
+        print(f"(c'') median of {len(chained)}: {statistics.median(chained):.2f} s")
     for leftover in args.out.glob("before-sync.sqlite*"):
         leftover.unlink()
 
