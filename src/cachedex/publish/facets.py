@@ -229,10 +229,10 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     stack_at = position["stack"]
     stack_ids: dict[tuple[str, ...], int] = {}  # most specs share their stacks with many
 
-    def stack_id(names: tuple[str, ...]) -> int:
-        known = stack_ids.get(names)
+    def stack_id(holding: tuple[str, ...]) -> int:
+        known = stack_ids.get(holding)
         if known is None:
-            known = stack_ids[names] = stack_set(tuple(sorted({stack_at[name] for name in names})))
+            known = stack_ids[holding] = stack_set(tuple(sorted({stack_at[stack] for stack in holding})))
         return known
 
     sizes = list(map(_SIZE, ordered))
