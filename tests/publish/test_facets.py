@@ -1,0 +1,82 @@
+"""A tag page's columns (``facets.tag_specs``) against their plain definition: each
+package's specs newest version first in Spack's order (equal versions by hash, the
+greater first), every column an index into its sorted values, each spec's stacks one of
+the distinct sets, numbered in the order they first come."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from cachedex.publish.facets import newest_first, round_size, tag_specs
+from cachedex.versions import version_key
+
+
+class _Spec(NamedTuple):
+    hash: str
+    version: str
+    compiler: str
+    platform: str
+    os: str
+    target: str
+    size: int | None
+    stacks: tuple[str, ...]
+
+
+_COLUMNS = ("version", "compiler", "platform", "os", "target")
+
+# Versions that Spack orders in every way it knows: numbers, words, pre-releases,
+# branches, git versions, and spellings that compare equal (1.0, 1-0, 1_0).
+_version = st.sampled_from(
+    ["1.0", "1-0", "1_0", "1.0.0", "1.0a", "1.0rc1", "1.0rc2", "2.9.1", "2.11.1", "develop", "main", "abc=1.0", "0.1"]
+)
+_spec = st.builds(
+    _Spec,
+    hash=st.text("abcdefghijklmnopqrstuvwxyz234567", min_size=3, max_size=3),
+    version=_version,
+    compiler=st.sampled_from(["gcc@13", "gcc@12", "none"]),
+    platform=st.sampled_from(["linux", "darwin"]),
+    os=st.sampled_from(["ubuntu22.04", "rhel8"]),
+    target=st.sampled_from(["x86_64", "zen4", "aarch64"]),
+    size=st.one_of(st.none(), st.integers(0, 10**12)),
+    stacks=st.lists(st.sampled_from(["root", "e4s", "ml", "hpc"]), min_size=1, max_size=4).map(tuple),
+)
+_packages = st.dictionaries(
+    st.sampled_from(["zlib", "hdf5", "py-numpy", "cmake"]), st.lists(_spec, min_size=1, max_size=8)
+)
+
+
+@given(packages=_packages)
+def test_tag_columns_follow_their_plain_definition(packages: dict[str, list[_Spec]]) -> None:
+    by_name = sorted(packages.items())
+    data = tag_specs(by_name, lambda name: name != "cmake")
+    columns = data.columns
+
+    ordered = [
+        spec
+        for _, specs in by_name
+        for spec in sorted(specs, key=lambda s: (version_key(s.version), s.version, s.hash), reverse=True)
+    ]
+    values = {column: sorted({getattr(s, column) for s in ordered}) for column in _COLUMNS}
+    values["version"] = newest_first(values["version"])
+    values["stack"] = sorted({stack for s in ordered for stack in s.stacks})
+    assert columns.values == {column: tuple(found) for column, found in values.items()}
+    assert columns.names == tuple(name for name, _ in by_name)
+    assert columns.counts == tuple(len(specs) for _, specs in by_name)
+    for column in _COLUMNS:
+        assert [values[column][n] for n in getattr(columns, column)] == [getattr(s, column) for s in ordered]
+    sets: list[tuple[int, ...]] = []
+    for spec in ordered:
+        held = tuple(sorted({values["stack"].index(stack) for stack in spec.stacks}))
+        if held not in sets:
+            sets.append(held)
+    assert columns.stack_sets == tuple(sets)
+    assert [columns.stack_sets[n] for n in columns.stacks] == [
+        tuple(sorted({values["stack"].index(stack) for stack in spec.stacks})) for spec in ordered
+    ]
+    assert data.sizes == [s.size for s in ordered]
+    assert columns.size == tuple(round_size(s.size) for s in ordered)
+    assert columns.unlinked == tuple(n for n, (name, _) in enumerate(by_name) if name == "cmake")
+    assert data.starts[-1] == len(ordered)
