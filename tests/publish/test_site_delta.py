@@ -8,13 +8,15 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Collection
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.publish import site as site_module
+from cachedex.publish import site_build
 from cachedex.publish.site import write_site
-from cachedex.publish.site_delta import BUILDING
+from cachedex.publish.site_delta import BUILDING, left_unfinished
 from cachedex.values import DEPTYPE_BITS, ROOT_STACK, Dependency
 from tests.helpers import Demo, file_bytes, record
 
@@ -142,6 +144,46 @@ def test_a_build_that_did_not_complete_makes_the_next_compare_every_page(tmp_pat
         assert not (site / BUILDING).exists()
         _drop_everywhere(catalog)
         assert write_site(catalog, site).changed_only  # the record is trusted again
+
+
+def test_a_build_a_sync_overtook_leaves_its_pages_to_the_next(
+    tmp_path: Path, demo_run: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Workers that find the catalog changed write nothing more and the build does not
+    complete; the pages written by then (of the sync it began with) are named in
+    ``BUILDING``, and the next build writes them again, though its own changes (here
+    none: the sync that overtook it undid the first) do not reach them."""
+    monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)  # workers, which check the catalog's state
+    path = tmp_path / "c.sqlite"
+    shutil.copy(demo_run.catalog, path)
+    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    read_graph = site_build._read_graph
+
+    def overtaken(*args: Any, **kwargs: Any) -> Any:
+        with Catalog(path) as other:  # a sync commits: the new spec leaves again
+            for stack in ("e4s", ROOT_STACK):
+                _resync(other, "develop", stack, drop={NEW})
+        return read_graph(*args, **kwargs)
+
+    with Catalog(path) as catalog:
+        write_site(catalog, site)
+        _add_a_dependent(catalog)
+        monkeypatch.setattr(site_build, "_read_graph", overtaken)
+        stopped = write_site(catalog, site)
+        assert not stopped.complete and stopped.changed_only
+        left = left_unfinished(site)
+        assert left is not None and NEW in left.hashes
+        assert (site / "specs" / NEW[:2] / f"{NEW}.html").exists()  # written, of the state it began with
+        # As a build killed while writing them would leave beside them (the next build
+        # trusts the record then too, and must look for these).
+        killed = site / "specs" / NEW[:2] / f".{NEW}.html.4194304999.tmp"  # no process has that id
+        killed.write_bytes(b"<p>half a page")
+        monkeypatch.setattr(site_build, "_read_graph", read_graph)
+        after = write_site(catalog, site)
+        assert after.complete and after.changed_only
+        assert not (site / BUILDING).exists() and not killed.exists()
+        write_site(catalog, fresh)
+    assert file_bytes(site) == file_bytes(fresh)
 
 
 def test_forgotten_history_makes_the_next_build_compare_every_page(tmp_path: Path, demo_run: Demo) -> None:

@@ -58,6 +58,15 @@ class PageInputs:
         """{hash: catalog id} of those of ``hashes`` the catalog has."""
         return reads.spec_ids(self._db, hashes)
 
+    def hashes_of(self, ids: Collection[int]) -> list[str]:
+        """The hashes of those of the specs ``ids`` the catalog has."""
+        return [
+            row[0]
+            for row in self._db.execute(
+                "SELECT s.hash FROM json_each(?) j CROSS JOIN specs s ON s.id = j.value", (json.dumps(list(ids)),)
+            )
+        ]
+
     def reached_by(self, ids: Collection[int]) -> set[int]:
         """The specs whose pages show whether one of ``ids`` has a binary, or its size:
         ``ids`` themselves, their direct dependents (dependency lists) and dependencies

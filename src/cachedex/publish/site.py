@@ -48,7 +48,7 @@ from .files import name_problem, quoted, update_file
 from .parallel import worker_count
 from .render import ASSETS, asset_text, render_not_found, render_stamp
 from .site_build import Plan, write_alone, write_shared
-from .site_delta import begin_build, changed_pages, load_inputs, read_inputs, save_inputs
+from .site_delta import begin_build, changed_pages, left_unfinished, load_inputs, read_inputs, save_inputs, unfinished
 from .sitefiles import (
     STAMP,
     SiteWriter,
@@ -169,21 +169,25 @@ def write_site(
                 return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, current=True)
             writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
             before = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
+            left = left_unfinished(outdir) if before is not None else None
             begin_build(outdir)
             progress("reading what the pages are made from")
             inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
             plan.held = set(inputs.specs)
-            # Only the pages the changes since the last complete build reach, if it can tell.
-            changed = changed_pages(catalog, before, inputs, plan.compare) if before is not None else None
+            # Only the pages the changes since the last complete build reach (and those a
+            # build since that did not complete may have written), if it can tell.
+            changed = changed_pages(catalog, before, inputs, plan.compare, left) if before is not None else None
+            if changed is not None:  # named before any is written
+                begin_build(outdir, unfinished(catalog, changed))
             # Shared after a small change too: a big tag's tag and change pages (its two
             # largest) are made by workers while this process reads the graph around it.
             shared = plan.processes > 1
             if not shared:  # everything in this one snapshot
-                _prepare(writer, after_complete=changed is not None)
+                _prepare(writer, after_complete=changed is not None and left is None)
                 held, staged = write_alone(catalog, writer, plan, progress, changed)
                 stale = False
         if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
-            _prepare(writer, after_complete=changed is not None)
+            _prepare(writer, after_complete=changed is not None and left is None)
             held, staged, stale = write_shared(catalog, writer, plan, progress, changed)
         removed = 0
         complete = not stale and catalog.state_token()[0] == plan.token

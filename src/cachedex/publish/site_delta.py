@@ -17,6 +17,12 @@ next build reads the same from the catalog and compares (:func:`changed_pages`):
 
 Anything it cannot tell apart this way (a mirror whose URL or layout changed, history
 forgotten, specs forgotten, a verification removed) gives None: compare every page.
+
+A build after a change names the pages it may write in ``.cachedex-site-building``
+before it writes any (:class:`Unfinished`). If it does not complete (a sync committed
+meanwhile), the next build writes those pages again besides the ones its own changes
+reach; a build killed before it named them, or one writing every page, leaves the
+marker empty, and the next build compares every page.
 Every difference it finds is one the full build would write; the reverse is what the
 tests check, a build after each kind of change against a full build, file for file.
 """
@@ -39,18 +45,25 @@ __all__ = [
     "INPUTS",
     "PageSet",
     "SiteInputs",
+    "Unfinished",
     "begin_build",
     "changed_pages",
+    "left_unfinished",
     "load_inputs",
     "read_inputs",
     "save_inputs",
+    "unfinished",
 ]
 
 #: Where a complete build records :class:`SiteInputs`, beside ``.cachedex-site``.
 INPUTS = ".cachedex-site-inputs"
 #: Present while a build writes pages: one that did not complete (killed, or the
 #: catalog changed meanwhile) may have written pages of a state that no record names.
+#: Empty, or the pages it may write (:class:`Unfinished`).
 BUILDING = ".cachedex-site-building"
+#: The largest :data:`BUILDING` read: a build after a change reaching a quarter of a
+#: million specs names them in ~9 MB.
+_MOST_BUILDING = 64 << 20
 
 #: Above this share of the held specs reached, a build after a sync compares every
 #: page instead: reading the graph around that many costs more than reading it whole.
@@ -81,6 +94,22 @@ class PageSet(msgspec.Struct):
     gone: set[str]  #: hashes no mirror holds any more
 
 
+class Unfinished(msgspec.Struct, array_like=True):
+    """The pages a build after a change may write (a :class:`PageSet`'s, its spec
+    pages by hash), named before it writes any."""
+
+    hashes: list[str]
+    names: list[str]
+    tags: list[str]
+    change_tags: list[str]
+
+
+def unfinished(catalog: Catalog, pages: PageSet) -> Unfinished:
+    """What ``pages`` may write, as :func:`begin_build` names it."""
+    hashes = catalog.page_inputs().hashes_of(pages.spec_ids)
+    return Unfinished(sorted(hashes), sorted(pages.names), sorted(pages.tags), sorted(pages.change_tags))
+
+
 def read_inputs(catalog: Catalog, scope: bytes) -> SiteInputs:
     """The catalog's :class:`SiteInputs`, read in the caller's snapshot; ``scope``
     names what the build writes (its tags and comparisons)."""
@@ -91,9 +120,10 @@ def read_inputs(catalog: Catalog, scope: bytes) -> SiteInputs:
     return SiteInputs(specs, reads.mirror_ids(), reads.tag_states(), last, reads.history_count(last), verified, scope)
 
 
-def begin_build(outdir: Path) -> None:
-    """Say that pages are being written: until :func:`save_inputs`, no record is trusted."""
-    update_file(str(outdir / BUILDING), b"")
+def begin_build(outdir: Path, pages: Unfinished | None = None) -> None:
+    """Say that pages are being written: until :func:`save_inputs`, the record is not
+    trusted, but for ``pages`` (all it may write), which the next build writes again."""
+    update_file(str(outdir / BUILDING), b"" if pages is None else msgspec.msgpack.encode(pages))
 
 
 def save_inputs(outdir: Path, inputs: SiteInputs) -> None:
@@ -105,8 +135,8 @@ def save_inputs(outdir: Path, inputs: SiteInputs) -> None:
 
 def load_inputs(outdir: Path) -> SiteInputs | None:
     """The inputs the last complete build recorded, or None (none, unreadable, or a
-    build since did not complete)."""
-    if os.path.lexists(outdir / BUILDING):
+    build since did not complete without naming the pages it may have written)."""
+    if os.path.lexists(outdir / BUILDING) and left_unfinished(outdir) is None:
         return None
     try:
         with open(outdir / INPUTS, "rb") as recorded:
@@ -115,12 +145,30 @@ def load_inputs(outdir: Path) -> SiteInputs | None:
         return None
 
 
+def left_unfinished(outdir: Path) -> Unfinished | None:
+    """The pages a build that did not complete named (see :func:`begin_build`), or None
+    (none named, or no such build)."""
+    try:
+        with open(outdir / BUILDING, "rb") as marker:
+            data = marker.read(_MOST_BUILDING + 1)
+        if not data or len(data) > _MOST_BUILDING:
+            return None
+        return msgspec.msgpack.decode(data, type=Unfinished)
+    except (OSError, msgspec.ValidationError, msgspec.DecodeError):
+        return None
+
+
 def changed_pages(
-    catalog: Catalog, before: SiteInputs, now: SiteInputs, compare: Mapping[str, list[str]]
+    catalog: Catalog,
+    before: SiteInputs,
+    now: SiteInputs,
+    compare: Mapping[str, list[str]],
+    left: Unfinished | None = None,
 ) -> PageSet | None:
-    """The pages a change from ``before`` to ``now`` reaches (see the module doc), or
-    None when it cannot tell, or when most pages are reached anyway. ``compare``: the
-    comparison pages asked for besides each series' ({newer: [older]})."""
+    """The pages a change from ``before`` to ``now`` reaches (see the module doc), and
+    those a build that did not complete may have written (``left``), or None when it
+    cannot tell, or when most pages are reached anyway. ``compare``: the comparison
+    pages asked for besides each series' ({newer: [older]})."""
     reads = catalog.page_inputs()
     if before.scope != now.scope:
         return None  # the last build wrote other tags: their pages are not in its record
@@ -147,11 +195,17 @@ def changed_pages(
     if not edge <= ids.keys():
         return None  # specs forgotten by `cachedex gc`: the pages that showed them are not named
     reached = reads.reached_by([ids[h] for h in edge]) | set(ids.values())
+    gone = old.keys() - new.keys()
+    if left is not None:  # its pages, as the catalog is now; those of specs no mirror holds go
+        reached |= set(reads.ids_of(left.hashes).values())
+        names.update(left.names)
+        gone |= set(left.hashes) - new.keys()
     if len(reached) > MOST * max(len(new), 1):
         return None
     tags = {now.mirrors.get(m, before.mirrors.get(m, ("",)))[0] for m in mirrors} - {""}
     tags |= {tag for tag in before.tags.keys() | now.tags.keys() if before.tags.get(tag) != now.tags.get(tag)}
-    change_tags = tags | reads.tags_mentioning(came_or_left)
+    tags.update(left.tags if left is not None else ())
+    change_tags = tags | reads.tags_mentioning(came_or_left) | set(left.change_tags if left is not None else ())
     # A change page names the comparisons of its tag (with the previous of its series,
     # which a tag that came or left changes), and a comparison page shows two tags:
     # each written again with the newer when the older changed.
@@ -159,7 +213,7 @@ def changed_pages(
         for newer, olders in pairs.items():
             if change_tags.intersection(olders):
                 change_tags.add(newer)
-    return PageSet(sorted(reached), names, tags, change_tags, old.keys() - new.keys())
+    return PageSet(sorted(reached), names, tags, change_tags, gone)
 
 
 def _held_ids(held: str) -> set[int]:
