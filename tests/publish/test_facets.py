@@ -5,25 +5,11 @@ the distinct sets, numbered in the order they first come."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cachedex.publish.facets import newest_first, round_size, tag_specs
+from cachedex.publish.facets import ListedSpec, newest_first, round_size, tag_specs
 from cachedex.versions import version_key
-
-
-class _Spec(NamedTuple):
-    hash: str
-    version: str
-    compiler: str
-    platform: str
-    os: str
-    target: str
-    size: int | None
-    stacks: tuple[str, ...]
-
 
 _COLUMNS = ("version", "compiler", "platform", "os", "target")
 
@@ -33,7 +19,7 @@ _version = st.sampled_from(
     ["1.0", "1-0", "1_0", "1.0.0", "1.0a", "1.0rc1", "1.0rc2", "2.9.1", "2.11.1", "develop", "main", "abc=1.0", "0.1"]
 )
 _spec = st.builds(
-    _Spec,
+    ListedSpec,
     hash=st.text("abcdefghijklmnopqrstuvwxyz234567", min_size=3, max_size=3),
     version=_version,
     compiler=st.sampled_from(["gcc@13", "gcc@12", "none"]),
@@ -49,7 +35,7 @@ _packages = st.dictionaries(
 
 
 @given(packages=_packages)
-def test_tag_columns_follow_their_plain_definition(packages: dict[str, list[_Spec]]) -> None:
+def test_tag_columns_follow_their_plain_definition(packages: dict[str, list[ListedSpec]]) -> None:
     by_name = sorted(packages.items())
     data = tag_specs(by_name, lambda name: name != "cmake")
     columns = data.columns

@@ -28,7 +28,7 @@ from ..errors import UnknownPackage, UnknownSpec
 from ..query import Query
 from ..values import ROOT_STACK
 from ..versions import version_key
-from .facets import FACET_KEYS, FACETS, SpecColumns, TagSpecs, select_tag, tag_specs
+from .facets import FACET_KEYS, FACETS, ListedSpec, SpecColumns, TagSpecs, select_tag, tag_specs
 from .files import name_problem
 from .package_pages import PackagePage, install_preamble, package_page, package_pages
 from .spec_pages import Holder, Install, SpecPage, install_commands, spec_page, spec_page_from
@@ -193,22 +193,9 @@ def tag_row(catalog: Catalog, tag: str) -> TagRow:
     return row
 
 
-class _Listed(msgspec.Struct, frozen=True, gc=False):
-    """A listed spec as facets read it: a ``ListedRow`` with its stacks split."""
-
-    hash: str
-    version: str
-    compiler: str
-    platform: str
-    os: str
-    target: str
-    size: int | None
-    stacks: tuple[str, ...]
-
-
-def _listed(row: ListedRow) -> _Listed:
+def _listed(row: ListedRow) -> ListedSpec:
     stacks = tuple(row.stacks.split("\x1f")) if row.stacks else ()
-    return _Listed(row.hash, row.version, row.compiler, row.platform, row.os, row.target, row.size, stacks)
+    return ListedSpec(row.hash, row.version, row.compiler, row.platform, row.os, row.target, row.size, stacks)
 
 
 class TagData(NamedTuple):
