@@ -17,14 +17,14 @@ next build reads the same from the catalog and compares (:func:`changed_pages`):
 
 Anything it cannot tell apart this way (a mirror whose URL or layout changed, history
 forgotten, specs forgotten, a verification removed) gives None: compare every page.
+Every difference it finds is one the full build would write; the reverse is what the
+tests check, a build after each kind of change against a full build, file for file.
 
 A build after a change names the pages it may write in ``.cachedex-site-building``
 before it writes any (:class:`Unfinished`). If it does not complete (a sync committed
 meanwhile), the next build writes those pages again besides the ones its own changes
 reach; a build killed before it named them, or one writing every page, leaves the
 marker empty, and the next build compares every page.
-Every difference it finds is one the full build would write; the reverse is what the
-tests check, a build after each kind of change against a full build, file for file.
 """
 
 from __future__ import annotations
