@@ -60,6 +60,23 @@ def _state(path: Path) -> tuple[str, object]:
         return sound, (stats.records, stats.specs, stats.packages, stats.stacks, listing)
 
 
+def _timed_sync(folder: Path, data: Path, start: Path) -> float:
+    """Seconds a sync of ``data`` takes, unkilled, from a copy of the catalog ``start``
+    (a fresh catalog if there is none yet)."""
+    for leftover in folder.glob("timing.sqlite*"):
+        leftover.unlink()
+    if start.exists():
+        with (
+            contextlib.closing(sqlite3.connect(start)) as source,
+            contextlib.closing(sqlite3.connect(folder / "timing.sqlite")) as copy,
+        ):
+            source.backup(copy)
+    config = _config(folder, data, "timing")
+    started = time.monotonic()
+    assert _sync(config).wait(120) == 0
+    return time.monotonic() - started
+
+
 def test_kill_9_during_syncs_never_leaves_a_half_tag(tmp_path: Path) -> None:
     generate = _bench_module("ingest").generate
     a, b = tmp_path / "a", tmp_path / "b"
@@ -68,17 +85,18 @@ def test_kill_9_during_syncs_never_leaves_a_half_tag(tmp_path: Path) -> None:
     states = {}
     for name, data in (("a", a), ("b", b)):  # each complete state, synced without a fault
         reference = _config(tmp_path, data, f"ref-{name}")
-        started = time.monotonic()
         assert _sync(reference).wait(120) == 0
         states[name] = _state(tmp_path / f"ref-{name}.sqlite")[1]
-        full_seconds = time.monotonic() - started
     assert states["a"] != states["b"]
 
     kills = 0
     for phase, data, allowed in (("first sync", a, (None, states["a"])), ("a to b", b, (states["a"], states["b"]))):
         config = _config(tmp_path, data, "c")
-        for step in range(7):  # kill points spread over the whole run
-            delay = 0.4 + step * full_seconds / 7
+        # Kill points spread over this phase's run, timed just before on a copy: a run
+        # that ends before its kill point kills nothing (a faster moment of the machine).
+        seconds = _timed_sync(tmp_path, data, tmp_path / "c.sqlite")
+        for step in range(7):
+            delay = 0.3 + step * 0.85 * seconds / 7
             process = _sync(config)
             time.sleep(delay)
             if process.poll() is None:
