@@ -16,7 +16,7 @@ from cachedex.catalog import Catalog
 from cachedex.publish import site as site_module
 from cachedex.publish import site_build
 from cachedex.publish.site import write_site
-from cachedex.publish.site_delta import BUILDING, left_unfinished
+from cachedex.publish.site_delta import BUILDING, load_inputs
 from cachedex.values import DEPTYPE_BITS, ROOT_STACK, Dependency
 from tests.helpers import Demo, file_bytes, record
 
@@ -171,8 +171,8 @@ def test_a_build_a_sync_overtook_leaves_its_pages_to_the_next(
         monkeypatch.setattr(site_build, "_read_graph", overtaken)
         stopped = write_site(catalog, site)
         assert not stopped.complete and stopped.changed_only
-        left = left_unfinished(site)
-        assert left is not None and NEW in left.hashes
+        recorded = load_inputs(site)
+        assert recorded is not None and recorded.left is not None and NEW in recorded.left.hashes
         assert (site / "specs" / NEW[:2] / f"{NEW}.html").exists()  # written, of the state it began with
         # As a build killed while writing them would leave beside them (the next build
         # trusts the record then too, and must look for these).

@@ -48,7 +48,7 @@ from .files import name_problem, quoted, update_file
 from .parallel import worker_count
 from .render import ASSETS, asset_text, render_not_found, render_stamp
 from .site_build import Plan, write_alone, write_shared
-from .site_delta import begin_build, changed_pages, left_unfinished, load_inputs, read_inputs, save_inputs, unfinished
+from .site_delta import begin_build, changed_pages, load_inputs, read_inputs, save_inputs, unfinished
 from .sitefiles import (
     STAMP,
     SiteWriter,
@@ -168,8 +168,8 @@ def write_site(
             if not full and made_by == stamp:
                 return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, current=True)
             writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
-            before = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
-            left = left_unfinished(outdir) if before is not None else None
+            recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
+            before, left = recorded if recorded is not None else (None, None)
             begin_build(outdir)
             progress("reading what the pages are made from")
             inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))

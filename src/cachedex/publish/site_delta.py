@@ -33,6 +33,7 @@ import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import NamedTuple
 
 import msgspec
 
@@ -44,11 +45,11 @@ __all__ = [
     "BUILDING",
     "INPUTS",
     "PageSet",
+    "Recorded",
     "SiteInputs",
     "Unfinished",
     "begin_build",
     "changed_pages",
-    "left_unfinished",
     "load_inputs",
     "read_inputs",
     "save_inputs",
@@ -133,21 +134,32 @@ def save_inputs(outdir: Path, inputs: SiteInputs) -> None:
         os.unlink(outdir / BUILDING)
 
 
-def load_inputs(outdir: Path) -> SiteInputs | None:
+class Recorded(NamedTuple):
+    """What :func:`load_inputs` finds: the last complete build's inputs, and the pages a
+    build since that did not complete named (None if every build since completed)."""
+
+    inputs: SiteInputs
+    left: Unfinished | None
+
+
+def load_inputs(outdir: Path) -> Recorded | None:
     """The inputs the last complete build recorded, or None (none, unreadable, or a
     build since did not complete without naming the pages it may have written)."""
-    if os.path.lexists(outdir / BUILDING) and left_unfinished(outdir) is None:
-        return None
+    left = None
+    if os.path.lexists(outdir / BUILDING):
+        left = _named_pages(outdir)
+        if left is None:
+            return None
     try:
         with open(outdir / INPUTS, "rb") as recorded:
-            return msgspec.msgpack.decode(recorded.read(), type=SiteInputs)
+            return Recorded(msgspec.msgpack.decode(recorded.read(), type=SiteInputs), left)
     except (OSError, msgspec.ValidationError, msgspec.DecodeError):
         return None
 
 
-def left_unfinished(outdir: Path) -> Unfinished | None:
-    """The pages a build that did not complete named (see :func:`begin_build`), or None
-    (none named, or no such build)."""
+def _named_pages(outdir: Path) -> Unfinished | None:
+    """The pages the build that left :data:`BUILDING` named (see :func:`begin_build`),
+    or None (none named, or unreadable)."""
     try:
         with open(outdir / BUILDING, "rb") as marker:
             data = marker.read(_MOST_BUILDING + 1)
