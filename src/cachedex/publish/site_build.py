@@ -187,8 +187,10 @@ def write_shared(
                         for tag, names in result.deferred.items():
                             left.setdefault(tag, []).extend(names)
                 if left != {}:
-                    step = [Task(catalog.path, outdir, token, tags, n, count, left) for n in range(count)]
-                    done += pool.map(run_task, [msgspec.structs.replace(t, trust_twins=trust) for t in step])
+                    step = [
+                        Task(catalog.path, outdir, token, tags, n, count, left, trust_twins=trust) for n in range(count)
+                    ]
+                    done += pool.map(run_task, step)
                     stale = any(result.stale for result in done)
             if not stale:  # then the change pages, and the tag pages not made early
                 last = [
