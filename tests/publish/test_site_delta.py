@@ -186,6 +186,44 @@ def test_a_build_a_sync_overtook_leaves_its_pages_to_the_next(
     assert file_bytes(site) == file_bytes(fresh)
 
 
+def test_a_sync_after_the_plan_stops_the_build_before_it_writes_anything(
+    tmp_path: Path, demo_run: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A build plans, guesses the tags a sync changed and starts workers on their pages,
+    then reads the rest in a second snapshot: a sync committed in between stops it
+    there, the site and its record as they were (the workers' pages were only kept),
+    and the next build catches up."""
+    monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)  # workers, and the guess
+    path = tmp_path / "c.sqlite"
+    shutil.copy(demo_run.catalog, path)
+    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    guess = site_module.tags_changed
+    guessed: list[list[str]] = []
+
+    def overtaken(*args: Any, **kwargs: Any) -> list[str]:
+        tags = guess(*args, **kwargs)
+        guessed.append(tags)
+        with Catalog(path) as other:  # a sync commits: the new spec leaves again
+            for stack in ("e4s", ROOT_STACK):
+                _resync(other, "develop", stack, drop={NEW})
+        return tags
+
+    with Catalog(path) as catalog:
+        write_site(catalog, site)
+        _add_a_dependent(catalog)
+        before = file_bytes(site)
+        monkeypatch.setattr(site_module, "tags_changed", overtaken)
+        stopped = write_site(catalog, site)
+        assert guessed == [["develop"]]
+        assert not stopped.complete and stopped.written == 0
+        assert file_bytes(site) == before
+        monkeypatch.setattr(site_module, "tags_changed", guess)
+        after = write_site(catalog, site)
+        assert after.complete and after.changed_only
+        write_site(catalog, fresh)
+    assert file_bytes(site) == file_bytes(fresh)
+
+
 def test_forgotten_history_makes_the_next_build_compare_every_page(tmp_path: Path, demo_run: Demo) -> None:
     path = tmp_path / "c.sqlite"
     shutil.copy(demo_run.catalog, path)

@@ -47,8 +47,16 @@ from ..errors import OutputError, UnknownTag
 from .files import name_problem, quoted, update_file
 from .parallel import worker_count
 from .render import ASSETS, asset_text, render_not_found, render_stamp
-from .site_build import Plan, write_alone, write_shared
-from .site_delta import begin_build, changed_pages, load_inputs, read_inputs, save_inputs, unfinished
+from .site_build import Ahead, Plan, write_alone, write_shared
+from .site_delta import (
+    begin_build,
+    changed_pages,
+    load_inputs,
+    read_inputs,
+    save_inputs,
+    tags_changed,
+    unfinished,
+)
 from .sitefiles import (
     STAMP,
     SiteWriter,
@@ -160,6 +168,7 @@ def write_site(
     progress = on_progress or (lambda _: None)
     stamp = render_stamp()
     writer: SiteWriter | None = None
+    ahead: Ahead | None = None
     try:
         with catalog.snapshot():
             plan = _plan(catalog, tags, workers, compare)
@@ -170,6 +179,15 @@ def write_site(
             writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
             recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
             before, left = recorded if recorded is not None else (None, None)
+            guessed = (
+                tags_changed(catalog, before, left, plan.tags) if before is not None and plan.processes > 1 else []
+            )
+        if guessed:  # forked between snapshots (a child inherits SQLite's lock state)
+            ahead = Ahead(catalog, outdir, plan, guessed, trust_twins=writer.trust_twins)
+        with catalog.snapshot():
+            if catalog.state_token()[0] != plan.token:  # a sync committed since the plan: nothing written yet
+                plan.skipped.append(CHANGED)
+                return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, False)
             begin_build(outdir)
             progress("reading what the pages are made from")
             inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
@@ -188,7 +206,7 @@ def write_site(
                 stale = False
         if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
             _prepare(writer, after_complete=changed is not None and left is None)
-            held, staged, stale = write_shared(catalog, writer, plan, progress, changed)
+            held, staged, stale = write_shared(catalog, writer, plan, progress, changed, ahead)
         removed = 0
         complete = not stale and catalog.state_token()[0] == plan.token
         if complete:
@@ -219,6 +237,8 @@ def write_site(
             changed_only=changed is not None,
         )
     finally:
+        if ahead is not None:
+            ahead.close()
         if writer is not None:
             writer.close()  # its old files gone before the build returns
 

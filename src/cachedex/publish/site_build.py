@@ -21,11 +21,11 @@ from .pages import HomePage, MirrorsPage, home_page, mirrors_page
 from .parallel import pool_context
 from .search_page import static_search_view
 from .site_delta import PageSet
-from .site_tasks import SHARED, Task, run_task, write_task
+from .site_tasks import SHARED, Done, Task, run_task, write_task
 from .sitefiles import SiteWriter, first_build, spec_folder, staging
 from .urls import with_pages
 
-__all__ = ["SPECS_PER_TASK", "Plan", "write_alone", "write_last", "write_shared"]
+__all__ = ["SPECS_PER_TASK", "Ahead", "Plan", "write_alone", "write_last", "write_shared"]
 
 
 #: Spec pages per task given to a worker (progress is reported per task). Small
@@ -48,6 +48,39 @@ class Plan(msgspec.Struct):
     #: Every hash some mirror holds (the keys of the build's ``SiteInputs.specs``): a
     #: change page links to these only, and need not read them again.
     held: set[str] = set()
+
+
+class Ahead:
+    """The tag pages and change pages of the tags a sync changed, made by two workers
+    from the build's start, while it reads what the pages are made from and which
+    pages its changes reach (a big tag's whole-tag pages are most of a small build, and
+    its start is one process's work): kept, and written last, as the early tag pages
+    are. Forked outside any snapshot (see :func:`.site.write_site`); which tags is a
+    guess (:func:`.site_delta.tags_changed`): a tag guessed wrong gets its pages
+    written unchanged, and one missed is written as without it."""
+
+    def __init__(self, catalog: Catalog, outdir: Path, plan: Plan, tags: list[str], *, trust_twins: bool) -> None:
+        self.tags = tags
+        self._pool = pool_context().Pool(2)
+        made = Task(catalog.path, outdir, plan.token, hold_tag_pages=True, trust_twins=trust_twins)
+        # The change pages by one worker, the tag pages by the other (which then reads
+        # its recent changes itself): each is a big tag's largest page.
+        self._changes = self._pool.apply_async(
+            run_task, (msgspec.structs.replace(made, change_pages=tags, compare=plan.compare),)
+        )
+        self._tags = self._pool.apply_async(run_task, (msgspec.structs.replace(made, tag_pages=tags, change_pages=[]),))
+
+    def change_pages(self) -> Done:
+        """The kept change pages (wait for them)."""
+        return self._changes.get()
+
+    def tag_pages(self) -> Done:
+        """The kept tag pages (wait for them)."""
+        return self._tags.get()
+
+    def close(self) -> None:
+        self._pool.terminate()
+        self._pool.join()
 
 
 def write_last(writer: SiteWriter, plan: Plan, home: HomePage, mirrors: MirrorsPage, feed: bytes) -> None:
@@ -119,6 +152,7 @@ def write_shared(
     plan: Plan,
     progress: Callable[[str], None],
     changed: PageSet | None = None,
+    ahead: Ahead | None = None,
 ) -> tuple[set[str], bool, bool]:
     """Every page (or those ``changed`` names), as :func:`write_alone` but shared among
     worker processes: while this one reads the graph, workers write the package pages
@@ -126,9 +160,14 @@ def write_shared(
     write the spec pages; then the package pages left, and the change pages; then this
     one writes the tag pages (a first build makes its tag pages last instead). Returns
     what :func:`write_alone` does, and whether a part found the catalog in another
-    state than the plan's, and so wrote nothing."""
+    state than the plan's, and so wrote nothing. The pages ``ahead`` makes are not
+    made again: written last, change pages before tag pages."""
     outdir, trust, tags, token, count = writer.outdir, writer.trust_twins, plan.tags, plan.token, plan.processes
     only, tag_pages, change_pages = _chosen_pages(plan, changed)
+    made = set(ahead.tags) if ahead is not None else set()
+    tag_pages = [tag for tag in tag_pages if tag not in made]
+    if change_pages is not None:
+        change_pages = [tag for tag in change_pages if tag not in made]
     staged = first_build(outdir)
     context = pool_context()
     # One process fewer than CPUs writes package pages while this one reads the graph
@@ -209,7 +248,11 @@ def write_shared(
                     for n in range(count)
                 ]
                 done += pool.map(run_task, last)  # meanwhile an early worker may still make a tag page
+            if ahead is not None:
+                done.append(ahead.change_pages())
             done += early_tags.get() if early_tags is not None else []
+            if ahead is not None:
+                done.append(ahead.tag_pages())
             stale = any(result.stale for result in done)
         for result in done:
             writer.add(result.written, result.unchanged, result.pages)
@@ -232,16 +275,15 @@ def _write_spec_pages(
 ) -> None:
     """The spec pages, shared among the ``pool``'s ``count`` processes (which inherit the graph)."""
     outdir, trust = writer.outdir, writer.trust_twins
+    if len(spec_ids) < count * SPECS_PER_TASK:  # every process a share, taken in turn: a
+        # few hub libraries (megabytes of JSON listing their dependents) are not all one's
+        shares = [spec_ids[n::count] for n in range(count)]
+    else:
+        shares = [spec_ids[at : at + SPECS_PER_TASK] for at in range(0, len(spec_ids), SPECS_PER_TASK)]
     tasks = [
-        Task(
-            catalog,
-            outdir,
-            spec_ids=spec_ids[at : at + SPECS_PER_TASK],
-            spec_folder=folder,
-            staged=staged,
-            trust_twins=trust,
-        )
-        for at in range(0, len(spec_ids), SPECS_PER_TASK)
+        Task(catalog, outdir, spec_ids=share, spec_folder=folder, staged=staged, trust_twins=trust)
+        for share in shares
+        if share
     ]
     done = 0
     for result in pool.imap_unordered(run_task, tasks):

@@ -47,8 +47,9 @@ class Task(msgspec.Struct, frozen=True):
     compare: dict[str, list[str]] = {}  #: see :attr:`.site_build.Plan.compare`
     #: The tags whose change pages to write (None: those of ``tag_pages``)
     change_pages: list[str] | None = None
-    #: Make the tag pages, but return their files (:attr:`Done.files`) for the parent to
-    #: write once the pages they link to are written: a task that runs before those.
+    #: Make the tag pages and change pages, but return their files (:attr:`Done.files`)
+    #: for the parent to write once the pages they link to are written: a task that
+    #: runs before those.
     hold_tag_pages: bool = False
 
 
@@ -89,9 +90,9 @@ def run_task(task: Task) -> Done:
 def write_task(
     catalog: Catalog, writer: SiteWriter, task: Task, tag_writer: SiteWriter | None = None
 ) -> dict[str, list[str]]:
-    """Spec pages, then package pages, then tag pages (by ``tag_writer``, default
-    ``writer``): each kind once the pages it links to are written. Returns the package
-    pages left for later (``linked_only``)."""
+    """Spec pages, then package pages, then change pages and tag pages (by
+    ``tag_writer``, default ``writer``): each kind once the pages it links to are
+    written. Returns the package pages left for later (``linked_only``)."""
     tag_writer = tag_writer or writer
     if task.spec_ids:
         graph: SpecGraph = SHARED.get("graph")
@@ -115,7 +116,7 @@ def write_task(
     writer.flush()
     with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
         pages = task.tag_pages if task.change_pages is None else task.change_pages
-        write_changes(catalog, writer, pages, task.compare, held=SHARED.get("held"))
+        write_changes(catalog, tag_writer, pages, task.compare, held=SHARED.get("held"))
         for tag in task.tag_pages:
             tag_data = tag_page(catalog, tag)
             tag_writer.page(tag_data)
