@@ -207,13 +207,26 @@ def write_shared(
             tag_pages = []
         with catalog.snapshot():
             stale = catalog.state_token()[0] != token
-            graph, ids = _read_graph(catalog, tags, progress, changed)
+            if changed is None:  # the whole graph, read once, which the workers inherit
+                graph, ids = _read_graph(catalog, tags, progress)
+                spec_ids, held = [i for i, _ in ids], graph.held_hashes()
+                folder = spec_folder(outdir, staged, [dag_hash for _, dag_hash in ids])
+            else:  # each worker reads the graph around its share
+                spec_ids, held, folder = changed.spec_ids, set(), spec_folder(outdir, staged, [])
+                progress(f"reading the graph around {len(spec_ids):,} specs and writing their pages")
             home, mirrors, feed = home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog)
-        folder = spec_folder(outdir, staged, [dag_hash for _, dag_hash in ids])
         # Frozen: the workers share the graph's memory pages instead of copying them.
         with gc_frozen(), context.Pool(count) as pool:
             with staging(folder, staged):
-                _write_spec_pages(pool, catalog.path, writer, [i for i, _ in ids], folder, staged, progress, count)
+                stale |= _write_spec_pages(
+                    pool,
+                    Task(catalog.path, outdir, token, spec_folder=folder, staged=staged, trust_twins=trust),
+                    writer,
+                    spec_ids,
+                    progress,
+                    count,
+                    None if changed is None else tags,
+                )
             if staged:
                 os.rename(folder, outdir / "specs")
             done = early.get() if early is not None else []
@@ -260,36 +273,38 @@ def write_shared(
                 writer.write_kept(result.files)
     if not stale:
         write_last(writer, plan, home, mirrors, feed)
-    return graph.held_hashes(), staged, stale
+    return held, staged, stale
 
 
 def _write_spec_pages(
     pool: Pool,
-    catalog: Path,
+    task: Task,
     writer: SiteWriter,
     spec_ids: list[int],
-    folder: str,
-    staged: bool,
     progress: Callable[[str], None],
     count: int,
-) -> None:
-    """The spec pages, shared among the ``pool``'s ``count`` processes (which inherit the graph)."""
-    outdir, trust = writer.outdir, writer.trust_twins
-    if len(spec_ids) < count * SPECS_PER_TASK:  # every process a share, taken in turn: a
-        # few hub libraries (megabytes of JSON listing their dependents) are not all one's
+    graph_of: list[str] | None,
+) -> bool:
+    """The spec pages of ``spec_ids``, as ``task`` says, shared among the ``pool``'s
+    ``count`` processes: with the graph they inherit, or (``graph_of``, see
+    :attr:`.site_tasks.Task.graph_of`) one each reads around its share. Returns whether
+    a worker found the catalog in another state than ``task.token``."""
+    if graph_of is not None or len(spec_ids) < count * SPECS_PER_TASK:
+        # A share each, taken in turn: a few hub libraries (each read with its dependents,
+        # and megabytes of JSON listing them) are not all one's; and a graph read once each.
         shares = [spec_ids[n::count] for n in range(count)]
     else:
         shares = [spec_ids[at : at + SPECS_PER_TASK] for at in range(0, len(spec_ids), SPECS_PER_TASK)]
-    tasks = [
-        Task(catalog, outdir, spec_ids=share, spec_folder=folder, staged=staged, trust_twins=trust)
-        for share in shares
-        if share
-    ]
-    done = 0
+    # The inherited graph shows the parent's snapshot: the token is checked there.
+    token = task.token if graph_of is not None else ""
+    tasks = [msgspec.structs.replace(task, token=token, spec_ids=share, graph_of=graph_of) for share in shares if share]
+    done, stale = 0, False
     for result in pool.imap_unordered(run_task, tasks):
         writer.add(result.written, result.unchanged, result.pages)
         done += result.specs
+        stale |= result.stale
         progress(f"spec pages: {done:,} of {len(spec_ids):,} written ({count} processes)")
+    return stale
 
 
 def _read_graph(

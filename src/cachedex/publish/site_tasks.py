@@ -9,7 +9,9 @@ from pathlib import Path
 
 import msgspec
 
+from .._perf import gc_paused
 from ..catalog import Catalog
+from ..values import is_dag_hash
 from .badges import package_badge
 from .changes import history_from
 from .changes_site import write_changes
@@ -18,7 +20,7 @@ from .graph import SpecGraph
 from .pages import package_pages, tag_page
 from .parallel import ForkShared
 from .render import render_all_packages
-from .sitefiles import KeptFiles, SiteWriter, spec_pages_exist
+from .sitefiles import KeptFiles, SiteWriter, spec_folder, spec_pages_exist
 
 __all__ = ["SHARED", "Done", "Task", "run_task", "write_task"]
 
@@ -41,6 +43,10 @@ class Task(msgspec.Struct, frozen=True):
     linked_only: bool = False
     tag_pages: list[str] = []
     spec_ids: list[int] = []
+    #: Read the graph around ``spec_ids`` in this task's snapshot, rather than use the
+    #: parent's, and write the pages of those some mirror of these tags holds: after a
+    #: change, the reading is shared too (the pages are those of a graph of them all).
+    graph_of: list[str] | None = None
     spec_folder: str = ""
     staged: bool = False
     trust_twins: bool = False
@@ -96,7 +102,14 @@ def write_task(
     tag_writer = tag_writer or writer
     if task.spec_ids:
         graph: SpecGraph = SHARED.get("graph")
-        for spec_id, node in catalog.nodes_of(task.spec_ids):
+        spec_ids = task.spec_ids
+        if task.graph_of is not None:
+            with gc_paused():  # (as the parent reads a whole graph)
+                graph = SpecGraph(catalog, spec_ids)
+            held = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(task.graph_of) if is_dag_hash(dag_hash)]
+            spec_folder(task.outdir, task.staged, [dag_hash for _, dag_hash in held], clear=False)
+            spec_ids = [spec_id for spec_id, _ in held]
+        for spec_id, node in catalog.nodes_of(spec_ids):
             writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
         writer.flush()
     deferred: dict[str, list[str]] = {}

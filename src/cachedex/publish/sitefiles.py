@@ -191,14 +191,15 @@ def first_build(outdir: Path) -> bool:
     return not (specs.exists() or specs.is_symlink())
 
 
-def spec_folder(outdir: Path, staged: bool, hashes: list[str]) -> str:
+def spec_folder(outdir: Path, staged: bool, hashes: list[str], *, clear: bool = True) -> str:
     """The folder to write spec pages into, with the ``<ab>`` folders of ``hashes``
     made. A site's first build (``staged``) writes its spec pages into a hidden folder
     renamed to ``specs`` once they are all written (a reader sees every page or none),
     which spares a temporary file and a rename per page; later builds replace changed
-    pages one by one."""
+    pages one by one. ``clear``: first remove a staging folder a stopped build left
+    (not in a worker: the build's own may be in use)."""
     staging = outdir / STAGING
-    if staging.is_dir() and not staging.is_symlink():
+    if clear and staging.is_dir() and not staging.is_symlink():
         shutil.rmtree(staging)  # left by a build that was stopped
     name = STAGING if staged else "specs"
     for prefix in {dag_hash[:2] for dag_hash in hashes}:  # two characters of a DAG hash: safe
