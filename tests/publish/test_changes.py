@@ -194,12 +194,19 @@ def test_first_seen_read_once_equals_the_catalogs_answer(demo_run: Demo) -> None
         index = FirstSeenIndex(catalog)
         hashes = sorted(catalog.held_hashes())
         assert len(hashes) > 500
-        fresh = 0
+        fresh: list[str] = []
         for dag_hash in hashes:
             expected = tuple(catalog.first_seen(dag_hash))
             assert index.of(dag_hash, spec_page(catalog, dag_hash).holders) == expected, dag_hash
-            fresh += any(not f.first_sync for f in expected)
-        assert fresh > 10  # specs a later sync added, not only those of first syncs
+            if any(not f.first_sync for f in expected):
+                fresh.append(dag_hash)
+        assert len(fresh) > 10  # specs a later sync added, not only those of first syncs
+        # As a build after a change reads it: what it says of the pages written only.
+        part = set(fresh[::2] + hashes[::7])
+        partial = FirstSeenIndex(catalog, list(catalog.page_inputs().ids_of(part).values()))
+        for dag_hash in part:
+            holders = spec_page(catalog, dag_hash).holders
+            assert partial.of(dag_hash, holders) == tuple(catalog.first_seen(dag_hash)), dag_hash
         # Spec pages carry it, so their JSON twins and the API have it too.
         some = hashes[::50]
         twins = {h: msgspec.json.decode((demo_run.site / "specs" / h[:2] / f"{h}.json").read_bytes()) for h in some}
@@ -208,6 +215,30 @@ def test_first_seen_read_once_equals_the_catalogs_answer(demo_run: Demo) -> None
             assert twins[dag_hash]["first_seen"] == expected and spec_page(catalog, dag_hash).first_seen == tuple(
                 catalog.first_seen(dag_hash)
             )
+
+
+def test_first_seen_is_the_first_of_several_additions(tmp_path: Path) -> None:
+    """A spec a stack dropped and listed again, twice: first seen when first added."""
+    from cachedex.publish.first_seen import FirstSeenIndex
+    from cachedex.publish.pages import spec_page
+
+    spec = record("a" * 32, name="p")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record("c" * 32, name="q")])
+        write_tag(catalog, "t", [spec], stack="s", checksum="0")
+        for again in range(1, 5):  # gone, back, gone, back
+            write_tag(
+                catalog, "t", [], members={spec.hash: True} if again % 2 == 0 else {}, stack="s", checksum=str(again)
+            )
+        expected = tuple(catalog.first_seen(spec.hash))
+        added = sorted(when for when, _, _, change in changes(catalog, "t", "s") if change > 0)
+        assert len(added) == 2 and [(f.stack, f.at, f.first_sync) for f in expected] == [("s", added[0], False)]
+        holders = spec_page(catalog, spec.hash).holders
+        assert FirstSeenIndex(catalog).of(spec.hash, holders) == expected
+        assert (
+            FirstSeenIndex(catalog, list(catalog.page_inputs().ids_of([spec.hash]).values())).of(spec.hash, holders)
+            == expected
+        )
 
 
 def test_listing_counts_count_what_the_mirrors_list(demo_run: Demo) -> None:

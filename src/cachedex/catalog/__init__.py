@@ -374,6 +374,14 @@ class Catalog:
         """What one sync added to and removed from each mirror's listing."""
         return history.sync_changes(self._db, sync_id)
 
+    def additions(self, ids: Collection[int] | None = None) -> list[tuple[str, str, str, float]]:
+        """(hash, tag, stack, end of the sync) of each recorded addition of a spec (of ``ids``) to a mirror."""
+        return history.additions(self._db, ids)
+
+    def first_syncs(self) -> dict[str, float]:
+        """When each tag's first sync ended."""
+        return history.first_syncs(self._db)
+
     def first_seen(self, dag_hash: str) -> list[history.FirstSeen]:
         """When a spec first appeared in each mirror listing it now."""
         return history.first_seen(self._db, dag_hash)

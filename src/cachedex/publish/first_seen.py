@@ -2,15 +2,15 @@
 
 :meth:`Catalog.first_seen` answers for one spec, scanning the changes of each mirror
 holding it: fine for one page, too slow for 250,000. :class:`FirstSeenIndex` reads the
-whole history once (every change that added a spec, with its sync's time) and answers
-from a spec page's holders, with the same result (a test compares them on every spec of
-the demo).
+history once (every change that added a spec, or one of the specs whose pages a build
+after a change writes, with its sync's time) and answers from a spec page's holders,
+with the same result (a test compares them on every spec of the demo).
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from functools import lru_cache
 
 from markupsafe import Markup, escape
@@ -30,16 +30,15 @@ class FirstSeenIndex:
     """The history read once: when each spec was added to each mirror, each tag's first
     sync, and which mirrors have an index of their own (a views-only root has not)."""
 
-    def __init__(self, catalog: Catalog) -> None:
-        self.added: dict[tuple[str, str, str], float] = {}  # (hash, tag, stack) -> first time added
-        self.first: dict[str, float] = {}  # tag -> its first sync's end
-        for sync in catalog.tag_syncs(None, limit=1 << 62):  # newest first
-            self.first[sync.tag] = sync.finished_at
-            if not sync.changes:
-                continue
-            for change in catalog.sync_changes(sync.id):
-                if change.change > 0:
-                    self.added[change.hash, sync.tag, change.stack] = sync.finished_at
+    def __init__(self, catalog: Catalog, only: Collection[int] | None = None) -> None:
+        """The whole history, or (``only``) what it says of those spec ids."""
+        added: dict[tuple[str, str, str], float] = {}  # (hash, tag, stack) -> first time added
+        for dag_hash, tag, stack, at in catalog.additions(only):
+            key = (dag_hash, tag, stack)
+            if at < added.get(key, at + 1):
+                added[key] = at
+        self.added = added
+        self.first = catalog.first_syncs()  # tag -> its first sync's end
         self.own = {(m.tag, m.stack) for m in catalog.mirrors() if m.own_index}
 
     def of(self, dag_hash: str, holders: Sequence[Holder]) -> tuple[FirstSeen, ...]:

@@ -49,7 +49,7 @@ class SpecGraph:
         rows: list[SpecRow] = sorted(spec_rows, key=attrgetter("name", "hash"))
         self._rows = rows
         self._verified = catalog.all_spec_verifications()  # empty until a `cachedex verify`
-        self._first_seen = FirstSeenIndex(catalog)  # the history, read once for every page
+        self._first_seen = FirstSeenIndex(catalog, only)  # the history, read once for every page
         self.ids = {row.hash: row.id for row in rows}  # hash -> catalog id
         self._position = position = {row.id: n for n, row in enumerate(rows)}
         self._plain = [Edge(row.hash, row.name, row.version, bool(row.listed), row.size) for row in rows]
