@@ -62,6 +62,14 @@ def test_each_tag_feed_has_an_entry_per_sync_that_changed_it(demo_run: Demo) -> 
         for entry in everything.entries:
             target, anchor = _link_target(site, "changes.atom", entry.link)
             assert target.is_file() and f'id="{anchor}"' in target.read_text()
+        # Each entry names the packages whose specs the sync added to or removed from a
+        # root mirror, as its change page lists them.
+        for entry, sync in zip(everything.entries, [s for s in catalog.tag_syncs(None) if s.changes], strict=True):
+            root = [c for c in catalog.sync_changes(sync.id) if c.stack == "root"]
+            for sign, said in ((1, "Specs added of: "), (-1, "Specs removed of: ")):
+                names = sorted({c.name for c in root if c.change == sign})
+                shown = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
+                assert names and f"{said}{shown}</p>" in entry.content[0].value
 
 
 def test_pages_name_their_feed(demo_run: Demo) -> None:

@@ -374,6 +374,10 @@ class Catalog:
         """What one sync added to and removed from each mirror's listing."""
         return history.sync_changes(self._db, sync_id)
 
+    def changed_packages(self, sync_id: int, stack: str = ROOT_STACK) -> list[tuple[bool, str]]:
+        """(added, name) of the packages one sync added or removed specs of in ``stack``."""
+        return history.changed_packages(self._db, sync_id, stack)
+
     def additions(self, ids: Collection[int] | None = None) -> list[tuple[str, str, str, float]]:
         """(hash, tag, stack, end of the sync) of each recorded addition of a spec (of ``ids``) to a mirror."""
         return history.additions(self._db, ids)

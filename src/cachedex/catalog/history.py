@@ -117,6 +117,18 @@ def sync_changes(db: sqlite3.Connection, sync_id: int) -> list[ChangedSpec]:
     ]
 
 
+def changed_packages(db: sqlite3.Connection, sync_id: int, stack: str) -> list[tuple[bool, str]]:
+    """``(added, name)`` of the packages one sync added specs of to (True) or removed
+    specs of from (False) a mirror of ``stack``: what a feed entry names, without reading
+    each change whole (:func:`sync_changes`)."""
+    rows = db.execute(
+        "SELECT DISTINCT c.change > 0, s.name FROM changes c JOIN mirrors m ON m.id = c.mirror_id "
+        "JOIN specs s ON s.id = c.spec_id WHERE c.sync_id = ? AND m.stack = ?",
+        (sync_id, stack),
+    )
+    return [(bool(added), name) for added, name in rows]
+
+
 def additions(db: sqlite3.Connection, ids: Collection[int] | None = None) -> list[tuple[str, str, str, float]]:
     """``(hash, tag, stack, finished_at)`` of each change that added a spec (of ``ids``)
     to a mirror: what a site's "first seen" lines are made from, without the rest of

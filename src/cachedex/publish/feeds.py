@@ -123,9 +123,9 @@ def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
     entries = []
     syncs = [s for s in catalog.tag_syncs(None, limit=10 * limit) if s.changes][:limit]
     for sync in syncs:
-        root = [c for c in catalog.sync_changes(sync.id) if c.stack == ROOT_STACK]
-        added = sorted({c.name for c in root if c.change > 0})
-        removed = sorted({c.name for c in root if c.change < 0})
+        root = catalog.changed_packages(sync.id, ROOT_STACK)
+        added = sorted({name for up, name in root if up})
+        removed = sorted({name for up, name in root if not up})
         body = f"<p>+{sync.added} \u2212{sync.removed} specs in {html(sync.tag)}</p>"
         if added:
             body += f"<p>Specs added of: {html(_names(added))}</p>"
