@@ -132,7 +132,10 @@ def _spec(c: ChangedSpec, page: bool) -> SpecChange:
 
 
 def _newest_first(versions: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted(set(versions), key=version_key, reverse=True))
+    found = set(versions)
+    if len(found) < 2:  # nearly always, a sync changing one version of a package: no order to find
+        return tuple(found)
+    return tuple(sorted(found, key=version_key, reverse=True))
 
 
 #: Listed specs of a stack per (name, version), and per name.
@@ -171,21 +174,23 @@ def _stack_changes(stack: str, added: list[SpecChange], removed: list[SpecChange
     for (name, _), change in delta.items():
         name_delta[name] += change
 
-    def was(name: str, version: str) -> bool:
-        return versions_after[name, version] + delta[name, version] > 0
-
     new_by_name: dict[str, set[str]] = defaultdict(set)
     old_by_name: dict[str, set[str]] = defaultdict(set)
     for spec in added:
         new_by_name[spec.name].add(spec.version)
     for spec in removed:
         old_by_name[spec.name].add(spec.version)
-    new_names = {n for n in new_by_name if names_after[n] + name_delta[n] <= 0}
-    gone_names = {n for n in old_by_name if names_after[n] <= 0}
+    named, moved = names_after.get, name_delta.get
+    new_names = {n for n in new_by_name if named(n, 0) + moved(n, 0) <= 0}
+    gone_names = {n for n in old_by_name if named(n, 0) <= 0}
     changes, rebuilt = [], []
+    after_get, delta_get = versions_after.get, delta.get
     for name in sorted((new_by_name.keys() | old_by_name.keys()) - new_names - gone_names):
-        old = _newest_first(v for v in old_by_name.get(name, ()) if versions_after[name, v] <= 0)
-        new = _newest_first(v for v in new_by_name.get(name, ()) if not was(name, v))
+        # (``get``, not ``[]``: a Counter's missing key is a Python call, and most are missing)
+        olds, news = old_by_name.get(name, ()), new_by_name.get(name, ())
+        old = _newest_first([v for v in olds if after_get((name, v), 0) <= 0]) if olds else ()
+        # (new: not in the listing before, which is the one after with the changes undone)
+        new = _newest_first([v for v in news if after_get((name, v), 0) + delta_get((name, v), 0) <= 0]) if news else ()
         if old or new:
             changes.append(VersionChange(name, old, new))
         elif name in new_by_name and name in old_by_name:
