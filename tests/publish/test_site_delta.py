@@ -228,7 +228,14 @@ def test_a_sync_after_the_plan_stops_the_build_before_it_writes_anything(
     assert file_bytes(site) == file_bytes(fresh)
 
 
-def test_forgotten_history_makes_the_next_build_compare_every_page(tmp_path: Path, demo_run: Demo) -> None:
+@pytest.mark.parametrize("processes", ["one", "workers"])
+def test_forgotten_history_makes_the_next_build_compare_every_page(
+    tmp_path: Path, demo_run: Demo, processes: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With workers, the build has started on the tag pages of the tag that changed
+    before it finds it cannot tell which other pages changed: those are still written."""
+    if processes == "workers":
+        monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)
     path = tmp_path / "c.sqlite"
     shutil.copy(demo_run.catalog, path)
     site, fresh = tmp_path / "site", tmp_path / "fresh"

@@ -20,7 +20,10 @@ or package name that cannot be a folder name is skipped and reported. A page who
 JSON twin is unchanged is not even rendered again, when ``.cachedex-site`` says the
 same templates made it (delete that file to have every page compared in full). After a
 sync, a build makes only the pages that the catalog's changes since the last complete
-build reach, read from ``.cachedex-site-inputs`` (see :mod:`.site_delta`).
+build reach, read from ``.cachedex-site-inputs`` (see :mod:`.site_delta`). Shared among
+workers, it starts the tag and change pages of the tags whose totals changed as soon
+as it has planned (they are most of a small build, and need nothing else it reads),
+and each worker reads the graph around its share of the spec pages itself.
 
 A build stopped at any point (killed, or a disk full) leaves a site whose links work:
 pages are written after the pages they link to (spec pages, then package pages, then
@@ -31,7 +34,8 @@ Every page shows one state of the catalog, the one the build found first. Each
 process reads in snapshots (one read transaction each) and compares the catalog's
 state token with it; a part that finds another state (a sync committed meanwhile)
 writes nothing. The build then removes nothing, does not write ``.cachedex-site``, and
-says to run it again.
+says to run it again; it stops before writing anything when the sync came between its
+plan and the rest of what it reads (workers fork between the two snapshots).
 """
 
 from __future__ import annotations
