@@ -20,7 +20,16 @@ from pathlib import Path
 from ..errors import OutputError
 from ..values import is_dag_hash
 from .edge_lists import EdgeItems
-from .files import Replacer, remove_old_files, remove_stale_temporaries, safe_folder, same_bytes, update_file, write_new
+from .files import (
+    Replacer,
+    remove_old_files,
+    remove_stale_temporaries,
+    safe_folder,
+    same_bytes,
+    update_file,
+    write_atomically,
+    write_new,
+)
 from .pages import PackagePage, SpecPage, TagPage
 from .render import render, to_json
 from .urls import Page, json_path, page_path, spec_path
@@ -115,31 +124,43 @@ class SiteWriter:
         pending, self._pending = self._pending, []
         twins = [to_json(page) for _, _, page, _ in pending]
         self.pages += len(pending)
+        # Twins found to differ from the file on disk: written without comparing again.
+        differs = [False] * len(pending)
         if self.trust_twins:
+            differs = [
+                not staged and not same_bytes(twin, data)
+                for (_, twin, _, staged), data in zip(pending, twins, strict=True)
+            ]
             changed = [
-                staged or not same_bytes(twin, data) or not os.path.isfile(html) or os.path.islink(html)
-                for (html, twin, _, staged), data in zip(pending, twins, strict=True)
+                staged or differ or not os.path.isfile(html) or os.path.islink(html)
+                for (html, _, _, staged), differ in zip(pending, differs, strict=True)
             ]
             self.unchanged += 2 * changed.count(False)
             pending = list(itertools.compress(pending, changed))
             twins = list(itertools.compress(twins, changed))
+            differs = list(itertools.compress(differs, changed))
         markup = [render(page, edge_items=self.edge_items).encode() for _, _, page, _ in pending]
-        for (html, twin, page, staged), text, data in zip(pending, markup, twins, strict=True):
+        for (html, twin, page, staged), text, data, differ in zip(pending, markup, twins, differs, strict=True):
             self._store(html, text, staged=staged)
-            self._gzipped(twin + ".gz", data, isinstance(page, TagPage), staged=staged)
-            self._store(twin, data, staged=staged)  # last: an unchanged twin vouches for the rest
+            self._gzipped(twin + ".gz", data, isinstance(page, TagPage), staged=staged, differs=differ)
+            self._store(twin, data, staged=staged, differs=differ)  # last: an unchanged twin vouches for the rest
 
-    def _gzipped(self, path: str, data: bytes, always: bool, *, staged: bool) -> None:
-        """The twin's gzipped copy if it is long (or ``always``), else none."""
+    def _gzipped(self, path: str, data: bytes, always: bool, *, staged: bool, differs: bool = False) -> None:
+        """The twin's gzipped copy if it is long (or ``always``), else none; ``differs``:
+        the twin differs from the one on disk, and so does its copy."""
         if always or len(data) >= GZIP_TWIN:
-            self._store(path, gzip.compress(data, compresslevel=6, mtime=0), staged=staged)
+            self._store(path, gzip.compress(data, compresslevel=6, mtime=0), staged=staged, differs=differs)
         elif not staged and os.path.lexists(path):
             os.unlink(path)
 
-    def _store(self, path: str, data: bytes, *, staged: bool = False) -> None:
+    def _store(self, path: str, data: bytes, *, staged: bool = False, differs: bool = False) -> None:
+        """Write ``path`` if it does not hold ``data`` (``differs``: known not to)."""
         try:
             if staged:
                 write_new(path, data)
+                changed = True
+            elif differs:
+                write_atomically(path, data, self._replacer.replace)
                 changed = True
             else:
                 changed = update_file(path, data, self._replacer.replace)
@@ -173,7 +194,7 @@ class KeptFiles(SiteWriter):
         super().__init__(outdir, trust_twins=trust_twins)
         self.kept: list[tuple[str, bytes]] = []
 
-    def _store(self, path: str, data: bytes, *, staged: bool = False) -> None:
+    def _store(self, path: str, data: bytes, *, staged: bool = False, differs: bool = False) -> None:
         self.kept.append((path, data))
 
 
