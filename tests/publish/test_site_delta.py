@@ -76,6 +76,14 @@ def _add_a_dependent(catalog: Catalog) -> None:
     _resync(catalog, "develop", ROOT_STACK, add={NEW: True})
 
 
+def _another_sync_drops_the_new_spec(path: Path) -> None:
+    """A sync through another connection commits (while a build runs): the spec
+    :func:`_add_a_dependent` added leaves again."""
+    with Catalog(path) as other:
+        for stack in ("e4s", ROOT_STACK):
+            _resync(other, "develop", stack, drop={NEW})
+
+
 def _record_its_size(catalog: Catalog) -> None:
     """The new spec's size arrives (sizes are recorded after a sync commits)."""
     (spec_id,) = catalog._db.execute("SELECT id FROM specs WHERE hash = ?", (NEW,)).fetchone()
@@ -164,9 +172,7 @@ def test_a_build_a_sync_overtook_leaves_its_pages_to_the_next(
 
     def overtaken(*args: Any, **kwargs: Any) -> Any:
         stale = write_spec_pages(*args, **kwargs)
-        with Catalog(path) as other:  # then a sync commits: the new spec leaves again
-            for stack in ("e4s", ROOT_STACK):
-                _resync(other, "develop", stack, drop={NEW})
+        _another_sync_drops_the_new_spec(path)
         return stale
 
     with Catalog(path) as catalog:
@@ -207,9 +213,7 @@ def test_a_sync_after_the_plan_stops_the_build_before_it_writes_anything(
     def overtaken(*args: Any, **kwargs: Any) -> list[str]:
         tags = guess(*args, **kwargs)
         guessed.append(tags)
-        with Catalog(path) as other:  # a sync commits: the new spec leaves again
-            for stack in ("e4s", ROOT_STACK):
-                _resync(other, "develop", stack, drop={NEW})
+        _another_sync_drops_the_new_spec(path)
         return tags
 
     with Catalog(path) as catalog:
