@@ -155,13 +155,15 @@ def write_shared(
     ahead: Ahead | None = None,
 ) -> tuple[set[str], bool, bool]:
     """Every page (or those ``changed`` names), as :func:`write_alone` but shared among
-    worker processes: while this one reads the graph, workers write the package pages
-    whose spec pages exist already, and make the tag pages (but keep them); then all
-    write the spec pages; then the package pages left, and the change pages; then this
-    one writes the tag pages (a first build makes its tag pages last instead). Returns
-    what :func:`write_alone` does, and whether a part found the catalog in another
-    state than the plan's, and so wrote nothing. The pages ``ahead`` makes are not
-    made again: written last, change pages before tag pages."""
+    worker processes: while this one reads the graph (the whole of it; after a change,
+    each spec-page worker reads the graph around its share instead), workers write the
+    package pages whose spec pages exist already, and make the tag pages (but keep
+    them); then all write the spec pages; then the package pages left, and the change
+    pages; then this one writes the tag pages (a first build makes its tag pages last
+    instead). The pages ``ahead`` makes are not made again: written last, change pages
+    before tag pages. Returns what :func:`write_alone` does (but no held hashes after a
+    change: the build removes the pages of the hashes that left by name), and whether a
+    part found the catalog in another state than the plan's, and so wrote nothing."""
     outdir, trust, tags, token, count = writer.outdir, writer.trust_twins, plan.tags, plan.token, plan.processes
     only, tag_pages, change_pages = _chosen_pages(plan, changed)
     made = set(ahead.tags) if ahead is not None else set()
@@ -266,7 +268,7 @@ def write_shared(
             done += early_tags.get() if early_tags is not None else []
             if ahead is not None:
                 done.append(ahead.tag_pages())
-            stale = any(result.stale for result in done)
+            stale = stale or any(result.stale for result in done)
         for result in done:
             writer.add(result.written, result.unchanged, result.pages)
             if not stale:  # the tag pages made early, now that what they link to is written
