@@ -4,6 +4,7 @@ the catalog keeps its content."""
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import shutil
 import sqlite3
@@ -14,6 +15,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -90,6 +92,33 @@ def test_crash7_syncs_of_tags_sharing_specs_wait_for_each_other(mirrors: Path, t
         assert integrity_check(catalog) == "ok"
         alpha, beta = catalog.tag_stats()
         assert alpha.specs == beta.specs == 6
+
+
+def _open_at_the_barrier(path: str, barrier: Any, results: Any) -> None:
+    barrier.wait()
+    try:
+        with Catalog(Path(path)) as catalog, catalog.writing_tag("t"):
+            pass
+        results.put("ok")
+    except CatalogError as exc:
+        results.put(str(exc))
+
+
+def test_crash7_processes_opening_a_new_catalog_together(tmp_path: Path) -> None:
+    """Three processes released together open a catalog no one made yet (as three
+    ``cachedex sync`` started at once do): each waits for the others' lock, none is
+    told the catalog is locked. Without the wait, one of the first rounds fails."""
+    context = multiprocessing.get_context("fork")
+    for round_ in range(40):
+        path = str(tmp_path / f"c{round_}.sqlite")
+        barrier, results = context.Barrier(3), context.Queue()
+        processes = [context.Process(target=_open_at_the_barrier, args=(path, barrier, results)) for _ in range(3)]
+        for process in processes:
+            process.start()
+        found = [results.get(timeout=60) for _ in processes]
+        for process in processes:
+            process.join(60)
+        assert found == ["ok"] * 3, (round_, found)
 
 
 def test_crash7_two_sync_commands_at_once(mirrors: Path, tmp_path: Path) -> None:

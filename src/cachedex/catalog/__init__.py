@@ -27,6 +27,7 @@ each a function of an open connection:
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -108,7 +109,7 @@ class Catalog:
                     ) from exc
                 self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
                 self._db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
-                self._db.execute("PRAGMA journal_mode=WAL")
+                _into_wal(self._db, write_wait)
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 # A first sync inserts millions of index entries; keep the B-trees in memory.
                 self._db.execute("PRAGMA cache_size=-131072")
@@ -547,6 +548,22 @@ class Catalog:
         after a sync. Returns the number of scopes."""
         with self.snapshot():
             return searching.warm_search(self._db, str(self.path), self.state_token()[0])
+
+
+def _into_wal(db: sqlite3.Connection, wait: float) -> None:
+    """``PRAGMA journal_mode=WAL``, tried again (for up to ``wait`` seconds) while it finds
+    the file busy: processes opening a new catalog together each take a lock the others
+    need to change its journal, and SQLite answers some of them "busy" at once, without
+    waiting its busy timeout (three ``cachedex sync`` started together failed so)."""
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY") or time.monotonic() >= deadline:
+                raise
+        time.sleep(0.01)
 
 
 def _open_readonly(path: Path) -> sqlite3.Connection:
