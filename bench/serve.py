@@ -17,12 +17,17 @@ server does (figures then measure the client).
       both, half of them with a facet, each at one of its first ten pages
   (b) package pages (HTML) of 200 packages, repeatedly: requests per second
   (c) the search page (``search.html``, HTML) for the same queries as (a), (a') and (a'')
+  (d) search by ``^dependency`` (issue 18): distinct queries over 40 dependencies, the 20
+      packages most depended on (through link and run edges) and 20 others: ``^dep``
+      alone, with a variant or a facet, or with a package name, each at one of its first
+      ten pages; the first requests of each dependency walk the edges
+  (d') the same 40 dependencies in other distinct queries: their walks are kept
 
-Targets (issues 5, 14 and 18): (a), (a''), (c) p99 < 50 ms with 32 concurrent clients;
+Targets (issues 5, 14 and 18): (a), (a''), (c), (d) p99 < 50 ms with 32 concurrent clients;
 (b) >= 500 requests/s.
 
     python bench/serve.py [--catalog FILE] [--tag TAG] [--clients N] [--requests N] [--seconds S]
-                          [--phases a,a',a'',c,c',c'',b]
+                          [--phases a,a',a'',c,c',c'',d,d',b]
 """
 
 from __future__ import annotations
@@ -154,6 +159,51 @@ def nameless_query(rng: random.Random, facets: dict[str, list[str]], stacks: lis
     return " ".join(terms), rng.choice(stacks) if stacks and rng.random() < 0.5 else None
 
 
+def dependency_queries(
+    rng: random.Random,
+    needed: list[str],
+    names: list[str],
+    facets: dict[str, list[str]],
+    stacks: list[str],
+    count: int,
+) -> list[tuple[str, str | None, int]]:
+    """Distinct ``^dep`` searches over the dependencies ``needed``: alone, with a variant
+    or a facet (half of those within a stack), or with a package name; each at one of
+    its first ten pages."""
+    found = set()
+    for _ in range(count):
+        dependency, kind = f"^{rng.choice(needed)}", rng.random()
+        if kind < 0.25:
+            query, stack = dependency, None
+        elif kind < 0.5:
+            query, stack = f"{rng.choice(VARIANTS)} {dependency}", rng.choice(stacks) if stacks else None
+        elif kind < 0.75:
+            query, stack = f"{facet_query(rng, facets, stacks)[0].split()[0]} {dependency}", None
+        else:
+            query, stack = f"{rng.choice(names)} {dependency}", None
+        found.add((query, stack, 50 * rng.randrange(10)))
+    queries = sorted(found, key=lambda q: (q[0], q[1] or "", q[2]))
+    rng.shuffle(queries)
+    return queries
+
+
+def walk_each(base: str, tag: str, needed: list[str], workers: int) -> None:
+    """Before (d'): each dependency's walk made in every server process (not timed):
+    distinct requests (other pages of ``^dep`` alone), several at once, so that each
+    process answers some."""
+
+    async def run() -> None:
+        async with httpx.AsyncClient(base_url=base, timeout=120) as client:
+            for name in needed:
+                pages = range(1000, 1000 + 4 * workers)
+                params = [{"q": f"^{name}", "tag": tag, "limit": 1, "offset": page} for page in pages]
+                await asyncio.gather(*(client.get("/api/search", params=p) for p in params))
+
+    started = time.monotonic()
+    asyncio.run(run())
+    print(f"  (each dependency walked in every process first: {time.monotonic() - started:.1f} s, not timed)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--catalog", type=Path, default=HERE / "out" / "ingest" / "catalog.sqlite")
@@ -162,7 +212,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2, help="server processes (cachedex serve --workers)")
     parser.add_argument("--requests", type=int, default=20000, help="distinct search queries")
     parser.add_argument("--seconds", type=float, default=30)
-    parser.add_argument("--phases", default="a,a',a'',c,c',c'',b", help="which phases to run, in their order")
+    parser.add_argument("--phases", default="a,a',a'',c,c',c'',d,d',b", help="which phases to run, in their order")
     args = parser.parse_args()
     chosen = args.phases.split(",")
 
@@ -183,6 +233,13 @@ def main() -> None:
             for column in ("target", "os", "compiler")
         }
         stacks = [m.stack for m in catalog.mirrors(args.tag) if m.stack != "root"]
+        hubs = [
+            row[0]
+            for row in catalog._db.execute(  # noqa: SLF001 (bench only)
+                "SELECT s.name FROM edges e JOIN specs s ON s.id = e.child WHERE e.deptypes & 6 "
+                "GROUP BY s.name ORDER BY count(*) DESC LIMIT 20"
+            )
+        ]
     rng = random.Random(3)
     named = [(f"{rng.choice(names)}@{rng.randint(0, 3)}:", None, 0) for _ in range(args.requests // 2)]
     named += [(f"{rng.choice(names)} +shared", None, 0) for _ in range(args.requests // 2)]
@@ -198,6 +255,11 @@ def main() -> None:
         key=lambda q: (q[0], q[1] or "", q[2]),
     )
     rng.shuffle(nameless)
+    needed = hubs + rng.sample(sorted(set(names) - set(hubs)), 20)
+    # (d') answers thousands a second: enough distinct queries that the server's response
+    # cache does not answer repeats within its ten seconds.
+    walked = [dependency_queries(rng, needed, names, facets, stacks, count) for count in (5_000, 100_000)]
+    walked[1] = [query for query in walked[1] if query not in set(walked[0])]
 
     def searches(queries: list[tuple[str, str | None, int]]) -> list[str]:
         return [
@@ -255,10 +317,14 @@ def main() -> None:
                 ("(c) search page (HTML), by package", search_pages(named)),
                 ("(c') search page (HTML), by facets only", search_pages(broad)),
                 ("(c'') search page (HTML), by variants or versions, no name", search_pages(nameless)),
+                ("(d) search by ^dependency, first", searches(walked[0])),
+                ("(d') search by ^dependency, walks kept", searches(walked[1])),
             )
             for label, paths in phases:
                 if label[1 : label.index(")")] not in chosen:
                     continue
+                if label.startswith("(d')"):
+                    walk_each(base, args.tag, needed, args.workers)
                 rate, p50, p99, bad = wrk(base, paths, args.clients, min(args.seconds, 10))
                 print(
                     f"{label}: {rate:,.0f} requests/s over {len(paths):,} distinct queries, {bad} errors; "
@@ -293,7 +359,11 @@ def main() -> None:
         )
     finally:
         server.terminate()
-        server.wait(timeout=10)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:  # a worker busy in a long query
+            server.kill()
+            server.wait(timeout=10)
 
 
 if __name__ == "__main__":

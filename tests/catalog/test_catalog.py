@@ -150,6 +150,10 @@ def test_a_version_1_catalog_is_upgraded_in_place(tmp_path: Path) -> None:
         assert row is not None and row["size"] == 10 and "node" not in row
     columns = [r[1] for r in sqlite3.connect(path).execute("PRAGMA table_info(specs)")]
     assert "node" not in columns and "size" in columns
+    # Schema 8: a spec's dependents (and a walk up to them) read the edges' child index alone.
+    dependents = "SELECT parent, deptypes, virtuals FROM edges WHERE child = 1"
+    plan = sqlite3.connect(path).execute(f"EXPLAIN QUERY PLAN {dependents}")
+    assert "USING COVERING INDEX edges_child" in str(plan.fetchall())
 
 
 def test_a_catalog_whose_first_sync_was_killed_says_so_to_readers(tmp_path: Path) -> None:

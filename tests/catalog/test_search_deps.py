@@ -142,3 +142,90 @@ def test_queries_without_a_name_match_what_each_spec_says(demo_run, text: str, s
     assert [s.hash for s in page.specs] == expected[5:12] and page.total == len(expected)
     if text != "~nope" and scope != "stack":
         assert expected, "each query but the last finds something in the demo"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "^zlib-ng",
+        "^python@3.13",
+        "^openmpi",
+        "^hdf5+mpi",
+        "+mpi ^hdf5",
+        "target=x86_64_v3 ^openblas",
+        "^glibc ^python",
+        "^gmake",  # build-only everywhere: nothing
+        "^nosuch",
+        "py-numpy ^python",
+        "hdf5@1.14 ^openmpi",
+    ],
+)
+@pytest.mark.parametrize("scope", ["tag", "stack", "catalog"])
+def test_dependency_queries_match_what_each_specs_closure_says(demo_run, text: str, scope: str) -> None:  # type: ignore[no-untyped-def]
+    """Each ``^dep`` is one walk up the edges, kept (a bit set of positions without a
+    name, each row looked up with one): the same specs, in the same order, on every
+    page, as checking every listed spec's link/run closure one by one."""
+    from cachedex.query import Query, variants_satisfy
+    from cachedex.versions import version_satisfies
+    from tests.helpers import listed_specs
+
+    query = parse(text)
+
+    def matches(name: str, version: str, variants: tuple[str, ...], wanted: Query) -> bool:
+        return (
+            (wanted.name is None or name == wanted.name)
+            and (not wanted.versions or version_satisfies(version, wanted.versions))
+            and variants_satisfy(variants, wanted)
+        )
+
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        tag = None if scope == "catalog" else "develop"
+        stack = "e4s" if scope == "stack" else None
+        tags = catalog.tag_names() if tag is None else [tag]
+        every = {s.hash: s for t in tags for s in listed_specs(catalog, t) if stack is None or stack in s.stacks}
+        found = catalog.search(query, tag=tag, stack=stack, limit=100_000)
+        pages = [catalog.search(query, tag=tag, stack=stack, limit=7, offset=at) for at in (0, 7, 14)]
+        explained = catalog.explain_search(query, tag=tag, stack=stack)
+        variants: dict[str, tuple[str, ...]] = {}
+
+        def closure_matches(dag_hash: str, dependency: Query) -> bool:
+            for edge in catalog.closure(dag_hash):
+                if edge.hash not in variants:
+                    summary = catalog.spec_summary(edge.hash)
+                    variants[edge.hash] = summary.variants if summary is not None else ()
+                if matches(edge.name, edge.version, variants[edge.hash], dependency):
+                    return True
+            return False
+
+        expected = [
+            s.hash
+            for s in sorted(every.values(), key=lambda s: (s.name, s.version, s.hash))
+            if matches(s.name, s.version, s.variants, query)
+            and (query.target is None or s.target == query.target)
+            and all(closure_matches(s.hash, dependency) for dependency in query.dependencies)
+        ]
+    assert [s.hash for s in found.specs] == expected and found.total == len(expected)
+    for at, page in zip((0, 7, 14), pages, strict=True):
+        assert [s.hash for s in page.specs] == expected[at : at + 7] and page.total == len(expected)
+    assert explained[-1].startswith("the specs depending on ^")
+    if text not in ("^gmake", "^nosuch") and scope == "tag":
+        assert expected, "each query but two finds something in the demo's develop"
+
+
+def test_a_dependency_is_walked_once_per_catalog_state(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Its count, its pages and the other queries with the same ``^dep`` read the walk
+    kept; a sync (a new catalog state) walks again, and finds what it added."""
+    base = record("b" * 32, "base")
+    lib = record("l" * 32, "lib", dependencies=(Dependency("b" * 32, "base", 2, ""),))
+    app = record("a" * 32, "app", dependencies=(Dependency("l" * 32, "lib", 2, ""),))
+    walks: list[str] = []
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [base, lib])
+        catalog._db.set_trace_callback(lambda sql: walks.append(sql) if "WITH RECURSIVE up" in sql else None)
+        for text, offset in (("^base", 0), ("^base", 1), ("lib ^base", 0), ("+shared ^base", 0)):
+            catalog.search(parse(text), tag="t", offset=offset)
+        assert len(walks) == 1
+        assert _names(catalog, "^base") == ["lib"]
+        write_tag(catalog, "t", [app], members={h * 32: True for h in "bla"})
+        assert _names(catalog, "^base") == ["app", "lib"] and _names(catalog, "app ^base") == ["app"]
+        assert len(walks) == 2

@@ -8,7 +8,10 @@ How it stays quick on a big tag:
 - a query of facets only (target, os, compiler, platform), which may match tens of
   thousands of specs, is answered by the scope's :class:`~.facets.FacetIndex`;
 - a query of versions and variants without a name (``+cuda @2: target=zen4``) by bit
-  sets of its tag's positions (:mod:`.terms`), one per constraint, facet and stack.
+  sets of its tag's positions (:mod:`.terms`), one per constraint, facet and stack;
+- a ``^dependency`` by one walk up the edges per catalog state (:mod:`.dependents`),
+  kept: a bit set of positions among the others without a name, or each row a name or
+  hash selects looked up in it.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from functools import lru_cache
 import msgspec
 
 from ..errors import BadQuery, UnknownStack, UnknownTag
-from ..query import Query, variants_satisfy
+from ..query import Query, format_query, variants_satisfy
 from ..values import LINK_RUN, ROOT_STACK, decode_variants, stack_order
 from ..versions import VersionRange, version_satisfies
+from .dependents import Dependents, dependents
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .holders import HolderIndex
 from .rows import HAS_BINARY, SearchPage, SpecSummary
@@ -135,7 +139,7 @@ def _query_where(query: Query, facets: FacetTerms, compilers: Callable[[], list[
                 where.add("(instr(s.variants, ?) > 0 OR instr(s.variants, ?) > 0)", f'"{name}=', f'"{name}:=')
         if not all(isinstance(value, bool) for _, value in query.variants):
             where.add("cx_variants(s.variants, ?)", _encode(Query(variants=query.variants)).decode())
-    for dependency in query.dependencies:
+    for dependency in query.dependencies:  # (a dependency's own; a search's are read apart)
         inner = _query_where(dependency, facet_terms(dependency, compilers or list), compilers)
         # The specs the dependency matches, then everything above them through link/run
         # edges (the edges' child index walks up): the specs that need a match to run.
@@ -151,9 +155,22 @@ def _query_where(query: Query, facets: FacetTerms, compilers: Callable[[], list[
 
 
 def _by_indexes(query: Query) -> bool:
-    """No name, hash or dependency: the facet index answers (with the term index's bit
-    sets when the query has versions or variants), not SQL over the rows."""
-    return query.name is None and query.hash_prefix is None and not query.dependencies
+    """No name or hash: the facet index answers (with the term index's bit sets when the
+    query has versions or variants, and the walks' when it has dependencies), not SQL
+    over the rows."""
+    return query.name is None and query.hash_prefix is None
+
+
+def _walks(
+    db: sqlite3.Connection, path: str, token: str, query: Query, compilers: Callable[[], list[str]]
+) -> list[tuple[bytes, Dependents]]:
+    """(key, the specs depending on a match) of each of ``query``'s ``^dependencies``."""
+    found = []
+    for dependency in query.dependencies:
+        inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
+        key = _encode(dependency)
+        found.append((key, dependents(db, path, token, key, inner.sql, inner.params)))
+    return found
 
 
 def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None) -> TermIndex:
@@ -175,13 +192,16 @@ def _terms_and_facets(
     offset: int,
     limit: int,
 ) -> tuple[int, list[int]]:
-    """(total, spec ids of the page) of a query of versions, variants and facets: bit
-    sets over the tag's (or the catalog's) positions, one per constraint, ANDed with the
-    stack's; a stack shares its tag's indexes."""
+    """(total, spec ids of the page) of a query of versions, variants, dependencies and
+    facets: bit sets over the tag's (or the catalog's) positions, one per constraint,
+    ANDed with the stack's; a stack shares its tag's indexes."""
     index = facet_index(db, path, token, root, None)
-    found = term_index(db, path, token, root).bits(query)
+    every = (1 << index.size) - 1
+    found = term_index(db, path, token, root).bits(query) if query.versions or query.variants else every
     if facets:
         found &= index.bits(facets)
+    for key, walked in _walks(db, path, token, query, lambda: _compilers(db, path, token)):
+        found &= index.dependents_bits(key, walked)
     if root is not None and stack is not None:  # (a stack is always a tag's)
         found &= _stack_scope(db, path, token, root, stack)[1]
     return found.bit_count(), [index.ids[position] for position in lowest_positions(found, offset, limit)]
@@ -324,21 +344,33 @@ def search(
     """Listed specs satisfying ``query``, ordered by name, version and hash; run inside
     one read transaction whose state is ``token``. See ``Catalog.search``."""
     mirrors = scope_mirrors(db, path, token, tag, stack)
-    facets = facet_terms(query, lambda: _compilers(db, path, token))
+    compilers = lambda: _compilers(db, path, token)  # noqa: E731
+    facets = facet_terms(query, compilers)
     if _by_indexes(query):
-        if query.versions or query.variants:
+        if query.versions or query.variants or query.dependencies:
             total, ids = _terms_and_facets(db, path, token, query, facets, *mirrors, offset, limit)
         else:
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
-        where = Where()
-        where.add("s.id IN (SELECT value FROM json_each(?))", _encode(ids).decode())
-        found = _found_specs(db, path, token, tag, where, limit, 0) if ids else ()
+        found = _found_specs(db, path, token, tag, _among(ids), limit, 0) if ids else ()
     else:
-        where = _query_where(query, facets, lambda: _compilers(db, path, token))
+        where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, compilers)
         _scope_where(where, *mirrors)
-        (total,) = db.execute(f"SELECT count(*) FROM specs s WHERE {where.sql}", where.params).fetchone()
+        if query.dependencies:  # a name or a hash selects a few rows: each looked up in the walks
+            walks = [walked for _, walked in _walks(db, path, token, query, compilers)]
+            rows = db.execute(f"SELECT s.id FROM specs s WHERE {where.sql}", where.params)
+            ids = [spec_id for (spec_id,) in rows if all(spec_id in walked for walked in walks)]
+            total, where = len(ids), _among(ids)
+        else:
+            (total,) = db.execute(f"SELECT count(*) FROM specs s WHERE {where.sql}", where.params).fetchone()
         found = _found_specs(db, path, token, tag, where, limit, offset) if total > offset else ()
     return SearchPage(total=total, offset=offset, limit=limit, specs=found)
+
+
+def _among(ids: list[int]) -> Where:
+    """The specs ``ids``."""
+    where = Where()
+    where.add("s.id IN (SELECT value FROM json_each(?))", _encode(ids).decode())
+    return where
 
 
 def explain_search(
@@ -356,21 +388,22 @@ def explain_search(
     step, or one line naming the indexes that answer a query without a name."""
     mirrors = scope_mirrors(db, path, token, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
-    if _by_indexes(query) and (query.versions or query.variants):
+    walks = [f"the specs depending on ^{format_query(d)}: one walk up the edges, kept" for d in query.dependencies]
+    if _by_indexes(query) and (query.versions or query.variants or query.dependencies):
         index = facet_index(db, path, token, mirrors[0], None)
         within = " and the stack's" if mirrors[1] is not None else ""
-        return [f"variant and version index: bit sets of the facets{within} over {index.size} specs"]
+        return [f"variant and version index: bit sets of the facets{within} over {index.size} specs", *walks]
     if _by_indexes(query):
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
-    where = _query_where(query, facets, lambda: _compilers(db, path, token))
+    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, lambda: _compilers(db, path, token))
     _scope_where(where, *mirrors)
     plan = db.execute(
         f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {where.sql} "
         "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
         [*where.params, limit, offset],
     )
-    return [str(row[-1]) for row in plan]
+    return [str(row[-1]) for row in plan] + [walk + ", each row looked up" for walk in walks]
 
 
 def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
