@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import msgspec
 
 from ..values import ROOT_STACK, SpecRecord
+from .edge_writer import EdgeWriter
 from .nodes import NodePacker
 from .reads import spec_ids
 from .schema import BULK_INDEXES, BULK_MEMBER_INDEXES
@@ -79,15 +80,16 @@ class TagWriter:
         # from sorted data than maintained row by row (a first sync of a big tag).
         bulk = len(hashes) > max(20_000, existing)
         with _indexes_built_after(db, BULK_INDEXES, bulk):
-            inserted = self._insert_batches(batches, sizes)
+            inserted = self._insert_batches(batches, sizes, top=next_id + len(hashes) - 1)
         if inserted != len(hashes):
             raise AssertionError(f"{len(hashes)} specs announced, {inserted} given")
         return inserted
 
-    def _insert_batches(self, batches: Iterable[Iterable[SpecRecord]], sizes: Mapping[str, int]) -> int:
-        """Insert each batch's specs, nodes and edges (their ids given already); returns the count."""
+    def _insert_batches(self, batches: Iterable[Iterable[SpecRecord]], sizes: Mapping[str, int], top: int) -> int:
+        """Insert each batch's specs, nodes and edges (their ids given already, none
+        above ``top``); returns the count."""
         db, ids = self._db, self._ids
-        packer = NodePacker(db)
+        packer, edges = NodePacker(db), EdgeWriter(db)
         inserted = 0
         for batch in batches:
             records = list(batch)
@@ -118,16 +120,7 @@ class TagWriter:
             db.executemany(
                 "INSERT INTO nodes VALUES (?,?)", zip(parents, packer.pack([r.node for r in records]), strict=True)
             )
-            get = ids.get  # one lookup an edge: a first sync writes millions
-            db.executemany(
-                "INSERT OR IGNORE INTO edges VALUES (?,?,?,?)",
-                [
-                    (parent, child, dep.deptypes, dep.virtuals)
-                    for parent, r in zip(parents, records, strict=True)
-                    for dep in r.dependencies
-                    if (child := get(dep.hash)) is not None
-                ],
-            )
+            edges.insert(parents, records, ids.get, top)  # (ids.get: one lookup an edge, of millions)
             inserted += len(records)
         return inserted
 

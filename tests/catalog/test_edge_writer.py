@@ -1,0 +1,79 @@
+"""A batch's edges as one JSON list of packed integers, and the row-at-a-time path it
+falls back to: the same rows, in the same order, whatever their kinds."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.catalog.edge_writer import ID_BITS, KIND_BITS, EdgeWriter
+from cachedex.values import Dependency, SpecRecord
+from tests.helpers import record, write_tag
+
+
+def _edges(db: sqlite3.Connection) -> list[tuple[int, int, int, str]]:
+    return db.execute("SELECT parent, child, deptypes, virtuals FROM edges ORDER BY parent, child").fetchall()
+
+
+def test_edges_keep_their_kinds_and_the_first_of_a_repeated_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    parent = record(
+        "p" * 32,
+        "app",
+        dependencies=(
+            Dependency("c" * 32, "mpich", 6, "mpi"),
+            Dependency("c" * 32, "mpich", 1, ""),  # repeated: the first is kept
+            Dependency("d" * 32, "openblas", 2, "blas,lapack"),
+            Dependency("x" * 32, "gone", 2, ""),  # no such spec: the index was incomplete
+            Dependency("e" * 32, "cmake", 1, ""),
+        ),
+    )
+    specs = [parent, record("c" * 32, "mpich"), record("d" * 32, "openblas"), record("e" * 32, "cmake")]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", specs)
+        found = {(e.hash[0], e.deptypes, e.virtuals) for e in catalog.edges_of("p" * 32)}
+        assert found == {("c", 6, "mpi"), ("d", 2, "blas,lapack"), ("e", 1, "")}
+        # A second tag's writer numbers its kinds again: its edges get their own.
+        later = record("q" * 32, "lib", dependencies=(Dependency("e" * 32, "cmake", 8, "c"),))
+        write_tag(catalog, "u", [later])
+        assert [(e.hash[0], e.deptypes, e.virtuals) for e in catalog.edges_of("q" * 32)] == [("e", 8, "c")]
+
+
+def _write(records: list[SpecRecord], top: int) -> list[tuple[int, int, int, str]]:
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE edges (parent, child, deptypes, virtuals, PRIMARY KEY (parent, child)) WITHOUT ROWID")
+    ids = {r.hash: n + 1 for n, r in enumerate(records)}
+    writer = EdgeWriter(db)
+    for at in range(0, len(records), 3):  # batches: kinds numbered in one are known in the next
+        batch = records[at : at + 3]
+        writer.insert([ids[r.hash] for r in batch], batch, ids.get, top)
+    return _edges(db)
+
+
+@pytest.mark.parametrize("kinds", [3, (1 << KIND_BITS) + 5])
+def test_packed_edges_are_the_rows_written_one_at_a_time(kinds: int) -> None:
+    """Past what the packing holds (an id too large, more kinds than it numbers), the
+    rows are written one at a time: either way, every edge with its own kind."""
+    count = 100
+    records = [
+        record(
+            f"{n:032d}",
+            f"p{n}",
+            dependencies=tuple(
+                Dependency(f"{m:032d}", f"p{m}", (n + m) % 16, f"v{(n * count + m) % kinds}" if m % 2 else "")
+                for m in range(count)
+                if m != n
+            ),
+        )
+        for n in range(count)
+    ]
+    expected = [
+        (n + 1, m + 1, (n + m) % 16, f"v{(n * count + m) % kinds}" if m % 2 else "")
+        for n in range(count)
+        for m in range(count)
+        if m != n
+    ]
+    assert len({(d, v) for _, _, d, v in expected}) > (1 << KIND_BITS if kinds > 3 else 3)
+    assert _write(records, top=count) == expected
+    assert _write(records, top=1 << ID_BITS) == expected  # an id too large to pack
