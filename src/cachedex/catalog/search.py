@@ -17,19 +17,18 @@ How it stays quick on a big tag:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import lru_cache
 
 import msgspec
 
-from ..errors import BadQuery, UnknownStack, UnknownTag
 from ..query import Query, format_query, variants_satisfy
-from ..values import LINK_RUN, ROOT_STACK, decode_variants, stack_order
+from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import VersionRange, version_satisfies
 from .dependents import Dependents, dependents
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
-from .holders import HolderIndex
 from .rows import HAS_BINARY, SearchPage, SpecSummary
+from .scopes import holder_index, holders_key, page_holders, scope_mirrors, stack_names
 from .terms import TermIndex, bits_of, lowest_positions, read_term_index
 
 __all__ = [
@@ -62,45 +61,6 @@ class Where:
     @property
     def sql(self) -> str:
         return " AND ".join(self.terms) or "1"
-
-
-def scope_mirrors(
-    db: sqlite3.Connection, path: str, token: str, tag: str | None, stack: str | None
-) -> tuple[int | None, int | None]:
-    """(root mirror id, stack mirror id) of a search's scope in state ``token``: (None,
-    None) for every listed spec of the catalog, (root, None) for a tag (or its stack
-    ``root``). UnknownTag, UnknownStack, or BadQuery for a stack without a tag."""
-    if tag is None:
-        if stack is not None:
-            raise BadQuery("a stack needs a tag")
-        return None, None
-    mirrors = _mirror_ids(db, path, token).get(tag, {})
-    if ROOT_STACK not in mirrors:
-        raise UnknownTag(tag, [row[0] for row in db.execute("SELECT name FROM tags ORDER BY name")])
-    if stack is None or stack == ROOT_STACK:
-        return mirrors[ROOT_STACK], None
-    if stack not in mirrors:
-        raise UnknownStack(tag, stack)
-    return mirrors[ROOT_STACK], mirrors[stack]
-
-
-def _mirror_ids(db: sqlite3.Connection, path: str, token: str) -> dict[str, dict[str, int]]:
-    """Every mirror's id, by tag and stack, in state ``token`` (made once per state from
-    :func:`_mirror_names`: a search asks for its scope's on every request)."""
-
-    def index() -> dict[str, dict[str, int]]:
-        found: dict[str, dict[str, int]] = {}
-        for mirror, (tag, stack, _) in _mirror_names(db, path, token).items():
-            found.setdefault(tag, {})[stack] = mirror
-        return found
-
-    return STATE_CACHE.get(path, token, ("mirrors",), index)  # type: ignore[no-any-return]
-
-
-def stack_names(db: sqlite3.Connection, path: str, token: str, tag: str) -> list[str]:
-    """A tag's stacks in state ``token``, ``root`` first, then by name (the order of
-    ``Catalog.mirrors``); [] for an unknown tag."""
-    return sorted(_mirror_ids(db, path, token).get(tag, {}), key=stack_order)
 
 
 def _scope_where(where: Where, root: int | None, stack: int | None) -> None:
@@ -236,68 +196,6 @@ def _stack_scope(db: sqlite3.Connection, path: str, token: str, root: int, stack
     return STATE_CACHE.get(path, token, ("stack", root, stack), make)  # type: ignore[no-any-return]
 
 
-def _mirror_names(db: sqlite3.Connection, path: str, token: str) -> dict[int, tuple[str, str, bool]]:
-    """Every mirror's (tag, stack, has its own index), by id, in state ``token``."""
-
-    def read() -> dict[int, tuple[str, str, bool]]:
-        return {
-            mirror: (tag, stack, bool(own))
-            for mirror, tag, stack, own in db.execute(
-                "SELECT m.id, t.name, m.stack, m.own_index FROM mirrors m JOIN tags t ON t.id = m.tag_id"
-            )
-        }
-
-    return STATE_CACHE.get(path, token, ("mirror names",), read)  # type: ignore[no-any-return]
-
-
-def _holder_names(db: sqlite3.Connection, path: str, token: str, tag: str | None) -> dict[int, str]:
-    """The mirrors that name a spec of a scope they hold, by id, with the name they give:
-    within ``tag``, its stacks with an index of their own; without a tag, each tag's root
-    (which names it only for the specs it lists)."""
-    mirrors = _mirror_names(db, path, token).items()
-    if tag is None:
-        return {mirror: name for mirror, (name, stack, _) in mirrors if stack == ROOT_STACK}
-    return {mirror: stack for mirror, (name, stack, own_index) in mirrors if name == tag and own_index}
-
-
-def _holders_key(tag: str | None) -> tuple[object, ...]:
-    return ("holders", tag)
-
-
-def holder_index(db: sqlite3.Connection, path: str, token: str, tag: str | None) -> HolderIndex:
-    """What holds each spec of a scope in state ``token`` (see :func:`_holder_names`),
-    read once per state."""
-
-    def read() -> HolderIndex:
-        chosen = list(_holder_names(db, path, token, tag).items())
-        listed = " AND listed" if tag is None else ""
-
-        def pairs() -> Iterator[tuple[int, int]]:
-            for bit, (mirror, _) in enumerate(chosen):
-                for (spec,) in db.execute(f"SELECT spec_id FROM members WHERE mirror_id = ?{listed}", (mirror,)):
-                    yield spec, bit
-
-        return HolderIndex(pairs(), [name for _, name in chosen])
-
-    return STATE_CACHE.get(path, token, _holders_key(tag), read)  # type: ignore[no-any-return]
-
-
-def _page_holders(
-    db: sqlite3.Connection, path: str, token: str, tag: str | None, ids: list[int]
-) -> Callable[[int], tuple[str, ...]]:
-    """What :func:`holder_index` says of the specs ``ids``, read for them alone."""
-    names = _holder_names(db, path, token, tag)
-    held: dict[int, list[str]] = {spec: [] for spec in ids}
-    for spec, mirror, listed in db.execute(
-        "SELECT spec_id, mirror_id, listed FROM members WHERE spec_id IN (SELECT value FROM json_each(?))",
-        (_encode(ids).decode(),),
-    ):
-        name = names.get(mirror)
-        if name is not None and (listed or tag is not None):
-            held[spec].append(name)
-    return lambda spec: tuple(sorted(held[spec]))
-
-
 def _found_specs(
     db: sqlite3.Connection, path: str, token: str, tag: str | None, where: Where, limit: int, offset: int
 ) -> tuple[SpecSummary, ...]:
@@ -310,8 +208,8 @@ def _found_specs(
         return ()
     # A server builds the holder index when it warms up. A one-off search (the CLI) asks
     # SQL for its page's holders instead: the index of a big tag takes ~0.4 s to read.
-    index = STATE_CACHE.peek(path, token, _holders_key(tag))
-    held = index.of if index is not None else _page_holders(db, path, token, tag, [row[0] for row in rows])
+    index = STATE_CACHE.peek(path, token, holders_key(tag))
+    held = index.of if index is not None else page_holders(db, path, token, tag, [row[0] for row in rows])
     return tuple(
         SpecSummary(
             hash=h,
