@@ -8,7 +8,16 @@ from cachedex.catalog import Catalog
 from cachedex.errors import BadQuery
 from cachedex.query import format_query, parse
 from cachedex.values import Dependency
-from tests.helpers import record, write_tag
+from tests.helpers import Listed, listed_specs, record, write_tag
+
+
+def _scope(catalog: Catalog, scope: str) -> tuple[str | None, str | None, dict[str, Listed]]:
+    """(tag, stack, its listed specs by hash) of a test's scope in the demo: develop, its
+    stack e4s, or the whole catalog."""
+    tag = None if scope == "catalog" else "develop"
+    stack = "e4s" if scope == "stack" else None
+    tags = catalog.tag_names() if tag is None else [tag]
+    return tag, stack, {s.hash: s for t in tags for s in listed_specs(catalog, t) if stack is None or stack in s.stacks}
 
 
 def _names(catalog: Catalog, text: str) -> list[str]:
@@ -108,14 +117,10 @@ def test_queries_without_a_name_match_what_each_spec_says(demo_run, text: str, s
     order, as checking every listed spec of the scope one by one."""
     from cachedex.query import target_family, variants_satisfy
     from cachedex.versions import version_satisfies
-    from tests.helpers import listed_specs
 
     query = parse(text)
     with Catalog(demo_run.catalog, readonly=True) as catalog:
-        tag = None if scope == "catalog" else "develop"
-        stack = "e4s" if scope == "stack" else None
-        tags = catalog.tag_names() if tag is None else [tag]
-        every = {s.hash: s for t in tags for s in listed_specs(catalog, t) if stack is None or stack in s.stacks}
+        tag, stack, every = _scope(catalog, scope)
         found = catalog.search(query, tag=tag, stack=stack, limit=100_000)
         page = catalog.search(query, tag=tag, stack=stack, limit=7, offset=5)
         how = "variant and version index" if query.versions or query.variants else "facet index"
@@ -167,7 +172,6 @@ def test_dependency_queries_match_what_each_specs_closure_says(demo_run, text: s
     page, as checking every listed spec's link/run closure one by one."""
     from cachedex.query import Query, variants_satisfy
     from cachedex.versions import version_satisfies
-    from tests.helpers import listed_specs
 
     query = parse(text)
 
@@ -179,10 +183,7 @@ def test_dependency_queries_match_what_each_specs_closure_says(demo_run, text: s
         )
 
     with Catalog(demo_run.catalog, readonly=True) as catalog:
-        tag = None if scope == "catalog" else "develop"
-        stack = "e4s" if scope == "stack" else None
-        tags = catalog.tag_names() if tag is None else [tag]
-        every = {s.hash: s for t in tags for s in listed_specs(catalog, t) if stack is None or stack in s.stacks}
+        tag, stack, every = _scope(catalog, scope)
         found = catalog.search(query, tag=tag, stack=stack, limit=100_000)
         pages = [catalog.search(query, tag=tag, stack=stack, limit=7, offset=at) for at in (0, 7, 14)]
         explained = catalog.explain_search(query, tag=tag, stack=stack)
