@@ -222,7 +222,7 @@ def test_a_dependency_is_walked_once_per_catalog_state(tmp_path) -> None:  # typ
     walks: list[str] = []
     with Catalog(tmp_path / "c.sqlite") as catalog:
         write_tag(catalog, "t", [base, lib])
-        catalog._db.set_trace_callback(lambda sql: walks.append(sql) if "WITH RECURSIVE up" in sql else None)
+        catalog._db.set_trace_callback(lambda sql: walks.append(sql) if "AS walked_from" in sql else None)
         for text, offset in (("^base", 0), ("^base", 1), ("lib ^base", 0), ("+shared ^base", 0)):
             catalog.search(parse(text), tag="t", offset=offset)
         assert len(walks) == 1

@@ -1,9 +1,10 @@
 """The specs that depend on others: what a ``^dependency`` search asks.
 
 ``^zlib`` matches every spec with a link or run path down to a zlib: on a big tag, most
-of its specs. Walking up the edges from a core library (SQL, through the edges' covering
-child index) visits most of the catalog's edges and takes about a second; a search asked
-for it twice (its count, then its page), and again for every page and filter after. The
+of its specs. Walking up the edges from a core library (a level at a time, through the
+edges' covering child index) visits most of the catalog's edges: 0.6-0.7 s on a
+250,000-spec tag. A search walked twice (its count, then its page, one recursive SQL query
+each), and again for every page and filter after. The
 walk is now made once per catalog state and dependency, and kept as a bit set over
 catalog ids in :data:`~.terms.BITS_CACHE` (bounded in bytes). A search then reads it in
 one of two ways: as a bit set over a scope's positions (a search without a name, with
@@ -15,10 +16,14 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+import msgspec
+
 from ..values import LINK_RUN
 from .terms import BITS_CACHE, bits_of
 
 __all__ = ["Dependents", "dependents"]
+
+_encode = msgspec.json.encode
 
 
 class Dependents:
@@ -48,17 +53,26 @@ def dependents(
     state ``token``: walked once per state while BITS_CACHE keeps it."""
 
     def walk() -> int:
-        ids = [
+        # A level at a time: each level's parents in one SQL statement, the ones seen
+        # before dropped by a set difference (0.63 s from a core library, against 0.92-1.2 s
+        # for one recursive query, whose UNION checks each row against a temporary b-tree).
+        frontier = [
             spec_id
-            for (spec_id,) in db.execute(
-                "WITH RECURSIVE up(id) AS ("
-                f"SELECT e.parent FROM edges e WHERE e.deptypes & {LINK_RUN} AND e.child IN "
-                f"(SELECT s.id FROM specs s WHERE {matching}) "
-                f"UNION SELECT e.parent FROM edges e JOIN up ON e.child = up.id WHERE e.deptypes & {LINK_RUN}"
-                ") SELECT id FROM up",
-                list(params),
-            )
+            for (spec_id,) in db.execute(f"SELECT s.id AS walked_from FROM specs s WHERE {matching}", list(params))
         ]
-        return bits_of(ids, max(ids) + 1) if ids else 0
+        seen: set[int] = set()
+        while frontier:
+            found = {
+                parent
+                for (parent,) in db.execute(
+                    "SELECT parent FROM edges WHERE child IN (SELECT value FROM json_each(?)) "
+                    f"AND deptypes & {LINK_RUN}",
+                    (_encode(frontier),),
+                )
+            }
+            found -= seen
+            seen |= found
+            frontier = list(found)
+        return bits_of(seen, max(seen) + 1) if seen else 0
 
     return Dependents(BITS_CACHE.get(("dependents", path, token, key), walk))
