@@ -278,3 +278,17 @@ def test_a_member_the_catalog_does_not_hold_fails_the_tag_and_changes_nothing(tm
         write_tag(catalog, "u", [], members={"a" * 32: False})  # known, though not remembered: asked
         (u,) = catalog.tag_stats(["u"])
         assert (u.records, u.specs) == (1, 0)
+
+
+def test_held_hashes_read_whole_or_looked_up_say_the_same(tmp_path: Path) -> None:
+    """Asked about most of the catalog's hashes, it reads every held one; about a few, it
+    looks each up: either way, those of the asked that some mirror holds."""
+    records = [_record(f"{n:032d}") for n in range(40)]
+    held = {r.hash for r in records[:30]}
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", records, members=dict.fromkeys(held, True))
+        many = {r.hash for r in records} | {"z" * 32}  # 41 asked of 40 specs: read whole
+        assert catalog.held_hashes(many) == held
+        few = [records[0].hash, records[35].hash, "z" * 32]  # looked up
+        assert catalog.held_hashes(few) == {records[0].hash}
+        assert catalog.held_hashes() == held

@@ -219,15 +219,16 @@ def changes_page(
     compare: Sequence[str] | None = None,
 ) -> ChangesPage:
     """Every sync that changed ``tag``, newest first; UnknownTag if there is none.
-    ``held``: the hashes some mirror holds (:meth:`Catalog.held_hashes`, read if not given);
+    ``held``: the hashes some mirror holds (:meth:`Catalog.held_hashes`; of the changes
+    shown, read if not given);
     ``compare``: the tags it has comparison pages with (default: the previous of its series)."""
     catalog.require_tag(tag)
-    if held is None:
-        held = catalog.held_hashes()
     records = [s for s in catalog.tag_syncs(tag, limit=1_000_000) if s.changes]
     # The listings after the sync being looked at, counted; undone sync by sync.
     changed = [(record, catalog.sync_changes(record.id)) for record in records[:shown]]
     touched = [c for _, changes in changed for c in changes]
+    if held is None:  # those of the specs it shows
+        held = catalog.held_hashes({c.hash for c in touched})
     counted = _counted(catalog, tag, {c.name for c in touched}, {c.stack for c in touched}) if changed else {}
     syncs = []
     for record, changes in changed:

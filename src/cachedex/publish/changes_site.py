@@ -29,11 +29,10 @@ def write_changes(
     comparison pages (with the previous tag of its series, and with the tags
     ``compare`` names for it: the config's pairs), feed, coverage page and badge;
     written before the tag pages, which link to them. ``held``: every hash some mirror
-    holds, if the caller has read them (:meth:`Catalog.held_hashes`)."""
+    holds, if the caller has read them (:meth:`Catalog.held_hashes`; else each page reads
+    those of the changes it shows)."""
     if not tags:
         return
-    if held is None:
-        held = catalog.held_hashes()
     previous = previous_tags(catalog.tag_names())
     for tag in tags:
         olds = previous.get(tag, [])
