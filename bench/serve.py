@@ -167,9 +167,9 @@ def dependency_queries(
     stacks: list[str],
     count: int,
 ) -> list[tuple[str, str | None, int]]:
-    """Distinct ``^dep`` searches over the dependencies ``needed``: alone, with a variant
-    or a facet (half of those within a stack), or with a package name; each at one of
-    its first ten pages."""
+    """Distinct ``^dep`` searches over the dependencies ``needed``, a quarter each: alone,
+    with a variant (within a stack), with a facet, or with a package name; each at one
+    of its first ten pages."""
     found = set()
     for _ in range(count):
         dependency, kind = f"^{rng.choice(needed)}", rng.random()
