@@ -230,3 +230,42 @@ def test_a_dependency_is_walked_once_per_catalog_state(tmp_path) -> None:  # typ
         write_tag(catalog, "t", [app], members={h * 32: True for h in "bla"})
         assert _names(catalog, "^base") == ["app", "lib"] and _names(catalog, "app ^base") == ["app"]
         assert len(walks) == 2
+
+
+def test_threads_asking_for_one_dependency_together_walk_it_once(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A server's threads searching the same new ``^dep`` at once: one walks, the others
+    wait for its walk (each with its own connection, as a server's threads have)."""
+    import threading
+    import time
+
+    from cachedex.catalog import dependents as walking
+
+    base = record("b" * 32, "base")
+    lib = record("l" * 32, "lib", dependencies=(Dependency("b" * 32, "base", 2, ""),))
+    path = tmp_path / "c.sqlite"
+    with Catalog(path) as catalog:
+        write_tag(catalog, "t", [base, lib])
+    walks: list[int] = []
+    made = walking.bits_of
+
+    def slow_bits(positions, size):  # type: ignore[no-untyped-def]
+        walks.append(size)
+        time.sleep(0.3)  # a long walk: the other threads ask meanwhile
+        return made(positions, size)
+
+    monkeypatch.setattr(walking, "bits_of", slow_bits)
+    start = threading.Barrier(4)
+    found: list[list[str]] = []
+
+    def search() -> None:
+        with Catalog(path, readonly=True) as reader:
+            start.wait(timeout=10)
+            found.append([s.name for s in reader.search(parse("^base"), tag="t").specs])
+
+    threads = [threading.Thread(target=search) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert found == [["lib"]] * 4
+    assert len(walks) == 1

@@ -14,6 +14,7 @@ the other constraints' bit sets), or id by id for the few rows a name or hash se
 from __future__ import annotations
 
 import sqlite3
+import threading
 from collections.abc import Sequence
 
 import msgspec
@@ -75,4 +76,19 @@ def dependents(
             frontier = list(found)
         return bits_of(seen, max(seen) + 1) if seen else 0
 
-    return Dependents(BITS_CACHE.get(("dependents", path, token, key), walk))
+    # One walk per dependency at a time: a server's threads asking for one under way wait
+    # for it (a core library's first searches come together) rather than walk it again.
+    kept = ("dependents", path, token, key)
+    with _WALKING_LOCK:
+        walking = _WALKING.setdefault(kept, threading.Lock())
+    with walking:
+        bits = BITS_CACHE.get(kept, walk)
+    with _WALKING_LOCK:
+        if _WALKING.get(kept) is walking:
+            del _WALKING[kept]
+    return Dependents(bits)
+
+
+#: The walks under way, each with the lock its walker holds.
+_WALKING: dict[tuple[str, str, str, bytes], threading.Lock] = {}
+_WALKING_LOCK = threading.Lock()
