@@ -38,7 +38,7 @@ import msgspec
 from ..errors import CatalogError, UnknownTag
 from ..query import Query
 from ..values import ROOT_STACK
-from . import bulk, history, reads, verifications
+from . import bulk, history, reads, scopes, verifications
 from . import search as searching
 from .hints import zero_hints
 from .inputs import PageInputs, SpecInputs
@@ -540,7 +540,7 @@ class Catalog:
         """A tag's stacks, ``root`` first, then by name ([] for an unknown tag); read once
         per catalog state, as every search page asks."""
         with self.snapshot():
-            return searching.stack_names(self._db, str(self.path), self.state_token()[0], tag)
+            return scopes.stack_names(self._db, str(self.path), self.state_token()[0], tag)
 
     def warm_search(self) -> int:
         """Build now what the first facet query of each scope (the whole catalog, each

@@ -140,7 +140,7 @@ class FacetIndex:
 
 def scope_sql(root: int | None) -> tuple[str, str, list[object]]:
     """(FROM, WHERE, parameters) of the listed specs of a tag (its root mirror id, as
-    ``search.scope_mirrors`` gives it), or of the whole catalog (None). A stack's scope
+    ``scopes.scope_mirrors`` gives it), or of the whole catalog (None). A stack's scope
     is its tag's, kept to the stack's members (:meth:`FacetIndex.select`)."""
     if root is None:
         return "specs s", HAS_BINARY, []

@@ -364,7 +364,7 @@ def held_hashes(db: sqlite3.Connection, hashes: Iterable[str] | None = None) -> 
         return {row[0] for row in db.execute(f"SELECT s.hash FROM specs s WHERE {held}")}
     wanted, scan = _asked(db, hashes)
     if scan:  # most of the catalog's hashes: reading them all is faster
-        return held_hashes(db) & set(wanted)
+        return held_hashes(db).intersection(wanted)
     return {
         row[0]
         for row in db.execute(

@@ -28,18 +28,15 @@ from ..versions import VersionRange, version_satisfies
 from .dependents import Dependents, dependents
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .rows import HAS_BINARY, SearchPage, SpecSummary
-from .scopes import holder_index, holders_key, page_holders, scope_mirrors, stack_names
+from .scopes import holder_index, holders_key, page_holders, scope_mirrors
 from .terms import TermIndex, bits_of, lowest_positions, read_term_index
 
 __all__ = [
     "Where",
     "explain_search",
     "facet_index",
-    "holder_index",
     "register_functions",
-    "scope_mirrors",
     "search",
-    "stack_names",
     "term_index",
     "warm_search",
 ]
@@ -121,10 +118,9 @@ def _by_indexes(query: Query) -> bool:
     return query.name is None and query.hash_prefix is None
 
 
-def _walks(
-    db: sqlite3.Connection, path: str, token: str, query: Query, compilers: Callable[[], list[str]]
-) -> list[tuple[bytes, Dependents]]:
+def _walks(db: sqlite3.Connection, path: str, token: str, query: Query) -> list[tuple[bytes, Dependents]]:
     """(key, the specs depending on a match) of each of ``query``'s ``^dependencies``."""
+    compilers = lambda: _compilers(db, path, token)  # noqa: E731
     found = []
     for dependency in query.dependencies:
         inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
@@ -160,7 +156,7 @@ def _terms_and_facets(
     found = term_index(db, path, token, root).bits(query) if query.versions or query.variants else every
     if facets:
         found &= index.bits(facets)
-    for key, walked in _walks(db, path, token, query, lambda: _compilers(db, path, token)):
+    for key, walked in _walks(db, path, token, query):
         found &= index.dependents_bits(key, walked)
     if root is not None and stack is not None:  # (a stack is always a tag's)
         found &= _stack_scope(db, path, token, root, stack)[1]
@@ -254,7 +250,7 @@ def search(
         where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, compilers)
         _scope_where(where, *mirrors)
         if query.dependencies:  # a name or a hash selects a few rows: each looked up in the walks
-            walks = [walked for _, walked in _walks(db, path, token, query, compilers)]
+            walks = [walked for _, walked in _walks(db, path, token, query)]
             rows = db.execute(f"SELECT s.id FROM specs s WHERE {where.sql}", where.params)
             ids = [spec_id for (spec_id,) in rows if all(spec_id in walked for walked in walks)]
             total, where = len(ids), _among(ids)
