@@ -244,7 +244,7 @@ def test_ids_and_sizes_are_found_whether_the_specs_are_read_or_looked_up(tmp_pat
         every = catalog.spec_ids(r.hash for r in records)
         for asked in ([records[3].hash, "x" * 32], [r.hash for r in records[:60]] + ["y" * 32]):
             _wanted, scan = reads._asked(catalog._db, asked)
-            assert scan == (len(asked) > 25)  # 100 specs: read when more than 100 / 4 are asked
+            assert scan == (len(asked) > 40)  # 100 specs: read when more than 100 / 2.5 are asked
             assert catalog.spec_ids(asked) == {h: every[h] for h in asked if h in every}
             assert catalog.sized_hashes(asked) == {h for h in asked if h in every and int(h) % 2 == 0}
             known = catalog.known_specs(asked)

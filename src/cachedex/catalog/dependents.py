@@ -68,7 +68,7 @@ def dependents(
                 for (parent,) in db.execute(
                     "SELECT parent FROM edges WHERE child IN (SELECT value FROM json_each(?)) "
                     f"AND deptypes & {LINK_RUN}",
-                    (_encode(frontier),),
+                    (_encode(frontier).decode(),),  # text: SQLite 3.45.0 read a blob as JSONB
                 )
             }
             found -= seen

@@ -66,7 +66,7 @@ class EdgeWriter:
                     f"INSERT OR IGNORE INTO edges SELECT j.value >> {ID_BITS + KIND_BITS}, "
                     f"(j.value >> {KIND_BITS}) & {(1 << ID_BITS) - 1}, k.deptypes, k.virtuals "
                     f"FROM json_each(?) j CROSS JOIN temp.edge_kinds k ON k.id = j.value & {(1 << KIND_BITS) - 1}",
-                    (msgspec.json.encode(packed),),
+                    (msgspec.json.encode(packed).decode(),),  # text: SQLite 3.45.0 read a blob as JSONB
                 )
                 return
         self._db.executemany(

@@ -6,10 +6,11 @@ Each function takes an open connection and returns plain values or the typed res
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Collection, Iterable, KeysView
 from typing import Any
+
+import msgspec
 
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import tag_order
@@ -49,8 +50,11 @@ _MIRROR_COLUMNS = (
 
 
 def _hashes_json(hashes: Iterable[str]) -> str:
-    """A list of hashes as one bound parameter, for ``IN (SELECT value FROM json_each(?))``."""
-    return json.dumps(list(hashes))
+    """A list of hashes as one bound parameter, for ``IN (SELECT value FROM json_each(?))``.
+    Sorted: probing the hash index in its own order keeps each probe near the last one
+    (250,000 lookups among 650,000 specs: 0.41-0.45 s against 0.68-0.82 s unsorted)."""
+    # Text, not bytes: SQLite 3.45.0 read a blob argument as binary JSONB.
+    return msgspec.json.encode(sorted(hashes)).decode()
 
 
 def _mirror_state(row: tuple[Any, ...]) -> MirrorState:
@@ -96,12 +100,13 @@ def tag_names(db: sqlite3.Connection) -> list[str]:
     return tag_order(row[0] for row in db.execute("SELECT name FROM tags"))
 
 
-#: Looking up n hashes probes the hash index once each (2.9-3.5 us); reading the hash of
-#: every spec the catalog holds costs 0.67-0.88 us a spec (catalogs of 250,000 and 650,000
-#: specs, warm). A first sync asks 250,000 hashes of an empty catalog, which then took a
-#: second: with fewer specs than this many per hash asked, they are read instead. (At 8,
-#: as first set, reading cost twice the lookups: 0.44 s against 0.28 s.)
-_SPECS_PER_HASH_TO_SCAN = 4
+#: Looking up n hashes probes the hash index once each (1.4-1.8 us in sorted order);
+#: reading the hash of every spec the catalog holds costs 0.4-0.8 us a spec (a catalog of
+#: 650,000 specs, warm). A first sync asks 250,000 hashes of an empty catalog, which
+#: then took a second: with fewer specs than this many per hash asked, they are read
+#: instead. (At 8, as first set, reading cost twice the lookups; at 4, before the lookups
+#: were sorted, 100,000 hashes among 650,000 specs took 0.27-0.29 s, now 0.14-0.15 s.)
+_SPECS_PER_HASH_TO_SCAN = 2.5
 
 
 def _asked(db: sqlite3.Connection, hashes: Iterable[str]) -> tuple[Collection[str], bool]:
@@ -329,7 +334,7 @@ def listing_difference(db: sqlite3.Connection, old: str, new: str) -> list[tuple
         row[0]: row[1:]
         for row in db.execute(
             "SELECT id, hash, name, version FROM specs WHERE id IN (SELECT value FROM json_each(?))",
-            (json.dumps(sorted({spec_id for _, spec_id, _ in found})),),
+            (msgspec.json.encode(sorted({spec_id for _, spec_id, _ in found})).decode(),),
         )
     }
     return [(stack, *details[spec_id], side) for stack, spec_id, side in found]
