@@ -120,13 +120,32 @@ def test_missing_spec_manifests_are_warnings_not_failures(mirrors: Path, tmp_pat
     assert any("2 binaries without a size" in w for w in outcome.warnings)
 
 
-def test_v3_blob_checksum_mismatch(mirrors: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("beside", [False, True])
+@pytest.mark.parametrize("damage", ["a letter", "cut short", "gzip"])
+def test_v3_blob_checksum_mismatch(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, beside: bool, damage: str
+) -> None:
+    """Read or decoded, with the blob hashed before its decode or beside it: damaged bytes
+    are a checksum mismatch, also where they no longer decode (nor gunzip)."""
+    from cachedex.ingest import manifests
+
+    if beside:  # the fixture's index is small: hash it beside its decode as a big one is
+        monkeypatch.setattr(manifests, "_HASH_BESIDE_MIN", 0)
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     (blob,) = (tmp_path / "m/blobs/sha256").glob("*/*")
-    blob.write_bytes(blob.read_bytes().replace(b"libdwarf", b"libdwarX", 1))
+    good = blob.read_bytes()
     source = open_source(str(tmp_path / "m"), client=None)
-    with pytest.raises(ChecksumError, match="checksum mismatch"):
-        read_index(source, None, limits=Limits())
+    whole = read_index(source, None, limits=Limits(), decoded=True)
+    assert whole.index is not None and whole.data is None and len(whole.index.records) == 7
+    if damage == "a letter":
+        blob.write_bytes(good.replace(b"libdwarf", b"libdwarX", 1))
+    elif damage == "cut short":
+        blob.write_bytes(good[: len(good) // 2])
+    else:
+        blob.write_bytes(b"\x1f\x8b" + good[2:])
+    for decoded in (False, True):
+        with pytest.raises(ChecksumError, match="checksum mismatch"):
+            read_index(source, None, limits=Limits(), decoded=decoded)
 
 
 def test_v3_wins_over_v2_in_the_same_prefix(mirrors: Path, tmp_path: Path) -> None:

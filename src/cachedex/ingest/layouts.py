@@ -20,7 +20,7 @@ from ..config import Limits, load_yaml
 from ..errors import ChecksumError, IndexFormatError, SourceError, SourceNotFound
 from ..values import DAG_HASH, is_dag_hash, short_repr
 from .http import ProgressCallback
-from .index import SUPPORTED_DB_VERSIONS
+from .index import SUPPORTED_DB_VERSIONS, decode_index
 from .manifests import (
     BlobRecord,
     Manifest,
@@ -28,6 +28,7 @@ from .manifests import (
     decode_manifest,
     gunzip_bounded,
     read_clearsigned,
+    verified_while,
     verify_checksum,
 )
 from .oci import OciSource
@@ -55,23 +56,39 @@ def read_index(
     limits: Limits,
     progress: ProgressCallback | None = None,
     view: str | None = None,
+    decoded: bool = False,
 ) -> IndexSnapshot:
     """Find, download and verify the index of the mirror at ``source`` (with ``view``,
-    the index of that buildcache view of it; views are v3 only).
+    the index of that buildcache view of it; views are v3 only); with ``decoded``, decode
+    it too (:func:`~cachedex.ingest.index.decode_index`; a v3 blob while it is hashed).
 
     Returns a snapshot without data when the checksum (or HTTP validators) show the
     index is the one read last time. Raises SourceError, ChecksumError or
     IndexFormatError naming the file and the problem.
     """
+    snapshot = _find_index(source, previous, limits, progress, view, decoded)
+    if decoded and snapshot.data is not None:  # not v3: verified already
+        return msgspec.structs.replace(snapshot, data=None, index=decode_index(snapshot.data, url=snapshot.url))
+    return snapshot
+
+
+def _find_index(
+    source: Source,
+    previous: PreviousState | None,
+    limits: Limits,
+    progress: ProgressCallback | None,
+    view: str | None,
+    decoded: bool,
+) -> IndexSnapshot:
     if isinstance(source, OciSource):  # a registry: its index is an image, not a file
         return source.read_index(previous, limits=limits, progress=progress)
     if view is not None:
         try:
-            return _read_v3(source, previous, limits, progress, view_manifest(view))
+            return _read_v3(source, previous, limits, progress, decoded, view_manifest(view))
         except SourceNotFound as exc:
             raise SourceNotFound(exc.url, f"no view {view!r} in this mirror ({exc.problem})") from exc
     try:
-        return _read_v3(source, previous, limits, progress)
+        return _read_v3(source, previous, limits, progress, decoded)
     except SourceNotFound:
         pass
     try:
@@ -92,6 +109,7 @@ def _read_v3(
     previous: PreviousState | None,
     limits: Limits,
     progress: ProgressCallback | None,
+    decoded: bool,
     manifest_path: str = V3_INDEX_MANIFEST,
 ) -> IndexSnapshot:
     same_layout = previous is not None and previous.layout == 3
@@ -114,12 +132,20 @@ def _read_v3(
         blob = source.read(path, limit=limits.index_bytes)
     except SourceNotFound as exc:
         raise SourceError(blob_url, f"index blob listed in {manifest_url} is missing ({exc.problem})") from exc
+
+    def body() -> bytes | bytearray:
+        # Trust the bytes, not the "compression" field (format doc §7): gzip by its magic.
+        data = gunzip_bounded(blob, limits.index_bytes, blob_url) if blob[:2] == b"\x1f\x8b" else blob
+        if record.compression == "gzip" and data is blob:
+            raise IndexFormatError(blob_url, "the manifest says gzip, but the blob is not gzip data")
+        return data
+
+    snapshot = IndexSnapshot(3, record.checksum, None, fetched.etag, fetched.last_modified, blob_url)
+    if decoded:
+        index = verified_while(blob, record, blob_url, lambda: decode_index(body(), url=blob_url))
+        return msgspec.structs.replace(snapshot, index=index)
     verify_checksum(blob, record, blob_url)
-    # Trust the bytes, not the "compression" field (format doc §7): gzip by its magic.
-    body = gunzip_bounded(blob, limits.index_bytes, blob_url) if blob[:2] == b"\x1f\x8b" else blob
-    if record.compression == "gzip" and body is blob:
-        raise IndexFormatError(blob_url, "the manifest says gzip, but the blob is not gzip data")
-    return IndexSnapshot(3, record.checksum, body, fetched.etag, fetched.last_modified, blob_url)
+    return msgspec.structs.replace(snapshot, data=body())
 
 
 def _pick_index_blob(manifest: Manifest, url: str) -> BlobRecord:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import msgspec
 
+from .index import RawIndex
+
 __all__ = ["OCI_LAYOUT", "IndexSnapshot", "PreviousState"]
 
 #: The ``layout`` of a mirror that is an OCI registry (Spack's layouts are 1 to 3).
@@ -21,8 +23,9 @@ class PreviousState(msgspec.Struct, frozen=True):
 
 
 class IndexSnapshot(msgspec.Struct, frozen=True):
-    """A mirror's index as found now. ``data`` is None when it did not change; ``url``
-    is where its bytes came from (the v3 blob, v2's index.json), for messages."""
+    """A mirror's index as found now. ``data`` is None when it did not change, or when
+    it was read decoded: then ``index`` holds it. ``url`` is where its bytes came from
+    (the v3 blob, v2's index.json), for messages."""
 
     layout: int
     checksum: str
@@ -30,3 +33,4 @@ class IndexSnapshot(msgspec.Struct, frozen=True):
     etag: str | None = None
     last_modified: str | None = None
     url: str = ""
+    index: RawIndex | None = None

@@ -30,7 +30,7 @@ from ..progress import SILENT, Progress, ProgressLine
 from ..values import MirrorRef, SpecRecord
 from .discovery import chosen_tags
 from .http import HttpClient
-from .index import RawIndex, decode_index
+from .index import RawIndex
 from .layouts import read_index
 from .outcomes import MirrorOutcome, TagOutcome
 from .records import RecordBuilder, names_and_versions
@@ -136,13 +136,15 @@ class _TagSync:
         source = open_source(ref.url, client=self.client, registries=self.config.registries)
         line = self.reporter.download(f"{ref.tag}/{ref.stack}: index")
         try:
-            snapshot = read_index(source, previous, limits=self.config.limits, progress=line.update, view=ref.view)
+            snapshot = read_index(
+                source, previous, limits=self.config.limits, progress=line.update, view=ref.view, decoded=True
+            )
         finally:
             line.done()
-        if snapshot.data is None:
+        index = snapshot.index
+        if index is None:
             return _Read(ref, source, snapshot)
-        index = decode_index(snapshot.data, url=snapshot.url)
-        snapshot = msgspec.structs.replace(snapshot, data=None)  # the index holds what it needs
+        snapshot = msgspec.structs.replace(snapshot, index=None)  # held by the _Read, which lets the root's go
         members = {h: r.in_buildcache for h, r in index.records.items()}
         if root is not None:
             # A stack's records are nearly always in the root index too: drop the stack's
