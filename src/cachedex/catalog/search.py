@@ -281,7 +281,8 @@ def explain_search(
     """How :func:`search` answers ``query``: SQLite's plan of the rows' query, one line a
     step, or one line naming the indexes that answer a query without a name."""
     mirrors = scope_mirrors(db, path, token, tag, stack)
-    facets = facet_terms(query, lambda: _compilers(db, path, token))
+    compilers = lambda: _compilers(db, path, token)  # noqa: E731
+    facets = facet_terms(query, compilers)
     walks = [f"the specs depending on ^{format_query(d)}: one walk up the edges, kept" for d in query.dependencies]
     if _by_indexes(query) and (query.versions or query.variants or query.dependencies):
         index = facet_index(db, path, token, mirrors[0], None)
@@ -290,7 +291,7 @@ def explain_search(
     if _by_indexes(query):
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
-    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, lambda: _compilers(db, path, token))
+    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, compilers)
     _scope_where(where, *mirrors)
     plan = db.execute(
         f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {where.sql} "
