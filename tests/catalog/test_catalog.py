@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from cachedex.catalog import SCHEMA_VERSION, Catalog
+from cachedex.catalog import PAGE_SIZE, SCHEMA_VERSION, Catalog
 from cachedex.errors import CatalogError
 from cachedex.values import SpecRecord
 from tests.helpers import dependencies, dump, spec_row, write_tag
@@ -38,6 +38,20 @@ def test_new_catalog_has_the_current_schema(tmp_path: Path) -> None:
     assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
     assert {"specs", "edges", "tags", "mirrors", "members", "syncs", "changes"} <= tables
+
+
+def test_a_new_catalog_has_big_pages_and_an_old_one_keeps_its_own(tmp_path: Path) -> None:
+    with Catalog(tmp_path / "new.sqlite") as catalog:
+        write_tag(catalog, "t", [_record("a" * 32)])
+    assert sqlite3.connect(tmp_path / "new.sqlite").execute("PRAGMA page_size").fetchone()[0] == PAGE_SIZE == 16384
+    old = sqlite3.connect(tmp_path / "old.sqlite")  # as cachedex made catalogs before
+    old.execute("PRAGMA page_size=4096")
+    old.execute("PRAGMA journal_mode=WAL")
+    old.close()
+    with Catalog(tmp_path / "old.sqlite") as catalog:
+        write_tag(catalog, "t", [_record("a" * 32), _record("b" * 32)])
+        assert catalog.tag_stats(["t"])[0].specs == 2
+    assert sqlite3.connect(tmp_path / "old.sqlite").execute("PRAGMA page_size").fetchone()[0] == 4096
 
 
 def test_a_catalog_from_a_newer_cachedex_is_refused(tmp_path: Path) -> None:

