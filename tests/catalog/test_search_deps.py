@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from cachedex.catalog import Catalog
+from cachedex.catalog.schema import BULK_INDEXES
 from cachedex.errors import BadQuery
 from cachedex.query import format_query, parse
 from cachedex.values import Dependency
@@ -269,3 +274,63 @@ def test_threads_asking_for_one_dependency_together_walk_it_once(tmp_path, monke
         thread.join(timeout=30)
     assert found == [["lib"]] * 4
     assert len(walks) == 1
+
+
+def test_a_warm_catalog_has_walked_its_most_depended_on_packages(chain: Catalog) -> None:
+    """A server's warm-up reads the link/run edges once and walks up from the packages
+    most depended on; their ``^dep`` searches then walk nothing, and the others walk
+    the edges read, not SQL, with the same answers."""
+    from cachedex.catalog.dependents import most_depended_on
+
+    assert most_depended_on(chain._db, 20) == ["base", "lib"]  # tool: build-only edges alone
+    assert most_depended_on(chain._db, 1) == ["base"]
+    assert chain.warm_walks() == ["base", "lib"]
+    statements: list[str] = []
+    chain._db.set_trace_callback(statements.append)
+    assert _names(chain, "^base") == ["app", "lib", "lib2"] and _names(chain, "^lib") == ["app"]
+    assert not [sql for sql in statements if "AS walked_from" in sql]  # walked while warming
+    assert _names(chain, "^lib+shared") == ["app"] and _names(chain, "^base@1.3") == ["app", "lib", "lib2"]
+    assert len([sql for sql in statements if "AS walked_from" in sql]) == 2
+    assert not [sql for sql in statements if "json_each" in sql and "FROM edges" in sql]  # the graph walked
+
+
+def _edges_db(edges: list[tuple[int, int, int]]) -> sqlite3.Connection:
+    """The catalog's edges table alone, in memory, holding ``edges`` (parent, child, deptypes)."""
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        "CREATE TABLE edges (parent INTEGER NOT NULL, child INTEGER NOT NULL, deptypes INTEGER NOT NULL, "
+        "virtuals TEXT NOT NULL, PRIMARY KEY (parent, child)) WITHOUT ROWID"
+    )
+    db.execute(BULK_INDEXES["edges_child"])
+    db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, '')", edges)
+    return db
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    edges=st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40), st.integers(0, 15)), max_size=120),
+    start=st.lists(st.integers(0, 45), max_size=6),
+)
+def test_the_graph_walks_up_as_sql_does(edges: list[tuple[int, int, int]], start: list[int]) -> None:
+    """Any edges (cycles, self loops, build- and test-only edges), any start (ids with
+    no edges, above every id): the graph's walk finds what the walk in SQL finds."""
+    from cachedex.catalog.dependents import ReverseGraph, _walk_in_sql
+
+    db = _edges_db(edges)
+    assert ReverseGraph(db).walk(start) == _walk_in_sql(db, list(start))
+
+
+def test_the_graph_walks_up_the_demo_as_sql_does(demo_run) -> None:  # type: ignore[no-untyped-def]
+    from cachedex.catalog.dependents import ReverseGraph, _walk_in_sql
+
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        db = catalog._db
+        graph = ReverseGraph(db)
+        names = [name for (name,) in db.execute("SELECT DISTINCT name FROM specs ORDER BY name")]
+        walked = 0
+        for name in names:
+            start = [i for (i,) in db.execute("SELECT id FROM specs WHERE name = ?", (name,))]
+            found = graph.walk(start)
+            assert found == _walk_in_sql(db, start), name
+            walked += bool(found)
+        assert walked > 10  # the demo's libraries have dependents

@@ -556,6 +556,13 @@ class Catalog:
         with self.snapshot():
             return searching.warm_search(self._db, str(self.path), self.state_token()[0])
 
+    def warm_walks(self) -> list[str]:
+        """Read the edges into the graph that ``^dep`` searches then walk (~2.5 times
+        faster than in SQL), and walk up from the most depended-on packages now: a
+        server calls this after :meth:`warm_search`. Returns the names walked."""
+        with self.snapshot():
+            return searching.warm_walks(self._db, str(self.path), self.state_token()[0])
+
 
 def _into_wal(db: sqlite3.Connection, wait: float) -> None:
     """``PRAGMA journal_mode=WAL``, tried again (for up to ``wait`` seconds) while it finds

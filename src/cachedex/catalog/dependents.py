@@ -9,20 +9,31 @@ walk is now made once per catalog state and dependency, and kept as a bit set ov
 catalog ids in :data:`~.terms.BITS_CACHE` (bounded in bytes). A search then reads it in
 one of two ways: as a bit set over a scope's positions (a search without a name, with
 the other constraints' bit sets), or id by id for the few rows a name or hash selects.
+
+A server warming its indexes also reads the link and run edges into a
+:class:`ReverseGraph`, which walks up from a core library in ~0.17 s instead of 0.43 s,
+and walks the most depended-on packages before anyone asks (:func:`warm_walks`).
 """
 
 from __future__ import annotations
 
+import array
 import sqlite3
 import threading
-from collections.abc import Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
 from ..values import LINK_RUN
 from .terms import BITS_CACHE, bits_of
 
-__all__ = ["Dependents", "dependents"]
+__all__ = ["WARMED_WALKS", "Dependents", "ReverseGraph", "dependents", "most_depended_on"]
+
+#: How many packages a server walks up from when it warms its indexes: the most
+#: depended-on, whose walks cost the most (~0.17 s each from a core library of a
+#: 250,000-spec tag) and whose ``^dep`` searches are the likeliest.
+WARMED_WALKS = 20
 
 _encode = msgspec.json.encode
 
@@ -46,34 +57,75 @@ class Dependents:
         return [at for at, spec_id in enumerate(ids) if spec_id >> 3 < size and held[spec_id >> 3] >> (spec_id & 7) & 1]
 
 
-def dependents(
-    db: sqlite3.Connection, path: str, token: str, key: bytes, matching: str, params: Sequence[object]
-) -> Dependents:
-    """The specs depending, through link or run edges, directly or not, on a spec of
-    ``specs s WHERE matching`` (the dependency ``key`` names, encoded), in the catalog
-    state ``token``: walked once per state while BITS_CACHE keeps it."""
+class ReverseGraph:
+    """The link and run edges of one catalog state by child, in two arrays: the parents
+    of spec ``i`` are ``parents[starts[i]:starts[i + 1]]``. Reading it costs ~0.4 s on a
+    250,000-spec tag (1.4 million edges, ~11 MB), more than a walk from a small library
+    in SQL: only a server makes it, when it warms its indexes."""
 
-    def walk() -> int:
-        # A level at a time: each level's parents in one SQL statement, the ones seen
-        # before dropped by a set difference (0.63 s from a core library, against 0.92-1.2 s
-        # for one recursive query, whose UNION checks each row against a temporary b-tree).
-        frontier = [
-            spec_id
-            for (spec_id,) in db.execute(f"SELECT s.id AS walked_from FROM specs s WHERE {matching}", list(params))
-        ]
+    def __init__(self, db: sqlite3.Connection) -> None:
+        # Two JSON lists in one statement (one read of the edges' covering child index,
+        # in child order), decoded by msgspec: ~3 times faster than a row at a time.
+        children_text, parents_text = db.execute(
+            "SELECT json_group_array(child), json_group_array(parent) FROM "
+            f"(SELECT child, parent FROM edges WHERE deptypes & {LINK_RUN} ORDER BY child, parent)"
+        ).fetchone()
+        children = msgspec.json.decode(children_text, type=list[int])
+        self._parents = array.array("q", msgspec.json.decode(parents_text, type=list[int]))
+        top = children[-1] + 1 if children else 0
+        self._starts = array.array("q", [bisect_left(children, child) for child in range(top + 1)])
+
+    def walk(self, start: Iterable[int]) -> set[int]:
+        """The specs depending on one of ``start`` through link or run edges, directly or
+        not (``start`` itself only where one depends on another)."""
+        parents, starts, top = self._parents, self._starts, len(self._starts) - 1
         seen: set[int] = set()
+        frontier = list(start)
         while frontier:
-            found = {
-                parent
-                for (parent,) in db.execute(
-                    "SELECT parent FROM edges WHERE child IN (SELECT value FROM json_each(?)) "
-                    f"AND deptypes & {LINK_RUN}",
-                    (_encode(frontier).decode(),),  # text: SQLite 3.45.0 read a blob as JSONB
-                )
-            }
+            found: set[int] = set()
+            for child in frontier:
+                if child < top:
+                    found.update(parents[starts[child] : starts[child + 1]])
             found -= seen
             seen |= found
             frontier = list(found)
+        return seen
+
+
+def most_depended_on(db: sqlite3.Connection, limit: int) -> list[str]:
+    """The ``limit`` package names with the most link and run dependents (edges to any
+    of their specs), most first."""
+    return [
+        name
+        for (name,) in db.execute(
+            "SELECT s.name FROM specs s JOIN (SELECT child, count(*) AS edges FROM edges "
+            f"WHERE deptypes & {LINK_RUN} GROUP BY child) c ON c.child = s.id "
+            "GROUP BY s.name ORDER BY sum(c.edges) DESC, s.name LIMIT ?",
+            (limit,),
+        )
+    ]
+
+
+def dependents(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    key: bytes,
+    matching: str,
+    params: Sequence[object],
+    graph: ReverseGraph | None = None,
+) -> Dependents:
+    """The specs depending, through link or run edges, directly or not, on a spec of
+    ``specs s WHERE matching`` (the dependency ``key`` names, encoded), in the catalog
+    state ``token``: walked once per state while BITS_CACHE keeps it, over ``graph``
+    (that state's) if given, else in SQL."""
+
+    def walk() -> int:
+        start = [
+            spec_id
+            for (spec_id,) in db.execute(f"SELECT s.id AS walked_from FROM specs s WHERE {matching}", list(params))
+        ]
+        seen = graph.walk(start) if graph is not None else _walk_in_sql(db, start)
         return bits_of(seen, max(seen) + 1) if seen else 0
 
     # One walk per dependency at a time: a server's threads asking for one under way wait
@@ -87,6 +139,27 @@ def dependents(
         if _WALKING.get(kept) is walking:
             del _WALKING[kept]
     return Dependents(bits)
+
+
+def _walk_in_sql(db: sqlite3.Connection, start: list[int]) -> set[int]:
+    """:meth:`ReverseGraph.walk` without the graph: a level at a time, each level's parents
+    in one SQL statement, the ones seen before dropped by a set difference (0.43-0.63 s
+    from a core library, against 0.92-1.2 s for one recursive query, whose UNION checks
+    each row against a temporary b-tree)."""
+    seen: set[int] = set()
+    frontier = start
+    while frontier:
+        found = {
+            parent
+            for (parent,) in db.execute(
+                f"SELECT parent FROM edges WHERE child IN (SELECT value FROM json_each(?)) AND deptypes & {LINK_RUN}",
+                (_encode(frontier).decode(),),  # text: SQLite 3.45.0 read a blob as JSONB
+            )
+        }
+        found -= seen
+        seen |= found
+        frontier = list(found)
+    return seen
 
 
 #: The walks under way, each with the lock its walker holds.

@@ -25,7 +25,7 @@ import msgspec
 from ..query import Query, format_query, variants_satisfy
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import VersionRange, version_satisfies
-from .dependents import Dependents, dependents
+from .dependents import WARMED_WALKS, Dependents, ReverseGraph, dependents, most_depended_on
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .rows import HAS_BINARY, SearchPage, SpecSummary
 from .scopes import holder_index, holders_key, page_holders, scope_mirrors
@@ -39,6 +39,7 @@ __all__ = [
     "search",
     "term_index",
     "warm_search",
+    "warm_walks",
 ]
 
 _encode = msgspec.json.encode
@@ -121,12 +122,16 @@ def _by_indexes(query: Query) -> bool:
 def _walks(db: sqlite3.Connection, path: str, token: str, query: Query) -> list[tuple[bytes, Dependents]]:
     """(key, the specs depending on a match) of each of ``query``'s ``^dependencies``."""
     compilers = lambda: _compilers(db, path, token)  # noqa: E731
+    graph = STATE_CACHE.peek(path, token, _GRAPH_KEY)  # read by a warm-up only
     found = []
     for dependency in query.dependencies:
         inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
         key = _encode(dependency)
-        found.append((key, dependents(db, path, token, key, inner.sql, inner.params)))
+        found.append((key, dependents(db, path, token, key, inner.sql, inner.params, graph)))
     return found
+
+
+_GRAPH_KEY = ("reverse graph",)
 
 
 def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None) -> TermIndex:
@@ -322,6 +327,17 @@ def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
             term_index(db, path, token, root)
             facet_index(db, path, token, *mirrors).groups_column()
     return len(scopes)
+
+
+def warm_walks(db: sqlite3.Connection, path: str, token: str) -> list[str]:
+    """Read the link and run edges of state ``token`` into a graph, which later walks
+    use, and walk up from the :data:`~.dependents.WARMED_WALKS` most depended-on
+    packages, as their ``^name`` searches would; returns their names."""
+    STATE_CACHE.get(path, token, _GRAPH_KEY, lambda: ReverseGraph(db))
+    names = most_depended_on(db, WARMED_WALKS)
+    for name in names:
+        _walks(db, path, token, Query(dependencies=(Query(name=name),)))  # as ``^name`` parses
+    return names
 
 
 # -- what SQL cannot compare: Python functions on the rows the indexes left -------------------

@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 
 import httpx
+import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.publish.serve import create_app
+from cachedex.values import Dependency
 from tests.helpers import record, write_tag
 from tests.publish.serve import corrupt_catalog, get
 
@@ -26,7 +28,7 @@ def _found(app: object, query: str) -> list[str]:
 def _quiet_warmers() -> None:
     """Wait for the app's background index builds (a thread per new catalog state)."""
     deadline = time.monotonic() + 10
-    while any(t.name == "cachedex-warm" for t in threading.enumerate()):
+    while any(t.name in ("cachedex-warm", "cachedex-walks") for t in threading.enumerate()):
         assert time.monotonic() < deadline
         time.sleep(0.01)
 
@@ -53,6 +55,35 @@ def test_data5_a_deleted_and_recreated_catalog_is_read_afresh(tmp_path: Path) ->
     assert _found(app, "target%3Dx86_64_v3") == ["hdf5"]
     assert _found(app, "zlib") == []
     assert get(app, "/tags/new/").status_code == 200 and get(app, "/tags/old/").status_code == 404
+
+
+def test_a_started_server_walks_its_most_depended_on_packages_before_anyone_asks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cachedex.catalog.dependents import ReverseGraph
+
+    path = tmp_path / "c.sqlite"
+    base, lib = record("b" * 32, "base"), record("l" * 32, "lib", dependencies=(Dependency("b" * 32, "base", 2, ""),))
+    app_ = record("a" * 32, "app", dependencies=(Dependency("l" * 32, "lib", 4, ""),))
+    with Catalog(path) as catalog:
+        write_tag(catalog, "t", [base, lib, app_])
+    walked: list[list[int]] = []
+    walk = ReverseGraph.walk
+    monkeypatch.setattr(ReverseGraph, "walk", lambda graph, start: walked.append(list(start)) or walk(graph, start))
+    app = create_app(path)
+
+    async def session() -> list[list[str]]:
+        async with (
+            app.router.lifespan_context(app),
+            httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client,
+        ):
+            _quiet_warmers()  # the walks run in a thread once the indexes are built
+            assert len(walked) == 2  # base, then lib
+            answers = [await client.get("/api/search", params={"q": q}) for q in ("^base", "^lib", "^app")]
+            return [[s["name"] for s in answer.json()["specs"]] for answer in answers]
+
+    assert asyncio.run(session()) == [["app", "lib"], ["app"], []]
+    assert len(walked) == 3  # ^app alone walked, over the graph the warm-up read
 
 
 def test_crash12_a_corrupt_catalog_gets_500s_and_the_server_keeps_running(tmp_path: Path) -> None:

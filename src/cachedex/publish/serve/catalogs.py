@@ -92,8 +92,25 @@ class Catalogs:
             self.ready = False
         if wait:
             self._warm(state)
+            threading.Thread(target=self._walk, args=(state,), name="cachedex-walks", daemon=True).start()
         else:
-            threading.Thread(target=self._warm, args=(state,), name="cachedex-warm", daemon=True).start()
+            threading.Thread(target=self._warm_and_walk, args=(state,), name="cachedex-warm", daemon=True).start()
+
+    def _warm_and_walk(self, state: State) -> None:
+        self._warm(state)
+        self._walk(state)
+
+    def _walk(self, state: State) -> None:
+        """After the indexes, and while requests are answered: the walks up from the most
+        depended-on packages (see :meth:`Catalog.warm_walks`), so that their first ``^dep``
+        searches need none. A failure is logged: searches walk what they need."""
+        try:
+            with Catalog(self.path, readonly=True) as catalog:
+                if _file_id(self.path) != state[0] or catalog.state_token()[0] != state[1]:
+                    return  # replaced or synced meanwhile: the newer state's warm-up walks
+                catalog.warm_walks()
+        except (sqlite3.DatabaseError, CachedexError) as exc:
+            _log.warning("%s: cannot walk the most depended-on packages (%s)", self.path, exc)
 
     def _warm(self, state: State) -> None:
         try:
