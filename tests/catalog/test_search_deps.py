@@ -276,11 +276,15 @@ def test_threads_asking_for_one_dependency_together_walk_it_once(tmp_path, monke
     assert len(walks) == 1
 
 
-def test_a_warm_catalog_has_walked_its_most_depended_on_packages(chain: Catalog) -> None:
+def test_a_warm_catalog_has_walked_its_most_depended_on_packages(chain: Catalog, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A server's warm-up reads the link/run edges once and walks up from the packages
-    most depended on; their ``^dep`` searches then walk nothing, and the others walk
-    the edges read, not SQL, with the same answers."""
+    most depended on; their ``^dep`` searches then walk nothing, even once the other bit
+    sets have pushed theirs out, and the others walk the edges read, not SQL, with the
+    same answers."""
     from cachedex.catalog.dependents import most_depended_on
+    from cachedex.catalog.terms import BITS_CACHE
+
+    monkeypatch.setattr(BITS_CACHE, "max_bytes", 0)  # each bit set pushes the one before out
 
     assert most_depended_on(chain._db, 20) == ["base", "lib"]  # tool: build-only edges alone
     assert most_depended_on(chain._db, 1) == ["base"]

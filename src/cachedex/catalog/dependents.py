@@ -74,6 +74,9 @@ class ReverseGraph:
         self._parents = array.array("q", msgspec.json.decode(parents_text, type=list[int]))
         top = children[-1] + 1 if children else 0
         self._starts = array.array("q", [bisect_left(children, child) for child in range(top + 1)])
+        #: The warm-up's walks (dependency key -> bit set), kept as long as the graph, out
+        #: of BITS_CACHE's reach: a server's other bit sets would push them out.
+        self.kept: dict[bytes, int] = {}
 
     def walk(self, start: Iterable[int]) -> set[int]:
         """The specs depending on one of ``start`` through link or run edges, directly or
@@ -114,11 +117,16 @@ def dependents(
     matching: str,
     params: Sequence[object],
     graph: ReverseGraph | None = None,
+    *,
+    keep: bool = False,
 ) -> Dependents:
     """The specs depending, through link or run edges, directly or not, on a spec of
     ``specs s WHERE matching`` (the dependency ``key`` names, encoded), in the catalog
     state ``token``: walked once per state while BITS_CACHE keeps it, over ``graph``
-    (that state's) if given, else in SQL."""
+    (that state's) if given, else in SQL; ``keep``: and kept by the graph as long as it
+    lives."""
+    if graph is not None and (bits := graph.kept.get(key)) is not None:
+        return Dependents(bits)
 
     def walk() -> int:
         start = [
@@ -138,6 +146,8 @@ def dependents(
     with _WALKING_LOCK:
         if _WALKING.get(kept) is walking:
             del _WALKING[kept]
+    if keep and graph is not None:
+        graph.kept[key] = bits
     return Dependents(bits)
 
 

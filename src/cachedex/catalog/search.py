@@ -119,15 +119,18 @@ def _by_indexes(query: Query) -> bool:
     return query.name is None and query.hash_prefix is None
 
 
-def _walks(db: sqlite3.Connection, path: str, token: str, query: Query) -> list[tuple[bytes, Dependents]]:
-    """(key, the specs depending on a match) of each of ``query``'s ``^dependencies``."""
+def _walks(
+    db: sqlite3.Connection, path: str, token: str, query: Query, *, keep: bool = False
+) -> list[tuple[bytes, Dependents]]:
+    """(key, the specs depending on a match) of each of ``query``'s ``^dependencies``;
+    ``keep``: kept as long as the state's graph (the warm-up's)."""
     compilers = lambda: _compilers(db, path, token)  # noqa: E731
     graph = STATE_CACHE.peek(path, token, _GRAPH_KEY)  # read by a warm-up only
     found = []
     for dependency in query.dependencies:
         inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
         key = _encode(dependency)
-        found.append((key, dependents(db, path, token, key, inner.sql, inner.params, graph)))
+        found.append((key, dependents(db, path, token, key, inner.sql, inner.params, graph, keep=keep)))
     return found
 
 
@@ -336,7 +339,7 @@ def warm_walks(db: sqlite3.Connection, path: str, token: str) -> list[str]:
     STATE_CACHE.get(path, token, _GRAPH_KEY, lambda: ReverseGraph(db))
     names = most_depended_on(db, WARMED_WALKS)
     for name in names:
-        _walks(db, path, token, Query(dependencies=(Query(name=name),)))  # as ``^name`` parses
+        _walks(db, path, token, Query(dependencies=(Query(name=name),)), keep=True)  # as ``^name`` parses
     return names
 
 
