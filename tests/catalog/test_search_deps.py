@@ -338,3 +338,22 @@ def test_the_graph_walks_up_the_demo_as_sql_does(demo_run) -> None:  # type: ign
             assert found == _walk_in_sql(db, start), name
             walked += bool(found)
         assert walked > 10  # the demo's libraries have dependents
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ids=st.lists(st.integers(0, 300), unique=True, max_size=60).flatmap(st.permutations),
+    held=st.sets(st.integers(0, 200), max_size=80),
+)
+def test_a_walks_positions_in_a_scope_are_the_ids_it_holds(ids: list[int], held: set[int]) -> None:
+    """Any scope order, ids above the highest held, none, one: the bit set gathered in C
+    has the positions whose ids the walk holds."""
+    import operator
+
+    from cachedex.catalog.dependents import Dependents
+    from cachedex.catalog.terms import bits_of
+
+    walked = Dependents(bits_of(held, max(held) + 1) if held else 0)
+    expected = sum(1 << at for at, spec_id in enumerate(ids) if spec_id in held)
+    gather = operator.itemgetter(*ids) if len(ids) >= 2 else operator.itemgetter(0)  # unused below two
+    assert walked.position_bits(ids, gather) == expected

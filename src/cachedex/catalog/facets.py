@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import operator
 import sqlite3
 import threading
 from array import array
@@ -101,6 +102,7 @@ class FacetIndex:
         self.groups = list(number)
         self.size = len(self.ids)
         self._groups_column: RankColumn | None = None
+        self._gather: Callable[[bytes], tuple[int, ...]] | None = None  # the ids' itemgetter
         self._number = next(index_numbers)
 
     def bits(self, facets: FacetTerms) -> int:
@@ -113,7 +115,10 @@ class FacetIndex:
     def dependents_bits(self, key: bytes, found: Dependents) -> int:
         """The positions of the specs ``found`` holds (the dependents of the dependency
         ``key`` names) as a bit set, kept in BITS_CACHE."""
-        return BITS_CACHE.get((self._number, "dependents", key), lambda: bits_of(found.positions(self.ids), self.size))
+        if self._gather is None:
+            self._gather = operator.itemgetter(*self.ids)
+        gather = self._gather
+        return BITS_CACHE.get((self._number, "dependents", key), lambda: found.position_bits(self.ids, gather))
 
     def groups_column(self) -> RankColumn:
         """Each position's group, made on first use (~50 ms for 250,000 specs)."""
