@@ -281,18 +281,24 @@ def test_a_warm_catalog_has_walked_its_most_depended_on_packages(chain: Catalog,
     most depended on; their ``^dep`` searches then walk nothing, even once the other bit
     sets have pushed theirs out, and the others walk the edges read, not SQL, with the
     same answers."""
-    from cachedex.catalog.dependents import most_depended_on
+    from cachedex.catalog.dependents import Dependents, most_depended_on
     from cachedex.catalog.terms import BITS_CACHE
 
     monkeypatch.setattr(BITS_CACHE, "max_bytes", 0)  # each bit set pushes the one before out
+    placed: list[int] = []
+    place = Dependents.position_bits
+    monkeypatch.setattr(Dependents, "position_bits", lambda walk, *a: placed.append(1) or place(walk, *a))
 
     assert most_depended_on(chain._db, 20) == ["base", "lib"]  # tool: build-only edges alone
     assert most_depended_on(chain._db, 1) == ["base"]
     assert chain.warm_walks() == ["base", "lib"]
+    assert len(placed) == 4  # each walk in the tag's search index and the catalog's
     statements: list[str] = []
     chain._db.set_trace_callback(statements.append)
     assert _names(chain, "^base") == ["app", "lib", "lib2"] and _names(chain, "^lib") == ["app"]
+    assert [s.name for s in chain.search(parse("^base"), limit=100).specs] == ["app", "lib", "lib2"]
     assert not [sql for sql in statements if "AS walked_from" in sql]  # walked while warming
+    assert len(placed) == 4  # and placed in the scopes' indexes then
     assert _names(chain, "^lib+shared") == ["app"] and _names(chain, "^base@1.3") == ["app", "lib", "lib2"]
     assert len([sql for sql in statements if "AS walked_from" in sql]) == 2
     assert not [sql for sql in statements if "json_each" in sql and "FROM edges" in sql]  # the graph walked

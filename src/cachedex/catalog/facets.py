@@ -23,7 +23,7 @@ from ..query import Query, target_family
 from ..versions import version_satisfies
 from .dependents import Dependents
 from .rows import HAS_BINARY
-from .terms import BITS_CACHE, RankColumn, bits_of, index_numbers
+from .terms import BITS_CACHE, RankColumn, index_numbers
 
 __all__ = [
     "FACET_COLUMNS",
@@ -103,6 +103,7 @@ class FacetIndex:
         self.size = len(self.ids)
         self._groups_column: RankColumn | None = None
         self._gather: Callable[[bytes], tuple[int, ...]] | None = None  # the ids' itemgetter
+        self._kept_dependents: dict[bytes, int] = {}
         self._number = next(index_numbers)
 
     def bits(self, facets: FacetTerms) -> int:
@@ -112,13 +113,19 @@ class FacetIndex:
             key, lambda: self.groups_column().bits(g for g, k in enumerate(self.groups) if _group_matches(k, facets))
         )
 
-    def dependents_bits(self, key: bytes, found: Dependents) -> int:
+    def dependents_bits(self, key: bytes, found: Dependents, *, keep: bool = False) -> int:
         """The positions of the specs ``found`` holds (the dependents of the dependency
-        ``key`` names) as a bit set, kept in BITS_CACHE."""
+        ``key`` names) as a bit set, kept in BITS_CACHE; ``keep``: and by this index, out
+        of that cache's reach (a warm-up's walks)."""
+        if (kept := self._kept_dependents.get(key)) is not None:
+            return kept
         if self._gather is None:
             self._gather = operator.itemgetter(*self.ids)
         gather = self._gather
-        return BITS_CACHE.get((self._number, "dependents", key), lambda: found.position_bits(self.ids, gather))
+        bits = BITS_CACHE.get((self._number, "dependents", key), lambda: found.position_bits(self.ids, gather))
+        if keep:
+            self._kept_dependents[key] = bits
+        return bits
 
     def groups_column(self) -> RankColumn:
         """Each position's group, made on first use (~50 ms for 250,000 specs)."""
