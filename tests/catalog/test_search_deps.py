@@ -362,4 +362,4 @@ def test_a_walks_positions_in_a_scope_are_the_ids_it_holds(ids: list[int], held:
     walked = Dependents(bits_of(held, max(held) + 1) if held else 0)
     expected = sum(1 << at for at, spec_id in enumerate(ids) if spec_id in held)
     gather = operator.itemgetter(*ids) if len(ids) >= 2 else operator.itemgetter(0)  # unused below two
-    assert walked.position_bits(ids, gather) == expected
+    assert walked.position_bits(ids, gather, max(ids, default=0)) == expected

@@ -103,6 +103,7 @@ class FacetIndex:
         self.size = len(self.ids)
         self._groups_column: RankColumn | None = None
         self._gather: Callable[[bytes], tuple[int, ...]] | None = None  # the ids' itemgetter
+        self._top = 0  # the highest id, found with it
         self._kept_dependents: dict[bytes, int] = {}
         self._number = next(index_numbers)
 
@@ -120,9 +121,9 @@ class FacetIndex:
         if (kept := self._kept_dependents.get(key)) is not None:
             return kept
         if self._gather is None:
-            self._gather = operator.itemgetter(*self.ids)
-        gather = self._gather
-        bits = BITS_CACHE.get((self._number, "dependents", key), lambda: found.position_bits(self.ids, gather))
+            self._gather, self._top = operator.itemgetter(*self.ids), max(self.ids, default=0)
+        gather, top = self._gather, self._top
+        bits = BITS_CACHE.get((self._number, "dependents", key), lambda: found.position_bits(self.ids, gather, top))
         if keep:
             self._kept_dependents[key] = bits
         return bits
