@@ -66,7 +66,7 @@ class Dependents:
 class ReverseGraph:
     """The link and run edges of one catalog state by child, in two arrays: the parents
     of spec ``i`` are ``parents[starts[i]:starts[i + 1]]``. Reading it costs ~0.4 s on a
-    250,000-spec tag (1.4 million edges, ~11 MB), more than a walk from a small library
+    250,000-spec tag (1.4 million edges, ~13 MB), more than a walk from a small library
     in SQL: only a server makes it, when it warms its indexes."""
 
     def __init__(self, db: sqlite3.Connection) -> None:
