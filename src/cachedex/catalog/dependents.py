@@ -12,7 +12,7 @@ the other constraints' bit sets), or id by id for the few rows a name or hash se
 
 A server warming its indexes also reads the link and run edges into a
 :class:`ReverseGraph`, which walks up from a core library in ~0.17 s instead of 0.43 s,
-and walks the most depended-on packages before anyone asks (:func:`warm_walks`).
+and walks the most depended-on packages before anyone asks (:func:`.search.warm_walks`).
 """
 
 from __future__ import annotations

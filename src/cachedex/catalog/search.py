@@ -28,7 +28,7 @@ from ..versions import VersionRange, version_satisfies
 from .dependents import WARMED_WALKS, Dependents, ReverseGraph, dependents, most_depended_on
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
 from .rows import HAS_BINARY, SearchPage, SpecSummary
-from .scopes import holder_index, holders_key, page_holders, scope_mirrors
+from .scopes import holder_index, holders_key, mirror_ids, page_holders, scope_mirrors
 from .terms import TermIndex, bits_of, lowest_positions, read_term_index
 
 __all__ = [
@@ -342,10 +342,9 @@ def warm_walks(db: sqlite3.Connection, path: str, token: str) -> list[str]:
     walks = [
         walk for name in names for walk in _walks(db, path, token, Query(dependencies=(Query(name=name),)), keep=True)
     ]
-    scopes: list[tuple[str | None, str | None]] = [(None, None)]
-    scopes += [(tag, ROOT_STACK) for (tag,) in db.execute("SELECT name FROM tags ORDER BY name")]
-    for tag, stack in scopes:
-        index = facet_index(db, path, token, *scope_mirrors(db, path, token, tag, stack))
+    tags: list[str | None] = [None, *mirror_ids(db, path, token)]  # None: the whole catalog
+    for tag in tags:
+        index = facet_index(db, path, token, *scope_mirrors(db, path, token, tag, None))
         for key, walked in walks:
             index.dependents_bits(key, walked, keep=True)
     return names
