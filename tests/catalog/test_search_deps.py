@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import sqlite3
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cachedex.catalog import Catalog
-from cachedex.catalog.schema import BULK_INDEXES
+from cachedex.catalog.schema import migrate
 from cachedex.errors import BadQuery
 from cachedex.query import format_query, parse
 from cachedex.values import Dependency
@@ -305,13 +306,10 @@ def test_a_warm_catalog_has_walked_its_most_depended_on_packages(chain: Catalog,
 
 
 def _edges_db(edges: list[tuple[int, int, int]]) -> sqlite3.Connection:
-    """The catalog's edges table alone, in memory, holding ``edges`` (parent, child, deptypes)."""
-    db = sqlite3.connect(":memory:")
-    db.execute(
-        "CREATE TABLE edges (parent INTEGER NOT NULL, child INTEGER NOT NULL, deptypes INTEGER NOT NULL, "
-        "virtuals TEXT NOT NULL, PRIMARY KEY (parent, child)) WITHOUT ROWID"
-    )
-    db.execute(BULK_INDEXES["edges_child"])
+    """A catalog in memory whose edges are ``edges`` (parent, child, deptypes), and no
+    specs: the walks read the edges alone (foreign keys are off, as a sync writes them)."""
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    migrate(db, Path(":memory:"), readonly=False)
     db.executemany("INSERT OR IGNORE INTO edges VALUES (?, ?, ?, '')", edges)
     return db
 
