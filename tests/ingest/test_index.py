@@ -173,7 +173,7 @@ def test_duplicate_hashes_are_rejected() -> None:
 
 
 def test_duplicates_are_found_while_other_threads_decode_indexes() -> None:
-    """The records decoded are counted per thread: a sync decodes its stacks in several
+    """The records decoded are counted per decode: a sync decodes its stacks in several
     threads at once, and each decode must count only its own."""
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)  # hand the GIL over as often as possible

@@ -31,14 +31,14 @@ SUPPORTED_DB_VERSIONS = (6, 7, 8, 9)
 # -- typed views of the JSON: only the fields we use are declared ---------------------
 
 
-class _Decoded(threading.local):
-    """How many records the decoder made in this thread since :func:`decode_index` began
-    (stacks are decoded in several threads at once)."""
-
-    records = 0
-
-
-_decoded = _Decoded()
+#: Every record the decoder makes, until :func:`decode_index` has counted them. Appending
+#: is the records' ``__post_init__``: a call into C, where a Python method cost ~0.1 s a
+#: first sync (550,000 records) and let other threads take the GIL in every decode.
+_made: list[IndexRecord] = []
+#: One decode at a time appends to ``_made``: a sync decodes its stacks in several
+#: threads, and each must count only its own records (the decodes take turns with the
+#: GIL anyway, so waiting here costs nothing).
+_counting = threading.Lock()
 
 
 class IndexRecord(msgspec.Struct):
@@ -47,10 +47,9 @@ class IndexRecord(msgspec.Struct):
     spec: msgspec.Raw  # required: a record without its node is not one
     in_buildcache: bool = False
 
-    def __post_init__(self) -> None:
-        # Every record decoded is counted, those a repeated key overwrites too: more
-        # records than keys means a key repeats (see _reject_duplicate_hashes).
-        _decoded.records += 1
+    # Every record decoded is counted, those a repeated key overwrites too: more records
+    # than keys means a key repeats (see _reject_duplicate_hashes).
+    __post_init__ = _made.append  # type: ignore[misc]  # msgspec calls it with the record
 
 
 class _Database(msgspec.Struct):
@@ -109,9 +108,12 @@ def decode_index(data: bytes | bytearray | memoryview, *, url: str) -> RawIndex:
     nesting too deep, an unsupported Database version or a malformed hash.
     """
     try:
-        _decoded.records = 0
-        with gc_paused():
-            parsed = _index_decoder.decode(data)
+        with _counting, gc_paused():
+            try:
+                parsed = _index_decoder.decode(data)
+                made = len(_made)
+            finally:
+                _made.clear()
     except RecursionError as exc:  # msgspec's depth limit, even inside Raw values
         raise IndexFormatError(url, "not a valid Spack index: nested too deeply") from exc
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # bytes that are not UTF-8 too
@@ -121,7 +123,7 @@ def decode_index(data: bytes | bytearray | memoryview, *, url: str) -> RawIndex:
             _db_version_number(version, url)
         raise IndexFormatError(url, f"not a valid Spack index: {exc}") from exc
     number = _db_version_number(parsed.database.version, url)
-    _reject_duplicate_hashes(data, parsed.database.installs, _decoded.records, url)
+    _reject_duplicate_hashes(data, parsed.database.installs, made, url)
     _reject_malformed_hashes(parsed.database.installs, url)
     return RawIndex(url=url, db_version=number, records=parsed.database.installs)
 
@@ -154,7 +156,7 @@ def _reject_duplicate_hashes(
 
     A repeated JSON key silently decodes to its last value, but the decoder made a record
     for each (``decoded``), so more records than keys tell that a key repeats, whatever
-    escapes spell it (``\\u0061`` is also "a"). This costs one counter a record; counting
+    escapes spell it (``\\u0061`` is also "a"). This costs one append a record; counting
     the bytes ``"spec"`` instead took ~1 s over the bench tag's 966 MB of indexes. Only
     then is the file parsed again, slowly, to name the repeated key.
     """
