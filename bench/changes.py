@@ -56,10 +56,11 @@ def main() -> None:
     from cachedex.catalog import Catalog
     from cachedex.diff import parse_since
     from cachedex.publish.badges import package_badge
-    from cachedex.publish.changes import changes_page, history_from, keep_for_tag_page, recent_syncs, since_page
+    from cachedex.publish.changes import changes_page, since_page
     from cachedex.publish.coverage import coverage_page
     from cachedex.publish.feeds import all_tags_feed, tag_feed
     from cachedex.publish.first_seen import FirstSeenIndex, first_seen_html
+    from cachedex.publish.recent_changes import history_from, keep_for_tag_page, recent_syncs
     from cachedex.publish.render import render
     from cachedex.publish.sitefiles import SiteWriter
     from cachedex.publish.spec_pages import spec_page

@@ -13,36 +13,29 @@ specs was listed before, *removed* when none is after.
 
 from __future__ import annotations
 
-import contextlib
 import re
 from collections import Counter, defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextvars import ContextVar
+from collections.abc import Collection, Iterable, Mapping, Sequence
 
 import msgspec
 
 from ..catalog import Catalog
 from ..catalog.history import ChangedSpec
 from ..diff import Listing, TagDiff, diff_since_read, diff_tags_read
-from ..values import ROOT_STACK, stack_order
+from ..values import stack_order
 from ..versions import tag_order, version_key
 
 __all__ = [
-    "RECENT",
     "SYNCS_SHOWN",
     "ChangesPage",
     "ComparePage",
-    "RecentSync",
     "SpecChange",
     "StackChanges",
     "SyncChanges",
     "VersionChange",
     "changes_page",
     "compare_page",
-    "history_from",
-    "keep_for_tag_page",
     "previous_tags",
-    "recent_syncs",
     "since_page",
 ]
 
@@ -113,18 +106,6 @@ class ComparePage(msgspec.Struct, frozen=True, tag_field="page", tag="compare"):
     stacks: tuple[StackChanges, ...]  #: the stacks that changed, ``root`` first
     since: str = ""  #: the date of a comparison over time
     live: bool = False  #: served at ``/diff`` (the static site's are under ``tags/<new>/compare/``)
-
-
-class RecentSync(msgspec.Struct, frozen=True):
-    """A tag's recent sync as its page's "recent changes" block shows it."""
-
-    id: int
-    finished_at: float
-    added: int  #: specs the whole tag gained
-    removed: int
-    packages_added: tuple[str, ...]
-    packages_removed: tuple[str, ...]
-    versions: tuple[VersionChange, ...]
 
 
 def _spec(c: ChangedSpec, page: bool) -> SpecChange:
@@ -346,65 +327,3 @@ def since_page(catalog: Catalog, tag: str, since: float, label: str) -> CompareP
         if change.hash not in known:
             known[change.hash] = _spec(change, change.change > 0 or change.hash in held)
     return ComparePage(diff.old, tag, tag, _compare(catalog, diff, known, listings), since=label, live=True)
-
-
-# -- what tag and spec pages show of the history --------------------------------------------
-
-#: Syncs a tag page's "recent changes" block shows.
-RECENT = 5
-
-
-class _Source:
-    """What :func:`history_from` keeps: the catalog, and the change pages built meanwhile."""
-
-    def __init__(self, catalog: Catalog) -> None:
-        self.catalog = catalog
-        self.pages: dict[str, ChangesPage] = {}  #: change pages built meanwhile (:func:`keep_for_tag_page`)
-
-
-_HISTORY: ContextVar[_Source | None] = ContextVar("cachedex_history", default=None)
-
-
-@contextlib.contextmanager
-def history_from(catalog: Catalog) -> Iterator[None]:
-    """Tag pages rendered inside read their "recent changes" from ``catalog`` (outside,
-    they show none): the site's writer and the server render inside."""
-    token = _HISTORY.set(_Source(catalog))
-    try:
-        yield
-    finally:
-        _HISTORY.reset(token)
-
-
-def keep_for_tag_page(page: ChangesPage) -> None:
-    """Have the tag page rendered next inside :func:`history_from` take its recent
-    changes from ``page`` rather than read them again."""
-    source = _HISTORY.get()
-    if source is not None:
-        source.pages[page.tag] = page
-
-
-def recent_syncs(tag: str) -> tuple[RecentSync, ...]:
-    """The last few syncs that changed ``tag``, for its page (none outside :func:`history_from`)."""
-    source = _HISTORY.get()
-    if source is None:
-        return ()
-    page = source.pages.pop(tag, None) or changes_page(source.catalog, tag, shown=RECENT, held=set())
-    out = []
-    for sync in page.syncs[:RECENT]:
-        root = next((s for s in sync.stacks if s.stack == ROOT_STACK), None)
-        if root is None:
-            out.append(RecentSync(sync.id, sync.finished_at, 0, 0, (), (), ()))
-        else:
-            out.append(
-                RecentSync(
-                    sync.id,
-                    sync.finished_at,
-                    root.added_count,
-                    root.removed_count,
-                    root.added_packages,
-                    root.removed_packages,
-                    root.version_changes,
-                )
-            )
-    return tuple(out)

@@ -8,10 +8,11 @@ from collections.abc import Mapping
 
 from ..catalog import Catalog
 from .badges import package_badge
-from .changes import changes_page, compare_page, keep_for_tag_page, previous_tags
+from .changes import changes_page, compare_page, previous_tags
 from .coverage import coverage_page
 from .feeds import tag_feed
 from .files import name_problem
+from .recent_changes import keep_for_tag_page
 from .sitefiles import SiteWriter
 
 __all__ = ["write_changes"]

@@ -27,12 +27,13 @@ from ..catalog import SpecSummary
 from ..values import human_size, spec_manifest_path, tarball_path_v2
 from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .cells import chips, options, package_rows, search_rows, size_text
-from .changes import ChangesPage, ComparePage, recent_syncs
+from .changes import ChangesPage, ComparePage
 from .coverage import BottleTable, CoveragePage, bottle_table
 from .edge_lists import EdgeItems, dependents, edge_list
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .first_seen import first_seen_html
 from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
+from .recent_changes import recent_syncs
 from .search_page import SearchView
 from .urls import Page, has_page, json_path, page_path, query_string, root_of, segment, spec_url
 

@@ -13,12 +13,12 @@ from .._perf import gc_paused
 from ..catalog import Catalog
 from ..values import is_dag_hash
 from .badges import package_badge
-from .changes import history_from
 from .changes_site import write_changes
 from .files import name_problem
 from .graph import SpecGraph
 from .pages import package_pages, tag_page
 from .parallel import ForkShared
+from .recent_changes import history_from
 from .render import render_all_packages
 from .sitefiles import KeptFiles, SiteWriter, spec_folder, spec_pages_exist
 

@@ -28,7 +28,7 @@ from ...diff import diff_since, diff_tags, parse_since
 from ...errors import BadQuery, LookupFailed, UnknownPackage, UnknownSpec
 from ...query import parse, query_parts
 from ..badges import SVG, package_badge
-from ..changes import ChangesPage, ComparePage, changes_page, compare_page, history_from, previous_tags, since_page
+from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags, since_page
 from ..coverage import coverage_page
 from ..facets import FACET_KEYS, PACKAGE_KEYS, active_filters
 from ..feeds import ATOM, all_tags_feed, tag_feed
@@ -45,6 +45,7 @@ from ..pages import (
     tag_data,
     tag_page_from,
 )
+from ..recent_changes import history_from
 from ..render import ASSETS, render, render_all_packages, render_not_found, to_json
 from ..search_page import search_view
 from ..urls import with_pages
