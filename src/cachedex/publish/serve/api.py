@@ -6,18 +6,15 @@ builder, which reads them (a bad value: BadQuery) and calls one library function
 lookup that fails raises a :class:`~cachedex.errors.LookupFailed` (404). The app turns
 any :class:`~cachedex.errors.CachedexError` into the one error shape
 ``{"error": {"status": <int>, "message": <str>}}`` by its ``status``, or into an HTML
-error page (:func:`error_page`) on the site's HTML routes.
+error page (:func:`~.refusals.error_page`) on the site's HTML routes.
 """
 
 from __future__ import annotations
 
 import gzip
-import html
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from http import HTTPStatus
 from typing import Any, NamedTuple
 
 import msgspec
@@ -46,9 +43,10 @@ from ..pages import (
     tag_page_from,
 )
 from ..recent_changes import history_from
-from ..render import ASSETS, render, render_all_packages, render_not_found, to_json
+from ..render import render, render_all_packages, to_json
 from ..search_page import search_view
 from ..urls import with_pages
+from .refusals import int_parameter
 
 __all__ = [
     "API",
@@ -57,12 +55,7 @@ __all__ = [
     "PAGES",
     "Builder",
     "Endpoint",
-    "ErrorBody",
-    "ErrorDetail",
     "PackageList",
-    "check_parameters",
-    "error_body",
-    "error_page",
     "is_cheap_search",
 ]
 
@@ -75,19 +68,6 @@ MAX_LIMIT = 1000
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
 GZIP = "application/gzip"
-
-
-class ErrorDetail(msgspec.Struct, frozen=True):
-    """What went wrong."""
-
-    status: int  #: the HTTP status: 400 a bad parameter or query, 404 nothing of that name
-    message: str  #: one line (a bad query: the query shown with a caret under the problem)
-
-
-class ErrorBody(msgspec.Struct, frozen=True):
-    """Every error answer of the API."""
-
-    error: ErrorDetail
 
 
 class PackageList(msgspec.Struct, frozen=True):
@@ -104,70 +84,6 @@ class PackageList(msgspec.Struct, frozen=True):
 
 def _json(value: Any) -> tuple[bytes, str]:
     return msgspec.json.encode(value), JSON
-
-
-def error_body(status: int, message: str) -> bytes:
-    """The JSON of an error: ``{"error": {"status": ..., "message": ...}}``."""
-    return msgspec.json.encode(ErrorBody(ErrorDetail(status, message)))
-
-
-def error_page(status: int, message: str) -> bytes:
-    """An error as an HTML page, for the site's routes: the site's own 404 page, else a
-    page in the site's style with the status and the message."""
-    if status == 404:
-        return render_not_found(message).encode()
-    title = f"{status} {HTTPStatus(status).phrase}"
-    return _ERROR_PAGE.format(title=title, message=html.escape(message), css=ASSETS["css"]).encode()
-
-
-_ERROR_PAGE = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} &middot; cachedex</title>
-<link rel="stylesheet" href="/{css}">
-</head>
-<body data-root="/">
-<header class="top"><a class="brand" href="/index.html">cachedex</a></header>
-<main>
-<h1>{title}</h1>
-<p>{message}</p>
-<p><a href="/index.html">Back to the tags</a></p>
-</main>
-</body>
-</html>
-"""
-
-
-def _int_param(request: Request, name: str, default: int, low: int, high: int) -> int:
-    raw = request.query_params.get(name)
-    if raw is None or raw == "":
-        return default
-    shown = repr(raw if len(raw) <= 30 else raw[:30] + "...")
-    # ASCII digits only: int() would also take "１" (fullwidth), "1_0", "+5" and " 5".
-    if not _WHOLE.fullmatch(raw):
-        raise BadQuery(f"{name} must be a whole number, got {shown}")
-    value = int(raw) if len(raw) <= 19 else None  # a longer one is out of range anyway
-    if value is None or not low <= value <= high:
-        raise BadQuery(f"{name} must be between {low} and {high}, got {value if value is not None else shown}")
-    return value
-
-
-_WHOLE = re.compile(r"-?[0-9]+")
-
-
-def check_parameters(request: Request, allowed: frozenset[str]) -> None:
-    """BadQuery (400) for a parameter not in ``allowed``, or one given twice."""
-    names = [name for name, _ in request.query_params.multi_items()]
-    unknown = sorted(set(names) - allowed)
-    if unknown:
-        raise BadQuery(f"unknown parameter {unknown[0]!r} (allowed: {', '.join(sorted(allowed)) or 'none'})")
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise BadQuery(f"parameter {name!r} is given more than once")
-        seen.add(name)
 
 
 # -- /api -------------------------------------------------------------------------------------
@@ -221,8 +137,8 @@ def _api_spec(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 
 
 def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    limit = _int_param(request, "limit", 50, 1, MAX_LIMIT)
-    offset = _int_param(request, "offset", 0, 0, 10**9)
+    limit = int_parameter(request, "limit", 50, 1, MAX_LIMIT)
+    offset = int_parameter(request, "offset", 0, 0, 10**9)
     query = parse(request.query_params.get("q", ""))
     tag = request.query_params.get("tag") or None
     stack = request.query_params.get("stack") or None

@@ -36,10 +36,11 @@ from starlette.routing import Route
 
 from ...errors import BadQuery, CachedexError
 from ..render import ASSET_SOURCES, ASSETS, asset_text, render_not_found
-from .api import API, HTML, JSON, PAGES, Endpoint, check_parameters, error_body, error_page, is_cheap_search
+from .api import API, HTML, JSON, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
 from .catalogs import Catalogs
 from .openapi import openapi_document
+from .refusals import check_parameters, error_body, error_page
 
 __all__ = ["HEAVY_BUILDS", "ServeState", "create_app"]
 

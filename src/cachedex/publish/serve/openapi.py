@@ -17,7 +17,8 @@ from ...catalog.verifications import TagVerification
 from ...diff import TagDiff
 from ..coverage import CoveragePage
 from ..pages import PackagePage, SpecPage, TagRow
-from .api import FACET_PARAMETERS, MAX_LIMIT, ErrorBody, PackageList
+from .api import FACET_PARAMETERS, MAX_LIMIT, PackageList
+from .refusals import ErrorBody
 
 __all__ = ["openapi_document"]
 

@@ -1,0 +1,96 @@
+"""How the server refuses a request: its parameters checked (only those a route takes,
+none twice, whole numbers in range), and the one error shape, ``{"error": {"status":
+<int>, "message": <str>}}`` for the API or an HTML page for the site's routes."""
+
+from __future__ import annotations
+
+import html
+import re
+from http import HTTPStatus
+
+import msgspec
+from starlette.requests import Request
+
+from ...errors import BadQuery
+from ..render import ASSETS, render_not_found
+
+__all__ = ["ErrorBody", "ErrorDetail", "check_parameters", "error_body", "error_page", "int_parameter"]
+
+
+class ErrorDetail(msgspec.Struct, frozen=True):
+    """What went wrong."""
+
+    status: int  #: the HTTP status: 400 a bad parameter or query, 404 nothing of that name
+    message: str  #: one line (a bad query: the query shown with a caret under the problem)
+
+
+class ErrorBody(msgspec.Struct, frozen=True):
+    """Every error answer of the API."""
+
+    error: ErrorDetail
+
+
+def error_body(status: int, message: str) -> bytes:
+    """The JSON of an error: ``{"error": {"status": ..., "message": ...}}``."""
+    return msgspec.json.encode(ErrorBody(ErrorDetail(status, message)))
+
+
+def error_page(status: int, message: str) -> bytes:
+    """An error as an HTML page, for the site's routes: the site's own 404 page, else a
+    page in the site's style with the status and the message."""
+    if status == 404:
+        return render_not_found(message).encode()
+    title = f"{status} {HTTPStatus(status).phrase}"
+    return _ERROR_PAGE.format(title=title, message=html.escape(message), css=ASSETS["css"]).encode()
+
+
+_ERROR_PAGE = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{title} &middot; cachedex</title>
+<link rel="stylesheet" href="/{css}">
+</head>
+<body data-root="/">
+<header class="top"><a class="brand" href="/index.html">cachedex</a></header>
+<main>
+<h1>{title}</h1>
+<p>{message}</p>
+<p><a href="/index.html">Back to the tags</a></p>
+</main>
+</body>
+</html>
+"""
+
+
+def int_parameter(request: Request, name: str, default: int, low: int, high: int) -> int:
+    """Parameter ``name`` as a whole number from ``low`` to ``high`` (``default`` when it
+    is absent or empty); BadQuery (400) naming the parameter for anything else."""
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    shown = repr(raw if len(raw) <= 30 else raw[:30] + "...")
+    # ASCII digits only: int() would also take "１" (fullwidth), "1_0", "+5" and " 5".
+    if not _WHOLE.fullmatch(raw):
+        raise BadQuery(f"{name} must be a whole number, got {shown}")
+    value = int(raw) if len(raw) <= 19 else None  # a longer one is out of range anyway
+    if value is None or not low <= value <= high:
+        raise BadQuery(f"{name} must be between {low} and {high}, got {value if value is not None else shown}")
+    return value
+
+
+_WHOLE = re.compile(r"-?[0-9]+")
+
+
+def check_parameters(request: Request, allowed: frozenset[str]) -> None:
+    """BadQuery (400) for a parameter not in ``allowed``, or one given twice."""
+    names = [name for name, _ in request.query_params.multi_items()]
+    unknown = sorted(set(names) - allowed)
+    if unknown:
+        raise BadQuery(f"unknown parameter {unknown[0]!r} (allowed: {', '.join(sorted(allowed)) or 'none'})")
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise BadQuery(f"parameter {name!r} is given more than once")
+        seen.add(name)
