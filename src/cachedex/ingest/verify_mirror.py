@@ -24,8 +24,6 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-import msgspec
-
 from ..catalog.verifications import Problem, SpecSignature
 from ..config import Limits
 from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound
@@ -33,16 +31,17 @@ from ..progress import ProgressLine
 from ..values import LINK_RUN, TARBALL_MEDIA_TYPE, MirrorRef, SpecRecord, is_dag_hash
 from .index import decode_index
 from .layouts import V2_INDEX_HASH, read_index
-from .manifests import BlobRecord, blob_path, decode_manifest, gunzip_bounded, read_clearsigned, verify_checksum
+from .manifests import BlobRecord, blob_path, decode_manifest, gunzip_bounded, verify_checksum
 from .records import build_records
 from .signatures import GPG_MISSING, Keyring, SignatureCheck, gpg_available, is_clearsigned
 from .sizes import is_path_safe
 from .snapshots import OCI_LAYOUT
 from .sources import Source
+from .verify_documents import DecodedSpec, blob_root_hash, plain_text, raw_bytes
 from .verify_io import checksums, sizes
 from .verify_keys import load_keys
 
-__all__ = ["Findings", "MirrorChecker", "root_hash"]
+__all__ = ["Findings", "MirrorChecker"]
 
 #: Files whose signatures are checked at once (each a gpg process).
 SIGNATURE_WORKERS = 2
@@ -74,39 +73,6 @@ class Findings:
 
     def problem(self, kind: str, url: str, message: str, dag_hash: str | None = None) -> None:
         self.problems.append(Problem(kind, url, message, dag_hash))
-
-
-class _Decoded(msgspec.Struct):
-    """A spec manifest (or spec file) after its signature was checked."""
-
-    hash: str
-    url: str
-    check: SignatureCheck | None  #: None: not checked (no gpg)
-    digest: str
-    tarball: BlobRecord | None = None
-    spec: BlobRecord | None = None
-    document: Any = None  #: a v2 spec file's JSON
-
-
-class _NodeHash(msgspec.Struct):
-    hash: str | None = None
-
-
-class _SpecBody(msgspec.Struct):
-    nodes: list[_NodeHash] = []
-
-
-def root_hash(document: Any) -> str | None:
-    """The DAG hash of the root node of a spec file (spec v1 list or v2+ ``nodes``)."""
-    spec = document.get("spec") if isinstance(document, dict) else None
-    if isinstance(spec, list) and spec and isinstance(spec[0], dict):
-        node = next(iter(spec[0].values()), None)
-        return node.get("hash") if isinstance(node, dict) else None
-    nodes = spec.get("nodes") if isinstance(spec, dict) else None
-    if isinstance(nodes, list) and nodes and isinstance(nodes[0], dict):
-        value = nodes[0].get("hash")
-        return value if isinstance(value, str) else None
-    return None
 
 
 class MirrorChecker:
@@ -230,19 +196,19 @@ class MirrorChecker:
         digest = hashlib.sha256(data).hexdigest()
         signed = is_clearsigned(data)
         if self.keyring is None:
-            return (SignatureCheck("unsigned") if not signed else None), digest, _plain(data)
+            return (SignatureCheck("unsigned") if not signed else None), digest, plain_text(data)
         known = self.known.get(dag_hash)
         if known is not None and known.digest == digest and known.status in ("signed", "unsigned"):
-            return SignatureCheck(known.status, known.signer), digest, _plain(data)
+            return SignatureCheck(known.status, known.signer), digest, plain_text(data)
         check = self.keyring.verify(data)
-        return check, digest, check.text if check.text is not None else _plain(data)
+        return check, digest, check.text if check.text is not None else plain_text(data)
 
     def decode_all(
-        self, results: Iterable[tuple[str, bytes | CachedexError]], decode: Callable[[str, bytes], _Decoded | None]
-    ) -> list[_Decoded]:
+        self, results: Iterable[tuple[str, bytes | CachedexError]], decode: Callable[[str, bytes], DecodedSpec | None]
+    ) -> list[DecodedSpec]:
         """Each manifest read, decoded by ``decode`` (signatures checked by several gpg
         at once); a missing or unreadable one is noted."""
-        decoded: list[_Decoded] = []
+        decoded: list[DecodedSpec] = []
         batch: list[tuple[str, bytes]] = []
         workers = SIGNATURE_WORKERS if self.keyring is not None else 1
         with ThreadPoolExecutor(workers) as pool:
@@ -263,7 +229,7 @@ class MirrorChecker:
     def label(self, dag_hash: str) -> str:
         return f"{self.out.labels.get(dag_hash, 'spec')} /{dag_hash}"
 
-    def note_signatures(self, decoded: list[_Decoded]) -> None:
+    def note_signatures(self, decoded: list[DecodedSpec]) -> None:
         """Record each spec's signature status; report bad and unknown-key ones, and
         unsigned ones when the mirror signs (publishes keys, or signed any spec)."""
         out = self.out
@@ -330,7 +296,7 @@ class MirrorChecker:
 
         self.phase("manifests", len(listed))
         paths = self.manifest_paths(listed, lambda r: spec_manifest_path(r.name, r.version, r.hash))
-        results = self.source.read_many(paths, _raw, limit=self.limits.manifest_bytes)
+        results = self.source.read_many(paths, raw_bytes, limit=self.limits.manifest_bytes)
         decoded = self.decode_all(results, self._decode_v3)
         self.note_signatures(decoded)
         tarballs = {d.hash: d.tarball for d in decoded if d.tarball is not None}
@@ -345,22 +311,22 @@ class MirrorChecker:
         else:
             self.out.skipped.append("unindexed: not for a view (its index lists a part of the mirror)")
 
-    def _decode_v3(self, dag_hash: str, data: bytes) -> _Decoded | None:
+    def _decode_v3(self, dag_hash: str, data: bytes) -> DecodedSpec | None:
         url = self.source.join(_manifest_path_of(self, dag_hash))
         check, digest, text = self.signature(dag_hash, data)
         try:
             manifest = decode_manifest(text.encode("utf-8"), url)
         except IndexFormatError as exc:
             self.out.problem("manifest-unreadable", url, exc.problem, dag_hash)
-            return _Decoded(dag_hash, url, check, digest)
+            return DecodedSpec(dag_hash, url, check, digest)
         tarball = next((r for r in manifest.data if r.mediaType == TARBALL_MEDIA_TYPE), None)
         spec = next((r for r in manifest.data if r.mediaType.startswith(_SPEC_MEDIA)), None)
         if tarball is None or spec is None:
             missing = TARBALL_MEDIA_TYPE if tarball is None else "spec"
             self.out.problem("manifest-unreadable", url, f"lists no {missing} blob", dag_hash)
-        return _Decoded(dag_hash, url, check, digest, tarball, spec)
+        return DecodedSpec(dag_hash, url, check, digest, tarball, spec)
 
-    def _spec_blobs(self, decoded: list[_Decoded]) -> None:
+    def _spec_blobs(self, decoded: list[DecodedSpec]) -> None:
         self.phase("spec blobs", len(decoded))
         by_hash = {d.hash: d for d in decoded}
         limit = self.limits.spec_file_bytes
@@ -368,11 +334,7 @@ class MirrorChecker:
         def root(url: str, data: bytes | bytearray, record: BlobRecord) -> str | None:
             verify_checksum(data, record, url)
             body = gunzip_bounded(data, limit, url) if data[:2] == b"\x1f\x8b" else bytes(data)
-            try:
-                nodes = _spec_decoder.decode(body).spec.nodes
-            except (msgspec.DecodeError, RecursionError) as exc:
-                raise IndexFormatError(url, f"not a spec file ({exc})") from exc
-            return nodes[0].hash if nodes else None
+            return blob_root_hash(body, url)
 
         paths = ((d.hash, blob_path(d.spec)) for d in decoded if d.spec is not None)
         reads = self.source.read_many(paths, lambda url, data: (url, bytes(data)), limit=limit)
@@ -411,25 +373,6 @@ class MirrorChecker:
                 if is_dag_hash(dag_hash) and dag_hash not in self.out.listed:
                     url = self.source.join(f"v3/manifests/spec/{folder}/{name}")
                     self.out.problem("unindexed", url, "a spec manifest the index does not list", dag_hash)
-
-
-class _SpecFile(msgspec.Struct):
-    spec: _SpecBody
-
-
-_spec_decoder = msgspec.json.Decoder(_SpecFile)
-
-
-def _raw(url: str, data: bytes | bytearray) -> bytes:
-    return bytes(data)
-
-
-def _plain(data: bytes) -> str:
-    """The text of a manifest or spec file, signed or not (signature unverified)."""
-    try:
-        return read_clearsigned(data.decode("utf-8", "replace"))
-    except ValueError:
-        return ""
 
 
 def _manifest_path_of(checker: MirrorChecker, dag_hash: str) -> str:

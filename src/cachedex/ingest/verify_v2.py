@@ -17,7 +17,8 @@ import msgspec
 from ..errors import CachedexError, SourceNotFound
 from ..values import DAG_HASH, SpecRecord
 from .manifests import tarball_path_v2
-from .verify_mirror import MirrorChecker, _Decoded, root_hash
+from .verify_documents import DecodedSpec, raw_bytes, root_hash
+from .verify_mirror import MirrorChecker
 
 __all__ = ["check_v2", "spec_file_stem"]
 
@@ -42,7 +43,7 @@ def check_v2(checker: MirrorChecker, listed: list[SpecRecord]) -> None:
             base = stem.rpartition("/")[2]
             suffix = next((s for s in (".spec.json.sig", ".spec.json") if base + s in present), ".spec.json.sig")
             chosen[dag_hash] = stem + suffix
-        results = source.read_many(chosen.items(), _raw, limit=checker.limits.spec_file_bytes)
+        results = source.read_many(chosen.items(), raw_bytes, limit=checker.limits.spec_file_bytes)
     else:
         results = _signed_then_plain(checker, stems)
     decoded = checker.decode_all(results, lambda h, data: _decode(checker, h, data, stems[h]))
@@ -68,22 +69,18 @@ def check_v2(checker: MirrorChecker, listed: list[SpecRecord]) -> None:
             out.problem("unindexed", url, "a spec file the index does not list", match.group(1))
 
 
-def _raw(url: str, data: bytes | bytearray) -> bytes:
-    return bytes(data)
-
-
 def _signed_then_plain(checker: MirrorChecker, stems: dict[str, str]) -> Iterator[tuple[str, bytes | CachedexError]]:
     """Over HTTP: each ``.spec.json.sig``, then the ``.spec.json`` of those without one."""
     limit = checker.limits.spec_file_bytes
     unsigned: list[tuple[str, str]] = []
     for dag_hash, result in checker.source.read_many(
-        ((h, stem + ".spec.json.sig") for h, stem in stems.items()), _raw, limit=limit
+        ((h, stem + ".spec.json.sig") for h, stem in stems.items()), raw_bytes, limit=limit
     ):
         if isinstance(result, SourceNotFound):
             unsigned.append((dag_hash, stems[dag_hash] + ".spec.json"))
         else:
             yield dag_hash, result
-    for dag_hash, result in checker.source.read_many(unsigned, _raw, limit=limit):
+    for dag_hash, result in checker.source.read_many(unsigned, raw_bytes, limit=limit):
         if isinstance(result, SourceNotFound):
             base = checker.source.join(stems[dag_hash])
             yield dag_hash, SourceNotFound(base + ".spec.json.sig", "not found (nor .spec.json)")
@@ -91,11 +88,11 @@ def _signed_then_plain(checker: MirrorChecker, stems: dict[str, str]) -> Iterato
             yield dag_hash, result
 
 
-def _decode(checker: MirrorChecker, dag_hash: str, data: bytes, stem: str) -> _Decoded:
+def _decode(checker: MirrorChecker, dag_hash: str, data: bytes, stem: str) -> DecodedSpec:
     signed = data.lstrip().startswith(b"-----BEGIN PGP SIGNED MESSAGE-----")
     url = checker.source.join(stem + (".spec.json.sig" if signed else ".spec.json"))
     check, digest, text = checker.signature(dag_hash, data)
-    decoded = _Decoded(dag_hash, url, check, digest)
+    decoded = DecodedSpec(dag_hash, url, check, digest)
     try:
         decoded.document = msgspec.json.decode(text)
     except (msgspec.DecodeError, RecursionError) as exc:
