@@ -13,7 +13,8 @@ from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest.layouts import read_index
 from cachedex.ingest.outcomes import TagOutcome
 from cachedex.ingest.sources import open_source
-from cachedex.ingest.sync import _TagSync, sync
+from cachedex.ingest.sync import sync
+from cachedex.ingest.tag_reads import TagReader
 from tests.helpers import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config, spec_row, write_v3_mirror
 
 
@@ -71,10 +72,10 @@ def test_ids_read_before_the_write_lock_are_read_again_if_another_process_wrote(
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     url = str(tmp_path / "m")
     config = make_config(tmp_path, [{"name": "t", "url": url}, {"name": "u", "url": url}])
-    read_all = _TagSync._read_all
+    read_all = TagReader.read_all
     others: list[TagOutcome] = []
 
-    def read_then_another_process_writes(self: _TagSync, tag: TagConfig) -> object:
+    def read_then_another_process_writes(self: TagReader, tag: TagConfig) -> object:
         read = read_all(self, tag)
         if not others:
             others.append(None)  # type: ignore[arg-type]  # the nested sync must not recurse
@@ -82,7 +83,7 @@ def test_ids_read_before_the_write_lock_are_read_again_if_another_process_wrote(
                 others[:] = sync(config, other, ["u"])
         return read
 
-    monkeypatch.setattr(_TagSync, "_read_all", read_then_another_process_writes)
+    monkeypatch.setattr(TagReader, "read_all", read_then_another_process_writes)
     with Catalog(config.catalog) as catalog:
         (outcome,) = sync(config, catalog, ["t"], raise_unexpected=True)
         assert others[0].ok and others[0].new_specs == 7  # six listed, one not

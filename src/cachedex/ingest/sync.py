@@ -18,53 +18,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
-
-import msgspec
 
 from .._perf import gc_paused
-from ..catalog import Catalog, KnownSpecs, TagWriter
+from ..catalog import Catalog, TagWriter
 from ..config import Config, TagConfig
-from ..errors import CachedexError, SourceNotFound
+from ..errors import CachedexError
 from ..progress import SILENT, Progress, ProgressLine
-from ..values import MirrorRef, SpecRecord
+from ..values import SpecRecord
 from .discovery import chosen_tags
 from .http import HttpClient
-from .index import RawIndex
-from .layouts import read_index
 from .outcomes import MirrorOutcome, TagOutcome
-from .records import RecordBuilder, names_and_versions
+from .records import RecordBuilder
 from .sizes import Prefetch, SizeReport, fetch_sizes
-from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
-from .sources import Source, open_source
-from .views import union_of_stacks, with_found_views
+from .snapshots import OCI_LAYOUT
+from .sources import open_source
+from .tag_reads import MirrorRead, TagReader
+from .views import with_found_views
 
 __all__ = ["MirrorOutcome", "TagOutcome", "sync"]
-
-
-class _Read(msgspec.Struct):
-    """One mirror's index after fetching: its state and, when it changed, what it holds.
-
-    Only the root keeps its decoded index (to build new records from); a stack keeps
-    its membership and, rarely, the records the root index does not have.
-    """
-
-    ref: MirrorRef
-    source: Source
-    snapshot: IndexSnapshot
-    db_version: int | None = None
-    members: dict[str, bool] | None = None  # hash -> listed; None when unchanged
-    index: RawIndex | None = None  # records to build new specs from
-    own_index: bool = True  # False: a root of views only, listing what its stacks list
-    unsized: set[str] | None = None  # listed hashes whose size the catalog lacked, once asked
-    known: KnownSpecs | None = None  # what the catalog knew of the index's hashes, once asked
-
-    @property
-    def changed(self) -> bool:
-        return self.members is not None
-
-    def listed(self) -> list[str]:
-        return [h for h, listed in (self.members or {}).items() if listed]
 
 
 def sync(
@@ -107,6 +78,7 @@ class _TagSync:
         self.head_sizes = head_sizes
         self.reporter = reporter
         self.raise_unexpected = raise_unexpected
+        self.reader = TagReader(config, catalog, client, reporter)
 
     def sync(self, tag: TagConfig) -> TagOutcome:
         started = time.perf_counter()
@@ -123,102 +95,6 @@ class _TagSync:
             problem = f"unexpected {type(exc).__name__}: {exc} (a bug in cachedex; --debug shows where)"
             return TagOutcome(tag=tag.name, error=problem, seconds=time.perf_counter() - started)
 
-    def _previous(self, ref: MirrorRef) -> PreviousState | None:
-        state = self.catalog.mirror_state(ref.tag, ref.stack)
-        if state is None or state.checksum is None or state.layout is None:
-            return None
-        if state.url != ref.url or state.view != ref.view:
-            return None  # the mirror moved: read it again in full
-        return PreviousState(state.layout, state.checksum, state.etag, state.last_modified)
-
-    def _read_mirror(self, ref: MirrorRef, previous: PreviousState | None, root: RawIndex | None = None) -> _Read:
-        """Fetch and decode one mirror's index; with ``root``, keep only what the root lacks."""
-        source = open_source(ref.url, client=self.client, registries=self.config.registries)
-        line = self.reporter.download(f"{ref.tag}/{ref.stack}: index")
-        try:
-            snapshot = read_index(
-                source, previous, limits=self.config.limits, progress=line.update, view=ref.view, decoded=True
-            )
-        finally:
-            line.done()
-        index = snapshot.index
-        if index is None:
-            return _Read(ref, source, snapshot)
-        snapshot = msgspec.structs.replace(snapshot, index=None)  # held by the _Read, which lets the root's go
-        members = {h: r.in_buildcache for h, r in index.records.items()}
-        if root is not None:
-            # A stack's records are nearly always in the root index too: drop the stack's
-            # bytes now rather than hold 40 indexes in memory at once.
-            extra = {h: r for h, r in index.records.items() if h not in root.records}
-            kept = RawIndex(url=index.url, db_version=index.db_version, records=extra) if extra else None
-            return _Read(ref, source, snapshot, index.db_version, members, kept)
-        return _Read(ref, source, snapshot, index.db_version, members, index)
-
-    def _read_all(self, tag: TagConfig) -> tuple[list[_Read], Prefetch | None]:
-        """Every mirror of the tag: the root first (it holds nearly every record, so stacks
-        rarely need decoding), then the stacks in parallel. Every failing stack is named.
-        The root's missing sizes start downloading as soon as the root is read."""
-        root_ref, *stack_refs = tag.mirrors
-        try:
-            root: _Read | None = self._read_mirror(root_ref, self._previous(root_ref))
-        except SourceNotFound:
-            if not any(ref.view for ref in stack_refs):
-                raise
-            root = None  # a mirror of views only: the root lists what its views list
-        prefetch = self._prefetch(root) if root is not None else None
-        reads = [root] if root is not None else []
-        workers = max(1, min(len(stack_refs), self.config.http.concurrency, 8))
-        root_index = root.index if root is not None else None
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(self._read_mirror, ref, self._previous(ref), root_index) for ref in stack_refs]
-            errors: list[str] = []
-            for future in futures:
-                try:
-                    reads.append(future.result())
-                except CachedexError as exc:
-                    errors.append(str(exc))
-        if errors:
-            if prefetch is not None:
-                prefetch.cancel()
-            raise CachedexError("\n".join(errors))
-        if root is None:
-            reads.insert(0, self._root_of_views(root_ref, reads))
-        return reads, prefetch
-
-    def _root_of_views(self, ref: MirrorRef, stacks: list[_Read]) -> _Read:
-        """The root of a mirror without a root index: every record its stacks hold. When no
-        stack changed and the root was already such a root, it is unchanged too."""
-        source = open_source(ref.url, client=self.client, registries=self.config.registries)
-        snapshot = IndexSnapshot(3, "", None)
-        state = self.catalog.mirror_state(ref.tag, ref.stack)
-        if state is not None and not state.own_index and not any(read.changed for read in stacks):
-            return _Read(ref, source, snapshot, own_index=False)
-        members = union_of_stacks(
-            [
-                read.members if read.members is not None else self.catalog.members_of(ref.tag, read.ref.stack)
-                for read in stacks
-            ]
-        )
-        versions = [read.db_version or 0 for read in stacks]
-        return _Read(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
-
-    def _prefetch(self, root: _Read) -> Prefetch | None:
-        """Read the sizes the catalog lacks for the specs a changed v3 root lists, before
-        its new specs are written (see :class:`Prefetch`)."""
-        if root.index is None or root.snapshot.layout not in (3, OCI_LAYOUT):
-            return None
-        listed = root.listed()
-        # The ids are asked with the sizes: the write needs them, and one read of the
-        # catalog's 700,000 hashes (ten snapshots of a big tag) costs ~1 s.
-        root.known = self.catalog.known_specs(root.index.records.keys())
-        root.unsized = unsized = set(listed) - root.known.sized
-        if not unsized:
-            return None
-        line = self.reporter.task(f"{root.ref.tag}/{root.ref.stack}: sizes", total=len(unsized))
-        # In the index's order, which is the order new specs are written in.
-        specs = names_and_versions(root.index, [h for h in listed if h in unsized])
-        return Prefetch(root.source, specs, limits=self.config.limits, line=line)
-
     def _sync(self, tag: TagConfig, started: float) -> TagOutcome:
         phases: list[tuple[str, float]] = []
         mark = time.perf_counter()
@@ -233,7 +109,7 @@ class _TagSync:
             tag = with_found_views(
                 tag, open_source(tag.mirrors[0].url, client=self.client, registries=self.config.registries)
             )
-        reads, prefetch = self._read_all(tag)
+        reads, prefetch = self.reader.read_all(tag)
         try:
             return self._write(tag, reads, prefetch, started, phases, phase)
         except BaseException:
@@ -244,7 +120,7 @@ class _TagSync:
     def _write(
         self,
         tag: TagConfig,
-        reads: list[_Read],
+        reads: list[MirrorRead],
         prefetch: Prefetch | None,
         started: float,
         phases: list[tuple[str, float]],
@@ -312,10 +188,10 @@ class _TagSync:
             phases=tuple(phases),
         )
 
-    def _new_hashes(self, reads: list[_Read], writer: TagWriter) -> dict[str, _Read]:
+    def _new_hashes(self, reads: list[MirrorRead], writer: TagWriter) -> dict[str, MirrorRead]:
         """Hashes the catalog does not have, each with the first read whose index holds it.
         The ids of the others are handed to ``writer``, which needs them for members."""
-        new_hashes: dict[str, _Read] = {}
+        new_hashes: dict[str, MirrorRead] = {}
         for read in reads:
             if read.index is None or not read.index.records:
                 continue
@@ -330,7 +206,7 @@ class _TagSync:
         return new_hashes
 
     @staticmethod
-    def _write_members(writer: TagWriter, reads: list[_Read], fetched_at: float) -> list[str]:
+    def _write_members(writer: TagWriter, reads: list[MirrorRead], fetched_at: float) -> list[str]:
         """Write each mirror's members; returns the stacks dropped (no longer configured)."""
         rows = sum(len(read.members) for read in reads if read.members is not None and read.db_version is not None)
         with writer.members_in_bulk(rows):
@@ -356,7 +232,7 @@ class _TagSync:
         return writer.drop_other_stacks()
 
     def _fetch_sizes(
-        self, reads: list[_Read], new: set[str], presized: set[str], prefetch: Prefetch | None
+        self, reads: list[MirrorRead], new: set[str], presized: set[str], prefetch: Prefetch | None
     ) -> list[tuple[str, SizeReport]]:
         """Sizes of the listed binaries the catalog does not know, each from the first
         mirror listing it, committed as they come. ``new`` are the specs this sync
@@ -399,11 +275,11 @@ class _TagSync:
 
 
 def _record_batches(
-    new_hashes: dict[str, _Read], prefetch: Prefetch | None, size: int = 20_000
+    new_hashes: dict[str, MirrorRead], prefetch: Prefetch | None, size: int = 20_000
 ) -> Iterator[list[SpecRecord]]:
     """The records of ``new_hashes``, each built from its read's index, ``size`` at a time;
     each batch once the sizes ``prefetch`` reads for it have come (see Prefetch.wait_for)."""
-    by_read: dict[int, tuple[_Read, list[str]]] = {}
+    by_read: dict[int, tuple[MirrorRead, list[str]]] = {}
     for dag_hash, read in new_hashes.items():
         by_read.setdefault(id(read), (read, []))[1].append(dag_hash)
     for read, hashes in by_read.values():

@@ -1,0 +1,158 @@
+"""A tag's mirrors read for its sync, before anything is written: the root index first,
+then the stacks' in parallel, each decoded only as far as the sync needs (a stack's
+records are nearly always the root's too), and the sizes the catalog lacks for the
+root's specs set reading meanwhile (:class:`~.sizes.Prefetch`)."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import msgspec
+
+from ..catalog import Catalog, KnownSpecs
+from ..config import Config, TagConfig
+from ..errors import CachedexError, SourceNotFound
+from ..progress import Progress
+from ..values import MirrorRef
+from .http import HttpClient
+from .index import RawIndex
+from .layouts import read_index
+from .records import names_and_versions
+from .sizes import Prefetch
+from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
+from .sources import Source, open_source
+from .views import union_of_stacks
+
+__all__ = ["MirrorRead", "TagReader"]
+
+
+class MirrorRead(msgspec.Struct):
+    """One mirror's index after fetching: its state and, when it changed, what it holds.
+
+    Only the root keeps its decoded index (to build new records from); a stack keeps
+    its membership and, rarely, the records the root index does not have.
+    """
+
+    ref: MirrorRef
+    source: Source
+    snapshot: IndexSnapshot
+    db_version: int | None = None
+    members: dict[str, bool] | None = None  # hash -> listed; None when unchanged
+    index: RawIndex | None = None  # records to build new specs from
+    own_index: bool = True  # False: a root of views only, listing what its stacks list
+    unsized: set[str] | None = None  # listed hashes whose size the catalog lacked, once asked
+    known: KnownSpecs | None = None  # what the catalog knew of the index's hashes, once asked
+
+    @property
+    def changed(self) -> bool:
+        return self.members is not None
+
+    def listed(self) -> list[str]:
+        return [h for h, listed in (self.members or {}).items() if listed]
+
+
+class TagReader:
+    """Reads the mirrors of the tags of one sync (what they share: the config, the
+    catalog's previous states, the HTTP client, the progress display)."""
+
+    def __init__(self, config: Config, catalog: Catalog, client: HttpClient | None, reporter: Progress) -> None:
+        self.config = config
+        self.catalog = catalog
+        self.client = client
+        self.reporter = reporter
+
+    def _previous(self, ref: MirrorRef) -> PreviousState | None:
+        state = self.catalog.mirror_state(ref.tag, ref.stack)
+        if state is None or state.checksum is None or state.layout is None:
+            return None
+        if state.url != ref.url or state.view != ref.view:
+            return None  # the mirror moved: read it again in full
+        return PreviousState(state.layout, state.checksum, state.etag, state.last_modified)
+
+    def _read_mirror(self, ref: MirrorRef, previous: PreviousState | None, root: RawIndex | None = None) -> MirrorRead:
+        """Fetch and decode one mirror's index; with ``root``, keep only what the root lacks."""
+        source = open_source(ref.url, client=self.client, registries=self.config.registries)
+        line = self.reporter.download(f"{ref.tag}/{ref.stack}: index")
+        try:
+            snapshot = read_index(
+                source, previous, limits=self.config.limits, progress=line.update, view=ref.view, decoded=True
+            )
+        finally:
+            line.done()
+        index = snapshot.index
+        if index is None:
+            return MirrorRead(ref, source, snapshot)
+        snapshot = msgspec.structs.replace(snapshot, index=None)  # held by the MirrorRead, which lets the root's go
+        members = {h: r.in_buildcache for h, r in index.records.items()}
+        if root is not None:
+            # A stack's records are nearly always in the root index too: drop the stack's
+            # bytes now rather than hold 40 indexes in memory at once.
+            extra = {h: r for h, r in index.records.items() if h not in root.records}
+            kept = RawIndex(url=index.url, db_version=index.db_version, records=extra) if extra else None
+            return MirrorRead(ref, source, snapshot, index.db_version, members, kept)
+        return MirrorRead(ref, source, snapshot, index.db_version, members, index)
+
+    def read_all(self, tag: TagConfig) -> tuple[list[MirrorRead], Prefetch | None]:
+        """Every mirror of the tag: the root first (it holds nearly every record, so stacks
+        rarely need decoding), then the stacks in parallel. Every failing stack is named.
+        The root's missing sizes start downloading as soon as the root is read."""
+        root_ref, *stack_refs = tag.mirrors
+        try:
+            root: MirrorRead | None = self._read_mirror(root_ref, self._previous(root_ref))
+        except SourceNotFound:
+            if not any(ref.view for ref in stack_refs):
+                raise
+            root = None  # a mirror of views only: the root lists what its views list
+        prefetch = self._prefetch(root) if root is not None else None
+        reads = [root] if root is not None else []
+        workers = max(1, min(len(stack_refs), self.config.http.concurrency, 8))
+        root_index = root.index if root is not None else None
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(self._read_mirror, ref, self._previous(ref), root_index) for ref in stack_refs]
+            errors: list[str] = []
+            for future in futures:
+                try:
+                    reads.append(future.result())
+                except CachedexError as exc:
+                    errors.append(str(exc))
+        if errors:
+            if prefetch is not None:
+                prefetch.cancel()
+            raise CachedexError("\n".join(errors))
+        if root is None:
+            reads.insert(0, self._root_of_views(root_ref, reads))
+        return reads, prefetch
+
+    def _root_of_views(self, ref: MirrorRef, stacks: list[MirrorRead]) -> MirrorRead:
+        """The root of a mirror without a root index: every record its stacks hold. When no
+        stack changed and the root was already such a root, it is unchanged too."""
+        source = open_source(ref.url, client=self.client, registries=self.config.registries)
+        snapshot = IndexSnapshot(3, "", None)
+        state = self.catalog.mirror_state(ref.tag, ref.stack)
+        if state is not None and not state.own_index and not any(read.changed for read in stacks):
+            return MirrorRead(ref, source, snapshot, own_index=False)
+        members = union_of_stacks(
+            [
+                read.members if read.members is not None else self.catalog.members_of(ref.tag, read.ref.stack)
+                for read in stacks
+            ]
+        )
+        versions = [read.db_version or 0 for read in stacks]
+        return MirrorRead(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
+
+    def _prefetch(self, root: MirrorRead) -> Prefetch | None:
+        """Read the sizes the catalog lacks for the specs a changed v3 root lists, before
+        its new specs are written (see :class:`Prefetch`)."""
+        if root.index is None or root.snapshot.layout not in (3, OCI_LAYOUT):
+            return None
+        listed = root.listed()
+        # The ids are asked with the sizes: the write needs them, and one read of the
+        # catalog's 700,000 hashes (ten snapshots of a big tag) costs ~1 s.
+        root.known = self.catalog.known_specs(root.index.records.keys())
+        root.unsized = unsized = set(listed) - root.known.sized
+        if not unsized:
+            return None
+        line = self.reporter.task(f"{root.ref.tag}/{root.ref.stack}: sizes", total=len(unsized))
+        # In the index's order, which is the order new specs are written in.
+        specs = names_and_versions(root.index, [h for h in listed if h in unsized])
+        return Prefetch(root.source, specs, limits=self.config.limits, line=line)
