@@ -1,8 +1,8 @@
 """The configuration file: which tags to read, where their mirrors are, where the catalog is.
 
-Every key is declared once in :data:`SETTINGS` (key, kind, default, range, help); the
-same table gives the defaults, bounds numbers, and makes the reference ``docs/config.md``
-(:func:`reference_markdown`; a test keeps the file current). :func:`load_config`
+Every key is declared once in :data:`SETTINGS` (key, kind, default, range, help, in
+:mod:`.settings`); the same table gives the defaults, bounds numbers, and makes the
+reference ``docs/config.md`` (:func:`reference_markdown`). :func:`load_config`
 collects every problem and raises one :class:`ConfigError` listing them all, each naming
 the key and the bad value.
 """
@@ -12,13 +12,14 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 import yaml
 
 from ..errors import ConfigError
 from ..values import check_name, short_repr
+from .settings import SETTINGS, Setting, reference_markdown, setting, shown_bound
 from .tags import RegistryAuth, TagConfig, check_url, is_path_text, parse_registries, parse_tag, resolve_url
 
 __all__ = [
@@ -41,99 +42,8 @@ __all__ = [
 DEFAULT_CONFIG_NAME = "cachedex.yaml"
 
 
-class Setting(NamedTuple):
-    """One key of the config file."""
-
-    key: str  #: dotted: ``catalog``, ``http.timeout``, ``tags[].stacks``
-    kind: str  #: what it takes, as the reference shows it
-    default: Any  #: None: optional, no default
-    help: str
-    low: float | None = None  #: numbers: the smallest value allowed
-    high: float | None = None  #: numbers: the largest value allowed
-
-
-#: Every key of the config file, once.
-SETTINGS: tuple[Setting, ...] = (
-    Setting("catalog", "path", "cachedex.sqlite", "The SQLite catalog file, relative to the config file."),
-    Setting("tags", "list", [], "The tags to read: a list of mappings with the keys below."),
-    Setting("tags[].name", "name", None, "The tag's name; it names folders (no '/', '\\', '..', leading '.')."),
-    Setting(
-        "tags[].url",
-        "path or URL",
-        None,
-        "The tag's root mirror: a path, a file://, http(s)://, oci:// or oci+http:// URL.",
-    ),
-    Setting(
-        "tags[].stacks",
-        "list or mapping",
-        [],
-        "The tag's stacks: names (each at <url>/<name>); or name: URL for a stack mirrored elsewhere, "
-        "name: {view: V} for a buildcache view of the tag's mirror, name: {url: U, view: V} for a view "
-        "of another mirror.",
-    ),
-    Setting(
-        "tags[].views",
-        "'all' or list",
-        None,
-        "Views of the tag's mirror to read as stacks: a list of names, or 'all' (found by listing "
-        "v3/manifests/index/; folders and file:// only).",
-    ),
-    Setting(
-        "tags_from",
-        "path or URL",
-        None,
-        "cache.spack.io's discovery file ({tag: [{label, url}]}): its tags are added to 'tags'.",
-    ),
-    Setting("http.timeout", "seconds", 30.0, "Seconds without data (or to connect) before a request fails.", 0.1, 3600),
-    Setting("http.deadline", "seconds", 600.0, "Seconds one request may take in all, however slow.", 1, 86400),
-    Setting("http.retries", "count", 3, "Extra attempts on connection errors, timeouts, 429 and 5xx answers.", 0, 20),
-    Setting("http.backoff", "seconds", 0.5, "First pause between attempts; it doubles each time.", 0, 60),
-    Setting(
-        "http.concurrency",
-        "count",
-        96,
-        "Requests in flight at once (spec manifests, stack indexes): over https, HTTP/2 streams of one "
-        "connection (a CDN allows 100 or more).",
-        1,
-        256,
-    ),
-    Setting(
-        "http.ca_bundle",
-        "path",
-        None,
-        "CA certificates to trust for https (default: $SSL_CERT_FILE, else the system's).",
-    ),
-    Setting("limits.index_bytes", "bytes", 1_000_000_000, "Largest index read (after decompression).", 1000, 2**40),
-    Setting(
-        "limits.manifest_bytes",
-        "bytes",
-        1_000_000,
-        "Largest manifest read (v3 index, spec and key manifests; OCI manifests).",
-        1000,
-        2**31,
-    ),
-    Setting("limits.spec_file_bytes", "bytes", 16_000_000, "Largest v1/v2 spec file or signature read.", 1000, 2**31),
-    Setting(
-        "registries",
-        "mapping",
-        None,
-        "OCI registry credentials per host: {HOST: {username_env, password_env} or {token_env}}, "
-        "the NAMES of environment variables holding them (never the secrets). Public images need none.",
-    ),
-    Setting("limits.discovery_bytes", "bytes", 64_000_000, "Largest tags_from discovery file read.", 1000, 2**31),
-    Setting(
-        "compare",
-        "list of pairs",
-        [],
-        "Pairs of tags [OLD, NEW] whose comparison 'cachedex site' writes (tags/NEW/compare/OLD/), besides "
-        "each snapshot and release with the previous of its series.",
-    ),
-)
-_BY_KEY = {setting.key: setting for setting in SETTINGS}
-
-
 def _default(key: str) -> Any:
-    return _BY_KEY[key].default
+    return setting(key).default
 
 
 class HttpOptions(msgspec.Struct, frozen=True):
@@ -157,7 +67,7 @@ class Limits(msgspec.Struct, frozen=True):
     discovery_bytes: int = _default("limits.discovery_bytes")
 
 
-_KNOWN_KEYS = sorted({setting.key.split(".")[0].split("[")[0] for setting in SETTINGS})
+_KNOWN_KEYS = sorted({each.key.split(".")[0].split("[")[0] for each in SETTINGS})
 #: The number-valued keys of each section, and whether each takes whole numbers only.
 _NUMBER_FIELDS: dict[str, dict[str, type[int] | type[float]]] = {
     "http": {
@@ -366,9 +276,8 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
 def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> float | None:
     """``value`` if it is a finite number in the setting's range (whole if ``whole``),
     else None with the problem added."""
-    setting = _BY_KEY[key]
-    low, high = setting.low, setting.high
-    span = f"between {_figure(low)} and {_figure(high)}" if low is not None and high is not None else "a number"
+    low, high = setting(key).low, setting(key).high
+    span = f"between {shown_bound(low)} and {shown_bound(high)}" if low is not None and high is not None else "a number"
     wanted = f"a whole number {span}" if whole else f"a number {span}"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}")
@@ -377,32 +286,3 @@ def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> flo
         problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}")
         return None
     return float(value)
-
-
-def _figure(value: float) -> str:
-    """A bound as people read it: whole numbers with thousands separators."""
-    return f"{int(value):,}" if value == int(value) else f"{value:g}"
-
-
-def reference_markdown() -> str:
-    """``docs/config.md``: every key of :data:`SETTINGS`, its kind, default and help."""
-    lines = [
-        "# Configuration reference",
-        "",
-        "<!-- Generated from cachedex.config.SETTINGS by scripts/gen-docs; do not edit by hand. -->",
-        "",
-        "`cachedex.yaml` (or the file given by `--config` or `$CACHEDEX_CONFIG`); paths are",
-        "relative to the file. Every problem in a config is reported at once, each naming the",
-        "key and the bad value.",
-        "",
-        "| key | takes | default | meaning |",
-        "| --- | --- | --- | --- |",
-    ]
-    for setting in SETTINGS:
-        default = "" if setting.default is None else f"`{setting.default!r}`".replace("'", '"')
-        meaning = setting.help
-        if setting.low is not None and setting.high is not None:
-            meaning += f" From {_figure(setting.low)} to {_figure(setting.high)}."
-        escaped = meaning.replace("|", "\\|")
-        lines.append(f"| `{setting.key}` | {setting.kind} | {default} | {escaped} |")
-    return "\n".join(lines) + "\n"
