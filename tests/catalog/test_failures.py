@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-import cachedex.catalog as catalog_module
+import cachedex.catalog.connection as catalog_connection
 from cachedex.catalog import Catalog
 from cachedex.errors import CatalogError
 from cachedex.ingest.sync import sync
@@ -150,7 +150,7 @@ def test_crash8_a_full_disk_is_one_line_and_loses_nothing(
 ) -> None:
     # Small pages: the few specs of tag b then need pages that the full disk refuses
     # (in the free space of 16 KiB pages they would fit).
-    monkeypatch.setattr(catalog_module, "PAGE_SIZE", 1024)
+    monkeypatch.setattr(catalog_connection, "PAGE_SIZE", 1024)
     everything = fixture_index(mirrors)
     write_v2_mirror(tmp_path / "small", fixture_index(mirrors, drop=tuple(everything["database"]["installs"])[1:]))  # type: ignore[index]
     write_v2_mirror(tmp_path / "full", fixture_index(mirrors))

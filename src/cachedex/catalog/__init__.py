@@ -15,6 +15,7 @@ sync writes. One tag is written in one transaction: a failure leaves it as it wa
 :class:`Catalog` is the one entry point; its methods delegate to the modules below,
 each a function of an open connection:
 
+    connection  how the file is opened (a new file's page size, WAL, read-only storage)
     schema    tables, versions, migrations
     rows      typed results and the row shapes of bulk reads
     reads     named point reads (a page's, a command's, a sync step's)
@@ -27,11 +28,9 @@ each a function of an open connection:
 from __future__ import annotations
 
 import sqlite3
-import time
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from urllib.parse import quote
 
 import msgspec
 
@@ -40,6 +39,7 @@ from ..query import Query
 from ..values import ROOT_STACK
 from . import bulk, history, reads, scopes, verifications
 from . import search as searching
+from .connection import PAGE_SIZE, WRITE_WAIT_SECONDS, open_readonly, open_writable
 from .hints import zero_hints
 from .inputs import PageInputs, SpecInputs
 from .rows import (
@@ -82,17 +82,6 @@ __all__ = [
 ]
 
 
-#: How long a writer waits for another process's write transaction before giving up:
-#: a first sync of a 250,000-record tag writes for under a minute.
-WRITE_WAIT_SECONDS = 300.0
-#: How long a reader waits on a lock (WAL readers wait only on recovery and checkpoints).
-_READ_WAIT_MS = 10_000
-#: The page size of a new catalog (an existing one keeps its own). Against SQLite's 4 KiB,
-#: a first sync of a 250,000-record tag writes a quarter as many pages and takes ~5 % less
-#: time, a tag added to nine overlapping ones as much or less, and reads measured the same.
-PAGE_SIZE = 16384
-
-
 class Catalog:
     """An open catalog file. Use as a context manager, or call :meth:`close`."""
 
@@ -103,23 +92,7 @@ class Catalog:
         if path.exists() and not path.is_file():
             raise CatalogError(f"{path}: not a regular file; give 'catalog' a file path")
         try:
-            if readonly:
-                self._db = _open_readonly(path)
-            else:
-                try:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                except OSError as exc:
-                    raise CatalogError(
-                        f"{path.parent}: cannot create the catalog's folder ({exc.strerror or exc})"
-                    ) from exc
-                self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-                self._db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
-                # Only a file without pages takes it, and only before WAL mode is set.
-                self._db.execute(f"PRAGMA page_size={PAGE_SIZE}")
-                _into_wal(self._db, write_wait)
-                self._db.execute("PRAGMA synchronous=NORMAL")
-                # A first sync inserts millions of index entries; keep the B-trees in memory.
-                self._db.execute("PRAGMA cache_size=-131072")
+            self._db = open_readonly(path) if readonly else open_writable(path, write_wait)
             searching.register_functions(self._db)
             self._db.execute("PRAGMA foreign_keys=ON")
             migrate(self._db, path, readonly=readonly)
@@ -562,44 +535,6 @@ class Catalog:
         server calls this after :meth:`warm_search`. Returns the names walked."""
         with self.snapshot():
             return searching.warm_walks(self._db, str(self.path), self.state_token()[0])
-
-
-def _into_wal(db: sqlite3.Connection, wait: float) -> None:
-    """``PRAGMA journal_mode=WAL``, tried again (for up to ``wait`` seconds) while it finds
-    the file busy: processes opening a new catalog together each take a lock the others
-    need to change its journal, and SQLite answers some of them "busy" at once, without
-    waiting its busy timeout (three ``cachedex sync`` started together failed so)."""
-    deadline = time.monotonic() + wait
-    while True:
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            return
-        except sqlite3.OperationalError as exc:
-            if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY") or time.monotonic() >= deadline:
-                raise
-        time.sleep(0.01)
-
-
-def _open_readonly(path: Path) -> sqlite3.Connection:
-    """A read-only connection. On read-only storage SQLite cannot create the ``-shm``
-    file WAL mode needs; a catalog closed cleanly (no ``-wal`` left) is then opened as
-    immutable, which needs no ``-shm`` (MSG-1)."""
-    if not path.exists():
-        raise CatalogError(f"{path}: no catalog here yet; run 'cachedex sync' first")
-    db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
-    db.execute(f"PRAGMA busy_timeout={_READ_WAIT_MS}")
-    try:
-        db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-    except sqlite3.OperationalError as exc:
-        wal = path.with_name(path.name + "-wal")
-        cannot_share = getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY"))
-        if not cannot_share or (wal.exists() and wal.stat().st_size):
-            raise
-        db.close()
-        db = sqlite3.connect(
-            f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False
-        )
-    return db
 
 
 def package_names_of(package_tags: dict[str, list[tuple[str, int]]]) -> dict[str, list[str]]:
