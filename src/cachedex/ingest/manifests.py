@@ -166,10 +166,8 @@ def verified_while(data: bytes | bytearray, record: BlobRecord, url: str, work: 
         hashed = pool.submit(hashlib.new, record.checksumAlgorithm, data)
         try:
             result = work()
-        except BaseException:
+        finally:  # a wrong checksum replaces whatever work() raised
             verify_checksum(data, record, url, hashed.result().hexdigest())
-            raise
-        verify_checksum(data, record, url, hashed.result().hexdigest())
     return result
 
 
