@@ -323,15 +323,15 @@ class Catalog:
     def listing_difference(self, old: str, new: str) -> list[tuple[str, str, str, str, int]]:
         """(stack, hash, name, version, +1 in ``new`` only / -1 in ``old`` only) of the
         listed specs two tags do not share, stack by stack."""
-        return reads.listing_difference(self._db, old, new)
+        return history.listing_difference(self._db, old, new)
 
     def changes_since(self, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
         """(stack, hash, name, version, +1/-1) of listing changes after ``since``, oldest first."""
-        return reads.changes_since(self._db, tag, since)
+        return history.changes_since(self._db, tag, since)
 
     def first_synced_at(self, tag: str) -> float | None:
         """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
-        return reads.first_synced_at(self._db, tag)
+        return history.first_synced_at(self._db, tag)
 
     def held_hashes(self, hashes: Iterable[str] | None = None) -> set[str]:
         """Every hash some mirror holds, listed or not (of ``hashes`` only, if given)."""

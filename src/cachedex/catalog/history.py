@@ -23,10 +23,13 @@ __all__ = [
     "SyncRecord",
     "additions",
     "changed_packages",
+    "changes_since",
     "coverage_cells",
     "first_seen",
+    "first_synced_at",
     "first_syncs",
     "listing_counts",
+    "listing_difference",
     "package_coverage",
     "sync_changes",
     "tag_syncs",
@@ -217,3 +220,57 @@ def listing_counts(
             (tag, *name_values, *stack_values),
         )
     )
+
+
+def listing_difference(db: sqlite3.Connection, old: str, new: str) -> list[tuple[str, str, str, str, int]]:
+    """(stack, hash, name, version, +1 listed by ``new`` only / -1 by ``old`` only) of the
+    listed specs two tags do not share, stack by stack (a stack of one tag only: all of
+    it). Each pair of listings is compared by SQLite walking both in the members' key
+    order at once (a merge): two 250,000-spec tags take ~0.2 s, and only the specs that
+    differ are read (a lookup of each member in the other listing took 0.6 s)."""
+    mirrors = {
+        tag: dict(
+            db.execute("SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?", (tag,))
+        )
+        for tag in (old, new)
+    }
+    only = (
+        "SELECT spec_id FROM members WHERE mirror_id = ? AND listed EXCEPT "
+        "SELECT spec_id FROM members WHERE mirror_id = ? AND listed ORDER BY 1"
+    )
+    found: list[tuple[str, int, int]] = []
+    for stack in sorted(mirrors[old].keys() | mirrors[new].keys()):
+        for this, that, side in ((new, old, 1), (old, new, -1)):
+            mine = mirrors[this].get(stack)
+            if mine is not None:  # a stack the other tag lacks: compared with no mirror (-1), all of it
+                found.extend((stack, row[0], side) for row in db.execute(only, (mine, mirrors[that].get(stack, -1))))
+    details = {
+        row[0]: row[1:]
+        for row in db.execute(
+            "SELECT id, hash, name, version FROM specs WHERE id IN (SELECT value FROM json_each(?))",
+            (msgspec.json.encode(sorted({spec_id for _, spec_id, _ in found})).decode(),),
+        )
+    }
+    return [(stack, *details[spec_id], side) for stack, spec_id, side in found]
+
+
+def changes_since(db: sqlite3.Connection, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
+    """(stack, hash, name, version, +1/-1) of listing changes of a tag's mirrors
+    recorded by syncs that finished after ``since`` (epoch seconds), oldest first."""
+    return list(
+        db.execute(
+            "SELECT m.stack, s.hash, s.name, s.version, c.change FROM changes c "
+            "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
+            "JOIN mirrors m ON m.id = c.mirror_id JOIN tags t ON t.id = m.tag_id "
+            "WHERE t.name = ? AND y.finished_at > ? ORDER BY y.id",
+            (tag, since),
+        )
+    )
+
+
+def first_synced_at(db: sqlite3.Connection, tag: str) -> float | None:
+    """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
+    row = db.execute(
+        "SELECT min(y.finished_at) FROM syncs y JOIN tags t ON t.id = y.tag_id WHERE t.name = ?", (tag,)
+    ).fetchone()
+    return None if row is None else row[0]
