@@ -6,19 +6,18 @@ node dicts made by :mod:`.nodes`. Binaries are fake (filler bytes). Signatures a
 by default (readers only strip the armor); given a ``sign`` callable (a real OpenPGP
 clearsigner, e.g. gpg with a key made at test time) they are real, and
 :func:`publish_keys` lays the public keys out as Spack does (``v3/manifests/key/``,
-``build_cache/_pgp/``). The same input always gives byte-identical files (with the fake
-signatures).
+``build_cache/_pgp/``); both live in :mod:`.mirror_files` and are re-exported here.
+The same input always gives byte-identical files (with the fake signatures).
 """
 
 from __future__ import annotations
 
-import base64
 import gzip
 import hashlib
 import json
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +25,7 @@ from typing import Any
 import msgspec
 
 from ..values import SPEC_MEDIA_TYPE, TARBALL_MEDIA_TYPE
+from .mirror_files import KEY_INDEX_MEDIA_TYPE, PUBLIC_KEY_MEDIA_TYPE, MirrorFiles, Signer, clearsign, publish_keys
 from .nodes import dag_hash, edge, make_node, node_compiler, target_object
 
 __all__ = [
@@ -47,73 +47,6 @@ __all__ = [
 
 _encode = msgspec.json.encode
 _INDENT = re.compile(rb"\n +")
-
-#: Turns a text into an OpenPGP cleartext-signed message (what ``gpg --clearsign`` writes).
-Signer = Callable[[str], str]
-
-#: Media types of a v3 mirror's public keys and of its key index (``url_buildcache.py``).
-PUBLIC_KEY_MEDIA_TYPE = "application/pgp-keys"
-KEY_INDEX_MEDIA_TYPE = "application/vnd.spack.keyindex.v1+json"
-
-
-# -- signatures ----------------------------------------------------------------------
-
-
-def clearsign(text: str, *, hash_algo: str = "SHA512") -> str:
-    """``text`` as an OpenPGP cleartext-signed message with a fake signature.
-
-    Lines starting with ``-`` are dash-escaped (``- `` prefix). The signature block is
-    deterministic base64 that only looks like a signature; readers strip it unverified.
-    """
-    body = text
-    if text.startswith("-") or "\n-" in text:
-        body = "\n".join(f"- {line}" if line.startswith("-") else line for line in text.split("\n"))
-    digest = hashlib.sha512(text.encode("utf-8")).digest()
-    armored = base64.b64encode(b"\x89\x02\x33\x04\x01\x01\x0a\x00\x1d" + digest * 8).decode("ascii")
-    lines = "\n".join(armored[i : i + 64] for i in range(0, len(armored), 64))
-    return (
-        "-----BEGIN PGP SIGNED MESSAGE-----\n"
-        f"Hash: {hash_algo}\n\n{body}\n-----BEGIN PGP SIGNATURE-----\n\n{lines}\n"
-        f"={base64.b64encode(digest[:3]).decode('ascii')}\n-----END PGP SIGNATURE-----\n"
-    )
-
-
-def publish_keys(dest: Path, keys: Mapping[str, str], *, layout: int) -> None:
-    """Publish the ASCII-armored public ``keys`` (fingerprint -> key) of the mirror at
-    ``dest`` as ``spack buildcache push --key`` does: layout 3, a blob and
-    ``v3/manifests/key/<FINGERPRINT>.key.manifest.json`` per key, and the key index
-    (``{"keys": {fingerprint: {}}}``) as a blob named by ``v3/manifests/key/keys.manifest.json``;
-    layout 2, ``build_cache/_pgp/<FINGERPRINT>.pub`` and ``build_cache/_pgp/index.json``."""
-    files = _Files(dest)
-    index = json.dumps({"keys": {fingerprint: {} for fingerprint in keys}}).encode("ascii")
-    if layout == 2:
-        for fingerprint, armored in keys.items():
-            files.write(f"build_cache/_pgp/{fingerprint}.pub", armored.encode("ascii"))
-        files.write("build_cache/_pgp/index.json", index)
-        return
-    if layout != 3:
-        raise ValueError(f"layout must be 2 or 3, got {layout}")
-    for name, data, media in (
-        *((fingerprint, armored.encode("ascii"), PUBLIC_KEY_MEDIA_TYPE) for fingerprint, armored in keys.items()),
-        ("keys", index, KEY_INDEX_MEDIA_TYPE),
-    ):
-        checksum = hashlib.sha256(data).hexdigest()
-        files.write(f"blobs/sha256/{checksum[:2]}/{checksum}", data)
-        manifest = {
-            "version": 3,
-            "data": [
-                {
-                    "contentLength": len(data),
-                    "mediaType": media,
-                    "compression": "none",
-                    "checksumAlgorithm": "sha256",
-                    "checksum": checksum,
-                }
-            ],
-        }
-        suffix = "manifest.json" if name == "keys" else "key.manifest.json"
-        files.write(f"v3/manifests/key/{name}.{suffix}", json.dumps(manifest, indent=0).encode("ascii"))
-
 
 # -- mirrors -------------------------------------------------------------------------
 
@@ -180,37 +113,6 @@ _SPEC_MANIFEST = (
 )  # == json.dumps(manifest, indent=0), without its per-call cost
 
 
-class _Files:
-    """Writes files under one folder, creating each parent folder once."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = str(root)
-        self.made: set[str] = set()
-
-    def _open(self, relative: str) -> int:
-        path = f"{self.root}/{relative}"
-        parent = path.rpartition("/")[0]
-        if parent not in self.made:
-            os.makedirs(parent, exist_ok=True)
-            self.made.add(parent)
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-
-    def write(self, relative: str, data: bytes) -> None:
-        with open(self._open(relative), "wb") as handle:
-            handle.write(data)
-
-    def filler(self, relative: str, size: int, seed: str) -> str:
-        """Write ``size`` cheap deterministic bytes (gzip magic first); returns their sha256 hex."""
-        chunk = b"\x1f\x8b\x08\x00" + hashlib.sha256(seed.encode()).digest() * 2047 + bytes(28)
-        digest = hashlib.sha256()
-        with open(self._open(relative), "wb") as handle:
-            for start in range(0, size, len(chunk)):
-                part = chunk[: min(len(chunk), size - start)]
-                digest.update(part)
-                handle.write(part)
-        return digest.hexdigest()
-
-
 def write_mirror(
     dest: Path,
     records: Iterable[tuple[Mapping[str, Any], bool]],
@@ -251,7 +153,7 @@ def write_mirror(
     wanted = [key for key, flag in listed.items() if flag]
     if tarballs and any(not sizes or key not in sizes for key in wanted):
         raise ValueError("tarballs=True needs sizes[hash] for every listed record")
-    files = _Files(dest)
+    files = MirrorFiles(dest)
     cache: MutableMapping[tuple[str, int, str], bytes] = {} if spec_cache is None else spec_cache
     write = _write_v2 if layout == 2 else _write_v3
     index_path, written = write(
@@ -302,7 +204,7 @@ def write_view(
     mirror's own (write the mirror with every record first). Returns the manifest's path."""
     _nodes, _listed, index = _index(records, db_version)
     checksum = hashlib.sha256(index).hexdigest()
-    files = _Files(dest)
+    files = MirrorFiles(dest)
     files.write(f"blobs/sha256/{checksum[:2]}/{checksum}", index)
     manifest_path = f"v3/manifests/index/{view}/index.manifest.json"
     files.write(manifest_path, _index_manifest(index, checksum, db_version))
@@ -326,7 +228,7 @@ def _index_manifest(index: bytes, checksum: str, db_version: str) -> bytes:
 
 
 def _write_v2(
-    files: _Files,
+    files: MirrorFiles,
     index: bytes,
     checksum: str,
     nodes: Mapping[str, Mapping[str, Any]],
@@ -377,7 +279,7 @@ def _write_v2(
 
 
 def _write_v3(
-    files: _Files,
+    files: MirrorFiles,
     index: bytes,
     checksum: str,
     nodes: Mapping[str, Mapping[str, Any]],
