@@ -320,19 +320,6 @@ class Catalog:
         (of the packages ``names`` and the stacks ``stacks`` only, if given)."""
         return reads.tag_members(self._db, tag, names, stacks)
 
-    def listing_difference(self, old: str, new: str) -> list[tuple[str, str, str, str, int]]:
-        """(stack, hash, name, version, +1 in ``new`` only / -1 in ``old`` only) of the
-        listed specs two tags do not share, stack by stack."""
-        return history.listing_difference(self._db, old, new)
-
-    def changes_since(self, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
-        """(stack, hash, name, version, +1/-1) of listing changes after ``since``, oldest first."""
-        return history.changes_since(self._db, tag, since)
-
-    def first_synced_at(self, tag: str) -> float | None:
-        """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
-        return history.first_synced_at(self._db, tag)
-
     def held_hashes(self, hashes: Iterable[str] | None = None) -> set[str]:
         """Every hash some mirror holds, listed or not (of ``hashes`` only, if given)."""
         return reads.held_hashes(self._db, hashes)
@@ -346,6 +333,19 @@ class Catalog:
         return reads.spec_summary(self._db, dag_hash)  # a record no mirror lists: a compiler, an external
 
     # -- history and coverage (see history.py) ---------------------------------------------
+
+    def listing_difference(self, old: str, new: str) -> list[tuple[str, str, str, str, int]]:
+        """(stack, hash, name, version, +1 in ``new`` only / -1 in ``old`` only) of the
+        listed specs two tags do not share, stack by stack."""
+        return history.listing_difference(self._db, old, new)
+
+    def changes_since(self, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
+        """(stack, hash, name, version, +1/-1) of listing changes after ``since``, oldest first."""
+        return history.changes_since(self._db, tag, since)
+
+    def first_synced_at(self, tag: str) -> float | None:
+        """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
+        return history.first_synced_at(self._db, tag)
 
     def tag_syncs(self, tag: str | None = None, *, limit: int = 1000) -> list[history.SyncRecord]:
         """The syncs of ``tag`` (of every tag), newest first, with their change counts."""

@@ -48,8 +48,6 @@ __all__ = [
 _encode = msgspec.json.encode
 _INDENT = re.compile(rb"\n +")
 
-# -- mirrors -------------------------------------------------------------------------
-
 
 @dataclass(frozen=True)
 class MirrorInfo:
