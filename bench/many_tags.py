@@ -43,6 +43,8 @@ from typing import Any
 
 import yaml
 
+from cachedex.catalog.schema import BULK_INDEXES, BULK_MEMBER_INDEXES
+
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
@@ -179,8 +181,11 @@ def _backup(source: Path, copy: Path) -> None:
 
 
 #: The indexes a new spec or member of the tenth tag is inserted into at random, which
-#: --bound drops: all but the hash index (the lookups need it) and the unsized specs'.
-_KEPT_UP = ("specs_name", "specs_target", "specs_os", "specs_compiler", "edges_child", "members_spec")
+#: --bound drops: the schema's secondary indexes of specs, edges and members, all but the
+#: hash index (the lookups need it) and the unsized specs' (asked with the ids).
+_KEPT_UP = tuple(
+    name for name in {**BULK_INDEXES, **BULK_MEMBER_INDEXES} if name not in ("specs_hash", "specs_unsized")
+)
 
 
 def _pairs(out: Path, tags: list[dict[str, str]], before_last: Path, pairs: int, *, bound: bool) -> None:
