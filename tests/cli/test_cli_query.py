@@ -147,6 +147,52 @@ def test_show_a_spec_and_a_package(demo: Path) -> None:
     assert code == 1 and "no tag lists a package 'no-such-package'" in output
 
 
+def test_show_a_package_in_words(demo: Path) -> None:
+    """Versions newest first in Spack's order (2.11.1 before 2.9.1, which a text sort
+    reverses), counts in the right number, and no empty facet line."""
+    code, output = run(demo, "show", "hwloc", "--tag", "develop")
+    assert code == 0, output
+    assert "hwloc in develop: 8 specs, " in output and "; versions 2.11.1, 2.9.1\n" in output
+    code, output = run(demo, "show", "hdf5", "--tag", "develop")
+    assert "variant: the same in every spec" in output and not any(line.endswith(": ") for line in output.splitlines())
+    code, output = run(demo, "show", "zlib", "--tag", "develop-2026-11-01")
+    assert "zlib in develop-2026-11-01: 1 spec, sizes unknown; version 1.2.13" in output
+
+
+def test_show_any_record_the_site_has_a_page_for(demo: Path) -> None:
+    """A dependency held without a binary, and a spec that left every tag, are shown
+    by their hash as the site and the API show them, not refused as unknown."""
+    code, output = run(demo, "search", "hdf5", "--tag", "develop", "--json", "--limit", "1")
+    spec = json.loads(output)[0]
+    page = json.loads(run(demo, "show", spec["hash"], "--json")[1])
+    (unlisted, *_) = [d for d in page["dependencies"] if not d.get("listed", True)]
+    for what in ("/" + unlisted["hash"][:7], unlisted["hash"][:7], unlisted["hash"]):
+        code, output = run(demo, "show", what)
+        assert code == 0, output
+        assert output.startswith(f"{unlisted['name']}@{unlisted['version']} /{unlisted['hash']}")
+        assert "(no binary)" in output and "size unknown" in output
+    with Catalog(demo / "cachedex.sqlite") as catalog:
+        gone = next(h for h in catalog.hashes_starting("", limit=100_000) if not catalog.holders(h))
+    code, output = run(demo, "show", "/" + gone[:8])
+    assert code == 0, output
+    assert "held by no mirror now" in output
+    code, output = run(demo, "show", "/" + gone[:8] + "9")
+    assert code == 1 and "no spec with a hash starting with" in output
+
+
+def test_show_counts_many_dependents_by_package(demo: Path) -> None:
+    """A core library's dependents are counted per package, not printed one by one."""
+    code, output = run(demo, "search", "zlib-ng", "--tag", "develop", "--json")
+    hub = max(json.loads(output), key=lambda s: len(s["stacks"]))
+    page = json.loads(run(demo, "show", hub["hash"], "--json")[1])
+    assert len(page["dependents"]) > 10
+    code, output = run(demo, "show", hub["hash"])
+    (line,) = [line for line in output.splitlines() if line.startswith("cached dependents: ")]
+    packages = {d["name"] for d in page["dependents"]}
+    assert line.startswith(f"cached dependents: {len(page['dependents']):,} specs of {len(packages):,} packages: ")
+    assert "/" + page["dependents"][-1]["hash"][:7] not in line
+
+
 def test_diff_two_tags_and_since_a_date(demo: Path) -> None:
     code, output = run(demo, "diff", "develop-2026-11-08", "develop", "--json")
     assert code == 0, output

@@ -332,6 +332,10 @@ class Catalog:
             return exact[0]
         return reads.spec_summary(self._db, dag_hash)  # a record no mirror lists: a compiler, an external
 
+    def hashes_starting(self, prefix: str, limit: int = 2) -> list[str]:
+        """Up to ``limit`` hashes of any of the catalog's records that start with ``prefix``."""
+        return reads.hashes_starting(self._db, prefix, limit)
+
     # -- history and coverage (see history.py) ---------------------------------------------
 
     def listing_difference(self, old: str, new: str) -> list[tuple[str, str, str, str, int]]:

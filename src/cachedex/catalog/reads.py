@@ -21,6 +21,7 @@ __all__ = [
     "all_package_tags",
     "closure",
     "edges_of",
+    "hashes_starting",
     "held_hashes",
     "holders",
     "known_specs",
@@ -320,6 +321,15 @@ def held_hashes(db: sqlite3.Connection, hashes: Iterable[str] | None = None) -> 
             (_hashes_json(wanted),),
         )
     }
+
+
+def hashes_starting(db: sqlite3.Connection, prefix: str, limit: int) -> list[str]:
+    """Up to ``limit`` hashes of the catalog's records (listed, held without a binary,
+    or kept for history only) that start with ``prefix``, in order."""
+    rows = db.execute(
+        "SELECT hash FROM specs WHERE hash >= ? AND hash < ? ORDER BY hash LIMIT ?", (prefix, prefix + "{", limit)
+    )
+    return [row[0] for row in rows]
 
 
 def spec_summary(db: sqlite3.Connection, dag_hash: str) -> SpecSummary | None:

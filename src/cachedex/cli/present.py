@@ -6,9 +6,12 @@ is printed as text, never as rich markup: a package named ``[red]`` prints as wr
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 import time
+from collections import Counter
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -21,7 +24,7 @@ from rich.tree import Tree
 from ..values import human_size
 
 if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
-    from ..catalog import SearchPage, SpecSummary, TagStats
+    from ..catalog import Edge, SearchPage, SpecSummary, TagStats
     from ..diff import TagDiff
     from ..ingest.sync import TagOutcome
     from ..publish.export import ExportReport
@@ -150,6 +153,35 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
         OUT.print(escape(f"  {hint}"))
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}{'s' * (n != 1)}"
+
+
+def _size_text(size: int | None) -> str:
+    return "unknown" if size is None else human_size(size)
+
+
+#: Dependents a spec's summary lists one by one; beyond, it counts them by package.
+DEPENDENTS_LISTED = 10
+#: Packages named in a summary of many dependents (a core library has thousands).
+DEPENDENT_PACKAGES = 20
+
+
+def _dependents_text(dependents: Sequence[Edge]) -> str:
+    """A spec's cached dependents for a terminal: each, when few; else how many of each
+    package, the first :data:`DEPENDENT_PACKAGES`."""
+    if len(dependents) <= DEPENDENTS_LISTED:
+        return ", ".join(f"{d.name}@{d.version} /{d.hash[:7]}" for d in dependents)
+    per_package = Counter(d.name for d in dependents)
+    named = ", ".join(f"{name} ({n})" for name, n in itertools.islice(per_package.items(), DEPENDENT_PACKAGES))
+    rest = len(per_package) - DEPENDENT_PACKAGES
+    more = f" and {_count(rest, 'more package')}" if rest > 0 else ""
+    return (
+        f"{_count(len(dependents), 'spec')} of {_count(len(per_package), 'package')}: {named}{more}"
+        " ('cachedex show --json' lists each)"
+    )
+
+
 def print_spec(page: SpecPage) -> None:
     """One spec: facts, dependencies as a tree, dependents, how to install it."""
     s = page.spec
@@ -157,14 +189,17 @@ def print_spec(page: SpecPage) -> None:
     OUT.print(escape(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
     OUT.print(escape(f"  variants {' '.join(s.variants) or '-'}"))
     OUT.print(
-        f"  size {human_size(s.size)}; with its link/run closure "
-        f"{human_size(page.closure_size)}"
+        f"  size {_size_text(s.size)}; with its link/run closure "
+        f"{_size_text(page.closure_size)}"
         + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
     )
-    OUT.print(
-        "  held by "
-        + ", ".join(escape(f"{h.tag}/{h.stack}") + ("" if h.listed else " (no binary)") for h in page.holders)
-    )
+    if page.holders:
+        per_tag: dict[str, list[str]] = {}
+        for h in page.holders:
+            per_tag.setdefault(h.tag, []).append(h.stack + ("" if h.listed else " (no binary)"))
+        OUT.print("  held by " + escape("; ".join(f"{tag}: {', '.join(stacks)}" for tag, stacks in per_tag.items())))
+    else:
+        OUT.print("  held by no mirror now: every tag that listed it has dropped it ('cachedex diff' tells when)")
     tree = Tree(escape(f"{s.name}@{s.version}"))
     for edge in page.dependencies:
         mark = "" if edge.listed else " [dim](no binary)[/dim]"
@@ -173,9 +208,7 @@ def print_spec(page: SpecPage) -> None:
     if page.closure:
         OUT.print(f"  {len(page.closure)} link/run dependencies in all ('cachedex show --json' lists them)")
     if page.dependents:
-        OUT.print(
-            "cached dependents: " + escape(", ".join(f"{d.name}@{d.version} /{d.hash[:7]}" for d in page.dependents))
-        )
+        OUT.print("cached dependents: " + escape(_dependents_text(page.dependents)))
     for install in page.install[:1]:
         OUT.print(escape(f"install ({install.tag}/{install.stack}):"))
         for line in install.commands.splitlines():
@@ -183,14 +216,21 @@ def print_spec(page: SpecPage) -> None:
 
 
 def print_package(page: PackagePage) -> None:
-    """A package's summary in one tag."""
-    versions = sorted({s.version for s in page.specs}, reverse=True)
+    """A package's summary in one tag: its versions newest first (Spack's order, as the
+    page lists its specs), its size, and the values that tell its specs apart."""
+    versions = dict.fromkeys(s.version for s in page.specs)
+    size = _size_text(page.size) if page.sized else "sizes unknown"
+    if 0 < page.sized < len(page.specs):
+        size += f" ({page.sized:,} of {len(page.specs):,} sizes known)"
     OUT.print(
-        f"[bold]{escape(page.name)}[/bold] in [bold]{escape(page.tag)}[/bold]: {len(page.specs)} specs, "
-        f"{human_size(page.size)}; versions {escape(', '.join(versions))}"
+        f"[bold]{escape(page.name)}[/bold] in [bold]{escape(page.tag)}[/bold]: {_count(len(page.specs), 'spec')}, "
+        f"{size}; {'versions' if len(versions) > 1 else 'version'} {escape(', '.join(versions))}"
     )
     for key, counts in page.facets.items():
-        OUT.print(f"  {key}: " + escape(", ".join(f"{v} ({n})" for v, n in counts.items())))
+        if counts:
+            OUT.print(f"  {key}: " + escape(", ".join(f"{v} ({n})" for v, n in counts.items())))
+        elif key == "variant" and len(page.specs) > 1:
+            OUT.print("  variant: the same in every spec")
 
 
 def print_diff(result: TagDiff) -> None:

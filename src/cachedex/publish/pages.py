@@ -25,7 +25,6 @@ import msgspec
 from ..catalog import Catalog, ListedRow, MirrorState, SpecSummary
 from ..catalog.verifications import MirrorVerification
 from ..errors import UnknownPackage, UnknownSpec
-from ..query import Query
 from ..values import ROOT_STACK
 from ..versions import version_key
 from .facets import FACET_KEYS, FACETS, ListedSpec, SpecColumns, TagSpecs, select_tag, tag_specs
@@ -254,17 +253,20 @@ def resolve(catalog: Catalog, what: str) -> SpecSummary | str:
     ``/``) as its summary, or else a package name, returned as it is.
 
     A leading ``/`` means a hash. Without it, a word that is a known package's name is
-    that package, even if it is also the start of a hash. UnknownSpec for a prefix that
-    matches no spec or several; UnknownPackage for a name no tag lists."""
+    that package, even if it is also the start of a hash. Every record counts, listed or
+    not: a dependency held without a binary, or a spec that left every tag, has its page
+    on the site and in the API too. UnknownSpec for a prefix that matches no spec or
+    several; UnknownPackage for a name no tag lists."""
     prefix = what.lstrip("/")
     by_hash = what.startswith("/")
-    matches = catalog.search(Query(hash_prefix=prefix), limit=2).specs if prefix.isalnum() else ()
-    if by_hash or (matches and not catalog.package_tags(what)):
-        if not matches:
-            raise UnknownSpec(prefix)
-        if len(matches) > 1:
+    hashes = catalog.hashes_starting(prefix, limit=2) if prefix.isalnum() else []
+    if by_hash or (hashes and not catalog.package_tags(what)):
+        if len(hashes) > 1:
             raise UnknownSpec(prefix, f"hash prefix {prefix!r} is ambiguous; give more characters")
-        return matches[0]
+        spec = catalog.spec_summary(hashes[0]) if hashes else None
+        if spec is None:
+            raise UnknownSpec(prefix)
+        return spec
     if not catalog.package_tags(what):
         raise UnknownPackage(what)
     return what
