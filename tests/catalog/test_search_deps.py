@@ -14,7 +14,7 @@ from cachedex.catalog.schema import migrate
 from cachedex.errors import BadQuery
 from cachedex.query import format_query, parse
 from cachedex.values import Dependency
-from tests.helpers import Listed, listed_specs, record, write_tag
+from tests.helpers import Listed, listed_specs, record, replace_mirror, write_tag
 
 
 def _scope(catalog: Catalog, scope: str) -> tuple[str | None, str | None, dict[str, Listed]]:
@@ -88,6 +88,34 @@ def test_zero_results_say_which_condition_nothing_satisfies(chain: Catalog) -> N
     assert only == "no package 'lbi' in t; did you mean lib?"
     assert chain.search(parse("lib"), tag="t", hints=True).hints == ()  # found: no hints
     assert chain.search(parse("lib@4.1 ~shared"), tag="t").hints == ()  # not asked
+
+
+def test_a_package_name_that_finds_nothing_says_where_it_is(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A name listed in another tag names that tag; a name the catalog knows only without
+    a binary says so (it is not its own "did you mean"); close names are only those some
+    mirror lists."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        libc = record("c" * 32, "glibc", version="2.35")
+        write_tag(catalog, "t", [record("a" * 32, "app"), libc], members={"a" * 32: True, "c" * 32: False})
+        write_tag(catalog, "u", [record("z" * 32, "zlib-ng", version="2.2.1"), record("y" * 32, "glibd")])
+        with catalog.writing_tag("u") as writer:  # glibd leaves
+            replace_mirror(writer, "root", {"z" * 32: True}, checksum="y")
+
+        def hint(name: str, tag: str | None = "t") -> str:
+            (only,) = catalog.search(parse(name), tag=tag, hints=True).hints
+            return only
+
+        assert hint("zlib-ng") == "no package 'zlib-ng' in t; it is in u (1 spec)"
+        assert hint("glibc", None) == (
+            "no spec of 'glibc' in the catalog has a binary; mirrors hold glibc@2.35 /ccccccc only as a dependency, "
+            "without one"
+        )
+        assert hint("glibd") == (
+            "no spec of 'glibd' in t has a binary; the catalog keeps glibd@1.3.1 /yyyyyyy from an earlier sync, "
+            "no mirror holds it now"
+        )
+        assert hint("glibx") == "no package 'glibx' in t"  # glibc and glibd: no binary anywhere
+        assert hint("ap") == "no package 'ap' in t; did you mean app?"
 
 
 def test_cos5_a_self_loop_is_not_in_the_catalogs_closure(tmp_path) -> None:  # type: ignore[no-untyped-def]

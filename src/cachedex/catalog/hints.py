@@ -8,6 +8,7 @@ import sqlite3
 from ..query import Query, query_parts
 from .facets import STATE_CACHE
 from .names import NameIndex
+from .reads import package_tags
 from .rows import SpecSummary
 from .search import search
 
@@ -27,8 +28,7 @@ def zero_hints(
     parts = query_parts(query)
     scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
     if len(parts) == 1 and query.name is not None:
-        close = _name_index(db, path, token).close(query.name)
-        return (f"no package {query.name!r} {scope}" + (f"; did you mean {', '.join(close)}?" if close else ""),)
+        return (_name_hint(db, path, token, query.name, scope, tag),)
     hints = []
     for label, rest in parts[:_MAX_HINTS]:
         if rest.is_empty:
@@ -39,6 +39,41 @@ def zero_hints(
             count = f"1 spec {scope} matches" if found.total == 1 else f"{found.total:,} specs {scope} match"
             hints.append(f"nothing matches {label}; without it, {count}, e.g. {_described(example)}")
     return tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
+
+
+def _name_hint(db: sqlite3.Connection, path: str, token: str, name: str, scope: str, tag: str | None) -> str:
+    """Why no spec of package ``name`` is found in ``scope``: the tags that list it; or the
+    record the catalog has of it without a binary; or the names close to it that some
+    mirror lists (the catalog's names include packages no mirror has a binary of)."""
+    elsewhere = [f"{t} ({n:,} spec{'s' * (n != 1)})" for t, n in package_tags(db, name) if t != tag]
+    if elsewhere:
+        return f"no package {name!r} {scope}; it is in " + ", ".join(elsewhere)
+    kept = db.execute(
+        "SELECT s.hash, s.version, EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id) AS held "
+        "FROM specs s WHERE s.name = ? ORDER BY held DESC, s.hash LIMIT 1",
+        (name,),
+    ).fetchone()
+    if kept is not None:
+        dag_hash, version, held = kept
+        spec = f"{name}@{version} /{dag_hash[:7]}"
+        found = (
+            f"mirrors hold {spec} only as a dependency, without one"
+            if held
+            else f"the catalog keeps {spec} from an earlier sync, no mirror holds it now"
+        )
+        return f"no spec of {name!r} {scope} has a binary; {found}"
+    close = [
+        other
+        for other in _name_index(db, path, token).close(name, n=2 * _CLOSE)
+        if db.execute(_LISTED_NAME, (other,)).fetchone()
+    ][:_CLOSE]
+    return f"no package {name!r} {scope}" + (f"; did you mean {', '.join(close)}?" if close else "")
+
+
+#: Names a "did you mean" offers, at most.
+_CLOSE = 3
+#: Whether some mirror lists a spec of a package (with a binary).
+_LISTED_NAME = "SELECT 1 FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed WHERE s.name = ? LIMIT 1"
 
 
 def _name_index(db: sqlite3.Connection, path: str, token: str) -> NameIndex:
