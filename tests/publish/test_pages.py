@@ -19,7 +19,7 @@ from cachedex.catalog import Catalog
 from cachedex.errors import UnknownPackage, UnknownSpec
 from cachedex.publish.graph import SpecGraph
 from cachedex.publish.pages import package_page, package_pages, resolve, spec_page
-from cachedex.publish.render import to_json
+from cachedex.publish.render import render, to_json
 from cachedex.publish.site import write_site
 from cachedex.values import Dependency
 from tests.helpers import Demo, record, replace_mirror, write_tag
@@ -87,6 +87,20 @@ def test_a_spec_page_follows_link_edges_and_counts_unknown_sizes(small_catalog: 
     assert graph.page(graph.ids["c" * 32], page.node) == page
 
 
+def test_a_spec_page_says_what_installing_it_downloads(small_catalog: Catalog) -> None:
+    def said(dag_hash: str) -> str:
+        (text,) = re.findall(r'<dd id="closure-size">(.*?)</dd>', render(spec_page(small_catalog, dag_hash)))
+        return html.unescape(text)
+
+    assert said("c" * 32) == (
+        "100.0 kB to download: this binary and 1 link/run dependency with a binary (1 of 2 sizes known)"
+    )
+    # Without a binary of its own or of a dependency, there is nothing to count.
+    assert said("g" * 32) == (
+        "nothing to download: neither it nor any of its link/run dependencies has a binary in the cache"
+    )
+
+
 def test_a_package_page_counts_its_facets(small_catalog: Catalog) -> None:
     page = package_page(small_catalog, "t", "zlib")
     assert page.facets["stack"] == {"root": 1, "s": 1} and page.size == 100_000
@@ -100,6 +114,8 @@ def test_resolve_tells_hashes_from_package_names(small_catalog: Catalog) -> None
     found = resolve(small_catalog, "/zzzz")
     assert not isinstance(found, str) and found.hash == "z" * 32
     assert not isinstance(resolve(small_catalog, "cccc"), str)  # no package of that name: a hash prefix
+    gcc = resolve(small_catalog, "/gggg")  # held without a binary: the site has its page too
+    assert not isinstance(gcc, str) and (gcc.name, gcc.tags) == ("gcc", ())
     with pytest.raises(UnknownSpec):
         resolve(small_catalog, "/qqq")
     with pytest.raises(UnknownPackage):
