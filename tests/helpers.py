@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -25,6 +25,7 @@ from cachedex.catalog import Catalog, ListedRow, TagWriter
 from cachedex.config import Config, parse_config
 from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.values import Dependency, SpecRecord
+from cachedex.versions import version_key
 
 REPO = Path(__file__).resolve().parents[1]
 #: The workplace's shared folder (its fixtures are read in place): beside the checkout,
@@ -334,6 +335,26 @@ def listed_specs(catalog: Catalog, tag: str) -> list[Listed]:
         )
         for row in catalog.listed_rows(tag)
     ]
+
+
+class Named(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def hash(self) -> str: ...
+
+
+N = TypeVar("N", bound=Named)
+
+
+def in_result_order(specs: Iterable[N]) -> list[N]:
+    """``specs`` as search results come: by name, newest version first in Spack's order,
+    then by hash (three stable sorts, written apart from the catalog's one key)."""
+    by_hash = sorted(specs, key=lambda s: s.hash)
+    newest_first = sorted(by_hash, key=lambda s: (version_key(s.version), s.version), reverse=True)
+    return sorted(newest_first, key=lambda s: s.name)
 
 
 # -- the demo and servers ---------------------------------------------------------------------

@@ -14,7 +14,7 @@ from cachedex.catalog.schema import migrate
 from cachedex.errors import BadQuery
 from cachedex.query import format_query, parse
 from cachedex.values import Dependency
-from tests.helpers import Listed, listed_specs, record, replace_mirror, write_tag
+from tests.helpers import Listed, in_result_order, listed_specs, record, replace_mirror, write_tag
 
 
 def _scope(catalog: Catalog, scope: str) -> tuple[str | None, str | None, dict[str, Listed]]:
@@ -170,7 +170,7 @@ def test_queries_without_a_name_match_what_each_spec_says(demo_run, text: str, s
 
     expected = [
         s.hash
-        for s in sorted(every.values(), key=lambda s: (s.name, s.version, s.hash))
+        for s in in_result_order(every.values())
         if (not query.versions or version_satisfies(s.version, query.versions))
         and variants_satisfy(s.variants, query)
         and (query.target is None or s.target in targets)
@@ -234,7 +234,7 @@ def test_dependency_queries_match_what_each_specs_closure_says(demo_run, text: s
 
         expected = [
             s.hash
-            for s in sorted(every.values(), key=lambda s: (s.name, s.version, s.hash))
+            for s in in_result_order(every.values())
             if matches(s.name, s.version, s.variants, query)
             and (query.target is None or s.target == query.target)
             and all(closure_matches(s.hash, dependency) for dependency in query.dependencies)
@@ -242,7 +242,7 @@ def test_dependency_queries_match_what_each_specs_closure_says(demo_run, text: s
     assert [s.hash for s in found.specs] == expected and found.total == len(expected)
     for at, page in zip((0, 7, 14), pages, strict=True):
         assert [s.hash for s in page.specs] == expected[at : at + 7] and page.total == len(expected)
-    assert explained[-1].startswith("the specs depending on ^")
+    assert any(line.startswith("the specs depending on ^") for line in explained)
     if text not in ("^gmake", "^nosuch") and scope == "tag":
         assert expected, "each query but two finds something in the demo's develop"
 

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from cachedex.catalog import Catalog
 from cachedex.cli import main
 from cachedex.query import parse, target_family, variants_satisfy
-from cachedex.versions import version_satisfies
-from tests.helpers import Demo, history, listed_specs
+from cachedex.versions import version_key, version_satisfies
+from tests.helpers import Demo, history, in_result_order, listed_specs
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +83,7 @@ def test_facet_queries_page_and_count_like_the_sql_path(demo: Path, query: str) 
                 }
             whole = catalog.search(parse(query), tag="develop", stack=stack, limit=100_000)
             assert whole.total == len(whole.specs) == len(expected) and {s.hash for s in whole.specs} == expected
-            order = [(s.name, s.version, s.hash) for s in whole.specs]
-            assert order == sorted(order)
+            assert list(whole.specs) == in_result_order(whole.specs)
             pages = [
                 catalog.search(parse(query), tag="develop", stack=stack, limit=7, offset=n).specs
                 for n in range(0, whole.total + 7, 7)
@@ -145,6 +144,20 @@ def test_show_a_spec_and_a_package(demo: Path) -> None:
     assert package["name"] == "hdf5" and len(package["specs"]) == package["facets"]["stack"]["root"]
     code, output = run(demo, "show", "no-such-package")
     assert code == 1 and "no tag lists a package 'no-such-package'" in output
+
+
+def test_search_results_come_newest_version_first(demo: Path) -> None:
+    """By name, then Spack's version order, newest first, as package pages list them
+    (a text sort puts 11.4.0 before 7.3.1, and 2.11.1 before 2.9.1 only by luck)."""
+    code, output = run(demo, "search", "gcc-runtime", "--tag", "develop", "--json", "--limit", "1000")
+    whole = json.loads(output)
+    assert list(dict.fromkeys(r["version"] for r in whole)) == ["13.3.0", "12.3.0", "11.4.0", "8.5.0", "7.3.1"]
+    code, output = run(demo, "search", "gcc-runtime", "--tag", "develop", "--json", "--limit", "2", "--offset", "2")
+    assert [r["hash"] for r in json.loads(output)] == [r["hash"] for r in whole[2:4]]
+    # Answered by the facet index, not SQL: the same order.
+    code, output = run(demo, "search", "platform=linux", "--tag", "develop", "--json", "--limit", "1000")
+    hwloc = [r["version"] for r in json.loads(output) if r["name"] == "hwloc"]
+    assert hwloc[0] == "2.11.1" and hwloc == sorted(hwloc, key=version_key, reverse=True)
 
 
 def test_show_a_package_in_words(demo: Path) -> None:

@@ -493,7 +493,7 @@ class Catalog:
         offset: int = 0,
         hints: bool = False,
     ) -> SearchPage:
-        """Listed specs satisfying ``query``, ordered by name, version and hash.
+        """Listed specs satisfying ``query``, by name, newest version first (Spack's order), then hash.
 
         ``tag`` limits the search to that tag's listed specs (``stack`` further to those
         its stack holds) and fills each row's ``stacks``; without a tag, every spec some

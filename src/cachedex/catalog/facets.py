@@ -22,6 +22,7 @@ from typing import Any
 from ..query import Query, target_family
 from ..versions import version_satisfies
 from .dependents import Dependents
+from .order import result_positions
 from .rows import HAS_BINARY
 from .terms import BITS_CACHE, RankColumn, index_numbers
 
@@ -33,7 +34,7 @@ __all__ = [
     "StateCache",
     "facet_terms",
     "read_facet_index",
-    "scope_sql",
+    "scope_rows",
 ]
 
 #: Facet columns of ``specs``, in the order of a facet group's key.
@@ -80,7 +81,7 @@ def _group_matches(key: tuple[str, ...], facets: FacetTerms) -> bool:
 
 
 class FacetIndex:
-    """A search scope's specs in result order (name, version, hash), grouped by their
+    """A search scope's specs in result order (``order.py``), grouped by their
     facets (target, os, compiler, platform). It answers a query of facets alone without
     touching a row it does not return: the count is a sum over the matching groups, and
     the page merges their (sorted) lists of positions up to ``offset + limit``. A big
@@ -106,6 +107,9 @@ class FacetIndex:
         self._top = 0  # the highest id, found with it
         self._kept_dependents: dict[bytes, int] = {}
         self._number = next(index_numbers)
+        #: For a tag's or the catalog's index, where each spec read by id stands in result
+        #: order (its term index is read in the same order and put in the same one).
+        self.order: array[int] = array("I")
 
     def bits(self, facets: FacetTerms) -> int:
         """The positions of the specs matching ``facets`` as a bit set (see ``terms``)."""
@@ -151,26 +155,29 @@ class FacetIndex:
         return total, [self.ids[position] for position in page]
 
 
-def scope_sql(root: int | None) -> tuple[str, str, list[object]]:
-    """(FROM, WHERE, parameters) of the listed specs of a tag (its root mirror id, as
-    ``scopes.scope_mirrors`` gives it), or of the whole catalog (None). A stack's scope
-    is its tag's, kept to the stack's members (:meth:`FacetIndex.select`)."""
+def scope_rows(db: sqlite3.Connection, root: int | None, columns: str) -> list[tuple[Any, ...]]:
+    """``columns`` of the listed specs of a tag (its root mirror id, as
+    ``scopes.scope_mirrors`` gives it), or of the whole catalog (None), by spec id: the
+    order a scan gives for free. A stack's scope is its tag's, kept to the stack's
+    members (:meth:`FacetIndex.select`)."""
     if root is None:
-        return "specs s", HAS_BINARY, []
-    return "members mb0 JOIN specs s ON s.id = mb0.spec_id", "mb0.mirror_id = ? AND mb0.listed", [root]
+        return db.execute(f"SELECT {columns} FROM specs s WHERE {HAS_BINARY} ORDER BY s.id").fetchall()
+    return db.execute(
+        f"SELECT {columns} FROM members mb0 JOIN specs s ON s.id = mb0.spec_id "
+        "WHERE mb0.mirror_id = ? AND mb0.listed ORDER BY mb0.spec_id",
+        (root,),
+    ).fetchall()
 
 
 def read_facet_index(db: sqlite3.Connection, root: int | None) -> FacetIndex:
-    """The :class:`FacetIndex` of a tag, or of the whole catalog: one ordered pass over
-    its specs."""
-    source, where, params = scope_sql(root)
-    return FacetIndex(
-        db.execute(
-            f"SELECT s.id, s.target, s.os, s.compiler, s.platform FROM {source} WHERE {where} "
-            "ORDER BY s.name, s.version, s.hash",
-            params,
-        )
-    )
+    """The :class:`FacetIndex` of a tag, or of the whole catalog: one pass over its
+    specs, sorted into result order (``order.py``); the index keeps that permutation
+    (:attr:`FacetIndex.order`) for the scope's other passes."""
+    rows = scope_rows(db, root, "s.name, s.version, s.hash, s.id, s.target, s.os, s.compiler, s.platform")
+    order = array("I", result_positions(rows))
+    index = FacetIndex(rows[position][3:] for position in order)
+    index.order = order
+    return index
 
 
 class StateCache:

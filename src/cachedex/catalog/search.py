@@ -17,8 +17,9 @@ How it stays quick on a big tag:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from operator import itemgetter
 
 import msgspec
 
@@ -26,7 +27,16 @@ from ..query import Query, format_query, variants_satisfy
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import VersionRange, version_satisfies
 from .dependents import WARMED_WALKS, Dependents, ReverseGraph, dependents, most_depended_on
-from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_sql
+from .facets import (
+    FACET_COLUMNS,
+    STATE_CACHE,
+    FacetIndex,
+    FacetTerms,
+    facet_terms,
+    read_facet_index,
+    scope_rows,
+)
+from .order import in_result_order
 from .rows import HAS_BINARY, SearchPage, SpecSummary
 from .scopes import holder_index, holders_key, mirror_ids, page_holders, scope_mirrors
 from .terms import TermIndex, bits_of, lowest_positions, read_term_index
@@ -135,14 +145,19 @@ def _walks(
 
 
 _GRAPH_KEY = ("reverse graph",)
+#: The SQL order of a search's matches by name or hash, before Python puts them in result order.
+_BY_NAME = "ORDER BY s.name, s.version, s.hash"
 
 
 def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None) -> TermIndex:
     """The variant and version index of a tag (root mirror id ``root``), or of the whole
     catalog, in state ``token``, built on first use."""
-    return STATE_CACHE.get(  # type: ignore[no-any-return]
-        path, token, ("terms", root), lambda: read_term_index(db, *scope_sql(root))
-    )
+
+    def make() -> TermIndex:
+        order = facet_index(db, path, token, root, None).order
+        return read_term_index(scope_rows(db, root, "s.version, s.variants"), order)
+
+    return STATE_CACHE.get(path, token, ("terms", root), make)  # type: ignore[no-any-return]
 
 
 def _terms_and_facets(
@@ -201,15 +216,18 @@ def _stack_scope(db: sqlite3.Connection, path: str, token: str, root: int, stack
 
 
 def _found_specs(
-    db: sqlite3.Connection, path: str, token: str, tag: str | None, where: Where, limit: int, offset: int
+    db: sqlite3.Connection, path: str, token: str, tag: str | None, ids: list[int]
 ) -> tuple[SpecSummary, ...]:
+    """The summaries of the specs ``ids``, in that order."""
     rows = db.execute(
         "SELECT s.id, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, s.size "
-        f"FROM specs s WHERE {where.sql} ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
-        [*where.params, limit, offset],
+        "FROM specs s WHERE s.id IN (SELECT value FROM json_each(?))",
+        (_encode(ids).decode(),),
     ).fetchall()
     if not rows:
         return ()
+    at = {spec_id: n for n, spec_id in enumerate(ids)}
+    rows.sort(key=lambda row: at[row[0]])
     # A server builds the holder index when it warms up. A one-off search (the CLI) asks
     # SQL for its page's holders instead: the index of a big tag takes ~0.4 s to read.
     index = STATE_CACHE.peek(path, token, holders_key(tag))
@@ -243,8 +261,9 @@ def search(
     limit: int,
     offset: int,
 ) -> SearchPage:
-    """Listed specs satisfying ``query``, ordered by name, version and hash; run inside
-    one read transaction whose state is ``token``. See ``Catalog.search``."""
+    """Listed specs satisfying ``query``, in result order (``order.py``: by name, newest
+    version first, then hash); run inside one read transaction whose state is
+    ``token``. See ``Catalog.search``."""
     mirrors = scope_mirrors(db, path, token, tag, stack)
     compilers = lambda: _compilers(db, path, token)  # noqa: E731
     facets = facet_terms(query, compilers)
@@ -253,26 +272,22 @@ def search(
             total, ids = _terms_and_facets(db, path, token, query, facets, *mirrors, offset, limit)
         else:
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
-        found = _found_specs(db, path, token, tag, _among(ids), limit, 0) if ids else ()
     else:
+        # A name or a hash selects a few rows: all of them sorted, then a page taken.
         where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, compilers)
         _scope_where(where, *mirrors)
-        if query.dependencies:  # a name or a hash selects a few rows: each looked up in the walks
+        # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
+        # index, as it did when it made the page.
+        rows: Iterable[tuple[int, str, str, str]] = db.execute(
+            f"SELECT s.id, s.name, s.version, s.hash FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
+        )
+        if query.dependencies:  # each looked up in the walks
             walks = [walked for _, walked in _walks(db, path, token, query)]
-            rows = db.execute(f"SELECT s.id FROM specs s WHERE {where.sql}", where.params)
-            ids = [spec_id for (spec_id,) in rows if all(spec_id in walked for walked in walks)]
-            total, where = len(ids), _among(ids)
-        else:
-            (total,) = db.execute(f"SELECT count(*) FROM specs s WHERE {where.sql}", where.params).fetchone()
-        found = _found_specs(db, path, token, tag, where, limit, offset) if total > offset else ()
+            rows = (row for row in rows if all(row[0] in walked for walked in walks))
+        matches = in_result_order(rows, itemgetter(1, 2, 3))
+        total, ids = len(matches), [row[0] for row in matches[offset : offset + limit]]
+    found = _found_specs(db, path, token, tag, ids) if ids else ()
     return SearchPage(total=total, offset=offset, limit=limit, specs=found)
-
-
-def _among(ids: list[int]) -> Where:
-    """The specs ``ids``."""
-    where = Where()
-    where.add("s.id IN (SELECT value FROM json_each(?))", _encode(ids).decode())
-    return where
 
 
 def explain_search(
@@ -302,11 +317,14 @@ def explain_search(
     where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, compilers)
     _scope_where(where, *mirrors)
     plan = db.execute(
-        f"EXPLAIN QUERY PLAN SELECT s.id FROM specs s WHERE {where.sql} "
-        "ORDER BY s.name, s.version, s.hash LIMIT ? OFFSET ?",
-        [*where.params, limit, offset],
+        f"EXPLAIN QUERY PLAN SELECT s.id, s.name, s.version, s.hash FROM specs s WHERE {where.sql} {_BY_NAME}",
+        where.params,
     )
-    return [str(row[-1]) for row in plan] + [walk + ", each row looked up" for walk in walks]
+    return [
+        *(str(row[-1]) for row in plan),
+        *(walk + ", each row looked up" for walk in walks),
+        f"the matches sorted in result order, then rows {offset + 1} to {offset + limit} read",
+    ]
 
 
 def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:

@@ -15,7 +15,6 @@ string), never once per spec; the bit sets of the constraints asked lately are k
 from __future__ import annotations
 
 import itertools
-import sqlite3
 import threading
 from array import array
 from collections import OrderedDict
@@ -242,10 +241,7 @@ class TermIndex:
         return found
 
 
-def read_term_index(db: sqlite3.Connection, source: str, where: str, params: list[object]) -> TermIndex:
-    """The :class:`TermIndex` of the scope ``facets.scope_sql`` describes, in result order."""
-    return TermIndex(
-        db.execute(
-            f"SELECT s.version, s.variants FROM {source} WHERE {where} ORDER BY s.name, s.version, s.hash", params
-        )
-    )
+def read_term_index(rows: Sequence[tuple[str, str]], order: Sequence[int]) -> TermIndex:
+    """The :class:`TermIndex` of a scope's (version, variants) ``rows``, read by spec id,
+    put in result order by ``order`` (the scope's ``FacetIndex.order``)."""
+    return TermIndex(map(rows.__getitem__, order))
