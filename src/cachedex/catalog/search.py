@@ -20,6 +20,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 from operator import itemgetter
+from typing import Any
 
 import msgspec
 
@@ -215,19 +216,29 @@ def _stack_scope(db: sqlite3.Connection, path: str, token: str, root: int, stack
     return STATE_CACHE.get(path, token, ("stack", root, stack), make)  # type: ignore[no-any-return]
 
 
+#: The columns of a search result's row, in the order :func:`_summaries` reads them.
+_RESULT_COLUMNS = "s.id, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, s.size"
+
+
 def _found_specs(
     db: sqlite3.Connection, path: str, token: str, tag: str | None, ids: list[int]
 ) -> tuple[SpecSummary, ...]:
     """The summaries of the specs ``ids``, in that order."""
     rows = db.execute(
-        "SELECT s.id, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, s.size "
-        "FROM specs s WHERE s.id IN (SELECT value FROM json_each(?))",
+        f"SELECT {_RESULT_COLUMNS} FROM specs s WHERE s.id IN (SELECT value FROM json_each(?))",
         (_encode(ids).decode(),),
     ).fetchall()
-    if not rows:
-        return ()
     at = {spec_id: n for n, spec_id in enumerate(ids)}
     rows.sort(key=lambda row: at[row[0]])
+    return _summaries(db, path, token, tag, rows)
+
+
+def _summaries(
+    db: sqlite3.Connection, path: str, token: str, tag: str | None, rows: list[Any]
+) -> tuple[SpecSummary, ...]:
+    """Result rows (:data:`_RESULT_COLUMNS`) as summaries, with what holds each."""
+    if not rows:
+        return ()
     # A server builds the holder index when it warms up. A one-off search (the CLI) asks
     # SQL for its page's holders instead: the index of a big tag takes ~0.4 s to read.
     index = STATE_CACHE.peek(path, token, holders_key(tag))
@@ -272,21 +283,23 @@ def search(
             total, ids = _terms_and_facets(db, path, token, query, facets, *mirrors, offset, limit)
         else:
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
+        found = _found_specs(db, path, token, tag, ids) if ids else ()
     else:
         # A name or a hash selects a few rows: all of them sorted, then a page taken.
         where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, compilers)
         _scope_where(where, *mirrors)
         # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
-        # index, as it did when it made the page.
-        rows: Iterable[tuple[int, str, str, str]] = db.execute(
-            f"SELECT s.id, s.name, s.version, s.hash FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
+        # index, as it did when it made the page. The rows are whole: one query, not a
+        # count and then a page.
+        rows: Iterable[Any] = db.execute(
+            f"SELECT {_RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
         )
         if query.dependencies:  # each looked up in the walks
             walks = [walked for _, walked in _walks(db, path, token, query)]
             rows = (row for row in rows if all(row[0] in walked for walked in walks))
-        matches = in_result_order(rows, itemgetter(1, 2, 3))
-        total, ids = len(matches), [row[0] for row in matches[offset : offset + limit]]
-    found = _found_specs(db, path, token, tag, ids) if ids else ()
+        matches = in_result_order(rows, itemgetter(2, 3, 1))
+        total = len(matches)
+        found = _summaries(db, path, token, tag, matches[offset : offset + limit])
     return SearchPage(total=total, offset=offset, limit=limit, specs=found)
 
 
