@@ -330,13 +330,12 @@ def explain_search(
     where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, compilers)
     _scope_where(where, *mirrors)
     plan = db.execute(
-        f"EXPLAIN QUERY PLAN SELECT s.id, s.name, s.version, s.hash FROM specs s WHERE {where.sql} {_BY_NAME}",
-        where.params,
+        f"EXPLAIN QUERY PLAN SELECT {_RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
     )
     return [
         *(str(row[-1]) for row in plan),
         *(walk + ", each row looked up" for walk in walks),
-        f"the matches sorted in result order, then rows {offset + 1} to {offset + limit} read",
+        f"the matches sorted in result order, then rows {offset + 1} to {offset + limit} taken",
     ]
 
 

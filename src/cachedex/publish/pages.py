@@ -254,9 +254,9 @@ def resolve(catalog: Catalog, what: str) -> SpecSummary | str:
 
     A leading ``/`` means a hash. Without it, a word that is a known package's name is
     that package, even if it is also the start of a hash. Every record counts, listed or
-    not: a dependency held without a binary, or a spec that left every tag, has its page
-    on the site and in the API too. UnknownSpec for a prefix that matches no spec or
-    several; UnknownPackage for a name no tag lists."""
+    not, as in the API (``/api/specs/HASH``): a dependency held without a binary (it has
+    a page on the site too), or a spec that left every tag. UnknownSpec for a prefix that
+    matches no spec or several; UnknownPackage for a name no tag lists."""
     prefix = what.lstrip("/")
     by_hash = what.startswith("/")
     hashes = catalog.hashes_starting(prefix, limit=2) if prefix.isalnum() else []
