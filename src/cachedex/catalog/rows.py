@@ -126,7 +126,7 @@ class SearchPage(msgspec.Struct, frozen=True):
     total: int  #: specs matching, over all pages
     offset: int
     limit: int
-    specs: tuple[SpecSummary, ...]
+    specs: tuple[SpecSummary, ...]  #: by package name, newest version first (Spack's order), then hash
     hints: tuple[str, ...] = ()  #: when nothing matches: which condition nothing satisfies
 
 
