@@ -62,6 +62,9 @@ def test_a_spec_page_and_its_twin(app: Any, demo_run: Demo) -> None:
     assert get(app, f"/specs/zz/{spec}.html").status_code == 404  # under the wrong prefix
     missing = get(app, "/specs/no/nope.html")
     assert missing.status_code == 404 and "no spec with hash" in missing.text and "<html" in missing.text
+    # The API takes a prefix as `spack find` prints it, when no other spec has it.
+    whole, short = get(app, f"/api/specs/{spec}"), get(app, f"/api/specs/{spec[:7]}")
+    assert short.status_code == 200 and short.json() == whole.json() and whole.json()["spec"]["hash"] == spec
 
 
 def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
@@ -87,6 +90,8 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
         ("/api/search?bogus=1", 400, "unknown parameter 'bogus'"),
         ("/api/tags/nope/packages", 404, "no tag 'nope'"),
         ("/api/tags/develop/packages/nope", 404, "lists no package 'nope'"),
+        ("/api/specs/9999999", 404, "no spec with a hash starting with '9999999'"),
+        ("/api/specs/a", 404, "hash prefix 'a' is ambiguous"),
         ("/api/diff?from=develop", 400, "needs from and to"),
         ("/api/diff?tag=develop&since=soon", 400, "since must be a date"),
         ("/api/nothing-here", 404, "no such endpoint"),

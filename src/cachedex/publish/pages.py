@@ -46,6 +46,7 @@ __all__ = [
     "TagData",
     "TagPage",
     "TagRow",
+    "full_hash",
     "home_page",
     "install_commands",
     "mirrors_page",
@@ -248,22 +249,29 @@ def mirrors_page(catalog: Catalog) -> MirrorsPage:
     return MirrorsPage(mirrors, tuple(verified.get((m.tag, m.stack)) for m in mirrors) if verified else ())
 
 
+def full_hash(catalog: Catalog, prefix: str) -> str:
+    """The one hash of the catalog's records that starts with ``prefix`` (a full hash is
+    its own prefix). Every record counts, listed or not: a dependency held without a
+    binary, a spec that left every tag. UnknownSpec when none or several do."""
+    hashes = catalog.hashes_starting(prefix, limit=2) if prefix.isalnum() else []
+    if len(hashes) > 1:
+        raise UnknownSpec(prefix, f"hash prefix {prefix!r} is ambiguous; give more characters")
+    if not hashes:
+        raise UnknownSpec(prefix)
+    return hashes[0]
+
+
 def resolve(catalog: Catalog, what: str) -> SpecSummary | str:
     """What ``what`` names: a spec (a hash or a unique prefix, with or without a leading
-    ``/``) as its summary, or else a package name, returned as it is.
+    ``/``: :func:`full_hash`) as its summary, or else a package name, returned as it is.
 
     A leading ``/`` means a hash. Without it, a word that is a known package's name is
-    that package, even if it is also the start of a hash. Every record counts, listed or
-    not, as in the API (``/api/specs/HASH``): a dependency held without a binary (it has
-    a page on the site too), or a spec that left every tag. UnknownSpec for a prefix that
+    that package, even if it is also the start of a hash. UnknownSpec for a prefix that
     matches no spec or several; UnknownPackage for a name no tag lists."""
     prefix = what.lstrip("/")
-    by_hash = what.startswith("/")
-    hashes = catalog.hashes_starting(prefix, limit=2) if prefix.isalnum() else []
-    if by_hash or (hashes and not catalog.package_tags(what)):
-        if len(hashes) > 1:
-            raise UnknownSpec(prefix, f"hash prefix {prefix!r} is ambiguous; give more characters")
-        spec = catalog.spec_summary(hashes[0]) if hashes else None
+    named_hash = prefix.isalnum() and catalog.hashes_starting(prefix, limit=1)
+    if what.startswith("/") or (named_hash and not catalog.package_tags(what)):
+        spec = catalog.spec_summary(full_hash(catalog, prefix))
         if spec is None:
             raise UnknownSpec(prefix)
         return spec

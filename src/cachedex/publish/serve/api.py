@@ -35,6 +35,7 @@ from ..pages import (
     TagData,
     TagPage,
     TagRow,
+    full_hash,
     home_page,
     mirrors_page,
     package_page,
@@ -133,7 +134,8 @@ def _api_package(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 
 
 def _api_spec(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    return _json(spec_page(catalog, request.path_params["hash"]))
+    # A unique prefix too (`spack find` shows seven characters): the page says the full hash.
+    return _json(spec_page(catalog, full_hash(catalog, request.path_params["hash"])))
 
 
 def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:

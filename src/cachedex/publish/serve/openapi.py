@@ -99,7 +99,9 @@ def openapi_document() -> dict[str, Any]:
                 _ref(SpecPage),
                 400,
                 404,
-                parameters=[_param("hash", "path")],
+                parameters=[
+                    _param("hash", "path", description="the DAG hash, or a prefix of it that no other spec has")
+                ],
             ),
             "/api/search": _operation(
                 "search",
