@@ -28,15 +28,7 @@ from ..query import Query, format_query, variants_satisfy
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import VersionRange, version_satisfies
 from .dependents import WARMED_WALKS, Dependents, ReverseGraph, dependents, most_depended_on
-from .facets import (
-    FACET_COLUMNS,
-    STATE_CACHE,
-    FacetIndex,
-    FacetTerms,
-    facet_terms,
-    read_facet_index,
-    scope_rows,
-)
+from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_rows
 from .order import in_result_order
 from .rows import HAS_BINARY, SearchPage, SpecSummary
 from .scopes import holder_index, holders_key, mirror_ids, page_holders, scope_mirrors
