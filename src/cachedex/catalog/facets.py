@@ -16,7 +16,7 @@ import operator
 import sqlite3
 import threading
 from array import array
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
 from ..query import Query, target_family
@@ -87,15 +87,26 @@ class FacetIndex:
     the page merges their (sorted) lists of positions up to ``offset + limit``. A big
     tag has a few hundred groups."""
 
-    def __init__(self, rows: Iterable[tuple[int, str, str, str, str]]) -> None:
-        self.ids = array("q")
-        self.group_of = array("I")  # each position's group
+    def __init__(self, rows: Iterable[tuple[int, str, str, str, str]], at: Sequence[int] | None = None) -> None:
+        """``rows`` (id, target, os, compiler, platform) in result order; or, with ``at``,
+        in any order, the ``k``-th row at position ``at[k]``."""
         number: dict[tuple[str, ...], int] = {}
-        # Bound methods and two plain loops: this runs once per row of every scope.
-        add_id, add_group, group_number = self.ids.append, self.group_of.append, number.setdefault
-        for row in rows:
-            add_id(row[0])
-            add_group(group_number(row[1:], len(number)))
+        group_number = number.setdefault
+        if at is None:
+            self.ids = array("q")
+            self.group_of = array("I")  # each position's group
+            # Bound methods and two plain loops: this runs once per row of every scope.
+            add_id, add_group = self.ids.append, self.group_of.append
+            for row in rows:
+                add_id(row[0])
+                add_group(group_number(row[1:], len(number)))
+        else:
+            self.ids = array("q", bytes(8 * len(at)))
+            self.group_of = array("I", bytes(4 * len(at)))
+            ids, group_of = self.ids, self.group_of
+            for row, position in zip(rows, at, strict=True):
+                ids[position] = row[0]
+                group_of[position] = group_number(row[1:], len(number))
         self.positions: list[array[int]] = [array("q") for _ in number]
         add_position = [positions.append for positions in self.positions]
         for position, group in enumerate(self.group_of):
@@ -107,9 +118,9 @@ class FacetIndex:
         self._top = 0  # the highest id, found with it
         self._kept_dependents: dict[bytes, int] = {}
         self._number = next(index_numbers)
-        #: For a tag's or the catalog's index, where each spec read by id stands in result
-        #: order (its term index is read in the same order and put in the same one).
-        self.order: array[int] = array("I")
+        #: For a tag's or the catalog's index, the position in result order of each of its
+        #: specs read by id (its term index is read so and placed the same way).
+        self.at: array[int] = array("I")
 
     def bits(self, facets: FacetTerms) -> int:
         """The positions of the specs matching ``facets`` as a bit set (see ``terms``)."""
@@ -155,28 +166,40 @@ class FacetIndex:
         return total, [self.ids[position] for position in page]
 
 
-def scope_rows(db: sqlite3.Connection, root: int | None, columns: str) -> list[tuple[Any, ...]]:
+def scope_rows(db: sqlite3.Connection, root: int | None, columns: str) -> sqlite3.Cursor:
     """``columns`` of the listed specs of a tag (its root mirror id, as
     ``scopes.scope_mirrors`` gives it), or of the whole catalog (None), by spec id: the
     order a scan gives for free. A stack's scope is its tag's, kept to the stack's
     members (:meth:`FacetIndex.select`)."""
     if root is None:
-        return db.execute(f"SELECT {columns} FROM specs s WHERE {HAS_BINARY} ORDER BY s.id").fetchall()
+        return db.execute(f"SELECT {columns} FROM specs s WHERE {HAS_BINARY} ORDER BY s.id")
     return db.execute(
         f"SELECT {columns} FROM members mb0 JOIN specs s ON s.id = mb0.spec_id "
         "WHERE mb0.mirror_id = ? AND mb0.listed ORDER BY mb0.spec_id",
         (root,),
-    ).fetchall()
+    )
 
 
 def read_facet_index(db: sqlite3.Connection, root: int | None) -> FacetIndex:
-    """The :class:`FacetIndex` of a tag, or of the whole catalog: one pass over its
-    specs, sorted into result order (``order.py``); the index keeps that permutation
-    (:attr:`FacetIndex.order`) for the scope's other passes."""
-    rows = scope_rows(db, root, "s.name, s.version, s.hash, s.id, s.target, s.os, s.compiler, s.platform")
-    order = array("I", result_positions(rows))
-    index = FacetIndex(rows[position][3:] for position in order)
-    index.order = order
+    """The :class:`FacetIndex` of a tag, or of the whole catalog, from one pass over its
+    specs by id, placed in result order (``order.py``); the index keeps each one's place
+    (:attr:`FacetIndex.at`) for the scope's term index."""
+    # What the pass keeps is small: a column each, names, versions and facets shared.
+    shared: dict[Any, Any] = {}
+    names, versions, hashes, ids, facets = [], [], [], array("q"), []
+    for row in scope_rows(db, root, "s.name, s.version, s.hash, s.id, s.target, s.os, s.compiler, s.platform"):
+        names.append(shared.setdefault(row[0], row[0]))
+        versions.append(shared.setdefault(row[1], row[1]))
+        hashes.append(row[2])
+        ids.append(row[3])
+        facet = row[4:]
+        facets.append(shared.setdefault(facet, facet))
+    at = array("I", bytes(4 * len(ids)))
+    for position, k in enumerate(result_positions(names, versions, hashes)):
+        at[k] = position
+    del names, versions, hashes
+    index = FacetIndex(((spec_id, *facet) for spec_id, facet in zip(ids, facets, strict=True)), at)
+    index.at = at
     return index
 
 

@@ -147,8 +147,8 @@ def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None) 
     catalog, in state ``token``, built on first use."""
 
     def make() -> TermIndex:
-        order = facet_index(db, path, token, root, None).order
-        return read_term_index(scope_rows(db, root, "s.version, s.variants"), order)
+        at = facet_index(db, path, token, root, None).at
+        return read_term_index(scope_rows(db, root, "s.version, s.variants"), at)
 
     return STATE_CACHE.get(path, token, ("terms", root), make)  # type: ignore[no-any-return]
 

@@ -188,12 +188,17 @@ class TermIndex:
     """A scope's versions and variant strings, position by position, answering a
     query's version and variant constraints as a bit set."""
 
-    def __init__(self, rows: Iterable[tuple[str, str]]) -> None:
+    def __init__(self, rows: Iterable[tuple[str, str]], at: Sequence[int] | None = None) -> None:
+        """``rows`` (version, variants) in result order; or, with ``at``, in any order,
+        the ``k``-th row at position ``at[k]``."""
+        if at is None:
+            rows = list(rows)
+            at = range(len(rows))
         rank_of: dict[str, int] = {}
-        ranks = array("I")
+        ranks = array("I", bytes(4 * len(at)))
         self._by_variant: dict[str, array[int]] = {}
-        for position, (version, variants) in enumerate(rows):
-            ranks.append(rank_of.setdefault(version, len(rank_of)))
+        for (version, variants), position in zip(rows, at, strict=True):
+            ranks[position] = rank_of.setdefault(version, len(rank_of))
             for variant in decode_variants(variants):
                 found = self._by_variant.get(variant)
                 if found is None:
@@ -241,7 +246,7 @@ class TermIndex:
         return found
 
 
-def read_term_index(rows: Sequence[tuple[str, str]], order: Sequence[int]) -> TermIndex:
+def read_term_index(rows: Iterable[tuple[str, str]], at: Sequence[int]) -> TermIndex:
     """The :class:`TermIndex` of a scope's (version, variants) ``rows``, read by spec id,
-    put in result order by ``order`` (the scope's ``FacetIndex.order``)."""
-    return TermIndex(map(rows.__getitem__, order))
+    each placed in result order by ``at`` (the scope's ``FacetIndex.at``)."""
+    return TermIndex(rows, at)
