@@ -253,7 +253,15 @@ def full_hash(catalog: Catalog, prefix: str) -> str:
     """The one hash of the catalog's records that starts with ``prefix`` (a full hash is
     its own prefix). Every record counts, listed or not: a dependency held without a
     binary, a spec that left every tag. UnknownSpec when none or several do."""
-    hashes = catalog.hashes_starting(prefix, limit=2) if prefix.isalnum() else []
+    return _the_one(prefix, _hashes_starting(catalog, prefix))
+
+
+def _hashes_starting(catalog: Catalog, prefix: str) -> list[str]:
+    """Two of the hashes that start with ``prefix`` at most: enough to tell one from several."""
+    return catalog.hashes_starting(prefix, limit=2) if prefix.isalnum() else []
+
+
+def _the_one(prefix: str, hashes: list[str]) -> str:
     if len(hashes) > 1:
         raise UnknownSpec(prefix, f"hash prefix {prefix!r} is ambiguous; give more characters")
     if not hashes:
@@ -269,12 +277,13 @@ def resolve(catalog: Catalog, what: str) -> SpecSummary | str:
     that package, even if it is also the start of a hash. UnknownSpec for a prefix that
     matches no spec or several; UnknownPackage for a name no tag lists."""
     prefix = what.lstrip("/")
-    named_hash = prefix.isalnum() and catalog.hashes_starting(prefix, limit=1)
-    if what.startswith("/") or (named_hash and not catalog.package_tags(what)):
-        spec = catalog.spec_summary(full_hash(catalog, prefix))
-        if spec is None:
-            raise UnknownSpec(prefix)
-        return spec
-    if not catalog.package_tags(what):
-        raise UnknownPackage(what)
-    return what
+    hashes = _hashes_starting(catalog, prefix)  # looked up once, for both questions
+    if not what.startswith("/"):
+        if catalog.package_tags(what):
+            return what
+        if not hashes:
+            raise UnknownPackage(what)
+    spec = catalog.spec_summary(_the_one(prefix, hashes))
+    if spec is None:
+        raise UnknownSpec(prefix)
+    return spec
