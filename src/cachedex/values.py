@@ -26,12 +26,14 @@ __all__ = [
     "SpecRecord",
     "check_label",
     "check_name",
+    "counted",
     "decode_variants",
     "deptypes_from_mask",
     "deptypes_to_mask",
     "human_size",
     "is_dag_hash",
     "short_repr",
+    "size_text",
     "spec_manifest_path",
     "stack_order",
     "tarball_path_v2",
@@ -136,6 +138,16 @@ class MirrorRef(msgspec.Struct, frozen=True):
     stack: str  # "root" for the tag's own mirror
     url: str
     view: str | None = None  #: a buildcache view of the mirror at ``url``, read as this stack
+
+
+def size_text(size: int | None) -> str:
+    """A size for people; "unknown" when no mirror told it (never "0 B")."""
+    return "unknown" if size is None else human_size(size)
+
+
+def counted(n: int, noun: str) -> str:
+    """``n`` and ``noun``, plural unless ``n`` is 1 ("1 spec", "1,200 specs")."""
+    return f"{n:,} {noun}{'s' * (n != 1)}"
 
 
 def human_size(size: int | None) -> str:

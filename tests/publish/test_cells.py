@@ -15,6 +15,7 @@ from cachedex.catalog import SpecSummary
 from cachedex.publish import cells
 from cachedex.publish.facets import shown_stacks
 from cachedex.publish.urls import spec_url
+from cachedex.values import size_text
 
 #: The loop the search page had in its template, and the filters it used.
 _LOOP = """<tbody>
@@ -67,7 +68,7 @@ _env.filters.update(
     spec_url=spec_url,
     shown_stacks=shown_stacks,
     chips=cells.chips,
-    size=cells.size_text,
+    size=size_text,
     json=lambda value: msgspec.json.encode(value).decode(),
 )
 _LOOP_TEMPLATE = _env.from_string(_LOOP)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from ..query import Query, query_parts
+from ..values import counted
 from .facets import STATE_CACHE
 from .names import NameIndex
 from .reads import package_tags
@@ -45,7 +46,7 @@ def _name_hint(db: sqlite3.Connection, path: str, token: str, name: str, scope: 
     """Why no spec of package ``name`` is found in ``scope``: the tags that list it; or the
     record the catalog has of it without a binary; or the names close to it that some
     mirror lists (the catalog's names include packages no mirror has a binary of)."""
-    elsewhere = [f"{t} ({n:,} spec{'s' * (n != 1)})" for t, n in package_tags(db, name) if t != tag]
+    elsewhere = [f"{t} ({counted(n, 'spec')})" for t, n in package_tags(db, name) if t != tag]
     if elsewhere:
         return f"no package {name!r} {scope}; it is in " + ", ".join(elsewhere)
     kept = db.execute(

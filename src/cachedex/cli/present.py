@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from ..values import human_size
+from ..values import counted, human_size, size_text
 
 if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
     from ..catalog import Edge, SearchPage, SpecSummary, TagStats
@@ -153,14 +153,6 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
         OUT.print(escape(f"  {hint}"))
 
 
-def _count(n: int, noun: str) -> str:
-    return f"{n:,} {noun}{'s' * (n != 1)}"
-
-
-def _size_text(size: int | None) -> str:
-    return "unknown" if size is None else human_size(size)
-
-
 #: Dependents a spec's summary lists one by one; beyond, it counts them by package.
 DEPENDENTS_LISTED = 10
 #: Packages named in a summary of many dependents (a core library has thousands).
@@ -175,9 +167,9 @@ def _dependents_text(dependents: Sequence[Edge]) -> str:
     per_package = Counter(d.name for d in dependents)
     named = ", ".join(f"{name} ({n})" for name, n in itertools.islice(per_package.items(), DEPENDENT_PACKAGES))
     rest = len(per_package) - DEPENDENT_PACKAGES
-    more = f" and {_count(rest, 'more package')}" if rest > 0 else ""
+    more = f" and {counted(rest, 'more package')}" if rest > 0 else ""
     return (
-        f"{_count(len(dependents), 'spec')} of {_count(len(per_package), 'package')}: {named}{more}"
+        f"{counted(len(dependents), 'spec')} of {counted(len(per_package), 'package')}: {named}{more}"
         " ('cachedex show --json' lists each)"
     )
 
@@ -189,9 +181,8 @@ def print_spec(page: SpecPage) -> None:
     OUT.print(escape(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
     OUT.print(escape(f"  variants {' '.join(s.variants) or '-'}"))
     OUT.print(
-        f"  size {_size_text(s.size)}; with its link/run closure "
-        f"{_size_text(page.closure_size)}"
-        + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
+        f"  size {size_text(s.size)}; with its link/run closure "
+        f"{size_text(page.closure_size)}" + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
     )
     if page.holders:
         per_tag: dict[str, list[str]] = {}
@@ -219,11 +210,11 @@ def print_package(page: PackagePage) -> None:
     """A package's summary in one tag: its versions newest first (Spack's order, as the
     page lists its specs), its size, and the values that tell its specs apart."""
     versions = dict.fromkeys(s.version for s in page.specs)
-    size = _size_text(page.size) if page.sized else "sizes unknown"
+    size = size_text(page.size) if page.sized else "sizes unknown"
     if 0 < page.sized < len(page.specs):
         size += f" ({page.sized:,} of {len(page.specs):,} sizes known)"
     OUT.print(
-        f"[bold]{escape(page.name)}[/bold] in [bold]{escape(page.tag)}[/bold]: {_count(len(page.specs), 'spec')}, "
+        f"[bold]{escape(page.name)}[/bold] in [bold]{escape(page.tag)}[/bold]: {counted(len(page.specs), 'spec')}, "
         f"{size}; {'versions' if len(versions) > 1 else 'version'} {escape(', '.join(versions))}"
     )
     for key, counts in page.facets.items():

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from markupsafe import Markup
 
-from ..values import human_size, variant_name
+from ..values import size_text, variant_name
 from ._jinja_fast import escape_text
 from .facets import shown_stacks
 from .urls import spec_url
@@ -25,12 +25,7 @@ from .urls import spec_url
 if TYPE_CHECKING:
     from ..catalog import SpecSummary
 
-__all__ = ["chips", "options", "package_rows", "search_rows", "select_variants", "size_text", "variants_html"]
-
-
-def size_text(size: int | None) -> str:
-    """A size for people; "unknown" when no mirror told it (never "0 B")."""
-    return "unknown" if size is None else human_size(size)
+__all__ = ["chips", "options", "package_rows", "search_rows", "select_variants", "variants_html"]
 
 
 def chips(values: Sequence[str], limit: int = 3) -> Markup:

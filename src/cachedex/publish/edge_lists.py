@@ -18,9 +18,8 @@ from operator import attrgetter
 from markupsafe import Markup, escape
 
 from ..catalog import Edge
-from ..values import LINK_RUN, is_dag_hash
+from ..values import LINK_RUN, is_dag_hash, size_text
 from ._jinja_fast import escape_text
-from .cells import size_text
 from .urls import spec_path, spec_url
 
 __all__ = ["EDGE_ROWS", "EdgeItems", "dependents", "edge_item", "edge_list"]

@@ -24,9 +24,9 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..catalog import SpecSummary
-from ..values import human_size, spec_manifest_path, tarball_path_v2
+from ..values import human_size, size_text, spec_manifest_path, tarball_path_v2
 from ._jinja_fast import FastEnvironment, fast_join, render_template
-from .cells import chips, options, package_rows, search_rows, size_text
+from .cells import chips, options, package_rows, search_rows
 from .changes import ChangesPage, ComparePage
 from .coverage import BottleTable, CoveragePage, bottle_table
 from .edge_lists import EdgeItems, dependents, edge_list
