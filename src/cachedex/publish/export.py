@@ -85,10 +85,12 @@ __all__ = [
 PACKAGES_FILE = "package_data.json.gz"
 SPECS_FILE = "specs_data.json.gz"
 
-#: zlib level of both files. Compressing is a third of an export's work at level 1;
-#: level 6 makes the specs file 15 % smaller in twice the time, level 9 (``data.py``'s,
-#: gzip's default) 18 % in five times (measured on bench/export.py's tag).
-COMPRESSION_LEVEL = 1
+#: Compression level of both files, zlib-ng's (:mod:`.export_gzip`). Compressing was a
+#: third of an export's work with the standard library's zlib at level 1; zlib-ng's level
+#: 2 makes the files 7 % smaller in 0.84 x the export's CPU (bench/README.md, gzip). With
+#: zlib, level 6 made the specs file 15 % smaller than level 1 in twice the time, level 9
+#: (``data.py``'s, gzip's default) 18 % in five times (on bench/export.py's tag).
+COMPRESSION_LEVEL = 2
 
 #: Specs (consecutive hashes) per part of ``specs_data`` compressed apart, in parallel.
 PART_SPECS = 16_384

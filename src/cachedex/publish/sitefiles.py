@@ -8,7 +8,6 @@ and never outside the site folder (see :mod:`.files`).
 from __future__ import annotations
 
 import contextlib
-import gzip
 import itertools
 import os
 import re
@@ -30,6 +29,7 @@ from .files import (
     write_atomically,
     write_new,
 )
+from .gzipped import gzip_bytes
 from .pages import PackagePage, SpecPage, TagPage
 from .render import render, to_json
 from .urls import Page, json_path, page_path, spec_path
@@ -149,7 +149,7 @@ class SiteWriter:
         """The twin's gzipped copy if it is long (or ``always``), else none; ``differs``:
         the twin differs from the one on disk, and so does its copy."""
         if always or len(data) >= GZIP_TWIN:
-            self._store(path, gzip.compress(data, compresslevel=6, mtime=0), staged=staged, differs=differs)
+            self._store(path, gzip_bytes(data), staged=staged, differs=differs)
         elif not staged and os.path.lexists(path):
             os.unlink(path)
 

@@ -11,7 +11,6 @@ error page (:func:`~.refusals.error_page`) on the site's HTML routes.
 
 from __future__ import annotations
 
-import gzip
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
@@ -29,6 +28,7 @@ from ..changes import ChangesPage, ComparePage, changes_page, compare_page, prev
 from ..coverage import coverage_page
 from ..facets import FACET_KEYS, PACKAGE_KEYS, active_filters
 from ..feeds import ATOM, all_tags_feed, tag_feed
+from ..gzipped import gzip_bytes
 from ..pages import (
     PackageRow,
     SpecPage,
@@ -255,7 +255,7 @@ def _all_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 
 def _tag_twin_gzipped(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     """``index.json.gz``: the unfiltered twin of a tag page, gzipped, as the static site has it."""
-    return gzip.compress(to_json(tag_page_from(_tag_data(catalog, request.path_params["tag"]))), 6, mtime=0), GZIP
+    return gzip_bytes(to_json(tag_page_from(_tag_data(catalog, request.path_params["tag"])))), GZIP
 
 
 def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
