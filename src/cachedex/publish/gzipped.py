@@ -12,7 +12,11 @@ from __future__ import annotations
 
 from zlib_ng import zlib_ng
 
-__all__ = ["gzip_bytes"]
+__all__ = ["COMPRESSOR", "gzip_bytes"]
+
+#: What compresses: another zlib-ng may write other bytes for the same data, so a site
+#: records it with what rendered its pages (``render.render_stamp``).
+COMPRESSOR = f"zlib-ng {zlib_ng.ZLIBNG_VERSION}"
 
 
 def gzip_bytes(data: bytes, level: int = 6) -> bytes:

@@ -32,6 +32,7 @@ from .coverage import BottleTable, CoveragePage, bottle_table
 from .edge_lists import EdgeItems, dependents, edge_list
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .first_seen import first_seen_html
+from .gzipped import COMPRESSOR
 from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
 from .recent_changes import recent_syncs
 from .search_page import SearchView
@@ -287,11 +288,12 @@ def to_json(page: Page) -> bytes:
 
 @lru_cache(maxsize=1)
 def render_stamp() -> bytes:
-    """What the HTML of a page depends on besides its data: the version, the templates
-    and the assets, as a digest. Equal stamps, equal data: equal HTML."""
+    """What a page's files depend on besides its data: the version, the templates and
+    the assets, and what gzips the big twins, as a digest. Equal stamps, equal data:
+    equal files."""
     from importlib.resources import files
 
-    digest = hashlib.sha256(__version__.encode())
+    digest = hashlib.sha256(f"{__version__}\0{COMPRESSOR}".encode())
     for folder in ("templates", "static"):
         for entry in sorted(files("cachedex.publish").joinpath(folder).iterdir(), key=lambda e: e.name):
             digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
