@@ -1,6 +1,6 @@
 """One gzip file made of parts compressed apart (as pigz does), and script-safe JSON.
 
-:mod:`.export` compresses each part of a big JSON file in its own process: a part is a
+:mod:`.export` compresses the parts of a big JSON file on a pool of threads: a part is a
 raw deflate stream ending with a sync flush (the last one with the final block), so the
 parts concatenated are one valid deflate stream. :func:`gzip_file` puts the gzip header
 (no name, no time) and trailer around them, the trailer's CRC combined from the parts'

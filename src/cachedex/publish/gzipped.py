@@ -1,11 +1,12 @@
 """Gzip for what cachedex serves and publishes: a site's big JSON twins, and the live
-server's answers.
+server's answers (``cachedex export`` deflates its parts with the same library, in
+:mod:`.export_gzip`).
 
-Compressed by zlib-ng (``zlib_ng``), the same gzip format as the standard
-library's, which any client reads: at level 6, a hub library's 10 MB twin or a big tag's
-12 MB page data takes 0.55-0.6 x the time of ``gzip.compress`` and comes out 1-2 %
-smaller; at level 3, a few hundred kilobytes take ~0.65 x (bench/README.md, gzip). A
-site build after a sync recompresses both kinds on every sync.
+Compressed by zlib-ng (``zlib_ng``), the same gzip format as the standard library's,
+which any client reads: at level 6, a hub library's 9-10 MB twin or a big tag's 12 MB
+page data takes 0.53-0.61 x the time of ``gzip.compress`` and comes out 1-2 % smaller;
+at level 3, up to a few hundred kilobytes take 0.46-0.64 x, 4-20 % smaller
+(bench/README.md, gzip). A site build after a sync gzips both kinds again.
 """
 
 from __future__ import annotations

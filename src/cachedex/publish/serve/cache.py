@@ -53,7 +53,7 @@ def cached(body: bytes, media_type: str, status: int, etag: str) -> Cached:
     worth = len(body) >= GZIP_MIN and media_type != "application/gzip"
     # Small answers (a search, one package) are mostly asked once: level 3 takes 0.6-0.85 x
     # the CPU of level 6 from 10 kB up, for 2-5 % more bytes (zlib-ng's levels; the standard
-    # library's level 3 took 1.1-2.3 x as long). Big ones are sent many times: level 6.
+    # library's level 3 took 1.1-5 x as long). Big ones are sent many times: level 6.
     level = 6 if len(body) >= GZIP_THOROUGH else 3
     zipped = gzip_bytes(body, level) if worth else None
     return Cached(body, media_type, status, etag, zipped)
