@@ -266,23 +266,6 @@ def test_a_dependency_is_walked_once_per_catalog_state(tmp_path) -> None:  # typ
         assert len(walks) == 2
 
 
-def test_a_kept_walk_is_known_until_the_catalog_changes(chain: Catalog) -> None:
-    """A server answers a ``^dep`` search in its event loop once the walk is kept (see
-    ``serve.api.is_cheap_search``): known after a search walked it, or the warm-up did,
-    for every dependency of the query, and only in that catalog state."""
-    token = chain.state_token()[0]
-    assert not chain.walks_known(parse("^lib"), token)
-    assert _names(chain, "^lib") == ["app"]
-    assert chain.walks_known(parse("^lib"), token) and chain.walks_known(parse("hdf5 +mpi ^lib"), token)
-    assert not chain.walks_known(parse("^lib ^base"), token)  # one of its two was never walked
-    assert not chain.walks_known(parse("^lib@4.1"), token)  # another dependency: another walk
-    chain.warm_walks()
-    assert chain.walks_known(parse("^lib ^base"), token)
-    write_tag(chain, "t2", [record("c" * 32, "other")])
-    changed = chain.state_token()[0]
-    assert changed != token and not chain.walks_known(parse("^lib"), changed)
-
-
 def test_threads_asking_for_one_dependency_together_walk_it_once(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A server's threads searching the same new ``^dep`` at once: one walks, the others
     wait for its walk (each with its own connection, as a server's threads have)."""

@@ -533,11 +533,6 @@ class Catalog:
         with self.snapshot():
             return searching.warm_search(self._db, str(self.path), self.state_token()[0])
 
-    def walks_known(self, query: Query, token: str) -> bool:
-        """Whether every ``^dependency`` of ``query`` is walked and kept in catalog state
-        ``token`` (:meth:`state_token`'s): its search then walks no edges."""
-        return searching.walks_known(str(self.path), token, query)
-
     def warm_walks(self) -> list[str]:
         """Read the edges into the graph that ``^dep`` searches then walk (~2.5 times
         faster than in SQL), and walk up from the most depended-on packages now: a

@@ -28,7 +28,7 @@ import msgspec
 from ..values import LINK_RUN
 from .terms import BITS_CACHE, bits_of
 
-__all__ = ["WARMED_WALKS", "Dependents", "ReverseGraph", "dependents", "most_depended_on", "walk_kept"]
+__all__ = ["WARMED_WALKS", "Dependents", "ReverseGraph", "dependents", "most_depended_on"]
 
 #: How many packages a server walks up from when it warms its indexes: the most
 #: depended-on, whose walks cost the most (~0.17 s each from a core library of a
@@ -141,7 +141,7 @@ def dependents(
 
     # One walk per dependency at a time: a server's threads asking for one under way wait
     # for it (a core library's first searches come together) rather than walk it again.
-    kept = _bits_key(path, token, key)
+    kept = ("dependents", path, token, key)
     with _WALKING_LOCK:
         walking = _WALKING.setdefault(kept, threading.Lock())
     with walking:
@@ -152,17 +152,6 @@ def dependents(
     if keep and graph is not None:
         graph.kept[key] = bits
     return Dependents(bits)
-
-
-def walk_kept(path: str, token: str, key: bytes, graph: ReverseGraph | None) -> bool:
-    """Whether :func:`dependents` of dependency ``key`` in state ``token`` is kept (by
-    ``graph``, that state's, or in BITS_CACHE): answered without a walk."""
-    return (graph is not None and key in graph.kept) or _bits_key(path, token, key) in BITS_CACHE
-
-
-def _bits_key(path: str, token: str, key: bytes) -> tuple[str, str, str, bytes]:
-    """Where BITS_CACHE keeps the walk of dependency ``key`` in state ``token``."""
-    return ("dependents", path, token, key)
 
 
 def _walk_in_sql(db: sqlite3.Connection, start: list[int]) -> set[int]:

@@ -27,7 +27,7 @@ import msgspec
 from ..query import Query, format_query, variants_satisfy
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import VersionRange, version_satisfies
-from .dependents import WARMED_WALKS, Dependents, ReverseGraph, dependents, most_depended_on, walk_kept
+from .dependents import WARMED_WALKS, Dependents, ReverseGraph, dependents, most_depended_on
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_rows
 from .order import in_result_order
 from .rows import HAS_BINARY, SearchPage, SpecSummary
@@ -41,7 +41,6 @@ __all__ = [
     "register_functions",
     "search",
     "term_index",
-    "walks_known",
     "warm_search",
     "warm_walks",
 ]
@@ -139,17 +138,6 @@ def _walks(
 
 
 _GRAPH_KEY = ("reverse graph",)
-
-
-def walks_known(path: str, token: str, query: Query) -> bool:
-    """Whether each of ``query``'s ``^dependencies`` was walked in state ``token`` and
-    its walk is kept (by the warm-up's graph, or among the bit sets): the search then
-    reads bit sets and a few rows. A walk not yet placed in the search's scope is placed
-    first, once a scope: up to ~20 ms for a 250,000-spec tag."""
-    graph = STATE_CACHE.peek(path, token, _GRAPH_KEY)
-    return all(walk_kept(path, token, _encode(dependency), graph) for dependency in query.dependencies)
-
-
 #: The SQL order of a search's matches by name or hash, before Python puts them in result order.
 _BY_NAME = "ORDER BY s.name, s.version, s.hash"
 

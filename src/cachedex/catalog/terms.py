@@ -128,10 +128,6 @@ class BitsCache:
     def __len__(self) -> int:
         return len(self._items)
 
-    def __contains__(self, key: Hashable) -> bool:
-        with self._lock:
-            return key in self._items
-
     @property
     def bytes(self) -> int:
         """The bytes of the bit sets kept."""

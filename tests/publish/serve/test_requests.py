@@ -59,51 +59,6 @@ def test_cheap_searches_are_answered_from_indexes_and_the_rest_wait_their_turn(
 
 
 @pytest.mark.parametrize(
-    ("params", "ready", "cheap"),
-    [
-        ({"q": "^zlib", "tag": "t"}, True, True),  # its walk kept: bit sets
-        ({"q": "hdf5 ^zlib", "tag": "t"}, True, True),
-        ({"q": "^zlib target=zen4", "tag": "t", "stack": "s"}, True, True),
-        ({"q": "^zlib", "tag": "t"}, False, False),  # the indexes it reads are not built yet
-        ({"q": "+mpi ^zlib"}, True, False),  # every tag's variants: built on first use
-        ({"q": "^zlib ^bzip2", "tag": "t"}, True, False),  # one of them not walked
-    ],
-)
-def test_a_dependency_search_is_cheap_once_its_walk_is_kept(params: dict[str, str], ready: bool, cheap: bool) -> None:
-    from starlette.requests import Request
-
-    from cachedex.publish.serve.api import is_cheap_search
-    from cachedex.query import Query
-
-    def walked(query: Query) -> bool:  # as if ^zlib's walk were kept, and no other
-        return all(dependency.name == "zlib" for dependency in query.dependencies)
-
-    request = Request({"type": "http", "query_string": str(httpx.QueryParams(params)).encode(), "headers": []})
-    assert is_cheap_search(request, indexes_ready=ready, walked=walked) is cheap
-
-
-def test_a_dependency_search_is_built_in_a_thread_until_its_walk_is_kept(app: Any, monkeypatch: Any) -> None:
-    from cachedex.publish.serve import app as serving
-
-    threaded: list[str] = []
-    hop = serving.run_in_threadpool
-
-    async def counted(function: Any, *args: Any) -> Any:
-        threaded.append(args[1].url.query)
-        return await hop(function, *args)
-
-    monkeypatch.setattr(serving, "run_in_threadpool", counted)
-    app.state.cachedex.catalogs.ready = True  # as once the warm-up has built the indexes
-    assert get(app, "/api/search?q=%5Ezlib&tag=t").status_code == 200
-    assert len(threaded) == 1  # the walk, in a thread
-    for query in ("q=%5Ezlib&tag=t&offset=1", "q=os%3Dx+%5Ezlib&tag=t", "q=zlib+%5Ezlib&tag=t"):
-        assert get(app, "/api/search?" + query).status_code == 200
-    assert len(threaded) == 1, threaded  # the walk kept: answered in the event loop
-    assert get(app, "/search.html?q=%5Ebzip2&tag=t").status_code == 200
-    assert len(threaded) == 2  # another dependency walks
-
-
-@pytest.mark.parametrize(
     ("path", "media"),
     [
         ("/?v=1", "text/html"),

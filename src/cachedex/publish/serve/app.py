@@ -34,7 +34,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ...catalog import Catalog
 from ...errors import BadQuery, CachedexError
 from ..render import ASSET_SOURCES, ASSETS, asset_text, render_not_found
 from .api import API, HTML, JSON, PAGES, Endpoint, is_cheap_search
@@ -96,16 +95,11 @@ class ServeState(msgspec.Struct):
     cache: ResponseCache
 
 
-#: Whether a request is answered in a few milliseconds (in the event loop, see
-#: ``respond``), given the catalog and its state's token.
-Cheap = Callable[[Request, Catalog, str], bool]
-
-
-def _never(request: Request, catalog: Catalog, token: str) -> bool:
+def _never(request: Request) -> bool:
     return False
 
 
-def _always(request: Request, catalog: Catalog, token: str) -> bool:
+def _always(request: Request) -> bool:
     return True
 
 
@@ -126,7 +120,9 @@ def create_app(catalog_path: Path) -> Starlette:
         except sqlite3.DatabaseError as exc:
             return _error(request, 500, _corrupt(catalogs, exc))
 
-    def answer(endpoint: Endpoint, *, cheap: Cheap = _never) -> Callable[[Request], Awaitable[Response]]:
+    def answer(
+        endpoint: Endpoint, *, cheap: Callable[[Request], bool] = _never
+    ) -> Callable[[Request], Awaitable[Response]]:
         async def respond(request: Request) -> Response:
             try:
                 check_parameters(request, endpoint.allowed)
@@ -148,7 +144,7 @@ def create_app(catalog_path: Path) -> Starlette:
                 # worker thread would cost as much as the work. Anything that may scan
                 # many rows goes to a thread, so that it never holds up the others, and
                 # waits for its turn among the heavy builds.
-                if cheap(request, catalog, token):
+                if cheap(request):
                     hit = build(endpoint, request, key)
                 else:
                     async with heavy():
@@ -161,7 +157,7 @@ def create_app(catalog_path: Path) -> Starlette:
 
         return respond
 
-    def page_routes(prefix: str, endpoint: Endpoint, cheap: Cheap = _never) -> list[Route]:
+    def page_routes(prefix: str, endpoint: Endpoint, cheap: Callable[[Request], bool] = _never) -> list[Route]:
         respond = answer(endpoint, cheap=cheap)
         return [Route(prefix + suffix, respond, methods=["GET"]) for suffix in ("", "index.html", "index.json")]
 
@@ -196,15 +192,12 @@ def create_app(catalog_path: Path) -> Starlette:
         hit = _error(request, 500, "internal error; see the server's log")
         return Response(hit.body, status_code=500, media_type=hit.media_type)
 
-    def _cheap_search(request: Request, catalog: Catalog, token: str) -> bool:
-        # A ``^dep`` search whose walk is kept reads bit sets: as cheap as the rest.
-        return is_cheap_search(
-            request, indexes_ready=catalogs.ready, walked=lambda query: catalog.walks_known(query, token)
-        )
+    def _cheap_page_search(request: Request) -> bool:
+        return is_cheap_search(request, indexes_ready=catalogs.ready)
 
-    cheap_api: dict[str, Cheap] = {
+    cheap_api = {
         "/api/tags/{tag}/packages/{name}": _always,
-        "/api/search": _cheap_search,
+        "/api/search": lambda request: is_cheap_search(request, indexes_ready=catalogs.ready),
     }
     routes = [
         Route("/api/openapi.json", openapi, methods=["GET"]),
@@ -231,8 +224,8 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/tags/{tag}/badge.svg", answer(PAGES["badge"]), methods=["GET"]),
         Route("/tags/{tag}/packages/{name}/badge.svg", answer(PAGES["badge"]), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.html", answer(PAGES["spec"]), methods=["GET"]),
-        Route("/search.html", answer(PAGES["search"], cheap=_cheap_search), methods=["GET"]),
-        Route("/search.json", answer(PAGES["search"], cheap=_cheap_search), methods=["GET"]),
+        Route("/search.html", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
+        Route("/search.json", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.json", answer(PAGES["spec"]), methods=["GET"]),
     ]
 
