@@ -15,7 +15,7 @@ import click
 from ..catalog import Catalog
 from ..catalog.verifications import PROBLEM_KINDS, MirrorVerification
 from ..errors import CachedexError, ConfigError
-from ..values import short_repr
+from ..values import counted, short_repr
 from .progress import Reporter
 
 __all__ = ["print_report", "summary", "verify_command"]
@@ -102,8 +102,8 @@ def print_report(tags: Any, seconds: float) -> None:
         for skipped in mirror.skipped:
             click.echo(f"  not checked: {skipped}")
     total = sum(m.problem_count for m in mirrors)
-    verdict = "no problem" if total == 0 else f"{total:,} problem{'s' if total != 1 else ''}"
-    click.echo(f"verified {len(mirrors)} mirror{'s' if len(mirrors) != 1 else ''} in {seconds:.1f} s: {verdict}")
+    verdict = "no problem" if total == 0 else counted(total, "problem")
+    click.echo(f"verified {counted(len(mirrors), 'mirror')} in {seconds:.1f} s: {verdict}")
 
 
 def summary(mirror: MirrorVerification) -> str:
@@ -128,7 +128,7 @@ def summary(mirror: MirrorVerification) -> str:
             f"{n:,} {what}" for n, what in ((counts.bad, "badly signed"), (counts.unknown_key, "by unknown keys"))
         ]
         signs += [f"{counts.unsigned:,} unsigned"] if counts.unsigned else []
-        keys = f"{len(mirror.keys)} key{'s' if len(mirror.keys) != 1 else ''}"
+        keys = counted(len(mirror.keys), "key")
         parts.append(", ".join(s for s in signs if not s.startswith("0 ")) + f" ({keys} published)")
     problems = "no problem" if mirror.ok else f"{mirror.problem_count:,} problem(s)"
     return f"{where} ({layout}, {mirror.url}): {'; '.join(parts)}; {problems}"
