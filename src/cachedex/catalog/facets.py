@@ -118,9 +118,9 @@ class FacetIndex:
         self._top = 0  # the highest id, found with it
         self._kept_dependents: dict[bytes, int] = {}
         self._number = next(index_numbers)
-        #: For a tag's or the catalog's index, the position in result order of each of its
-        #: specs read by id (its term index is read so and placed the same way).
-        self.at: array[int] = array("I")
+        #: The position of each row given with ``at`` (a tag's or the catalog's index, read
+        #: by spec id: its term index is read so and placed the same way); else empty.
+        self.at: Sequence[int] = at if at is not None else ()
 
     def bits(self, facets: FacetTerms) -> int:
         """The positions of the specs matching ``facets`` as a bit set (see ``terms``)."""
@@ -198,9 +198,7 @@ def read_facet_index(db: sqlite3.Connection, root: int | None) -> FacetIndex:
     for position, k in enumerate(result_positions(names, versions, hashes)):
         at[k] = position
     del names, versions, hashes
-    index = FacetIndex(((spec_id, *facet) for spec_id, facet in zip(ids, facets, strict=True)), at)
-    index.at = at
-    return index
+    return FacetIndex(((spec_id, *facet) for spec_id, facet in zip(ids, facets, strict=True)), at)
 
 
 class StateCache:

@@ -32,7 +32,7 @@ from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_te
 from .order import in_result_order
 from .rows import HAS_BINARY, SearchPage, SpecSummary
 from .scopes import holder_index, holders_key, mirror_ids, page_holders, scope_mirrors
-from .terms import TermIndex, bits_of, lowest_positions, read_term_index
+from .terms import TermIndex, bits_of, lowest_positions
 
 __all__ = [
     "Where",
@@ -148,7 +148,8 @@ def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None) 
 
     def make() -> TermIndex:
         at = facet_index(db, path, token, root, None).at
-        return read_term_index(scope_rows(db, root, "s.version, s.variants"), at)
+        # Read by spec id, as the facet index was: each row goes where that index put it.
+        return TermIndex(scope_rows(db, root, "s.version, s.variants"), at)
 
     return STATE_CACHE.get(path, token, ("terms", root), make)  # type: ignore[no-any-return]
 

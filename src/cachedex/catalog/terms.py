@@ -34,7 +34,6 @@ __all__ = [
     "bits_of",
     "index_numbers",
     "lowest_positions",
-    "read_term_index",
 ]
 
 _ONE = ord("1")
@@ -244,9 +243,3 @@ class TermIndex:
         for string in strings:
             found |= self._common.get(string, 0)
         return found
-
-
-def read_term_index(rows: Iterable[tuple[str, str]], at: Sequence[int]) -> TermIndex:
-    """The :class:`TermIndex` of a scope's (version, variants) ``rows``, read by spec id,
-    each placed in result order by ``at`` (the scope's ``FacetIndex.at``)."""
-    return TermIndex(rows, at)
