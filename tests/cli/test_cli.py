@@ -41,6 +41,18 @@ def test_sync_then_stats(mirrors: Path, tmp_path: Path) -> None:
     )
 
 
+def test_sync_table_says_first_sync_instead_of_counting_from_nothing(mirrors: Path, tmp_path: Path) -> None:
+    config = _config(tmp_path, mirrors)
+    runner = CliRunner()
+    first = runner.invoke(main, ["--config", str(config), "sync"], env={"COLUMNS": "160"})
+    assert first.exit_code == 0, first.output
+    (row,) = [line for line in first.output.splitlines() if "develop" in line]
+    assert "develop (first sync)" in row and "+0" not in row and "-0" not in row, row
+    again = runner.invoke(main, ["--config", str(config), "sync"], env={"COLUMNS": "160"})
+    (row,) = [line for line in again.output.splitlines() if "develop" in line]
+    assert "develop (unchanged)" in row and "+0" in row and "-0" in row, row
+
+
 def test_failed_tag_exits_1_with_a_summary(mirrors: Path, tmp_path: Path) -> None:
     config = _config(tmp_path, mirrors, f"  - name: future\n    url: {mirrors / 'future_layout'}\n")
     result = CliRunner().invoke(main, ["--config", str(config), "sync"])

@@ -40,6 +40,7 @@ class TagWriter:
         self._pending_changes: list[tuple[int, int, int]] = []  # (mirror, spec, +1/-1)
         self._root_added = 0
         self._root_removed = 0
+        self._root_first = False
         self._kept_stacks: set[str] = set()
         self._changed = False  # whether the tag's totals must be counted again
 
@@ -207,6 +208,8 @@ class TagWriter:
             upsert = [(mirror_id, spec_id, listed) for spec_id, listed in new.items() if old.get(spec_id) != listed]
             db.executemany("INSERT OR REPLACE INTO members VALUES (?,?,?)", upsert)
             self._record_changes(mirror_id, stack, old, new)
+        if stack == ROOT_STACK:
+            self._root_first = first_sync
 
     def _ids_of(self, members: Mapping[str, bool], stack: str) -> list[int]:
         """The ids of ``members``' hashes, in order, asking the catalog for those not yet known."""
@@ -250,6 +253,12 @@ class TagWriter:
     def root_added(self) -> int:
         """Listed specs the root mirror gained in this sync (0 on a first sync)."""
         return self._root_added
+
+    @property
+    def root_first(self) -> bool:
+        """True when this sync wrote the root mirror's first listing: nothing to compare
+        with, so :attr:`root_added` and :attr:`root_removed` say nothing."""
+        return self._root_first
 
     @property
     def root_removed(self) -> int:

@@ -65,14 +65,16 @@ def print_outcomes(outcomes: list[TagOutcome]) -> None:
     for o in outcomes:
         if o.ok:
             note = "" if o.changed else " (unchanged)"  # a dropped stack is a change (DATA-4)
+            # A first sync has no listing to compare with: "+0" would say nothing came.
+            note = " (first sync)" if o.first else note
             table.add_row(
                 escape(f"{o.tag}{note}"),
                 f"{o.records:,}",
                 f"{o.specs:,}",
                 f"{o.packages:,}",
                 str(o.stacks),
-                f"+{o.added:,}",
-                f"-{o.removed:,}",
+                "-" if o.first else f"+{o.added:,}",
+                "-" if o.first else f"-{o.removed:,}",
                 f"{o.seconds:.2f}",
             )
         else:

@@ -32,6 +32,8 @@ class TagOutcome(msgspec.Struct, frozen=True):
     stacks: int = 0
     added: int = 0
     removed: int = 0
+    #: the tag's first sync (of its root mirror): ``added`` and ``removed`` compare nothing
+    first: bool = False
     new_specs: int = 0
     sizes_fetched: int = 0
     sized: int = 0  #: listed specs whose size is known, after this sync

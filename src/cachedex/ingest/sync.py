@@ -146,7 +146,7 @@ class _TagSync:
             reads[0].index = None  # records were built from it; nothing else needs it now
             phase("decode and write new specs")
             dropped = self._write_members(writer, reads, fetched_at)
-            added, removed = writer.root_added, writer.root_removed
+            added, removed, first = writer.root_added, writer.root_removed, writer.root_first
             phase("write members")
         phase("commit")
         new = set(new_hashes)
@@ -177,6 +177,7 @@ class _TagSync:
             stacks=stats.stacks,
             added=added,
             removed=removed,
+            first=first,
             new_specs=len(new_hashes),
             sizes_fetched=len(written_sized) + sum(report.fetched for _, report in sizes),
             sized=stats.sized,
