@@ -386,8 +386,7 @@ def main() -> None:
         f"tag: {facts['records']:,} records, {facts['packages']:,} packages, {facts['stacks']} stacks; "
         f"root index {root_mb:.0f} MB, stack indexes {facts['stack_bytes'] / 1e6:.0f} MB"
     )
-    for stale in out.glob("catalog.sqlite*"):
-        stale.unlink()
+    _remove_catalog(out)
     decode = bare_decode(out)
     total_mb = (facts["root_bytes"] + facts["stack_bytes"]) / 1e6
     print(f"(a) bare typed decode of all {total_mb:.0f} MB: {decode:.2f} s ({total_mb / decode:.0f} MB/s)")
@@ -404,13 +403,18 @@ def main() -> None:
         _pairs(out, args.pairs)
 
 
+def _remove_catalog(out: Path) -> None:
+    """The catalog of the last sync (with its WAL files): (b) syncs into a fresh one."""
+    for stale in out.glob("catalog.sqlite*"):
+        stale.unlink()
+
+
 def _pairs(out: Path, count: int) -> None:
     """(a) and (b) in turn, ``count`` times: one (a) decodes at 180-290 MB/s on these
     shared machines, so a ratio of one pair says little; the median of several does."""
     ratios = []
     for n in range(count):
-        for stale in out.glob("catalog.sqlite*"):
-            stale.unlink()
+        _remove_catalog(out)
         decode = bare_decode(out)
         sync_s, _, _ = run_sync(out)
         ratios.append(sync_s / decode)
