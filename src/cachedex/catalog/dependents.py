@@ -46,6 +46,10 @@ class Dependents:
         self._bits = bits
         self._map = bits.to_bytes((bits.bit_length() + 7) // 8, "little")
 
+    def __bool__(self) -> bool:
+        """Whether any spec depends on the dependency (nothing does on most packages)."""
+        return self._bits != 0
+
     def __contains__(self, spec_id: object) -> bool:
         if not isinstance(spec_id, int) or spec_id < 0:
             return False
