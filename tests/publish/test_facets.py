@@ -5,6 +5,7 @@ the distinct sets, numbered in the order they first come."""
 
 from __future__ import annotations
 
+import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -66,3 +67,14 @@ def test_tag_columns_follow_their_plain_definition(packages: dict[str, list[List
     assert columns.size == tuple(round_size(s.size) for s in ordered)
     assert columns.unlinked == tuple(n for n, (name, _) in enumerate(by_name) if name == "cmake")
     assert data.starts[-1] == len(ordered)
+
+
+@given(packages=_packages)
+def test_stacks_given_as_the_catalogs_text_make_the_same_columns(packages: dict[str, list[ListedSpec]]) -> None:
+    # The catalog's listing joins a spec's stacks by \x1f; the columns must not tell.
+    by_name = sorted(packages.items())
+    as_text = [
+        (name, [msgspec.structs.replace(spec, stacks="\x1f".join(spec.stacks)) for spec in specs])  # type: ignore[arg-type]
+        for name, specs in by_name
+    ]
+    assert tag_specs(as_text, lambda name: True) == tag_specs(by_name, lambda name: True)

@@ -26,7 +26,10 @@ FACETS = json.loads((CASES / "facet_cases.json").read_text())
 
 
 def _specs(name: str) -> list[SimpleNamespace]:
-    return [SimpleNamespace(name=name, hash=f"{name}-{n:02d}", **spec) for n, spec in enumerate(FACETS["specs"][name])]
+    return [
+        SimpleNamespace(name=name, hash=f"{name}-{n:02d}", **{**spec, "stacks": tuple(spec["stacks"])})
+        for n, spec in enumerate(FACETS["specs"][name])
+    ]
 
 
 def _tag_data() -> TagData:

@@ -20,7 +20,7 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
@@ -218,7 +218,8 @@ class _Interned:
 
 def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[[str], bool]) -> TagSpecs:
     """The columns of a tag's specs, from ``(name, specs)`` by name; each spec has the
-    fields of a ``SpecSummary`` (``stacks`` a sequence)."""
+    fields of a ``SpecSummary``, ``stacks`` a tuple of names or, as the catalog's
+    listing gives them, their text joined by ``\x1f``."""
     names: list[str] = []
     counts: list[int] = []
     grouped: list[Sequence[Any]] = []
@@ -237,26 +238,22 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     cells = {column: list(map(attrgetter(column), ordered)) for column in _COLUMNS}
     values = {column: sorted(set(cells[column])) for column in _COLUMNS}
     values["version"] = versions
-    stacks = list(map(tuple, map(_STACKS, ordered)))
-    values["stack"] = sorted(set(itertools.chain.from_iterable(stacks)))
+    # Most specs share their stacks with many: each distinct value is read once, in the
+    # order they first come (which numbers the sets).
+    holdings = list(map(_STACKS, ordered))
+    held = {key: key.split("\x1f") if isinstance(key, str) and key else key for key in dict.fromkeys(holdings)}
+    values["stack"] = sorted(set(itertools.chain.from_iterable(held.values())))
     position = {column: {v: n for n, v in enumerate(found)} for column, found in values.items()}
     stack_set = _Interned()
     stack_at = position["stack"]
-    stack_ids: dict[tuple[str, ...], int] = {}  # most specs share their stacks with many
-
-    def stack_id(holding: tuple[str, ...]) -> int:
-        known = stack_ids.get(holding)
-        if known is None:
-            known = stack_ids[holding] = stack_set(tuple(sorted({stack_at[stack] for stack in holding})))
-        return known
-
+    stack_ids = {key: stack_set(tuple(sorted({stack_at[stack] for stack in names}))) for key, names in held.items()}
     sizes = list(map(_SIZE, ordered))
     columns = SpecColumns(
         names=tuple(names),
         counts=tuple(counts),
         values={column: tuple(found) for column, found in values.items()},
         **{column: tuple(map(position[column].__getitem__, cells[column])) for column in _COLUMNS},
-        stacks=tuple(map(stack_id, stacks)),
+        stacks=tuple(map(stack_ids.__getitem__, holdings)),
         stack_sets=tuple(stack_set.index),
         size=tuple(map(round_size, sizes)),
         unlinked=tuple(n for n, name in enumerate(names) if not has_page(name)),
@@ -325,25 +322,12 @@ def select_tag(data: TagSpecs, filters: Mapping[str, str], needle: str = "") -> 
     for n, name in enumerate(columns.names):
         if needle and needle not in name.lower():
             continue
-        matched: list[int] = []
-        seen: dict[str, set[int]] = {facet: set() for facet in FACET_KEYS}
         relaxed: set[str] = set()
-        for i in range(starts[n], starts[n + 1]):
-            missed = [facet for facet, test in tests if not test(i)][:2]
-            if len(missed) > 1:
-                continue
-            if not missed:
-                matched.append(i)
-                relaxed.update(filters)
-            else:
-                relaxed.add(missed[0])
-            for facet in FACET_KEYS:
-                if missed and missed[0] != facet:
-                    continue
-                if facet == "stack":
-                    seen[facet].update(columns.stack_sets[columns.stacks[i]])
-                else:
-                    seen[facet].add(getattr(columns, facet)[i])
+        if not tests:  # every spec matches: a facet's values are its column's slice (in C)
+            matched: Sequence[int] = range(starts[n], starts[n + 1])
+            seen = {facet: _positions(columns, facet, matched) for facet in FACET_KEYS}
+        else:
+            matched, seen = _matching(columns, tests, range(starts[n], starts[n + 1]), relaxed)
         for facet, found in seen.items():
             names = values[facet]
             for at in found:
@@ -355,26 +339,71 @@ def select_tag(data: TagSpecs, filters: Mapping[str, str], needle: str = "") -> 
     return Selection(rows, {facet: dict(sorted(found.items())) for facet, found in counts.items()}, relax)
 
 
-def _row(data: TagSpecs, n: int, matched: list[int], linked: bool) -> Row:
+def _matching(
+    columns: SpecColumns, tests: list[tuple[str, Callable[[int], bool]]], specs: range, relaxed: set[str]
+) -> tuple[list[int], dict[str, set[int]]]:
+    """Of a package's ``specs``, those that pass every test, and per facet the values
+    of those that pass every test but (at most) that facet's; adds to ``relaxed`` the
+    facets whose dropping would let one of them match."""
+    matched: list[int] = []
+    seen: dict[str, set[int]] = {facet: set() for facet in FACET_KEYS}
+    filters = [facet for facet, _ in tests]
+    for i in specs:
+        missed = [facet for facet, test in tests if not test(i)][:2]
+        if len(missed) > 1:
+            continue
+        if not missed:
+            matched.append(i)
+            relaxed.update(filters)
+        else:
+            relaxed.add(missed[0])
+        for facet in FACET_KEYS:
+            if missed and missed[0] != facet:
+                continue
+            if facet == "stack":
+                seen[facet].update(columns.stack_sets[columns.stacks[i]])
+            else:
+                seen[facet].add(getattr(columns, facet)[i])
+    return matched, seen
+
+
+_T = TypeVar("_T")
+
+
+def _cells(column: Sequence[_T], specs: Sequence[int]) -> Sequence[_T]:
+    """``column``'s cells of ``specs``: a slice when they are a range (a package whose
+    specs all match, as on every unfiltered tag page)."""
+    if isinstance(specs, range):
+        return column[specs.start : specs.stop]
+    return [column[i] for i in specs]
+
+
+def _positions(columns: SpecColumns, facet: str, specs: Sequence[int]) -> set[int]:
+    """The positions (in ``columns.values[facet]``) of ``facet``'s values among ``specs``."""
+    if facet == "stack":
+        return set().union(*map(columns.stack_sets.__getitem__, set(_cells(columns.stacks, specs))))
+    return set(_cells(getattr(columns, facet), specs))
+
+
+def _row(data: TagSpecs, n: int, matched: Sequence[int], linked: bool) -> Row:
     columns = data.columns
     values = columns.values
 
     def distinct(column: str) -> tuple[str, ...]:
-        found = getattr(columns, column)
-        return tuple(sorted({values[column][found[i]] for i in matched}))
+        return tuple(sorted(map(values[column].__getitem__, _positions(columns, column, matched))))
 
-    stacks = {values["stack"][x] for i in matched for x in columns.stack_sets[columns.stacks[i]]}
-    sizes = [data.sizes[i] for i in matched if data.sizes[i] is not None]
+    stacks = map(values["stack"].__getitem__, _positions(columns, "stack", matched))
+    sizes = [size for size in _cells(data.sizes, matched) if size is not None]
     return Row(
         name=columns.names[n],
         specs=len(matched),
-        versions=tuple(values["version"][at] for at in sorted({columns.version[i] for i in matched})),
+        versions=tuple(map(values["version"].__getitem__, sorted(_positions(columns, "version", matched)))),
         compilers=distinct("compiler"),
         platforms=distinct("platform"),
         oses=distinct("os"),
         targets=distinct("target"),
         stacks=tuple(sorted(stacks)),
-        size=sum(sizes) if sizes else None,  # type: ignore[arg-type]
+        size=sum(sizes) if sizes else None,
         sized=len(sizes),
         has_page=linked,
     )

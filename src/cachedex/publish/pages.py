@@ -22,12 +22,12 @@ from typing import NamedTuple
 
 import msgspec
 
-from ..catalog import Catalog, ListedRow, MirrorState, SpecSummary
+from ..catalog import Catalog, MirrorState, SpecSummary
 from ..catalog.verifications import MirrorVerification
 from ..errors import UnknownPackage, UnknownSpec
 from ..values import ROOT_STACK
 from ..versions import version_key
-from .facets import FACET_KEYS, FACETS, ListedSpec, SpecColumns, TagSpecs, select_tag, tag_specs
+from .facets import FACET_KEYS, FACETS, SpecColumns, TagSpecs, select_tag, tag_specs
 from .files import name_problem
 from .package_pages import PackagePage, install_preamble, package_page, package_pages
 from .spec_pages import Holder, Install, SpecPage, install_commands, spec_page, spec_page_from
@@ -193,11 +193,6 @@ def tag_row(catalog: Catalog, tag: str) -> TagRow:
     return row
 
 
-def _listed(row: ListedRow) -> ListedSpec:
-    stacks = tuple(row.stacks.split("\x1f")) if row.stacks else ()
-    return ListedSpec(row.hash, row.version, row.compiler, row.platform, row.os, row.target, row.size, stacks)
-
-
 class TagData(NamedTuple):
     """What :func:`tag_page_from` filters (a server keeps it, to answer any filters
     without reading the tag again)."""
@@ -214,7 +209,7 @@ def tag_data(catalog: Catalog, tag: str) -> TagData:
     # Raw rows, not decoded specs: a tag page needs no variants, and a big tag has
     # 250,000 rows.
     groups = itertools.groupby(catalog.listed_rows(tag), key=attrgetter("name"))
-    packages = ((name, [_listed(spec) for spec in group]) for name, group in groups)
+    packages = ((name, list(group)) for name, group in groups)
     specs = tag_specs(packages, lambda name: name_problem(name) is None)
     return TagData(row, specs, install_preamble(tag, root.url) if root is not None else "")
 
