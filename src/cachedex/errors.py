@@ -11,7 +11,8 @@ Anything else is a bug and keeps its traceback.
      ├── ConfigError               config: the configuration file or a command-line value is wrong
      ├── SourceError               ingest: a mirror file cannot be read (HTTP error, timeout, too big)
      │    ├── SourceNotFound       ingest: the file is not there (HTTP 404, no such path)
-     │    └── ChecksumError        ingest: what was read does not match its recorded checksum
+     │    ├── ChecksumError        ingest: what was read does not match its recorded checksum
+     │    └── TooBig               ingest: a file larger than its kind's limit
      ├── IndexFormatError          ingest: an index, manifest or spec file is not in a format we read
      ├── CatalogError              catalog: the SQLite file is missing, locked, corrupt or too new
      ├── LookupFailed              catalog, publish: something asked for is not in the catalog (404)
@@ -40,6 +41,7 @@ __all__ = [
     "OutputError",
     "SourceError",
     "SourceNotFound",
+    "TooBig",
     "UnknownPackage",
     "UnknownSpec",
     "UnknownStack",
@@ -91,6 +93,11 @@ class SourceNotFound(SourceError):
 
 class ChecksumError(SourceError):
     """Raised by ``ingest`` when an index or blob does not match the checksum that describes it."""
+
+
+class TooBig(SourceError):
+    """Raised by ``ingest`` when a file is larger than its kind's limit (counted after
+    decompression)."""
 
 
 class IndexFormatError(_AtUrl):

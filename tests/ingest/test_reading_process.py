@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from pathlib import Path
 
@@ -105,3 +106,11 @@ def test_a_batch_waits_until_each_of_its_sizes_has_come(
     prefetch.wait_for(h for h in expected)
     assert {h: prefetch.sizes.get(h) for h in expected} == expected
     prefetch.wait()
+
+
+def test_the_reading_process_loads_neither_libcurl_nor_the_config() -> None:
+    # Its start is paid before a folder's first sizes arrive: pycurl (libcurl, ssl) and
+    # the config's YAML cost ~0.13 s of it, and it reads only files.
+    probe = "import sys, cachedex.ingest.reading_process; print(sorted({'pycurl', 'yaml', 'ssl'} & set(sys.modules)))"
+    found = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
+    assert found.strip() == "[]"

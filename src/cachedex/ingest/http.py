@@ -42,7 +42,7 @@ import pycurl
 
 from .. import __version__
 from ..config import HttpOptions
-from ..errors import CachedexError, SourceError, SourceNotFound
+from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
 from .http_requests import (
     MAX_RETRY_AFTER,
     RETRYABLE,
@@ -50,7 +50,6 @@ from .http_requests import (
     ProgressCallback,
     Request,
     Response,
-    TooBig,
     describe_failure,
     parse_headers,
     retry_after_seconds,

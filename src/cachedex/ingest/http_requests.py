@@ -13,7 +13,7 @@ from typing import Any
 
 import pycurl
 
-from ..errors import CachedexError, SourceError
+from ..errors import CachedexError
 
 __all__ = [
     "MAX_RETRY_AFTER",
@@ -22,7 +22,6 @@ __all__ = [
     "ProgressCallback",
     "Request",
     "Response",
-    "TooBig",
     "describe_failure",
     "parse_headers",
     "retry_after_seconds",
@@ -46,10 +45,6 @@ RETRYABLE = {
 }
 #: The longest pause a server's Retry-After may ask for before we give up on it.
 MAX_RETRY_AFTER = 60.0
-
-
-class TooBig(SourceError):
-    """A response larger than its kind's limit (counted after decompression)."""
 
 
 class Response:

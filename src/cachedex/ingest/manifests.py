@@ -17,9 +17,8 @@ from typing import TypeVar
 
 import msgspec
 
-from ..errors import ChecksumError, IndexFormatError
+from ..errors import ChecksumError, IndexFormatError, TooBig
 from ..values import TARBALL_MEDIA_TYPE, spec_manifest_path, tarball_path_v2
-from .http import TooBig
 
 __all__ = [
     "BlobRecord",

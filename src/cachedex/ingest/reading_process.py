@@ -24,8 +24,7 @@ from typing import IO
 
 import msgspec
 
-from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound
-from .http import TooBig
+from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound, TooBig
 from .manifests import manifest_size
 from .sources import LocalSource
 

@@ -19,14 +19,16 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from itertools import islice
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote, urlsplit
 
 import msgspec
 
-from ..config import RegistryAuth
-from ..errors import CachedexError, SourceError, SourceNotFound
-from .http import HttpClient, ProgressCallback, Request, Response, TooBig
+from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
+
+if TYPE_CHECKING:  # a folder's reading process imports this module: not libcurl, nor the config's YAML
+    from ..config import RegistryAuth
+    from .http import HttpClient, ProgressCallback, Response
 
 __all__ = ["Fetched", "HttpSource", "LocalSource", "Send", "Source", "conditional_get", "head_size", "open_source"]
 
@@ -47,7 +49,7 @@ class Fetched(msgspec.Struct, frozen=True):
 
 #: Sends one request: ``(url, *, method, headers, limit, ok, progress) -> Response``, as
 #: :class:`Request` takes them (:meth:`HttpSource.send`, ``RegistrySession.request``).
-Send = Callable[..., Response]
+Send = Callable[..., "Response"]
 
 
 def conditional_get(
@@ -295,12 +297,15 @@ class HttpSource(Source):
     concurrent = True
 
     def __init__(self, url: str, client: HttpClient) -> None:
+        from .http import Request  # loaded by the client's maker already (see the imports)
+
         self.url = url.rstrip("/")
         self.client = client
+        self._request = Request
 
     def send(self, url: str, **options: Any) -> Response:
         """One request through the client (see :data:`Send`)."""
-        return self.client.request(Request(url, **options))
+        return self.client.request(self._request(url, **options))
 
     def fetch(
         self,
@@ -324,7 +329,8 @@ class HttpSource(Source):
         def body(response: Response) -> V:
             return decode(response.url, response.body)
 
-        return self.client.map(((key, Request(self.join(path), limit=limit)) for key, path in items), body)
+        request = self._request
+        return self.client.map(((key, request(self.join(path), limit=limit)) for key, path in items), body)
 
 
 def open_source(url: str, *, client: HttpClient | None, registries: Sequence[RegistryAuth] = ()) -> Source:
