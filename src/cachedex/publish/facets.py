@@ -155,7 +155,8 @@ def select_specs(specs: Sequence[Any], filters: Mapping[str, str], facets: Itera
 
 class ListedSpec(msgspec.Struct, frozen=True, gc=False):
     """A listed spec as a tag page's columns read it (:func:`tag_specs`): what a tag's
-    listing holds of it, with the stacks holding it (``root`` among them)."""
+    listing holds of it, with the stacks holding it (``root`` among them). The catalog's
+    ``ListedRow`` has these fields too, its stacks as their joined text."""
 
     hash: str
     version: str
