@@ -241,9 +241,14 @@ def test_first_seen_is_the_first_of_several_additions(tmp_path: Path) -> None:
         )
 
 
-def test_listing_counts_count_what_the_mirrors_list(demo_run: Demo) -> None:
+@pytest.mark.parametrize("plan", ["by names", "by members"])
+def test_listing_counts_count_what_the_mirrors_list(demo_run: Demo, plan: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from collections import Counter
 
+    from cachedex.catalog import history
+
+    # A few names are counted from the name index first, many from the mirrors' members.
+    monkeypatch.setattr(history, "FEW_NAMES", 10**9 if plan == "by names" else -1)
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         brute = Counter(
             (stack, name, version)
@@ -254,6 +259,9 @@ def test_listing_counts_count_what_the_mirrors_list(demo_run: Demo) -> None:
         some = {"cmake", "zlib", "no-such"}
         assert {(s, n, v): c for s, n, v, c in catalog.listing_counts("develop", some)} == {
             key: count for key, count in brute.items() if key[1] in some
+        }
+        assert {(s, n, v): c for s, n, v, c in catalog.listing_counts("develop", some, ["root", "e4s"])} == {
+            key: count for key, count in brute.items() if key[1] in some and key[0] in ("root", "e4s")
         }
 
 

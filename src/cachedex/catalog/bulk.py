@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from .nodes import node_bytes_reader, node_text_reader
-from .rows import HolderRow, ListedRow, SpecRow, among, as_rows, select_list
+from .rows import FEW_NAMES, HolderRow, ListedRow, SpecRow, among, as_rows, select_list
 
 __all__ = [
     "all_edge_rows",
@@ -37,10 +37,6 @@ def _stream(cursor: sqlite3.Cursor, batch: int) -> Iterator[Any]:
 _SHARE = " AND (length(s.name) + unicode(substr(' ' || s.name, -1)) + unicode(substr('  ' || s.name, -2))) % ? = ?"
 
 
-#: Up to this many package names, :func:`listed_rows` reads their specs by name first.
-_FEW_NAMES = 1000
-
-
 def listed_rows(
     db: sqlite3.Connection, tag: str, *, part: int = 0, parts: int = 1, names: Collection[str] | None = None
 ) -> Iterator[ListedRow]:
@@ -62,11 +58,10 @@ def listed_rows(
     share = _SHARE if parts > 1 else ""
     named, chosen = among("s.name", names, "AND")
     # A few packages (a build after a small sync): their specs by the name index, each
-    # checked against the mirror, rather than every member of the mirror checked by name
-    # (25 packages of the bench tag: 5 ms against 70-400 ms; from ~2,500 on, the same).
+    # checked against the mirror (see FEW_NAMES).
     joined = (
         "specs s CROSS JOIN members mb ON mb.mirror_id = ? AND mb.spec_id = s.id WHERE mb.listed"
-        if names is not None and len(names) <= _FEW_NAMES
+        if names is not None and len(names) <= FEW_NAMES
         else "members mb JOIN specs s ON s.id = mb.spec_id WHERE mb.mirror_id = ? AND mb.listed"
     )
     cursor = db.execute(

@@ -13,7 +13,7 @@ from collections.abc import Collection
 import msgspec
 
 from ..values import ROOT_STACK, decode_variants
-from .rows import among
+from .rows import FEW_NAMES, among
 
 __all__ = [
     "ChangedSpec",
@@ -212,10 +212,18 @@ def listing_counts(
     ``names`` and the stacks ``stacks`` only, if given): what a change page needs of the
     listings around a sync."""
     (named, name_values), (stacked, stack_values) = among("s.name", names, "AND"), among("m.stack", stacks, "AND")
+    # A sync's few packages: their specs by the name index, then each one's members (50 of
+    # the bench tag's packages: 10 ms against 86 ms for every member of its mirrors).
+    joined = (
+        "specs s CROSS JOIN members mb ON mb.spec_id = s.id AND mb.listed CROSS JOIN mirrors m ON m.id = mb.mirror_id "
+        "JOIN tags t ON t.id = m.tag_id"
+        if names is not None and len(names) <= FEW_NAMES
+        else "mirrors m JOIN tags t ON t.id = m.tag_id "
+        "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id"
+    )
     return list(
         db.execute(
-            "SELECT m.stack, s.name, s.version, count(*) FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-            "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
+            f"SELECT m.stack, s.name, s.version, count(*) FROM {joined} "
             f"WHERE t.name = ?{named}{stacked} GROUP BY m.stack, s.name, s.version",
             (tag, *name_values, *stack_values),
         )
