@@ -9,10 +9,25 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cachedex.publish.facets import ListedSpec, newest_first, round_size, tag_specs
+from cachedex.publish.facets import newest_first, round_size, tag_specs
 from cachedex.versions import version_key
 
 _COLUMNS = ("version", "compiler", "platform", "os", "target")
+
+
+class ListedSpec(msgspec.Struct, frozen=True):
+    """What ``tag_specs`` reads of a listed spec (the catalog's ``ListedRow`` has these
+    fields, its stacks as their text joined by \x1f)."""
+
+    hash: str
+    version: str
+    compiler: str
+    platform: str
+    os: str
+    target: str
+    size: int | None
+    stacks: tuple[str, ...] | str
+
 
 # Versions that Spack orders in every way it knows: numbers, words, pre-releases,
 # branches, git versions, and spellings that compare equal (1.0, 1-0, 1_0).
@@ -74,7 +89,7 @@ def test_stacks_given_as_the_catalogs_text_make_the_same_columns(packages: dict[
     # The catalog's listing joins a spec's stacks by \x1f; the columns must not tell.
     by_name = sorted(packages.items())
     as_text = [
-        (name, [msgspec.structs.replace(spec, stacks="\x1f".join(spec.stacks)) for spec in specs])  # type: ignore[arg-type]
+        (name, [msgspec.structs.replace(spec, stacks="\x1f".join(spec.stacks)) for spec in specs])
         for name, specs in by_name
     ]
     assert tag_specs(as_text, lambda name: True) == tag_specs(by_name, lambda name: True)

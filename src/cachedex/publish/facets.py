@@ -34,7 +34,6 @@ __all__ = [
     "PACKAGE_FACETS",
     "PACKAGE_KEYS",
     "FacetSpec",
-    "ListedSpec",
     "Row",
     "Selection",
     "SpecColumns",
@@ -151,21 +150,6 @@ def select_specs(specs: Sequence[Any], filters: Mapping[str, str], facets: Itera
 
 
 # -- a tag's specs as columns ------------------------------------------------------------------
-
-
-class ListedSpec(msgspec.Struct, frozen=True, gc=False):
-    """A listed spec as a tag page's columns read it (:func:`tag_specs`): what a tag's
-    listing holds of it, with the stacks holding it (``root`` among them). The catalog's
-    ``ListedRow`` has these fields too, its stacks as their joined text."""
-
-    hash: str
-    version: str
-    compiler: str
-    platform: str
-    os: str
-    target: str
-    size: int | None
-    stacks: tuple[str, ...]
 
 
 class SpecColumns(msgspec.Struct, frozen=True):
