@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from cachedex.catalog import Catalog, bulk
+from cachedex.catalog import Catalog, rows
 from cachedex.catalog.rows import HolderRow, ListedRow, SizeKey, SpecRow, select_list
 from tests.helpers import Demo
 
@@ -46,7 +46,7 @@ def test_listed_rows_of_some_packages_are_those_of_the_whole_listing(
     demo_run: Demo, plan: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A few names are read by the name index first, many by the mirror's members: the same rows.
-    monkeypatch.setattr(bulk, "FEW_NAMES", 10**9 if plan == "by names" else -1)
+    monkeypatch.setattr(rows, "FEW_NAMES", 10**9 if plan == "by names" else -1)
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         for tag in catalog.tag_names():
             every = list(catalog.listed_rows(tag))

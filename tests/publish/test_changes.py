@@ -245,10 +245,10 @@ def test_first_seen_is_the_first_of_several_additions(tmp_path: Path) -> None:
 def test_listing_counts_count_what_the_mirrors_list(demo_run: Demo, plan: str, monkeypatch: pytest.MonkeyPatch) -> None:
     from collections import Counter
 
-    from cachedex.catalog import history
+    from cachedex.catalog import rows
 
     # A few names are counted from the name index first, many from the mirrors' members.
-    monkeypatch.setattr(history, "FEW_NAMES", 10**9 if plan == "by names" else -1)
+    monkeypatch.setattr(rows, "FEW_NAMES", 10**9 if plan == "by names" else -1)
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         brute = Counter(
             (stack, name, version)

@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from .nodes import node_bytes_reader, node_text_reader
-from .rows import FEW_NAMES, HolderRow, ListedRow, SpecRow, among, as_rows, select_list
+from .rows import HolderRow, ListedRow, SpecRow, among, as_rows, few_names, select_list
 
 __all__ = [
     "all_edge_rows",
@@ -58,10 +58,10 @@ def listed_rows(
     share = _SHARE if parts > 1 else ""
     named, chosen = among("s.name", names, "AND")
     # A few packages (a build after a small sync): their specs by the name index, each
-    # checked against the mirror (see FEW_NAMES).
+    # checked against the mirror (see rows.FEW_NAMES).
     joined = (
         "specs s CROSS JOIN members mb ON mb.mirror_id = ? AND mb.spec_id = s.id WHERE mb.listed"
-        if names is not None and len(names) <= FEW_NAMES
+        if few_names(names)
         else "members mb JOIN specs s ON s.id = mb.spec_id WHERE mb.mirror_id = ? AND mb.listed"
     )
     cursor = db.execute(

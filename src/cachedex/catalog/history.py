@@ -13,7 +13,7 @@ from collections.abc import Collection
 import msgspec
 
 from ..values import ROOT_STACK, decode_variants
-from .rows import FEW_NAMES, among
+from .rows import among, few_names
 
 __all__ = [
     "ChangedSpec",
@@ -217,7 +217,7 @@ def listing_counts(
     joined = (
         "specs s CROSS JOIN members mb ON mb.spec_id = s.id AND mb.listed CROSS JOIN mirrors m ON m.id = mb.mirror_id "
         "JOIN tags t ON t.id = m.tag_id"
-        if names is not None and len(names) <= FEW_NAMES
+        if few_names(names)
         else "mirrors m JOIN tags t ON t.id = m.tag_id "
         "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id"
     )

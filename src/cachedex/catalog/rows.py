@@ -41,6 +41,7 @@ __all__ = [
     "TagStats",
     "among",
     "as_rows",
+    "few_names",
     "select_list",
     "summary_of",
 ]
@@ -265,6 +266,11 @@ def select_list(shape: type) -> str:
 #: member of the tag's mirrors checked by name (25 packages of the bench tag: 5 ms against
 #: 70-400 ms; from ~1,000-2,500 on, about the same).
 FEW_NAMES = 1000
+
+
+def few_names(names: Collection[str] | None) -> bool:
+    """Whether a read of ``names`` (None: every package) goes by the name index first."""
+    return names is not None and len(names) <= FEW_NAMES
 
 
 def among(
