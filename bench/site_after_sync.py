@@ -20,9 +20,14 @@ bench/out/site_after_sync/, then measures, in one run:
       by a build (no whole build in between: each build finds only the last sync's
       changes); with --changed 10, the fixed cost of a sync that changes a tag
 
+  (d) with --floor: the files (c) wrote (those changed since it began), written again
+      with nothing else to do, as a build writes them (a temporary file renamed over
+      each, its old file removed by a thread) by as many processes: what (c) cannot go
+      below without writing fewer files or bytes
+
 ``--changed`` sets how many specs each sync replaces (default 2,500: 1 %).
 
-    python bench/site_after_sync.py [--site DIR] [--tag TAG] [--repeat N] [--chain N] [--changed N]
+    python bench/site_after_sync.py [--site DIR] [--tag TAG] [--repeat N] [--chain N] [--changed N] [--floor]
 """
 
 from __future__ import annotations
@@ -108,6 +113,44 @@ def _build(catalog_path: Path, site: Path) -> tuple[float, SiteReport]:
         return time.perf_counter() - started, report
 
 
+#: What (d) writes, which its forked writers inherit: (path, bytes) of each file, and the
+#: site folder (where each writer's old files wait for its thread to remove them).
+_FILES: list[tuple[str, bytes]] = []
+_SITE: list[Path] = []
+
+
+def _write_share(share: tuple[int, int]) -> None:
+    from cachedex.publish.files import Replacer, write_atomically
+
+    part, parts = share
+    replacer = Replacer(str(_SITE[0]))
+    try:
+        for path, data in _FILES[part::parts]:
+            write_atomically(path, data, replacer.replace)
+    finally:
+        replacer.close()  # (waits for its thread to remove the old files, as a build does)
+
+
+def _files_alone(site: Path, since: float) -> tuple[float, int, int]:
+    """(d): the files under ``site`` changed since ``since``, written again by as many
+    processes as a build uses: (seconds, files, bytes)."""
+    import multiprocessing
+
+    from cachedex.publish.parallel import cpu_workers
+
+    _FILES[:] = files = [
+        (str(path), path.read_bytes())
+        for path in sorted(site.rglob("*"))
+        if path.is_file() and not path.is_symlink() and path.stat().st_mtime >= since
+    ]
+    _SITE[:] = [site]
+    parts = cpu_workers()
+    started = time.perf_counter()
+    with multiprocessing.get_context("fork").Pool(parts) as pool:
+        pool.map(_write_share, [(part, parts) for part in range(parts)])
+    return time.perf_counter() - started, len(files), sum(len(data) for _, data in files)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", type=Path, default=HERE / "out" / "ingest" / "catalog.sqlite")
@@ -117,6 +160,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=0, help="measure (c) N times more")
     parser.add_argument("--chain", type=int, default=0, help="N more syncs, each followed by a build")
     parser.add_argument("--changed", type=int, default=CHANGED, help="specs each sync replaces")
+    parser.add_argument("--floor", action="store_true", help="(d): the files (c) wrote, written again alone")
     args = parser.parse_args()
 
     from cachedex.catalog import Catalog
@@ -153,12 +197,19 @@ def main() -> None:
         if run:
             with Catalog(before_sync) as catalog:
                 write_site(catalog, args.site)
+        began = time.time() - 1  # (file times may lag the clock by a tick)
         seconds, after = _build(path, args.site)
         print(
             f"(c) site after the sync: {seconds:.2f} s = {100 * seconds / full_seconds:.1f} % of (a); "
             f"only what changes reach: {after.changed_only}; {after.pages:,} pages made, "
             f"{after.written:,} files written, {after.removed:,} removed (target: <= 10 %)"
         )
+        if args.floor and not run:
+            alone, files, size = _files_alone(args.site, began)
+            print(
+                f"(d) the {files:,} files (c) wrote ({size / 1e6:,.0f} MB), written again alone: "
+                f"{alone:.2f} s = {100 * alone / full_seconds:.1f} % of (a), {100 * alone / seconds:.0f} % of (c)"
+            )
     chained = []
     for _ in range(args.chain):
         second_sync(path, args.tag, changed=args.changed)
