@@ -6,7 +6,9 @@ import os
 import threading
 from pathlib import Path
 
-from cachedex.publish.files import Replacer, same_bytes, update_file
+import pytest
+
+from cachedex.publish.files import Replacer, same_bytes, update_file, write_atomically
 
 
 def test_a_replaced_file_is_atomic_and_its_old_file_is_gone_after_close(tmp_path: Path) -> None:
@@ -82,3 +84,23 @@ def test_a_fifo_in_a_pages_place_is_replaced_not_waited_on(tmp_path: Path) -> No
     writer.join(10)
     assert done == [True], "update_file waited on a FIFO that nothing writes"
     assert page.is_file() and page.read_bytes() == b"<p>page</p>"
+
+
+def test_a_big_file_is_written_and_compared_whole(tmp_path: Path) -> None:
+    page = tmp_path / "twin.json"
+    data = bytes(range(256)) * 80_000  # 20 MB: a hub library's twin is ~10 MB
+    assert update_file(str(page), data)
+    assert page.read_bytes() == data
+    assert same_bytes(str(page), data)
+    assert not same_bytes(str(page), data[:-1] + b"X")  # its last byte read and compared
+
+
+def test_a_write_that_stalls_fails_and_leaves_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    page = tmp_path / "page.html"
+    page.write_bytes(b"old")
+    monkeypatch.setattr(os, "write", lambda fd, data: 0)  # takes no byte, and says no error
+    with pytest.raises(OSError, match="no byte written"):
+        write_atomically(str(page), b"new")
+    monkeypatch.undo()
+    assert page.read_bytes() == b"old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]  # no temporary file left
