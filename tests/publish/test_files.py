@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cachedex.publish.files import Replacer, same_bytes, update_file, write_atomically
+from cachedex.errors import OutputError
+from cachedex.publish.files import Replacer, safe_folder, same_bytes, update_file, write_atomically
 
 
 def test_a_replaced_file_is_atomic_and_its_old_file_is_gone_after_close(tmp_path: Path) -> None:
@@ -104,3 +105,40 @@ def test_a_write_that_stalls_fails_and_leaves_the_old_file(tmp_path: Path, monke
     monkeypatch.undo()
     assert page.read_bytes() == b"old"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["page.html"]  # no temporary file left
+
+
+def test_safe_folder_makes_real_folders_and_refuses_what_leads_elsewhere(tmp_path: Path) -> None:
+    site, elsewhere = tmp_path / "site", tmp_path / "elsewhere"
+    site.mkdir()
+    elsewhere.mkdir()
+    made = safe_folder(site, "tags", "t", "packages", "zlib")
+    assert made == site / "tags/t/packages/zlib" and made.is_dir()
+    assert safe_folder(site, "tags", "t") == site / "tags/t"  # there already: fine
+    (site / "tags" / "link").symlink_to(elsewhere)
+    (site / "file").write_text("a page")
+    refused = {
+        ("tags", "link", "x"): "is a symlink",
+        ("file",): "exists and is not a folder",
+        ("file", "x"): "exists and is not a folder",
+        ("..",): "leads outside",
+        ("tags", ".", "x"): "leads outside",
+        ("tags", ""): "leads outside",
+        ("a/b",): "leads outside",
+    }
+    for parts, problem in refused.items():
+        with pytest.raises(OutputError, match=problem):
+            safe_folder(site, *parts)
+    assert list(elsewhere.iterdir()) == [] and not (tmp_path / "x").exists()
+
+
+def test_safe_folder_takes_a_folder_another_worker_made_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make = os.mkdir
+
+    def made_by_another(path: str, *args: object) -> None:
+        make(path)
+        raise FileExistsError(path)
+
+    monkeypatch.setattr(os, "mkdir", made_by_another)
+    assert safe_folder(tmp_path, "a", "b").is_dir()
