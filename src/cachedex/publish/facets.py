@@ -331,7 +331,7 @@ def _matching(
     of those that pass every test but (at most) that facet's; adds to ``relaxed`` the
     facets whose dropping would let one of them match."""
     matched: list[int] = []
-    seen: dict[str, set[int]] = {facet: set() for facet in FACET_KEYS}
+    counted: dict[str, list[int]] = {facet: [] for facet in FACET_KEYS}  # whose values each facet shows
     filters = [facet for facet, _ in tests]
     for i in specs:
         missed = [facet for facet, test in tests if not test(i)][:2]
@@ -340,16 +340,12 @@ def _matching(
         if not missed:
             matched.append(i)
             relaxed.update(filters)
+            for found in counted.values():
+                found.append(i)
         else:
             relaxed.add(missed[0])
-        for facet in FACET_KEYS:
-            if missed and missed[0] != facet:
-                continue
-            if facet == "stack":
-                seen[facet].update(columns.stack_sets[columns.stacks[i]])
-            else:
-                seen[facet].add(getattr(columns, facet)[i])
-    return matched, seen
+            counted[missed[0]].append(i)
+    return matched, {facet: _positions(columns, facet, found) for facet, found in counted.items()}
 
 
 _T = TypeVar("_T")
