@@ -66,13 +66,12 @@ def same_bytes(path: str, data: bytes) -> bool:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return False
-    # A file of another size differs, unread: a hub library's JSON twin that gained a
-    # dependent is megabytes that need no reading.
-    found = os.fstat(fd)  # of an open descriptor: cannot fail
-    if not stat.S_ISREG(found.st_mode) or found.st_size != len(data):
-        os.close(fd)
-        return False
     try:
+        # A file of another size differs, unread: a hub library's JSON twin that gained a
+        # dependent is megabytes that need no reading.
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or found.st_size != len(data):
+            return False
         # One byte more than expected tells a file that grew meanwhile apart.
         return _read_up_to(fd, len(data) + 1) == data
     except OSError:
