@@ -389,3 +389,27 @@ def test_a_walks_positions_in_a_scope_are_the_ids_it_holds(ids: list[int], held:
     expected = sum(1 << at for at, spec_id in enumerate(ids) if spec_id in held)
     gather = operator.itemgetter(*ids) if len(ids) >= 2 else operator.itemgetter(0)  # unused below two
     assert walked.position_bits(ids, gather, max(ids, default=0)) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("^tool", "nothing in t matches ^tool: 1 spec in the catalog needs tool only to build it, and ^ follows "
+         "link and run dependencies (what installing a spec needs)"),
+        ("^app", "nothing in t matches ^app: no spec in t depends on app through link or run dependencies"),
+        ("^nosuch", "nothing in t matches ^nosuch: no package 'nosuch' in the catalog"),
+        ("^bse", "nothing in t matches ^bse: no package 'bse' in the catalog; did you mean base?"),
+        ("^base@2", "nothing in t matches ^base@2; ^base alone: 3 specs in t match, e.g. app@0.9 %gcc@13.2.0 "
+         "arch=linux-ubuntu24.04-x86_64_v3 +shared"),
+        ("%gcc@99", "nothing in t matches %gcc@99; %gcc alone: 5 specs in t match, e.g. app@0.9 %gcc@13.2.0 "
+         "arch=linux-ubuntu24.04-x86_64_v3 +shared"),
+        ("+nosuch", "nothing in t matches +nosuch"),
+    ],
+)  # fmt: skip
+def test_one_condition_that_finds_nothing_says_why(chain: Catalog, text: str, hint: str) -> None:
+    """A query of one condition has none to drop ("even with one condition dropped"
+    would mislead): it says what a looser one finds, or why ``^dep`` finds nothing."""
+    assert chain.search(parse(text), tag="t", hints=True).hints == (hint,)
+    # Two conditions, each nothing: the message for more than one condition stays.
+    (both,) = chain.search(parse("+nosuch ^nosuch"), tag="t", hints=True).hints
+    assert both == "no spec in t matches even with one condition dropped"

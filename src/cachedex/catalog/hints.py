@@ -1,12 +1,15 @@
 """What a search that finds nothing says: each condition dropped in turn and what the
-rest would find, or, for a package name alone, the names close to it."""
+rest would find; for a package name alone, the names close to it; for another condition
+alone, what a looser one finds, or why nothing can match it."""
 
 from __future__ import annotations
 
 import sqlite3
 
+import msgspec
+
 from ..query import Query, query_parts
-from ..values import counted
+from ..values import LINK_RUN, counted
 from .facets import STATE_CACHE
 from .names import NameIndex
 from .reads import package_tags
@@ -30,16 +33,74 @@ def zero_hints(
     scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
     if len(parts) == 1 and query.name is not None:
         return (_name_hint(db, path, token, query.name, scope, tag),)
+    if len(parts) == 1:  # nothing to drop: "even with one condition dropped" would mislead
+        return (_one_condition_hint(db, path, token, query, parts[0][0], scope, tag, stack),)
     hints = []
     for label, rest in parts[:_MAX_HINTS]:
         if rest.is_empty:
             continue
         found = search(db, path, token, rest, tag=tag, stack=stack, limit=1, offset=0)
         if found.total:
-            example = found.specs[0]
-            count = f"1 spec {scope} matches" if found.total == 1 else f"{found.total:,} specs {scope} match"
-            hints.append(f"nothing matches {label}; without it, {count}, e.g. {_described(example)}")
+            hints.append(f"nothing matches {label}; without it, {_matching(found.total, scope, found.specs[0])}")
     return tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
+
+
+def _matching(total: int, scope: str, example: SpecSummary) -> str:
+    count = f"1 spec {scope} matches" if total == 1 else f"{total:,} specs {scope} match"
+    return f"{count}, e.g. {_described(example)}"
+
+
+def _one_condition_hint(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    query: Query,
+    label: str,
+    scope: str,
+    tag: str | None,
+    stack: str | None,
+) -> str:
+    """Why a query of one condition, not a package name, found nothing: what a looser
+    one finds (``%gcc`` for ``%gcc@14``, ``^zlib`` for ``^zlib@1.4``), or, for ``^dep``,
+    that no package has that name, or that specs need it only to build (``^`` follows
+    link and run dependencies), or that nothing in the scope depends on it."""
+    said = f"nothing {scope} matches {label}"
+    looser = _looser(query)
+    if looser is not None:
+        found = search(db, path, token, looser, tag=tag, stack=stack, limit=1, offset=0)
+        if found.total:
+            (loose_label, _), *_ = query_parts(looser)
+            return f"{said}; {loose_label} alone: {_matching(found.total, scope, found.specs[0])}"
+    if not query.dependencies or query.dependencies[0].name is None:
+        return said
+    name = query.dependencies[0].name
+    if not db.execute("SELECT 1 FROM specs WHERE name = ? LIMIT 1", (name,)).fetchone():
+        close = _close_names(db, path, token, name)
+        return f"{said}: no package {name!r} in the catalog" + (f"; did you mean {', '.join(close)}?" if close else "")
+    dependents, link_run = db.execute(
+        f"SELECT count(DISTINCT e.parent), count(CASE WHEN e.deptypes & {LINK_RUN} THEN 1 END) "
+        "FROM specs s JOIN edges e ON e.child = s.id WHERE s.name = ?",
+        (name,),
+    ).fetchone()
+    if dependents and not link_run:
+        needs = f"needs {name} only to build it" if dependents == 1 else f"need {name} only to build them"
+        return (
+            f"{said}: {counted(dependents, 'spec')} in the catalog {needs}, "
+            "and ^ follows link and run dependencies (what installing a spec needs)"
+        )
+    return f"{said}: no spec {scope} depends on {name} through link or run dependencies"
+
+
+def _looser(query: Query) -> Query | None:
+    """The query of one condition made looser: a compiler without its versions, a
+    dependency by its name alone; None if there is nothing to drop."""
+    if query.compiler is not None and query.compiler_versions:
+        return msgspec.structs.replace(query, compiler_versions=())
+    if query.dependencies:
+        (dependency,) = query.dependencies
+        if dependency.name is not None and dependency != Query(name=dependency.name):
+            return msgspec.structs.replace(query, dependencies=(Query(name=dependency.name),))
+    return None
 
 
 def _name_hint(db: sqlite3.Connection, path: str, token: str, name: str, scope: str, tag: str | None) -> str:
@@ -63,12 +124,17 @@ def _name_hint(db: sqlite3.Connection, path: str, token: str, name: str, scope: 
             else f"the catalog keeps {spec} from an earlier sync, no mirror holds it now"
         )
         return f"no spec of {name!r} {scope} has a binary; {found}"
-    close = [
+    close = _close_names(db, path, token, name)
+    return f"no package {name!r} {scope}" + (f"; did you mean {', '.join(close)}?" if close else "")
+
+
+def _close_names(db: sqlite3.Connection, path: str, token: str, name: str) -> list[str]:
+    """The names close to ``name`` that some mirror lists, the closest first."""
+    return [
         other
         for other in _name_index(db, path, token).close(name, n=2 * _CLOSE)
         if db.execute(_LISTED_NAME, (other,)).fetchone()
     ][:_CLOSE]
-    return f"no package {name!r} {scope}" + (f"; did you mean {', '.join(close)}?" if close else "")
 
 
 #: Names a "did you mean" offers, at most.
