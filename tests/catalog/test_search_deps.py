@@ -90,6 +90,27 @@ def test_zero_results_say_which_condition_nothing_satisfies(chain: Catalog) -> N
     assert chain.search(parse("lib@4.1 ~shared"), tag="t").hints == ()  # not asked
 
 
+@pytest.mark.parametrize(
+    ("text", "hints"),
+    [
+        # versions are the name's: "@2:" alone is another question, not a hint
+        ("base@2:", ("nothing matches @2:; without it, 1 spec in t matches, e.g. base@1.3.1 %gcc@13.2.0 "
+                     "arch=linux-ubuntu24.04-x86_64_v3 +shared",)),
+        ("bse@1 +shared", ("no package 'bse' in t; did you mean base?",)),  # the name is the answer
+        ("tool ^base", ("no tool spec matches the rest; without the name, 3 specs in t match, e.g. app@0.9 "
+                        "%gcc@13.2.0 arch=linux-ubuntu24.04-x86_64_v3 +shared",
+                        "nothing matches ^base; without it, 1 spec in t matches, e.g. tool@2.0 %gcc@13.2.0 "
+                        "arch=linux-ubuntu24.04-x86_64_v3 +shared")),
+    ],
+)  # fmt: skip
+def test_a_named_package_that_finds_nothing_is_not_said_to_have_no_spec(
+    chain: Catalog, text: str, hints: tuple[str, ...]
+) -> None:
+    """A package that has specs is never "nothing matches" itself; one that has none is
+    the whole answer."""
+    assert chain.search(parse(text), tag="t", hints=True).hints == hints
+
+
 def test_a_package_name_that_finds_nothing_says_where_it_is(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A name listed in another tag names that tag; a name the catalog knows only without
     a binary says so (it is not its own "did you mean"); close names are only those some

@@ -121,6 +121,8 @@ def test_queries_that_name_an_indexed_field_use_an_index(demo: Path) -> None:
 def test_search_table_limit_stack_and_errors(demo: Path) -> None:
     code, output = run(demo, "search", "zlib", "--limit", "1")
     assert code == 0 and "specs match (showing 1)" in output and "zlib@" in output
+    code, output = run(demo, "search", "/" + json.loads(run(demo, "search", "zlib", "--json")[1])[0]["hash"])
+    assert code == 0 and "1 spec matches" in output  # (not "1 specs match")
     code, output = run(demo, "search", "zlib", "--tag", "develop", "--stack", "e4s", "--json")
     assert code == 0 and all("e4s" in r["stacks"] for r in json.loads(output))
     code, output = run(demo, "search", "zlib +mpi@")

@@ -77,6 +77,9 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
     assert [s["hash"] for p in pages for s in p["specs"]] == [s["hash"] for s in whole["specs"]]
     assert all(p["total"] == whole["total"] for p in pages)
     assert all(s["compiler"].startswith("gcc@11") for s in whole["specs"])
+    one = whole["specs"][0]["hash"]  # the search page counts in words
+    assert "1 spec matches <code>" in get(app, f"/search.html?q=%2F{one}").text
+    assert f"{whole['total']:,} specs match <code>" in get(app, "/search.html?q=%25gcc%4011&tag=develop").text
 
 
 @pytest.mark.parametrize(

@@ -31,18 +31,29 @@ def zero_hints(
     a package name alone, whether the scope has that package and which names are close."""
     parts = query_parts(query)
     scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
-    if len(parts) == 1 and query.name is not None:
+    if query.name is not None and (len(parts) == 1 or not _finds(db, path, token, Query(name=query.name), tag, stack)):
+        # No spec of that name in the scope: that is the answer, whatever else was asked.
         return (_name_hint(db, path, token, query.name, scope, tag),)
     if len(parts) == 1:  # nothing to drop: "even with one condition dropped" would mislead
         return (_one_condition_hint(db, path, token, query, parts[0][0], scope, tag, stack),)
     hints = []
     for label, rest in parts[:_MAX_HINTS]:
-        if rest.is_empty:
+        if rest.is_empty or (label == query.name and query.versions):
+            # (versions are the named package's: "hdf5@2:" without hdf5 is another question,
+            # and "nothing matches hdf5" would say hdf5 has no spec)
             continue
         found = search(db, path, token, rest, tag=tag, stack=stack, limit=1, offset=0)
         if found.total:
-            hints.append(f"nothing matches {label}; without it, {_matching(found.total, scope, found.specs[0])}")
+            matching = _matching(found.total, scope, found.specs[0])
+            if label == query.name:  # (it has specs: "nothing matches hdf5" would say otherwise)
+                hints.append(f"no {label} spec matches the rest; without the name, {matching}")
+            else:
+                hints.append(f"nothing matches {label}; without it, {matching}")
     return tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
+
+
+def _finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str | None, stack: str | None) -> bool:
+    return bool(search(db, path, token, query, tag=tag, stack=stack, limit=1, offset=0).total)
 
 
 def _matching(total: int, scope: str, example: SpecSummary) -> str:

@@ -129,7 +129,8 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
         click.echo(json.dumps([spec_json(s) for s in page.specs], indent=2))
         return
     more = f" (showing {len(page.specs)})" if page.total > len(page.specs) else ""
-    table = Table(title=f"{page.total:,} specs match{more}", title_justify="left")
+    matching = f"{counted(page.total, 'spec')} match{'es' if page.total == 1 else ''}"
+    table = Table(title=f"{matching}{more}", title_justify="left")
     for column in ("hash", "spec", "compiler", "arch", "variants", "stacks" if by_stack else "tags", "size"):
         table.add_column(column, justify="right" if column == "size" else "left")
     for s in page.specs:
@@ -150,7 +151,7 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
     if page.specs:
         OUT.print(table)
     else:
-        OUT.print(f"{page.total:,} specs match")
+        OUT.print(matching)
     for hint in page.hints:  # nothing matched: say which condition nothing satisfies
         OUT.print(escape(f"  {hint}"))
 
