@@ -27,8 +27,10 @@ def zero_hints(
     db: sqlite3.Connection, path: str, token: str, query: Query, *, tag: str | None, stack: str | None
 ) -> tuple[str, ...]:
     """Why ``query`` found nothing: each condition dropped in turn, and what the rest
-    finds (``nothing matches target=aarch64; without it, 3 specs match, e.g. ...``); for
-    a package name alone, whether the scope has that package and which names are close."""
+    finds (``nothing matches target=aarch64; without it, 3 specs match, e.g. ...``; a
+    name's versions stay with it). A package name the scope has no spec of is the whole
+    answer: where the package is, or which names are close. One condition alone has
+    nothing to drop: see :func:`_one_condition_hint`."""
     parts = query_parts(query)
     scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
     if query.name is not None and (len(parts) == 1 or not _finds(db, path, token, Query(name=query.name), tag, stack)):
