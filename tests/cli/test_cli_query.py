@@ -137,6 +137,7 @@ def test_show_a_spec_and_a_package(demo: Path) -> None:
     code, output = run(demo, "show", "/" + spec["hash"][:8])
     assert code == 0, output
     assert f"spack install --cache-only /{spec['hash']}" in output and "cmake@" in output
+    assert "\n  binary in develop: root" in output  # (a listed spec: its mirrors hold its binary)
     code, output = run(demo, "show", spec["hash"], "--json")
     page = json.loads(output)
     assert page["spec"]["hash"] == spec["hash"] and page["closure_size"] >= (spec["size"] or 0)
@@ -185,7 +186,8 @@ def test_show_any_record_the_site_has_a_page_for(demo: Path) -> None:
         code, output = run(demo, "show", what)
         assert code == 0, output
         assert output.startswith(f"{unlisted['name']}@{unlisted['version']} /{unlisted['hash']}")
-        assert "(no binary)" in output and "size unknown" in output
+        assert "\n  no binary in develop: root" in output and "size unknown" in output
+        assert "binary in develop" not in output.replace("no binary in develop", "")  # no mirror holds it
     with Catalog(demo / "cachedex.sqlite") as catalog:
         gone = next(h for h in catalog.hashes_starting("", limit=100_000) if not catalog.holders(h))
     code, output = run(demo, "show", "/" + gone[:8])

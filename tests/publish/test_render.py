@@ -117,3 +117,25 @@ def test_join_gives_jinjas_text(template: str, value: object) -> None:
     assert rendering._env.from_string(template).render(v=value) == _stock_environment().from_string(template).render(
         v=value
     )
+
+
+def test_a_spec_page_tells_the_mirrors_with_its_binary_from_those_without(demo_run: Demo) -> None:
+    """A mirror whose index names a spec without its binary (a dependency, an external)
+    does not hold it: "Binary in" lists the mirrors with it, "No binary in" the others."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        pages = [spec_page(catalog, dag_hash) for dag_hash in sorted(catalog.held_hashes())]
+    seen = set()
+    for page in pages:
+        html = rendering.render(page)
+        rows = dict(re.findall(r'<dt>([^<]+)</dt><dd><ul class="holders[^"]*">(.*?)</ul></dd>', html))
+        expected = {
+            said: [f"{h.tag} / {h.stack}" for h in page.holders if h.listed == listed]
+            for listed, said in ((True, "Binary in"), (False, "No binary in"))
+        }
+        expected = {said: found for said, found in expected.items() if found}
+        assert "Held by" not in rows and rows.keys() == expected.keys(), page.spec.hash
+        for said, found in expected.items():
+            items = [re.sub(r"<[^>]+>", "", item) for item in re.findall(r"<li>(.*?)</li>", rows[said])]
+            assert [item.split(" &middot; ")[0] for item in items] == found, (page.spec.hash, said)
+        seen.add(tuple(expected))
+    assert {("Binary in",), ("No binary in",)} <= seen  # both kinds of spec are in the demo

@@ -188,10 +188,17 @@ def print_spec(page: SpecPage) -> None:
         f"{size_text(page.closure_size)}" + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
     )
     if page.holders:
-        per_tag: dict[str, list[str]] = {}
-        for h in page.holders:
-            per_tag.setdefault(h.tag, []).append(h.stack + ("" if h.listed else " (no binary)"))
-        OUT.print("  held by " + escape("; ".join(f"{tag}: {', '.join(stacks)}" for tag, stacks in per_tag.items())))
+        # A mirror whose index names the spec without its binary (a dependency, an
+        # external) does not hold it: said apart, as the spec page says it.
+        for listed, said in ((True, "binary in"), (False, "no binary in")):
+            per_tag: dict[str, list[str]] = {}
+            for h in page.holders:
+                if h.listed == listed:
+                    per_tag.setdefault(h.tag, []).append(h.stack)
+            if per_tag:
+                OUT.print(
+                    f"  {said} " + escape("; ".join(f"{tag}: {', '.join(found)}" for tag, found in per_tag.items()))
+                )
     else:
         OUT.print("  held by no mirror now: every tag that listed it has dropped it ('cachedex diff' tells when)")
     tree = Tree(escape(f"{s.name}@{s.version}"))

@@ -101,18 +101,26 @@ def _tag_link(tag: str, root: str) -> str:
 
 
 @lru_cache(maxsize=4096)
-def _holder_items(holders: tuple[Holder, ...], root: str, spec: SpecSummary | None = None) -> Markup:
-    """The mirrors holding a spec, each with a link to its file there (see :func:`download`)."""
+def _holder_rows(holders: tuple[Holder, ...], root: str, spec: SpecSummary | None = None) -> Markup:
+    """A spec page's rows of the mirrors that name a spec: those with its binary, each
+    with a link to its file there (see :func:`download`), apart from those whose index
+    names it without one (as a dependency, or an external): those do not hold it."""
     if not holders:
-        return Markup("<li>no mirror</li>")
-    return Markup("".join(f"<li>{_holder_item(h, root)}{_download_link(h, spec)}</li>" for h in holders))
+        return Markup('<dt>Held by</dt><dd><ul class="holders"><li>no mirror</li></ul></dd>')
+    rows = []
+    binaries = [h for h in holders if h.listed]
+    if binaries:
+        items = "".join(f"<li>{_holder_item(h, root)}{_download_link(h, spec)}</li>" for h in binaries)
+        rows.append(f'<dt>Binary in</dt><dd><ul class="holders">{items}</ul></dd>')
+    if len(binaries) < len(holders):
+        items = "".join(f"<li>{_holder_item(h, root)}</li>" for h in holders if not h.listed)
+        rows.append(f'<dt>No binary in</dt><dd><ul class="holders muted">{items}</ul></dd>')
+    return Markup("\n  ".join(rows))
 
 
 @lru_cache(maxsize=4096)  # a few hundred kinds of holders recur on every spec page
 def _holder_item(holder: Holder, root: str) -> str:
-    return f"{_tag_link(holder.tag, root)} / {escape(holder.stack)}" + (
-        "" if holder.listed else ' <span class="tag muted">no binary</span>'
-    )
+    return f"{_tag_link(holder.tag, root)} / {escape(holder.stack)}"
 
 
 #: A path that needs no quoting in a URL (most of a mirror's file names).
@@ -232,7 +240,7 @@ _env.filters.update(
     spec_url=spec_url,
     edge_list=edge_list,
     dependents=dependents,
-    holder_items=_holder_items,
+    holder_rows=_holder_rows,
     has_page=has_page,
     size_change=lambda change: ("+" if change > 0 else "\u2212" if change < 0 else "\u00b1") + human_size(abs(change)),
     recent_syncs=recent_syncs,
