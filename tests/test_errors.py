@@ -60,6 +60,9 @@ def test_one_wording_per_kind() -> None:
     assert str(UnknownTag("nope")) == "no tag 'nope' in the catalog; run 'cachedex sync' first"
     assert "and 5 more" in str(UnknownTag("x", [f"t{n}" for n in range(25)]))
     assert str(UnknownPackage("p", "t")) == "tag 't' lists no package 'p'"
+    assert str(UnknownPackage("p", "t", [("t", 0), ("u", 1), ("v", 2_000)])) == (
+        "tag 't' lists no package 'p'; it is in u (1 spec), v (2,000 specs)"
+    )
     assert str(UnknownPackage("p")) == "no tag lists a package 'p'; try 'cachedex search p'"
     assert str(BadQuery("zlib @", 5, "'@' needs a version")) == "bad query: '@' needs a version\n  zlib @\n       ^"
     assert str(SourceNotFound("http://x/i", "not found")) == "http://x/i: not found"

@@ -27,7 +27,7 @@ Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 __all__ = [
     "BadQuery",
@@ -160,15 +160,20 @@ class UnknownStack(LookupFailed):
 
 
 class UnknownPackage(LookupFailed):
-    """The tag (or no tag at all) lists no package of that name."""
+    """The tag (or no tag at all) lists no package of that name; ``elsewhere``: (tag,
+    specs) of the other tags that list it, which the message names (a package page's
+    404 then says where the package went)."""
 
-    def __init__(self, package: str, tag: str | None = None) -> None:
+    def __init__(self, package: str, tag: str | None = None, elsewhere: Sequence[tuple[str, int]] = ()) -> None:
         self.package = package
         self.tag = tag
         if tag is None:
             super().__init__(f"no tag lists a package {package!r}; try 'cachedex search {package}'")
-        else:
-            super().__init__(f"tag {tag!r} lists no package {package!r}")
+            return
+        found = [f"{other} ({n:,} spec{'s' * (n != 1)})" for other, n in elsewhere if other != tag]
+        super().__init__(
+            f"tag {tag!r} lists no package {package!r}" + (f"; it is in {', '.join(found)}" if found else "")
+        )
 
 
 class UnknownSpec(LookupFailed):

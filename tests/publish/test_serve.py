@@ -93,6 +93,7 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
         ("/api/search?bogus=1", 400, "unknown parameter 'bogus'"),
         ("/api/tags/nope/packages", 404, "no tag 'nope'"),
         ("/api/tags/develop/packages/nope", 404, "lists no package 'nope'"),
+        ("/api/tags/develop/packages/cp2k", 404, "lists no package 'cp2k'; it is in develop-2026-11-01 (1 spec)"),
         ("/api/specs/9999999", 404, "no spec with a hash starting with '9999999'"),
         ("/api/specs/a", 404, "hash prefix 'a' is ambiguous"),
         ("/api/diff?from=develop", 400, "needs from and to"),
@@ -105,6 +106,14 @@ def test_errors_have_one_json_shape(app: Any, path: str, status: int, needle: st
     assert response.status_code == status and response.headers["content-type"] == "application/json"
     error = response.json()["error"]
     assert error["status"] == status and needle in error["message"]
+
+
+def test_a_package_a_tag_no_longer_lists_says_where_it_is(app: Any) -> None:
+    """cp2k left develop in the demo's second sync: its page's 404 names the tags that list it."""
+    for path in ("/tags/develop/packages/cp2k/", "/tags/develop/packages/cp2k/badge.svg"):
+        response = get(app, path)
+        assert response.status_code == 404
+        assert "lists no package &#39;cp2k&#39;; it is in develop-2026-11-01 (1 spec)" in response.text, path
 
 
 def test_packages_with_facets_and_a_diff(app: Any, demo_run: Demo) -> None:

@@ -70,7 +70,7 @@ def package_page(catalog: Catalog, tag: str, name: str, filters: Mapping[str, st
     catalog.require_tag(tag)
     found = catalog.search(Query(name=name), tag=tag, limit=1_000_000)
     if not found.total:
-        raise UnknownPackage(name, tag)
+        raise UnknownPackage(name, tag, catalog.package_tags(name))  # (naming where it is)
     return _package_page(tag, name, found.specs, catalog.package_tags(name), _root_url(catalog, tag), filters)
 
 

@@ -321,7 +321,7 @@ def _badge(catalog: Catalog, request: Request) -> tuple[bytes, str]:
         return package_badge(stats.specs), SVG
     found = dict(catalog.package_tags(name))
     if tag not in found:
-        raise UnknownPackage(name, tag)
+        raise UnknownPackage(name, tag, list(found.items()))
     return package_badge(found[tag]), SVG
 
 
