@@ -108,6 +108,22 @@ def test_errors_have_one_json_shape(app: Any, path: str, status: int, needle: st
     assert error["status"] == status and needle in error["message"]
 
 
+def test_a_short_hash_permalink_leads_to_the_spec_page(app: Any, demo_run: Demo) -> None:
+    """``/spec/<prefix>``, a hash as ``spack find`` prints it: redirected (relatively, so
+    that a server under a path prefix keeps it) to the page; none or several: a 404 that
+    says which."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        spec = min(catalog.held_hashes())
+    moved = get(app, f"/spec/{spec[:7]}")
+    assert moved.status_code == 302 and moved.headers["location"] == f"../specs/{spec[:2]}/{spec}.html"
+    page = get(app, "/" + moved.headers["location"].removeprefix("../"))  # where /spec/x leads
+    assert page.status_code == 200 and spec in page.text
+    assert get(app, f"/spec/{spec}").headers["location"] == moved.headers["location"]  # a whole hash too
+    missing, several = get(app, "/spec/9999999"), get(app, f"/spec/{spec[0]}")
+    assert missing.status_code == 404 and "no spec with a hash starting with &#39;9999999&#39;" in missing.text
+    assert several.status_code == 404 and "is ambiguous" in several.text
+
+
 def test_a_package_a_tag_no_longer_lists_says_where_it_is(app: Any) -> None:
     """cp2k left develop in the demo's second sync: its page's 404 names the tags that list it."""
     for path in ("/tags/develop/packages/cp2k/", "/tags/develop/packages/cp2k/badge.svg"):

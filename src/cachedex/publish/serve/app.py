@@ -31,11 +31,13 @@ import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ...errors import BadQuery, CachedexError
+from ..pages import full_hash
 from ..render import ASSET_SOURCES, ASSETS, asset_text, render_not_found
+from ..urls import spec_url
 from .api import API, HTML, JSON, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
 from .catalogs import Catalogs
@@ -179,6 +181,20 @@ def create_app(catalog_path: Path) -> Starlette:
     async def openapi(request: Request) -> Response:
         return _send(request, document, None)
 
+    async def short_spec(request: Request) -> Response:
+        """``/spec/<hash or prefix>``, as ``spack find`` prints a hash: redirected to the
+        spec's page (temporarily: a prefix unique today may not be after a sync). A
+        lookup in the hash index, answered here as cheap answers are."""
+        try:
+            catalog, _ = catalogs.get()
+            dag_hash = full_hash(catalog, request.path_params["prefix"])
+        except CachedexError as exc:
+            return _send(request, _error(request, exc.status, str(exc)), None)
+        except sqlite3.DatabaseError as exc:
+            return _send(request, _error(request, 500, _corrupt(catalogs, exc)), None)
+        # Relative, so that a server behind a path prefix sends its own: /x/spec/ab -> /x/specs/...
+        return RedirectResponse("../" + spec_url(dag_hash), status_code=302)
+
     async def not_found(request: Request, exc: Exception) -> Response:
         if request.url.path.startswith("/api/"):
             return Response(error_body(404, f"no such endpoint: {request.url.path}"), status_code=404, media_type=JSON)
@@ -224,6 +240,7 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/tags/{tag}/badge.svg", answer(PAGES["badge"]), methods=["GET"]),
         Route("/tags/{tag}/packages/{name}/badge.svg", answer(PAGES["badge"]), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.html", answer(PAGES["spec"]), methods=["GET"]),
+        Route("/spec/{prefix}", short_spec, methods=["GET"]),
         Route("/search.html", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
         Route("/search.json", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.json", answer(PAGES["spec"]), methods=["GET"]),
