@@ -10,6 +10,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from cachedex.catalog import Catalog
 from cachedex.cli import main
 
 
@@ -39,6 +40,24 @@ def test_sync_then_stats(mirrors: Path, tmp_path: Path) -> None:
         4,
         1,
     )
+
+
+def test_stats_says_of_how_many_specs_a_size_total_is(mirrors: Path, tmp_path: Path) -> None:
+    """A v2 mirror's sizes are unknown until asked for; one recorded: "(1 of 6 known)"."""
+    config = _config(tmp_path, mirrors)
+    runner = CliRunner()
+    assert runner.invoke(main, ["--config", str(config), "sync"]).exit_code == 0
+
+    def size_cell() -> str:
+        result = runner.invoke(main, ["--config", str(config), "stats"], env={"COLUMNS": "160"})
+        (row,) = [line for line in result.output.splitlines() if "develop" in line]
+        return row.split("│")[6].strip()
+
+    assert size_cell() == "unknown"
+    with Catalog(tmp_path / "cachedex.sqlite") as catalog:
+        listed = [h for h, is_listed in catalog.members_of("develop", "root").items() if is_listed]
+        assert catalog.record_sizes({catalog.spec_ids(listed[:1])[listed[0]]: 2_500_000}) == 1
+    assert size_cell() == "2.5 MB (1 of 6 known)"
 
 
 def test_sync_table_says_first_sync_instead_of_counting_from_nothing(mirrors: Path, tmp_path: Path) -> None:

@@ -110,7 +110,9 @@ def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
     for column in ("tag", "records", "specs", "packages", "stacks", "size", "last sync"):
         table.add_column(column, justify="left" if column in ("tag", "last sync") else "right")
     for s in stats:
-        size = f"{human_size(s.size)} ({s.sized:,} known)" if s.sized else "unknown"
+        size = human_size(s.size) if s.sized else "unknown"
+        if s.sized and s.sized < s.specs:  # a total of some sizes only: say of how many, as pages do
+            size += f" ({s.sized:,} of {s.specs:,} known)"
         when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.synced_at)) if s.synced_at else "never"
         table.add_row(escape(s.tag), f"{s.records:,}", f"{s.specs:,}", f"{s.packages:,}", str(s.stacks), size, when)
     OUT.print(table)
