@@ -51,6 +51,7 @@ def test_stats_says_of_how_many_specs_a_size_total_is(mirrors: Path, tmp_path: P
     def size_cell() -> str:
         result = runner.invoke(main, ["--config", str(config), "stats"], env={"COLUMNS": "160"})
         (row,) = [line for line in result.output.splitlines() if "develop" in line]
+        assert row.split("│")[7].strip().endswith(" UTC"), row  # (the last sync, as diffs say it)
         return row.split("│")[6].strip()
 
     assert size_cell() == "unknown"

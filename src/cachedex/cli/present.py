@@ -113,7 +113,8 @@ def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
         size = human_size(s.size) if s.sized else "unknown"
         if s.sized and s.sized < s.specs:  # a total of some sizes only: say of how many, as pages do
             size += f" ({s.sized:,} of {s.specs:,} known)"
-        when = time.strftime("%Y-%m-%d %H:%M", time.localtime(s.synced_at)) if s.synced_at else "never"
+        # In UTC, as diffs, the site and the API give times (the local zone is the machine's, not the reader's).
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(s.synced_at)) if s.synced_at else "never"
         table.add_row(escape(s.tag), f"{s.records:,}", f"{s.specs:,}", f"{s.packages:,}", str(s.stacks), size, when)
     OUT.print(table)
 
