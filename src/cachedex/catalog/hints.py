@@ -40,14 +40,15 @@ def zero_hints(
         return (_one_condition_hint(db, path, token, query, parts[0][0], scope, tag, stack),)
     hints = []
     for label, rest in parts[:_MAX_HINTS]:
-        if rest.is_empty or (label == query.name and query.versions):
+        name_dropped = rest.name is None and query.name is not None
+        if rest.is_empty or (name_dropped and query.versions):
             # (versions are the named package's: "hdf5@2:" without hdf5 is another question,
             # and "nothing matches hdf5" would say hdf5 has no spec)
             continue
         found = search(db, path, token, rest, tag=tag, stack=stack, limit=1, offset=0)
         if found.total:
             matching = _matching(found.total, scope, found.specs[0])
-            if label == query.name:  # (it has specs: "nothing matches hdf5" would say otherwise)
+            if name_dropped:  # (it has specs: "nothing matches hdf5" would say otherwise)
                 hints.append(f"no {label} spec matches the rest; without the name, {matching}")
             else:
                 hints.append(f"nothing matches {label}; without it, {matching}")
