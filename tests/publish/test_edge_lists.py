@@ -5,14 +5,26 @@ from __future__ import annotations
 
 import html
 import itertools
+import re
+from pathlib import Path
 
+from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from cachedex.catalog import Edge
+from cachedex.catalog import Catalog, Edge
+from cachedex.cli import main
 from cachedex.publish import edge_lists
+from cachedex.publish.graph import SpecGraph
+from cachedex.publish.pages import spec_page
+from cachedex.publish.render import render
+from cachedex.publish.serve import create_app
+from cachedex.publish.site import write_site
 from cachedex.publish.urls import spec_url
+from cachedex.values import Dependency
+from tests.helpers import record, write_tag
+from tests.publish.serve import get
 
 
 def test_edge_items_stay_right_past_the_cache_limit() -> None:
@@ -64,3 +76,90 @@ def test_dependents_list_escapes_as_every_value_escaped(found: list[tuple[str, s
             if edges
             else '<ul class="edges">\n<li class="muted">none</li>\n</ul>'
         )
+
+
+def _told_catalog(path: Path) -> Catalog:
+    """zlib with cached dependents: three adios2@2.10.2 (two built by gcc, one of them
+    +mpi, one by oneAPI, all for one target), one cmake, one py-numpy for each of two
+    targets, and two hdf5 of two versions (by two compilers)."""
+    zlib = record("z" * 32, "zlib")
+    on_zlib = (Dependency("z" * 32, "zlib", 6, ""),)
+    builds = [
+        ("a", "adios2", "gcc@11.4.0", "x86_64_v3"),
+        ("b", "adios2", "intel-oneapi-compilers@2025.1.0", "x86_64_v3"),
+        ("c", "adios2", "gcc@11.4.0", "x86_64_v3"),
+        ("d", "cmake", "gcc@11.4.0", "x86_64_v3"),
+        ("e", "py-numpy", "gcc@11.4.0", "zen4"),
+        ("f", "py-numpy", "gcc@11.4.0", "neoverse_v2"),
+        ("g", "hdf5", "gcc@11.4.0", "x86_64_v3"),
+        ("h", "hdf5", "intel-oneapi-compilers@2025.1.0", "x86_64_v3"),
+    ]
+    records = [
+        record(
+            letter * 32,
+            name,
+            version="1.14.6" if letter == "h" else "2.10.2",
+            compiler=compiler,
+            target=target,
+            variants=("+shared", "+mpi") if letter == "c" else ("+shared",),
+            dependencies=on_zlib,
+        )
+        for letter, name, compiler, target in builds
+    ]
+    catalog = Catalog(path)
+    write_tag(catalog, "t", [zlib, *records])
+    return catalog
+
+
+def _told(text: str) -> dict[str, list[str]]:
+    """Each dependent's short hash -> its label, from a list's HTML."""
+    found: dict[str, list[str]] = {}
+    for short, label in re.findall(r'<code>/(\w+)</code>(?: <span class="told">([^<]*)</span>)?', text):
+        found.setdefault(short, []).append(html.unescape(label))
+    return found
+
+
+def test_dependents_of_one_package_are_told_apart_by_what_differs(tmp_path: Path) -> None:
+    """Dependents of one package and version are labelled with the variants not all
+    of them have and those of their compiler, OS and target that differ between them (the UX review: three
+    adios2@2.10.2 told apart by their hashes alone); a package listed once, or whose
+    versions differ, is labelled with nothing. The live page, a site's page and
+    ``cachedex show`` say the same."""
+    with _told_catalog(tmp_path / "c.sqlite") as catalog:
+        page = spec_page(catalog, "z" * 32)
+        assert [e.name for e in page.dependents] == ["adios2"] * 3 + ["cmake"] + ["hdf5"] * 2 + ["py-numpy"] * 2
+        expected = {
+            "aaaaaaa": ["%gcc@11.4.0"],
+            "bbbbbbb": ["%intel-oneapi-compilers@2025.1.0"],
+            "ccccccc": ["+mpi %gcc@11.4.0"],
+            "ddddddd": [""],
+            "ggggggg": [""],  # (their versions tell them apart)
+            "hhhhhhh": [""],
+            "eeeeeee": ["target=zen4"],
+            "fffffff": ["target=neoverse_v2"],
+        }
+        live = get(create_app(tmp_path / "c.sqlite"), "/specs/zz/" + "z" * 32 + ".html").text
+        assert _told(live[live.index("Cached dependents") :]) == expected
+        bare = render(page)  # (no configs: nothing told)
+        assert _told(bare[bare.index("Cached dependents") :]) == dict.fromkeys(expected, [""])
+        spec_id = SpecGraph(catalog).ids["z" * 32]
+        partial = SpecGraph(catalog, [spec_id])  # as a build after a sync reads it
+        made = render(partial.page(spec_id, "{}"), configs=partial.configs(catalog))
+        assert _told(made[made.index("Cached dependents") :]) == expected
+        write_site(catalog, tmp_path / "site", workers=1)  # the whole graph's pages
+        built = (tmp_path / "site" / "specs" / "zz" / ("z" * 32 + ".html")).read_text()
+        assert _told(built[built.index("Cached dependents") :]) == expected
+    result = CliRunner().invoke(main, ["--config", str(_config(tmp_path)), "show", "z" * 32])
+    assert result.exit_code == 0, result.output
+    assert (
+        "cached dependents: adios2@2.10.2 %gcc@11.4.0 /aaaaaaa, adios2@2.10.2 %intel-oneapi-compilers@2025.1.0 "
+        "/bbbbbbb, adios2@2.10.2 +mpi %gcc@11.4.0 /ccccccc, cmake@2.10.2 /ddddddd, hdf5@1.14.6 /hhhhhhh, "
+        "hdf5@2.10.2 /ggggggg, py-numpy@2.10.2 target=zen4 /eeeeeee, "
+        "py-numpy@2.10.2 target=neoverse_v2 /fffffff"
+    ) in " ".join(result.output.split())
+
+
+def _config(tmp_path: Path) -> Path:
+    config = tmp_path / "cachedex.yaml"
+    config.write_text("catalog: c.sqlite\ntags:\n  - name: t\n    url: /nowhere\n")
+    return config

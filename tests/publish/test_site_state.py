@@ -8,6 +8,7 @@ import filecmp
 import shutil
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cachedex.catalog import Catalog
@@ -75,3 +76,37 @@ def test_another_compressor_writes_the_gzipped_copies_again(tmp_path: Path, demo
     assert again.complete and not again.current
     for path in copies:
         assert path.read_bytes() == gzipped.gzip_bytes(path.with_suffix("").read_bytes(), 1) != before[path]
+
+
+def test_the_render_stamp_follows_the_code_as_well_as_the_templates(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Pages are made in Python too (their edge lists, cells, labels): an upgrade that
+    changes only that code, under the same version number, must not leave a site's
+    unchanged pages with the old HTML. The stamp of a copy of the package changes with
+    one of its modules, and with one of its templates."""
+    import importlib.resources
+
+    from cachedex.publish import render
+
+    package = Path(str(importlib.resources.files("cachedex")))
+    copy = tmp_path / "cachedex"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    places = {"cachedex": copy, "cachedex.publish": copy / "publish"}
+    monkeypatch.setattr(importlib.resources, "files", lambda name: places[name])
+
+    def stamp() -> bytes:
+        render.render_stamp.cache_clear()
+        return render.render_stamp()
+
+    try:
+        first = stamp()
+        assert stamp() == first
+        module = copy / "publish" / "edge_lists.py"
+        module.write_text(module.read_text() + "\n# another release\n")
+        second = stamp()
+        template = copy / "publish" / "templates" / "spec.html"
+        template.write_text(template.read_text() + "\n")
+        assert len({first, second, stamp()}) == 3
+    finally:
+        render.render_stamp.cache_clear()

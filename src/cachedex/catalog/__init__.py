@@ -51,6 +51,7 @@ from .rows import (
     MirrorState,
     SearchPage,
     SizeKey,
+    SpecConfig,
     SpecRow,
     SpecSummary,
     TagStats,
@@ -72,6 +73,7 @@ __all__ = [
     "PageInputs",
     "SearchPage",
     "SizeKey",
+    "SpecConfig",
     "SpecInputs",
     "SpecRow",
     "SpecSummary",
@@ -296,6 +298,10 @@ class Catalog:
     def edges_of(self, dag_hash: str, *, reverse: bool = False) -> list[Edge]:
         """Direct dependencies of a spec (or, ``reverse``, its direct dependents)."""
         return reads.edges_of(self._db, dag_hash, reverse=reverse)
+
+    def spec_configs(self, hashes: Collection[str]) -> dict[str, SpecConfig]:
+        """{hash: variants, compiler, OS and target} of those of ``hashes`` the catalog has."""
+        return reads.spec_configs(self._db, hashes)
 
     def closure(self, dag_hash: str) -> list[Edge]:
         """Every spec reachable from a spec through link and run edges, itself excluded."""

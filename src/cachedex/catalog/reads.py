@@ -15,7 +15,18 @@ import msgspec
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
 from ..versions import tag_order
 from .nodes import node_text_reader
-from .rows import HAS_BINARY, Edge, MirrorState, SizeKey, SpecSummary, TagStats, among, as_rows, select_list
+from .rows import (
+    HAS_BINARY,
+    Edge,
+    MirrorState,
+    SizeKey,
+    SpecConfig,
+    SpecSummary,
+    TagStats,
+    among,
+    as_rows,
+    select_list,
+)
 
 __all__ = [
     "all_package_tags",
@@ -33,6 +44,7 @@ __all__ = [
     "package_tags",
     "size_keys",
     "sized_hashes",
+    "spec_configs",
     "spec_ids",
     "spec_summary",
     "tag_members",
@@ -244,6 +256,15 @@ def edges_of(db: sqlite3.Connection, dag_hash: str, *, reverse: bool = False) ->
             (dag_hash,),
         )
     ]
+
+
+def spec_configs(db: sqlite3.Connection, hashes: Collection[str]) -> dict[str, SpecConfig]:
+    """{hash: variants, compiler, OS and target} of those of ``hashes`` the catalog has."""
+    where, params = among("s.hash", hashes)
+    return {
+        row.hash: row
+        for row in as_rows(SpecConfig, db.execute(f"SELECT {select_list(SpecConfig)} FROM specs s{where}", params))
+    }
 
 
 def closure(db: sqlite3.Connection, dag_hash: str, *, mask: int = LINK_RUN) -> list[Edge]:

@@ -36,6 +36,7 @@ __all__ = [
     "MirrorState",
     "SearchPage",
     "SizeKey",
+    "SpecConfig",
     "SpecRow",
     "SpecSummary",
     "TagStats",
@@ -193,6 +194,17 @@ class DependentRow(NamedTuple):
     size: int | None
 
 
+class SpecConfig(NamedTuple):
+    """How and for what a spec was built: what most often tells apart the specs of one
+    package and version (a spec page labels its dependents with what differs)."""
+
+    hash: str
+    variants: str  #: JSON text, as in :class:`ListedRow`
+    compiler: str
+    os: str
+    target: str
+
+
 class SizeKey(NamedTuple):
     """What locating a spec's manifest or tarball needs."""
 
@@ -242,6 +254,13 @@ _EXPRESSIONS: dict[type, dict[str, str]] = {
     },
     DependentRow: {"id": "s.id", "hash": "s.hash", "name": "s.name", "version": "s.version", "size": "s.size"},
     SizeKey: _SPEC_COLUMNS,
+    SpecConfig: {
+        "hash": "s.hash",
+        "variants": "s.variants",
+        "compiler": "s.compiler",
+        "os": "s.os",
+        "target": "s.target",
+    },
     HolderRow: {
         "spec_id": "mb.spec_id",
         "tag": "t.name",

@@ -167,7 +167,10 @@ def show_command(state: State, what: str, tag: str | None, as_json: bool) -> Non
         found = resolve(catalog, what)
         if not isinstance(found, str):
             page = spec_page(catalog, found.hash)
-            present.print_json(page) if as_json else present.print_spec(page)
+            if as_json:
+                present.print_json(page)
+            else:
+                present.print_spec(page, catalog.spec_configs)
             return
         tags = [tag] if tag else [t for t, _ in catalog.package_tags(found)]
         pages = [package_page(catalog, t, found) for t in tags]

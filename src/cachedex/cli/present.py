@@ -27,6 +27,7 @@ if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0
     from ..catalog import Edge, SearchPage, SpecSummary, TagStats
     from ..diff import TagDiff
     from ..ingest.sync import TagOutcome
+    from ..publish.edge_lists import Configs
     from ..publish.export import ExportReport
     from ..publish.jekyll import JekyllReport
     from ..publish.pages import PackagePage, SpecPage
@@ -165,11 +166,18 @@ DEPENDENTS_LISTED = 10
 DEPENDENT_PACKAGES = 20
 
 
-def _dependents_text(dependents: Sequence[Edge]) -> str:
-    """A spec's cached dependents for a terminal: each, when few; else how many of each
-    package, the first :data:`DEPENDENT_PACKAGES`."""
+def _dependents_text(dependents: Sequence[Edge], configs: Configs | None = None) -> str:
+    """A spec's cached dependents for a terminal: each, when few (with ``configs``,
+    labelled with what tells it apart from the others of its package, as the spec page
+    does); else how many of each package, the first :data:`DEPENDENT_PACKAGES`."""
     if len(dependents) <= DEPENDENTS_LISTED:
-        return ", ".join(f"{d.name}@{d.version} /{d.hash[:7]}" for d in dependents)
+        from ..publish.edge_lists import told_apart  # (a spec's summary only)
+
+        told = told_apart(dependents, configs) if configs is not None else [""] * len(dependents)
+        return ", ".join(
+            f"{d.name}@{d.version}{' ' + label if label else ''} /{d.hash[:7]}"
+            for d, label in zip(dependents, told, strict=True)
+        )
     per_package = Counter(d.name for d in dependents)
     named = ", ".join(f"{name} ({n})" for name, n in itertools.islice(per_package.items(), DEPENDENT_PACKAGES))
     rest = len(per_package) - DEPENDENT_PACKAGES
@@ -180,8 +188,9 @@ def _dependents_text(dependents: Sequence[Edge]) -> str:
     )
 
 
-def print_spec(page: SpecPage) -> None:
-    """One spec: facts, dependencies as a tree, dependents, how to install it."""
+def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
+    """One spec: facts, dependencies as a tree, dependents (``configs``: how to tell
+    those of one package apart), how to install it."""
     s = page.spec
     OUT.print(f"[bold]{escape(s.name)}@{escape(s.version)}[/bold] /{escape(s.hash)}")
     OUT.print(escape(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
@@ -212,7 +221,7 @@ def print_spec(page: SpecPage) -> None:
     if page.closure:
         OUT.print(f"  {len(page.closure)} link/run dependencies in all ('cachedex show --json' lists them)")
     if page.dependents:
-        OUT.print("cached dependents: " + escape(_dependents_text(page.dependents)))
+        OUT.print("cached dependents: " + escape(_dependents_text(page.dependents, configs)))
     for install in page.install[:1]:
         OUT.print(escape(f"install ({install.tag}/{install.stack}):"))
         for line in install.commands.splitlines():

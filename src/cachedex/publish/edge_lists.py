@@ -12,17 +12,29 @@ from __future__ import annotations
 import html
 import itertools
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from operator import attrgetter
 
 from markupsafe import Markup, escape
 
-from ..catalog import Edge
-from ..values import LINK_RUN, is_dag_hash, size_text
+from ..catalog import Edge, SpecConfig
+from ..values import LINK_RUN, decode_variants, is_dag_hash, size_text
 from ._jinja_fast import escape_text
 from .urls import spec_path, spec_url
 
-__all__ = ["EDGE_ROWS", "EdgeItems", "dependents", "edge_item", "edge_list"]
+__all__ = [
+    "EDGE_ROWS",
+    "Configs",
+    "EdgeItems",
+    "dependents",
+    "edge_item",
+    "edge_list",
+    "told_apart",
+]
+
+#: How a page finds the builds (variants, compiler, OS, target) of the dependents it
+#: labels, by their hashes; those it does not know are left out.
+Configs = Callable[[Collection[str]], Mapping[str, SpecConfig]]
 
 #: Entries of each edge list of a spec page (dependencies, closure, dependents) in its
 #: HTML; all are in its JSON. A core package can have tens of thousands of dependents.
@@ -127,8 +139,62 @@ def _dependent_link(edge: Edge, root: str) -> str:
 _PLAIN = re.compile(r"[\w.+\-]*").fullmatch
 
 
-def dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None = None) -> Markup:
-    """Cached dependents grouped by package (the first :data:`EDGE_ROWS`; the JSON twin has them all)."""
+#: What may tell apart specs of one package and version listed together, beyond their
+#: hashes, each as Spack's spec syntax writes it (their variants come first, apart).
+_TOLD_BY = (("compiler", "%{}"), ("os", "os={}"), ("target", "target={}"))
+
+
+def told_apart(edges: Sequence[Edge], configs: Configs) -> list[str]:
+    """For a spec's dependents in the order pages list them (name, version, hash), what
+    tells apart those of one package and version, which otherwise differ by their
+    hashes alone (the UX review: three adios2@2.10.2 in a row): the variants not all of
+    them have, and those of their compiler, OS and target that are not the same for all
+    (``"+mpi %gcc@11.4.0 target=zen4"``); ``""`` for the rest. ``configs`` is asked
+    once, for those that share their name and version with another (on most pages,
+    none)."""
+    keys = list(map(attrgetter("name", "version"), edges))
+    if len(set(keys)) == len(keys):  # (told in C: most pages)
+        return [""] * len(edges)
+    runs = [len(tuple(run)) for _, run in itertools.groupby(keys)]
+    alike, at = [], 0
+    for count in runs:
+        alike.append(edges[at : at + count])
+        at += count
+    found = configs([edge.hash for run in alike if len(run) > 1 for edge in run])
+    told: list[str] = []
+    for run in alike:
+        told += _differences([found.get(edge.hash) for edge in run]) if len(run) > 1 else [""]
+    return told
+
+
+def _differences(builds: list[SpecConfig | None]) -> list[str]:
+    """Each build's variants that not all of ``builds`` have, then its values of those
+    of the fields :data:`_TOLD_BY` names that differ between them."""
+    known = [build for build in builds if build is not None]
+    variants = {build.variants: decode_variants(build.variants) for build in known}
+    common = set.intersection(*map(set, variants.values())) if variants else set()
+    differ = [(field, form) for field, form in _TOLD_BY if len({getattr(build, field) for build in known}) > 1]
+    return [
+        ""
+        if build is None
+        else " ".join(
+            [v for v in variants[build.variants] if v not in common]
+            + [form.format(getattr(build, field)) for field, form in differ]
+        )
+        for build in builds
+    ]
+
+
+def dependents(
+    edges: Sequence[Edge],
+    root: str,
+    json_href: str,
+    edge_items: EdgeItems | None = None,
+    configs: Configs | None = None,
+) -> Markup:
+    """Cached dependents grouped by package (the first :data:`EDGE_ROWS`; the JSON twin
+    has them all); with ``configs``, each labelled with what tells it apart from the
+    others of its package (:func:`told_apart`)."""
     if not edges:
         return _NONE
     shown = edges[:EDGE_ROWS]
@@ -138,10 +204,16 @@ def dependents(edges: Sequence[Edge], root: str, json_href: str, edge_items: Edg
         if edge_items is not None
         else [_dependent_link(e, root) for e in shown]
     )
+    groups = [(name, len(tuple(group))) for name, group in itertools.groupby(map(attrgetter("name"), shown))]
+    if configs is not None and len(groups) < len(shown):
+        told = told_apart(shown, configs)
+        links = [
+            f'{link} <span class="told">{html.escape(label)}</span>' if label else link
+            for link, label in zip(links, told, strict=True)
+        ]
     items = []
     at = 0
-    for name, group in itertools.groupby(map(attrgetter("name"), shown)):
-        count = len(tuple(group))
+    for name, count in groups:
         items.append(f"<li><strong>{escape_text(name)}</strong> ({count}): {', '.join(links[at : at + count])}</li>")
         at += count
     return Markup('<ul class="edges grouped">\n' + "\n".join(items) + f"\n</ul>{_more(edges, json_href)}")

@@ -12,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 from operator import attrgetter
 
-from ..catalog import Catalog, Edge, SpecRow, summary_of
+from ..catalog import Catalog, Edge, SpecConfig, SpecRow, summary_of
 from ..values import LINK_RUN
+from .edge_lists import Configs
 from .first_seen import FirstSeenIndex
 from .pages import Holder, SpecPage, spec_page_from
 
@@ -142,6 +143,29 @@ class SpecGraph:
             for spec_id, holders in self._holders.items()
             if any(holder.tag in wanted for holder in holders)
         )
+
+    def configs(self, catalog: Catalog) -> Configs:
+        """How this graph's pages find the builds of the dependents they label
+        (``edge_lists.told_apart``): from its rows, else from ``catalog`` (a partial
+        graph reads its pages' dependents apart, without their builds), each once."""
+        rows, position, ids = self._rows, self._position, self.ids
+        known: dict[str, SpecConfig] = {}
+
+        def builds(hashes: Collection[str]) -> dict[str, SpecConfig]:
+            missing = []
+            for dag_hash in hashes:
+                if dag_hash in known:
+                    continue
+                if (spec_id := ids.get(dag_hash)) is None:
+                    missing.append(dag_hash)
+                else:
+                    row = rows[position[spec_id]]
+                    known[dag_hash] = SpecConfig(dag_hash, row.variants, row.compiler, row.os, row.target)
+            if missing:
+                known.update(catalog.spec_configs(missing))
+            return known
+
+        return builds
 
     def page(self, spec_id: int, node: str) -> SpecPage:
         """The page of one spec (by catalog id), given its raw node JSON."""

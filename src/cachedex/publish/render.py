@@ -15,6 +15,7 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 from operator import attrgetter
+from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
@@ -29,7 +30,7 @@ from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .cells import chips, options, package_rows, search_rows
 from .changes import ChangesPage, ComparePage
 from .coverage import BottleTable, CoveragePage, bottle_table
-from .edge_lists import EdgeItems, dependents, edge_list
+from .edge_lists import Configs, EdgeItems, dependents, edge_list
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .first_seen import first_seen_html
 from .gzipped import COMPRESSOR
@@ -257,8 +258,10 @@ def _render(name: str, **values: Any) -> str:
     return render_template(_env, _env.get_template(name), {**_GLOBALS, **values})
 
 
-def render(page: Page, *, edge_items: EdgeItems | None = None) -> str:
-    """The page's HTML. A whole-site build passes one ``edge_items`` to every call."""
+def render(page: Page, *, edge_items: EdgeItems | None = None, configs: Configs | None = None) -> str:
+    """The page's HTML. A whole-site build passes one ``edge_items`` to every call;
+    ``configs`` tells a spec page how its dependents were built (not in its data: a
+    hash fixes it, so the page's HTML still follows from its JSON twin)."""
     path = page_path(page)
     # Markup: the root and the twin's name are ours and safe; escaping them again on
     # each of their uses is a measurable part of a spec page's render.
@@ -269,6 +272,7 @@ def render(page: Page, *, edge_items: EdgeItems | None = None) -> str:
         json_href=Markup(json_path(path).rsplit("/", 1)[-1]),
         first_rows=FIRST_ROWS,
         edge_items=edge_items,
+        configs=configs,
     )
 
 
@@ -297,14 +301,18 @@ def to_json(page: Page) -> bytes:
 @lru_cache(maxsize=1)
 def render_stamp() -> bytes:
     """What a page's files depend on besides its data: the version, the templates and
-    the assets, and what gzips the big twins, as a digest. Equal stamps, equal data:
-    equal files."""
+    the assets, the code (HTML is made in Python too, and a release keeps its version
+    number until it is tagged), and what gzips the big twins, as a digest. Equal
+    stamps, equal data: equal files."""
     from importlib.resources import files
 
     digest = hashlib.sha256(f"{__version__}\0{COMPRESSOR}".encode())
     for folder in ("templates", "static"):
         for entry in sorted(files("cachedex.publish").joinpath(folder).iterdir(), key=lambda e: e.name):
             digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    package = Path(str(files("cachedex")))
+    for module in sorted(package.rglob("*.py")):
+        digest.update(str(module.relative_to(package)).encode() + b"\0" + module.read_bytes())
     return f"cachedex {__version__} {digest.hexdigest()}\n".encode()
 
 

@@ -109,9 +109,11 @@ def write_task(
             held = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(task.graph_of) if is_dag_hash(dag_hash)]
             spec_folder(task.outdir, task.staged, [dag_hash for _, dag_hash in held], clear=False)
             spec_ids = [spec_id for spec_id, _ in held]
+        writer.configs = graph.configs(catalog)  # its pages' dependents told apart
         for spec_id, node in catalog.nodes_of(spec_ids):
             writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
         writer.flush()
+        writer.configs = None
     deferred: dict[str, list[str]] = {}
     for tag in task.tags:
         wanted = None if task.only is None else set(task.only.get(tag, ()))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import OutputError
 from ..values import is_dag_hash
-from .edge_lists import EdgeItems
+from .edge_lists import Configs, EdgeItems
 from .files import (
     Replacer,
     remove_old_files,
@@ -79,6 +79,7 @@ class SiteWriter:
         self.outdir = outdir
         self.trust_twins = trust_twins
         self.edge_items = edge_items if edge_items is not None else EdgeItems()
+        self.configs: Configs | None = None  #: how spec pages find their dependents' builds
         self._replacer = Replacer(str(outdir))  # old files removed off the build's path
         self.written = 0
         self.unchanged = 0
@@ -139,7 +140,7 @@ class SiteWriter:
             pending = list(itertools.compress(pending, changed))
             twins = list(itertools.compress(twins, changed))
             differs = list(itertools.compress(differs, changed))
-        markup = [render(page, edge_items=self.edge_items).encode() for _, _, page, _ in pending]
+        markup = [render(page, edge_items=self.edge_items, configs=self.configs).encode() for _, _, page, _ in pending]
         for (html, twin, page, staged), text, data, differ in zip(pending, markup, twins, differs, strict=True):
             self._store(html, text, staged=staged)
             self._gzipped(twin + ".gz", data, isinstance(page, TagPage), staged=staged, differs=differ)
