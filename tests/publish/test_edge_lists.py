@@ -163,3 +163,35 @@ def _config(tmp_path: Path) -> Path:
     config = tmp_path / "cachedex.yaml"
     config.write_text("catalog: c.sqlite\ntags:\n  - name: t\n    url: /nowhere\n")
     return config
+
+
+def test_a_spec_page_names_its_largest_dependencies(tmp_path: Path) -> None:
+    """Under "N to download", the binaries that make it big, largest first, with their
+    share of it; not those without a binary or a known size. The site's page and
+    ``cachedex show`` name the same."""
+    link = 6
+    deps = {"a": 500_000_000, "b": 300_000_000, "c": 1_000, "d": 900_000_000, "e": None}
+    records = [record(letter * 32, f"dep-{letter}", version="1.0") for letter in deps]
+    top = record("t" * 32, "top", dependencies=tuple(Dependency(r.hash, r.name, link, "") for r in records))
+    sizes = {r.hash: size for r, size in zip(records, deps.values(), strict=True) if size is not None}
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        members = {r.hash: r.name != "dep-d" for r in [*records, top]}  # d: no binary (its size known)
+        write_tag(catalog, "t", [*records, top], members=members, sizes={**sizes, top.hash: 200_000_000})
+        page = spec_page(catalog, top.hash)
+        assert page.closure_size == 1_000_001_000
+        largest = edge_lists.largest_dependencies(page.closure, page.closure_size)
+        assert [(e.name, share) for e, share in largest] == [("dep-a", "50%"), ("dep-b", "30%"), ("dep-c", "<1%")]
+        write_site(catalog, tmp_path / "site", workers=1)
+        built = (tmp_path / "site" / "specs" / "tt" / ("t" * 32 + ".html")).read_text()
+        listed = built[built.index("Largest dependencies") : built.index("</ol>")]
+        assert re.findall(r">(dep-\w)@1.0</a> ([^<]*) <span", listed) == [
+            ("dep-a", "500.0 MB"),
+            ("dep-b", "300.0 MB"),
+            ("dep-c", "1.0 kB"),
+        ]
+        single = spec_page(catalog, records[0].hash)  # no dependency: nothing to name
+        assert "Largest dependencies" not in render(single)
+    result = CliRunner().invoke(main, ["--config", str(_config(tmp_path)), "show", top.hash])
+    assert "largest dependencies: dep-a@1.0 500.0 MB (50%), dep-b@1.0 300.0 MB (30%), dep-c@1.0 1.0 kB (<1%)" in (
+        " ".join(result.output.split())
+    )

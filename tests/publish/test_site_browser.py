@@ -261,3 +261,43 @@ def test_cos4_the_tag_page_script_does_not_link_names_without_a_page(page: Any, 
         assert page.locator("#rows tbody td", has_text="a/b").count() == 1
     finally:
         server.close()
+
+
+def test_the_raw_spec_json_is_indented_when_opened_and_otherwise_as_held(page: Any, tmp_path: Path) -> None:
+    """Opening "Raw spec JSON" indents it (the UX review: one minified blob), only by
+    spacing outside strings: keys keep their order, a repeated key stays, a long number
+    keeps its digits and strings their brackets, commas and escapes; a short list of
+    plain values stays on one line."""
+    from tests.helpers import record, write_tag
+
+    node = (
+        b'{"name":"odd","note":"a,{b}:[c]\\"d\\\\","empty":{},"list":[ ],"big":12345678901234567890,'
+        b'"dup":1,"dup":2,"deps":[{"name":"x","types":["link","run","a,[b]"]}]}'
+    )
+    site = tmp_path / "site"
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record("o" * 32, "odd", node=node)])
+        write_site(catalog, site)
+    server = StaticServer(site)
+    try:
+        page.goto(server.url + f"specs/oo/{'o' * 32}.html")
+        pre = page.locator("details > pre.json")
+        assert pre.text_content() == node.decode()  # as held until opened
+        page.click("details:has(pre.json) > summary")
+        page.wait_for_function("document.querySelector('details > pre.json').dataset.indented === '1'")
+        shown = pre.text_content()
+    finally:
+        server.close()
+    assert shown.splitlines()[:4] == ["{", '  "name": "odd",', '  "note": "a,{b}:[c]\\"d\\\\",', '  "empty": {},']
+    assert '  "list": [],\n  "big": 12345678901234567890,\n  "dup": 1,\n  "dup": 2,' in shown
+    # a short list of plain values on one line, spaced outside its strings only
+    deps = [
+        '  "deps": [',
+        "    {",
+        '      "name": "x",',
+        '      "types": ["link", "run", "a,[b]"]',
+        "    }",
+        "  ]",
+        "}",
+    ]
+    assert shown.splitlines()[-len(deps) :] == deps

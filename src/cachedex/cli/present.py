@@ -199,6 +199,11 @@ def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
         f"  size {size_text(s.size)}; with its link/run closure "
         f"{size_text(page.closure_size)}" + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
     )
+    from ..publish.edge_lists import largest_dependencies  # (a spec's summary only)
+
+    if largest := largest_dependencies(page.closure, page.closure_size):
+        said = ", ".join(f"{e.name}@{e.version} {size_text(e.size)} ({share})" for e, share in largest)
+        OUT.print("  largest dependencies: " + escape(said))
     if page.holders:
         # A mirror whose index names the spec without its binary (a dependency, an
         # external) does not hold it: said apart, as the spec page says it.

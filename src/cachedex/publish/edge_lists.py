@@ -29,6 +29,8 @@ __all__ = [
     "dependents",
     "edge_item",
     "edge_list",
+    "heaviest",
+    "largest_dependencies",
     "told_apart",
 ]
 
@@ -115,6 +117,48 @@ def edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: Edge
     shown = edges[:EDGE_ROWS]
     items = "\n".join(edge_items(shown, root) if edge_items is not None else [edge_item(e, root) for e in shown])
     return Markup(f'<ul class="edges">\n{items}\n</ul>{_more(edges, json_href)}')
+
+
+#: Dependencies a spec page names as the largest of its download.
+HEAVIEST = 5
+
+
+def largest_dependencies(closure: Sequence[Edge], closure_size: int | None) -> list[tuple[Edge, str]]:
+    """The largest of the binaries a spec's download adds (its link/run dependencies
+    with a known size; the first :data:`HEAVIEST`), each with its share of the whole
+    download ("57%", "<1%"): what makes "2.1 GB to download" so big. None when fewer
+    than two are known (one is the whole answer already)."""
+    sized = [edge for edge in closure if edge.size and edge.listed]
+    if len(sized) < 2 or not closure_size:
+        return []
+    return [
+        (edge, "<1%" if (size := edge.size or 0) < closure_size / 100 else f"{size / closure_size:.0%}")
+        for edge in sorted(sized, key=attrgetter("size"), reverse=True)[:HEAVIEST]
+    ]
+
+
+def heaviest(
+    closure: Sequence[Edge], closure_size: int | None, root: str, edge_items: EdgeItems | None = None
+) -> Markup:
+    """:func:`largest_dependencies` as a spec page lists them, linked (each link made
+    once per edge object by ``edge_items``: a hub's binary is among the largest of
+    thousands of pages)."""
+    largest = largest_dependencies(closure, closure_size)
+    if not largest:
+        return Markup("")
+    root = html.escape(str(root))
+    edges = [edge for edge, _ in largest]
+    links = edge_items(edges, root, _heavy_link) if edge_items is not None else [_heavy_link(e, root) for e in edges]
+    items = "".join(
+        f'<li>{link} <span class="muted">({share})</span></li>' for link, (_, share) in zip(links, largest, strict=True)
+    )
+    return Markup(f'<ol class="heaviest">{items}</ol>')
+
+
+def _heavy_link(edge: Edge, root: str) -> str:
+    """A dependency among the largest: linked, with its size (``root`` comes escaped)."""
+    label = html.escape(f"{edge.name}@{edge.version}")
+    return f'<a href="{root}{html.escape(spec_url(edge.hash))}">{label}</a> {size_text(edge.size)}'
 
 
 def _dependent_link(edge: Edge, root: str) -> str:

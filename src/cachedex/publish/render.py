@@ -30,7 +30,7 @@ from ._jinja_fast import FastEnvironment, fast_join, render_template
 from .cells import chips, options, package_rows, search_rows
 from .changes import ChangesPage, ComparePage
 from .coverage import BottleTable, CoveragePage, bottle_table
-from .edge_lists import Configs, EdgeItems, dependents, edge_list
+from .edge_lists import Configs, EdgeItems, dependents, edge_list, heaviest
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .first_seen import first_seen_html
 from .gzipped import COMPRESSOR
@@ -241,6 +241,7 @@ _env.filters.update(
     spec_url=spec_url,
     edge_list=edge_list,
     dependents=dependents,
+    heaviest=heaviest,
     holder_rows=_holder_rows,
     has_page=has_page,
     size_change=lambda change: ("+" if change > 0 else "\u2212" if change < 0 else "\u00b1") + human_size(abs(change)),

@@ -25,6 +25,63 @@
     else done(false);
   });
 
+  // The raw spec JSON, indented when it is first opened. Its text is re-spaced outside
+  // strings, not parsed and written again: keys keep their order, numbers their digits
+  // and a repeated key stays, as the index holds them. A list of plain values (a
+  // target's features, a dependency's types) runs on as text does.
+  const flatList = (text, start) => { // the end of the list at start, if it holds no list or object; else -1
+    let inString = false, escaped = false;
+    for (let i = start + 1; i < text.length && i - start < 4000; i++) {
+      const c = text[i];
+      if (inString) {
+        if (escaped) escaped = false;
+        else if (c === "\\") escaped = true;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === "{" || c === "[") return -1;
+      else if (c === "]") return i;
+    }
+    return -1;
+  };
+  const indentJson = (text) => {
+    let out = "", depth = 0, inString = false, escaped = false, flatUntil = -1;
+    const newline = () => "\n" + "  ".repeat(depth);
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        out += c;
+        if (escaped) escaped = false;
+        else if (c === "\\") escaped = true;
+        else if (c === '"') inString = false;
+      } else if (c === '"') { inString = true; out += c; }
+      else if (i < flatUntil) { // its values run on, a new line when one grows past 80 characters
+        if (c === ",") out += out.length - out.lastIndexOf("\n") > 80 ? "," + newline() + "  " : ", ";
+        else if (!/\s/.test(c)) out += c;
+      }
+      else if (i === flatUntil) out += c;
+      else if (c === "{" || c === "[") {
+        const close = c === "{" ? "}" : "]";
+        const next = text.slice(i + 1).match(/^\s*(.)/);
+        const end = c === "[" ? flatList(text, i) : -1;
+        if (next && next[1] === close) { out += c + close; i += next[0].length; }
+        else if (end > 0) { flatUntil = end; out += c; }
+        else { depth++; out += c + newline(); }
+      } else if (c === "}" || c === "]") { depth = Math.max(0, depth - 1); out += newline() + c; }
+      else if (c === ",") out += "," + newline();
+      else if (c === ":") out += ": ";
+      else if (!/\s/.test(c)) out += c;
+    }
+    return out;
+  };
+  document.querySelectorAll("details > pre.json").forEach((pre) => {
+    pre.parentElement.addEventListener("toggle", () => {
+      if (pre.parentElement.open && !pre.dataset.indented) {
+        pre.dataset.indented = "1";
+        pre.textContent = indentJson(pre.textContent);
+      }
+    });
+  });
+
   // Phones: the filters start folded unless some are active.
   const filtersBox = document.getElementById("filters-box");
   if (filtersBox && window.matchMedia("(max-width: 640px)").matches && !/[?&](?!q=)[a-z]+=[^&]/.test(location.search)) {
