@@ -131,10 +131,16 @@ def largest_dependencies(closure: Sequence[Edge], closure_size: int | None) -> l
     sized = [edge for edge in closure if edge.size and edge.listed]
     if len(sized) < 2 or not closure_size:
         return []
-    return [
-        (edge, "<1%" if (size := edge.size or 0) < closure_size / 100 else f"{size / closure_size:.0%}")
-        for edge in sorted(sized, key=attrgetter("size"), reverse=True)[:HEAVIEST]
-    ]
+    sized.sort(key=_SIZE, reverse=True)  # (a site has a page per spec: sorted in C)
+    return [(edge, _share(edge.size or 0, closure_size)) for edge in sized[:HEAVIEST]]
+
+
+_SIZE = attrgetter("size")
+
+
+def _share(size: int, whole: int) -> str:
+    """``size``'s share of ``whole``, in whole per cent ("57%"), or "<1%"."""
+    return "<1%" if 100 * size < whole else f"{(200 * size + whole) // (2 * whole)}%"
 
 
 def heaviest(
