@@ -184,10 +184,10 @@ def test_a_spec_page_names_its_largest_dependencies(tmp_path: Path) -> None:
         write_site(catalog, tmp_path / "site", workers=1)
         built = (tmp_path / "site" / "specs" / "tt" / ("t" * 32 + ".html")).read_text()
         listed = built[built.index("Largest dependencies") : built.index("</ol>")]
-        assert re.findall(r">(dep-\w)@1.0</a> ([^<]*) <span", listed) == [
-            ("dep-a", "500.0 MB"),
-            ("dep-b", "300.0 MB"),
-            ("dep-c", "1.0 kB"),
+        assert re.findall(r'>(dep-\w)@1.0</a> ([^<]*) <span class="muted">\(([^<]*)\)</span>', listed) == [
+            ("dep-a", "500.0 MB", "50%"),
+            ("dep-b", "300.0 MB", "30%"),
+            ("dep-c", "1.0 kB", "&lt;1%"),  # (escaped: the page's text reads "<1%")
         ]
         single = spec_page(catalog, records[0].hash)  # no dependency: nothing to name
         assert "Largest dependencies" not in render(single)

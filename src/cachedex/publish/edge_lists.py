@@ -1,6 +1,7 @@
-"""A spec page's edge lists, written in Python: its dependencies, its closure, and its
-cached dependents grouped by package, each the first :data:`EDGE_ROWS` (the page's JSON
-twin has them all).
+"""A spec page's edge lists, written in Python: its dependencies, its closure (and the
+largest binaries of its download), and its cached dependents grouped by package (those
+of one version labelled with what differs between their builds), each the first
+:data:`EDGE_ROWS` (the page's JSON twin has them all).
 
 A hub library's page lists hundreds of edges, and a site shows each edge on dozens of
 pages: each item is made once per edge object (:class:`EdgeItems`), and a dependent's
@@ -156,7 +157,8 @@ def heaviest(
     edges = [edge for edge, _ in largest]
     links = edge_items(edges, root, _heavy_link) if edge_items is not None else [_heavy_link(e, root) for e in edges]
     items = "".join(
-        f'<li>{link} <span class="muted">({share})</span></li>' for link, (_, share) in zip(links, largest, strict=True)
+        f'<li>{link} <span class="muted">({"&lt;1%" if share == "<1%" else share})</span></li>'
+        for link, (_, share) in zip(links, largest, strict=True)
     )
     return Markup(f'<ol class="heaviest">{items}</ol>')
 
