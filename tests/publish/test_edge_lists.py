@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import html
 import itertools
+import json
 import re
+from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 from hypothesis import given
 from hypothesis import strategies as st
 from markupsafe import escape
 
-from cachedex.catalog import Catalog, Edge
+from cachedex.catalog import Catalog, Edge, SpecConfig
 from cachedex.cli import main
 from cachedex.publish import edge_lists
 from cachedex.publish.graph import SpecGraph
@@ -195,3 +198,43 @@ def test_a_spec_page_names_its_largest_dependencies(tmp_path: Path) -> None:
     assert "largest dependencies: dep-a@1.0 500.0 MB (50%), dep-b@1.0 300.0 MB (30%), dep-c@1.0 1.0 kB (<1%)" in (
         " ".join(result.output.split())
     )
+
+
+_BUILD = st.tuples(
+    st.frozensets(st.sampled_from(["+mpi", "~mpi", "+cuda", "cuda_arch=80", "build_type=Release"]), max_size=3),
+    st.sampled_from(["gcc@11.4.0", "gcc@13.2.0", "oneapi@2025.1.0"]),
+    st.sampled_from(["ubuntu22.04", "rhel8"]),
+    st.sampled_from(["x86_64_v3", "zen4", "aarch64"]),
+)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(["1.0", "2.0"]), _BUILD), max_size=12))
+def test_labels_tell_apart_exactly_the_builds_that_differ(found: list[tuple[str, str, tuple[Any, ...]]]) -> None:
+    """Among dependents of one package and version, two builds get the same label
+    exactly when they are the same build; a dependent whose package and version are
+    listed once gets none; ``configs`` is asked only for those listed beside another."""
+    ordered = sorted(found, key=lambda f: (f[0], f[1]))
+    edges = [Edge(f"{n:032d}", name, version, True, None) for n, (name, version, _) in enumerate(ordered)]
+    builds = {
+        edge.hash: SpecConfig(edge.hash, json.dumps(sorted(variants)), compiler, os, target)
+        for edge, (_, _, (variants, compiler, os, target)) in zip(edges, ordered, strict=True)
+    }
+    asked: list[list[str]] = []
+
+    def configs(hashes: Collection[str]) -> dict[str, SpecConfig]:
+        asked.append(list(hashes))
+        return {h: builds[h] for h in hashes}
+
+    told = edge_lists.told_apart(edges, configs)
+    runs = [
+        [n for n, e in enumerate(edges) if (e.name, e.version) == key] for key in {(e.name, e.version) for e in edges}
+    ]
+    for run in runs:
+        if len(run) == 1:
+            assert told[run[0]] == ""
+        for n in run:
+            for m in run:
+                same = builds[edges[n].hash][1:] == builds[edges[m].hash][1:]
+                assert (told[n] == told[m]) == same, (told[n], told[m])
+    beside = {edges[n].hash for run in runs if len(run) > 1 for n in run}
+    assert [sorted(call) for call in asked] == ([sorted(beside)] if beside else [])
