@@ -227,6 +227,27 @@ def test_the_search_page_when_served_by_cachedex(page: Any, uvicorn_server: str,
     assert "^" in page.inner_text(".error pre")
 
 
+def test_a_spec_page_served_live_links_to_the_search_of_its_dependents(
+    page: Any, uvicorn_server: str, served: str, demo_run: Demo
+) -> None:
+    """Served by cachedex, a spec page with dependents links to the search of every
+    spec depending on it (``^/<hash>``: its list stops at 300); a static copy, whose
+    search finds names only, shows no such link."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        hub = max(catalog.search(parse("zlib-ng"), tag="develop", limit=100).specs, key=lambda s: len(s.stacks))
+        expected = catalog.search(parse(f"^/{hub.hash}"), limit=1000)
+    assert expected.total > 50
+    page.goto(f"{uvicorn_server}/specs/{hub.hash[:2]}/{hub.hash}.html")
+    page.wait_for_selector("#dependents-search")
+    assert page.inner_text("#dependents-search") == f"^/{hub.hash[:7]}"
+    page.click("#dependents-search")
+    page.wait_for_selector("#results")
+    assert f"{expected.total:,} specs match" in page.inner_text("p.lead")
+    page.goto(f"{served}specs/{hub.hash[:2]}/{hub.hash}.html")
+    page.wait_for_load_state("networkidle")  # (its question to the server answered: static)
+    assert page.locator("#dependents").count() == 1 and page.locator("#dependents-search").count() == 0
+
+
 def _hrefs(page: Any, selector: str) -> list[str]:
     return page.eval_on_selector_all(selector, "links => links.map((a) => a.getAttribute('href'))")
 

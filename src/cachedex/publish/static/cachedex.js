@@ -93,6 +93,24 @@
   const isLive = () => live || (live = fetch(`${root}api/openapi.json`, { method: "HEAD" })
     .then((r) => r.ok && (r.headers.get("content-type") || "").includes("json"), () => false));
 
+  // A spec page served by cachedex serve links to the search of everything depending on
+  // it (its list stops at 300; the search narrows by name, variant or arch). A static
+  // copy's search finds names only: no link there.
+  const dependents = document.getElementById("dependents");
+  const specHash = document.getElementById("hash");
+  if (dependents && specHash && dependents.dataset.count !== "0") {
+    isLive().then((served) => {
+      if (!served) return;
+      const query = `^/${specHash.textContent.trim()}`;
+      const link = el("a", `^/${specHash.textContent.trim().slice(0, 7)}`);
+      link.href = `${root}search.html?q=${encodeURIComponent(query)}`;
+      link.id = "dependents-search";
+      const note = el("p", "Every spec that needs it to link or run, directly or through others, searchable by name, variant or arch: ", "muted");
+      note.append(link);
+      dependents.after(note);
+    });
+  }
+
   // -- the search box: package names as you type; a spec query goes to the search page --
   const search = document.getElementById("package-search");
   if (search) {
