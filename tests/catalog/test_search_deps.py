@@ -77,12 +77,20 @@ def test_queries_print_back_as_spack_syntax() -> None:
         assert parse(format_query(parse(text))) == parse(text)
 
 
-def test_zero_results_say_which_condition_nothing_satisfies(chain: Catalog) -> None:
+def test_zero_results_say_which_condition_nothing_satisfies(chain: Catalog, tmp_path: Path) -> None:
     page = chain.search(parse("lib@4.1 ~shared"), tag="t", hints=True)
     assert page.total == 0
     assert page.hints == (
         "nothing matches ~shared; without it, 1 spec in t matches, e.g. lib@4.1 %gcc@13.2.0 "
         "arch=linux-ubuntu24.04-x86_64_v3 +shared",
+    )
+    # A spec built by no compiler (a pure Python package) is written without "%none".
+    with Catalog(tmp_path / "py.sqlite") as catalog:
+        write_tag(catalog, "t", [record("p" * 32, "py-keras", compiler="none", variants=("backend=tensorflow",))])
+        (example,) = catalog.search(parse("py-keras backend=jax"), tag="t", hints=True).hints
+    assert example == (
+        "nothing matches backend=jax; without it, 1 spec in t matches, e.g. py-keras@1.3.1 "
+        "arch=linux-ubuntu24.04-x86_64_v3 backend=tensorflow"
     )
     (only,) = chain.search(parse("lbi"), tag="t", hints=True).hints
     assert only == "no package 'lbi' in t; did you mean lib?"

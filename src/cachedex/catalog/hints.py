@@ -165,6 +165,9 @@ def _name_index(db: sqlite3.Connection, path: str, token: str) -> NameIndex:
 
 
 def _described(spec: SpecSummary) -> str:
+    """A spec as Spack's syntax writes it (a spec built by no compiler, as a pure Python
+    package is, without ``%none``, which Spack would read as a compiler named "none")."""
     variants = " ".join(spec.variants[:4]) + (" ..." if len(spec.variants) > 4 else "")
     arch = f"{spec.platform}-{spec.os}-{spec.target}"
-    return f"{spec.name}@{spec.version} %{spec.compiler} arch={arch}" + (f" {variants}" if variants else "")
+    compiler = "" if spec.compiler == "none" else f" %{spec.compiler}"
+    return f"{spec.name}@{spec.version}{compiler} arch={arch}" + (f" {variants}" if variants else "")
