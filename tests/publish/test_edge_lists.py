@@ -202,7 +202,7 @@ def test_a_spec_page_names_its_largest_dependencies(tmp_path: Path) -> None:
 
 _BUILD = st.tuples(
     st.frozensets(st.sampled_from(["+mpi", "~mpi", "+cuda", "cuda_arch=80", "build_type=Release"]), max_size=3),
-    st.sampled_from(["gcc@11.4.0", "gcc@13.2.0", "oneapi@2025.1.0"]),
+    st.sampled_from(["gcc@11.4.0", "gcc@13.2.0", "oneapi@2025.1.0", "none"]),
     st.sampled_from(["ubuntu22.04", "rhel8"]),
     st.sampled_from(["x86_64_v3", "zen4", "aarch64"]),
 )
@@ -211,8 +211,9 @@ _BUILD = st.tuples(
 @given(st.lists(st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(["1.0", "2.0"]), _BUILD), max_size=12))
 def test_labels_tell_apart_exactly_the_builds_that_differ(found: list[tuple[str, str, tuple[Any, ...]]]) -> None:
     """Among dependents of one package and version, two builds get the same label
-    exactly when they are the same build; a dependent whose package and version are
-    listed once gets none; ``configs`` is asked only for those listed beside another."""
+    exactly when they are the same build (one built by no compiler without "%none");
+    a dependent whose package and version are listed once gets none; ``configs`` is
+    asked only for those listed beside another."""
     ordered = sorted(found, key=lambda f: (f[0], f[1]))
     edges = [Edge(f"{n:032d}", name, version, True, None) for n, (name, version, _) in enumerate(ordered)]
     builds = {
@@ -226,6 +227,7 @@ def test_labels_tell_apart_exactly_the_builds_that_differ(found: list[tuple[str,
         return {h: builds[h] for h in hashes}
 
     told = edge_lists.told_apart(edges, configs)
+    assert not any("%none" in label for label in told)  # (built by no compiler: said by the others')
     runs = [
         [n for n, e in enumerate(edges) if (e.name, e.version) == key] for key in {(e.name, e.version) for e in edges}
     ]

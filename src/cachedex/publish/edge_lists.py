@@ -221,7 +221,8 @@ def told_apart(edges: Sequence[Edge], configs: Configs) -> list[str]:
 
 def _differences(builds: list[SpecConfig | None]) -> list[str]:
     """Each build's variants that not all of ``builds`` have, then its values of those
-    of the fields :data:`_TOLD_BY` names that differ between them."""
+    of the fields :data:`_TOLD_BY` names that differ between them (a compiler "none",
+    of a spec built by none, is left out: the others' ``%gcc@...`` tells it apart)."""
     known = [build for build in builds if build is not None]
     variants = {build.variants: decode_variants(build.variants) for build in known}
     common = set.intersection(*map(set, variants.values())) if variants else set()
@@ -231,7 +232,7 @@ def _differences(builds: list[SpecConfig | None]) -> list[str]:
         if build is None
         else " ".join(
             [v for v in variants[build.variants] if v not in common]
-            + [form.format(getattr(build, field)) for field, form in differ]
+            + [form.format(value) for field, form in differ if (value := getattr(build, field)) != "none"]
         )
         for build in builds
     ]
