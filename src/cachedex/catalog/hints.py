@@ -89,8 +89,7 @@ def _one_condition_hint(
         return said
     name = query.dependencies[0].name
     if not db.execute("SELECT 1 FROM specs WHERE name = ? LIMIT 1", (name,)).fetchone():
-        close = _close_names(db, path, token, name)
-        return f"{said}: no package {name!r} in the catalog" + (f"; did you mean {', '.join(close)}?" if close else "")
+        return f"{said}: no package {name!r} in the catalog" + _did_you_mean(db, path, token, name)
     dependents, link_run = db.execute(
         f"SELECT count(DISTINCT e.parent), count(CASE WHEN e.deptypes & {LINK_RUN} THEN 1 END) "
         "FROM specs s JOIN edges e ON e.child = s.id WHERE s.name = ?",
@@ -138,17 +137,18 @@ def _name_hint(db: sqlite3.Connection, path: str, token: str, name: str, scope: 
             else f"the catalog keeps {spec} from an earlier sync, no mirror holds it now"
         )
         return f"no spec of {name!r} {scope} has a binary; {found}"
-    close = _close_names(db, path, token, name)
-    return f"no package {name!r} {scope}" + (f"; did you mean {', '.join(close)}?" if close else "")
+    return f"no package {name!r} {scope}" + _did_you_mean(db, path, token, name)
 
 
-def _close_names(db: sqlite3.Connection, path: str, token: str, name: str) -> list[str]:
-    """The names close to ``name`` that some mirror lists, the closest first."""
-    return [
+def _did_you_mean(db: sqlite3.Connection, path: str, token: str, name: str) -> str:
+    """``"; did you mean a, b?"``: the names close to ``name`` that some mirror lists,
+    the closest first; ``""`` when there are none."""
+    close = [
         other
         for other in _name_index(db, path, token).close(name, n=2 * _CLOSE)
         if db.execute(_LISTED_NAME, (other,)).fetchone()
     ][:_CLOSE]
+    return f"; did you mean {', '.join(close)}?" if close else ""
 
 
 #: Names a "did you mean" offers, at most.

@@ -66,9 +66,14 @@ def _error(request: Request, status: int, message: str, etag: str = "") -> Cache
     return cached(error_body(status, message), JSON, status, etag)
 
 
-def _corrupt(catalogs: Catalogs, exc: sqlite3.DatabaseError) -> str:
+def _failed(request: Request, catalogs: Catalogs, exc: CachedexError | sqlite3.DatabaseError, etag: str = "") -> Cached:
+    """The answer to a request that failed: a cachedex error by its status (with
+    ``etag``: it holds for the catalog's state), a catalog that cannot be read as a 500,
+    logged (no etag: the catalog may be replaced)."""
+    if isinstance(exc, CachedexError):  # one place maps errors to answers: by their status
+        return _error(request, exc.status, str(exc), etag)
     _log.error("%s: cannot read the catalog: %s", catalogs.path, exc)
-    return f"the catalog cannot be read ({exc}); see the server's log"
+    return _error(request, 500, f"the catalog cannot be read ({exc}); see the server's log")
 
 
 class _Gate:
@@ -117,10 +122,8 @@ def create_app(catalog_path: Path) -> Starlette:
         try:
             body, media_type = endpoint.build(catalog, request)
             return cached(body, media_type, 200, etag)
-        except CachedexError as exc:  # one place maps errors to answers: by their status
-            return _error(request, exc.status, str(exc), etag)
-        except sqlite3.DatabaseError as exc:
-            return _error(request, 500, _corrupt(catalogs, exc))
+        except (CachedexError, sqlite3.DatabaseError) as exc:
+            return _failed(request, catalogs, exc, etag)
 
     def answer(
         endpoint: Endpoint, *, cheap: Callable[[Request], bool] = _never
@@ -133,10 +136,8 @@ def create_app(catalog_path: Path) -> Starlette:
             try:
                 catalog, file = catalogs.get()
                 token, synced = catalog.state_token()
-            except CachedexError as exc:
-                return _send(request, _error(request, exc.status, str(exc)), None)
-            except sqlite3.DatabaseError as exc:
-                return _send(request, _error(request, 500, _corrupt(catalogs, exc)), None)
+            except (CachedexError, sqlite3.DatabaseError) as exc:
+                return _send(request, _failed(request, catalogs, exc), None)
             state = (file, token)
             catalogs.warm(state)
             key = (state, request.url.path, endpoint.key(request))
@@ -188,10 +189,8 @@ def create_app(catalog_path: Path) -> Starlette:
         try:
             catalog, _ = catalogs.get()
             dag_hash = full_hash(catalog, request.path_params["prefix"])
-        except CachedexError as exc:
-            return _send(request, _error(request, exc.status, str(exc)), None)
-        except sqlite3.DatabaseError as exc:
-            return _send(request, _error(request, 500, _corrupt(catalogs, exc)), None)
+        except (CachedexError, sqlite3.DatabaseError) as exc:
+            return _send(request, _failed(request, catalogs, exc), None)
         # Relative, so that a server behind a path prefix sends its own: /x/spec/ab -> /x/specs/...
         return RedirectResponse("../" + spec_url(dag_hash), status_code=302)
 

@@ -101,9 +101,9 @@
   if (dependents && specHash && dependents.dataset.count !== "0") {
     isLive().then((served) => {
       if (!served) return;
-      const query = `^/${specHash.textContent.trim()}`;
-      const link = el("a", `^/${specHash.textContent.trim().slice(0, 7)}`);
-      link.href = `${root}search.html?q=${encodeURIComponent(query)}`;
+      const full = specHash.textContent.trim();
+      const link = el("a", `^/${full.slice(0, 7)}`);
+      link.href = `${root}search.html?q=${encodeURIComponent(`^/${full}`)}`;
       link.id = "dependents-search";
       const note = el("p", "Every spec that needs it to link or run, directly or through others, searchable by name, variant or arch: ", "muted");
       note.append(link);
