@@ -284,14 +284,22 @@ def test_data3_pages_are_written_after_the_pages_they_link_to(
     with Catalog(path, readonly=True) as catalog:
         write_site(catalog, site, workers=workers)
     present = set(before)
+    renamed_folders = []
     for line in log.read_text().splitlines():
         target = Path(line).resolve()
-        if target == site / "specs":  # a first build's spec pages, all at once
-            present |= {p.resolve() for p in target.rglob("*.html")}
-        missing = [str(link.relative_to(site)) for link in links_down(target) if link not in present]
-        assert missing == [], f"{target.relative_to(site)} was written before the pages it links to"
-        present.add(target)
+        if target.is_dir():  # a first build's staged pages, a folder at once
+            renamed_folders.append(target.relative_to(site))
+            pages = sorted(p.resolve() for p in target.rglob("*.html"))
+            present |= set(pages)  # (spec pages link to nothing that must exist first)
+        else:
+            pages = [target]
+        for page in pages:
+            missing = [str(link.relative_to(site)) for link in links_down(page) if link not in present]
+            assert missing == [], f"{page.relative_to(site)} was written before the pages it links to"
+            present.add(page)
     assert {p.resolve() for p in site.glob("tags/t/packages/*/index.html")} <= present
+    if first and workers > 1:  # spec pages, then package pages, each a folder at once
+        assert renamed_folders == [Path("specs"), Path("tags/t/packages")]
 
 
 # -- CRASH-11, COS-4: names that cannot be file names --------------------------------------
@@ -365,6 +373,80 @@ def test_cos4_names_without_a_page_are_not_linked(tmp_path: Path) -> None:
     assert '<td class="name">x/y</td>' in home and "x%2Fy" not in home
     spec = (site / "specs" / dag_hash("zlib")[:2] / f"{dag_hash('zlib')}.html").read_text()
     assert "x%2Fy" not in spec and "<li>x/y / root" in spec
+
+
+#: A first build shared among processes (argv: catalog, site), stopped (SIGKILL) when its
+#: package pages, written into their staging folder, are about to be put in place.
+STOPPED_BEFORE_PACKAGES = """
+import os, signal, sys
+from pathlib import Path
+import cachedex.publish.site, cachedex.publish.site_build
+from cachedex.catalog import Catalog
+from cachedex.publish.site import write_site
+
+cachedex.publish.site.PARALLEL_MIN_PAGES = 0
+cachedex.publish.site_build.place_staged_packages = lambda *_: os.kill(os.getpid(), signal.SIGKILL)
+with Catalog(Path(sys.argv[1]), readonly=True) as catalog:
+    write_site(catalog, Path(sys.argv[2]), workers=2)
+"""
+
+
+def site_files(site: Path) -> dict[str, bytes]:
+    """Every file of a site but its build records, by path."""
+    return {
+        str(p.relative_to(site)): p.read_bytes()
+        for p in site.rglob("*")
+        if p.is_file() and not p.name.startswith(".cachedex-site")
+    }
+
+
+def test_data3_a_first_build_stopped_before_its_package_pages_are_in_place(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, site, fresh = tmp_path / "c.sqlite", tmp_path / "site", tmp_path / "fresh"
+    with Catalog(path) as catalog:
+        swap_to(catalog, "A")
+        write_site(catalog, fresh)
+    stopped = subprocess.run(
+        [sys.executable, "-c", STOPPED_BEFORE_PACKAGES, str(path), str(site)], capture_output=True, timeout=120
+    )
+    assert stopped.returncode == -signal.SIGKILL, stopped.stderr
+    # Written while the graph was read and after the spec pages, but not in place.
+    assert len(list(site.glob(".packages-staging/tags/t/packages/*/index.html"))) == len(STATES["A"])
+    assert (site / "specs").is_dir() and not (site / "tags" / "t" / "packages").exists()
+    assert broken_links(site) == []
+    monkeypatch.setattr(cachedex.publish.site, "PARALLEL_MIN_PAGES", 0)
+    with Catalog(path, readonly=True) as catalog:
+        report = write_site(catalog, site, workers=2)
+    assert report.complete and not (site / ".packages-staging").exists()
+    assert site_files(site) == site_files(fresh)
+
+
+def test_a_first_build_over_package_pages_replaces_them(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A site whose spec pages were removed by hand is built as a first one: the package
+    pages it writes aside replace those there, folder by folder, never through a symlink."""
+    path, site, fresh = tmp_path / "c.sqlite", tmp_path / "site", tmp_path / "fresh"
+    with Catalog(path) as catalog:
+        swap_to(catalog, "A")
+        write_site(catalog, site)
+        swap_to(catalog, "B")
+        write_site(catalog, fresh)
+    shutil.rmtree(site / "specs")
+    (site / ".cachedex-site").unlink()
+    monkeypatch.setattr(cachedex.publish.site, "PARALLEL_MIN_PAGES", 0)
+    with Catalog(path, readonly=True) as catalog:
+        report = write_site(catalog, site, workers=2)
+        assert report.complete and not (site / ".packages-staging").exists()
+        assert site_files(site) == site_files(fresh)
+        shutil.rmtree(site / "specs")
+        (site / ".cachedex-site").unlink()
+        elsewhere = tmp_path / "elsewhere"
+        (site / "tags" / "t" / "packages").rename(elsewhere)
+        (site / "tags" / "t" / "packages").symlink_to(elsewhere)
+        before = sorted(p.name for p in elsewhere.iterdir())
+        with pytest.raises(OutputError, match="packages"):
+            write_site(catalog, site, workers=2)
+    assert sorted(p.name for p in elsewhere.iterdir()) == before
 
 
 def test_data3_temporary_files_are_removed_only_inside_the_site(tmp_path: Path) -> None:

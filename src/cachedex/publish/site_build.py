@@ -22,7 +22,7 @@ from .parallel import pool_context
 from .search_page import static_search_view
 from .site_delta import PageSet
 from .site_tasks import SHARED, Done, Task, run_task, write_task
-from .sitefiles import SiteWriter, first_build, spec_folder, staging
+from .sitefiles import SiteWriter, first_build, place_staged_packages, spec_folder, staging
 from .urls import with_pages
 
 __all__ = ["SPECS_PER_TASK", "Ahead", "Plan", "write_alone", "write_last", "write_shared"]
@@ -158,12 +158,14 @@ def write_shared(
     worker processes: while this one reads the graph (the whole of it; after a change,
     each spec-page worker reads the graph around its share instead), workers write the
     package pages whose spec pages exist already, and make the tag pages (but keep
-    them; a first build, with no package page to write yet, its change pages too); then
-    all write the spec pages; then the package pages left, and the change pages; then
-    this one writes the tag pages. The pages ``ahead`` makes are not made again: written
-    last, change pages before tag pages. Returns what :func:`write_alone` does (but no held hashes after a
-    change: the build removes the pages of the hashes that left by name), and whether a
-    part found the catalog in another state than the plan's, and so wrote nothing."""
+    them); then all write the spec pages; then the package pages left, and the change
+    pages; then this one writes the tag pages. A first build's workers make its change
+    pages early too, and write a share of its package pages aside meanwhile (see
+    :data:`.sitefiles.PACKAGES_STAGING`). The pages ``ahead`` makes are not made again:
+    written last, change pages before tag pages. Returns what :func:`write_alone` does
+    (but no held hashes after a change: the build removes the pages of the hashes that
+    left by name), and whether a part found the catalog in another state than the
+    plan's, and so wrote nothing."""
     outdir, trust, tags, token, count = writer.outdir, writer.trust_twins, plan.tags, plan.token, plan.processes
     only, tag_pages, change_pages = _chosen_pages(plan, changed)
     made = set(ahead.tags) if ahead is not None else set()
@@ -179,8 +181,40 @@ def write_shared(
         SHARED.holding(package_tags=plan.package_tags, held=plan.held, edge_items=writer.edge_items),
         context.Pool(sharing) as package_pool,  # forked before the graph exists: small
     ):
-        early = None
-        if not staged:  # only pages whose spec pages exist already: the others wait for theirs
+        # Tag pages are made now and written last (they link to all the rest); the pages
+        # of a first build's change pages link to spec pages too: held as well.
+        tag_tasks = [
+            Task(
+                catalog.path,
+                outdir,
+                token,
+                tag_pages=tag_pages[n::sharing],
+                change_pages=None if staged else [],
+                compare=plan.compare,
+                hold_tag_pages=True,
+                trust_twins=trust,
+            )
+            for n in range(sharing)
+        ]
+        if staged:
+            # A first build has no page yet whose spec pages exist, and its pool would
+            # idle while this process reads the graph (~10 s of one core on a
+            # 250,000-spec tag): it makes the tag and change pages, then writes a share
+            # of the package pages into their staging folder (put in place once the spec
+            # pages they link to are; the other shares after the spec pages).
+            early_tags = package_pool.map_async(run_task, tag_tasks)
+            early = package_pool.map_async(
+                run_task,
+                [
+                    Task(catalog.path, outdir, token, tags, n, sharing + count, packages_staged=True, trust_twins=trust)
+                    for n in range(sharing)
+                ],
+            )
+            change_pages = []
+        else:
+            # Only the package pages whose spec pages exist already (the others wait for
+            # theirs), then the tag pages: a second step, so that the package pages left
+            # for later need not wait for them.
             early = package_pool.map_async(
                 run_task,
                 [
@@ -188,28 +222,8 @@ def write_shared(
                     for n in range(sharing)
                 ],
             )
-        # Then the tag pages, made now and written last (they link to all the rest): a
-        # second step, so that the package pages left for later need not wait for them.
-        # A first build has no package page to write yet, and its pool would idle while
-        # this process reads the graph (~10 s of one core on a 250,000-spec tag): it makes
-        # the change pages too, which link to spec pages and so are held as well.
-        early_tags = package_pool.map_async(
-            run_task,
-            [
-                Task(
-                    catalog.path,
-                    outdir,
-                    token,
-                    tag_pages=tag_pages[n::sharing],
-                    change_pages=None if staged else [],
-                    compare=plan.compare,
-                    hold_tag_pages=True,
-                    trust_twins=trust,
-                )
-                for n in range(sharing)
-            ],
-        )
-        change_pages = [] if staged else tag_pages if change_pages is None else change_pages
+            early_tags = package_pool.map_async(run_task, tag_tasks)
+            change_pages = tag_pages if change_pages is None else change_pages
         tag_pages = []
         with catalog.snapshot():
             stale = catalog.state_token()[0] != token
@@ -235,21 +249,21 @@ def write_shared(
                 )
             if staged:
                 os.rename(folder, outdir / "specs")
-            done = early.get() if early is not None else []
+            done = early.get()
             stale = stale or any(result.stale for result in done)
-            if not stale:  # the package pages left for later (all of a first build's)
-                left: dict[str, list[str]] | None = None
-                if early is not None:
-                    left = {}
-                    for result in done:
-                        for tag, names in result.deferred.items():
-                            left.setdefault(tag, []).extend(names)
-                if left != {}:
-                    step = [
-                        Task(catalog.path, outdir, token, tags, n, count, left, trust_twins=trust) for n in range(count)
-                    ]
+            if not stale:  # the package pages left for later
+                step = _package_pages_left(
+                    Task(catalog.path, outdir, token, tags, trust_twins=trust),
+                    done,
+                    count,
+                    staged=staged,
+                    early=sharing,
+                )
+                if step:
                     done += pool.map(run_task, step)
                     stale = any(result.stale for result in done)
+                if staged and not stale:
+                    place_staged_packages(outdir, tags)
             if not stale:  # then the change pages, and the tag pages not made early
                 last = [
                     Task(
@@ -269,7 +283,7 @@ def write_shared(
                 done += pool.map(run_task, last)  # meanwhile an early worker may still make a tag page
             if ahead is not None:
                 done.append(ahead.change_pages())
-            done += early_tags.get() if early_tags is not None else []
+            done += early_tags.get()
             if ahead is not None:
                 done.append(ahead.tag_pages())
             stale = stale or any(result.stale for result in done)
@@ -280,6 +294,22 @@ def write_shared(
     if not stale:
         write_last(writer, plan, home, mirrors, feed)
     return held, staged, stale
+
+
+def _package_pages_left(task: Task, done: list[Done], count: int, *, staged: bool, early: int) -> list[Task]:
+    """The tasks of the package pages left after the spec pages, for ``count``
+    processes: a first build's (``staged``) last ``count`` shares of its package pages
+    (of ``early + count``: the first ``early`` were written early), into their staging
+    folder; or else those that the early tasks ``done`` left for later (whose spec pages
+    did not exist yet)."""
+    if staged:
+        parts = early + count
+        return [msgspec.structs.replace(task, part=early + n, parts=parts, packages_staged=True) for n in range(count)]
+    left: dict[str, list[str]] = {}
+    for result in done:
+        for tag, names in result.deferred.items():
+            left.setdefault(tag, []).extend(names)
+    return [msgspec.structs.replace(task, part=n, parts=count, only=left) for n in range(count)] if left else []
 
 
 def _write_spec_pages(

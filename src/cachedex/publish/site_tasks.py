@@ -14,13 +14,13 @@ from ..catalog import Catalog
 from ..values import is_dag_hash
 from .badges import package_badge
 from .changes_site import write_changes
-from .files import name_problem
+from .files import name_problem, safe_folder
 from .graph import SpecGraph
 from .pages import package_pages, tag_page
 from .parallel import ForkShared
 from .recent_changes import history_from
 from .render import render_all_packages
-from .sitefiles import KeptFiles, SiteWriter, spec_folder, spec_pages_exist
+from .sitefiles import PACKAGES_STAGING, KeptFiles, SiteWriter, StagedWriter, spec_folder, spec_pages_exist
 
 __all__ = ["SHARED", "Done", "Task", "run_task", "write_task"]
 
@@ -41,6 +41,9 @@ class Task(msgspec.Struct, frozen=True):
     only: dict[str, list[str]] | None = None
     #: Write a package page only if every spec page it links to exists; report the others.
     linked_only: bool = False
+    #: Write the package pages into :data:`.sitefiles.PACKAGES_STAGING` (a first build's,
+    #: before the spec pages they link to are in place)
+    packages_staged: bool = False
     tag_pages: list[str] = []
     spec_ids: list[int] = []
     #: Read the graph around ``spec_ids`` in this task's snapshot, rather than use the
@@ -82,10 +85,13 @@ def run_task(task: Task) -> Done:
     """Write a task's pages with its own read-only connection, in one snapshot."""
     writer = SiteWriter(task.outdir, trust_twins=task.trust_twins, edge_items=SHARED.get("edge_items"))
     held = KeptFiles(task.outdir, trust_twins=task.trust_twins) if task.hold_tag_pages else None
+    staged = StagedWriter(safe_folder(task.outdir, PACKAGES_STAGING)) if task.packages_staged else None
     with Catalog(task.catalog, readonly=True) as catalog, catalog.snapshot(), contextlib.closing(writer):
         if task.token and catalog.state_token()[0] != task.token:
             return Done(stale=True)
-        deferred = write_task(catalog, writer, task, held)
+        deferred = write_task(catalog, writer, task, held, staged)
+    if staged is not None:
+        writer.add(staged.written, staged.unchanged, staged.pages)
     kept: list[tuple[str, bytes]] = []
     if held is not None:  # its pages count here; its files, where the parent writes them
         writer.add(0, held.unchanged, held.pages)
@@ -94,12 +100,18 @@ def run_task(task: Task) -> Done:
 
 
 def write_task(
-    catalog: Catalog, writer: SiteWriter, task: Task, tag_writer: SiteWriter | None = None
+    catalog: Catalog,
+    writer: SiteWriter,
+    task: Task,
+    tag_writer: SiteWriter | None = None,
+    package_writer: SiteWriter | None = None,
 ) -> dict[str, list[str]]:
-    """Spec pages, then package pages, then change pages and tag pages (by
-    ``tag_writer``, default ``writer``): each kind once the pages it links to are
-    written. Returns the package pages left for later (``linked_only``)."""
+    """Spec pages, then package pages (by ``package_writer``, default ``writer``), then
+    change pages and tag pages (by ``tag_writer``, default ``writer``): each kind once
+    the pages it links to are written. Returns the package pages left for later
+    (``linked_only``)."""
     tag_writer = tag_writer or writer
+    package_writer = package_writer or writer
     if task.spec_ids:
         graph: SpecGraph = SHARED.get("graph")
         spec_ids = task.spec_ids
@@ -126,9 +138,9 @@ def write_task(
             if task.linked_only and not spec_pages_exist(task.outdir, package):
                 deferred.setdefault(tag, []).append(package.name)
             else:
-                writer.page(package)
-                writer.file(f"tags/{tag}/packages/{package.name}/badge.svg", package_badge(len(package.specs)))
-    writer.flush()
+                package_writer.page(package)
+                package_writer.file(f"tags/{tag}/packages/{package.name}/badge.svg", package_badge(len(package.specs)))
+    package_writer.flush()
     with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
         pages = task.tag_pages if task.change_pages is None else task.change_pages
         write_changes(catalog, tag_writer, pages, task.compare, held=SHARED.get("held"))

@@ -36,12 +36,15 @@ from .urls import Page, json_path, page_path, spec_path
 
 __all__ = [
     "GZIP_TWIN",
+    "PACKAGES_STAGING",
     "PAGES_PER_RUN",
     "STAGING",
     "STAMP",
     "KeptFiles",
     "SiteWriter",
+    "StagedWriter",
     "first_build",
+    "place_staged_packages",
     "remove_others",
     "remove_pages_of",
     "remove_spec_pages",
@@ -60,6 +63,11 @@ STAMP = ".cachedex-site"
 
 #: Where a first build writes spec pages before renaming the folder to ``specs``.
 STAGING = ".specs-staging"
+
+#: Where a first build shared among processes writes package pages (as
+#: ``tags/<tag>/packages/...`` under it) before renaming each tag's folder into place,
+#: once the spec pages they link to are: a worker starts on them while the graph is read.
+PACKAGES_STAGING = ".packages-staging"
 
 #: A JSON twin at least this long gets a gzipped copy beside it (``index.json.gz``), as
 #: does every tag page's (its script reads it): many static hosts do not compress.
@@ -186,6 +194,48 @@ class SiteWriter:
         self.pages += pages
 
 
+class StagedWriter(SiteWriter):
+    """A writer into a staging folder (:data:`PACKAGES_STAGING`), which nobody reads
+    until its folders are renamed into place whole: every file is created directly, with
+    no temporary file and rename, and nothing there is old enough to trust."""
+
+    def page(self, page: Page) -> None:
+        path = page_path(page)
+        html = os.path.join(str(safe_folder(self.outdir, *path.split("/")[:-1])), path.rsplit("/", 1)[-1])
+        self._pair(html, json_path(html), page, staged=True)
+
+    def file(self, relative: str, data: bytes) -> None:
+        *folders, name = relative.split("/")
+        self._store(str(safe_folder(self.outdir, *folders) / name), data, staged=True)
+
+
+def place_staged_packages(outdir: Path, tags: Iterable[str]) -> None:
+    """Rename each tag's package pages that a :class:`StagedWriter` wrote under
+    :data:`PACKAGES_STAGING` into ``tags/<tag>/packages``, a folder at a time, then remove
+    the staging folder. A first build has no package page there yet; a site whose spec
+    pages were deleted by hand may: its package folders are then replaced one by one."""
+    staging = outdir / PACKAGES_STAGING
+    try:
+        for tag in tags:
+            staged = staging / "tags" / tag / "packages"
+            if not staged.is_dir():
+                continue
+            target = safe_folder(outdir, "tags", tag) / "packages"
+            try:
+                os.rename(staged, target)  # absent, or an empty folder
+                continue
+            except OSError:  # holds pages already (or is no folder: refused below)
+                pass
+            with os.scandir(staged) as entries:
+                for entry in entries:
+                    folder = safe_folder(outdir, "tags", tag, "packages", entry.name)
+                    shutil.rmtree(folder)
+                    os.rename(entry.path, folder)
+        shutil.rmtree(staging)
+    except OSError as exc:
+        raise OutputError(f"{staging}: cannot move package pages into place ({exc.strerror or exc})") from exc
+
+
 class KeptFiles(SiteWriter):
     """A writer that keeps the files it makes (:attr:`kept`) instead of writing them,
     for another process to write (:meth:`SiteWriter.write_kept`) once the pages they
@@ -246,7 +296,7 @@ _SITE_FILES = re.compile(r"[^/]+\.(?:html|json|json\.gz|css|js)|\.cachedex-site(
 
 def remove_stale_files(outdir: Path) -> int:
     """Remove the temporary files that killed builds left in the site's folders, and
-    a staging folder of a stopped first build; returns how many files.
+    the staging folders of a stopped first build; returns how many files.
 
     A killed build leaves ``.<name>.<pid>.tmp`` beside the file it was replacing; no
     later build has that pid, so none would ever replace or remove it. Only folders
@@ -259,9 +309,10 @@ def remove_stale_files(outdir: Path) -> int:
         for _ in range(depth):  # tags/<tag>/packages/<package>, specs/<ab>
             level = [entry.path for folder in level for entry in _folders_in(folder)]
             folders.extend(level)
-    staging = outdir / STAGING
-    if staging.is_dir() and not staging.is_symlink():
-        shutil.rmtree(staging)
+    for name in (STAGING, PACKAGES_STAGING):
+        staging = outdir / name
+        if staging.is_dir() and not staging.is_symlink():
+            shutil.rmtree(staging)
     return remove_stale_temporaries(folders, _SITE_FILES) + remove_old_files(top)
 
 
