@@ -19,11 +19,14 @@ measures, in one run:
   (f) filter changes on that page: milliseconds from a changed select to the next
       painted frame, over a dozen changes (median and worst)
 
+With ``--first-only``, (c) alone into a new folder: two versions of cachedex compared in
+turn (``PYTHONPATH=OTHER/src`` runs another checkout's), no deletion between builds.
+
 Targets (issues 4 and 14): home < 200 KB transferred; tag page interactive <= 0.5 s;
 any filter change <= 100 ms; the tag page's data <= 1.5 MB gzipped; whole site < 60 s
 for the 250k-record tag, unchanged pages not rewritten.
 
-    python bench/site.py [--catalog FILE] [--tag TAG] [--out DIR] [--workers N]
+    python bench/site.py [--catalog FILE] [--tag TAG] [--out DIR] [--workers N] [--no-wait] [--first-only]
 """
 
 from __future__ import annotations
@@ -53,6 +56,12 @@ def main() -> None:
         action="store_true",
         help="build right after removing the previous output (what a rebuild from scratch pays)",
     )
+    parser.add_argument(
+        "--first-only",
+        action="store_true",
+        help="only (c), into --out, which must not exist: run it in turn for two versions of cachedex "
+        "(PYTHONPATH=OTHER/src for the other) to compare them without a deletion between builds",
+    )
     args = parser.parse_args()
 
     from cachedex.catalog import Catalog
@@ -62,6 +71,19 @@ def main() -> None:
 
     Catalog(args.catalog).close()  # upgrade the schema in place if it is older
     catalog = Catalog(args.catalog, readonly=True)
+    if args.first_only:
+        if args.out.exists():
+            raise SystemExit(f"{args.out} exists: --first-only builds into a new folder")
+        import cachedex
+
+        start = time.perf_counter()
+        report = write_site(catalog, args.out, tags=[args.tag], workers=args.workers)
+        user, system = cpu_seconds()
+        print(
+            f"(c) whole site, first build ({Path(cachedex.__file__).parent}): {time.perf_counter() - start:.2f} s, "
+            f"{report.pages:,} pages; CPU {user:.1f} s user + {system:.1f} s system   [target < 60 s]"
+        )
+        return
     if args.out.exists():
         print(f"removing the previous {args.out} ...", flush=True)
         shutil.rmtree(args.out)
