@@ -181,8 +181,8 @@ def write_shared(
         SHARED.holding(package_tags=plan.package_tags, held=plan.held, edge_items=writer.edge_items),
         context.Pool(sharing) as package_pool,  # forked before the graph exists: small
     ):
-        # Tag pages are made now and written last (they link to all the rest); the pages
-        # of a first build's change pages link to spec pages too: held as well.
+        # Tag pages are made now and written last (they link to all the rest), and so
+        # are a first build's change pages (they link to spec pages).
         tag_tasks = [
             Task(
                 catalog.path,

@@ -94,15 +94,18 @@ class SiteWriter:
         self.pages = 0
         self._pending: list[tuple[str, str, Page, bool]] = []  # (html, twin, page, staged): see flush()
 
+    #: Whether this writer's folder is a staging one (see :class:`StagedWriter`).
+    staged = False
+
     def file(self, relative: str, data: bytes) -> None:
         *folders, name = relative.split("/")
-        self._store(str(safe_folder(self.outdir, *folders) / name), data)
+        self._store(str(safe_folder(self.outdir, *folders) / name), data, staged=self.staged)
 
     def page(self, page: Page) -> None:
         path = page_path(page)
         folder = str(safe_folder(self.outdir, *path.split("/")[:-1]))
         html = os.path.join(folder, path.rsplit("/", 1)[-1])
-        self._pair(html, json_path(html), page, staged=False)
+        self._pair(html, json_path(html), page, staged=self.staged)
 
     def spec_page(self, specs: str, page: SpecPage, *, staged: bool) -> None:
         """A spec page as ``<ab>/<hash>.html`` and ``.json`` in ``specs``, a folder
@@ -199,14 +202,7 @@ class StagedWriter(SiteWriter):
     until its folders are renamed into place whole: every file is created directly, with
     no temporary file and rename, and nothing there is old enough to trust."""
 
-    def page(self, page: Page) -> None:
-        path = page_path(page)
-        html = os.path.join(str(safe_folder(self.outdir, *path.split("/")[:-1])), path.rsplit("/", 1)[-1])
-        self._pair(html, json_path(html), page, staged=True)
-
-    def file(self, relative: str, data: bytes) -> None:
-        *folders, name = relative.split("/")
-        self._store(str(safe_folder(self.outdir, *folders) / name), data, staged=True)
+    staged = True
 
 
 def place_staged_packages(outdir: Path, tags: Iterable[str]) -> None:
