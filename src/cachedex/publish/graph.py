@@ -9,6 +9,7 @@ compares them on every spec of the demo).
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Collection, Iterable
 from operator import attrgetter
 
@@ -62,26 +63,29 @@ class SpecGraph:
         # Each spec's dependencies and cached dependents, as edges in the order pages
         # list them; an edge (spec, deptypes, virtuals) recurs on many pages: made once.
         made: dict[tuple[int, int, str], Edge] = {}
+        known_edge = made.get
 
-        def edge_to(at: int, deptypes: int, virtuals: str) -> Edge:
-            edge = made.get((at, deptypes, virtuals))
-            if edge is None:
-                row = rows[at]
-                edge = made[at, deptypes, virtuals] = Edge(
-                    row.hash, row.name, row.version, bool(row.listed), row.size, deptypes, virtuals
-                )
+        def new_edge(key: tuple[int, int, str]) -> Edge:
+            row = rows[key[0]]
+            edge = made[key] = Edge(row.hash, row.name, row.version, bool(row.listed), row.size, key[1], key[2])
             return edge
 
-        children: dict[int, list[tuple[int, Edge]]] = {}
-        parents: dict[int, list[tuple[int, Edge]]] = {}
-        link_run: dict[int, list[int]] = {}  # children through link or run edges
+        # (A whole graph's loop runs 1.6 million times: lists made only when missing, an
+        # edge's key built once, and a call only for an edge not made yet: 0.83 x.)
+        children: defaultdict[int, list[tuple[int, Edge]]] = defaultdict(list)
+        parents: defaultdict[int, list[tuple[int, Edge]]] = defaultdict(list)
+        link_run: defaultdict[int, list[int]] = defaultdict(list)  # children through link or run edges
+        # A dependent is listed only if it has a binary (a partial graph reads them apart).
+        cached = [bool(row.listed) for row in rows] if only is None else [False] * len(rows)
         for parent_id, child_id, deptypes, virtuals in edge_rows:
             parent, child = position[parent_id], position[child_id]
-            children.setdefault(parent, []).append((rank[child], edge_to(child, deptypes, virtuals)))
-            if only is None and rows[parent].listed:  # a dependent is listed only if it has a binary
-                parents.setdefault(child, []).append((rank[parent], edge_to(parent, deptypes, virtuals)))
+            down = (child, deptypes, virtuals)
+            children[parent].append((rank[child], known_edge(down) or new_edge(down)))
+            if cached[parent]:
+                up = (parent, deptypes, virtuals)
+                parents[child].append((rank[parent], known_edge(up) or new_edge(up)))
             if deptypes & LINK_RUN:
-                link_run.setdefault(parent, []).append(child)
+                link_run[parent].append(child)
         if only is not None:
             self._read_dependents(catalog, only, parents)
         self._link_run = link_run
@@ -105,7 +109,7 @@ class SpecGraph:
             self._tags.setdefault(spec_id, []).append(tag)
 
     def _read_dependents(
-        self, catalog: Catalog, only: Collection[int], parents: dict[int, list[tuple[int, Edge]]]
+        self, catalog: Catalog, only: Collection[int], parents: defaultdict[int, list[tuple[int, Edge]]]
     ) -> None:
         """The dependents with a binary of the specs ``only``, into ``parents`` as
         (rank, edge) by position: a hub library's by the ten thousand, which are most of
@@ -127,7 +131,7 @@ class SpecGraph:
                 edge = made[at, deptypes, virtuals] = Edge(
                     row.hash, row.name, row.version, True, row.size, deptypes, virtuals
                 )
-            parents.setdefault(position[child_id], []).append((at, edge))
+            parents[position[child_id]].append((at, edge))
 
     def held_hashes(self) -> set[str]:
         """Every hash some mirror holds, listed or not: :meth:`Catalog.held_hashes` as of
