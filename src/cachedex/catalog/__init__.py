@@ -46,6 +46,7 @@ from .rows import (
     DependentRow,
     Edge,
     HolderRow,
+    HoldingMirror,
     KnownSpecs,
     ListedRow,
     MirrorState,
@@ -67,6 +68,7 @@ __all__ = [
     "DependentRow",
     "Edge",
     "HolderRow",
+    "HoldingMirror",
     "KnownSpecs",
     "ListedRow",
     "MirrorState",
@@ -454,6 +456,10 @@ class Catalog:
     def all_holder_rows(self, ids: Collection[int] | None = None) -> Iterator[HolderRow]:
         """Every mirror's records (of ``ids``), in the order of :meth:`holders` for each spec."""
         return bulk.all_holder_rows(self._db, ids)
+
+    def members_by_mirror(self) -> Iterator[tuple[HoldingMirror, list[tuple[int, int]]]]:
+        """Every mirror, in the order of :meth:`holders`, with ``(spec id, listed)`` of its records."""
+        return bulk.members_by_mirror(self._db)
 
     def root_listing_tags(self, ids: Collection[int] | None = None) -> Iterator[tuple[int, str]]:
         """``(spec id, tag)`` for every tag whose root mirror lists a spec (of ``ids``), tags in order."""

@@ -12,13 +12,14 @@ from collections.abc import Collection, Iterator, Sequence
 from typing import Any
 
 from .nodes import node_bytes_reader, node_text_reader
-from .rows import HolderRow, ListedRow, SpecRow, among, as_rows, few_names, select_list
+from .rows import HolderRow, HoldingMirror, ListedRow, SpecRow, among, as_rows, few_names, select_list
 
 __all__ = [
     "all_edge_rows",
     "all_holder_rows",
     "all_spec_rows",
     "listed_rows",
+    "members_by_mirror",
     "nodes_of",
     "root_listing_tags",
     "spec_nodes",
@@ -92,10 +93,26 @@ def all_holder_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) 
     where, params = among("mb.spec_id", ids)
     cursor = db.execute(
         f"SELECT {select_list(HolderRow)} FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
-        f"JOIN tags t ON t.id = m.tag_id{where} ORDER BY t.name, m.stack != 'root', m.stack",
+        f"JOIN tags t ON t.id = m.tag_id{where} {_HOLDER_ORDER}",
         params,
     )
     return as_rows(HolderRow, _stream(cursor, 20000))
+
+
+#: The order of a spec's holders: tags by name, each tag's root mirror first.
+_HOLDER_ORDER = "ORDER BY t.name, m.stack != 'root', m.stack"
+
+
+def members_by_mirror(db: sqlite3.Connection) -> Iterator[tuple[HoldingMirror, list[tuple[int, int]]]]:
+    """Every mirror in the order of :func:`all_holder_rows`, each with ``(spec id,
+    listed)`` of every record it holds: a mirror at a time, along the members' primary
+    key, where one read of every member sorted them all (a million rows: 0.3 s instead of
+    1.4 s for the bench tag's graph)."""
+    mirrors = db.execute(
+        f"SELECT {select_list(HoldingMirror)} FROM mirrors m JOIN tags t ON t.id = m.tag_id {_HOLDER_ORDER}"
+    ).fetchall()
+    for mirror in as_rows(HoldingMirror, mirrors):
+        yield mirror, db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror.id,)).fetchall()
 
 
 def root_listing_tags(db: sqlite3.Connection, ids: Collection[int] | None = None) -> Iterator[tuple[int, str]]:

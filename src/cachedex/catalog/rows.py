@@ -5,7 +5,8 @@ Two kinds of result:
 - small frozen structs (:class:`MirrorState`, :class:`TagStats`, :class:`SpecSummary`,
   :class:`Edge`, :class:`SearchPage`) for point reads and the JSON API;
 - :class:`~typing.NamedTuple` row shapes (:class:`ListedRow`, :class:`SpecRow`,
-  :class:`DependentRow`, :class:`SizeKey`, :class:`HolderRow`) for the bulk reads that publishers stream by
+  :class:`DependentRow`, :class:`SizeKey`, :class:`HolderRow`, :class:`HoldingMirror`) for the bulk
+  reads that publishers stream by
   the hundred thousand. Each shape is declared once, here, with the SQL expression of
   each field: :func:`select_list` builds the SELECT from the shape's fields, so the
   column order cannot drift from the names readers use (``row.hash``, never ``row[1]``).
@@ -31,6 +32,7 @@ __all__ = [
     "DependentRow",
     "Edge",
     "HolderRow",
+    "HoldingMirror",
     "KnownSpecs",
     "ListedRow",
     "MirrorState",
@@ -228,6 +230,16 @@ class HolderRow(NamedTuple):
     layout: int | None  #: the mirror's layout (2, 3; 100 for OCI), None before its first read
 
 
+class HoldingMirror(NamedTuple):
+    """A mirror, as the holders of the specs whose records it holds show it."""
+
+    id: int
+    tag: str
+    stack: str
+    url: str
+    layout: int | None  #: as :attr:`HolderRow.layout`
+
+
 _Row = TypeVar("_Row", bound=tuple[Any, ...])
 
 _SPEC_COLUMNS = {name: f"s.{name}" for name in SizeKey._fields}
@@ -261,6 +273,7 @@ _EXPRESSIONS: dict[type, dict[str, str]] = {
         "os": "s.os",
         "target": "s.target",
     },
+    HoldingMirror: {"id": "m.id", "tag": "t.name", "stack": "m.stack", "url": "m.url", "layout": "m.layout"},
     HolderRow: {
         "spec_id": "mb.spec_id",
         "tag": "t.name",

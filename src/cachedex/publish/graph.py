@@ -94,14 +94,22 @@ class SpecGraph:
         self._dependents = {at: [edge for _, edge in sorted(ends)] for at, ends in parents.items()}
         # A million memberships come in a few hundred kinds (tag, stack, listed, URL),
         # and most specs share their whole list with many others: each made once.
-        holder_of: dict[tuple[str, str, int, str, int | None], Holder] = {}
-        holders: dict[int, list[Holder]] = {}
-        for spec_id, tag, stack, listed, url, layout in catalog.all_holder_rows(only):
-            key = (tag, stack, listed, url, layout)
-            holder = holder_of.get(key)
-            if holder is None:
-                holder = holder_of[key] = Holder(tag, stack, bool(listed), url, layout)
-            holders.setdefault(spec_id, []).append(holder)
+        holders: defaultdict[int, list[Holder]] = defaultdict(list)
+        if only is None:  # every member, a mirror at a time: nothing to sort
+            for mirror, members in catalog.members_by_mirror():
+                kinds = [
+                    Holder(mirror.tag, mirror.stack, listed, mirror.url, mirror.layout) for listed in (False, True)
+                ]
+                for spec_id, listed in members:
+                    holders[spec_id].append(kinds[listed])
+        else:
+            holder_of: dict[tuple[str, str, int, str, int | None], Holder] = {}
+            for spec_id, tag, stack, listed, url, layout in catalog.all_holder_rows(only):
+                key = (tag, stack, listed, url, layout)
+                holder = holder_of.get(key)
+                if holder is None:
+                    holder = holder_of[key] = Holder(tag, stack, bool(listed), url, layout)
+                holders[spec_id].append(holder)
         lists: dict[tuple[Holder, ...], tuple[Holder, ...]] = {}
         self._holders = {spec_id: lists.setdefault(tuple(found), tuple(found)) for spec_id, found in holders.items()}
         self._tags: dict[int, list[str]] = {}
