@@ -87,6 +87,10 @@ def all_edge_rows(
     return _stream(db.execute(f"SELECT parent, child, deptypes, virtuals FROM edges{where}", params), 20000)
 
 
+#: The order of a spec's holders: tags by name, each tag's root mirror first.
+_HOLDER_ORDER = "ORDER BY t.name, m.stack != 'root', m.stack"
+
+
 def all_holder_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) -> Iterator[HolderRow]:
     """Every mirror's records (of the specs of ``ids``), as :class:`HolderRow`, tags in
     order and each tag's root mirror first (the order of ``Catalog.holders``)."""
@@ -97,10 +101,6 @@ def all_holder_rows(db: sqlite3.Connection, ids: Collection[int] | None = None) 
         params,
     )
     return as_rows(HolderRow, _stream(cursor, 20000))
-
-
-#: The order of a spec's holders: tags by name, each tag's root mirror first.
-_HOLDER_ORDER = "ORDER BY t.name, m.stack != 'root', m.stack"
 
 
 def members_by_mirror(db: sqlite3.Connection) -> Iterator[tuple[HoldingMirror, list[tuple[int, int]]]]:

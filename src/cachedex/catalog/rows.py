@@ -5,11 +5,11 @@ Two kinds of result:
 - small frozen structs (:class:`MirrorState`, :class:`TagStats`, :class:`SpecSummary`,
   :class:`Edge`, :class:`SearchPage`) for point reads and the JSON API;
 - :class:`~typing.NamedTuple` row shapes (:class:`ListedRow`, :class:`SpecRow`,
-  :class:`DependentRow`, :class:`SizeKey`, :class:`HolderRow`, :class:`HoldingMirror`) for the bulk
-  reads that publishers stream by
-  the hundred thousand. Each shape is declared once, here, with the SQL expression of
-  each field: :func:`select_list` builds the SELECT from the shape's fields, so the
-  column order cannot drift from the names readers use (``row.hash``, never ``row[1]``).
+  :class:`DependentRow`, :class:`SizeKey`, :class:`HolderRow`, :class:`HoldingMirror`)
+  for the bulk reads that publishers stream by the hundred thousand. Each shape is
+  declared once, here, with the SQL expression of each field: :func:`select_list`
+  builds the SELECT from the shape's fields, so the column order cannot drift from the
+  names readers use (``row.hash``, never ``row[1]``).
 
 Every spec-describing shape keeps one field order: hash, name, version, compiler,
 platform, os, target.
