@@ -157,7 +157,7 @@ def heaviest(
     edges = [edge for edge, _ in largest]
     links = edge_items(edges, root, _heavy_link) if edge_items is not None else [_heavy_link(e, root) for e in edges]
     items = "".join(
-        f'<li>{link} <span class="muted">({"&lt;1%" if share == "<1%" else share})</span></li>'
+        f'<li>{link} <span class="muted">({html.escape(share)})</span></li>'
         for link, (_, share) in zip(links, largest, strict=True)
     )
     return Markup(f'<ol class="heaviest">{items}</ol>')

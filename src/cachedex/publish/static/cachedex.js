@@ -29,31 +29,28 @@
   // strings, not parsed and written again: keys keep their order, numbers their digits
   // and a repeated key stays, as the index holds them. A list of plain values (a
   // target's features, a dependency's types) runs on as text does.
+  const stringEnd = (text, start) => { // the quote that closes the string opened at start
+    for (let i = start + 1; i < text.length; i++) {
+      if (text[i] === "\\") i++;
+      else if (text[i] === '"') return i;
+    }
+    return text.length - 1;
+  };
   const flatList = (text, start) => { // the end of the list at start, if it holds no list or object; else -1
-    let inString = false, escaped = false;
     for (let i = start + 1; i < text.length && i - start < 4000; i++) {
       const c = text[i];
-      if (inString) {
-        if (escaped) escaped = false;
-        else if (c === "\\") escaped = true;
-        else if (c === '"') inString = false;
-      } else if (c === '"') inString = true;
+      if (c === '"') i = stringEnd(text, i);
       else if (c === "{" || c === "[") return -1;
       else if (c === "]") return i;
     }
     return -1;
   };
   const indentJson = (text) => {
-    let out = "", depth = 0, inString = false, escaped = false, flatUntil = -1;
+    let out = "", depth = 0, flatUntil = -1;
     const newline = () => "\n" + "  ".repeat(depth);
     for (let i = 0; i < text.length; i++) {
       const c = text[i];
-      if (inString) {
-        out += c;
-        if (escaped) escaped = false;
-        else if (c === "\\") escaped = true;
-        else if (c === '"') inString = false;
-      } else if (c === '"') { inString = true; out += c; }
+      if (c === '"') { const end = stringEnd(text, i); out += text.slice(i, end + 1); i = end; }
       else if (i < flatUntil) { // its values run on, a new line when one grows past 80 characters
         if (c === ",") out += out.length - out.lastIndexOf("\n") > 80 ? "," + newline() + "  " : ", ";
         else if (!/\s/.test(c)) out += c;
