@@ -39,7 +39,14 @@ from ..query import Query
 from ..values import ROOT_STACK
 from . import bulk, history, reads, scopes, verifications
 from . import search as searching
-from .connection import PAGE_SIZE, WRITE_WAIT_SECONDS, open_readonly, open_writable
+from .connection import (
+    PAGE_SIZE,
+    WRITE_WAIT_SECONDS,
+    back_to_wal,
+    open_readonly,
+    open_writable,
+    rollback_journal_if_alone,
+)
 from .hints import zero_hints
 from .inputs import PageInputs, SpecInputs
 from .rows import (
@@ -159,6 +166,10 @@ class Catalog:
         # (and the tests check them with PRAGMA foreign_key_check after every kind of
         # failure). The pragma cannot change inside a transaction: it is set around it.
         self._db.execute("PRAGMA foreign_keys=OFF")
+        try:  # (the first write of an empty catalog: see rollback_journal_if_alone)
+            journal = not self.readonly and rollback_journal_if_alone(self._db, self.write_wait)
+        except sqlite3.Error as exc:
+            raise CatalogError.from_sqlite(self.path, exc) from exc
         try:
             with self._transaction(on_wait):
                 writer = TagWriter(self._db, tag)
@@ -166,6 +177,8 @@ class Catalog:
                 writer._finish()
         finally:
             self._db.execute("PRAGMA foreign_keys=ON")
+            if journal:
+                back_to_wal(self._db, self.write_wait)
 
     @contextmanager
     def _transaction(self, on_wait: Callable[[], None] | None = None) -> Iterator[None]:
