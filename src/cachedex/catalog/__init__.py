@@ -159,6 +159,11 @@ class Catalog:
         Another process's write transaction is waited for, up to ``write_wait`` seconds;
         ``on_wait`` is called once if the wait begins. SQLite's own errors (locked, disk
         full, read-only, corrupt) come out as one-line :class:`CatalogError`."""
+        # An empty catalog's first write goes through a rollback journal when it can.
+        try:
+            journal = not self.readonly and rollback_journal_if_alone(self._db, self.write_wait)
+        except sqlite3.Error as exc:
+            raise CatalogError.from_sqlite(self.path, exc) from exc
         # Without foreign-key enforcement: a first sync writes millions of edge and member
         # rows, and looking up both ends of each doubled their write (4.2 s against 1.9 s
         # for 1.25 million edges). The writer gives every row ids it has just inserted or
@@ -166,10 +171,6 @@ class Catalog:
         # (and the tests check them with PRAGMA foreign_key_check after every kind of
         # failure). The pragma cannot change inside a transaction: it is set around it.
         self._db.execute("PRAGMA foreign_keys=OFF")
-        try:  # (the first write of an empty catalog: see rollback_journal_if_alone)
-            journal = not self.readonly and rollback_journal_if_alone(self._db, self.write_wait)
-        except sqlite3.Error as exc:
-            raise CatalogError.from_sqlite(self.path, exc) from exc
         try:
             with self._transaction(on_wait):
                 writer = TagWriter(self._db, tag)

@@ -73,11 +73,11 @@ def rollback_journal_if_alone(db: sqlite3.Connection, write_wait: float) -> bool
     Through the write-ahead log a first sync writes its catalog twice: every page into
     the log, then the commit's checkpoint copies them into the file (~0.4 s of a 250,000-
     record tag's first sync). A rollback journal writes each new page once and journals
-    none (they lie past the file's old end). Readers would wait on its locks, but SQLite
-    allows the switch only when no other connection has the file open, and an empty
-    catalog has nothing a reader who opens it meanwhile could miss: it is told the
-    catalog is busy, as during a checkpoint. ``synchronous=FULL`` while it lasts: the
-    journal's header is synced too, as a rollback journal needs to survive a power loss."""
+    none (they lie past the file's old end). Readers wait on its locks, but SQLite allows
+    the switch only when no other connection has the file open, and a reader who opens
+    an empty catalog meanwhile waits for its first tag (up to its busy timeout, then it
+    is told the catalog is busy). ``synchronous=FULL`` while it lasts: the journal's
+    header is synced too, as a rollback journal needs to survive a power loss."""
     if db.execute("SELECT 1 FROM specs LIMIT 1").fetchone() is not None:
         return False
     db.execute("PRAGMA busy_timeout=0")  # another connection open: keep the log, do not wait
@@ -97,15 +97,17 @@ def back_to_wal(db: sqlite3.Connection, write_wait: float) -> None:
     """Back to the write-ahead log after :func:`rollback_journal_if_alone`'s write. A
     reader that opened the catalog meanwhile and is reading may hold it back, up to
     :data:`_BACK_TO_WAL_SECONDS`; past that the catalog keeps the rollback journal
-    until a writer opens it again (:func:`open_writable` sets the log each time)."""
-    db.execute("PRAGMA synchronous=NORMAL")
-    db.execute(f"PRAGMA busy_timeout={int(_BACK_TO_WAL_SECONDS * 1000)}")
+    until a writer opens it again (:func:`open_writable` sets the log each time). Never
+    raises: it runs after the write, whose own error must not be hidden."""
     try:
-        _into_wal(db, _BACK_TO_WAL_SECONDS)
-    except sqlite3.OperationalError:
+        db.execute("PRAGMA synchronous=NORMAL")
+        db.execute(f"PRAGMA busy_timeout={int(_BACK_TO_WAL_SECONDS * 1000)}")
+        try:
+            _into_wal(db, _BACK_TO_WAL_SECONDS)
+        finally:
+            db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
+    except sqlite3.Error:
         pass
-    finally:
-        db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
 
 
 #: How long a writer waits for readers to let it go back to the write-ahead log.
