@@ -25,6 +25,12 @@ ARTIFACTS = REPO / "test-artifacts"
 TIMEOUT_MS = 15_000
 
 
+#: What a browser test waits for once a page is loaded: the site's script has run. The
+#: body is asked for with ``?.``: right after a click, the next page may have none yet,
+#: and a wait that throws fails the test instead of waiting (a CI run met it once).
+PAGE_READY = "document.body?.dataset.ready === '1'"
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():

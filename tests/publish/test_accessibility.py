@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import Demo
-from tests.publish.conftest import shot
+from tests.publish.conftest import PAGE_READY, shot
 
 pytestmark = pytest.mark.browser
 
@@ -49,7 +49,7 @@ def test_no_serious_or_critical_axe_violation(
         for kind in PAGES:
             page.goto(served + _path(kind, demo_run))
             if kind.startswith(("tag", "package")):
-                page.wait_for_function("document.body.dataset.ready === '1'")
+                page.wait_for_function(PAGE_READY)
             page.add_script_tag(content=axe_source)
             result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
             serious = [v for v in result["violations"] if v["impact"] in ("serious", "critical")]
@@ -69,7 +69,7 @@ def test_a_phone_gets_cards_and_folded_filters(browser: Any, served: str) -> Non
     page = context.new_page()
     try:
         page.goto(served + "tags/develop/index.html")
-        page.wait_for_function("document.body.dataset.ready === '1'")
+        page.wait_for_function(PAGE_READY)
         assert page.evaluate("document.getElementById('filters-box').open") is False  # behind a disclosure
         heights = page.eval_on_selector_all("#rows tbody tr", "rows => rows.slice(0, 30).map((r) => r.offsetHeight)")
         # Compact cards with no blank cells: the review found 100-175 px rows of mostly blank
@@ -92,7 +92,7 @@ def test_a_phone_gets_cards_and_folded_filters(browser: Any, served: str) -> Non
         assert page.evaluate("document.documentElement.scrollHeight") < 8000
         # Filters chosen in the URL stay unfolded.
         page.goto(served + "tags/develop/index.html?target=aarch64")
-        page.wait_for_function("document.body.dataset.ready === '1'")
+        page.wait_for_function(PAGE_READY)
         assert page.evaluate("document.getElementById('filters-box').open") is True
     finally:
         context.close()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.publish.conftest import shot
+from tests.publish.conftest import PAGE_READY, shot
 
 pytestmark = pytest.mark.browser
 
@@ -44,7 +44,7 @@ def test_from_a_tag_page_to_a_removed_spec_and_from_a_coverage_cell_to_its_specs
         page.goto(coverage)
         page.locator("#stacks ~ div table tbody td.num a").nth(n).click()
         page.wait_for_url("**/tags/develop/index.html*")
-        page.wait_for_function("document.body.dataset.ready === '1'")
+        page.wait_for_function(PAGE_READY)
         specs = [int(text) for text in page.locator("#rows tbody td:nth-child(2)").all_inner_texts()]
         assert sum(specs) == counts[n], hrefs[n]  # the cell counts exactly the specs it leads to
     shot(page, "coverage-cell-specs")

@@ -16,7 +16,7 @@ from cachedex.publish.render import FIRST_ROWS
 from cachedex.publish.site import write_site
 from cachedex.query import parse
 from tests.helpers import Demo, StaticServer
-from tests.publish.conftest import shot
+from tests.publish.conftest import PAGE_READY, shot
 
 pytestmark = pytest.mark.browser
 
@@ -69,7 +69,7 @@ def test_tag_page_filters_per_spec_from_a_shared_link(page: Any, served: str, de
         whole = tag_page(catalog, "develop")
     assert 0 < len(expected.packages) < len(whole.packages)
     page.goto(served + "tags/develop/index.html?stack=ml-linux-aarch64-cpu&target=aarch64")
-    page.wait_for_function("document.body.dataset.ready === '1'")
+    page.wait_for_function(PAGE_READY)
     assert page.inner_text("#shown") == str(len(expected.packages))
     assert _texts(page, "#rows tbody td.name") == [p.name for p in expected.packages]
     # Each row counts and summarizes only its matching specs.
@@ -83,7 +83,7 @@ def test_tag_page_filters_per_spec_from_a_shared_link(page: Any, served: str, de
     link = page.locator("#rows tbody td.name a").first
     assert link.get_attribute("href").endswith("?stack=ml-linux-aarch64-cpu&target=aarch64")
     link.click()
-    page.wait_for_function("document.body.dataset.ready === '1'")
+    page.wait_for_function(PAGE_READY)
     assert page.input_value("select[name=target]") == "aarch64"
     assert page.locator("#rows tbody tr:visible").count() == expected.packages[0].specs
     shot(page, "tag-filtered")
@@ -94,20 +94,18 @@ def test_an_impossible_combination_lists_nothing_and_offers_a_way_on(page: Any, 
         expected = tag_page(catalog, "develop", {"os": "sequoia", "target": "x86_64_v3"})
     assert expected.packages == () and expected.relax["os"] > 0 and expected.relax["target"] > 0
     page.goto(served + "tags/develop/index.html?os=sequoia&target=x86_64_v3")
-    page.wait_for_function("document.body.dataset.ready === '1'")
+    page.wait_for_function(PAGE_READY)
     assert page.inner_text("#shown") == "0" and page.locator("#rows tbody tr").count() == 0
     assert page.locator("#empty").is_visible()
     relax = _texts(page, "#relax li")
     assert relax == [f"Without {k}={v}: {expected.relax[k]} packages" for k, v in expected.filters.items()]
     shot(page, "tag-impossible")
     page.click("#relax li >> nth=0 >> a")  # drop os=sequoia
-    page.wait_for_function(
-        "document.body.dataset.ready === '1' && document.getElementById('shown').textContent !== '0'"
-    )
+    page.wait_for_function(PAGE_READY + " && document.getElementById('shown').textContent !== '0'")
     assert "os=" not in page.url and page.input_value("select[name=target]") == "x86_64_v3"
     # A package page reached with impossible filters says so too.
     page.goto(served + "tags/develop/packages/cmake/index.html?os=sequoia&target=x86_64_v3")
-    page.wait_for_function("document.body.dataset.ready === '1'")
+    page.wait_for_function(PAGE_READY)
     assert page.locator("#rows tbody tr:visible").count() == 0 and page.locator("#empty").is_visible()
     assert "No spec of cmake" in page.inner_text("#empty")
 
@@ -115,7 +113,7 @@ def test_an_impossible_combination_lists_nothing_and_offers_a_way_on(page: Any, 
 def test_tag_page_rows_sorting_and_more(page: Any, served: str, demo_run: Demo) -> None:
     data = json.loads((demo_run.site / "tags/develop/index.json").read_text())
     page.goto(served + "tags/develop/index.html")
-    page.wait_for_function("document.body.dataset.ready === '1'")
+    page.wait_for_function(PAGE_READY)
     total = len(data["packages"])
     assert total > FIRST_ROWS and page.locator("#rows tbody tr").count() == FIRST_ROWS
     for clicks in range(1, total // FIRST_ROWS + 1):  # each click shows FIRST_ROWS more
@@ -143,7 +141,7 @@ def test_package_page_sorts_versions_as_spack_does(page: Any, served: str, demo_
     versions = [s.version for s in expected.specs]
     assert versions.index("13.3.0") < versions.index("8.5.0")  # not as text, where 8.5.0 comes first
     page.goto(served + "tags/develop/packages/gcc-runtime/index.html")
-    page.wait_for_function("document.body.dataset.ready === '1'")
+    page.wait_for_function(PAGE_READY)
     assert _texts(page, "#rows tbody td:nth-child(2)") == versions
     page.click("th[data-key=version] button")  # descending already: now oldest first
     assert _texts(page, "#rows tbody td:nth-child(2)") == versions[::-1]
@@ -184,10 +182,10 @@ def test_script_in_a_variant_stays_text(page: Any, tmp_path: Path) -> None:
             + "/index.html"
         )
         assert "we\"ird'<b>name" in page.inner_text("h1")
-        page.wait_for_function("document.body.dataset.ready === '1'")
+        page.wait_for_function(PAGE_READY)
         tag = next((site / "tags").glob("t*")).name
         page.goto(server.url + f"tags/{tag.replace('<', '%3C').replace('>', '%3E')}/index.html")
-        page.wait_for_function("document.body.dataset.ready === '1'")
+        page.wait_for_function(PAGE_READY)
         shot(page, "escaped")
     finally:
         server.close()
@@ -274,7 +272,7 @@ def test_cos4_the_tag_page_script_does_not_link_names_without_a_page(page: Any, 
     server = StaticServer(site)
     try:
         page.goto(server.url + "tags/t/index.html?q=")
-        page.wait_for_function("document.body.dataset.ready === '1'")
+        page.wait_for_function(PAGE_READY)
         page.fill("input[name=q]", "b")  # the script draws the rows: a/b and zlib
         page.fill("input[name=q]", "")
         assert page.locator("#rows tbody tr").count() == 2

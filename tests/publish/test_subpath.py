@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from tests.helpers import Demo
+from tests.publish.conftest import PAGE_READY
 from tests.servers import Nginx
 
 pytestmark = pytest.mark.browser
@@ -38,7 +39,7 @@ def test_every_page_kind_works_under_a_sub_path(page: Any, project_site: str, de
     page.goto(project_site + "index.html")
     page.click("text=develop")
     page.wait_for_url(f"**{PREFIX}tags/develop/index.html")
-    page.wait_for_function("document.body.dataset.ready === '1'")
+    page.wait_for_function(PAGE_READY)
     assert page.locator("#rows tbody tr").count() > 0  # the tag's data came, from under the prefix
     page.locator("#rows tbody tr td.name a").first.click()
     page.wait_for_url(f"**{PREFIX}tags/develop/packages/*/index.html")
