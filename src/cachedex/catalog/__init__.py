@@ -43,6 +43,7 @@ from .connection import (
     PAGE_SIZE,
     WRITE_WAIT_SECONDS,
     back_to_wal,
+    busy_timeout,
     open_readonly,
     open_writable,
     rollback_journal_if_alone,
@@ -202,15 +203,13 @@ class Catalog:
 
     def _begin_write(self, on_wait: Callable[[], None] | None) -> None:
         db = self._db
-        db.execute("PRAGMA busy_timeout=0")
         try:
-            db.execute("BEGIN IMMEDIATE")
+            with busy_timeout(db, 0, then=self.write_wait):
+                db.execute("BEGIN IMMEDIATE")
             return
         except sqlite3.OperationalError as exc:
             if not getattr(exc, "sqlite_errorname", "").startswith("SQLITE_BUSY"):
                 raise CatalogError.from_sqlite(self.path, exc) from exc
-        finally:
-            db.execute(f"PRAGMA busy_timeout={int(self.write_wait * 1000)}")
         if on_wait is not None:
             on_wait()
         try:

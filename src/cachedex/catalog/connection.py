@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,6 +18,7 @@ __all__ = [
     "PAGE_SIZE",
     "WRITE_WAIT_SECONDS",
     "back_to_wal",
+    "busy_timeout",
     "open_readonly",
     "open_writable",
     "rollback_journal_if_alone",
@@ -66,6 +69,17 @@ def _into_wal(db: sqlite3.Connection, wait: float) -> None:
         time.sleep(0.01)
 
 
+@contextmanager
+def busy_timeout(db: sqlite3.Connection, seconds: float, *, then: float) -> Iterator[None]:
+    """A writer's wait on another connection's lock set to ``seconds`` for the block (0:
+    do not wait), then back to ``then`` (its own wait), whatever the block raises."""
+    db.execute(f"PRAGMA busy_timeout={int(seconds * 1000)}")
+    try:
+        yield
+    finally:
+        db.execute(f"PRAGMA busy_timeout={int(then * 1000)}")
+
+
 def rollback_journal_if_alone(db: sqlite3.Connection, write_wait: float) -> bool:
     """Switch an empty catalog that no other connection has open to a rollback journal,
     for its first write; True if it did (then :func:`back_to_wal` after the write).
@@ -80,13 +94,11 @@ def rollback_journal_if_alone(db: sqlite3.Connection, write_wait: float) -> bool
     header is synced too, as a rollback journal needs to survive a power loss."""
     if db.execute("SELECT 1 FROM specs LIMIT 1").fetchone() is not None:
         return False
-    db.execute("PRAGMA busy_timeout=0")  # another connection open: keep the log, do not wait
     try:
-        (mode,) = db.execute("PRAGMA journal_mode=DELETE").fetchone()
+        with busy_timeout(db, 0, then=write_wait):  # another connection open: keep the log, do not wait
+            (mode,) = db.execute("PRAGMA journal_mode=DELETE").fetchone()
     except sqlite3.OperationalError:
         return False
-    finally:
-        db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
     if mode != "delete":
         return False
     db.execute("PRAGMA synchronous=FULL")
@@ -101,11 +113,8 @@ def back_to_wal(db: sqlite3.Connection, write_wait: float) -> None:
     raises: it runs after the write, whose own error must not be hidden."""
     try:
         db.execute("PRAGMA synchronous=NORMAL")
-        db.execute(f"PRAGMA busy_timeout={int(_BACK_TO_WAL_SECONDS * 1000)}")
-        try:
+        with busy_timeout(db, _BACK_TO_WAL_SECONDS, then=write_wait):
             _into_wal(db, _BACK_TO_WAL_SECONDS)
-        finally:
-            db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
     except sqlite3.Error:
         pass
 
