@@ -31,7 +31,7 @@ from cachedex.publish.jekyll import write_jekyll
 from cachedex.publish.site import write_site
 from cachedex.publish.sitefiles import remove_pages_of, remove_stale_files
 from cachedex.values import Dependency, SpecRecord, check_name
-from tests.helpers import record, write_tag
+from tests.helpers import file_bytes, record, write_tag
 
 
 def dag_hash(seed: str) -> str:
@@ -392,12 +392,9 @@ with Catalog(Path(sys.argv[1]), readonly=True) as catalog:
 
 
 def site_files(site: Path) -> dict[str, bytes]:
-    """Every file of a site but its build records, by path."""
-    return {
-        str(p.relative_to(site)): p.read_bytes()
-        for p in site.rglob("*")
-        if p.is_file() and not p.name.startswith(".cachedex-site")
-    }
+    """:func:`~tests.helpers.file_bytes` of a site but its build records (which differ
+    between builds of the same pages)."""
+    return {path: data for path, data in file_bytes(site).items() if not Path(path).name.startswith(".cachedex-site")}
 
 
 def test_data3_a_first_build_stopped_before_its_package_pages_are_in_place(
