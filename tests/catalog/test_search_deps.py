@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
@@ -295,6 +296,37 @@ def test_a_dependency_is_walked_once_per_catalog_state(tmp_path) -> None:  # typ
         assert len(walks) == 2
 
 
+def test_a_catalog_says_which_dependencies_are_walked_in_its_state(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """What lets a server answer a ``^dep`` search at once rather than in a thread: its
+    walk made in the present state, by a search (kept for now) or the warm-up (kept as
+    long as the state's graph); a sync makes a new state, walked again."""
+    from cachedex.catalog.terms import BITS_CACHE
+
+    base = record("b" * 32, "base")
+    lib = record("l" * 32, "lib", dependencies=(Dependency("b" * 32, "base", 2, ""),))
+    app = record("a" * 32, "app", dependencies=(Dependency("l" * 32, "lib", 2, ""),))
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [base, lib])
+        assert catalog.walks_made(parse("zlib"))  # nothing to walk
+        assert not catalog.walks_made(parse("^base")) and not catalog.walks_made(parse("lib ^base"))
+        catalog.search(parse("lib ^base"), tag="t")
+        assert catalog.walks_made(parse("^base")) and catalog.walks_made(parse("+shared ^base"))
+        assert not catalog.walks_made(parse("^base ^lib")) and not catalog.walks_made(parse("^base@2"))
+        write_tag(catalog, "t", [app], members={h * 32: True for h in "bla"})
+        assert not catalog.walks_made(parse("^base"))
+        catalog.search(parse("^base"), tag="t")
+        assert catalog.walks_made(parse("^base"))
+        BITS_CACHE.max_bytes, kept = 0, BITS_CACHE.max_bytes
+        try:
+            catalog.search(parse("+shared"), tag="t")  # another bit set pushes the walk out
+            assert not catalog.walks_made(parse("^base"))
+            assert catalog.warm_walks() == ["base", "lib"]
+            catalog.search(parse("+shared"), tag="t")
+            assert catalog.walks_made(parse("^base"))  # the graph's, out of the cache's reach
+        finally:
+            BITS_CACHE.max_bytes = kept
+
+
 def test_threads_asking_for_one_dependency_together_walk_it_once(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A server's threads searching the same new ``^dep`` at once: one walks, the others
     wait for its walk (each with its own connection, as a server's threads have)."""
@@ -375,14 +407,46 @@ def _edges_db(edges: list[tuple[int, int, int]]) -> sqlite3.Connection:
 @given(
     edges=st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40), st.integers(0, 15)), max_size=120),
     start=st.lists(st.integers(0, 45), max_size=6),
+    limit=st.integers(0, 45),
 )
-def test_the_graph_walks_up_as_sql_does(edges: list[tuple[int, int, int]], start: list[int]) -> None:
+def test_the_graph_walks_up_as_sql_does(edges: list[tuple[int, int, int]], start: list[int], limit: int) -> None:
     """Any edges (cycles, self loops, build- and test-only edges), any start (ids with
-    no edges, above every id): the graph's walk finds what the walk in SQL finds."""
+    no edges, above every id): the graph's walk finds what the walk in SQL finds, and
+    both give up (None) exactly when it is more than a limit."""
     from cachedex.catalog.dependents import ReverseGraph, _walk_in_sql
 
     db = _edges_db(edges)
-    assert ReverseGraph(db).walk(start) == _walk_in_sql(db, list(start))
+    found = ReverseGraph(db).walk(start)
+    assert found is not None and found == _walk_in_sql(db, list(start))
+    within = found if len(found) <= limit else None
+    assert ReverseGraph(db).walk(start, limit) == within == _walk_in_sql(db, list(start), limit)
+
+
+def test_a_walk_for_the_event_loop_is_made_only_if_small_and_not_under_way(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``walk_if_small``: a walk that reaches more than its limit is given up and not
+    kept; one within it is kept, as a search's walk; one another thread is making is not
+    waited for."""
+    from cachedex.catalog import dependents as walks
+
+    base = record("b" * 32, "base")
+    libs = [record(f"{n:032x}", f"lib{n}", dependencies=(Dependency("b" * 32, "base", 2, ""),)) for n in range(3)]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [base, *libs])
+        path, token = str(catalog.path), catalog.state_token()[0]
+
+        def small(name: str, limit: int) -> bool:
+            return walks.walk_if_small(catalog._db, path, token, name.encode(), "s.name = ?", [name], None, limit)
+
+        assert not small("base", 2) and not walks.is_walked(path, token, b"base", None)
+        assert small("base", 3) and walks.is_walked(path, token, b"base", None)
+        key = walks._walk_key(path, token, b"lib0")
+        walks._WALKING[key] = threading.Lock()
+        try:
+            assert not small("lib0", 10) and not walks.is_walked(path, token, b"lib0", None)
+        finally:
+            del walks._WALKING[key]
+        assert small("lib0", 10) and not walks._WALKING
+        assert [s.name for s in catalog.search(parse("^base"), tag="t").specs] == ["lib0", "lib1", "lib2"]
 
 
 def test_the_graph_walks_up_the_demo_as_sql_does(demo_run) -> None:  # type: ignore[no-untyped-def]

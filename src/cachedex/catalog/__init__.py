@@ -67,6 +67,7 @@ from .rows import (
     summary_of,
 )
 from .schema import SCHEMA_VERSION, migrate, schema_version
+from .sql_functions import register_functions
 from .writer import TagWriter, collect_garbage, record_sizes
 
 __all__ = [
@@ -105,7 +106,7 @@ class Catalog:
             raise CatalogError(f"{path}: not a regular file; give 'catalog' a file path")
         try:
             self._db = open_readonly(path) if readonly else open_writable(path, write_wait)
-            searching.register_functions(self._db)
+            register_functions(self._db)
             self._db.execute("PRAGMA foreign_keys=ON")
             migrate(self._db, path, readonly=readonly)
         except sqlite3.Error as exc:
@@ -564,6 +565,14 @@ class Catalog:
         server calls this after :meth:`warm_search`. Returns the names walked."""
         with self.snapshot():
             return searching.warm_walks(self._db, str(self.path), self.state_token()[0])
+
+    def walks_made(self, query: Query, *, walk_up_to: int = 0) -> bool:
+        """Whether every ``^dependency`` of ``query`` is walked in the catalog's present
+        state (by the warm-up or a search before), so that its search walks nothing;
+        with ``walk_up_to``, one not walked yet is walked now if it names a package or a
+        hash and reaches at most that many specs (given up as soon as it reaches more)."""
+        with self.snapshot():
+            return searching.walks_made(self._db, str(self.path), self.state_token()[0], query, walk_up_to)
 
 
 def package_names_of(package_tags: dict[str, list[tuple[str, int]]]) -> dict[str, list[str]]:

@@ -28,7 +28,7 @@ import msgspec
 from ..values import LINK_RUN
 from .terms import BITS_CACHE, bits_of
 
-__all__ = ["WARMED_WALKS", "Dependents", "ReverseGraph", "dependents", "most_depended_on"]
+__all__ = ["WARMED_WALKS", "Dependents", "ReverseGraph", "dependents", "is_walked", "most_depended_on", "walk_if_small"]
 
 #: How many packages a server walks up from when it warms its indexes: the most
 #: depended-on, whose walks cost the most (~0.17 s each from a core library of a
@@ -36,6 +36,7 @@ __all__ = ["WARMED_WALKS", "Dependents", "ReverseGraph", "dependents", "most_dep
 WARMED_WALKS = 20
 
 _encode = msgspec.json.encode
+_NO_LIMIT = 2**62  # (SQLite's LIMIT takes a 64-bit integer)
 
 
 class Dependents:
@@ -88,17 +89,20 @@ class ReverseGraph:
         #: of BITS_CACHE's reach: a server's other bit sets would push them out.
         self.kept: dict[bytes, int] = {}
 
-    def walk(self, start: Iterable[int]) -> set[int]:
+    def walk(self, start: Iterable[int], limit: int = _NO_LIMIT) -> set[int] | None:
         """The specs depending on one of ``start`` through link or run edges, directly or
-        not (``start`` itself only where one depends on another)."""
-        return _walk_up(start, self._parents_of)
+        not (``start`` itself only where one depends on another); None once they are
+        more than ``limit``."""
+        return _walk_up(start, self._parents_of, limit)
 
-    def _parents_of(self, children: list[int]) -> set[int]:
+    def _parents_of(self, children: list[int], limit: int) -> set[int]:
         parents, starts, top = self._parents, self._starts, len(self._starts) - 1
         found: set[int] = set()
         for child in children:
             if child < top:
                 found.update(parents[starts[child] : starts[child + 1]])
+                if len(found) > limit:
+                    break
         return found
 
 
@@ -136,16 +140,13 @@ def dependents(
         return Dependents(bits)
 
     def walk() -> int:
-        start = [
-            spec_id
-            for (spec_id,) in db.execute(f"SELECT s.id AS walked_from FROM specs s WHERE {matching}", list(params))
-        ]
-        seen = graph.walk(start) if graph is not None else _walk_in_sql(db, start)
-        return bits_of(seen, max(seen) + 1) if seen else 0
+        seen = _walk(db, matching, params, graph)
+        assert seen is not None  # (no limit)
+        return _bits(seen)
 
     # One walk per dependency at a time: a server's threads asking for one under way wait
     # for it (a core library's first searches come together) rather than walk it again.
-    kept = ("dependents", path, token, key)
+    kept = _walk_key(path, token, key)
     with _WALKING_LOCK:
         walking = _WALKING.setdefault(kept, threading.Lock())
     with walking:
@@ -158,31 +159,96 @@ def dependents(
     return Dependents(bits)
 
 
-def _walk_in_sql(db: sqlite3.Connection, start: list[int]) -> set[int]:
+def walk_if_small(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    key: bytes,
+    matching: str,
+    params: Sequence[object],
+    graph: ReverseGraph | None,
+    limit: int,
+) -> bool:
+    """:func:`dependents`'s walk for a caller that must not wait (a server's event loop):
+    made now, and kept for now in BITS_CACHE, unless it reaches more than ``limit`` specs
+    (given up as soon as it has: a few milliseconds) or another thread is making it.
+    Whether the walk is made."""
+    if is_walked(path, token, key, graph):
+        return True
+    kept = _walk_key(path, token, key)
+    walking = threading.Lock()
+    with _WALKING_LOCK:
+        if kept in _WALKING:
+            return False  # under way: a search in a thread waits for it
+        _WALKING[kept] = walking
+        walking.acquire()
+    try:
+        seen = _walk(db, matching, params, graph, limit)
+        if seen is not None:
+            BITS_CACHE.get(kept, lambda: _bits(seen))
+        return seen is not None
+    finally:
+        walking.release()
+        with _WALKING_LOCK:
+            del _WALKING[kept]
+
+
+def _walk(
+    db: sqlite3.Connection,
+    matching: str,
+    params: Sequence[object],
+    graph: ReverseGraph | None,
+    limit: int = _NO_LIMIT,
+) -> set[int] | None:
+    start = [
+        spec_id for (spec_id,) in db.execute(f"SELECT s.id AS walked_from FROM specs s WHERE {matching}", list(params))
+    ]
+    return graph.walk(start, limit) if graph is not None else _walk_in_sql(db, start, limit)
+
+
+def _bits(seen: set[int]) -> int:
+    return bits_of(seen, max(seen) + 1) if seen else 0
+
+
+def is_walked(path: str, token: str, key: bytes, graph: ReverseGraph | None) -> bool:
+    """Whether the walk of the dependency ``key`` names is made in the catalog state
+    ``token``: kept by ``graph`` (that state's) or, for now, in BITS_CACHE."""
+    return (graph is not None and key in graph.kept) or _walk_key(path, token, key) in BITS_CACHE
+
+
+def _walk_key(path: str, token: str, key: bytes) -> tuple[str, str, str, bytes]:
+    return ("dependents", path, token, key)
+
+
+def _walk_in_sql(db: sqlite3.Connection, start: list[int], limit: int = _NO_LIMIT) -> set[int] | None:
     """:meth:`ReverseGraph.walk` without the graph: each level's parents in one SQL
     statement (0.43-0.63 s from a core library, against 0.92-1.2 s for one recursive
     query, whose UNION checks each row against a temporary b-tree)."""
 
-    def parents_of(children: list[int]) -> set[int]:
+    def parents_of(children: list[int], limit: int) -> set[int]:
         return {
             parent
             for (parent,) in db.execute(
-                f"SELECT parent FROM edges WHERE child IN (SELECT value FROM json_each(?)) AND deptypes & {LINK_RUN}",
-                (_encode(children).decode(),),  # text: SQLite 3.45.0 read a blob as JSONB
+                "SELECT parent FROM edges WHERE child IN (SELECT value FROM json_each(?)) "
+                f"AND deptypes & {LINK_RUN} LIMIT ?",
+                (_encode(children).decode(), limit + 1),  # text: SQLite 3.45.0 read a blob as JSONB
             )
         }
 
-    return _walk_up(start, parents_of)
+    return _walk_up(start, parents_of, limit)
 
 
-def _walk_up(start: Iterable[int], parents_of: Callable[[list[int]], set[int]]) -> set[int]:
+def _walk_up(start: Iterable[int], parents_of: Callable[[list[int], int], set[int]], limit: int) -> set[int] | None:
     """Everything above ``start`` a level at a time: each level's parents at once, the
-    ones seen before dropped by a set difference."""
+    ones seen before dropped by a set difference; None once more than ``limit`` (which
+    ``parents_of`` may stop at: more of a level than that is more in all)."""
     seen: set[int] = set()
     frontier = list(start)
     while frontier:
-        found = parents_of(frontier) - seen
+        found = parents_of(frontier, limit) - seen
         seen |= found
+        if len(seen) > limit:
+            return None
         frontier = list(found)
     return seen
 

@@ -18,16 +18,14 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable
-from functools import lru_cache
 from operator import itemgetter
 from typing import Any
 
 import msgspec
 
-from ..query import Query, format_query, variants_satisfy
+from ..query import Query, format_query
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
-from ..versions import VersionRange, version_satisfies
-from .dependents import WARMED_WALKS, Dependents, ReverseGraph, dependents, most_depended_on
+from .dependents import WARMED_WALKS, Dependents, ReverseGraph, dependents, is_walked, most_depended_on, walk_if_small
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_rows
 from .order import in_result_order
 from .rows import HAS_BINARY, SearchPage, SpecSummary
@@ -38,9 +36,9 @@ __all__ = [
     "Where",
     "explain_search",
     "facet_index",
-    "register_functions",
     "search",
     "term_index",
+    "walks_made",
     "warm_search",
     "warm_walks",
 ]
@@ -135,6 +133,25 @@ def _walks(
         key = _encode(dependency)
         found.append((key, dependents(db, path, token, key, inner.sql, inner.params, graph, keep=keep)))
     return found
+
+
+def walks_made(db: sqlite3.Connection, path: str, token: str, query: Query, walk_up_to: int) -> bool:
+    """Whether each of ``query``'s ``^dependencies`` is walked in the catalog state
+    ``token``, so that its search reads kept bit sets, as a facet search does; one not
+    walked yet that names a package or a hash is walked now unless it reaches more than
+    ``walk_up_to`` specs (see :func:`.dependents.walk_if_small`)."""
+    graph = STATE_CACHE.peek(path, token, _GRAPH_KEY)
+    compilers = lambda: _compilers(db, path, token)  # noqa: E731
+    for dependency in query.dependencies:
+        key = _encode(dependency)
+        if is_walked(path, token, key, graph):
+            continue
+        if not walk_up_to or (dependency.name is None and dependency.hash_prefix is None):
+            return False  # (and its first specs would be read by a scan)
+        inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
+        if not walk_if_small(db, path, token, key, inner.sql, inner.params, graph, walk_up_to):
+            return False
+    return True
 
 
 _GRAPH_KEY = ("reverse graph",)
@@ -371,26 +388,3 @@ def warm_walks(db: sqlite3.Connection, path: str, token: str) -> list[str]:
         for key, walked in walks:
             index.dependents_bits(key, walked, keep=True)
     return names
-
-
-# -- what SQL cannot compare: Python functions on the rows the indexes left -------------------
-
-_ranges_decoder = msgspec.json.Decoder(tuple[VersionRange, ...])
-_query_decoder = msgspec.json.Decoder(Query)
-# The constraint is the same JSON text on every row of one query: decode it once.
-_decoded_ranges: Callable[[str], tuple[VersionRange, ...]] = lru_cache(maxsize=64)(_ranges_decoder.decode)
-_decoded_query: Callable[[str], Query] = lru_cache(maxsize=64)(_query_decoder.decode)
-
-
-def _sql_version(version: str, ranges: str) -> bool:
-    return version_satisfies(version or "", _decoded_ranges(ranges))
-
-
-def _sql_variants(stored: str, wanted: str) -> bool:
-    return variants_satisfy(decode_variants(stored), _decoded_query(wanted))
-
-
-def register_functions(db: sqlite3.Connection) -> None:
-    """Give a connection the SQL functions searches use (``cx_version``, ``cx_variants``)."""
-    db.create_function("cx_version", 2, _sql_version, deterministic=True)
-    db.create_function("cx_variants", 2, _sql_variants, deterministic=True)

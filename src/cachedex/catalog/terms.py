@@ -124,6 +124,11 @@ class BitsCache:
                     self._bytes -= _bytes_of(dropped)
         return found
 
+    def __contains__(self, key: Hashable) -> bool:
+        """Whether the bit set of ``key`` is kept now (it may be pushed out at any time)."""
+        with self._lock:
+            return key in self._items
+
     def __len__(self) -> int:
         return len(self._items)
 

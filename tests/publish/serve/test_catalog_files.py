@@ -69,7 +69,9 @@ def test_a_started_server_walks_its_most_depended_on_packages_before_anyone_asks
         write_tag(catalog, "t", [base, lib, app_])
     walked: list[list[int]] = []
     walk = ReverseGraph.walk
-    monkeypatch.setattr(ReverseGraph, "walk", lambda graph, start: walked.append(list(start)) or walk(graph, start))
+    monkeypatch.setattr(
+        ReverseGraph, "walk", lambda graph, start, *limit: walked.append(list(start)) or walk(graph, start, *limit)
+    )
     app = create_app(path)
 
     async def session() -> list[list[str]]:

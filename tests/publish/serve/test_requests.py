@@ -44,6 +44,11 @@ SPEC = "z" * 32
         ({"q": "+mpi"}, True, False),  # every tag: the catalog's index, built on first use
         ({"q": "^zlib"}, True, False),  # a dependency walks edges
         ({"q": "hdf5 ^zlib", "tag": "t"}, True, False),
+        ({"q": "^walked"}, False, False),  # ... unless walked: once the indexes are built
+        ({"q": "^walked", "tag": "t"}, True, True),
+        ({"q": "hdf5 ^walked"}, True, True),
+        ({"q": "target=zen4 ^walked ^zlib", "tag": "t"}, True, False),  # each of them
+        ({"q": "+mpi ^walked"}, True, False),  # every tag's variant index, as above
         ({"q": "@@@"}, False, True),  # a 400 at once
     ],
 )
@@ -53,9 +58,13 @@ def test_cheap_searches_are_answered_from_indexes_and_the_rest_wait_their_turn(
     from starlette.requests import Request
 
     from cachedex.publish.serve.api import is_cheap_search
+    from cachedex.query import Query
+
+    def walked(query: Query) -> bool:
+        return all(dependency.name == "walked" for dependency in query.dependencies)
 
     request = Request({"type": "http", "query_string": str(httpx.QueryParams(params)).encode(), "headers": []})
-    assert is_cheap_search(request, indexes_ready=ready) is cheap
+    assert is_cheap_search(request, indexes_ready=ready, walked=walked) is cheap
 
 
 @pytest.mark.parametrize(
@@ -138,6 +147,41 @@ def test_sec1_heavy_builds_wait_their_turn(small_catalog: Catalog, monkeypatch: 
     builds = 0
     responses = asyncio.run(many(["/tags/same/"] * 8))
     assert [r.text for r in responses] == ["<p>built</p>"] * 8 and builds <= HEAVY_BUILDS
+
+
+@pytest.mark.parametrize("small_walk", [0, 1])
+def test_a_dependency_search_waits_its_turn_until_the_state_has_its_walk_or_it_is_small(
+    small_catalog: Catalog, monkeypatch: pytest.MonkeyPatch, small_walk: int
+) -> None:
+    """The first ``^dep`` search of a dependency may walk many edges (a few tenths of a
+    second up from a core library): built in a worker thread, in turn, unless the walk
+    reaches at most SMALL_WALK specs (one here: cmake), when it is made at once. Once
+    walked, its searches read bit sets kept, as a facet search does: answered at once,
+    with the same rows."""
+    import cachedex.publish.serve.app as serving
+
+    built_in_threads: list[str] = []
+    to_thread = serving.run_in_threadpool
+
+    async def counted(build: Any, endpoint: Any, request: Any, key: Any) -> Any:
+        built_in_threads.append(request.query_params["q"])
+        return await to_thread(build, endpoint, request, key)
+
+    monkeypatch.setattr(serving, "run_in_threadpool", counted)
+    monkeypatch.setattr(serving, "SMALL_WALK", small_walk)
+    app = create_app(small_catalog.path)
+    assert get(app, "/api/search?q=zlib&tag=t").status_code == 200  # starts the warm-up
+    deadline = time.monotonic() + 20
+    while not app.state.cachedex.catalogs.ready and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert app.state.cachedex.catalogs.ready
+    built_in_threads.clear()
+    # (The warm-up walks up from zlib itself: a version of it is another walk.)
+    for query in ("^zlib@1.3.1", "cmake ^zlib@1.3.1", "~doc ^zlib@1.3.1", "^zlib@1.3.1 ^zlib@1:"):
+        answer = get(app, f"/api/search?{httpx.QueryParams(q=query, tag='t')}")
+        assert answer.status_code == 200 and [s["name"] for s in answer.json()["specs"]] == ["cmake"], query
+    # ^zlib@1: is another walk again
+    assert built_in_threads == ([] if small_walk else ["^zlib@1.3.1", "^zlib@1.3.1 ^zlib@1:"])
 
 
 @pytest.mark.parametrize("value", ["１", "1_0", "+5", " 5", "5 ", "٣", "0x10", "1e3"])

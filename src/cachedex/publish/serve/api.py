@@ -22,7 +22,7 @@ from starlette.requests import Request
 from ...catalog import Catalog
 from ...diff import diff_since, diff_tags, parse_since
 from ...errors import BadQuery, LookupFailed, UnknownPackage, UnknownSpec
-from ...query import parse, query_parts
+from ...query import Query, parse, query_parts
 from ..badges import SVG, package_badge
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags, since_page
 from ..coverage import coverage_page
@@ -208,18 +208,20 @@ API: dict[str, Endpoint] = {
 }
 
 
-def is_cheap_search(request: Request, *, indexes_ready: bool) -> bool:
+def is_cheap_search(request: Request, *, indexes_ready: bool, walked: Callable[[Query], bool]) -> bool:
     """Whether a search is answered in a few milliseconds from indexes already built: one
     naming a package or a hash reads a few rows; one of facets, versions or variants reads
     the indexes ``Catalog.warm_search`` builds. A search that finds nothing runs again
     with each condition dropped (its hints), so what those need must be built too: with
     versions or variants and no tag, the catalog's own variant index, built on first
-    use. A ``^dependency`` walks edges. Those are not cheap."""
+    use. A ``^dependency`` walks edges (a few tenths of a second up from a core
+    library): cheap once ``walked`` (``Catalog.walks_made``) says that the catalog's
+    state has its walk, made by the warm-up or a search before."""
     try:
         query = parse(request.query_params.get("q", ""))
     except BadQuery:
         return True  # answered at once with a 400
-    if query.dependencies:
+    if query.dependencies and not (indexes_ready and walked(query)):
         return False
     if (query.name is not None or query.hash_prefix is not None) and len(query_parts(query)) == 1:
         return True  # a few rows; finding none, its hint looks for close names

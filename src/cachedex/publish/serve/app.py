@@ -35,6 +35,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from ...errors import BadQuery, CachedexError
+from ...query import Query
 from ..pages import full_hash
 from ..render import ASSET_SOURCES, ASSETS, asset_text, render_not_found
 from ..urls import spec_url
@@ -44,11 +45,15 @@ from .catalogs import Catalogs
 from .openapi import openapi_document
 from .refusals import check_parameters, error_body, error_page
 
-__all__ = ["HEAVY_BUILDS", "ServeState", "create_app"]
+__all__ = ["HEAVY_BUILDS", "SMALL_WALK", "ServeState", "create_app"]
 
 #: Answers that may scan many rows (a tag's page, a search by version) built at once, per
 #: process. The work is Python holding the GIL: more threads would only share one CPU.
 HEAVY_BUILDS = 2
+#: A ``^dep`` search whose walk is not made yet is answered at once, walk and all, if
+#: the walk reaches at most this many specs (a few milliseconds, given up as soon as it
+#: reaches more); a walk up from a bigger library is made in a thread, in turn.
+SMALL_WALK = 5_000
 
 _log = logging.getLogger("cachedex.serve")
 
@@ -207,13 +212,16 @@ def create_app(catalog_path: Path) -> Starlette:
         hit = _error(request, 500, "internal error; see the server's log")
         return Response(hit.body, status_code=500, media_type=hit.media_type)
 
-    def _cheap_page_search(request: Request) -> bool:
-        return is_cheap_search(request, indexes_ready=catalogs.ready)
+    def walked(query: Query) -> bool:
+        try:
+            return catalogs.get()[0].walks_made(query, walk_up_to=SMALL_WALK)
+        except (CachedexError, sqlite3.DatabaseError):
+            return False  # the search, built in a thread, answers the error
 
-    cheap_api = {
-        "/api/tags/{tag}/packages/{name}": _always,
-        "/api/search": lambda request: is_cheap_search(request, indexes_ready=catalogs.ready),
-    }
+    def cheap_search(request: Request) -> bool:
+        return is_cheap_search(request, indexes_ready=catalogs.ready, walked=walked)
+
+    cheap_api = {"/api/tags/{tag}/packages/{name}": _always, "/api/search": cheap_search}
     routes = [
         Route("/api/openapi.json", openapi, methods=["GET"]),
         *(
@@ -240,8 +248,8 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/tags/{tag}/packages/{name}/badge.svg", answer(PAGES["badge"]), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.html", answer(PAGES["spec"]), methods=["GET"]),
         Route("/spec/{prefix}", short_spec, methods=["GET"]),
-        Route("/search.html", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
-        Route("/search.json", answer(PAGES["search"], cheap=_cheap_page_search), methods=["GET"]),
+        Route("/search.html", answer(PAGES["search"], cheap=cheap_search), methods=["GET"]),
+        Route("/search.json", answer(PAGES["search"], cheap=cheap_search), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.json", answer(PAGES["spec"]), methods=["GET"]),
     ]
 
