@@ -435,7 +435,8 @@ def test_a_walk_for_the_event_loop_is_made_only_if_small_and_not_under_way(tmp_p
         path, token = str(catalog.path), catalog.state_token()[0]
 
         def small(name: str, limit: int) -> bool:
-            return walks.walk_if_small(catalog._db, path, token, name.encode(), "s.name = ?", [name], None, limit)
+            start = walks.WalkStart(name.encode(), "s.name = ?", [name])
+            return walks.walk_if_small(catalog._db, path, token, start, None, limit)
 
         assert not small("base", 2) and not walks.is_walked(path, token, b"base", None)
         assert small("base", 3) and walks.is_walked(path, token, b"base", None)

@@ -22,13 +22,23 @@ import sqlite3
 import threading
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 import msgspec
 
 from ..values import LINK_RUN
 from .terms import BITS_CACHE, bits_of
 
-__all__ = ["WARMED_WALKS", "Dependents", "ReverseGraph", "dependents", "is_walked", "most_depended_on", "walk_if_small"]
+__all__ = [
+    "WARMED_WALKS",
+    "Dependents",
+    "ReverseGraph",
+    "WalkStart",
+    "dependents",
+    "is_walked",
+    "most_depended_on",
+    "walk_if_small",
+]
 
 #: How many packages a server walks up from when it warms its indexes: the most
 #: depended-on, whose walks cost the most (~0.17 s each from a core library of a
@@ -120,33 +130,39 @@ def most_depended_on(db: sqlite3.Connection, limit: int) -> list[str]:
     ]
 
 
+class WalkStart(NamedTuple):
+    """Where a walk up begins: the specs ``specs s WHERE matching`` matches (with
+    ``params``), of the dependency ``key`` names (its query, encoded)."""
+
+    key: bytes
+    matching: str
+    params: Sequence[object]
+
+
 def dependents(
     db: sqlite3.Connection,
     path: str,
     token: str,
-    key: bytes,
-    matching: str,
-    params: Sequence[object],
+    start: WalkStart,
     graph: ReverseGraph | None = None,
     *,
     keep: bool = False,
 ) -> Dependents:
-    """The specs depending, through link or run edges, directly or not, on a spec of
-    ``specs s WHERE matching`` (the dependency ``key`` names, encoded), in the catalog
-    state ``token``: walked once per state while BITS_CACHE keeps it, over ``graph``
-    (that state's) if given, else in SQL; ``keep``: and kept by the graph as long as it
-    lives."""
-    if graph is not None and (bits := graph.kept.get(key)) is not None:
+    """The specs depending, through link or run edges, directly or not, on a spec
+    ``start`` matches, in the catalog state ``token``: walked once per state while
+    BITS_CACHE keeps it, over ``graph`` (that state's) if given, else in SQL; ``keep``:
+    and kept by the graph as long as it lives."""
+    if graph is not None and (bits := graph.kept.get(start.key)) is not None:
         return Dependents(bits)
 
     def walk() -> int:
-        seen = _walk(db, matching, params, graph)
+        seen = _walk(db, start, graph)
         assert seen is not None  # (no limit)
         return _bits(seen)
 
     # One walk per dependency at a time: a server's threads asking for one under way wait
     # for it (a core library's first searches come together) rather than walk it again.
-    kept = _walk_key(path, token, key)
+    kept = _walk_key(path, token, start.key)
     with _WALKING_LOCK:
         walking = _WALKING.setdefault(kept, threading.Lock())
     with walking:
@@ -155,27 +171,20 @@ def dependents(
         if _WALKING.get(kept) is walking:
             del _WALKING[kept]
     if keep and graph is not None:
-        graph.kept[key] = bits
+        graph.kept[start.key] = bits
     return Dependents(bits)
 
 
 def walk_if_small(
-    db: sqlite3.Connection,
-    path: str,
-    token: str,
-    key: bytes,
-    matching: str,
-    params: Sequence[object],
-    graph: ReverseGraph | None,
-    limit: int,
+    db: sqlite3.Connection, path: str, token: str, start: WalkStart, graph: ReverseGraph | None, limit: int
 ) -> bool:
     """:func:`dependents`'s walk for a caller that must not wait (a server's event loop):
     made now, and kept for now in BITS_CACHE, unless it reaches more than ``limit`` specs
     (given up as soon as it has: a few milliseconds) or another thread is making it.
     Whether the walk is made."""
-    if is_walked(path, token, key, graph):
+    if is_walked(path, token, start.key, graph):
         return True
-    kept = _walk_key(path, token, key)
+    kept = _walk_key(path, token, start.key)
     walking = threading.Lock()
     with _WALKING_LOCK:
         if kept in _WALKING:
@@ -183,7 +192,7 @@ def walk_if_small(
         _WALKING[kept] = walking
         walking.acquire()
     try:
-        seen = _walk(db, matching, params, graph, limit)
+        seen = _walk(db, start, graph, limit)
         if seen is not None:
             BITS_CACHE.get(kept, lambda: _bits(seen))
         return seen is not None
@@ -194,16 +203,15 @@ def walk_if_small(
 
 
 def _walk(
-    db: sqlite3.Connection,
-    matching: str,
-    params: Sequence[object],
-    graph: ReverseGraph | None,
-    limit: int = _NO_LIMIT,
+    db: sqlite3.Connection, start: WalkStart, graph: ReverseGraph | None, limit: int = _NO_LIMIT
 ) -> set[int] | None:
-    start = [
-        spec_id for (spec_id,) in db.execute(f"SELECT s.id AS walked_from FROM specs s WHERE {matching}", list(params))
+    first = [
+        spec_id
+        for (spec_id,) in db.execute(
+            f"SELECT s.id AS walked_from FROM specs s WHERE {start.matching}", list(start.params)
+        )
     ]
-    return graph.walk(start, limit) if graph is not None else _walk_in_sql(db, start, limit)
+    return graph.walk(first, limit) if graph is not None else _walk_in_sql(db, first, limit)
 
 
 def _bits(seen: set[int]) -> int:

@@ -25,7 +25,16 @@ import msgspec
 
 from ..query import Query, format_query
 from ..values import LINK_RUN, ROOT_STACK, decode_variants
-from .dependents import WARMED_WALKS, Dependents, ReverseGraph, dependents, is_walked, most_depended_on, walk_if_small
+from .dependents import (
+    WARMED_WALKS,
+    Dependents,
+    ReverseGraph,
+    WalkStart,
+    dependents,
+    is_walked,
+    most_depended_on,
+    walk_if_small,
+)
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_rows
 from .order import in_result_order
 from .rows import HAS_BINARY, SearchPage, SpecSummary
@@ -131,7 +140,7 @@ def _walks(
     for dependency in query.dependencies:
         inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
         key = _encode(dependency)
-        found.append((key, dependents(db, path, token, key, inner.sql, inner.params, graph, keep=keep)))
+        found.append((key, dependents(db, path, token, WalkStart(key, inner.sql, inner.params), graph, keep=keep)))
     return found
 
 
@@ -149,7 +158,7 @@ def walks_made(db: sqlite3.Connection, path: str, token: str, query: Query, walk
         if not walk_up_to or (dependency.name is None and dependency.hash_prefix is None):
             return False  # (and its first specs would be read by a scan)
         inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
-        if not walk_if_small(db, path, token, key, inner.sql, inner.params, graph, walk_up_to):
+        if not walk_if_small(db, path, token, WalkStart(key, inner.sql, inner.params), graph, walk_up_to):
             return False
     return True
 
