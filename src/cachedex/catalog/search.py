@@ -4,7 +4,7 @@ How it stays quick on a big tag:
 
 - indexed columns (name, hash, target, os, compiler) narrow the rows first; what SQL
   cannot compare (Spack versions, variant sets) is checked by two SQL functions written
-  in Python (:func:`register_functions`) on the rows the indexes left;
+  in Python (:func:`.sql_functions.register_functions`) on the rows the indexes left;
 - a query of facets only (target, os, compiler, platform), which may match tens of
   thousands of specs, is answered by the scope's :class:`~.facets.FacetIndex`;
 - a query of versions and variants without a name (``+cuda @2: target=zen4``) by bit

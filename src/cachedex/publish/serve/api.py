@@ -216,18 +216,19 @@ def is_cheap_search(request: Request, *, indexes_ready: bool, walked: Callable[[
     versions or variants and no tag, the catalog's own variant index, built on first
     use. A ``^dependency`` walks edges (a few tenths of a second up from a core
     library): cheap once ``walked`` (``Catalog.walks_made``) says that the catalog's
-    state has its walk, made by the warm-up or a search before."""
+    state has its walk, made by the warm-up, a search before, or just now if it was
+    small; asked last, when the rest of the search is cheap."""
     try:
         query = parse(request.query_params.get("q", ""))
     except BadQuery:
         return True  # answered at once with a 400
-    if query.dependencies and not (indexes_ready and walked(query)):
-        return False
     if (query.name is not None or query.hash_prefix is not None) and len(query_parts(query)) == 1:
         return True  # a few rows; finding none, its hint looks for close names
     if not indexes_ready:
         return False
-    return bool(request.query_params.get("tag")) or not (query.versions or query.variants)
+    if (query.versions or query.variants) and not request.query_params.get("tag"):
+        return False
+    return not query.dependencies or walked(query)
 
 
 # -- HTML pages and their JSON twins ----------------------------------------------------------
