@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sqlite3
 import threading
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cachedex.catalog import Catalog
+from cachedex.catalog.dependents import Dependents
 from cachedex.catalog.schema import migrate
 from cachedex.errors import BadQuery
 from cachedex.query import format_query, parse
@@ -325,6 +328,69 @@ def test_a_catalog_says_which_dependencies_are_walked_in_its_state(tmp_path) -> 
             assert catalog.walks_made(parse("^base"))  # the graph's, out of the cache's reach
         finally:
             BITS_CACHE.max_bytes = kept
+
+
+def test_a_thread_waiting_for_a_small_walk_made_on_the_event_loop_takes_it(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A search in a thread asking for a walk that ``walk_if_small`` is making waits for
+    it and reads it; neither takes the other's entry out of the table of walks under way
+    (the walk's maker used to find its entry gone: a KeyError on a server's event loop)."""
+    from cachedex.catalog import dependents as walks
+
+    base = record("b" * 32, "base")
+    lib = record("l" * 32, "lib", dependencies=(Dependency("b" * 32, "base", 2, ""),))
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [base, lib])
+    for round_ in range(12):  # the two threads' ends race: a dozen rounds met it every time
+        failures, made, found = _walk_made_while_a_thread_waits(tmp_path / "c.sqlite", f"t{round_}", monkeypatch)
+        assert not failures and made == [True], failures
+        assert len(found) == 1 and 2 in found[0] and 1 not in found[0] and not walks._WALKING
+
+
+def _walk_made_while_a_thread_waits(
+    path: Path, token: str, monkeypatch: pytest.MonkeyPatch
+) -> tuple[list[BaseException], list[bool], list[Dependents]]:
+    """``walk_if_small`` of ^base in one thread, ``dependents`` of it in another that
+    waits for that walk, both ending together: (the first's errors, what it returned,
+    what the second found)."""
+    from cachedex.catalog import dependents as walks
+
+    walk, started, go = walks._walk, threading.Event(), threading.Event()
+
+    def slow(*args: Any, **kwargs: Any) -> Any:
+        started.set()
+        assert go.wait(10)
+        return walk(*args, **kwargs)
+
+    monkeypatch.setattr(walks, "_walk", slow)
+    start = walks.WalkStart(b"base", "s.name = ?", ["base"])
+    failures: list[BaseException] = []
+    made: list[bool] = []
+    found: list[Dependents] = []
+
+    def inline() -> None:
+        with Catalog(path, readonly=True) as reader:
+            try:
+                made.append(walks.walk_if_small(reader._db, str(path), token, start, None, 10))
+            except BaseException as exc:  # noqa: BLE001 (reported by the caller)
+                failures.append(exc)
+
+    def in_thread() -> None:
+        with Catalog(path, readonly=True) as reader:
+            found.append(walks.dependents(reader._db, str(path), token, start))
+
+    maker = threading.Thread(target=inline)
+    maker.start()
+    assert started.wait(10)
+    waiter = threading.Thread(target=in_thread)
+    waiter.start()
+    time.sleep(0.02)  # the waiter now waits on the maker's lock
+    with walks._WALKING_LOCK:  # both end together: the waiter wakes as the maker ends
+        go.set()
+        time.sleep(0.02)
+    maker.join(10)
+    waiter.join(10)
+    monkeypatch.setattr(walks, "_walk", walk)
+    return failures, made, found
 
 
 def test_threads_asking_for_one_dependency_together_walk_it_once(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

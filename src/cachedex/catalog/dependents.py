@@ -199,9 +199,11 @@ def walk_if_small(
             BITS_CACHE.get(kept, lambda: _bits(seen))
         return seen is not None
     finally:
-        walking.release()
+        # Out of the table before the lock is let go: a thread that waited on it would
+        # otherwise find it there, still this walk's, and take it out first.
         with _WALKING_LOCK:
             del _WALKING[kept]
+        walking.release()
 
 
 def _walk(
