@@ -134,13 +134,11 @@ def _walks(
 ) -> list[tuple[bytes, Dependents]]:
     """(key, the specs depending on a match) of each of ``query``'s ``^dependencies``;
     ``keep``: kept as long as the state's graph (the warm-up's)."""
-    compilers = lambda: _compilers(db, path, token)  # noqa: E731
     graph = STATE_CACHE.peek(path, token, _GRAPH_KEY)  # read by a warm-up only
     found = []
     for dependency in query.dependencies:
-        inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
-        key = _encode(dependency)
-        found.append((key, dependents(db, path, token, WalkStart(key, inner.sql, inner.params), graph, keep=keep)))
+        start = _walk_start(db, path, token, dependency)
+        found.append((start.key, dependents(db, path, token, start, graph, keep=keep)))
     return found
 
 
@@ -150,17 +148,21 @@ def walks_made(db: sqlite3.Connection, path: str, token: str, query: Query, walk
     walked yet that names a package or a hash is walked now unless it reaches more than
     ``walk_up_to`` specs (see :func:`.dependents.walk_if_small`)."""
     graph = STATE_CACHE.peek(path, token, _GRAPH_KEY)
-    compilers = lambda: _compilers(db, path, token)  # noqa: E731
     for dependency in query.dependencies:
-        key = _encode(dependency)
-        if is_walked(path, token, key, graph):
+        if is_walked(path, token, _encode(dependency), graph):
             continue
         if not walk_up_to or (dependency.name is None and dependency.hash_prefix is None):
             return False  # (and its first specs would be read by a scan)
-        inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
-        if not walk_if_small(db, path, token, WalkStart(key, inner.sql, inner.params), graph, walk_up_to):
+        if not walk_if_small(db, path, token, _walk_start(db, path, token, dependency), graph, walk_up_to):
             return False
     return True
+
+
+def _walk_start(db: sqlite3.Connection, path: str, token: str, dependency: Query) -> WalkStart:
+    """Where the walk up from one ``^dependency`` begins: its key and the specs it matches."""
+    compilers = lambda: _compilers(db, path, token)  # noqa: E731
+    inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
+    return WalkStart(_encode(dependency), inner.sql, inner.params)
 
 
 _GRAPH_KEY = ("reverse graph",)
