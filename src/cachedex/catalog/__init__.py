@@ -172,8 +172,8 @@ class Catalog:
         # read from the catalog in this transaction, so the keys hold by construction
         # (and the tests check them with PRAGMA foreign_key_check after every kind of
         # failure). The pragma cannot change inside a transaction: it is set around it.
-        self._db.execute("PRAGMA foreign_keys=OFF")
         try:
+            self._db.execute("PRAGMA foreign_keys=OFF")
             with self._transaction(on_wait):
                 writer = TagWriter(self._db, tag)
                 yield writer
