@@ -1,4 +1,5 @@
-"""Spec manifests of a folder read by a second process (ingest/reading_process.py)."""
+"""Spec manifests of a folder or an HTTP mirror read by a second process
+(ingest/reading_process.py)."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ from pathlib import Path
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.config import HttpOptions, Limits
 from cachedex.errors import CachedexError
 from cachedex.ingest import reading_process, sizes
+from cachedex.ingest.http import HttpClient
 from cachedex.ingest.manifests import manifest_size, spec_manifest_path
 from cachedex.ingest.reading_process import sizes_in_process
-from cachedex.ingest.sources import LocalSource
+from cachedex.ingest.sources import HttpSource, LocalSource
 from cachedex.ingest.sync import sync
+from cachedex.progress import SILENT
 from tests.helpers import fixture_index, make_config, spec_row, write_v3_mirror
+from tests.servers import Nginx
 
 
 def _items(tmp_path: Path, mirrors: Path) -> tuple[LocalSource, list[tuple[str, str]]]:
@@ -45,6 +50,21 @@ def test_the_process_reads_what_this_one_would(mirrors: Path, tmp_path: Path) ->
     source, items = _items(tmp_path, mirrors)
     here = _described(source.read_many(items, manifest_size, limit=65_536))
     there = _described(sizes_in_process(source, items, limit=65_536))
+    assert there == here
+    kinds = {value[0] for value in here.values() if isinstance(value, tuple)}
+    assert kinds == {"SourceNotFound", "IndexFormatError", "TooBig"}
+    assert sum(isinstance(value, int) for value in here.values()) == len(items) - 3
+
+
+def test_the_process_reads_over_http_what_this_one_would(mirrors: Path, tmp_path: Path) -> None:
+    """Over its own HTTP client: this process's is closed (a read here would fail)."""
+    folder, items = _items(tmp_path, mirrors)
+    with Nginx(folder.root, log_requests=True) as nginx:
+        with HttpClient(HttpOptions(retries=0)) as client:
+            here = _described(HttpSource(nginx.url, client).read_many(items, manifest_size, limit=65_536))
+        served = len(nginx.requests())
+        there = _described(sizes_in_process(HttpSource(nginx.url, client), items, limit=65_536))
+        assert len(nginx.requests()) == served + len(items)
     assert there == here
     kinds = {value[0] for value in here.values() if isinstance(value, tuple)}
     assert kinds == {"SourceNotFound", "IndexFormatError", "TooBig"}
@@ -87,14 +107,58 @@ def test_a_sync_of_many_manifests_reads_them_in_the_process(
     assert not [s for s in statements if "new_sizes" in s]  # all written with their specs
 
 
+@pytest.mark.parametrize("stopped", [False, True], ids=["first sync", "a stopped sync's rest"])
+def test_a_sync_over_http_reads_many_manifests_in_the_process(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stopped: bool
+) -> None:
+    """Lowered to this mirror's 6 manifests: read by the process before the listing is
+    written, or, when a sync stopped before its sizes, in the size phase of the next."""
+    expected = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    used: list[tuple[str, int]] = []
+    real = reading_process.sizes_in_process
+
+    def counted(source: HttpSource, items: list[tuple[str, str]], *, limit: int):  # type: ignore[no-untyped-def]
+        used.append((type(source).__name__, len(items)))
+        return real(source, items, limit=limit)
+
+    monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
+    monkeypatch.setattr(sizes, "sizes_in_process", counted)
+    with Nginx(tmp_path) as nginx:
+        config = make_config(tmp_path, [{"name": "t", "url": f"{nginx.url}/m"}])
+        with Catalog(config.catalog) as catalog:
+            (outcome,) = sync(config, catalog)
+            assert outcome.ok and outcome.sizes_fetched == 6
+            if stopped:
+                with catalog._db:
+                    catalog._db.execute("UPDATE specs SET size = NULL")
+                used.clear()
+                (outcome,) = sync(config, catalog)
+                assert outcome.ok and outcome.sizes_fetched == 6
+            assert {h: spec_row(catalog, h)["size"] for h in expected} == expected  # type: ignore[index]
+    assert used == [("HttpSource", 6)]
+
+
+def test_over_http_the_write_does_not_wait_for_the_sizes(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Over a network the reads may take longer than the write: it takes what has come."""
+    index = fixture_index(mirrors)
+    expected = write_v3_mirror(tmp_path / "m", index)
+    names = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[index]
+    specs = [(h, names[h]["name"], names[h]["version"]) for h in expected]
+    monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
+    with Nginx(tmp_path) as nginx, HttpClient(HttpOptions()) as client:
+        prefetch = sizes.Prefetch(HttpSource(f"{nginx.url}/m", client), specs, limits=Limits(), line=SILENT.task("s"))
+        assert prefetch.elsewhere and not prefetch.waited
+        assert prefetch.sizes_to_write() is not prefetch.sizes  # a copy: the reads go on
+        assert {h: r for h, r in prefetch.wait().items()} == expected
+
+
 def test_a_batch_waits_until_each_of_its_sizes_has_come(
     mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Asked right after the process starts (nothing has come yet), with a generator of
     hashes: every hash is waited for, not only the first ones looked at."""
-    from cachedex.config import Limits
-    from cachedex.progress import SILENT
-
     index = fixture_index(mirrors)
     expected = write_v3_mirror(tmp_path / "m", index)
     names = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[index]
@@ -102,7 +166,7 @@ def test_a_batch_waits_until_each_of_its_sizes_has_come(
     monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
     source = LocalSource(tmp_path / "m", (tmp_path / "m").as_uri())
     prefetch = sizes.Prefetch(source, specs, limits=Limits(), line=SILENT.task("sizes"))
-    assert prefetch.elsewhere and prefetch.sizes_to_write() is prefetch.sizes
+    assert prefetch.elsewhere and prefetch.waited and prefetch.sizes_to_write() is prefetch.sizes
     prefetch.wait_for(h for h in expected)
     assert {h: prefetch.sizes.get(h) for h in expected} == expected
     prefetch.wait()

@@ -25,12 +25,13 @@ from .manifests import manifest_size, spec_manifest_path, tarball_path_v2
 from .oci import OciSource
 from .reading_process import sizes_in_process
 from .snapshots import OCI_LAYOUT
-from .sources import Decoder, LocalSource, Source
+from .sources import Decoder, HttpSource, LocalSource, Source
 
 __all__ = ["Prefetch", "SizeReport", "fetch_sizes", "is_path_safe"]
 
-#: From this many spec manifests of a folder on, another process reads them (see
-#: reading_process): starting it costs ~0.3 s, reading 250,000 manifests ~4 s.
+#: From this many spec manifests of a folder or an HTTP mirror on, another process reads
+#: them (see reading_process): starting it costs ~0.3 s, reading 250,000 manifests ~4 s
+#: from a folder, ~8 s from a server on the same machine.
 IN_PROCESS_MIN = 20_000
 #: Sizes committed in one transaction; a batch is also committed after this many seconds.
 BATCH = 10_000
@@ -66,6 +67,23 @@ def _paths(keys: Iterable[SizeKey], layout: int, refused: list[str], source: Sou
     return _tarball_paths(keys, source, refused)
 
 
+def _read_elsewhere(source: Source, count: int) -> bool:
+    """Whether ``count`` spec manifests of ``source`` are read by another process: many,
+    from a folder or over HTTP (an OCI registry's need its token dance: read here)."""
+    return isinstance(source, (LocalSource, HttpSource)) and count >= IN_PROCESS_MIN
+
+
+def _read_sizes(
+    source: Source, items: Iterable[tuple[str, str]], *, limit: int, count: int
+) -> Iterator[tuple[str, int | CachedexError]]:
+    """The size in each ``(hash, path)`` spec manifest of ``items`` (``count`` of them),
+    read by another process if there are many."""
+    if _read_elsewhere(source, count):
+        assert isinstance(source, (LocalSource, HttpSource))
+        return sizes_in_process(source, list(items), limit=limit)
+    return source.read_many(items, _size_decoder(source), limit=limit)
+
+
 def _size_decoder(source: Source) -> Decoder[int]:
     """What turns a size request's answer into the binary's size: a v3 spec manifest, or
     an OCI image manifest (its last layer is the spec's tarball)."""
@@ -93,11 +111,13 @@ def _refused(dag_hash: str, parts: Iterable[str], source: Source, refused: list[
 class Prefetch:
     """The sizes of a changed v3 mirror's listed specs, read before its new specs are
     written, so that most go in with their spec rather than by a second pass over them.
-    Over the network they are read in a thread while the listing is decoded and written
-    (the network then overlaps the CPU work). From a folder the reads are CPU work: many
-    are read by another process while this one reads the stacks' indexes, and waited for
-    before the write; a few are read at once, in this thread. Whatever the listing's
-    write did not take is recorded with :func:`fetch_sizes` once the listing is committed."""
+    Over the network they are read while the listing is decoded and written (the network
+    then overlaps the CPU work), many by another process (its HTTP engine would otherwise
+    share this process's GIL with the write), a few by this one's, in a thread. From a
+    folder the reads are CPU work: many are read by another process while this one reads
+    the stacks' indexes, and waited for before the write; a few are read at once, in this
+    thread. Whatever the listing's write did not take is recorded with
+    :func:`fetch_sizes` once the listing is committed."""
 
     def __init__(
         self, source: Source, specs: Iterable[tuple[str, str, str]], *, limits: Limits, line: ProgressLine
@@ -113,8 +133,12 @@ class Prefetch:
         self._arrived = threading.Condition()  # notified as results come, and at the end
         self._asked: set[str] | None = None  # the hashes whose manifest is read, once known
         specs = list(specs)
-        #: Read by another process (many files of a folder), and waited for before writing.
-        self.elsewhere = isinstance(source, LocalSource) and len(specs) >= IN_PROCESS_MIN
+        #: Read by another process (many files of a folder or an HTTP mirror).
+        self.elsewhere = _read_elsewhere(source, len(specs))
+        #: Waited for before writing: read from a folder by another process, each batch's
+        #: sizes come in a fraction of the time the batch takes to write. Over the network
+        #: the reads may take much longer than the write: the rest are recorded after it.
+        self.waited = self.elsewhere and isinstance(source, LocalSource)
         if not source.concurrent and not self.elsewhere:
             self._run(source, specs, limits, line)
             return
@@ -129,14 +153,12 @@ class Prefetch:
         done = 0
         limit = limits.manifest_bytes
         try:
-            if self.elsewhere:
-                assert isinstance(source, LocalSource)
+            if self.waited:
                 items = list(paths)
                 with self._arrived:
                     self._asked = {dag_hash for dag_hash, _path in items}
-                reads = sizes_in_process(source, items, limit=limit)
-            else:
-                reads = source.read_many(paths, _size_decoder(source), limit=limit)
+                paths = items
+            reads = _read_sizes(source, paths, limit=limit, count=len(specs))
             for dag_hash, result in reads:
                 results[dag_hash] = result
                 if isinstance(result, int):
@@ -144,7 +166,7 @@ class Prefetch:
                 done += 1
                 if done % 256 == 0:
                     line.advance(256)
-                    if self.elsewhere:
+                    if self.waited:
                         with self._arrived:
                             self._arrived.notify_all()
                 if self._stop.is_set():
@@ -164,11 +186,11 @@ class Prefetch:
         far (the rest go on meanwhile). From a folder, the sizes themselves as they come,
         read in the order the specs are written: the writer calls :meth:`wait_for` before
         each batch."""
-        return self.sizes if self.elsewhere else dict(self.sizes)
+        return self.sizes if self.waited else dict(self.sizes)
 
     def wait_for(self, hashes: Iterable[str]) -> None:
         """From a folder, wait until the sizes of ``hashes`` are read (or the reads end)."""
-        if not self.elsewhere:
+        if not self.waited:
             return
         pending = list(hashes)
         with self._arrived:
@@ -236,7 +258,7 @@ def fetch_sizes(
     paths = _paths(rest, layout, refused, source)
     results: Iterable[tuple[str, int | CachedexError | None]]
     if layout in (3, OCI_LAYOUT):
-        results = source.read_many(paths, _size_decoder(source), limit=limits.manifest_bytes)
+        results = _read_sizes(source, paths, limit=limits.manifest_bytes, count=len(rest))
     else:
         results = ((key, _head(source, path)) for key, path in paths)
     done = 0
