@@ -1,20 +1,24 @@
 """What a search that finds nothing says: each condition dropped in turn and what the
 rest would find; for a package name alone, the names close to it; for another condition
-alone, what a looser one finds, or why nothing can match it."""
+alone, what a looser one finds, or why nothing can match it; for an OS, target, platform
+or compiler its scope has no spec of, the values close to it, or the values it has."""
 
 from __future__ import annotations
 
+import difflib
 import sqlite3
+from collections import Counter
 
 import msgspec
 
 from ..query import Query, query_parts
 from ..values import LINK_RUN, counted
-from .facets import STATE_CACHE
+from .facets import FACET_COLUMNS, STATE_CACHE
 from .names import NameIndex
 from .reads import package_tags
 from .rows import SpecSummary
-from .search import search
+from .scopes import scope_mirrors
+from .search import facet_index, search
 
 __all__ = ["zero_hints"]
 
@@ -86,7 +90,7 @@ def _one_condition_hint(
             (loose_label, _), *_ = query_parts(looser)
             return f"{said}; {loose_label} alone: {_matching(found.total, scope, found.specs[0])}"
     if not query.dependencies or query.dependencies[0].name is None:
-        return said
+        return said + _facet_values(db, path, token, query, scope, tag, stack)
     name = query.dependencies[0].name
     if not db.execute("SELECT 1 FROM specs WHERE name = ? LIMIT 1", (name,)).fetchone():
         return f"{said}: no package {name!r} in the catalog" + _did_you_mean(db, path, token, name)
@@ -102,6 +106,41 @@ def _one_condition_hint(
             "and ^ follows link and run dependencies (what installing a spec needs)"
         )
     return f"{said}: no spec {scope} depends on {name} through link or run dependencies"
+
+
+#: The facets whose values a hint lists: Query field, what the values are called.
+_FACETS = (("os", "OSes"), ("target", "targets"), ("platform", "platforms"), ("compiler", "compilers"))
+#: Values a hint lists, at most (the most common), and the closest it offers.
+_VALUES_SHOWN, _CLOSE_VALUES = 6, 3
+
+
+def _facet_values(
+    db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
+) -> str:
+    """For a query asking an OS, target, platform or compiler (by name) that no spec of
+    the scope has: ``"; did you mean os=ubuntu24.04 (120 specs)?"`` for values close to
+    it, else ``"; the OSes in t: ..."``, the most common first; ``""`` otherwise. Counted
+    from the scope's facet index (the search that found nothing has just read it)."""
+    field, plural = next(((f, p) for f, p in _FACETS if getattr(query, f) is not None), ("", ""))
+    if not field or (field == "compiler" and query.compiler_versions):
+        return ""
+    wanted: str = getattr(query, field)
+    index = facet_index(db, path, token, *scope_mirrors(db, path, token, tag, stack))
+    column = FACET_COLUMNS.index(field)
+    specs: Counter[str] = Counter()
+    for group, key in enumerate(index.groups):
+        value = key[column].split("@", 1)[0] if field == "compiler" else key[column]
+        specs[value] += len(index.positions[group])
+    if not specs or wanted in specs:  # the value is there: something else is wrong
+        return ""
+    label = "%{}".format if field == "compiler" else f"{field}={{}}".format
+    close = difflib.get_close_matches(wanted, list(specs), n=_CLOSE_VALUES, cutoff=0.6)
+    if close:
+        return "; did you mean " + ", ".join(f"{label(v)} ({counted(specs[v], 'spec')})" for v in close) + "?"
+    common = specs.most_common()
+    shown = ", ".join(f"{v} ({counted(n, 'spec')})" for v, n in common[:_VALUES_SHOWN])
+    more = f", and {len(common) - _VALUES_SHOWN} more" if len(common) > _VALUES_SHOWN else ""
+    return f"; the {plural} {scope}: {shown}{more}"
 
 
 def _looser(query: Query) -> Query | None:

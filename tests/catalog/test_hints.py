@@ -1,0 +1,65 @@
+"""What a search that finds nothing says of an OS, target, platform or compiler its scope
+has no spec of (catalog/hints.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.query import parse
+from tests.helpers import record, replace_mirror, write_tag
+
+#: (os, target, compiler) of the specs of tag t: 4 on ubuntu24.04, 2 on rhel8, 1 on each of
+#: six more OSes; in stack s, only the two on rhel8.
+_SPECS = [
+    *[("ubuntu24.04", "zen4", "gcc@13.2.0")] * 3,
+    ("ubuntu24.04", "zen3", "gcc@12.3.0"),
+    *[("rhel8", "x86_64_v3", "clang@17.0.6")] * 2,
+    *[(os, "aarch64", "gcc@13.2.0") for os in ("alma9", "amzn2", "centos7", "debian12", "rocky9", "sles15")],
+]
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Catalog:
+    records = [
+        record(f"{n:032x}", f"p{n}", os=os, target=target, compiler=compiler)
+        for n, (os, target, compiler) in enumerate(_SPECS)
+    ]
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", records)
+    with catalog.writing_tag("t") as writer:
+        replace_mirror(writer, "s", {r.hash: True for r in records if r.os == "rhel8"})
+    return catalog
+
+
+@pytest.mark.parametrize(
+    ("text", "stack", "hint"),
+    [
+        ("os=ubuntu22.04", None, "nothing in t matches os=ubuntu22.04; did you mean os=ubuntu24.04 (4 specs)?"),
+        ("target=zen5", None, "nothing in t matches target=zen5; did you mean target=zen4 (3 specs), "
+         "target=zen3 (1 spec)?"),
+        ("%clagn", None, "nothing in t matches %clagn; did you mean %clang (2 specs)?"),
+        ("%intel", None, "nothing in t matches %intel; the compilers in t: gcc (10 specs), clang (2 specs)"),
+        ("platform=windows", None, "nothing in t matches platform=windows; the platforms in t: linux (12 specs)"),
+        ("os=macos", None, "nothing in t matches os=macos; the OSes in t: ubuntu24.04 (4 specs), rhel8 (2 specs), "
+         "alma9 (1 spec), amzn2 (1 spec), centos7 (1 spec), debian12 (1 spec), and 2 more"),
+        # A stack's scope counts its own specs only; a value its tag has is no better there.
+        ("os=ubuntu24.04", "s", "nothing in t/s matches os=ubuntu24.04; the OSes in t/s: rhel8 (2 specs)"),
+    ],
+)  # fmt: skip
+def test_a_facet_value_the_scope_lacks_is_told_with_the_values_it_has(
+    catalog: Catalog, text: str, stack: str | None, hint: str
+) -> None:
+    assert catalog.search(parse(text), tag="t", stack=stack, hints=True).hints == (hint,)
+
+
+def test_a_value_the_scope_has_is_not_offered_again(catalog: Catalog) -> None:
+    """Nothing matches for another reason (here a compiler version): no values listed."""
+    (hint,) = catalog.search(parse("%clang@99"), tag="t", hints=True).hints
+    assert hint.startswith("nothing in t matches %clang@99; %clang alone: 2 specs in t match")
+    assert catalog.search(parse("os=rhel8 %clang@99"), tag="t", hints=True).hints == (
+        "nothing matches %clang@99; without it, 2 specs in t match, e.g. p4@1.3.1 %clang@17.0.6 "
+        "arch=linux-rhel8-x86_64_v3 +shared",
+    )
