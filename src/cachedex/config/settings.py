@@ -62,7 +62,8 @@ SETTINGS: tuple[Setting, ...] = (
         "count",
         96,
         "Requests in flight at once (spec manifests, stack indexes): over https, HTTP/2 streams of one "
-        "connection (a CDN allows 100 or more).",
+        "connection (a CDN allows 100 or more). A sync that reads 20,000 or more spec manifests reads them "
+        "in a second process, with as many in flight again there while this one reads the stacks' indexes.",
         1,
         256,
     ),
