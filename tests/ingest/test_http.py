@@ -15,6 +15,7 @@ from cachedex.catalog import Catalog
 from cachedex.config import HttpOptions, load_config
 from cachedex.demo.build import build_demo_mirrors
 from cachedex.errors import SourceError
+from cachedex.ingest import sizes
 from cachedex.ingest.http import HttpClient, Request, TooBig
 from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.sync import sync
@@ -59,7 +60,17 @@ def _sync(config_path: Path) -> tuple[list[object], list[object]]:
         return listed_specs(catalog, DEMO_TAG), [outcome]
 
 
-def test_a_sync_from_nginx_equals_the_sync_from_the_folder(demo_mirrors: Path) -> None:
+@pytest.fixture(params=["this process", "a second process"])
+def manifests_read_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Where a sync reads the demo tag's spec manifests: here, or (the threshold lowered
+    to their number) in the second process, over its own HTTP client, which must take the
+    same settings and environment."""
+    if request.param == "a second process":
+        monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
+    return str(request.param)
+
+
+def test_a_sync_from_nginx_equals_the_sync_from_the_folder(demo_mirrors: Path, manifests_read_by: str) -> None:
     local, _ = _sync(demo_mirrors / "cachedex.yaml")
     with Nginx(demo_mirrors, log_requests=True) as nginx:
         config = _http_config(demo_mirrors, nginx.url)
@@ -76,7 +87,7 @@ def test_a_sync_from_nginx_equals_the_sync_from_the_folder(demo_mirrors: Path) -
 
 
 def test_a_proxy_from_the_environment_carries_every_request(
-    demo_mirrors: Path, monkeypatch: pytest.MonkeyPatch
+    demo_mirrors: Path, monkeypatch: pytest.MonkeyPatch, manifests_read_by: str
 ) -> None:
     with Nginx(demo_mirrors) as nginx, Tinyproxy() as proxy:
         monkeypatch.setenv("HTTP_PROXY", proxy.url)
@@ -85,6 +96,7 @@ def test_a_proxy_from_the_environment_carries_every_request(
         remote, _ = _sync(_http_config(demo_mirrors, nginx.url))
         relayed = proxy.relayed()
         assert remote and f"127.0.0.1:{nginx.port}/mirrors/{DEMO_TAG}/v3/manifests/index" in relayed
+        assert f"127.0.0.1:{nginx.port}/mirrors/{DEMO_TAG}/v3/manifests/spec/" in relayed  # the sizes' reads too
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         before = relayed.count("GET")
         with HttpClient(HttpOptions()) as client:
@@ -94,7 +106,9 @@ def test_a_proxy_from_the_environment_carries_every_request(
         assert proxy.relayed().count("GET") == before  # NO_PROXY: straight to the server
 
 
-def test_https_with_a_private_ca(demo_mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_https_with_a_private_ca(
+    demo_mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, manifests_read_by: str
+) -> None:
     ca, cert, key = make_certificates(tmp_path / "tls")
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
     with Nginx(demo_mirrors, tls=(cert, key)) as nginx:
@@ -103,7 +117,7 @@ def test_https_with_a_private_ca(demo_mirrors: Path, tmp_path: Path, monkeypatch
             client.request(Request(url, limit=10**6))
         assert "http.ca_bundle" in str(info.value) and url in str(info.value)
         remote, _ = _sync(_http_config(demo_mirrors, nginx.url, ca_bundle=str(ca)))
-        assert remote
+        assert remote == _sync(demo_mirrors / "cachedex.yaml")[0]  # sizes included
         monkeypatch.setenv("SSL_CERT_FILE", str(ca))
         with HttpClient(HttpOptions(retries=0)) as client:
             assert client.request(Request(url, limit=10**6)).status == 200
