@@ -11,12 +11,13 @@ from cachedex.catalog import Catalog
 from cachedex.query import parse
 from tests.helpers import record, replace_mirror, write_tag
 
-#: (os, target, compiler) of the specs of tag t: 4 on ubuntu24.04, 2 on rhel8, 1 on each of
-#: six more OSes; in stack s, only the two on rhel8.
+#: (os, target, compiler) of the specs of tag t: 4 on ubuntu24.04, 3 on rhel8 (one built by
+#: no compiler), 1 on each of six more OSes; in stack s, only those on rhel8.
 _SPECS = [
     *[("ubuntu24.04", "zen4", "gcc@13.2.0")] * 3,
     ("ubuntu24.04", "zen3", "gcc@12.3.0"),
     *[("rhel8", "x86_64_v3", "clang@17.0.6")] * 2,
+    ("rhel8", "x86_64_v3", "none"),
     *[(os, "aarch64", "gcc@13.2.0") for os in ("alma9", "amzn2", "centos7", "debian12", "rocky9", "sles15")],
 ]
 
@@ -41,12 +42,13 @@ def catalog(tmp_path: Path) -> Catalog:
         ("target=zen5", None, "nothing in t matches target=zen5; did you mean target=zen4 (3 specs), "
          "target=zen3 (1 spec)?"),
         ("%clagn", None, "nothing in t matches %clagn; did you mean %clang (2 specs)?"),
+        # ("none": specs built by no compiler, which no one asks for by that name)
         ("%intel", None, "nothing in t matches %intel; the compilers in t: gcc (10 specs), clang (2 specs)"),
-        ("platform=windows", None, "nothing in t matches platform=windows; the platforms in t: linux (12 specs)"),
-        ("os=macos", None, "nothing in t matches os=macos; the OSes in t: ubuntu24.04 (4 specs), rhel8 (2 specs), "
+        ("platform=windows", None, "nothing in t matches platform=windows; the platforms in t: linux (13 specs)"),
+        ("os=macos", None, "nothing in t matches os=macos; the OSes in t: ubuntu24.04 (4 specs), rhel8 (3 specs), "
          "alma9 (1 spec), amzn2 (1 spec), centos7 (1 spec), debian12 (1 spec), and 2 more"),
         # A stack's scope counts its own specs only; a value its tag has is no better there.
-        ("os=ubuntu24.04", "s", "nothing in t/s matches os=ubuntu24.04; the OSes in t/s: rhel8 (2 specs)"),
+        ("os=ubuntu24.04", "s", "nothing in t/s matches os=ubuntu24.04; the OSes in t/s: rhel8 (3 specs)"),
     ],
 )  # fmt: skip
 def test_a_facet_value_the_scope_lacks_is_told_with_the_values_it_has(
@@ -60,6 +62,25 @@ def test_a_value_the_scope_has_is_not_offered_again(catalog: Catalog) -> None:
     (hint,) = catalog.search(parse("%clang@99"), tag="t", hints=True).hints
     assert hint.startswith("nothing in t matches %clang@99; %clang alone: 2 specs in t match")
     assert catalog.search(parse("os=rhel8 %clang@99"), tag="t", hints=True).hints == (
-        "nothing matches %clang@99; without it, 2 specs in t match, e.g. p4@1.3.1 %clang@17.0.6 "
+        "nothing matches %clang@99; without it, 3 specs in t match, e.g. p4@1.3.1 %clang@17.0.6 "
+        "arch=linux-rhel8-x86_64_v3 +shared",
+    )
+
+
+def test_with_more_conditions_a_line_names_each_value_the_scope_lacks(catalog: Catalog) -> None:
+    zen = "no spec in t has target=zen5; did you mean target=zen4 (3 specs), target=zen3 (1 spec)?"
+    assert catalog.search(parse("p0 target=zen5"), tag="t", hints=True).hints == (
+        "nothing matches target=zen5; without it, 1 spec in t matches, e.g. p0@1.3.1 %gcc@13.2.0 "
+        "arch=linux-ubuntu24.04-zen4 +shared",
+        zen,
+    )
+    assert catalog.search(parse("p0 target=zen5 %intel"), tag="t", hints=True).hints == (
+        "no spec in t matches even with one condition dropped",
+        zen,
+        "no spec in t has %intel; the compilers in t: gcc (10 specs), clang (2 specs)",
+    )
+    # Values the scope has add no line, whatever else found nothing.
+    assert catalog.search(parse("p0 os=rhel8 %clang"), tag="t", hints=True).hints == (
+        "no p0 spec matches the rest; without the name, 2 specs in t match, e.g. p4@1.3.1 %clang@17.0.6 "
         "arch=linux-rhel8-x86_64_v3 +shared",
     )

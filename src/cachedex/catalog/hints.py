@@ -32,7 +32,8 @@ def zero_hints(
 ) -> tuple[str, ...]:
     """Why ``query`` found nothing: each condition dropped in turn, and what the rest
     finds (``nothing matches target=aarch64; without it, 3 specs match, e.g. ...``; a
-    name's versions stay with it). A package name the scope has no spec of is the whole
+    name's versions stay with it), then a line for each OS, target, platform or compiler
+    the scope has no spec of. A package name the scope has no spec of is the whole
     answer: where the package is, or which names are close. One condition alone has
     nothing to drop: see :func:`_one_condition_hint`."""
     parts = query_parts(query)
@@ -56,7 +57,23 @@ def zero_hints(
                 hints.append(f"no {label} spec matches the rest; without the name, {matching}")
             else:
                 hints.append(f"nothing matches {label}; without it, {matching}")
-    return tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
+    said = tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
+    return said + _lacking_facets(db, path, token, query, scope, tag, stack)
+
+
+def _lacking_facets(
+    db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
+) -> tuple[str, ...]:
+    """A line for each OS, target, platform or compiler (by name) of ``query`` that no
+    spec of the scope has: ``no spec in t has target=zen9; did you mean target=zen4 ...``."""
+    lines = []
+    for field, _plural in _FACETS:
+        if getattr(query, field) is not None:
+            family = {"target_family": query.target_family} if field == "target" else {}
+            alone = Query(**{field: getattr(query, field)}, **family)  # type: ignore[arg-type]
+            if values := _facet_values(db, path, token, alone, scope, tag, stack):
+                lines.append(f"no spec {scope} has {query_parts(alone)[0][0]}{values}")
+    return tuple(lines)
 
 
 def _finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str | None, stack: str | None) -> bool:
@@ -131,6 +148,8 @@ def _facet_values(
     for group, key in enumerate(index.groups):
         value = key[column].split("@", 1)[0] if field == "compiler" else key[column]
         specs[value] += len(index.positions[group])
+    if field == "compiler":
+        specs.pop("none", None)  # specs built by no compiler (pure Python packages): not one to ask for
     if not specs or wanted in specs:  # the value is there: something else is wrong
         return ""
     label = "%{}".format if field == "compiler" else f"{field}={{}}".format
