@@ -31,7 +31,7 @@ __all__ = ["Prefetch", "SizeReport", "fetch_sizes", "is_path_safe"]
 
 #: From this many spec manifests of a folder or an HTTP mirror on, another process reads
 #: them (see reading_process): starting it costs ~0.3 s, reading 250,000 manifests ~4 s
-#: from a folder, ~8 s from a server on the same machine.
+#: from a folder, ~10 s from a server on the same machine.
 IN_PROCESS_MIN = 20_000
 #: Sizes committed in one transaction; a batch is also committed after this many seconds.
 BATCH = 10_000
