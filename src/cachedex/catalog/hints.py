@@ -13,6 +13,7 @@ import msgspec
 
 from ..query import Query, query_parts
 from ..values import LINK_RUN, counted
+from ..versions import version_key, version_satisfies
 from .facets import FACET_COLUMNS, STATE_CACHE
 from .names import NameIndex
 from .reads import package_tags
@@ -64,13 +65,17 @@ def zero_hints(
 def _lacking_facets(
     db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
 ) -> tuple[str, ...]:
-    """A line for each OS, target, platform or compiler (by name) of ``query`` that no
-    spec of the scope has: ``no spec in t has target=zen9; did you mean target=zen4 ...``."""
+    """A line for each OS, target, platform or compiler (with its versions) of ``query``
+    that no spec of the scope has: ``no spec in t has target=zen9; did you mean ...``."""
     lines = []
     for field, _plural in _FACETS:
         if getattr(query, field) is not None:
-            family = {"target_family": query.target_family} if field == "target" else {}
-            alone = Query(**{field: getattr(query, field)}, **family)  # type: ignore[arg-type]
+            extra: dict[str, object] = {}
+            if field == "target":
+                extra = {"target_family": query.target_family}
+            elif field == "compiler":
+                extra = {"compiler_versions": query.compiler_versions}
+            alone = Query(**{field: getattr(query, field)}, **extra)  # type: ignore[arg-type]
             if values := _facet_values(db, path, token, alone, scope, tag, stack):
                 lines.append(f"no spec {scope} has {query_parts(alone)[0][0]}{values}")
     return tuple(lines)
@@ -95,19 +100,21 @@ def _one_condition_hint(
     tag: str | None,
     stack: str | None,
 ) -> str:
-    """Why a query of one condition, not a package name, found nothing: what a looser
-    one finds (``%gcc`` for ``%gcc@14``, ``^zlib`` for ``^zlib@1.4``), or, for ``^dep``,
-    that no package has that name, or that specs need it only to build (``^`` follows
-    link and run dependencies), or that nothing in the scope depends on it."""
+    """Why a query of one condition, not a package name, found nothing: for an OS,
+    target, platform or compiler, the values its scope has (:func:`_facet_values`: a
+    compiler's versions, for ``%gcc@14``); for ``^dep``, what the dependency by its name
+    alone finds (``^zlib`` for ``^zlib@1.4``), or that no package has that name, or that
+    specs need it only to build (``^`` follows link and run dependencies), or that
+    nothing in the scope depends on it."""
     said = f"nothing {scope} matches {label}"
-    looser = _looser(query)
+    if not query.dependencies or query.dependencies[0].name is None:
+        return said + _facet_values(db, path, token, query, scope, tag, stack)
+    looser = _dependency_by_name(query)
     if looser is not None:
         found = search(db, path, token, looser, tag=tag, stack=stack, limit=1, offset=0)
         if found.total:
             (loose_label, _), *_ = query_parts(looser)
             return f"{said}; {loose_label} alone: {_matching(found.total, scope, found.specs[0])}"
-    if not query.dependencies or query.dependencies[0].name is None:
-        return said + _facet_values(db, path, token, query, scope, tag, stack)
     name = query.dependencies[0].name
     if not db.execute("SELECT 1 FROM specs WHERE name = ? LIMIT 1", (name,)).fetchone():
         return f"{said}: no package {name!r} in the catalog" + _did_you_mean(db, path, token, name)
@@ -134,43 +141,69 @@ _VALUES_SHOWN, _CLOSE_VALUES = 6, 3
 def _facet_values(
     db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
 ) -> str:
-    """For a query asking an OS, target, platform or compiler (by name) that no spec of
-    the scope has: ``"; did you mean os=ubuntu24.04 (120 specs)?"`` for values close to
-    it, else ``"; the OSes in t: ..."``, the most common first; ``""`` otherwise. Counted
-    from the scope's facet index (the search that found nothing has just read it)."""
+    """For a query asking an OS, target, platform or compiler that no spec of the scope
+    has: ``"; did you mean os=ubuntu24.04 (120 specs)?"`` for values close to it, else
+    ``"; the OSes in t: ..."``, the most common first; for a compiler the scope has but
+    not at the versions asked, its versions there (:func:`_compiler_versions`); ``""``
+    otherwise."""
     field, plural = next(((f, p) for f, p in _FACETS if getattr(query, f) is not None), ("", ""))
-    if not field or (field == "compiler" and query.compiler_versions):
+    if not field:
         return ""
     wanted: str = getattr(query, field)
-    index = facet_index(db, path, token, *scope_mirrors(db, path, token, tag, stack))
-    column = FACET_COLUMNS.index(field)
-    specs: Counter[str] = Counter()
-    for group, key in enumerate(index.groups):
-        value = key[column].split("@", 1)[0] if field == "compiler" else key[column]
-        specs[value] += len(index.positions[group])
+    specs = _scope_values(db, path, token, field, tag, stack)
     if field == "compiler":
+        builds = specs
+        specs = Counter()
+        for compiler, count in builds.items():
+            specs[compiler.split("@", 1)[0]] += count
         specs.pop("none", None)  # specs built by no compiler (pure Python packages): not one to ask for
+        if wanted in specs and query.compiler_versions:
+            return _compiler_versions(builds, query, scope)
     if not specs or wanted in specs:  # the value is there: something else is wrong
         return ""
     label = "%{}".format if field == "compiler" else f"{field}={{}}".format
     close = difflib.get_close_matches(wanted, list(specs), n=_CLOSE_VALUES, cutoff=0.6)
     if close:
-        return "; did you mean " + ", ".join(f"{label(v)} ({counted(specs[v], 'spec')})" for v in close) + "?"
-    common = specs.most_common()
-    shown = ", ".join(f"{v} ({counted(n, 'spec')})" for v, n in common[:_VALUES_SHOWN])
-    more = f", and {len(common) - _VALUES_SHOWN} more" if len(common) > _VALUES_SHOWN else ""
-    return f"; the {plural} {scope}: {shown}{more}"
+        return f"; did you mean {_listed([(label(v), specs[v]) for v in close])}?"
+    return f"; the {plural} {scope}: {_listed(specs.most_common())}"
 
 
-def _looser(query: Query) -> Query | None:
-    """The query of one condition made looser: a compiler without its versions, a
-    dependency by its name alone; None if there is nothing to drop."""
-    if query.compiler is not None and query.compiler_versions:
-        return msgspec.structs.replace(query, compiler_versions=())
-    if query.dependencies:
-        (dependency,) = query.dependencies
-        if dependency.name is not None and dependency != Query(name=dependency.name):
-            return msgspec.structs.replace(query, dependencies=(Query(name=dependency.name),))
+def _listed(values: list[tuple[str, int]]) -> str:
+    """``a (3 specs), b (1 spec), and 4 more``: the first few of ``(value, specs)``."""
+    shown = ", ".join(f"{value} ({counted(n, 'spec')})" for value, n in values[:_VALUES_SHOWN])
+    return shown + (f", and {len(values) - _VALUES_SHOWN} more" if len(values) > _VALUES_SHOWN else "")
+
+
+def _scope_values(
+    db: sqlite3.Connection, path: str, token: str, field: str, tag: str | None, stack: str | None
+) -> Counter[str]:
+    """The scope's specs per value of ``field`` (a compiler's: name@version), from its
+    facet index (the search that found nothing has just read it)."""
+    index = facet_index(db, path, token, *scope_mirrors(db, path, token, tag, stack))
+    column = FACET_COLUMNS.index(field)
+    specs: Counter[str] = Counter()
+    for group, key in enumerate(index.groups):
+        specs[key[column]] += len(index.positions[group])
+    return specs
+
+
+def _compiler_versions(builds: Counter[str], query: Query, scope: str) -> str:
+    """``"; the versions of gcc in t: %gcc@13.2.0 (4 specs), ..."``, newest first, when
+    none of the scope's versions of ``query``'s compiler is one it asks; else ``""``."""
+    name = query.compiler
+    versions = {c.split("@", 1)[1]: n for c, n in builds.items() if c.startswith(f"{name}@")}
+    if not versions or any(version_satisfies(v, query.compiler_versions) for v in versions):
+        return ""
+    newest = sorted(versions, key=version_key, reverse=True)
+    return f"; the versions of {name} {scope}: {_listed([(f'%{name}@{v}', versions[v]) for v in newest])}"
+
+
+def _dependency_by_name(query: Query) -> Query | None:
+    """A query of one ``^dep`` made looser: the dependency by its name alone; None if
+    there is nothing to drop."""
+    (dependency,) = query.dependencies
+    if dependency.name is not None and dependency != Query(name=dependency.name):
+        return msgspec.structs.replace(query, dependencies=(Query(name=dependency.name),))
     return None
 
 
