@@ -97,3 +97,16 @@ def test_with_more_conditions_a_line_names_each_value_the_scope_lacks(catalog: C
         zen,
         "no spec in t has %intel; the compilers in t: gcc (10 specs), clang (2 specs)",
     )
+
+
+def test_a_target_family_the_scope_has_specs_of_is_not_said_to_be_missing(catalog: Catalog) -> None:
+    """No spec's target is x86_64 itself, but zen4 is one of its family."""
+    assert catalog.search(parse("p0 target=x86_64: %intel"), tag="t", hints=True).hints == (
+        "nothing matches %intel; without it, 1 spec in t matches, e.g. p0@1.3.1 %gcc@13.2.0 "
+        "arch=linux-ubuntu24.04-zen4 +shared",
+        "no spec in t has %intel; the compilers in t: gcc (10 specs), clang (2 specs)",
+    )
+    assert catalog.search(parse("target=sparc:"), tag="t", hints=True).hints == (
+        "nothing in t matches target=sparc:; the targets in t: aarch64 (6 specs), zen4 (3 specs), "
+        "x86_64_v3 (3 specs), zen3 (1 spec)",
+    )

@@ -13,7 +13,7 @@ import msgspec
 
 from ..query import Query, query_parts
 from ..values import LINK_RUN, counted
-from ..versions import version_key, version_satisfies
+from ..versions import version_key
 from .facets import FACET_COLUMNS, STATE_CACHE
 from .names import NameIndex
 from .reads import package_tags
@@ -147,7 +147,8 @@ def _facet_values(
     not at the versions asked, its versions there (:func:`_compiler_versions`); ``""``
     otherwise."""
     field, plural = next(((f, p) for f, p in _FACETS if getattr(query, f) is not None), ("", ""))
-    if not field:
+    # (asked by the search itself, as a target family or a compiler's versions match)
+    if not field or _finds(db, path, token, query, tag, stack):  # there: something else is wrong
         return ""
     wanted: str = getattr(query, field)
     specs = _scope_values(db, path, token, field, tag, stack)
@@ -159,7 +160,7 @@ def _facet_values(
         specs.pop("none", None)  # specs built by no compiler (pure Python packages): not one to ask for
         if wanted in specs and query.compiler_versions:
             return _compiler_versions(builds, query, scope)
-    if not specs or wanted in specs:  # the value is there: something else is wrong
+    if not specs or wanted in specs:  # (a compiler without versions, found above)
         return ""
     label = "%{}".format if field == "compiler" else f"{field}={{}}".format
     close = difflib.get_close_matches(wanted, list(specs), n=_CLOSE_VALUES, cutoff=0.6)
@@ -188,12 +189,10 @@ def _scope_values(
 
 
 def _compiler_versions(builds: Counter[str], query: Query, scope: str) -> str:
-    """``"; the versions of gcc in t: %gcc@13.2.0 (4 specs), ..."``, newest first, when
-    none of the scope's versions of ``query``'s compiler is one it asks; else ``""``."""
+    """``"; the versions of gcc in t: %gcc@13.2.0 (4 specs), ...``, newest first: the
+    scope's versions of ``query``'s compiler (none of which it asks)."""
     name = query.compiler
     versions = {c.split("@", 1)[1]: n for c, n in builds.items() if c.startswith(f"{name}@")}
-    if not versions or any(version_satisfies(v, query.compiler_versions) for v in versions):
-        return ""
     newest = sorted(versions, key=version_key, reverse=True)
     return f"; the versions of {name} {scope}: {_listed([(f'%{name}@{v}', versions[v]) for v in newest])}"
 
