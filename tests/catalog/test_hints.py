@@ -110,3 +110,27 @@ def test_a_target_family_the_scope_has_specs_of_is_not_said_to_be_missing(catalo
         "nothing in t matches target=sparc:; the targets in t: aarch64 (6 specs), zen4 (3 specs), "
         "x86_64_v3 (3 specs), zen3 (1 spec)",
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "stack", "hint"),
+    [
+        ("+sharde", None, "nothing in t matches +sharde; did you mean +shared (13 specs)?"),
+        ("+sharde", "s", "nothing in t/s matches +sharde; did you mean +shared (3 specs)?"),
+        # A close name offered only as asked, and only if that finds specs: no spec is ~shared.
+        ("~sharde", None, "nothing in t matches ~sharde"),
+        ("+nosuch", None, "nothing in t matches +nosuch"),
+    ],
+)  # fmt: skip
+def test_a_variant_name_no_spec_has_is_told_with_the_close_ones_that_find_specs(
+    catalog: Catalog, text: str, stack: str | None, hint: str
+) -> None:
+    assert catalog.search(parse(text), tag="t", stack=stack, hints=True).hints == (hint,)
+
+
+def test_with_more_conditions_a_line_names_each_variant_no_spec_has(catalog: Catalog) -> None:
+    assert catalog.search(parse("p0 +sharde"), tag="t", hints=True).hints == (
+        "nothing matches +sharde; without it, 1 spec in t matches, e.g. p0@1.3.1 %gcc@13.2.0 "
+        "arch=linux-ubuntu24.04-zen4 +shared",
+        "no spec in t has a variant named sharde; did you mean +shared (13 specs)?",
+    )

@@ -1,7 +1,8 @@
 """What a search that finds nothing says: each condition dropped in turn and what the
 rest would find; for a package name alone, the names close to it; for another condition
 alone, what a looser one finds, or why nothing can match it; for an OS, target, platform
-or compiler its scope has no spec of, the values close to it, or the values it has."""
+or compiler its scope has no spec of, the values close to it, or the values it has; for
+a variant name no spec has, the names close to it."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from .names import NameIndex
 from .reads import package_tags
 from .rows import SpecSummary
 from .scopes import scope_mirrors
-from .search import facet_index, search
+from .search import facet_index, search, term_index
 
 __all__ = ["zero_hints"]
 
@@ -66,7 +67,8 @@ def _lacking_facets(
     db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
 ) -> tuple[str, ...]:
     """A line for each OS, target, platform or compiler (with its versions) of ``query``
-    that no spec of the scope has: ``no spec in t has target=zen9; did you mean ...``."""
+    that no spec of the scope has (``no spec in t has target=zen9; did you mean ...``),
+    and for each variant whose name none has and has a close one that finds specs."""
     lines = []
     for field, _plural in _FACETS:
         if getattr(query, field) is not None:
@@ -78,7 +80,34 @@ def _lacking_facets(
             alone = Query(**{field: getattr(query, field)}, **extra)  # type: ignore[arg-type]
             if values := _facet_values(db, path, token, alone, scope, tag, stack):
                 lines.append(f"no spec {scope} has {query_parts(alone)[0][0]}{values}")
+    for variant in query.variants:
+        if offers := _close_variants(db, path, token, variant, tag, stack):
+            lines.append(f"no spec {scope} has a variant named {variant[0]}{offers}")
     return tuple(lines)
+
+
+def _close_variants(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    variant: tuple[str, str | bool | tuple[str, ...]],
+    tag: str | None,
+    stack: str | None,
+) -> str:
+    """For a variant whose name no spec of the scope's tag has (``+mpii``): the same
+    asked of the names close to it that find specs in the scope, ``"; did you mean +mpi
+    (120 specs)?"``; ``""`` when its name is there or none is close."""
+    name, wanted = variant
+    names = term_index(db, path, token, scope_mirrors(db, path, token, tag, stack)[0]).variant_names()
+    if name in names:
+        return ""
+    offers = []
+    for close in difflib.get_close_matches(name, names, n=_CLOSE_VALUES, cutoff=0.6):
+        alike = Query(variants=((close, wanted),))
+        found = search(db, path, token, alike, tag=tag, stack=stack, limit=1, offset=0)
+        if found.total:
+            offers.append((query_parts(alike)[0][0], found.total))
+    return f"; did you mean {_listed(offers)}?" if offers else ""
 
 
 def _finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str | None, stack: str | None) -> bool:
@@ -102,11 +131,14 @@ def _one_condition_hint(
 ) -> str:
     """Why a query of one condition, not a package name, found nothing: for an OS,
     target, platform or compiler, the values its scope has (:func:`_facet_values`: a
-    compiler's versions, for ``%gcc@14``); for ``^dep``, what the dependency by its name
+    compiler's versions, for ``%gcc@14``); for a variant, the names close to it
+    (:func:`_close_variants`); for ``^dep``, what the dependency by its name
     alone finds (``^zlib`` for ``^zlib@1.4``), or that no package has that name, or that
     specs need it only to build (``^`` follows link and run dependencies), or that
     nothing in the scope depends on it."""
     said = f"nothing {scope} matches {label}"
+    if query.variants:
+        return said + _close_variants(db, path, token, query.variants[0], tag, stack)
     if not query.dependencies or query.dependencies[0].name is None:
         return said + _facet_values(db, path, token, query, scope, tag, stack)
     looser = _dependency_by_name(query)

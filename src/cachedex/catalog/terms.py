@@ -221,6 +221,10 @@ class TermIndex:
         self._common = {s: bits_of(p, self.size) for s, p in self._by_variant.items() if len(p) * 8 >= self.size}
         self._number = next(index_numbers)
 
+    def variant_names(self) -> list[str]:
+        """The names of the variants the scope's specs have (``mpi``, ``cuda_arch``)."""
+        return list(self._by_name)
+
     def bits(self, query: Query) -> int:
         """The positions of the specs satisfying ``query``'s versions and variants (it
         must have at least one of them) as a bit set."""
