@@ -82,20 +82,27 @@ def test_what_the_process_did_not_report_is_read_here(
     assert _described(sizes_in_process(source, items, limit=65_536)) == expected
 
 
-def test_a_sync_of_many_manifests_reads_them_in_the_process(
-    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Lowered to this mirror's 6 manifests: the sizes go in with their specs, as read here."""
-    expected = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    used: list[int] = []
+@pytest.fixture
+def processes_read(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """(kind of source, manifests) of each read by the process, from one manifest on
+    (the threshold lowered to a test mirror's few)."""
+    used: list[tuple[str, int]] = []
     real = reading_process.sizes_in_process
 
-    def counted(source: LocalSource, items: list[tuple[str, str]], *, limit: int):  # type: ignore[no-untyped-def]
-        used.append(len(items))
+    def counted(source: LocalSource | HttpSource, items: list[tuple[str, str]], *, limit: int):  # type: ignore[no-untyped-def]
+        used.append((type(source).__name__, len(items)))
         return real(source, items, limit=limit)
 
     monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
     monkeypatch.setattr(sizes, "sizes_in_process", counted)
+    return used
+
+
+def test_a_sync_of_many_manifests_reads_them_in_the_process(
+    mirrors: Path, tmp_path: Path, processes_read: list[tuple[str, int]]
+) -> None:
+    """Lowered to this mirror's 6 manifests: the sizes go in with their specs, as read here."""
+    expected = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
     statements: list[str] = []
     with Catalog(config.catalog) as catalog:
@@ -103,26 +110,17 @@ def test_a_sync_of_many_manifests_reads_them_in_the_process(
         (outcome,) = sync(config, catalog)
         assert outcome.ok and outcome.sizes_fetched == 6
         assert {h: spec_row(catalog, h)["size"] for h in expected} == expected  # type: ignore[index]
-    assert used == [6]
+    assert processes_read == [("LocalSource", 6)]
     assert not [s for s in statements if "new_sizes" in s]  # all written with their specs
 
 
 @pytest.mark.parametrize("stopped", [False, True], ids=["first sync", "a stopped sync's rest"])
 def test_a_sync_over_http_reads_many_manifests_in_the_process(
-    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stopped: bool
+    mirrors: Path, tmp_path: Path, processes_read: list[tuple[str, int]], stopped: bool
 ) -> None:
     """Lowered to this mirror's 6 manifests: read by the process before the listing is
     written, or, when a sync stopped before its sizes, in the size phase of the next."""
     expected = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    used: list[tuple[str, int]] = []
-    real = reading_process.sizes_in_process
-
-    def counted(source: HttpSource, items: list[tuple[str, str]], *, limit: int):  # type: ignore[no-untyped-def]
-        used.append((type(source).__name__, len(items)))
-        return real(source, items, limit=limit)
-
-    monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
-    monkeypatch.setattr(sizes, "sizes_in_process", counted)
     with Nginx(tmp_path) as nginx:
         config = make_config(tmp_path, [{"name": "t", "url": f"{nginx.url}/m"}])
         with Catalog(config.catalog) as catalog:
@@ -131,11 +129,11 @@ def test_a_sync_over_http_reads_many_manifests_in_the_process(
             if stopped:
                 with catalog._db:
                     catalog._db.execute("UPDATE specs SET size = NULL")
-                used.clear()
+                processes_read.clear()
                 (outcome,) = sync(config, catalog)
                 assert outcome.ok and outcome.sizes_fetched == 6
             assert {h: spec_row(catalog, h)["size"] for h in expected} == expected  # type: ignore[index]
-    assert used == [("HttpSource", 6)]
+    assert processes_read == [("HttpSource", 6)]
 
 
 def test_over_http_the_write_does_not_wait_for_the_sizes(
