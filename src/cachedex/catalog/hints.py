@@ -78,6 +78,9 @@ def _lacking_facets(
             elif field == "compiler":
                 extra = {"compiler_versions": query.compiler_versions}
             alone = Query(**{field: getattr(query, field)}, **extra)  # type: ignore[arg-type]
+            # (asked by the search itself, as a target family or a compiler's versions match)
+            if _finds(db, path, token, alone, tag, stack):
+                continue  # the scope has it: something else found nothing
             if values := _facet_values(db, path, token, alone, scope, tag, stack):
                 lines.append(f"no spec {scope} has {query_parts(alone)[0][0]}{values}")
     for variant in query.variants:
@@ -173,14 +176,13 @@ _VALUES_SHOWN, _CLOSE_VALUES = 6, 3
 def _facet_values(
     db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
 ) -> str:
-    """For a query asking an OS, target, platform or compiler that no spec of the scope
-    has: ``"; did you mean os=ubuntu24.04 (120 specs)?"`` for values close to it, else
+    """For a query of one OS, target, platform or compiler that found nothing in the
+    scope: ``"; did you mean os=ubuntu24.04 (120 specs)?"`` for values close to it, else
     ``"; the OSes in t: ..."``, the most common first; for a compiler the scope has but
     not at the versions asked, its versions there (:func:`_compiler_versions`); ``""``
     otherwise."""
     field, plural = next(((f, p) for f, p in _FACETS if getattr(query, f) is not None), ("", ""))
-    # (asked by the search itself, as a target family or a compiler's versions match)
-    if not field or _finds(db, path, token, query, tag, stack):  # there: something else is wrong
+    if not field:
         return ""
     wanted: str = getattr(query, field)
     specs = _scope_values(db, path, token, field, tag, stack)
@@ -192,7 +194,7 @@ def _facet_values(
         specs.pop("none", None)  # specs built by no compiler (pure Python packages): not one to ask for
         if wanted in specs and query.compiler_versions:
             return _compiler_versions(builds, query, scope)
-    if not specs or wanted in specs:  # (a compiler without versions, found above)
+    if not specs or wanted in specs:  # an empty scope; a value there would have found specs
         return ""
     label = "%{}".format if field == "compiler" else f"{field}={{}}".format
     close = difflib.get_close_matches(wanted, list(specs), n=_CLOSE_VALUES, cutoff=0.6)
