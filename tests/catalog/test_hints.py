@@ -1,5 +1,5 @@
-"""What a search that finds nothing says of an OS, target, platform or compiler its scope
-has no spec of (catalog/hints.py)."""
+"""What a search that finds nothing says of an OS, target, platform, compiler, version or
+variant its scope has no spec of (catalog/hints.py)."""
 
 from __future__ import annotations
 
@@ -133,4 +133,57 @@ def test_with_more_conditions_a_line_names_each_variant_no_spec_has(catalog: Cat
         "nothing matches +sharde; without it, 1 spec in t matches, e.g. p0@1.3.1 %gcc@13.2.0 "
         "arch=linux-ubuntu24.04-zen4 +shared",
         "no spec in t has a variant named sharde; did you mean +shared (13 specs)?",
+    )
+
+
+@pytest.fixture
+def versions(tmp_path: Path) -> Catalog:
+    """Package lib at three versions (1.10 newer than 1.2), with +mpi or ~mpi and a build type."""
+    specs = [
+        ("2.0", "+mpi", "Release"),
+        ("2.0", "+mpi", "Release"),
+        ("1.10", "+mpi", "Release"),
+        ("1.10", "~mpi", "Debug"),
+        ("1.2", "+mpi", "RelWithDebInfo"),
+    ]
+    records = [
+        record(f"{n:032x}", "lib", version=version, variants=(mpi, f"build_type={build}"))
+        for n, (version, mpi, build) in enumerate(specs)
+    ]
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", records)
+    return catalog
+
+
+@pytest.mark.parametrize(
+    ("text", "hints"),
+    [
+        ("lib@3:", ("nothing matches @3:; without it, 5 specs in t match: lib@2.0 (2 specs), lib@1.10 (2 specs), "
+                    "lib@1.2 (1 spec)",)),
+        ("lib build_type=MinSizeRel", ("nothing matches build_type=MinSizeRel; without it, 5 specs in t match: "
+                                       "build_type=Release (3 specs), build_type=Debug (1 spec), "
+                                       "build_type=RelWithDebInfo (1 spec)",)),
+        # Of one spec, the spec itself; a variant none of them has: an example.
+        ("lib@2 ~mpi", ("nothing matches @2; without it, 1 spec in t matches, e.g. lib@1.10 %gcc@13.2.0 "
+                        "arch=linux-ubuntu24.04-x86_64_v3 ~mpi build_type=Debug",
+                        "nothing matches ~mpi; without it, 2 specs in t match: +mpi (2 specs)")),
+        ("lib +cuda", ("nothing matches +cuda; without it, 5 specs in t match, e.g. lib@2.0 %gcc@13.2.0 "
+                       "arch=linux-ubuntu24.04-x86_64_v3 +mpi build_type=Release",)),
+    ],
+)  # fmt: skip
+def test_a_version_or_variant_value_that_finds_nothing_is_told_with_those_the_rest_has(
+    versions: Catalog, text: str, hints: tuple[str, ...]
+) -> None:
+    """A package's versions newest first (in Spack's order), a variant's values the most common first."""
+    assert versions.search(parse(text), tag="t", hints=True).hints == hints
+
+
+def test_past_so_many_specs_a_hint_gives_an_example_instead(
+    versions: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The values are counted from the specs' rows: of a looser query that finds too many, one example."""
+    monkeypatch.setattr("cachedex.catalog.hints._COUNTED", 4)
+    assert versions.search(parse("lib@3:"), tag="t", hints=True).hints == (
+        "nothing matches @3:; without it, 5 specs in t match, e.g. lib@2.0 %gcc@13.2.0 "
+        "arch=linux-ubuntu24.04-x86_64_v3 +mpi build_type=Release",
     )

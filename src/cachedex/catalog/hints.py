@@ -1,5 +1,6 @@
 """What a search that finds nothing says: each condition dropped in turn and what the
-rest would find; for a package name alone, the names close to it; for another condition
+rest would find (for a package's versions or a variant dropped, what those specs have
+instead); for a package name alone, the names close to it; for another condition
 alone, what a looser one finds, or why nothing can match it; for an OS, target, platform
 or compiler its scope has no spec of, the values close to it, or the values it has; for
 a variant name no spec has, the names close to it."""
@@ -13,7 +14,7 @@ from collections import Counter
 import msgspec
 
 from ..query import Query, query_parts
-from ..values import LINK_RUN, counted
+from ..values import LINK_RUN, counted, variant_name
 from ..versions import version_key
 from .facets import FACET_COLUMNS, STATE_CACHE
 from .names import NameIndex
@@ -54,7 +55,8 @@ def zero_hints(
             continue
         found = search(db, path, token, rest, tag=tag, stack=stack, limit=1, offset=0)
         if found.total:
-            matching = _matching(found.total, scope, found.specs[0])
+            had = _what_they_have(db, path, token, query, rest, found.total, tag, stack)
+            matching = _matching(found.total, scope, found.specs[0], had)
             if name_dropped:  # (it has specs: "nothing matches hdf5" would say otherwise)
                 hints.append(f"no {label} spec matches the rest; without the name, {matching}")
             else:
@@ -117,9 +119,46 @@ def _finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str
     return bool(search(db, path, token, query, tag=tag, stack=stack, limit=1, offset=0).total)
 
 
-def _matching(total: int, scope: str, example: SpecSummary) -> str:
-    count = f"1 spec {scope} matches" if total == 1 else f"{total:,} specs {scope} match"
-    return f"{count}, e.g. {_described(example)}"
+def _matching(total: int, scope: str, example: SpecSummary, had: list[tuple[str, int]] | None = None) -> str:
+    """``3 specs in t match, e.g. ...``; with ``had``, what they have instead of an
+    example (of one spec, the example: it shows what ``had`` would)."""
+    if total == 1:
+        return f"1 spec {scope} matches, e.g. {_described(example)}"
+    count = f"{total:,} specs {scope} match"
+    return f"{count}: {_listed(had)}" if had else f"{count}, e.g. {_described(example)}"
+
+
+#: A hint counts what the specs of a looser query have only when they are at most this
+#: many (a package's specs: its versions or a variant's values, read from their rows).
+_COUNTED = 2000
+
+
+def _what_they_have(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    query: Query,
+    rest: Query,
+    total: int,
+    tag: str | None,
+    stack: str | None,
+) -> list[tuple[str, int]]:
+    """What the ``total`` specs ``rest`` finds have where ``query`` asked otherwise: for
+    a package's versions dropped, their versions, newest first (``zlib@1.3.1 (4
+    specs)``); for a variant dropped, its values among them, the most common first
+    (``+mpi (23 specs)``, ``build_type=Release (20 specs)``); ``[]`` for another
+    condition, or past :data:`_COUNTED` specs."""
+    versions_dropped = query.name is not None and query.versions and not rest.versions
+    dropped = [name for name, value in query.variants if (name, value) not in rest.variants]
+    if not 1 < total <= _COUNTED or not (versions_dropped or dropped):
+        return []
+    specs = search(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0).specs
+    if versions_dropped:
+        versions = Counter(spec.version for spec in specs)
+        newest = sorted(versions, key=version_key, reverse=True)
+        return [(f"{query.name}@{version}", versions[version]) for version in newest]
+    values = Counter(text for spec in specs for text in spec.variants if variant_name(text) == dropped[0])
+    return values.most_common()
 
 
 def _one_condition_hint(
