@@ -170,9 +170,14 @@ def test_show_a_package_in_words(demo: Path) -> None:
     assert code == 0, output
     assert "hwloc in develop: 8 specs, " in output and "; versions 2.11.1, 2.9.1\n" in output
     code, output = run(demo, "show", "hdf5", "--tag", "develop")
-    assert "variant: the same in every spec" in output and not any(line.endswith(": ") for line in output.splitlines())
+    assert not any(line.endswith(": ") for line in output.splitlines())
+    # Variants that no spec tells apart: which they are, as every spec has them.
+    code, found = run(demo, "search", "hdf5", "--tag", "develop", "--json")
+    (variants,) = {" ".join(spec["variants"]) for spec in json.loads(found)}
+    assert f"variant: the same in every spec: {variants} " in " ".join(output.split()) + " "
     code, output = run(demo, "show", "zlib", "--tag", "develop-2026-11-01")
     assert "zlib in develop-2026-11-01: 1 spec, sizes unknown; version 1.2.13" in output
+    assert "  variant: build_system=makefile +optimize +pic +shared\n" in output
 
 
 def test_show_any_record_the_site_has_a_page_for(demo: Path) -> None:

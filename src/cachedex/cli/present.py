@@ -247,8 +247,9 @@ def print_package(page: PackagePage) -> None:
     for key, counts in page.facets.items():
         if counts:
             OUT.print(f"  {key}: " + escape(", ".join(f"{v} ({n})" for v, n in counts.items())))
-        elif key == "variant" and len(page.specs) > 1:
-            OUT.print("  variant: the same in every spec")
+        elif key == "variant" and page.specs and page.specs[0].variants:  # none differs: say what they are
+            every = "the same in every spec: " if len(page.specs) > 1 else ""
+            OUT.print(f"  variant: {every}" + escape(" ".join(page.specs[0].variants)))
 
 
 def print_diff(result: TagDiff) -> None:
