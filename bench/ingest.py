@@ -333,13 +333,14 @@ def run_sync(out: Path) -> tuple[float, int, str]:
     script = (
         "import sys, time\n"
         "from cachedex.cli import main\n"
-        "start = time.perf_counter()\n"
+        "start, code = time.perf_counter(), 0\n"
         "try:\n    main(['--config', sys.argv[1], 'sync'])\n"
         "except SystemExit as e:\n    code = e.code\n"
         # VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's peak at fork
         # time, which is this benchmark's own bare decode.
         "hwm = next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
         "print(f'@@ {time.perf_counter() - start:.3f} {hwm}', flush=True)\n"
+        "sys.exit(code)\n"  # a sync that failed is no figure
     )
     start = time.perf_counter()
     done = subprocess.run(
@@ -366,7 +367,7 @@ def main() -> None:
         "--pairs", type=int, default=0, help="then (a) and (b) again, in turn, N times: the median ratio"
     )
     args = parser.parse_args()
-    out: Path = args.out
+    out: Path = args.out.resolve()  # the config names the mirrors by absolute paths
     facts_path = out / "facts.json"
     facts = json.loads(facts_path.read_text()) if facts_path.exists() else None
     if (

@@ -6,6 +6,9 @@
 - :func:`gc_frozen`: before forking worker processes, move every object to the
   collector's permanent generation, so that the workers' collections never write to
   (and so copy) the memory pages they share with the parent.
+- :func:`release_free_heap`: memory that threads freed stays in their own malloc heaps
+  (glibc keeps one per thread), where the thread that goes on allocating cannot reuse
+  it; a sync gives it back to the kernel once the indexes its threads read are decoded.
 - :class:`BoundedMemo`: a dict that memoises values which repeat across hundreds of
   thousands of records (variant strings, JSON pieces) and forgets everything when it
   reaches its limit, so that its memory is bounded whatever the input.
@@ -15,12 +18,13 @@ Where each is used, and what was measured, is in ``docs/architecture.md``.
 
 from __future__ import annotations
 
+import ctypes
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-__all__ = ["BoundedMemo", "gc_frozen", "gc_paused"]
+__all__ = ["BoundedMemo", "gc_frozen", "gc_paused", "release_free_heap"]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -48,6 +52,17 @@ def gc_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+#: glibc's ``malloc_trim``; None where the C library has none (musl, macOS).
+_malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+
+
+def release_free_heap() -> None:
+    """Give the pages that the C heaps hold free back to the kernel (``malloc_trim``; a
+    no-op without glibc). A few milliseconds: for the end of a phase, not a loop."""
+    if _malloc_trim is not None:
+        _malloc_trim(0)
 
 
 class BoundedMemo(dict[K, V]):

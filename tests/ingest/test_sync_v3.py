@@ -3,18 +3,22 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from cachedex.catalog import Catalog
+from cachedex.catalog import Catalog, writer
 from cachedex.config import Limits, TagConfig
 from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest.layouts import read_index
 from cachedex.ingest.outcomes import TagOutcome
+from cachedex.ingest.sizes import Prefetch
 from cachedex.ingest.sources import open_source
 from cachedex.ingest.sync import sync
-from cachedex.ingest.tag_reads import TagReader
+from cachedex.ingest.tag_reads import MirrorRead, TagReader
 from tests.helpers import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config, spec_row, write_v3_mirror
 
 
@@ -186,3 +190,36 @@ def test_gzip_transfer_is_used(http_server, mirrors: Path, tmp_path: Path) -> No
     with Catalog(config.catalog) as catalog:
         (outcome,) = sync(config, catalog)
     assert outcome.ok and outcome.specs == 6
+
+
+def test_the_decoded_indexes_are_let_go_before_the_new_rows_are_indexed(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once its records are written, the root's decoded index (which holds its whole
+    bytes) is released before the writer sorts the new rows into their indexes: kept
+    until after, it made that step a big first sync's peak of memory."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    reads: list[MirrorRead] = []
+    read_all = TagReader.read_all
+
+    def kept(self: TagReader, tag: TagConfig) -> tuple[list[MirrorRead], Prefetch | None]:
+        found = read_all(self, tag)
+        reads.extend(found[0])
+        return found
+
+    built_after = writer._indexes_built_after
+    held_then: list[bool] = []
+
+    @contextmanager
+    def indexed(db: sqlite3.Connection, indexes: Mapping[str, str], bulk: bool) -> Iterator[None]:
+        with built_after(db, indexes, bulk):
+            yield  # every batch written; the indexes are built when this block ends
+            held_then.extend(read.index is not None for read in reads)
+
+    monkeypatch.setattr(TagReader, "read_all", kept)
+    monkeypatch.setattr(writer, "_indexes_built_after", indexed)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok and outcome.new_specs > 0
+    assert held_then and not any(held_then)  # (the writer indexes twice: specs, then members)
