@@ -18,9 +18,9 @@ Where each is used, and what was measured, is in ``docs/architecture.md``.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import gc
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
@@ -54,15 +54,23 @@ def gc_frozen() -> Iterator[None]:
         gc.unfreeze()
 
 
-#: glibc's ``malloc_trim``; None where the C library has none (musl, macOS).
-_malloc_trim = getattr(ctypes.CDLL(None), "malloc_trim", None)
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``; None where the C library has none (musl, macOS, Windows)."""
+    import ctypes  # (here: most commands never need it, and every command imports this module)
+
+    try:
+        return getattr(ctypes.CDLL(None), "malloc_trim", None)
+    except (OSError, TypeError):  # no C library to load by that name
+        return None
 
 
 def release_free_heap() -> None:
     """Give the pages that the C heaps hold free back to the kernel (``malloc_trim``; a
     no-op without glibc). A few milliseconds: for the end of a phase, not a loop."""
-    if _malloc_trim is not None:
-        _malloc_trim(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 class BoundedMemo(dict[K, V]):

@@ -178,9 +178,7 @@ def test_a_version_or_variant_value_that_finds_nothing_is_told_with_those_the_re
     assert versions.search(parse(text), tag="t", hints=True).hints == hints
 
 
-def test_past_so_many_specs_a_hint_gives_an_example_instead(
-    versions: Catalog, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_past_so_many_specs_a_hint_gives_an_example_instead(versions: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:
     """The values are counted from the specs' rows: of a looser query that finds too many, one example."""
     monkeypatch.setattr("cachedex.catalog.hints._COUNTED", 4)
     assert versions.search(parse("lib@3:"), tag="t", hints=True).hints == (
