@@ -38,6 +38,7 @@ __all__ = [
     "stack_order",
     "tarball_path_v2",
     "variant_name",
+    "visible",
 ]
 
 #: A Spack DAG hash: 32 lowercase base32 characters (``is_dag_hash`` checks one).
@@ -165,6 +166,19 @@ def human_size(size: int | None) -> str:
 # C0 and C1 controls, and the format characters that reorder or hide text (U+202E
 # right-to-left override, zero-width joiners...): none belongs in a name.
 _UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+
+
+def visible(text: str) -> str:
+    """``text`` with each control, invisible or text-reordering character written as
+    its escape (``\\x1b``, ``\\n``, ``\\u202e``): a value from a mirror printed on a
+    terminal must not move its cursor, retitle its window, start a line of its own or
+    show its characters in another order."""
+    return _UNPRINTABLE.sub(_escaped, text) if _UNPRINTABLE.search(text) else text
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return found.group().encode("unicode_escape").decode("ascii")
+
 
 #: Longest name in bytes (UTF-8): a file name's limit on every common file system.
 MAX_NAME_BYTES = 255

@@ -68,6 +68,35 @@ def test_sec5_mirror_values_print_as_written(mirrors: Path, tmp_path: Path) -> N
     assert status == 0 and f"{LINK} in b" in package
 
 
+#: Would clear the screen, retitle the window and reverse the rest of the line if a
+#: terminal received it as written.
+CONTROLS = "\x1b[2J\x1b]0;evil\x07\u202e"
+
+
+def test_sec5_control_characters_from_a_mirror_reach_no_terminal(mirrors: Path, tmp_path: Path) -> None:
+    """A variant value and a target holding escape sequences and a right-to-left override,
+    through search (with a hint), show and coverage: printed as visible escapes."""
+    index = fixture_index(mirrors)
+    spec = index["database"]["installs"][LIBELF_CORE2]["spec"]  # type: ignore[index]
+    spec["parameters"]["note"] = f"a{CONTROLS}b"
+    spec["arch"]["target"]["name"] = f"core2{CONTROLS}"
+    write_v2_mirror(tmp_path / "m", index)
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(f"tags:\n  - name: a\n    url: {tmp_path / 'm'}\n")
+    assert run(config, "sync")[0] == 0
+    outputs = {
+        "search": run(config, "search", "libelf"),
+        "hint": run(config, "search", "libelf note=c"),
+        "show spec": run(config, "show", LIBELF_CORE2),
+        "show package": run(config, "show", "libelf"),
+        "coverage": run(config, "coverage", "a", "--by", "package,target"),
+    }
+    for command, (status, output) in outputs.items():
+        assert status == 0, (command, output)
+        assert "\x1b" not in output and "\u202e" not in output and "\x07" not in output, command
+        assert "\\x1b[2J\\x1b]0;evil\\x07\\u202e" in output, command
+
+
 @pytest.fixture
 def small_config(small_catalog: Catalog, tmp_path: Path) -> Path:
     config = tmp_path / "cachedex.yaml"

@@ -21,8 +21,9 @@ def demo(demo_run: Demo) -> Path:
 
 
 def run(demo: Path, *args: str) -> tuple[int, str]:
+    """Exit status and output (with --json, standard output alone: hints go to stderr)."""
     result = CliRunner().invoke(main, ["--config", str(demo / "cachedex.yaml"), *args])
-    return result.exit_code, result.output
+    return result.exit_code, result.stdout if "--json" in args else result.output
 
 
 def brute_force(catalog: Catalog, tag: str, text: str) -> set[str]:
@@ -276,3 +277,12 @@ def test_values_print_as_text_not_markup(tmp_path: Path) -> None:
     assert result.exit_code == 0 and "note=[red]x[/red]" in result.output
     result = CliRunner().invoke(main, ["--config", str(config), "show", "/aaaa"])
     assert result.exit_code == 0 and "note=[red]x[/red]" in result.output
+
+
+def test_search_as_json_that_finds_nothing_says_why_on_stderr(demo: Path) -> None:
+    """Its output stays JSON for the script; the hints go to the person running it."""
+    result = CliRunner().invoke(main, ["--config", str(demo / "cachedex.yaml"), "search", "zlib@9:", "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == []
+    assert result.stderr.startswith("hint: nothing matches @9:; without it, ") and "zlib@1.3.1 (" in result.stderr
+    found = CliRunner().invoke(main, ["--config", str(demo / "cachedex.yaml"), "search", "zlib", "--json"])
+    assert json.loads(found.stdout) and not found.stderr

@@ -15,7 +15,7 @@ from rich.table import Table
 from ..catalog import Catalog
 from ..errors import CachedexError
 from ..publish.coverage import AXES, pivot
-from .present import OUT, print_json
+from .present import OUT, print_json, shown
 
 __all__ = ["CoverageMatrix", "coverage_command"]
 
@@ -82,11 +82,12 @@ def coverage_command(state: Any, tag: str, by: str, as_json: bool) -> None:
     if as_json:
         print_json(CoverageMatrix(tag, rows, columns, tuple(names), {row: tuple(c) for row, c in matrix}))
         return
-    table = Table(title=f"{tag}: listed specs by {rows} and {columns}", show_lines=False)
+    # The axes' values come from the mirrors (a target, a stack, a variant): shown as written.
+    table = Table(title=shown(f"{tag}: listed specs by {rows} and {columns}"), show_lines=False)
     table.add_column(rows)
     for name in names:
-        table.add_column(name, justify="right")
+        table.add_column(shown(name), justify="right")
     table.add_column("all", justify="right")
     for row, counts in matrix:
-        table.add_row(row, *(f"{n:,}" if n else "." for n in counts), f"{sum(counts):,}")
+        table.add_row(shown(row), *(f"{n:,}" if n else "." for n in counts), f"{sum(counts):,}")
     OUT.print(table)

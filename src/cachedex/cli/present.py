@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from ..values import counted, human_size, size_text
+from ..values import counted, human_size, size_text, visible
 
 if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
     from ..catalog import Edge, SearchPage, SpecSummary, TagStats
@@ -45,12 +45,19 @@ __all__ = [
     "print_site_report",
     "print_spec",
     "print_stats",
+    "shown",
     "spec_json",
     "stats_json",
 ]
 
 # Wide enough for the tables when output goes to a file or a pipe (rich assumes 80).
 OUT = Console(highlight=False, emoji=False, soft_wrap=True, width=None if sys.stdout.isatty() else 132)
+
+
+def shown(text: str) -> str:
+    """A value from outside as rich prints it: literally (its markup escaped), its
+    control characters visible (:func:`~cachedex.values.visible`)."""
+    return escape(visible(text))
 
 
 def print_json(value: Any) -> None:
@@ -69,7 +76,7 @@ def print_outcomes(outcomes: list[TagOutcome]) -> None:
             # A first sync has no listing to compare with: "+0" would say nothing came.
             note = " (first sync)" if o.first else note
             table.add_row(
-                escape(f"{o.tag}{note}"),
+                shown(f"{o.tag}{note}"),
                 f"{o.records:,}",
                 f"{o.specs:,}",
                 f"{o.packages:,}",
@@ -79,7 +86,7 @@ def print_outcomes(outcomes: list[TagOutcome]) -> None:
                 f"{o.seconds:.2f}",
             )
         else:
-            table.add_row(f"{escape(o.tag)} [red](failed)[/red]", "-", "-", "-", "-", "-", "-", f"{o.seconds:.2f}")
+            table.add_row(f"{shown(o.tag)} [red](failed)[/red]", "-", "-", "-", "-", "-", "-", f"{o.seconds:.2f}")
     OUT.print(table)
     for o in outcomes:
         for warning in o.warnings:
@@ -107,7 +114,7 @@ def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
     if not stats:
         OUT.print("The catalog has no tags yet; run 'cachedex sync'.")
         return
-    table = Table(title=escape(f"catalog {catalog_path}"), title_justify="left")
+    table = Table(title=shown(f"catalog {catalog_path}"), title_justify="left")
     for column in ("tag", "records", "specs", "packages", "stacks", "size", "last sync"):
         table.add_column(column, justify="left" if column in ("tag", "last sync") else "right")
     for s in stats:
@@ -116,7 +123,7 @@ def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
             size += f" ({s.sized:,} of {s.specs:,} known)"
         # In UTC, as diffs, the site and the API give times (the local zone is the machine's, not the reader's).
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(s.synced_at)) if s.synced_at else "never"
-        table.add_row(escape(s.tag), f"{s.records:,}", f"{s.specs:,}", f"{s.packages:,}", str(s.stacks), size, when)
+        table.add_row(shown(s.tag), f"{s.records:,}", f"{s.specs:,}", f"{s.packages:,}", str(s.stacks), size, when)
     OUT.print(table)
 
 
@@ -131,6 +138,8 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
     """Search results: a table (stacks when a tag was searched, else tags), or JSON."""
     if as_json:
         click.echo(json.dumps([spec_json(s) for s in page.specs], indent=2))
+        for hint in page.hints:  # for the person running the script; its output stays JSON
+            click.echo(visible(f"hint: {hint}"), err=True)
         return
     more = f" (showing {len(page.specs)})" if page.total > len(page.specs) else ""
     matching = f"{counted(page.total, 'spec')} match{'es' if page.total == 1 else ''}"
@@ -140,7 +149,7 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
     for s in page.specs:
         table.add_row(
             *(
-                escape(cell)
+                shown(cell)
                 for cell in (
                     s.hash[:7],
                     f"{s.name}@{s.version}",
@@ -157,7 +166,7 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
     else:
         OUT.print(matching)
     for hint in page.hints:  # nothing matched: say which condition nothing satisfies
-        OUT.print(escape(f"  {hint}"))
+        OUT.print(shown(f"  {hint}"))
 
 
 #: Dependents a spec's summary lists one by one; beyond, it counts them by package.
@@ -192,9 +201,9 @@ def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
     """One spec: facts, dependencies as a tree, dependents (``configs``: how to tell
     those of one package apart), how to install it."""
     s = page.spec
-    OUT.print(f"[bold]{escape(s.name)}@{escape(s.version)}[/bold] /{escape(s.hash)}")
-    OUT.print(escape(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
-    OUT.print(escape(f"  variants {' '.join(s.variants) or '-'}"))
+    OUT.print(f"[bold]{shown(s.name)}@{shown(s.version)}[/bold] /{shown(s.hash)}")
+    OUT.print(shown(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
+    OUT.print(shown(f"  variants {' '.join(s.variants) or '-'}"))
     OUT.print(
         f"  size {size_text(s.size)}; with its link/run closure "
         f"{size_text(page.closure_size)}" + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
@@ -203,7 +212,7 @@ def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
 
     if largest := largest_dependencies(page.closure, page.closure_size):
         said = ", ".join(f"{e.name}@{e.version} {size_text(e.size)} ({share})" for e, share in largest)
-        OUT.print("  largest dependencies: " + escape(said))
+        OUT.print("  largest dependencies: " + shown(said))
     if page.holders:
         # A mirror whose index names the spec without its binary (a dependency, an
         # external) does not hold it: said apart, as the spec page says it.
@@ -214,23 +223,23 @@ def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
                     per_tag.setdefault(h.tag, []).append(h.stack)
             if per_tag:
                 OUT.print(
-                    f"  {said} " + escape("; ".join(f"{tag}: {', '.join(found)}" for tag, found in per_tag.items()))
+                    f"  {said} " + shown("; ".join(f"{tag}: {', '.join(found)}" for tag, found in per_tag.items()))
                 )
     else:
         OUT.print("  held by no mirror now: every tag that listed it has dropped it ('cachedex diff' tells when)")
-    tree = Tree(escape(f"{s.name}@{s.version}"))
+    tree = Tree(shown(f"{s.name}@{s.version}"))
     for edge in page.dependencies:
         mark = "" if edge.listed else " [dim](no binary)[/dim]"
-        tree.add(escape(f"{edge.name}@{edge.version} /{edge.hash[:7]}") + mark)
+        tree.add(shown(f"{edge.name}@{edge.version} /{edge.hash[:7]}") + mark)
     OUT.print(tree)
     if page.closure:
         OUT.print(f"  {len(page.closure)} link/run dependencies in all ('cachedex show --json' lists them)")
     if page.dependents:
-        OUT.print("cached dependents: " + escape(_dependents_text(page.dependents, configs)))
+        OUT.print("cached dependents: " + shown(_dependents_text(page.dependents, configs)))
     for install in page.install[:1]:
-        OUT.print(escape(f"install ({install.tag}/{install.stack}):"))
+        OUT.print(shown(f"install ({install.tag}/{install.stack}):"))
         for line in install.commands.splitlines():
-            OUT.print(f"  {line}", markup=False, emoji=False)
+            OUT.print(f"  {visible(line)}", markup=False, emoji=False)
 
 
 def print_package(page: PackagePage) -> None:
@@ -241,15 +250,15 @@ def print_package(page: PackagePage) -> None:
     if 0 < page.sized < len(page.specs):
         size += f" ({page.sized:,} of {len(page.specs):,} sizes known)"
     OUT.print(
-        f"[bold]{escape(page.name)}[/bold] in [bold]{escape(page.tag)}[/bold]: {counted(len(page.specs), 'spec')}, "
-        f"{size}; {'versions' if len(versions) > 1 else 'version'} {escape(', '.join(versions))}"
+        f"[bold]{shown(page.name)}[/bold] in [bold]{shown(page.tag)}[/bold]: {counted(len(page.specs), 'spec')}, "
+        f"{size}; {'versions' if len(versions) > 1 else 'version'} {shown(', '.join(versions))}"
     )
     for key, counts in page.facets.items():
         if counts:
-            OUT.print(f"  {key}: " + escape(", ".join(f"{v} ({n})" for v, n in counts.items())))
+            OUT.print(f"  {key}: " + shown(", ".join(f"{v} ({n})" for v, n in counts.items())))
         elif key == "variant" and page.specs and page.specs[0].variants:  # none differs: say what they are
             every = "the same in every spec: " if len(page.specs) > 1 else ""
-            OUT.print(f"  variant: {every}" + escape(" ".join(page.specs[0].variants)))
+            OUT.print(f"  variant: {every}" + shown(" ".join(page.specs[0].variants)))
 
 
 def print_diff(result: TagDiff) -> None:
@@ -257,18 +266,18 @@ def print_diff(result: TagDiff) -> None:
     if result.unchanged:
         click.echo(f"{result.old} -> {result.new}: no change")
         return
-    table = Table(title=escape(f"{result.old} -> {result.new}"), title_justify="left")
+    table = Table(title=shown(f"{result.old} -> {result.new}"), title_justify="left")
     for column in ("stack", "+specs", "-specs", "+packages", "-packages", "changed packages"):
         table.add_column(column, justify="left" if column in ("stack", "changed packages") else "right")
     for stack in result.stacks:
         changed = ", ".join(stack.changed_packages[:8]) + (" ..." if len(stack.changed_packages) > 8 else "")
         table.add_row(
-            escape(stack.stack),
+            shown(stack.stack),
             f"{len(stack.added):,}",
             f"{len(stack.removed):,}",
-            escape(", ".join(stack.added_packages[:5]) or "-"),
-            escape(", ".join(stack.removed_packages[:5]) or "-"),
-            escape(changed or "-"),
+            shown(", ".join(stack.added_packages[:5]) or "-"),
+            shown(", ".join(stack.removed_packages[:5]) or "-"),
+            shown(changed or "-"),
         )
     OUT.print(table)
 

@@ -15,7 +15,7 @@ import click
 from ..catalog import Catalog
 from ..catalog.verifications import PROBLEM_KINDS, MirrorVerification
 from ..errors import CachedexError, ConfigError
-from ..values import counted, short_repr
+from ..values import counted, short_repr, visible
 from .progress import Reporter
 
 __all__ = ["print_report", "summary", "verify_command"]
@@ -94,13 +94,13 @@ def print_report(tags: Any, seconds: float) -> None:
     mirrors: list[MirrorVerification] = [m for tag in tags for m in tag.mirrors]
     for mirror in mirrors:
         for problem in mirror.problems:
-            click.echo(problem.line())
+            click.echo(visible(problem.line()))  # (it may quote what a mirror holds)
     if any(m.problems for m in mirrors):
         click.echo("")
     for mirror in mirrors:
-        click.echo(summary(mirror))
+        click.echo(visible(summary(mirror)))
         for skipped in mirror.skipped:
-            click.echo(f"  not checked: {skipped}")
+            click.echo(visible(f"  not checked: {skipped}"))
     total = sum(m.problem_count for m in mirrors)
     verdict = "no problem" if total == 0 else counted(total, "problem")
     click.echo(f"verified {counted(len(mirrors), 'mirror')} in {seconds:.1f} s: {verdict}")
