@@ -97,6 +97,13 @@ def test_sec5_control_characters_from_a_mirror_reach_no_terminal(mirrors: Path, 
         assert "\\x1b[2J\\x1b]0;evil\\x07\\u202e" in output, command
 
 
+def test_sec5_an_error_shows_control_characters_as_escapes(small_config: Path) -> None:
+    """Line by line: the caret stays under the character it names, on a line of its own."""
+    result = CliRunner().invoke(main, ["--config", str(small_config), "search", "zlib \x1b[2J"])
+    assert result.exit_code == 1
+    assert result.stderr == "error: bad query: unexpected '\\x1b'\n  zlib \\x1b[2J\n       ^\n"
+
+
 @pytest.fixture
 def small_config(small_catalog: Catalog, tmp_path: Path) -> Path:
     config = tmp_path / "cachedex.yaml"

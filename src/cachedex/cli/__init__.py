@@ -14,6 +14,7 @@ import click
 
 from .. import __version__
 from ..catalog import Catalog
+from ..values import visible
 from . import present
 from .coverage_command import coverage_command
 from .progress import Reporter
@@ -70,7 +71,7 @@ def sync_command(state: State, tags: tuple[str, ...], sizes: bool) -> None:
     if failed:
         for outcome in failed:
             for line in (outcome.error or "").splitlines():
-                click.echo(f"error: {outcome.tag}: {line}", err=True)
+                click.echo(visible(f"error: {outcome.tag}: {line}"), err=True)  # (it may quote a mirror)
         click.echo(f"{len(failed)} of {len(outcomes)} tags failed; they keep their previous content.", err=True)
         sys.exit(1)
 

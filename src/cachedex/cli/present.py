@@ -90,7 +90,7 @@ def print_outcomes(outcomes: list[TagOutcome]) -> None:
     OUT.print(table)
     for o in outcomes:
         for warning in o.warnings:
-            click.echo(f"warning: {o.tag}: {warning}")
+            click.echo(visible(f"warning: {o.tag}: {warning}"))
 
 
 def stats_json(stats: TagStats) -> dict[str, Any]:

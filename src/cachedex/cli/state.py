@@ -15,6 +15,7 @@ import click
 from ..catalog import Catalog
 from ..config import Config, find_config, load_config
 from ..errors import CachedexError
+from ..values import visible
 
 __all__ = ["State", "friendly"]
 
@@ -65,7 +66,8 @@ def friendly(func: F) -> F:
             if state is not None and state.debug:
                 raise
             message = str(exc) if isinstance(exc, CachedexError) else _catalog_problem(state, exc)
-            click.echo(f"error: {message}", err=True)
+            # Line by line: a query's error shows a caret under it on a line of its own.
+            click.echo("\n".join(visible(line) for line in f"error: {message}".split("\n")), err=True)
             sys.exit(1)
 
     return wrapper  # type: ignore[return-value]
