@@ -119,7 +119,12 @@ def demo_command(state: State, directory: Path) -> None:
     "--limit", "-n", type=click.IntRange(1, 100_000), default=50, show_default=True, help="At most this many specs."
 )
 @click.option("--offset", type=click.IntRange(0), default=0, help="Skip this many matches first.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects, for scripts.")
+@click.option(
+    "--json",
+    "as_json",
+    is_flag=True,
+    help="Print a JSON list of objects, for scripts (when nothing matches, why goes to stderr).",
+)
 @click.pass_obj
 @friendly
 def search_command(
