@@ -146,6 +146,7 @@ class _TagSync:
             # on meanwhile, and what they bring later is recorded after commit).
             presized = prefetch.sizes_to_write() if prefetch is not None else {}
             writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes, prefetch), presized)
+            reads[0].index = None  # (the batches let it go, if there were any to build)
             phase("decode and write new specs")
             dropped = self._write_members(writer, reads, fetched_at)
             added, removed, first = writer.root_added, writer.root_removed, writer.root_first
