@@ -3,13 +3,15 @@ variant its scope has no spec of (catalog/hints.py)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.query import parse
-from tests.helpers import record, replace_mirror, write_tag
+from cachedex.values import Dependency, SpecRecord
+from tests.helpers import Demo, record, replace_mirror, write_tag
 
 #: (os, target, compiler) of the specs of tag t: 4 on ubuntu24.04, 3 on rhel8 (one built by
 #: no compiler), 1 on each of six more OSes; in stack s, only those on rhel8.
@@ -184,4 +186,66 @@ def test_past_so_many_specs_a_hint_gives_an_example_instead(versions: Catalog, m
     assert versions.search(parse("lib@3:"), tag="t", hints=True).hints == (
         "nothing matches @3:; without it, 5 specs in t match, e.g. lib@2.0 %gcc@13.2.0 "
         "arch=linux-ubuntu24.04-x86_64_v3 +mpi build_type=Release",
+    )
+
+
+@pytest.fixture
+def depending(tmp_path: Path) -> Catalog:
+    """app@1 -> lib@1 (link) -> base@1.10 (link); app@2 -> lib@2 (build only) -> base@1.2;
+    app@3 -> base@1.2 (run)."""
+
+    def on(name: str, version: str, mask: int) -> Dependency:
+        return Dependency(f"{name}{version}".ljust(32, "0").replace(".", "d"), name, mask, "")
+
+    def spec(name: str, version: str, *dependencies: Dependency) -> SpecRecord:
+        return record(on(name, version, 0).hash, name, version=version, dependencies=dependencies)
+
+    records = [
+        spec("base", "1.10"),
+        spec("base", "1.2"),
+        spec("lib", "1", on("base", "1.10", 2)),
+        spec("lib", "2", on("base", "1.2", 2)),
+        spec("app", "1", on("lib", "1", 2)),
+        spec("app", "2", on("lib", "2", 1)),
+        spec("app", "3", on("base", "1.2", 4)),
+    ]
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", records)
+    return catalog
+
+
+def test_a_dependency_at_versions_none_has_is_told_with_the_versions_the_rest_depend_on(depending: Catalog) -> None:
+    """Through link and run edges at any depth, as ``^`` follows them (app@2 needs lib
+    only to build it), newest first in Spack's order."""
+    assert depending.search(parse("app ^base@9"), tag="t", hints=True).hints == (
+        "nothing matches ^base@9; without it, 3 specs in t match: ^base@1.10 (1 spec), ^base@1.2 (1 spec)",
+    )
+    assert depending.search(parse("app@3 ^base@:1.1"), tag="t", hints=True).hints[-1] == (
+        "nothing matches ^base@:1.1; without it, 1 spec in t matches: ^base@1.2 (1 spec)"
+    )
+
+
+def test_the_versions_a_hint_lists_are_those_the_search_finds(demo_run: Demo) -> None:
+    """In the demo: each version listed for ``hdf5 ^openmpi@9`` finds as many specs as said."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        (hint,) = catalog.search(parse("hdf5 ^openmpi@9"), tag="develop", hints=True).hints
+        listed = re.findall(r"\^openmpi@(\S+) \((\d+) specs?\)", hint)
+        assert len(listed) >= 2, hint
+        for version, count in listed:
+            assert catalog.search(parse(f"hdf5 ^openmpi@={version}"), tag="develop").total == int(count)
+
+
+def test_a_dependency_cycle_from_a_hostile_index_ends_the_count(tmp_path: Path) -> None:
+    a, b = "a" * 32, "b" * 32
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(
+        catalog,
+        "t",
+        [
+            record(a, "pa", version="1", dependencies=(Dependency(b, "pb", 2, ""),)),
+            record(b, "pb", version="2", dependencies=(Dependency(a, "pa", 2, ""),)),
+        ],
+    )
+    assert catalog.search(parse("pa ^pb@9"), tag="t", hints=True).hints == (
+        "nothing matches ^pb@9; without it, 1 spec in t matches: ^pb@2 (1 spec)",
     )

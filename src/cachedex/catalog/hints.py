@@ -1,6 +1,6 @@
 """What a search that finds nothing says: each condition dropped in turn and what the
-rest would find (for a package's versions or a variant dropped, what those specs have
-instead); for a package name alone, the names close to it; for another condition
+rest would find (for a package's versions, a variant or a dependency's versions dropped,
+what those specs have instead); for a package name alone, the names close to it; for another condition
 alone, what a looser one finds, or why nothing can match it; for an OS, target, platform
 or compiler its scope has no spec of, the values close to it, or the values it has; for
 a variant name no spec has, the names close to it."""
@@ -8,8 +8,10 @@ a variant name no spec has, the names close to it."""
 from __future__ import annotations
 
 import difflib
+import json
 import sqlite3
 from collections import Counter
+from collections.abc import Sequence
 
 import msgspec
 
@@ -18,7 +20,7 @@ from ..values import LINK_RUN, counted, variant_name
 from ..versions import version_key
 from .facets import FACET_COLUMNS, STATE_CACHE
 from .names import NameIndex
-from .reads import package_tags
+from .reads import package_tags, spec_ids
 from .rows import SpecSummary
 from .scopes import scope_mirrors
 from .search import facet_index, search, term_index
@@ -120,11 +122,8 @@ def _finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str
 
 
 def _matching(total: int, scope: str, example: SpecSummary, had: list[tuple[str, int]] | None = None) -> str:
-    """``3 specs in t match, e.g. ...``; with ``had``, what they have instead of an
-    example (of one spec, the example: it shows what ``had`` would)."""
-    if total == 1:
-        return f"1 spec {scope} matches, e.g. {_described(example)}"
-    count = f"{total:,} specs {scope} match"
+    """``3 specs in t match, e.g. ...``; with ``had``, what they have instead of an example."""
+    count = f"1 spec {scope} matches" if total == 1 else f"{total:,} specs {scope} match"
     return f"{count}: {_listed(had)}" if had else f"{count}, e.g. {_described(example)}"
 
 
@@ -146,19 +145,67 @@ def _what_they_have(
     """What the ``total`` specs ``rest`` finds have where ``query`` asked otherwise: for
     a package's versions dropped, their versions, newest first (``zlib@1.3.1 (4
     specs)``); for a variant dropped, its values among them, the most common first
-    (``+mpi (23 specs)``, ``build_type=Release (20 specs)``); ``[]`` for another
-    condition, or past :data:`_COUNTED` specs."""
+    (``+mpi (23 specs)``, ``build_type=Release (20 specs)``); for a dependency asked at
+    versions, the versions of it they depend on (:func:`_dependency_versions`); ``[]``
+    for another condition, past :data:`_COUNTED` specs, or of one spec where the example
+    shows it."""
     versions_dropped = query.name is not None and query.versions and not rest.versions
     dropped = [name for name, value in query.variants if (name, value) not in rest.variants]
-    if not 1 < total <= _COUNTED or not (versions_dropped or dropped):
+    at_versions = [d.name for d in query.dependencies if d not in rest.dependencies and d.name and d.versions]
+    if total > _COUNTED or not (at_versions or total > 1 and (versions_dropped or dropped)):
         return []
     specs = search(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0).specs
+    if at_versions:
+        return _dependency_versions(db, specs, at_versions[0])
     if versions_dropped:
         versions = Counter(spec.version for spec in specs)
         newest = sorted(versions, key=version_key, reverse=True)
         return [(f"{query.name}@{version}", versions[version]) for version in newest]
     values = Counter(text for spec in specs for text in spec.variants if variant_name(text) == dropped[0])
     return values.most_common()
+
+
+#: The link/run edges below some specs (``?1``: their ids as JSON), at any depth.
+_EDGES_BELOW = f"""
+    WITH RECURSIVE down(id) AS (
+        SELECT value FROM json_each(?1)
+        UNION SELECT e.child FROM down JOIN edges e ON e.parent = down.id AND e.deptypes & {LINK_RUN})
+    SELECT e.parent, e.child FROM down JOIN edges e ON e.parent = down.id AND e.deptypes & {LINK_RUN}"""
+
+
+def _dependency_versions(db: sqlite3.Connection, specs: Sequence[SpecSummary], name: str) -> list[tuple[str, int]]:
+    """How many of ``specs`` depend on each version of package ``name`` (through link
+    and run edges, at any depth: what ``^`` follows), newest first: ``[("^zlib@1.3.1",
+    12), ...]``; a spec that depends on two versions counts for each."""
+    roots = list(spec_ids(db, (spec.hash for spec in specs)).values())
+    children: dict[int, list[int]] = {}
+    for parent, child in db.execute(_EDGES_BELOW, (json.dumps(roots),)):
+        children.setdefault(parent, []).append(child)
+    reached = json.dumps(sorted({child for below in children.values() for child in below}))
+    named = dict(db.execute(_VERSIONS_AMONG, (name, reached)))
+    # Each spec's versions of it below, made once per spec, children first, without
+    # recursion (a hostile index may nest deeper than Python's stack; a cycle ends).
+    below: dict[int, frozenset[str]] = {}
+    opened: set[int] = set()
+    for root in roots:
+        todo = [root]
+        while todo:
+            node = todo[-1]
+            if node in below:
+                todo.pop()
+            elif node not in opened:
+                opened.add(node)
+                todo.extend(c for c in children.get(node, ()) if c not in below and c not in opened)
+            else:
+                todo.pop()
+                kids = children.get(node, ())
+                below[node] = frozenset(named[c] for c in kids if c in named).union(*(below.get(c, ()) for c in kids))
+    counts = Counter(version for root in roots for version in below.get(root, ()))
+    return [(f"^{name}@{v}", counts[v]) for v in sorted(counts, key=version_key, reverse=True)]
+
+
+#: The ids and versions of package ``?1`` among the specs of ``?2`` (a JSON list of ids).
+_VERSIONS_AMONG = "SELECT id, version FROM specs WHERE name = ?1 AND id IN (SELECT value FROM json_each(?2))"
 
 
 def _one_condition_hint(
