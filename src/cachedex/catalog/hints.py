@@ -128,7 +128,8 @@ def _matching(total: int, scope: str, example: SpecSummary, had: list[tuple[str,
 
 
 #: A hint counts what the specs of a looser query have only when they are at most this
-#: many (a package's specs: its versions or a variant's values, read from their rows).
+#: many (a package's specs: their versions or a variant's values, read from their rows;
+#: a dependency's versions, from the edges below them).
 _COUNTED = 2000
 
 
