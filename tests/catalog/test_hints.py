@@ -249,3 +249,13 @@ def test_a_dependency_cycle_from_a_hostile_index_ends_the_count(tmp_path: Path) 
     assert catalog.search(parse("pa ^pb@9"), tag="t", hints=True).hints == (
         "nothing matches ^pb@9; without it, 1 spec in t matches: ^pb@2 (1 spec)",
     )
+
+
+def test_a_dependency_at_versions_that_none_of_the_rest_depends_on_is_said_so(depending: Catalog) -> None:
+    """base depends on nothing; app@2 needs lib only to build it."""
+    assert depending.search(parse("base ^lib@9"), tag="t", hints=True).hints[-1] == (
+        "nothing matches ^lib@9; without it, 2 specs in t match: none of them depends on lib through link or run"
+    )
+    assert depending.search(parse("app@2 ^lib@9"), tag="t", hints=True).hints[-1] == (
+        "nothing matches ^lib@9; without it, 1 spec in t matches: it does not depend on lib through link or run"
+    )

@@ -121,10 +121,10 @@ def _finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str
     return bool(search(db, path, token, query, tag=tag, stack=stack, limit=1, offset=0).total)
 
 
-def _matching(total: int, scope: str, example: SpecSummary, had: list[tuple[str, int]] | None = None) -> str:
+def _matching(total: int, scope: str, example: SpecSummary, had: str = "") -> str:
     """``3 specs in t match, e.g. ...``; with ``had``, what they have instead of an example."""
     count = f"1 spec {scope} matches" if total == 1 else f"{total:,} specs {scope} match"
-    return f"{count}: {_listed(had)}" if had else f"{count}, e.g. {_described(example)}"
+    return f"{count}: {had}" if had else f"{count}, e.g. {_described(example)}"
 
 
 #: A hint counts what the specs of a looser query have only when they are at most this
@@ -142,28 +142,30 @@ def _what_they_have(
     total: int,
     tag: str | None,
     stack: str | None,
-) -> list[tuple[str, int]]:
+) -> str:
     """What the ``total`` specs ``rest`` finds have where ``query`` asked otherwise: for
     a package's versions dropped, their versions, newest first (``zlib@1.3.1 (4
     specs)``); for a variant dropped, its values among them, the most common first
     (``+mpi (23 specs)``, ``build_type=Release (20 specs)``); for a dependency asked at
-    versions, the versions of it they depend on (:func:`_dependency_versions`); ``[]``
-    for another condition, past :data:`_COUNTED` specs, or of one spec where the example
-    shows it."""
+    versions, the versions of it they depend on (:func:`_dependency_versions`), or that
+    none of them depends on it; ``""`` for another condition, past :data:`_COUNTED`
+    specs, or of one spec where the example shows it."""
     versions_dropped = query.name is not None and query.versions and not rest.versions
     dropped = [name for name, value in query.variants if (name, value) not in rest.variants]
     at_versions = [d.name for d in query.dependencies if d not in rest.dependencies and d.name and d.versions]
     if total > _COUNTED or not (at_versions or total > 1 and (versions_dropped or dropped)):
-        return []
+        return ""
     specs = search(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0).specs
     if at_versions:
-        return _dependency_versions(db, specs, at_versions[0])
+        depended = _dependency_versions(db, specs, at_versions[0])
+        none = "it does not depend" if total == 1 else "none of them depends"
+        return _listed(depended) if depended else f"{none} on {at_versions[0]} through link or run"
     if versions_dropped:
         versions = Counter(spec.version for spec in specs)
         newest = sorted(versions, key=version_key, reverse=True)
-        return [(f"{query.name}@{version}", versions[version]) for version in newest]
+        return _listed([(f"{query.name}@{version}", versions[version]) for version in newest])
     values = Counter(text for spec in specs for text in spec.variants if variant_name(text) == dropped[0])
-    return values.most_common()
+    return _listed(values.most_common())
 
 
 #: The link/run edges below some specs (``?1``: their ids as JSON), at any depth.
