@@ -223,6 +223,10 @@ def test_a_dependency_at_versions_none_has_is_told_with_the_versions_the_rest_de
     assert depending.search(parse("app@3 ^base@:1.1"), tag="t", hints=True).hints[-1] == (
         "nothing matches ^base@:1.1; without it, 1 spec in t matches: ^base@1.2 (1 spec)"
     )
+    # Alone: the versions that the specs depending on it at all depend on.
+    assert depending.search(parse("^base@9"), tag="t", hints=True).hints == (
+        "nothing in t matches ^base@9; ^base alone: 4 specs in t match: ^base@1.10 (2 specs), ^base@1.2 (2 specs)",
+    )
 
 
 def test_the_versions_a_hint_lists_are_those_the_search_finds(demo_run: Demo) -> None:

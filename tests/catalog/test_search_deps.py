@@ -559,8 +559,7 @@ def test_a_walks_positions_in_a_scope_are_the_ids_it_holds(ids: list[int], held:
         ("^app", "nothing in t matches ^app: no spec in t depends on app through link or run dependencies"),
         ("^nosuch", "nothing in t matches ^nosuch: no package 'nosuch' in the catalog"),
         ("^bse", "nothing in t matches ^bse: no package 'bse' in the catalog; did you mean base?"),
-        ("^base@2", "nothing in t matches ^base@2; ^base alone: 3 specs in t match, e.g. app@0.9 %gcc@13.2.0 "
-         "arch=linux-ubuntu24.04-x86_64_v3 +shared"),
+        ("^base@2", "nothing in t matches ^base@2; ^base alone: 3 specs in t match: ^base@1.3.1 (3 specs)"),
         ("%gcc@99", "nothing in t matches %gcc@99; the versions of gcc in t: %gcc@13.2.0 (5 specs)"),
         ("+nosuch", "nothing in t matches +nosuch"),
     ],

@@ -238,7 +238,8 @@ def _one_condition_hint(
         found = search(db, path, token, looser, tag=tag, stack=stack, limit=1, offset=0)
         if found.total:
             (loose_label, _), *_ = query_parts(looser)
-            return f"{said}; {loose_label} alone: {_matching(found.total, scope, found.specs[0])}"
+            had = _what_they_have(db, path, token, query, looser, found.total, tag, stack)  # (its versions)
+            return f"{said}; {loose_label} alone: {_matching(found.total, scope, found.specs[0], had)}"
     name = query.dependencies[0].name
     if not db.execute("SELECT 1 FROM specs WHERE name = ? LIMIT 1", (name,)).fetchone():
         return f"{said}: no package {name!r} in the catalog" + _did_you_mean(db, path, token, name)
