@@ -173,7 +173,7 @@ def visible(text: str) -> str:
     its escape (``\\x1b``, ``\\n``, ``\\u202e``): a value from a mirror printed on a
     terminal must not move its cursor, retitle its window, start a line of its own or
     show its characters in another order."""
-    return _UNPRINTABLE.sub(_escaped, text) if _UNPRINTABLE.search(text) else text
+    return _UNPRINTABLE.sub(_escaped, text)
 
 
 def _escaped(found: re.Match[str]) -> str:

@@ -1,9 +1,9 @@
 """What a search that finds nothing says: each condition dropped in turn and what the
 rest would find (for a package's versions, a variant or a dependency's versions dropped,
-what those specs have instead); for a package name alone, the names close to it; for another condition
-alone, what a looser one finds, or why nothing can match it; for an OS, target, platform
-or compiler its scope has no spec of, the values close to it, or the values it has; for
-a variant name no spec has, the names close to it."""
+what those specs have instead); for a package name alone, the names close to it; for
+another condition alone, what a looser one finds, or why nothing can match it; for an
+OS, target, platform or compiler its scope has no spec of, the values close to it, or
+the values it has; for a variant name no spec has, the names close to it."""
 
 from __future__ import annotations
 
