@@ -134,6 +134,27 @@ def write_v3_mirror(
 # -- records and small catalogs ---------------------------------------------------------------
 
 
+def spack_target_satisfies(target: str, constraint: str) -> bool:
+    """Does a spec built for ``target`` satisfy ``target=constraint``? Spack's own rule,
+    written out apart from cachedex's: each comma-separated part is a name (equal) or a
+    range whose ends archspec's microarchitectures compare with (``low <= target <= high``,
+    ancestry as the order); a name archspec does not know has no relatives."""
+    import archspec.cpu
+
+    def known(name: str) -> Any:
+        return archspec.cpu.TARGETS.get(name) or archspec.cpu.generic_microarchitecture(name)
+
+    for part in constraint.split(","):
+        low, colon, high = part.partition(":")
+        if not colon:
+            if target == low:
+                return True
+            continue
+        if (not low or known(target) >= known(low)) and (not high or known(target) <= known(high)):
+            return True
+    return False
+
+
 def record(dag_hash: str, name: str = "zlib", **fields: Any) -> SpecRecord:
     """A listed spec record with plausible defaults; ``fields`` override any of them."""
     values: dict[str, Any] = {

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from cachedex.query import BadQuery, Query, parse, target_family, variants_satisfy
+from cachedex.query import BadQuery, Query, parse, target_names, variants_satisfy
 from cachedex.versions import VersionRange, version_satisfies
+from tests.helpers import spack_target_satisfies
 
 PARSED = [
     ("zlib", Query(name="zlib")),
@@ -34,7 +35,10 @@ PARSED = [
         "target=neoverse_v1 %gcc@11",
         Query(target="neoverse_v1", compiler="gcc", compiler_versions=(VersionRange("11", "11"),)),
     ),
-    ("target=aarch64:", Query(target="aarch64", target_family=True)),
+    ("target=aarch64:", Query(target="aarch64:")),
+    ("zlib target=:zen3", Query(name="zlib", target=":zen3")),
+    ("target=x86_64_v2:zen3,neoverse_v1", Query(target="x86_64_v2:zen3,neoverse_v1")),
+    ("arch=linux-ubuntu24.04-:zen3", Query(platform="linux", os="ubuntu24.04", target=":zen3")),
     ("zlib@1.2:1.4", Query(name="zlib", versions=(VersionRange("1.2", "1.4"),))),
     ("zlib@=1.2.3", Query(name="zlib", versions=(VersionRange("1.2.3", "1.2.3", exact=True),))),
     ("zlib@:1.4,2.0:", Query(name="zlib", versions=(VersionRange("", "1.4"), VersionRange("2.0", "")))),
@@ -59,6 +63,10 @@ BAD = [
     ("/", 1, "'/' needs a hash"),
     ("zlib +mpi +mpi", 10, "given twice"),
     ("target=", 7, "needs a value"),
+    ("target=:", 7, "a range"),
+    ("zlib target=zen2:zen3:zen4", 12, "a range"),
+    ("target=zen3,", 7, "joined by commas"),
+    ("arch=linux-ubuntu24.04-a:b:c", 23, "a range"),
     ("@1.2 zlib", 5, "the package name comes first"),
 ]
 
@@ -124,12 +132,30 @@ def test_variant_matching(query: str, stored: tuple[str, ...], expected: bool) -
     assert variants_satisfy(stored, parse(query)) is expected
 
 
-def test_target_family_comes_from_archspec() -> None:
-    aarch64 = target_family("aarch64")
+def test_target_ranges_come_from_archspec() -> None:
+    aarch64 = target_names("aarch64:")
     assert {"aarch64", "neoverse_v1", "neoverse_v2", "a64fx", "m1"} <= set(aarch64)
     assert "x86_64_v3" not in aarch64
-    assert "zen4" in target_family("x86_64_v3") and "x86_64" not in target_family("x86_64_v3")
-    assert target_family("not-a-target") == ("not-a-target",)
+    assert "zen4" in target_names("x86_64_v3:") and "x86_64" not in target_names("x86_64_v3:")
+    assert target_names(":zen3") == ("x86_64", "x86_64_v2", "x86_64_v3", "zen", "zen2", "zen3")
+    assert target_names("x86_64_v3:zen3") == ("x86_64_v3", "zen", "zen2", "zen3")
+    assert target_names("zen3") == ("zen3",) and target_names("aarch64:zen3") == ()
+    assert target_names("not-a-target:") == ("not-a-target",) == target_names(":not-a-target")
+
+
+def test_target_ranges_are_what_spack_satisfies() -> None:
+    """Every range between two of archspec's targets, and each target's family and what it
+    runs, against Spack's rule (archspec's microarchitectures compared, in helpers)."""
+    import archspec.cpu
+
+    names = sorted(archspec.cpu.TARGETS)
+    for low in names:
+        for constraint in (f"{low}:", f":{low}", *(f"{low}:{high}" for high in names[::7])):
+            expected = {t for t in names if spack_target_satisfies(t, constraint)}
+            assert set(target_names(constraint)) == expected, constraint
+    assert set(target_names("zen4,:m1,haswell:broadwell")) == {
+        t for t in names if spack_target_satisfies(t, "zen4,:m1,haswell:broadwell")
+    }
 
 
 def test_tags_are_ordered_as_people_look_for_them() -> None:

@@ -2,7 +2,8 @@
 
 The subset that makes sense for specs that are already built::
 
-    py-keras@3.9 backend=jax target=aarch64:     name, version, variant, target family
+    py-keras@3.9 backend=jax target=aarch64:     name, version, variant, target range
+    zlib target=:zen3                             what runs on zen3 (zen3 and its ancestors)
     hdf5+mpi~cuda %gcc@13 os=ubuntu24.04          boolean variants, compiler, os
     /2763an2                                      hash prefix
     arch=linux-ubuntu24.04-x86_64_v3              platform, os and target at once
@@ -31,7 +32,7 @@ __all__ = [
     "parse",
     "parse_versions",
     "query_parts",
-    "target_family",
+    "target_names",
     "variants_satisfy",
 ]
 
@@ -46,8 +47,9 @@ class Query(msgspec.Struct, frozen=True, kw_only=True):
     compiler_versions: tuple[VersionRange, ...] = ()
     platform: str | None = None
     os: str | None = None
+    #: Spack's target constraint as written: a name, or ranges of names joined by commas
+    #: ('aarch64:' descends from aarch64, ':zen3' is what zen3 descends from: see target_names)
     target: str | None = None
-    target_family: bool = False  # 'target=aarch64:' also matches its descendants
     variants: tuple[tuple[str, str | bool | tuple[str, ...]], ...] = ()  # (name, wanted)
     #: ``^dep``: each must match some link/run dependency of the spec, direct or transitive
     dependencies: tuple[Query, ...] = ()
@@ -180,9 +182,7 @@ def query_parts(query: Query) -> list[tuple[str, Query]]:
     for key in ("platform", "os", "target"):
         value = getattr(query, key)
         if value is not None:
-            family = ":" if key == "target" and query.target_family else ""
-            extra = {"target_family": False} if key == "target" else {}
-            parts.append((f"{key}={value}{family}", replace(query, **{key: None}, **extra)))
+            parts.append((f"{key}={value}", replace(query, **{key: None})))
     for position, (name, value) in enumerate(query.variants):
         rest = query.variants[:position] + query.variants[position + 1 :]
         parts.append((_variant_text(name, value), replace(query, variants=rest)))
@@ -236,18 +236,16 @@ def _keyed(
         if len(pieces) != 3 or not all(pieces):
             raise BadQuery(text, value_at, "arch= is platform-os-target, e.g. linux-ubuntu24.04-x86_64_v3")
         for name, piece in zip(_ARCH_KEYS, pieces, strict=True):
+            if name == "target":
+                _check_target(text, value_at + value.rindex("-") + 1, piece)
             _set(text, start, fields, name, piece)
         return
     if key in ("platform", "os"):
         _set(text, start, fields, key, value)
         return
     if key == "target":
-        family = value.endswith(":")
-        name = value.rstrip(":")
-        if not name or ":" in name:
-            raise BadQuery(text, value_at, "target= is a target name, or 'name:' for its family")
-        _set(text, start, fields, "target", name)
-        fields["target_family"] = family
+        _check_target(text, value_at, value)
+        _set(text, start, fields, "target", value)
         return
     lowered = value.lower()
     if lowered in ("true", "false"):
@@ -340,13 +338,58 @@ def variants_satisfy(stored: tuple[str, ...] | list[str], wanted: Query) -> bool
 # -- targets -----------------------------------------------------------------------
 
 
+def _check_target(text: str, value_at: int, value: str) -> None:
+    """Refuse a target constraint that is not Spack's: each of its comma-separated parts
+    a name (``zen3``) or a range with a name on one side at least (``zen2:``,
+    ``:zen3``, ``x86_64_v2:zen3``)."""
+    for part in value.split(","):
+        low, _, high = part.partition(":")
+        if not (low or high) or ":" in high:
+            raise BadQuery(
+                text,
+                value_at,
+                "target= is a name (zen3), a range ('x86_64_v3:' and what descends from it, "
+                "':zen3' and what zen3 descends from, 'x86_64_v2:zen3'), or several joined by commas",
+            )
+
+
 @lru_cache(maxsize=1024)
-def target_family(name: str) -> tuple[str, ...]:
-    """``name`` and every microarchitecture archspec knows to descend from it, sorted."""
+def target_names(constraint: str) -> tuple[str, ...]:
+    """The targets that satisfy ``target=constraint`` as Spack reads it, sorted: a name
+    is itself; ``low:`` is ``low`` and every microarchitecture archspec knows to descend
+    from it (a zen4 machine's binaries for ``x86_64_v3:``); ``:high`` is ``high`` and
+    every one it descends from (what runs on a ``high`` machine); ``low:high`` what is
+    both; parts joined by commas, what any of them is. A name archspec does not know
+    has no relatives."""
+    names: set[str] = set()
+    for part in constraint.split(","):
+        low, colon, high = part.partition(":")
+        if not colon:
+            names.add(low)
+            continue
+        allowed: frozenset[str] | None = _descendants(low) if low else None
+        if high:
+            allowed = _ancestry(high) if allowed is None else allowed & _ancestry(high)
+        names |= allowed or frozenset()
+    return tuple(sorted(names))
+
+
+@lru_cache(maxsize=1024)
+def _descendants(name: str) -> frozenset[str]:
+    """``name`` and every microarchitecture archspec knows to descend from it."""
     import archspec.cpu
 
     members = {name}
     for other, microarchitecture in archspec.cpu.TARGETS.items():
         if any(ancestor.name == name for ancestor in microarchitecture.ancestors):
             members.add(other)
-    return tuple(sorted(members))
+    return frozenset(members)
+
+
+@lru_cache(maxsize=1024)
+def _ancestry(name: str) -> frozenset[str]:
+    """``name`` and every microarchitecture it descends from, as archspec knows them."""
+    import archspec.cpu
+
+    known = archspec.cpu.TARGETS.get(name)
+    return frozenset([name, *(ancestor.name for ancestor in known.ancestors)] if known else [name])

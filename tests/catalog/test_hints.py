@@ -114,6 +114,22 @@ def test_a_target_family_the_scope_has_specs_of_is_not_said_to_be_missing(catalo
     )
 
 
+def test_a_target_range_that_finds_nothing_is_told_with_the_targets_there(catalog: Catalog) -> None:
+    """``:zen3`` (what runs on zen3) holds x86_64_v3 and zen3, not zen4 nor aarch64; a
+    range is no misspelt name, so the targets are listed rather than close ones offered;
+    with the range dropped, what the rest finds has its own targets, which are listed."""
+    assert catalog.search(parse("target=:zen3"), tag="t").total == 4  # x86_64_v3 and zen3
+    assert catalog.search(parse("%gcc@13 target=:zen3"), tag="t", hints=True).hints == (
+        "nothing matches %gcc@13; without it, 4 specs in t match: %clang@17.0.6 (2 specs), "
+        "%gcc@12.3.0 (1 spec), no compiler (1 spec)",
+        "nothing matches target=:zen3; without it, 9 specs in t match: target=aarch64 (6 specs), target=zen4 (3 specs)",
+    )
+    assert catalog.search(parse("target=aarch64:zen3"), tag="t", hints=True).hints == (
+        "nothing in t matches target=aarch64:zen3; the targets in t: aarch64 (6 specs), zen4 (3 specs), "
+        "x86_64_v3 (3 specs), zen3 (1 spec)",
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "stack", "hint"),
     [

@@ -19,7 +19,7 @@ from array import array
 from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
-from ..query import Query, target_family
+from ..query import Query, target_names
 from ..versions import version_satisfies
 from .dependents import Dependents
 from .order import result_positions
@@ -50,7 +50,7 @@ def facet_terms(query: Query, compilers: Callable[[], list[str]]) -> FacetTerms:
     becomes ``compiler IN (...)`` on the index instead of a check on every row."""
     terms: FacetTerms = []
     if query.target is not None:
-        terms.append((0, target_family(query.target) if query.target_family else (query.target,)))
+        terms.append((0, target_names(query.target)))
     if query.os is not None:
         terms.append((1, (query.os,)))
     if query.compiler is not None:

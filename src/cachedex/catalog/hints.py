@@ -77,9 +77,7 @@ def _lacking_facets(
     for field, _plural in _FACETS:
         if getattr(query, field) is not None:
             extra: dict[str, object] = {}
-            if field == "target":
-                extra = {"target_family": query.target_family}
-            elif field == "compiler":
+            if field == "compiler":
                 extra = {"compiler_versions": query.compiler_versions}
             alone = Query(**{field: getattr(query, field)}, **extra)  # type: ignore[arg-type]
             # (asked by the search itself, as a target family or a compiler's versions match)
@@ -148,12 +146,15 @@ def _what_they_have(
     specs)``); for a variant dropped, its values among them, the most common first
     (``+mpi (23 specs)``, ``build_type=Release (20 specs)``); for a dependency asked at
     versions, the versions of it they depend on (:func:`_dependency_versions`), or that
-    none of them depends on it; ``""`` for another condition, past :data:`_COUNTED`
-    specs, or of one spec where the example shows it."""
+    none of them depends on it; for an OS, target (a range too), platform or compiler
+    dropped, theirs (``target=zen4 (8 specs)``, ``%gcc@13.2.0 (5 specs)``); ``""`` for
+    another condition, past :data:`_COUNTED` specs, or of one spec where the example
+    shows it."""
     versions_dropped = query.name is not None and query.versions and not rest.versions
     dropped = [name for name, value in query.variants if (name, value) not in rest.variants]
     at_versions = [d.name for d in query.dependencies if d not in rest.dependencies and d.name and d.versions]
-    if total > _COUNTED or not (at_versions or total > 1 and (versions_dropped or dropped)):
+    facet = next((f for f, _ in _FACETS if getattr(query, f) is not None and getattr(rest, f) is None), "")
+    if total > _COUNTED or not (at_versions or total > 1 and (versions_dropped or dropped or facet)):
         return ""
     specs = search(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0).specs
     if at_versions:
@@ -164,6 +165,12 @@ def _what_they_have(
         versions = Counter(spec.version for spec in specs)
         newest = sorted(versions, key=version_key, reverse=True)
         return _listed([(f"{query.name}@{version}", versions[version]) for version in newest])
+    if facet:
+        common = Counter(getattr(spec, facet) for spec in specs).most_common()
+        if facet != "compiler":
+            return _listed([(f"{facet}={value}", n) for value, n in common])
+        # (specs of pure Python packages are built by no compiler: "%none" is no compiler to ask for)
+        return _listed([("no compiler" if value == "none" else f"%{value}", n) for value, n in common])
     values = Counter(text for spec in specs for text in spec.variants if variant_name(text) == dropped[0])
     return _listed(values.most_common())
 
@@ -287,7 +294,9 @@ def _facet_values(
     if not specs or wanted in specs:  # an empty scope; a value there would have found specs
         return ""
     label = "%{}".format if field == "compiler" else f"{field}={{}}".format
-    close = difflib.get_close_matches(wanted, list(specs), n=_CLOSE_VALUES, cutoff=0.6)
+    # (a target range is no misspelt name: the targets there say more)
+    ranged = field == "target" and (":" in wanted or "," in wanted)
+    close = [] if ranged else difflib.get_close_matches(wanted, list(specs), n=_CLOSE_VALUES, cutoff=0.6)
     if close:
         return f"; did you mean {_listed([(label(v), specs[v]) for v in close])}?"
     return f"; the {plural} {scope}: {_listed(specs.most_common())}"
