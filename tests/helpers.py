@@ -248,8 +248,9 @@ def evil_catalog(path: Path) -> Catalog:
     evil = record(
         "a" * 32,
         "we\"ird'<b>name",
-        variants=("note=<script>alert(1)</script>", "+shared"),
-        dependencies=(Dependency(hash="b" * 32, name="zlib", deptypes=2, virtuals=""),),
+        # (a right-to-left override: "gnp.exe" would show as "exe.png", and what follows backwards)
+        variants=("note=<script>alert(1)</script>", "label=\u202egnp.exe", "+shared"),
+        dependencies=(Dependency(hash="b" * 32, name="zlib", deptypes=2, virtuals="\u202ebla"),),
         **common,
     )
     escape = record("c" * 32, "../escape", variants=(), **common)

@@ -32,6 +32,7 @@ __all__ = [
     "deptypes_to_mask",
     "human_size",
     "is_dag_hash",
+    "page_visible",
     "short_repr",
     "size_text",
     "spec_manifest_path",
@@ -174,6 +175,19 @@ def visible(text: str) -> str:
     terminal must not move its cursor, retitle its window, start a line of its own or
     show its characters in another order."""
     return _UNPRINTABLE.sub(_escaped, text)
+
+
+#: What :func:`page_visible` writes as escapes: :data:`_UNPRINTABLE` but for ASCII's
+#: controls (a page lays out its line breaks and tabs; a browser shows no other).
+_HIDDEN_ON_PAGES = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+
+
+def page_visible(text: str) -> str:
+    """``text`` with each invisible or text-reordering character beyond ASCII written as
+    its escape (``\\u202e``): a right-to-left override in a variant's value would show
+    the rest of its line backwards on a web page, and a zero-width space hide itself.
+    ASCII text (nearly every value) is returned at once."""
+    return text if text.isascii() else _HIDDEN_ON_PAGES.sub(_escaped, text)
 
 
 def _escaped(found: re.Match[str]) -> str:

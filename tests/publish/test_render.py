@@ -12,8 +12,9 @@ from jinja2 import Environment
 from cachedex.catalog import Catalog, Edge
 from cachedex.publish import edge_lists
 from cachedex.publish import render as rendering
-from cachedex.publish._jinja_fast import escape_output
+from cachedex.publish._jinja_fast import escape_output, escape_text
 from cachedex.publish.pages import home_page, mirrors_page, package_pages, spec_page, tag_page
+from cachedex.values import page_visible
 from tests.helpers import Demo, evil_catalog
 
 
@@ -28,11 +29,13 @@ def _pages(catalog: Catalog) -> list[rendering.Page]:
 
 def _stock_environment() -> Environment:
     """Jinja as it comes (markupsafe's own escape, Jinja's own filters), with our
-    settings and the filters Jinja does not have."""
+    settings and the filters Jinja does not have, and what would hide or reorder text
+    written as escapes (``page_visible``) before it escapes a string."""
     ours = rendering._env
     stock = Environment(
         loader=ours.loader,
         autoescape=ours.autoescape,
+        finalize=lambda value: page_visible(value) if type(value) is str else value,
         auto_reload=False,
         undefined=ours.undefined,
         trim_blocks=True,
@@ -59,6 +62,8 @@ def test_pages_equal_what_stock_jinja_renders(
         assert mine == theirs
     if source == "hostile values":
         assert any("note=&lt;script&gt;alert(1)&lt;/script&gt;" in page for page in ours)
+        assert any("label=\\u202egnp.exe" in page for page in ours)
+        assert not any("\u202e" in page for page in ours)  # (its dependency's virtuals too)
 
 
 def test_output_expressions_skip_making_markup() -> None:
@@ -75,10 +80,23 @@ def test_output_expressions_skip_making_markup() -> None:
         (12, "12"),
         (None, "None"),
         (rendering.Markup("<b>kept</b>"), "<b>kept</b>"),
+        ("café\n\t", "café\n\t"),
     ],
 )
 def test_escape_output_gives_markupsafes_text(value: object, expected: str) -> None:
     assert escape_output(value) == expected == str(rendering.escape(value))
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("label=\u202egnp.exe <b>", "label=\\u202egnp.exe &lt;b&gt;"),  # a right-to-left override
+        ("zero\u200bwidth\u2066", "zero\\u200bwidth\\u2066"),
+        ("\x85next line\n", "\\x85next line\n"),  # (a page lays out its own line breaks)
+    ],
+)
+def test_what_would_hide_or_reorder_text_is_written_as_escapes(value: str, expected: str) -> None:
+    assert escape_output(value) == expected == escape_text(value)
 
 
 def _edge_hashes(html: str) -> list[list[str]]:

@@ -170,7 +170,10 @@ def test_script_in_a_variant_stays_text(page: Any, tmp_path: Path) -> None:
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     try:
         page.goto(server.url + f"specs/aa/{'a' * 32}.html")
-        assert "note=<script>alert(1)</script>" in page.inner_text("dl.facts")
+        facts = page.inner_text("dl.facts")
+        assert "note=<script>alert(1)</script>" in facts
+        # A right-to-left override shown as its escape: nothing after it reads backwards.
+        assert "label=\\u202egnp.exe +shared" in facts and "\u202e" not in page.inner_text("body")
         assert "we\"ird'<b>name" in page.inner_text("h1")
         package = next((site / "tags").glob("t*/packages/we*"))
         page.goto(

@@ -27,6 +27,7 @@ each a function of an open connection:
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -98,8 +99,10 @@ __all__ = [
 class Catalog:
     """An open catalog file. Use as a context manager, or call :meth:`close`."""
 
-    def __init__(self, path: Path, *, readonly: bool = False, write_wait: float = WRITE_WAIT_SECONDS) -> None:
-        self.path = path
+    def __init__(
+        self, path: str | os.PathLike[str], *, readonly: bool = False, write_wait: float = WRITE_WAIT_SECONDS
+    ) -> None:
+        self.path = path = Path(path)
         self.readonly = readonly
         self.write_wait = write_wait
         if path.exists() and not path.is_file():

@@ -51,7 +51,7 @@ def edge_item(edge: Edge, root: str) -> str:
     return (
         f'<li><a href="{escape(root)}{href}">{escape(edge.name)}@{escape(edge.version)}</a> <code>/{short}</code>'
         + (f' <span class="tag">{_KIND[edge.deptypes]}</span>' if edge.deptypes in _KIND else "")
-        + (f' <span class="tag">{escape(edge.virtuals)}</span>' if edge.virtuals else "")
+        + (f' <span class="tag">{escape_text(edge.virtuals)}</span>' if edge.virtuals else "")
         + (f' <span class="size">{size_text(edge.size)}</span>' if edge.listed else _NO_BINARY)
         + "</li>"
     )
@@ -183,7 +183,7 @@ def _dependent_link(edge: Edge, root: str) -> str:
     version = edge.version
     return (
         f'<a href="{root}{href}">{version if _PLAIN(version) else html.escape(version)}</a>'
-        f" <code>/{short}</code>" + (f' <span class="tag">{html.escape(edge.virtuals)}</span>' if edge.virtuals else "")
+        f" <code>/{short}</code>" + (f' <span class="tag">{escape_text(edge.virtuals)}</span>' if edge.virtuals else "")
     )
 
 
