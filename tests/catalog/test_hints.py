@@ -41,7 +41,7 @@ def catalog(tmp_path: Path) -> Catalog:
     ("text", "stack", "hint"),
     [
         ("os=ubuntu22.04", None, "nothing in t matches os=ubuntu22.04; did you mean os=ubuntu24.04 (4 specs)?"),
-        ("target=zen5", None, "nothing in t matches target=zen5; did you mean target=zen4 (3 specs), "
+        ("target=zen44", None, "nothing in t matches target=zen44; did you mean target=zen4 (3 specs), "
          "target=zen3 (1 spec)?"),
         ("%clagn", None, "nothing in t matches %clagn; did you mean %clang (2 specs)?"),
         # ("none": specs built by no compiler, which no one asks for by that name)
@@ -88,13 +88,13 @@ def test_a_value_the_scope_has_is_not_offered_again(catalog: Catalog) -> None:
 
 
 def test_with_more_conditions_a_line_names_each_value_the_scope_lacks(catalog: Catalog) -> None:
-    zen = "no spec in t has target=zen5; did you mean target=zen4 (3 specs), target=zen3 (1 spec)?"
-    assert catalog.search(parse("p0 target=zen5"), tag="t", hints=True).hints == (
-        "nothing matches target=zen5; without it, 1 spec in t matches, e.g. p0@1.3.1 %gcc@13.2.0 "
+    zen = "no spec in t has target=zen44; did you mean target=zen4 (3 specs), target=zen3 (1 spec)?"
+    assert catalog.search(parse("p0 target=zen44"), tag="t", hints=True).hints == (
+        "nothing matches target=zen44; without it, 1 spec in t matches, e.g. p0@1.3.1 %gcc@13.2.0 "
         "arch=linux-ubuntu24.04-zen4 +shared",
         zen,
     )
-    assert catalog.search(parse("p0 target=zen5 %intel"), tag="t", hints=True).hints == (
+    assert catalog.search(parse("p0 target=zen44 %intel"), tag="t", hints=True).hints == (
         "no spec in t matches even with one condition dropped",
         zen,
         "no spec in t has %intel; the compilers in t: gcc (10 specs), clang (2 specs)",
@@ -112,6 +112,24 @@ def test_a_target_family_the_scope_has_specs_of_is_not_said_to_be_missing(catalo
         "nothing in t matches target=sparc:; the targets in t: aarch64 (6 specs), zen4 (3 specs), "
         "x86_64_v3 (3 specs), zen3 (1 spec)",
     )
+
+
+def test_a_target_nothing_is_built_for_is_told_what_runs_on_it(catalog: Catalog) -> None:
+    """A zen5 machine runs binaries built for zen4, zen3 and x86_64_v3 (archspec's
+    ancestors of zen5), not aarch64's: ``target=:zen5`` finds them, and that is the hint,
+    the search as asked with the range. A target archspec does not know (``zen44``, a
+    typo) or one below which nothing is built gets the other hints (above)."""
+    assert catalog.search(parse("target=zen5"), tag="t", hints=True).hints == (
+        "nothing in t matches target=zen5 exactly, but binaries built for a target zen5 descends from run "
+        "on it: target=:zen5 finds 7 specs",
+    )
+    assert catalog.search(parse("p3 target=zen5 %gcc"), tag="t", hints=True).hints == (
+        "nothing in t matches target=zen5 exactly, but binaries built for a target zen5 descends from run "
+        "on it: p3 %gcc target=:zen5 finds 1 spec",
+    )
+    assert catalog.search(parse("target=:zen5"), tag="t").total == 7
+    hints = catalog.search(parse("p0 target=zen2"), tag="t", hints=True).hints  # zen4 is not below zen2
+    assert not any("descends" in hint for hint in hints) and "target=zen2" in hints[0]
 
 
 def test_a_target_range_that_finds_nothing_is_told_with_the_targets_there(catalog: Catalog) -> None:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from ..query import Query, query_parts
+from ..query import Query, format_query, query_parts, target_names
 from ..values import LINK_RUN, counted, variant_name
 from ..versions import version_key
 from .facets import FACET_COLUMNS, STATE_CACHE
@@ -46,6 +46,9 @@ def zero_hints(
     if query.name is not None and (len(parts) == 1 or not _finds(db, path, token, Query(name=query.name), tag, stack)):
         # No spec of that name in the scope: that is the answer, whatever else was asked.
         return (_name_hint(db, path, token, query.name, scope, tag),)
+    runs_on = _runs_on(db, path, token, query, scope, tag, stack)
+    if runs_on:  # what the asker most likely wants: binaries their machine can run
+        return (runs_on,)
     if len(parts) == 1:  # nothing to drop: "even with one condition dropped" would mislead
         return (_one_condition_hint(db, path, token, query, parts[0][0], scope, tag, stack),)
     hints = []
@@ -113,6 +116,27 @@ def _close_variants(
         if found.total:
             offers.append((query_parts(alike)[0][0], found.total))
     return f"; did you mean {_listed(offers)}?" if offers else ""
+
+
+def _runs_on(
+    db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
+) -> str:
+    """For a query of one exact target (``hdf5 target=zen3``) that found nothing: the
+    same query for what runs on that target (``target=:zen3``: zen3 and every target it
+    descends from), when that finds specs. Build caches are built for older targets
+    (x86_64_v3) so that newer machines run them, which ``target=zen3`` does not ask for.
+    ``""`` otherwise."""
+    target = query.target
+    if target is None or ":" in target or "," in target or target_names(f":{target}") == (target,):
+        return ""  # (a range, or a target archspec knows nothing below)
+    wider = msgspec.structs.replace(query, target=f":{target}")
+    found = search(db, path, token, wider, tag=tag, stack=stack, limit=1, offset=0).total
+    if not found:
+        return ""
+    return (
+        f"nothing {scope} matches target={target} exactly, but binaries built for a target {target} "
+        f"descends from run on it: {format_query(wider)} finds {counted(found, 'spec')}"
+    )
 
 
 def _finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str | None, stack: str | None) -> bool:
