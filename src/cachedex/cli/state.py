@@ -53,14 +53,30 @@ def _catalog_problem(state: State | None, exc: sqlite3.DatabaseError) -> str:
     return f"{where}: cannot read the catalog ({exc})"
 
 
+#: The exit code of a command stopped by Ctrl-C, as shells report one killed by SIGINT.
+INTERRUPTED = 130
+
+
 def friendly(func: F) -> F:
     """Turn CachedexError, and SQLite's errors about the catalog, into one line on stderr
-    and exit code 1 (traceback with --debug)."""
+    and exit code 1 (traceback with --debug); Ctrl-C into "interrupted" and exit code
+    130, not click's "Aborted!" and 1, the code of an error to fix."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except KeyboardInterrupt:
+            context = click.get_current_context()
+            state = context.find_object(State)
+            if state is not None and state.debug:
+                raise
+            # (each tag of a sync is one transaction: the one being written keeps what it had)
+            kept = (
+                "; a tag whose sync had not finished keeps its previous content" if context.info_name == "sync" else ""
+            )
+            click.echo(f"interrupted{kept}", err=True)
+            sys.exit(INTERRUPTED)
         except (CachedexError, sqlite3.DatabaseError) as exc:
             state = click.get_current_context().find_object(State)
             if state is not None and state.debug:

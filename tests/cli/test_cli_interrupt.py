@@ -1,0 +1,67 @@
+"""Ctrl-C: a command stops at once, says so, exits 130, and a sync's unfinished tag keeps
+what it had (a real process, a real signal, a real HTTP mirror that never answers)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from cachedex.catalog import Catalog
+from tests.helpers import dump, fixture_index, write_v3_mirror
+
+
+def _wait_for(predicate: object, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_ctrl_c_stops_a_sync_and_its_tag_keeps_its_previous_content(mirrors: Path, tmp_path: Path, http_server) -> None:  # type: ignore[no-untyped-def]
+    write_v3_mirror(http_server.state.root, fixture_index(mirrors))
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(json.dumps({"catalog": "cat.sqlite", "tags": [{"name": "t", "url": http_server.url}]}))
+    command = [sys.executable, "-c", "from cachedex.cli import main; main()", "--config", str(config), "sync"]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+    assert first.returncode == 0, first.stderr
+    with Catalog(tmp_path / "cat.sqlite", readonly=True) as catalog:
+        before = dump(catalog)
+    # The mirror changes, and its index never comes: the second sync waits on it.
+    write_v3_mirror(http_server.state.root, fixture_index(mirrors, drop=(next(iter(_hashes(mirrors))),)))
+    manifest = "/v3/manifests/index/index.manifest.json"
+    http_server.state.stall_seconds = 30
+    http_server.state.faults[manifest] = "never"
+    asked = http_server.state.count(manifest)
+    # (SIGINT as the default action: a shell's background job would inherit it ignored)
+    second = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert _wait_for(lambda: http_server.state.count(manifest) > asked, 20)
+        time.sleep(0.2)  # (inside the fetch: the request is out, no answer yet)
+        sent = time.monotonic()
+        second.send_signal(signal.SIGINT)
+        out, err = second.communicate(timeout=15)
+    finally:
+        second.kill()
+    assert second.returncode == 130, (out, err)
+    assert time.monotonic() - sent < 5  # at once, not after the request's timeout
+    assert err.strip().splitlines()[-1] == "interrupted; a tag whose sync had not finished keeps its previous content"
+    assert "Traceback" not in err and "Aborted" not in err
+    with Catalog(tmp_path / "cat.sqlite", readonly=True) as catalog:
+        assert dump(catalog) == before
+
+
+def _hashes(mirrors: Path) -> list[str]:
+    installs = fixture_index(mirrors)["database"]["installs"]  # type: ignore[index]
+    return sorted(installs)  # type: ignore[arg-type]
