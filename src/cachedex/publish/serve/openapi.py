@@ -110,7 +110,11 @@ def openapi_document() -> dict[str, Any]:
                 400,
                 404,
                 parameters=[
-                    _param("q", description="e.g. 'hdf5+mpi %gcc@13 target=x86_64:'"),
+                    _param(
+                        "q",
+                        description="Spack spec syntax, e.g. 'hdf5+mpi %gcc@13 target=x86_64:', "
+                        "or 'zlib target=:zen3' (what runs on zen3: zen3 and the targets it descends from)",
+                    ),
                     _param("tag"),
                     _param("stack", description="needs tag"),
                     _param("limit", schema={"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50}),
