@@ -178,8 +178,8 @@ def visible(text: str) -> str:
 
 
 #: What :func:`page_visible` writes as escapes: :data:`_UNPRINTABLE` but for ASCII's
-#: controls (a page lays out its line breaks and tabs; a browser shows no other).
-_HIDDEN_ON_PAGES = re.compile("[\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+#: controls, DEL too (a page lays out its line breaks and tabs; a browser shows no other).
+_HIDDEN_ON_PAGES = re.compile("[\x80-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
 
 
 def page_visible(text: str) -> str:

@@ -1,5 +1,6 @@
-"""One table of cases, two implementations: Spack's version order and facet matching,
-in Python (``versions.version_key``, ``publish/facets.py``) and in JavaScript
+"""One table of cases, two implementations: Spack's version order, facet matching and
+the escapes of what would reorder text, in Python (``versions.version_key``,
+``publish/facets.py``, ``values.page_visible``) and in JavaScript
 (``static/cachedex-core.js``, run in Chromium). Both read the same JSON files under
 ``tests/publish/cases/``."""
 
@@ -18,11 +19,13 @@ import pytest
 from cachedex.publish.facets import PACKAGE_KEYS, select_specs, select_tag, tag_specs
 from cachedex.publish.pages import TagData, TagRow, tag_page_from
 from cachedex.publish.render import asset_text, to_json
+from cachedex.values import page_visible
 from cachedex.versions import version_key
 
 CASES = Path(__file__).parent / "cases"
 VERSIONS = json.loads((CASES / "version_order.json").read_text())
 FACETS = json.loads((CASES / "facet_cases.json").read_text())
+VISIBLE = json.loads((CASES / "page_visible.json").read_text())["cases"]
 
 
 def _specs(name: str) -> list[SimpleNamespace]:
@@ -79,6 +82,10 @@ def test_the_tag_page_struct_carries_the_selection() -> None:
     assert [p.name for p in page.packages] == [r["name"] for r in case["rows"]]
     assert page.filters == case["filters"] and page.relax == case["relax"]
     assert list(page.specs.names) == ["cmake", "hwloc", "zlib"] and sum(page.specs.counts) == 8
+
+
+def test_what_would_reorder_text_is_shown_as_escapes_in_python() -> None:
+    assert [page_visible(text) for text, _ in VISIBLE] == [shown for _, shown in VISIBLE]
 
 
 # -- the same tables in Chromium ----------------------------------------------------------------
@@ -142,3 +149,9 @@ def test_sizes_read_the_same_in_chromium(core: Any) -> None:
     sizes = [None, 0, 7, 999, 1000, 1250, 1350, 1750, 3350, 999_949, 999_950, 1_000_000, 2_250_000, 12_345_678_901_234]
     got = core.evaluate("(s) => s.map(window.cachedex.humanSize)", sizes)
     assert got == ["unknown" if s is None else human_size(s) for s in sizes]
+
+
+@pytest.mark.browser
+def test_what_would_reorder_text_is_shown_as_escapes_in_chromium(core: Any) -> None:
+    got = core.evaluate("(cases) => cases.map(([text]) => window.cachedex.visible(text))", VISIBLE)
+    assert got == [shown for _, shown in VISIBLE]

@@ -289,6 +289,41 @@ def test_cos4_the_tag_page_script_does_not_link_names_without_a_page(page: Any, 
         server.close()
 
 
+def test_a_facet_value_that_would_reorder_text_shows_as_escapes_on_the_tag_page(page: Any, tmp_path: Path) -> None:
+    """The tag page's rows and filters are drawn by its script from the JSON twin: a
+    right-to-left override in an OS shows as its escape there too, as in the pages
+    written by Python, and the filter still selects by the value itself."""
+    from tests.helpers import record, write_tag
+
+    site = tmp_path / "site"
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        specs = [
+            record("s" * 32, "zlib", os="rhel\u202e8"),
+            record("t" * 32, "zlib", os="rhel8"),
+            record("z" * 32, "zstd"),
+        ]
+        write_tag(catalog, "t", specs)
+        write_site(catalog, site)
+    server = StaticServer(site)
+    try:
+        page.goto(server.url + "tags/t/index.html")
+        page.wait_for_function(PAGE_READY)
+        page.select_option("select[name=os]", "rhel\u202e8")
+        page.wait_for_function("document.getElementById('shown').textContent === '1'")
+        assert _texts(page, "#rows tbody td[data-label=os]") == ["rhel\\u202e8"]
+        assert "rhel\\u202e8 (1)" in _texts(page, "select[name=os] option")
+        assert "\u202e" not in page.inner_text("body")
+        # A package page's rows are written by Python; its script filters them by their data.
+        page.goto(server.url + "tags/t/packages/zlib/index.html")
+        page.wait_for_function(PAGE_READY)
+        assert "rhel\\u202e8" in page.inner_text("#rows tbody") and page.inner_text("#shown") == "2"
+        page.select_option("select[name=os]", "rhel\u202e8")
+        page.wait_for_function("document.getElementById('shown').textContent === '1'")
+        assert "\u202e" not in page.inner_text("body")
+    finally:
+        server.close()
+
+
 def test_the_raw_spec_json_is_indented_when_opened_and_otherwise_as_held(page: Any, tmp_path: Path) -> None:
     """Opening "Raw spec JSON" indents it (the UX review: one minified blob), only by
     spacing outside strings: keys keep their order, a repeated key stays, a long number

@@ -44,7 +44,13 @@ except ImportError:  # pragma: no cover - another MarkupSafe: the same text, a l
     _escape_text = _escape_plain
 
 
-__all__ = ["FastEnvironment", "escape_output", "escape_text", "fast_join", "render_template"]
+__all__ = ["FastEnvironment", "escape_exact", "escape_output", "escape_text", "fast_join", "render_template"]
+
+
+#: ``markupsafe.escape(text)`` of a plain string, as a plain string, and nothing else: for
+#: an attribute whose value a page's script reads back as data (a row's OS, a filter's
+#: value), which must stay the value itself.
+escape_exact: Callable[[str], str] = _escape_text
 
 
 def escape_text(text: str, /) -> str:

@@ -18,7 +18,7 @@ import msgspec
 from markupsafe import Markup
 
 from ..values import size_text, variant_name
-from ._jinja_fast import escape_text
+from ._jinja_fast import escape_exact, escape_text
 from .facets import shown_stacks
 from .urls import spec_url
 
@@ -91,7 +91,7 @@ def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches
     """The ``<tbody>`` of a package page: each spec's row with the data its filters and
     sorting read (stacks, facets, the variants that differ, version, size), hidden when
     it does not match the page's filters (``matches``, one per spec)."""
-    out = escape_text
+    out, exact = escape_text, escape_exact  # (the row's data attributes are read back by the page's script)
     root = out(root)
     encode = _json_text
     rows = ["<tbody>\n"]
@@ -100,8 +100,9 @@ def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches
         os, target, compiler, platform = out(s.os), out(s.target), out(s.compiler), out(s.platform)
         selected = select_variants(s.variants, differing)
         rows.append(
-            f'    <tr data-stacks="{out(encode(s.stacks))}" data-os="{os}" data-target="{target}"'
-            f' data-compiler="{compiler}" data-platform="{platform}" data-variants="{out(encode(selected))}"'
+            f'    <tr data-stacks="{exact(encode(s.stacks))}" data-os="{exact(s.os)}" data-target="{exact(s.target)}"'
+            f' data-compiler="{exact(s.compiler)}" data-platform="{exact(s.platform)}"'
+            f' data-variants="{exact(encode(selected))}"'
             f' data-version="{version}" data-size="{"" if s.size is None else s.size}"{"" if shown else " hidden"}>\n'
             f'      <td class="hash name"><a href="{root}{out(spec_url(s.hash))}"><code>{short}</code></a>'
             f' <button type="button" class="copy" data-copy="{hash_}" aria-label="Copy the full hash of {short}">'

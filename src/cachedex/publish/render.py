@@ -26,7 +26,7 @@ from markupsafe import Markup, escape
 from .. import __version__
 from ..catalog import SpecSummary
 from ..values import human_size, size_text, spec_manifest_path, tarball_path_v2
-from ._jinja_fast import FastEnvironment, fast_join, render_template
+from ._jinja_fast import FastEnvironment, escape_exact, fast_join, render_template
 from .cells import chips, options, package_rows, search_rows
 from .changes import ChangesPage, ComparePage
 from .coverage import BottleTable, CoveragePage, bottle_table
@@ -232,6 +232,7 @@ _env.filters.update(
     search_rows=search_rows,
     package_rows=package_rows,
     options=options,
+    exact=lambda value: Markup(escape_exact(value)),  # an attribute the page's script reads back as data
     page_link=_page_link,
     pick=lambda values: {key: value for key, value in values.items() if value},
     window=_window,

@@ -4,6 +4,7 @@
 //   specMatches, selectSpecs      publish/facets.py          tests/publish/cases/facet_cases.json
 //   selectTag                     publish/facets.select_tag  (the same cases)
 //   humanSize                     values.human_size
+//   visible                       values.page_visible        tests/publish/cases/page_visible.json
 "use strict";
 (function () {
   // -- versions, as Spack orders them (spack.version.StandardVersion) ----------------------
@@ -234,6 +235,16 @@
 
   const formatCount = (n) => n.toLocaleString("en-US");
 
+  // values.page_visible: a mirror's value with each character that would hide or reorder
+  // the text around it (a right-to-left override, a zero-width space) written as its
+  // escape, as the pages Python writes show it.
+  const HIDDEN = /[\x80-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/g;
+  const escaped = (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+  };
+  const visible = (text) => text.replace(HIDDEN, escaped);
+
   // "1.2 GB", "unknown", or "1.2 GB (3 of 5 known)"
   function totalSize(size, sized, count) {
     if (!sized || size === null) return "unknown";
@@ -241,6 +252,7 @@
   }
 
   window.cachedex = {
-    versionKey, compareVersions, specMatches, selectSpecs, selectTag, rowOf, humanSize, totalSize, formatCount, FACETS,
+    versionKey, compareVersions, specMatches, selectSpecs, selectTag, rowOf, humanSize, totalSize, formatCount, visible,
+    FACETS,
   };
 })();

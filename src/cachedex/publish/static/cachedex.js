@@ -4,9 +4,10 @@
 (function () {
   const cx = window.cachedex;
   const root = document.body.dataset.root || "";
+  // Text from the data (a facet's values) as the server's pages show it: see cx.visible.
   const el = (tag, text, className) => {
     const node = document.createElement(tag);
-    if (text !== undefined) node.textContent = text;
+    if (text !== undefined) node.textContent = cx.visible(String(text));
     if (className) node.className = className;
     return node;
   };
@@ -207,7 +208,7 @@
   for (const select of selects) {
     const wanted = params.get(select.name);
     if (wanted) {
-      if (![...select.options].some((o) => o.value === wanted)) select.add(new Option(`${wanted} (0)`, wanted));
+      if (![...select.options].some((o) => o.value === wanted)) select.add(new Option(`${cx.visible(wanted)} (0)`, wanted));
       select.value = wanted;
     }
   }
@@ -227,7 +228,7 @@
       for (const option of select.options) {
         if (!option.value) continue;
         const count = counts[option.value] || 0;
-        option.textContent = `${option.value} (${cx.formatCount(count)})`;
+        option.textContent = `${cx.visible(option.value)} (${cx.formatCount(count)})`;
         option.disabled = !count && option.value !== select.value;
       }
     }
@@ -261,7 +262,7 @@
       const td = el("td", values.slice(0, count).join(", "));
       if (values.length > count) {
         const extra = el("span", `+${values.length - count}`, "more");
-        extra.title = values.join(", ");
+        extra.title = cx.visible(values.join(", "));
         td.append(" ", extra);
       }
       return td;
@@ -272,7 +273,7 @@
       for (const p of rows.slice(0, limit).map((row) => cx.rowOf(page, row))) {
         const tr = el("tr");
         const name = el("td", undefined, "name");
-        if (p.has_page === false) name.textContent = p.name; // a name that cannot be a folder name has no page
+        if (p.has_page === false) name.textContent = cx.visible(p.name); // a name that cannot be a folder name has no page
         else {
           const link = el("a", p.name);
           link.href = `packages/${encodeURIComponent(p.name)}/index.html${carry}`;
