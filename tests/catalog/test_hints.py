@@ -128,6 +128,9 @@ def test_a_target_nothing_is_built_for_is_told_what_runs_on_it(catalog: Catalog)
         "on it: p3 %gcc target=:zen5 finds 1 spec",
     )
     assert catalog.search(parse("target=:zen5"), tag="t").total == 7
+    # The search to run is given apart too (the search page links it; the API returns it).
+    assert catalog.search(parse("p3 target=zen5 %gcc"), tag="t", hints=True).suggestion == "p3 %gcc target=:zen5"
+    assert catalog.search(parse("p0 target=zen44"), tag="t", hints=True).suggestion == ""
     hints = catalog.search(parse("p0 target=zen2"), tag="t", hints=True).hints  # zen4 is not below zen2
     assert not any("descends" in hint for hint in hints) and "target=zen2" in hints[0]
 

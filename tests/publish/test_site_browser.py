@@ -224,6 +224,14 @@ def test_the_search_page_when_served_by_cachedex(page: Any, uvicorn_server: str,
     assert any(
         re.match(r"nothing matches target=aarch64; without it, \d+ specs [^:]*match: target=x86", h) for h in hints
     )
+    # An exact target nothing is built for: a link to what runs on it.
+    page.goto(uvicorn_server + "/search.html?q=" + "hdf5%20target%3Dzen3&tag=develop")
+    page.click("#empty a.suggested")
+    page.wait_for_selector("#results")
+    assert page.input_value("input[name=q]") == "hdf5 target=:zen3"
+    targets = {arch.rsplit("-", 1)[1] for arch in _texts(page, "#results td[data-label=arch]")}
+    assert targets and targets <= {"x86_64", "x86_64_v2", "x86_64_v3", "zen", "zen2", "zen3"}
+    page.goto(uvicorn_server + "/search.html?q=" + "py-keras%20target%3Daarch64")
     page.click("#empty a.name-only")  # the package alone
     page.wait_for_selector("#results")
     assert _texts(page, "#results td.name a")[0].startswith("py-keras@")

@@ -536,7 +536,7 @@ class Catalog:
             )
             if hints and page.total == 0 and not query.is_empty:
                 found = zero_hints(self._db, str(self.path), token, query, tag=tag, stack=stack)
-                page = msgspec.structs.replace(page, hints=found)
+                page = msgspec.structs.replace(page, hints=found.lines, suggestion=found.suggestion)
             return page
 
     def explain_search(

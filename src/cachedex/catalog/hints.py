@@ -12,6 +12,7 @@ import json
 import sqlite3
 from collections import Counter
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import msgspec
 
@@ -25,7 +26,14 @@ from .rows import SpecSummary
 from .scopes import scope_mirrors
 from .search import facet_index, search, term_index
 
-__all__ = ["zero_hints"]
+__all__ = ["ZeroHints", "zero_hints"]
+
+
+class ZeroHints(NamedTuple):
+    """Why a search found nothing: its lines, and the search likely meant (``""``: none)."""
+
+    lines: tuple[str, ...]
+    suggestion: str = ""
 
 
 #: A search that found nothing tries at most this many reduced queries for its hints.
@@ -34,7 +42,7 @@ _MAX_HINTS = 8
 
 def zero_hints(
     db: sqlite3.Connection, path: str, token: str, query: Query, *, tag: str | None, stack: str | None
-) -> tuple[str, ...]:
+) -> ZeroHints:
     """Why ``query`` found nothing: each condition dropped in turn, and what the rest
     finds (``nothing matches target=aarch64; without it, 3 specs match, e.g. ...``; a
     name's versions stay with it), then a line for each OS, target, platform or compiler
@@ -45,12 +53,12 @@ def zero_hints(
     scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
     if query.name is not None and (len(parts) == 1 or not _finds(db, path, token, Query(name=query.name), tag, stack)):
         # No spec of that name in the scope: that is the answer, whatever else was asked.
-        return (_name_hint(db, path, token, query.name, scope, tag),)
+        return ZeroHints((_name_hint(db, path, token, query.name, scope, tag),))
     runs_on = _runs_on(db, path, token, query, scope, tag, stack)
     if runs_on:  # what the asker most likely wants: binaries their machine can run
-        return (runs_on,)
+        return runs_on
     if len(parts) == 1:  # nothing to drop: "even with one condition dropped" would mislead
-        return (_one_condition_hint(db, path, token, query, parts[0][0], scope, tag, stack),)
+        return ZeroHints((_one_condition_hint(db, path, token, query, parts[0][0], scope, tag, stack),))
     hints = []
     for label, rest in parts[:_MAX_HINTS]:
         name_dropped = rest.name is None and query.name is not None
@@ -67,7 +75,7 @@ def zero_hints(
             else:
                 hints.append(f"nothing matches {label}; without it, {matching}")
     said = tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
-    return said + _lacking_facets(db, path, token, query, scope, tag, stack)
+    return ZeroHints(said + _lacking_facets(db, path, token, query, scope, tag, stack))
 
 
 def _lacking_facets(
@@ -120,23 +128,25 @@ def _close_variants(
 
 def _runs_on(
     db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
-) -> str:
-    """For a query of one exact target (``hdf5 target=zen3``) that found nothing: the
+) -> ZeroHints | None:
+    """For a query of an exact target (``hdf5 target=zen3``) that found nothing: the
     same query for what runs on that target (``target=:zen3``: zen3 and every target it
-    descends from), when that finds specs. Build caches are built for older targets
-    (x86_64_v3) so that newer machines run them, which ``target=zen3`` does not ask for.
-    ``""`` otherwise."""
+    descends from), when that finds specs, as the hint and the suggestion. Build caches
+    are built for older targets (x86_64_v3) so that newer machines run them, which
+    ``target=zen3`` does not ask for. None otherwise."""
     target = query.target
     if target is None or ":" in target or "," in target or target_names(f":{target}") == (target,):
-        return ""  # (a range, or a target archspec knows nothing below)
-    wider = msgspec.structs.replace(query, target=f":{target}")
-    found = search(db, path, token, wider, tag=tag, stack=stack, limit=1, offset=0).total
+        return None  # (a range, or a target archspec knows nothing below)
+    runs_on = msgspec.structs.replace(query, target=f":{target}")
+    found = search(db, path, token, runs_on, tag=tag, stack=stack, limit=1, offset=0).total
     if not found:
-        return ""
-    return (
+        return None
+    wider = format_query(runs_on)
+    line = (
         f"nothing {scope} matches target={target} exactly, but binaries built for a target {target} "
-        f"descends from run on it: {format_query(wider)} finds {counted(found, 'spec')}"
+        f"descends from run on it: {wider} finds {counted(found, 'spec')}"
     )
+    return ZeroHints((line,), wider)
 
 
 def _finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str | None, stack: str | None) -> bool:

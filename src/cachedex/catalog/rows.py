@@ -133,6 +133,9 @@ class SearchPage(msgspec.Struct, frozen=True):
     limit: int
     specs: tuple[SpecSummary, ...]  #: by package name, newest version first (Spack's order), then hash
     hints: tuple[str, ...] = ()  #: when nothing matches: which condition nothing satisfies
+    #: when nothing matches: the search likely meant, which finds specs ("hdf5 target=:zen3",
+    #: what runs on zen3, for "hdf5 target=zen3"); "" when there is none
+    suggestion: str = ""
 
 
 # -- row shapes of the bulk reads ---------------------------------------------------------

@@ -44,6 +44,7 @@ class SearchView(msgspec.Struct, frozen=True, tag_field="page", tag="search"):
     specs: tuple[SpecSummary, ...]
     differing: dict[str, tuple[str, ...]]  #: package -> variants that differ between its specs shown
     hints: tuple[str, ...] = ()
+    suggestion: str = ""  #: when nothing matches: the search likely meant (see ``SearchPage``)
     error: str = ""
     tags: tuple[str, ...] = ()  #: every tag, for the scope selector
     stacks: tuple[str, ...] = ()  #: the stacks of ``tag``
@@ -115,6 +116,7 @@ def _search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
         specs=found.specs,
         differing={name: differing_variants(specs) for name, specs in by_name.items() if len(specs) > 1},
         hints=found.hints,
+        suggestion=found.suggestion,
     )
 
 
