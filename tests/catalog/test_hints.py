@@ -120,11 +120,11 @@ def test_a_target_nothing_is_built_for_is_told_what_runs_on_it(catalog: Catalog)
     the search as asked with the range. A target archspec does not know (``zen44``, a
     typo) or one below which nothing is built gets the other hints (above)."""
     assert catalog.search(parse("target=zen5"), tag="t", hints=True).hints == (
-        "nothing in t matches target=zen5 exactly, but binaries built for a target zen5 descends from run "
+        "no spec in t built for zen5 itself matches, but binaries built for a target zen5 descends from run "
         "on it: target=:zen5 finds 7 specs",
     )
     assert catalog.search(parse("p3 target=zen5 %gcc"), tag="t", hints=True).hints == (
-        "nothing in t matches target=zen5 exactly, but binaries built for a target zen5 descends from run "
+        "no spec in t built for zen5 itself matches, but binaries built for a target zen5 descends from run "
         "on it: p3 %gcc target=:zen5 finds 1 spec",
     )
     assert catalog.search(parse("target=:zen5"), tag="t").total == 7

@@ -143,7 +143,7 @@ def _runs_on(
         return None
     wider = format_query(runs_on)
     line = (
-        f"nothing {scope} matches target={target} exactly, but binaries built for a target {target} "
+        f"no spec {scope} built for {target} itself matches, but binaries built for a target {target} "
         f"descends from run on it: {wider} finds {counted(found, 'spec')}"
     )
     return ZeroHints((line,), wider)
