@@ -91,7 +91,7 @@ def _lacking_facets(
             if field == "compiler":
                 extra = {"compiler_versions": query.compiler_versions}
             alone = Query(**{field: getattr(query, field)}, **extra)  # type: ignore[arg-type]
-            # (asked by the search itself, as a target family or a compiler's versions match)
+            # (asked by the search itself, as a target range or a compiler's versions match)
             if _finds(db, path, token, alone, tag, stack):
                 continue  # the scope has it: something else found nothing
             if values := _facet_values(db, path, token, alone, scope, tag, stack):
