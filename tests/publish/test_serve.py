@@ -173,6 +173,11 @@ def test_a_real_uvicorn(uvicorn_server: str) -> None:
         assert client.get("/api/openapi.json").json()["openapi"].startswith("3.")
         search = client.get("/api/search", params={"q": "hdf5+mpi target=x86_64:", "tag": "develop"})
         assert search.status_code == 200 and search.json()["total"] > 0
+        # Nothing built for zen3 itself: why, and the search for what runs on it.
+        found = client.get("/api/search", params={"q": "hdf5+mpi target=zen3", "tag": "develop"}).json()
+        assert found["total"] == 0 and found["suggestion"] == "hdf5 target=:zen3 +mpi" and found["hints"]
+        wider = client.get("/api/search", params={"q": found["suggestion"], "tag": "develop"}).json()
+        assert wider["total"] > 0 and wider["suggestion"] == ""
 
 
 # -- schemathesis over the OpenAPI document ---------------------------------------------------
