@@ -1,16 +1,19 @@
 """A tag page's columns (``facets.tag_specs``) against their plain definition: each
 package's specs newest version first in Spack's order (equal versions by hash, the
 greater first), every column an index into its sorted values, each spec's stacks one of
-the distinct sets, numbered in the order they first come."""
+the distinct sets, numbered in the order they first come; each target's machines, those
+whose target is it or descends from it, by Spack's rule (``runs_on``)."""
 
 from __future__ import annotations
 
+import archspec.cpu
 import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
 from cachedex.publish.facets import newest_first, round_size, tag_specs
 from cachedex.versions import version_key
+from tests.helpers import spack_target_satisfies
 
 _COLUMNS = ("version", "compiler", "platform", "os", "target")
 
@@ -41,7 +44,7 @@ _spec = st.builds(
     compiler=st.sampled_from(["gcc@13", "gcc@12", "none"]),
     platform=st.sampled_from(["linux", "darwin"]),
     os=st.sampled_from(["ubuntu22.04", "rhel8"]),
-    target=st.sampled_from(["x86_64", "zen4", "aarch64"]),
+    target=st.sampled_from(["x86_64", "zen4", "aarch64", "not-a-target"]),
     size=st.one_of(st.none(), st.integers(0, 10**12)),
     stacks=st.lists(st.sampled_from(["root", "e4s", "ml", "hpc"]), min_size=1, max_size=4).map(tuple),
 )
@@ -64,7 +67,11 @@ def test_tag_columns_follow_their_plain_definition(packages: dict[str, list[List
     values = {column: sorted({getattr(s, column) for s in ordered}) for column in _COLUMNS}
     values["version"] = newest_first(values["version"])
     values["stack"] = sorted({stack for s in ordered for stack in s.stacks})
+    known = [*archspec.cpu.TARGETS, *values["target"]]
+    run_by = [sorted({m for m in known if spack_target_satisfies(t, f":{m}")}) for t in values["target"]]
+    values["runs_on"] = sorted({machine for run in run_by for machine in run})
     assert columns.values == {column: tuple(found) for column, found in values.items()}
+    assert [[values["runs_on"][n] for n in run] for run in columns.runs_on] == run_by
     assert columns.names == tuple(name for name, _ in by_name)
     assert columns.counts == tuple(len(specs) for _, specs in by_name)
     for column in _COLUMNS:

@@ -16,11 +16,12 @@ from typing import Any
 
 import pytest
 
-from cachedex.publish.facets import PACKAGE_KEYS, select_specs, select_tag, tag_specs
+from cachedex.publish.facets import PACKAGE_KEYS, machines, select_specs, select_tag, tag_specs
 from cachedex.publish.pages import TagData, TagRow, tag_page_from
 from cachedex.publish.render import asset_text, to_json
 from cachedex.values import page_visible
 from cachedex.versions import version_key
+from tests.helpers import spack_target_satisfies
 
 CASES = Path(__file__).parent / "cases"
 VERSIONS = json.loads((CASES / "version_order.json").read_text())
@@ -74,6 +75,34 @@ def test_package_facets_in_python(case: dict[str, Any]) -> None:
     chosen = select_specs(_specs(case["package"]), case["filters"], PACKAGE_KEYS)
     assert chosen.matches == case["matches"]
     assert chosen.facets == case["facets"] and chosen.relax == case["relax"]
+
+
+def test_runs_on_selects_what_spack_says_a_machine_runs() -> None:
+    """The cases with a ``runs_on`` filter, against Spack's rule written apart (helpers):
+    a spec matches when its target satisfies ``target=:machine`` and the other filters."""
+    for case in FACETS["package"]:
+        if "runs_on" in case["filters"]:
+            rest = {k: v for k, v in case["filters"].items() if k != "runs_on"}
+            expected = [
+                spack_target_satisfies(spec.target, ":" + case["filters"]["runs_on"])
+                and all(v in (spec.variants if k == "variant" else (getattr(spec, k),)) for k, v in rest.items())
+                for spec in _specs(case["package"])
+            ]
+            assert case["matches"] == expected, case["name"]
+    runs_on = [case for case in FACETS["tag"] if "runs_on" in case["filters"]]
+    assert len(runs_on) == 3
+    for case in runs_on:
+        machine, rest = case["filters"]["runs_on"], {k: v for k, v in case["filters"].items() if k != "runs_on"}
+        listed = sorted(
+            name
+            for name in FACETS["specs"]
+            if any(
+                spack_target_satisfies(spec.target, f":{machine}")
+                and all(v in (spec.stacks if k == "stack" else (getattr(spec, k),)) for k, v in rest.items())
+                for spec in _specs(name)
+            )
+        )
+        assert [row["name"] for row in case["rows"]] == listed, case["name"]
 
 
 def test_the_tag_page_struct_carries_the_selection() -> None:
@@ -134,7 +163,8 @@ def test_facets_in_chromium(core: Any) -> None:
         )
         assert lazy == got, case["name"]
     for case in FACETS["package"]:
-        specs = [vars(spec) for spec in _specs(case["package"])]
+        # (a package page gives its script each target's machines: see package.html)
+        specs = [{**vars(spec), "runs_on": list(machines(spec.target))} for spec in _specs(case["package"])]
         got = core.evaluate(
             "([specs, filters, facets]) => window.cachedex.selectSpecs(specs, filters, facets)",
             [specs, case["filters"], list(PACKAGE_KEYS)],

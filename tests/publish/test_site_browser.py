@@ -90,6 +90,33 @@ def test_tag_page_filters_per_spec_from_a_shared_link(page: Any, served: str, de
     shot(page, "tag-filtered")
 
 
+def test_runs_on_lists_what_a_machine_runs_and_follows_to_the_package_page(
+    page: Any, served: str, demo_run: Demo
+) -> None:
+    """ "Runs on: zen3" keeps the packages with a spec built for zen3 or a target it
+    descends from (Spack's rule, written apart in helpers), and the package page reached
+    from it shows only those specs."""
+    from tests.helpers import listed_specs, spack_target_satisfies
+
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        listed = listed_specs(catalog, "develop")
+    runs = [s for s in listed if spack_target_satisfies(s.target, ":zen3")]
+    names = {s.name for s in runs}
+    assert 0 < len(names) < len({s.name for s in listed}) and {s.target for s in runs} >= {"x86_64", "x86_64_v3"}
+    page.goto(served + "tags/develop/index.html")
+    page.wait_for_function(PAGE_READY)
+    page.select_option("select[name=runs_on]", "zen3")
+    page.wait_for_function(f"document.getElementById('shown').textContent === '{len(names)}'")
+    assert "runs_on=zen3" in page.url and set(_texts(page, "#rows tbody td.name")) <= names
+    page.click("#rows tbody td.name a >> text=hdf5")
+    page.wait_for_function(PAGE_READY)
+    assert page.input_value("select[name=runs_on]") == "zen3"
+    hdf5 = [s for s in runs if s.name == "hdf5"]
+    assert 0 < len(hdf5) < len([s for s in listed if s.name == "hdf5"])
+    assert page.locator("#rows tbody tr:visible").count() == len(hdf5)
+    shot(page, "runs-on")
+
+
 def test_an_impossible_combination_lists_nothing_and_offers_a_way_on(page: Any, served: str, demo_run: Demo) -> None:
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         expected = tag_page(catalog, "develop", {"os": "sequoia", "target": "x86_64_v3"})

@@ -7,7 +7,9 @@ matches them all; its row then counts and summarizes only those specs. The **cou
 of an option ``facet=value`` is what would match with that option in place of the
 facet's current filter, the other filters applied (faceted search): in packages on a
 tag page, in specs on a package page. **Relaxing** a filter says what would match
-without it, which is how an empty result offers a way on.
+without it, which is how an empty result offers a way on. **Runs on** (``runs_on``) is a
+filter without counts: a spec matches ``runs_on=zen3`` when a zen3 machine runs it, its
+target zen3 or one zen3 descends from (``query.target_names(":zen3")``).
 
 The browser's twin is ``static/cachedex.js`` (``selectTag``, ``selectSpecs``); both
 pass ``tests/publish/facet_cases.json``. A tag page's data carries every spec of the tag
@@ -24,15 +26,19 @@ from typing import Any, NamedTuple, Protocol, TypeVar
 
 import msgspec
 
+from ..query import target_names
 from ..values import ROOT_STACK
 from ..versions import version_key
 
 __all__ = [
     "FACETS",
     "FACET_KEYS",
+    "FILTER_KEYS",
     "MULTI",
     "PACKAGE_FACETS",
+    "PACKAGE_FILTER_KEYS",
     "PACKAGE_KEYS",
+    "RUNS_ON",
     "FacetSpec",
     "Row",
     "Selection",
@@ -40,6 +46,7 @@ __all__ = [
     "SpecSelection",
     "TagSpecs",
     "active_filters",
+    "machines",
     "newest_first",
     "round_size",
     "select_specs",
@@ -55,10 +62,21 @@ FACET_KEYS = tuple(key for key, _ in FACETS)
 #: A package page's facets: those, and the variants that tell its specs apart.
 PACKAGE_FACETS = (*FACETS, ("variant", "Variant"))
 PACKAGE_KEYS = tuple(key for key, _ in PACKAGE_FACETS)
+#: The filter of the machines a spec's binary runs on, which has no counts.
+RUNS_ON = "runs_on"
+#: What a tag page filters by, and a package page.
+FILTER_KEYS = (*FACET_KEYS, RUNS_ON)
+PACKAGE_FILTER_KEYS = (*PACKAGE_KEYS, RUNS_ON)
 #: Facets whose value is a list: a spec matches when the wanted value is among them.
 MULTI = frozenset({"stack", "variant"})
 #: The spec field each facet reads.
 _FIELDS = {"stack": "stacks", "variant": "variants"}
+
+
+def machines(target: str) -> tuple[str, ...]:
+    """The targets of the machines that run a binary built for ``target``: it, and every
+    one archspec knows to descend from it, sorted (``x86_64_v3``: zen2 ... zen5, haswell ...)."""
+    return target_names(f"{target}:")
 
 
 class FacetSpec(Protocol):
@@ -96,18 +114,14 @@ def active_filters(params: Mapping[str, str], keys: Iterable[str] = FACET_KEYS) 
 
 
 def _values(spec: Any, facet: str) -> Sequence[str]:
+    if facet == RUNS_ON:
+        return machines(spec.target)
     return getattr(spec, _FIELDS[facet]) if facet in MULTI else (getattr(spec, facet),)
 
 
 def spec_matches(spec: Any, filters: Mapping[str, str]) -> bool:
     """Whether ``spec`` satisfies every filter (see the module's doc)."""
-    for facet, value in filters.items():
-        if facet in MULTI:
-            if value not in getattr(spec, _FIELDS[facet]):
-                return False
-        elif getattr(spec, facet) != value:
-            return False
-    return True
+    return all(value in _values(spec, facet) for facet, value in filters.items())
 
 
 def _misses(spec: Any, filters: Mapping[str, str]) -> list[str]:
@@ -161,7 +175,9 @@ class SpecColumns(msgspec.Struct, frozen=True):
     (``values["version"]`` is newest first); ``stacks`` holds the index of its stacks in
     ``stack_sets``, each a list of indexes into ``values["stack"]``; ``size`` its size
     in bytes to 3 significant digits, null when unknown. ``unlinked``: the indexes of
-    packages whose name cannot be a folder name, which have no page."""
+    packages whose name cannot be a folder name, which have no page. ``runs_on``: for
+    each of ``values["target"]``, the indexes in ``values["runs_on"]`` of the machines
+    that run its binaries (:func:`machines`)."""
 
     names: tuple[str, ...]
     counts: tuple[int, ...]
@@ -175,6 +191,7 @@ class SpecColumns(msgspec.Struct, frozen=True):
     stack_sets: tuple[tuple[int, ...], ...]
     size: tuple[int | None, ...]
     unlinked: tuple[int, ...] = ()
+    runs_on: tuple[tuple[int, ...], ...] = ()
 
 
 class TagSpecs(NamedTuple):
@@ -228,6 +245,8 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     holdings = list(map(_STACKS, ordered))
     held = {key: key.split("\x1f") if isinstance(key, str) and key else key for key in dict.fromkeys(holdings)}
     values["stack"] = sorted(set(itertools.chain.from_iterable(held.values())))
+    run_by = [machines(target) for target in values["target"]]
+    values[RUNS_ON] = sorted(set(itertools.chain.from_iterable(run_by)))
     position = {column: {v: n for n, v in enumerate(found)} for column, found in values.items()}
     stack_set = _Interned()
     stack_at = position["stack"]
@@ -242,6 +261,7 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
         stack_sets=tuple(stack_set.index),
         size=tuple(map(round_size, sizes)),
         unlinked=tuple(n for n, name in enumerate(names) if not has_page(name)),
+        runs_on=tuple(tuple(map(position[RUNS_ON].__getitem__, run)) for run in run_by),
     )
     return TagSpecs(columns, sizes, [0, *itertools.accumulate(counts)])
 
@@ -281,6 +301,8 @@ def _tests(columns: SpecColumns, filters: Mapping[str, str]) -> list[tuple[str, 
         if facet == "stack":
             holding = [wanted in found for found in columns.stack_sets]
             tests.append((facet, _holds(holding, columns.stacks)))
+        elif facet == RUNS_ON:  # by the spec's target: the machines that run it
+            tests.append((facet, _holds([wanted in found for found in columns.runs_on], columns.target)))
         else:
             tests.append((facet, _equals(getattr(columns, facet), wanted)))
     return tests
@@ -344,7 +366,8 @@ def _matching(
                 found.append(i)
         else:
             relaxed.add(missed[0])
-            counted[missed[0]].append(i)
+            if missed[0] in counted:  # (runs_on has no counts)
+                counted[missed[0]].append(i)
     return matched, {facet: _positions(columns, facet, found) for facet, found in counted.items()}
 
 

@@ -20,7 +20,7 @@ from ..errors import UnknownPackage
 from ..query import Query
 from ..values import ROOT_STACK, variant_name
 from ..versions import version_key
-from .facets import PACKAGE_KEYS, select_specs
+from .facets import PACKAGE_FILTER_KEYS, PACKAGE_KEYS, machines, select_specs
 
 __all__ = [
     "PACKAGE_FILTERS",
@@ -32,8 +32,8 @@ __all__ = [
     "recipe_url",
 ]
 
-#: The filters of a package page: the facets, and ``variant``.
-PACKAGE_FILTERS = PACKAGE_KEYS
+#: The filters of a package page: the facets, ``variant`` and ``runs_on``.
+PACKAGE_FILTERS = PACKAGE_FILTER_KEYS
 
 
 class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
@@ -53,6 +53,13 @@ class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
     relax: dict[str, int] = {}  #: filter -> specs that would match with it alone dropped
     install: str = ""  #: shell commands that add the tag's mirror and trust its keys
     recipe: str = ""  #: the package's page on packages.spack.io
+    #: each target of its specs -> the machines that run its binaries (the ``runs_on`` filter)
+    runs_on: dict[str, tuple[str, ...]] = {}
+
+    @property
+    def machines(self) -> list[str]:
+        """The machines some of its specs run on: the ``runs_on`` filter's choices."""
+        return sorted({machine for run in self.runs_on.values() for machine in run})
 
 
 def recipe_url(name: str) -> str:
@@ -149,7 +156,7 @@ def _package_page(
         )
         for s in specs
     ]
-    chosen = select_specs(faceted, wanted, PACKAGE_FILTERS)
+    chosen = select_specs(faceted, wanted, PACKAGE_KEYS)  # (runs_on filters, and has no counts)
     sizes = [s.size for s in specs if s.size is not None]
     return PackagePage(
         tag=tag,
@@ -165,4 +172,5 @@ def _package_page(
         relax=chosen.relax,
         install=install_preamble(tag, url) if url else "",
         recipe=recipe_url(name),
+        runs_on={target: machines(target) for target in sorted({s.target for s in specs})},
     )

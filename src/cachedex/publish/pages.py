@@ -27,7 +27,7 @@ from ..catalog.verifications import MirrorVerification
 from ..errors import UnknownPackage, UnknownSpec
 from ..values import ROOT_STACK
 from ..versions import version_key
-from .facets import FACET_KEYS, FACETS, SpecColumns, TagSpecs, select_tag, tag_specs
+from .facets import FACETS, FILTER_KEYS, SpecColumns, TagSpecs, select_tag, tag_specs
 from .files import name_problem
 from .package_pages import PackagePage, install_preamble, package_page, package_pages
 from .spec_pages import Holder, Install, SpecPage, install_commands, spec_page, spec_page_from
@@ -111,7 +111,7 @@ class TagPage(msgspec.Struct, frozen=True, tag_field="page", tag="tag"):
     #: facet -> value -> packages having a spec with it that matches the other filters
     facets: dict[str, dict[str, int]]
     specs: SpecColumns
-    filters: dict[str, str] = {}  #: the facet filters applied (``?stack=e4s&target=aarch64``)
+    filters: dict[str, str] = {}  #: the filters applied (``?stack=e4s&target=aarch64``, ``?runs_on=zen3``)
     text: str = ""  #: the package name filter applied (``?q=``), lower case
     relax: dict[str, int] = {}  #: filter -> packages that would match with it alone dropped
     install: str = ""  #: shell commands that add the tag's root mirror and trust its keys
@@ -216,7 +216,7 @@ def tag_data(catalog: Catalog, tag: str) -> TagData:
 
 def tag_page_from(data: TagData, filters: Mapping[str, str] | None = None, text: str = "") -> TagPage:
     """A tag's page from :func:`tag_data`, under facet ``filters`` and a name filter."""
-    wanted = {key: filters[key] for key in FACET_KEYS if filters and filters.get(key)}
+    wanted = {key: filters[key] for key in FILTER_KEYS if filters and filters.get(key)}
     needle = text.strip().lower()
     chosen = select_tag(data.specs, wanted, needle)
     return TagPage(

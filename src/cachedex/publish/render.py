@@ -233,6 +233,7 @@ _env.filters.update(
     package_rows=package_rows,
     options=options,
     exact=lambda value: Markup(escape_exact(value)),  # an attribute the page's script reads back as data
+    json_attribute=lambda value: Markup(escape_exact(msgspec.json.encode(value).decode())),
     page_link=_page_link,
     pick=lambda values: {key: value for key, value in values.items() if value},
     window=_window,

@@ -26,7 +26,7 @@ from ...query import Query, parse, query_parts
 from ..badges import SVG, package_badge
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags, since_page
 from ..coverage import coverage_page
-from ..facets import FACET_KEYS, PACKAGE_KEYS, active_filters
+from ..facets import FILTER_KEYS, PACKAGE_FILTER_KEYS, active_filters
 from ..feeds import ATOM, all_tags_feed, tag_feed
 from ..gzipped import gzip_bytes
 from ..pages import (
@@ -94,8 +94,8 @@ def _api_tags(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(home_page(catalog).tags)
 
 
-#: Facet parameters of ``/api/tags/{tag}/packages`` (see ``publish/facets.py``).
-FACET_PARAMETERS = FACET_KEYS
+#: Filter parameters of ``/api/tags/{tag}/packages`` (see ``publish/facets.py``).
+FACET_PARAMETERS = FILTER_KEYS
 
 #: Tags' data kept for filtering (a big tag's takes seconds to read): the last few.
 _TAG_DATA: OrderedDict[tuple[str, str, str], TagData] = OrderedDict()
@@ -121,7 +121,8 @@ def _tag_data(catalog: Catalog, tag: str) -> TagData:
 
 def _tag_page(catalog: Catalog, request: Request) -> TagPage:
     params = request.query_params
-    return tag_page_from(_tag_data(catalog, request.path_params["tag"]), active_filters(params), params.get("q", ""))
+    filters = active_filters(params, FILTER_KEYS)
+    return tag_page_from(_tag_data(catalog, request.path_params["tag"]), filters, params.get("q", ""))
 
 
 def _api_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
@@ -269,15 +270,15 @@ def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 
 #: What the filters of a tag's page keep in its URL (``?stack=e4s&q=zl``): the server
 #: applies them (a page reads without JavaScript), the script too.
-_TAG_FILTERS = frozenset({*FACET_KEYS, "q"})
+_TAG_FILTERS = frozenset({*FILTER_KEYS, "q"})
 #: A package page's filters (``q``, a version filter, is the script's alone).
-_PACKAGE_FILTERS = frozenset({*PACKAGE_KEYS, "q"})
+_PACKAGE_FILTERS = frozenset({*PACKAGE_FILTER_KEYS, "q"})
 
 
 def _package_at(catalog: Catalog, request: Request) -> Any:
     params = request.query_params
     return package_page(
-        catalog, request.path_params["tag"], request.path_params["name"], active_filters(params, PACKAGE_KEYS)
+        catalog, request.path_params["tag"], request.path_params["name"], active_filters(params, PACKAGE_FILTER_KEYS)
     )
 
 
@@ -338,7 +339,7 @@ PAGES: dict[str, Endpoint] = {
     "mirrors": Endpoint(_page_builder(lambda c, r: mirrors_page(c))),
     "tag": Endpoint(_page_builder(_tag_page), _TAG_FILTERS, _TAG_FILTERS),
     "tag.gz": Endpoint(_tag_twin_gzipped),
-    "package": Endpoint(_page_builder(_package_at), _PACKAGE_FILTERS, frozenset(PACKAGE_KEYS)),
+    "package": Endpoint(_page_builder(_package_at), _PACKAGE_FILTERS, frozenset(PACKAGE_FILTER_KEYS)),
     "spec": Endpoint(_page_builder(_spec_at)),
     "search": Endpoint(_page_builder(lambda c, r: search_view(c, r.query_params)), _SEARCH, _SEARCH),
     "all": Endpoint(_all_packages),

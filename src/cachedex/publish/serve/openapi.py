@@ -64,6 +64,8 @@ def openapi_document() -> dict[str, Any]:
     )
     facets = [
         _param(key, description=f"only packages with a spec of this {key} that matches the other filters too")
+        if key != "runs_on"
+        else _param(key, description="only packages with a spec a machine of this target runs (e.g. zen3)")
         for key in FACET_PARAMETERS
     ]
     return {

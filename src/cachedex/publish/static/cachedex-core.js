@@ -64,7 +64,8 @@
   }
 
   // -- facets: which specs match (see publish/facets.py) ----------------------------------
-  const MULTI = { stack: "stacks", variant: "variants" };
+  // (runs_on: the machines that run a spec's binary, a filter without counts: see facets.py)
+  const MULTI = { stack: "stacks", variant: "variants", runs_on: "runs_on" };
   const FACETS = ["stack", "os", "target", "compiler", "platform"];
   const valuesOf = (spec, facet) => (facet in MULTI ? spec[MULTI[facet]] : [spec[facet]]);
 
@@ -117,8 +118,10 @@
     const full = Object.keys(page.filters || {}).length === 0 && !page.text ? page.packages : null;
     const stackAt = FACETS.indexOf("stack");
     const tests = Object.entries(filters).map(([facet, value]) => {
-      const wanted = values[facet].indexOf(value);
-      if (facet === "stack") return { facet, k: stackAt, holding: c.stack_sets.map((set) => set.includes(wanted)) };
+      const wanted = (values[facet] || []).indexOf(value);
+      if (facet === "stack") return { facet, k: stackAt, holding: c.stack_sets.map((set) => set.includes(wanted)), of: c.stacks };
+      // runs_on: by the spec's target; k -2: a miss of it counts for no facet
+      if (facet === "runs_on") return { facet, k: -2, holding: (c.runs_on || []).map((set) => set.includes(wanted)), of: c.target };
       return { facet, k: FACETS.indexOf(facet), column: c[facet], wanted };
     });
     // Per facet (in FACETS' order): its column (null for stacks), counts, and the last
@@ -140,14 +143,14 @@
         let missed = -1, missCount = 0;
         for (let t = 0; t < tests.length; t++) {
           const test = tests[t];
-          const ok = test.holding ? test.holding[stackOf[i]] : test.column[i] === test.wanted;
+          const ok = test.holding ? test.holding[test.of[i]] === true : test.column[i] === test.wanted;
           if (!ok) { missed = t; if (++missCount > 1) break; }
         }
         if (missCount > 1) continue;
         if (!missCount) matched.push(i);
         const only = missCount ? tests[missed].k : -1;
         for (let k = 0; k < columns.length; k++) {
-          if (only >= 0 && only !== k) continue;
+          if (only !== -1 && only !== k) continue;
           const seenK = seen[k], countsK = counts[k];
           if (k === stackAt) {
             const set = stackSets[stackOf[i]];

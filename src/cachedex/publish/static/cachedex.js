@@ -199,6 +199,7 @@
   const table = document.getElementById("rows");
   if (!form || !table) return;
   const selects = Array.from(form.querySelectorAll("select[data-facet]"));
+  const counted = selects.filter((s) => !("uncounted" in s.dataset)); // (runs_on has no counts)
   const text = form.querySelector("input[data-text]");
   const shown = document.getElementById("shown");
   const empty = document.getElementById("empty");
@@ -223,7 +224,7 @@
   // Each select's options, their counts with the other filters applied; none disabled
   // that is chosen.
   const recount = (facets) => {
-    for (const select of selects) {
+    for (const select of counted) {
       const counts = facets[select.name] || {};
       for (const option of select.options) {
         if (!option.value) continue;
@@ -341,11 +342,13 @@
   function specTable() {
     const body = table.tBodies[0];
     const rows = Array.from(body.rows);
+    const runsOn = JSON.parse(table.dataset.runsOn || "{}"); // target -> the machines that run it
     const specs = rows.map((row) => ({
       stacks: JSON.parse(row.dataset.stacks || "[]"), variants: JSON.parse(row.dataset.variants || "[]"),
       os: row.dataset.os, target: row.dataset.target, compiler: row.dataset.compiler, platform: row.dataset.platform,
+      runs_on: runsOn[row.dataset.target] || [row.dataset.target],
     }));
-    const facets = selects.map((s) => s.name);
+    const facets = counted.map((s) => s.name);
     const run = () => {
       const [filters, needle] = state();
       const chosen = cx.selectSpecs(specs, filters, facets);
