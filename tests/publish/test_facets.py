@@ -11,7 +11,7 @@ import msgspec
 from hypothesis import given
 from hypothesis import strategies as st
 
-from cachedex.publish.facets import newest_first, round_size, tag_specs
+from cachedex.publish.tag_columns import newest_first, round_size, tag_specs
 from cachedex.versions import version_key
 from tests.helpers import spack_target_satisfies
 

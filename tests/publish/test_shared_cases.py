@@ -16,9 +16,10 @@ from typing import Any
 
 import pytest
 
-from cachedex.publish.facets import PACKAGE_KEYS, machines, select_specs, select_tag, tag_specs
+from cachedex.publish.facets import PACKAGE_KEYS, select_specs, select_tag
 from cachedex.publish.pages import TagData, TagRow, tag_page_from
 from cachedex.publish.render import asset_text, to_json
+from cachedex.publish.tag_columns import machines, tag_specs
 from cachedex.values import page_visible
 from cachedex.versions import version_key
 from tests.helpers import spack_target_satisfies

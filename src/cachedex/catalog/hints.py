@@ -7,7 +7,6 @@ the values it has; for a variant name no spec has, the names close to it."""
 
 from __future__ import annotations
 
-import difflib
 import json
 import sqlite3
 from collections import Counter
@@ -19,12 +18,12 @@ import msgspec
 from ..query import Query, format_query, query_parts, target_names
 from ..values import LINK_RUN, counted, variant_name
 from ..versions import version_key
-from .facets import FACET_COLUMNS, STATE_CACHE
+from .facets import STATE_CACHE
+from .hint_values import FACETS_LISTED, close_variants, facet_values, finds, lacking_facets, listed
 from .names import NameIndex
 from .reads import package_tags, spec_ids
 from .rows import SpecSummary
-from .scopes import scope_mirrors
-from .search import facet_index, search, term_index
+from .search import search
 
 __all__ = ["ZeroHints", "zero_hints"]
 
@@ -51,7 +50,7 @@ def zero_hints(
     nothing to drop: see :func:`_one_condition_hint`."""
     parts = query_parts(query)
     scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
-    if query.name is not None and (len(parts) == 1 or not _finds(db, path, token, Query(name=query.name), tag, stack)):
+    if query.name is not None and (len(parts) == 1 or not finds(db, path, token, Query(name=query.name), tag, stack)):
         # No spec of that name in the scope: that is the answer, whatever else was asked.
         return ZeroHints((_name_hint(db, path, token, query.name, scope, tag),))
     runs_on = _runs_on(db, path, token, query, scope, tag, stack)
@@ -75,55 +74,7 @@ def zero_hints(
             else:
                 hints.append(f"nothing matches {label}; without it, {matching}")
     said = tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
-    return ZeroHints(said + _lacking_facets(db, path, token, query, scope, tag, stack))
-
-
-def _lacking_facets(
-    db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
-) -> tuple[str, ...]:
-    """A line for each OS, target, platform or compiler (with its versions) of ``query``
-    that no spec of the scope has (``no spec in t has target=zen9; did you mean ...``),
-    and for each variant whose name none has and has a close one that finds specs."""
-    lines = []
-    for field, _plural in _FACETS:
-        if getattr(query, field) is not None:
-            extra: dict[str, object] = {}
-            if field == "compiler":
-                extra = {"compiler_versions": query.compiler_versions}
-            alone = Query(**{field: getattr(query, field)}, **extra)  # type: ignore[arg-type]
-            # (asked by the search itself, as a target range or a compiler's versions match)
-            if _finds(db, path, token, alone, tag, stack):
-                continue  # the scope has it: something else found nothing
-            if values := _facet_values(db, path, token, alone, scope, tag, stack):
-                lines.append(f"no spec {scope} has {query_parts(alone)[0][0]}{values}")
-    for variant in query.variants:
-        if offers := _close_variants(db, path, token, variant, tag, stack):
-            lines.append(f"no spec {scope} has a variant named {variant[0]}{offers}")
-    return tuple(lines)
-
-
-def _close_variants(
-    db: sqlite3.Connection,
-    path: str,
-    token: str,
-    variant: tuple[str, str | bool | tuple[str, ...]],
-    tag: str | None,
-    stack: str | None,
-) -> str:
-    """For a variant whose name no spec of the scope's tag has (``+mpii``): the same
-    asked of the names close to it that find specs in the scope, ``"; did you mean +mpi
-    (120 specs)?"``; ``""`` when its name is there or none is close."""
-    name, wanted = variant
-    names = term_index(db, path, token, scope_mirrors(db, path, token, tag, stack)[0]).variant_names()
-    if name in names:
-        return ""
-    offers = []
-    for close in difflib.get_close_matches(name, names, n=_CLOSE_VALUES, cutoff=0.6):
-        alike = Query(variants=((close, wanted),))
-        found = search(db, path, token, alike, tag=tag, stack=stack, limit=1, offset=0)
-        if found.total:
-            offers.append((query_parts(alike)[0][0], found.total))
-    return f"; did you mean {_listed(offers)}?" if offers else ""
+    return ZeroHints(said + lacking_facets(db, path, token, query, scope, tag, stack))
 
 
 def _runs_on(
@@ -147,10 +98,6 @@ def _runs_on(
         f"descends from run on it: {wider} finds {counted(found, 'spec')}"
     )
     return ZeroHints((line,), wider)
-
-
-def _finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str | None, stack: str | None) -> bool:
-    return bool(search(db, path, token, query, tag=tag, stack=stack, limit=1, offset=0).total)
 
 
 def _matching(total: int, scope: str, example: SpecSummary, had: str = "") -> str:
@@ -187,26 +134,26 @@ def _what_they_have(
     versions_dropped = query.name is not None and query.versions and not rest.versions
     dropped = [name for name, value in query.variants if (name, value) not in rest.variants]
     at_versions = [d.name for d in query.dependencies if d not in rest.dependencies and d.name and d.versions]
-    facet = next((f for f, _ in _FACETS if getattr(query, f) is not None and getattr(rest, f) is None), "")
+    facet = next((f for f, _ in FACETS_LISTED if getattr(query, f) is not None and getattr(rest, f) is None), "")
     if total > _COUNTED or not (at_versions or total > 1 and (versions_dropped or dropped or facet)):
         return ""
     specs = search(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0).specs
     if at_versions:
         depended = _dependency_versions(db, specs, at_versions[0])
         none = "it does not depend" if total == 1 else "none of them depends"
-        return _listed(depended) if depended else f"{none} on {at_versions[0]} through link or run"
+        return listed(depended) if depended else f"{none} on {at_versions[0]} through link or run"
     if versions_dropped:
         versions = Counter(spec.version for spec in specs)
         newest = sorted(versions, key=version_key, reverse=True)
-        return _listed([(f"{query.name}@{version}", versions[version]) for version in newest])
+        return listed([(f"{query.name}@{version}", versions[version]) for version in newest])
     if facet:
         common = Counter(getattr(spec, facet) for spec in specs).most_common()
         if facet != "compiler":
-            return _listed([(f"{facet}={value}", n) for value, n in common])
+            return listed([(f"{facet}={value}", n) for value, n in common])
         # (specs of pure Python packages are built by no compiler: "%none" is no compiler to ask for)
-        return _listed([("no compiler" if value == "none" else f"%{value}", n) for value, n in common])
+        return listed([("no compiler" if value == "none" else f"%{value}", n) for value, n in common])
     values = Counter(text for spec in specs for text in spec.variants if variant_name(text) == dropped[0])
-    return _listed(values.most_common())
+    return listed(values.most_common())
 
 
 #: The link/run edges below some specs (``?1``: their ids as JSON), at any depth.
@@ -263,17 +210,17 @@ def _one_condition_hint(
     stack: str | None,
 ) -> str:
     """Why a query of one condition, not a package name, found nothing: for an OS,
-    target, platform or compiler, the values its scope has (:func:`_facet_values`: a
+    target, platform or compiler, the values its scope has (:func:`facet_values`: a
     compiler's versions, for ``%gcc@14``); for a variant, the names close to it
-    (:func:`_close_variants`); for ``^dep``, what the dependency by its name
+    (:func:`close_variants`); for ``^dep``, what the dependency by its name
     alone finds (``^zlib`` for ``^zlib@1.4``), or that no package has that name, or that
     specs need it only to build (``^`` follows link and run dependencies), or that
     nothing in the scope depends on it."""
     said = f"nothing {scope} matches {label}"
     if query.variants:
-        return said + _close_variants(db, path, token, query.variants[0], tag, stack)
+        return said + close_variants(db, path, token, query.variants[0], tag, stack)
     if not query.dependencies or query.dependencies[0].name is None:
-        return said + _facet_values(db, path, token, query, scope, tag, stack)
+        return said + facet_values(db, path, token, query, scope, tag, stack)
     looser = _dependency_by_name(query)
     if looser is not None:
         found = search(db, path, token, looser, tag=tag, stack=stack, limit=1, offset=0)
@@ -296,72 +243,6 @@ def _one_condition_hint(
             "and ^ follows link and run dependencies (what installing a spec needs)"
         )
     return f"{said}: no spec {scope} depends on {name} through link or run dependencies"
-
-
-#: The facets whose values a hint lists: Query field, what the values are called.
-_FACETS = (("os", "OSes"), ("target", "targets"), ("platform", "platforms"), ("compiler", "compilers"))
-#: Values a hint lists, at most (the most common), and the closest it offers.
-_VALUES_SHOWN, _CLOSE_VALUES = 6, 3
-
-
-def _facet_values(
-    db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
-) -> str:
-    """For a query of one OS, target, platform or compiler that found nothing in the
-    scope: ``"; did you mean os=ubuntu24.04 (120 specs)?"`` for values close to it, else
-    ``"; the OSes in t: ..."``, the most common first; for a compiler the scope has but
-    not at the versions asked, its versions there (:func:`_compiler_versions`); ``""``
-    otherwise."""
-    field, plural = next(((f, p) for f, p in _FACETS if getattr(query, f) is not None), ("", ""))
-    if not field:
-        return ""
-    wanted: str = getattr(query, field)
-    specs = _scope_values(db, path, token, field, tag, stack)
-    if field == "compiler":
-        builds = specs
-        specs = Counter()
-        for compiler, count in builds.items():
-            specs[compiler.split("@", 1)[0]] += count
-        specs.pop("none", None)  # specs built by no compiler (pure Python packages): not one to ask for
-        if wanted in specs and query.compiler_versions:
-            return _compiler_versions(builds, query, scope)
-    if not specs or wanted in specs:  # an empty scope; a value there would have found specs
-        return ""
-    label = "%{}".format if field == "compiler" else f"{field}={{}}".format
-    # (a target range is no misspelt name: the targets there say more)
-    ranged = field == "target" and (":" in wanted or "," in wanted)
-    close = [] if ranged else difflib.get_close_matches(wanted, list(specs), n=_CLOSE_VALUES, cutoff=0.6)
-    if close:
-        return f"; did you mean {_listed([(label(v), specs[v]) for v in close])}?"
-    return f"; the {plural} {scope}: {_listed(specs.most_common())}"
-
-
-def _listed(values: list[tuple[str, int]]) -> str:
-    """``a (3 specs), b (1 spec), and 4 more``: the first few of ``(value, specs)``."""
-    shown = ", ".join(f"{value} ({counted(n, 'spec')})" for value, n in values[:_VALUES_SHOWN])
-    return shown + (f", and {len(values) - _VALUES_SHOWN} more" if len(values) > _VALUES_SHOWN else "")
-
-
-def _scope_values(
-    db: sqlite3.Connection, path: str, token: str, field: str, tag: str | None, stack: str | None
-) -> Counter[str]:
-    """The scope's specs per value of ``field`` (a compiler's: name@version), from its
-    facet index (the search that found nothing has just read it)."""
-    index = facet_index(db, path, token, *scope_mirrors(db, path, token, tag, stack))
-    column = FACET_COLUMNS.index(field)
-    specs: Counter[str] = Counter()
-    for group, key in enumerate(index.groups):
-        specs[key[column]] += len(index.positions[group])
-    return specs
-
-
-def _compiler_versions(builds: Counter[str], query: Query, scope: str) -> str:
-    """``"; the versions of gcc in t: %gcc@13.2.0 (4 specs), ...``, newest first: the
-    scope's versions of ``query``'s compiler (none of which it asks)."""
-    name = query.compiler
-    versions = {c.split("@", 1)[1]: n for c, n in builds.items() if c.startswith(f"{name}@")}
-    newest = sorted(versions, key=version_key, reverse=True)
-    return f"; the versions of {name} {scope}: {_listed([(f'%{name}@{v}', versions[v]) for v in newest])}"
 
 
 def _dependency_by_name(query: Query) -> Query | None:

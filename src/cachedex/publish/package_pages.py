@@ -20,7 +20,8 @@ from ..errors import UnknownPackage
 from ..query import Query
 from ..values import ROOT_STACK, variant_name
 from ..versions import version_key
-from .facets import PACKAGE_FILTER_KEYS, PACKAGE_KEYS, machines, select_specs
+from .facets import PACKAGE_FILTER_KEYS, PACKAGE_KEYS, select_specs
+from .tag_columns import machines
 
 __all__ = [
     "PACKAGE_FILTERS",

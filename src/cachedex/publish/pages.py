@@ -27,10 +27,11 @@ from ..catalog.verifications import MirrorVerification
 from ..errors import UnknownPackage, UnknownSpec
 from ..values import ROOT_STACK
 from ..versions import version_key
-from .facets import FACETS, FILTER_KEYS, SpecColumns, TagSpecs, select_tag, tag_specs
+from .facets import FACETS, FILTER_KEYS, select_tag
 from .files import name_problem
 from .package_pages import PackagePage, install_preamble, package_page, package_pages
 from .spec_pages import Holder, Install, SpecPage, install_commands, spec_page, spec_page_from
+from .tag_columns import SpecColumns, TagSpecs, tag_specs
 
 __all__ = [
     "FACETS",

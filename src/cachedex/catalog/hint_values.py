@@ -1,0 +1,146 @@
+"""What a hint says of the values a search's scope has: for an OS, target, platform or
+compiler no spec of the scope has, the values close to it or those it has (a compiler's
+versions, newest first); for a variant name none has, the close names that find specs;
+each list as ``a (3 specs), b (1 spec), and 4 more`` (:func:`listed`)."""
+
+from __future__ import annotations
+
+import difflib
+import sqlite3
+from collections import Counter
+
+from ..query import Query, query_parts
+from ..values import counted
+from ..versions import version_key
+from .facets import FACET_COLUMNS
+from .scopes import scope_mirrors
+from .search import facet_index, search, term_index
+
+__all__ = [
+    "FACETS_LISTED",
+    "close_variants",
+    "compiler_versions",
+    "facet_values",
+    "finds",
+    "lacking_facets",
+    "listed",
+    "scope_values",
+]
+
+
+#: The facets whose values a hint lists: Query field, what the values are called.
+FACETS_LISTED = (("os", "OSes"), ("target", "targets"), ("platform", "platforms"), ("compiler", "compilers"))
+#: Values a hint lists, at most (the most common), and the closest it offers.
+_VALUES_SHOWN, _CLOSE_VALUES = 6, 3
+
+
+def facet_values(
+    db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
+) -> str:
+    """For a query of one OS, target, platform or compiler that found nothing in the
+    scope: ``"; did you mean os=ubuntu24.04 (120 specs)?"`` for values close to it, else
+    ``"; the OSes in t: ..."``, the most common first; for a compiler the scope has but
+    not at the versions asked, its versions there (:func:`compiler_versions`); ``""``
+    otherwise."""
+    field, plural = next(((f, p) for f, p in FACETS_LISTED if getattr(query, f) is not None), ("", ""))
+    if not field:
+        return ""
+    wanted: str = getattr(query, field)
+    specs = scope_values(db, path, token, field, tag, stack)
+    if field == "compiler":
+        builds = specs
+        specs = Counter()
+        for compiler, count in builds.items():
+            specs[compiler.split("@", 1)[0]] += count
+        specs.pop("none", None)  # specs built by no compiler (pure Python packages): not one to ask for
+        if wanted in specs and query.compiler_versions:
+            return compiler_versions(builds, query, scope)
+    if not specs or wanted in specs:  # an empty scope; a value there would have found specs
+        return ""
+    label = "%{}".format if field == "compiler" else f"{field}={{}}".format
+    # (a target range is no misspelt name: the targets there say more)
+    ranged = field == "target" and (":" in wanted or "," in wanted)
+    close = [] if ranged else difflib.get_close_matches(wanted, list(specs), n=_CLOSE_VALUES, cutoff=0.6)
+    if close:
+        return f"; did you mean {listed([(label(v), specs[v]) for v in close])}?"
+    return f"; the {plural} {scope}: {listed(specs.most_common())}"
+
+
+def listed(values: list[tuple[str, int]]) -> str:
+    """``a (3 specs), b (1 spec), and 4 more``: the first few of ``(value, specs)``."""
+    shown = ", ".join(f"{value} ({counted(n, 'spec')})" for value, n in values[:_VALUES_SHOWN])
+    return shown + (f", and {len(values) - _VALUES_SHOWN} more" if len(values) > _VALUES_SHOWN else "")
+
+
+def scope_values(
+    db: sqlite3.Connection, path: str, token: str, field: str, tag: str | None, stack: str | None
+) -> Counter[str]:
+    """The scope's specs per value of ``field`` (a compiler's: name@version), from its
+    facet index (the search that found nothing has just read it)."""
+    index = facet_index(db, path, token, *scope_mirrors(db, path, token, tag, stack))
+    column = FACET_COLUMNS.index(field)
+    specs: Counter[str] = Counter()
+    for group, key in enumerate(index.groups):
+        specs[key[column]] += len(index.positions[group])
+    return specs
+
+
+def compiler_versions(builds: Counter[str], query: Query, scope: str) -> str:
+    """``"; the versions of gcc in t: %gcc@13.2.0 (4 specs), ...``, newest first: the
+    scope's versions of ``query``'s compiler (none of which it asks)."""
+    name = query.compiler
+    versions = {c.split("@", 1)[1]: n for c, n in builds.items() if c.startswith(f"{name}@")}
+    newest = sorted(versions, key=version_key, reverse=True)
+    return f"; the versions of {name} {scope}: {listed([(f'%{name}@{v}', versions[v]) for v in newest])}"
+
+
+def finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str | None, stack: str | None) -> bool:
+    return bool(search(db, path, token, query, tag=tag, stack=stack, limit=1, offset=0).total)
+
+
+def lacking_facets(
+    db: sqlite3.Connection, path: str, token: str, query: Query, scope: str, tag: str | None, stack: str | None
+) -> tuple[str, ...]:
+    """A line for each OS, target, platform or compiler (with its versions) of ``query``
+    that no spec of the scope has (``no spec in t has target=zen9; did you mean ...``),
+    and for each variant whose name none has and has a close one that finds specs."""
+    lines = []
+    for field, _plural in FACETS_LISTED:
+        if getattr(query, field) is not None:
+            extra: dict[str, object] = {}
+            if field == "compiler":
+                extra = {"compiler_versions": query.compiler_versions}
+            alone = Query(**{field: getattr(query, field)}, **extra)  # type: ignore[arg-type]
+            # (asked by the search itself, as a target range or a compiler's versions match)
+            if finds(db, path, token, alone, tag, stack):
+                continue  # the scope has it: something else found nothing
+            if values := facet_values(db, path, token, alone, scope, tag, stack):
+                lines.append(f"no spec {scope} has {query_parts(alone)[0][0]}{values}")
+    for variant in query.variants:
+        if offers := close_variants(db, path, token, variant, tag, stack):
+            lines.append(f"no spec {scope} has a variant named {variant[0]}{offers}")
+    return tuple(lines)
+
+
+def close_variants(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    variant: tuple[str, str | bool | tuple[str, ...]],
+    tag: str | None,
+    stack: str | None,
+) -> str:
+    """For a variant whose name no spec of the scope's tag has (``+mpii``): the same
+    asked of the names close to it that find specs in the scope, ``"; did you mean +mpi
+    (120 specs)?"``; ``""`` when its name is there or none is close."""
+    name, wanted = variant
+    names = term_index(db, path, token, scope_mirrors(db, path, token, tag, stack)[0]).variant_names()
+    if name in names:
+        return ""
+    offers = []
+    for close in difflib.get_close_matches(name, names, n=_CLOSE_VALUES, cutoff=0.6):
+        alike = Query(variants=((close, wanted),))
+        found = search(db, path, token, alike, tag=tag, stack=stack, limit=1, offset=0)
+        if found.total:
+            offers.append((query_parts(alike)[0][0], found.total))
+    return f"; did you mean {listed(offers)}?" if offers else ""
