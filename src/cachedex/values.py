@@ -164,9 +164,11 @@ def human_size(size: int | None) -> str:
     return f"{value:.1f} TB"
 
 
-# C0 and C1 controls, and the format characters that reorder or hide text (U+202E
-# right-to-left override, zero-width joiners...): none belongs in a name.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+# The C1 controls and the format characters that reorder or hide text (U+202E
+# right-to-left override, zero-width joiners...): beyond ASCII, what a page must show.
+_HIDDEN_BEYOND_ASCII = "\x80-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
+# Those and ASCII's controls (C0, DEL): none belongs in a name, nor on a terminal.
+_UNPRINTABLE = re.compile(f"[\x00-\x1f\x7f{_HIDDEN_BEYOND_ASCII}]")
 
 
 def visible(text: str) -> str:
@@ -179,7 +181,7 @@ def visible(text: str) -> str:
 
 #: What :func:`page_visible` writes as escapes: :data:`_UNPRINTABLE` but for ASCII's
 #: controls, DEL too (a page lays out its line breaks and tabs; a browser shows no other).
-_HIDDEN_ON_PAGES = re.compile("[\x80-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]")
+_HIDDEN_ON_PAGES = re.compile(f"[{_HIDDEN_BEYOND_ASCII}]")
 
 
 def page_visible(text: str) -> str:

@@ -66,21 +66,16 @@ def friendly(func: F) -> F:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, CachedexError, sqlite3.DatabaseError) as exc:
             context = click.get_current_context()
             state = context.find_object(State)
             if state is not None and state.debug:
                 raise
-            # (each tag of a sync is one transaction: the one being written keeps what it had)
-            kept = (
-                "; a tag whose sync had not finished keeps its previous content" if context.info_name == "sync" else ""
-            )
-            click.echo(f"interrupted{kept}", err=True)
-            sys.exit(INTERRUPTED)
-        except (CachedexError, sqlite3.DatabaseError) as exc:
-            state = click.get_current_context().find_object(State)
-            if state is not None and state.debug:
-                raise
+            if isinstance(exc, KeyboardInterrupt):
+                # (each tag of a sync is one transaction: the one being written keeps what it had)
+                kept = "; a tag whose sync had not finished keeps its previous content"
+                click.echo(f"interrupted{kept if context.info_name == 'sync' else ''}", err=True)
+                sys.exit(INTERRUPTED)
             message = str(exc) if isinstance(exc, CachedexError) else _catalog_problem(state, exc)
             # Line by line: a query's error shows a caret under it on a line of its own.
             click.echo("\n".join(visible(line) for line in f"error: {message}".split("\n")), err=True)
