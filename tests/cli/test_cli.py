@@ -40,6 +40,18 @@ def test_sync_then_stats(mirrors: Path, tmp_path: Path) -> None:
         4,
         1,
     )
+    # A first sync compares with nothing, and a v2 mirror's sizes are unknown: null, not 0.
+    assert (stats["last_sync_first"], stats["last_sync_added"], stats["last_sync_removed"]) == (True, None, None)
+    assert (stats["size_bytes"], stats["specs_with_size"]) == (None, 0)
+    result = runner.invoke(main, ["--config", str(config), "stats"], env={"COLUMNS": "160"})
+    (row,) = [line for line in result.output.splitlines() if "develop" in line]
+    assert row.split("│")[8].strip() == "first sync", row
+    assert runner.invoke(main, ["--config", str(config), "sync"]).exit_code == 0
+    (stats,) = json.loads(runner.invoke(main, ["--config", str(config), "stats", "--json"]).output)
+    assert (stats["last_sync_first"], stats["last_sync_added"], stats["last_sync_removed"]) == (False, 0, 0)
+    result = runner.invoke(main, ["--config", str(config), "stats"], env={"COLUMNS": "160"})
+    (row,) = [line for line in result.output.splitlines() if "develop" in line]
+    assert row.split("│")[8].strip() == "+0 -0", row
 
 
 def test_stats_says_of_how_many_specs_a_size_total_is(mirrors: Path, tmp_path: Path) -> None:

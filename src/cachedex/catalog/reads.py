@@ -175,11 +175,15 @@ def _one_tag_stats(db: sqlite3.Connection, tag: str) -> TagStats:
         "SELECT id, synced_at, records, specs, packages, size, sized FROM tags WHERE name = ?", (tag,)
     ).fetchone()
     stacks = db.execute("SELECT count(*) FROM mirrors WHERE tag_id = ? AND stack != 'root'", (tag_id,)).fetchone()[0]
+    # The tag's first sync is its oldest (syncs are never forgotten, only their changes):
+    # the one history pages call its first too.
     last = db.execute(
-        "SELECT added, removed FROM syncs WHERE tag_id = ? ORDER BY id DESC LIMIT 1", (tag_id,)
+        "SELECT added, removed, id = (SELECT min(id) FROM syncs WHERE tag_id = ?1) "
+        "FROM syncs WHERE tag_id = ?1 ORDER BY id DESC LIMIT 1",
+        (tag_id,),
     ).fetchone()
-    added, removed = last if last else (0, 0)
-    return TagStats(tag, records, specs, packages, stacks, size, sized, synced_at, added, removed)
+    added, removed, first = last if last else (0, 0, False)
+    return TagStats(tag, records, specs, packages, stacks, size, sized, synced_at, added, removed, bool(first))
 
 
 def listed_hashes(

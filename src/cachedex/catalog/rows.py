@@ -89,6 +89,9 @@ class TagStats(msgspec.Struct, frozen=True):
     synced_at: float | None  #: epoch seconds of the last sync
     added: int  #: listed specs the last sync added
     removed: int  #: listed specs the last sync removed
+    #: the last sync was the tag's first: nothing was listed before it, so ``added`` and
+    #: ``removed`` (0) say nothing
+    last_was_first: bool = False
 
 
 # gc=False: instances hold only strings and numbers, so the garbage collector need not

@@ -81,7 +81,13 @@ def sync_command(state: State, tags: tuple[str, ...], sizes: bool) -> None:
 @click.pass_obj
 @friendly
 def stats_command(state: State, as_json: bool) -> None:
-    """Totals per tag from the catalog: records, listed specs, packages, stacks, size."""
+    """Totals per tag from the catalog: records, listed specs, packages, stacks, size.
+
+    Also what the tag's last sync changed in its root listing (specs added and removed),
+    or that it was the tag's first sync, which compares with nothing. With --json, a size
+    no spec of the tag has yet is null (size_bytes), as are a first sync's added and
+    removed (last_sync_first is then true); synced_at is in seconds since the epoch.
+    """
     config = state.config()
     with Catalog(config.catalog, readonly=True) as catalog:
         stats = catalog.tag_stats()

@@ -101,11 +101,14 @@ def stats_json(stats: TagStats) -> dict[str, Any]:
         "specs": stats.specs,
         "packages": stats.packages,
         "stacks": stats.stacks,
-        "size_bytes": stats.size,
+        # null, not 0, where there is nothing to say: no size known, or a first sync
+        # (nothing listed before it to have added to or removed from).
+        "size_bytes": stats.size if stats.sized else None,
         "specs_with_size": stats.sized,
         "synced_at": stats.synced_at,
-        "last_sync_added": stats.added,
-        "last_sync_removed": stats.removed,
+        "last_sync_first": stats.last_was_first,
+        "last_sync_added": None if stats.last_was_first else stats.added,
+        "last_sync_removed": None if stats.last_was_first else stats.removed,
     }
 
 
@@ -115,7 +118,7 @@ def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
         OUT.print("The catalog has no tags yet; run 'cachedex sync'.")
         return
     table = Table(title=shown(f"catalog {catalog_path}"), title_justify="left")
-    for column in ("tag", "records", "specs", "packages", "stacks", "size", "last sync"):
+    for column in ("tag", "records", "specs", "packages", "stacks", "size", "last sync", "changes"):
         table.add_column(column, justify="left" if column in ("tag", "last sync") else "right")
     for s in stats:
         size = human_size(s.size) if s.sized else "unknown"
@@ -123,7 +126,10 @@ def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
             size += f" ({s.sized:,} of {s.specs:,} known)"
         # In UTC, as diffs, the site and the API give times (the local zone is the machine's, not the reader's).
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(s.synced_at)) if s.synced_at else "never"
-        table.add_row(shown(s.tag), f"{s.records:,}", f"{s.specs:,}", f"{s.packages:,}", str(s.stacks), size, when)
+        # As the sync table says it: a first sync's "+0" would say nothing came.
+        changes = "-" if not s.synced_at else "first sync" if s.last_was_first else f"+{s.added:,} -{s.removed:,}"
+        row = (f"{s.records:,}", f"{s.specs:,}", f"{s.packages:,}", str(s.stacks), size, when, changes)
+        table.add_row(shown(s.tag), *row)
     OUT.print(table)
 
 
