@@ -98,7 +98,7 @@ def test_the_server_serves_the_same_feeds(demo_run: Demo) -> None:
 def evil(tmp_path: Path) -> Path:
     catalog = evil_catalog(tmp_path / "evil.sqlite")
     common: dict[str, Any] = {"os": "rhel8", "target": "x86_64", "compiler": "gcc", "node": b"{}"}
-    nasty = "<img src=x>&amp;]]>\x01\x0b"
+    nasty = "<img src=x>&amp;]]>\x01\x0b\u202egnp.exe"
     write_tag(catalog, "t<i>x", [record("d" * 32, nasty, version="2<b>", variants=(), **common)], checksum="z")
     catalog.close()
     return tmp_path / "evil.sqlite"
@@ -109,6 +109,8 @@ def test_hostile_names_in_feeds(evil: Path, tmp_path: Path) -> None:
         for data in (tag_feed(changes_page(catalog, "t<i>x")), all_tags_feed(catalog)):
             feed = _parse(data)
             assert b"<img" not in data and b"<i>" not in data and b"\x01" not in data
+            # A right-to-left override would show the rest of its line backwards: its escape instead.
+            assert "\u202e".encode() not in data and b"\\u202egnp.exe" in data
             (entry,) = feed.entries
             assert entry.title.startswith("t<i>x: +1")  # the text, unescaped once by the parser
             assert "&lt;img src=x&gt;&amp;amp;]]&gt;" in entry.content[0].value

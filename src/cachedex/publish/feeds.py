@@ -1,7 +1,8 @@
 """Atom feeds of the history: ``tags/<tag>/changes.atom`` (an entry per sync that changed
 the tag, from its change page) and ``changes.atom`` (the newest syncs of every tag).
 
-Every value is XML-escaped, and characters XML 1.0 cannot hold are dropped. Entry ids
+Every value is XML-escaped, characters XML 1.0 cannot hold are dropped, and those that
+hide or reorder text are written as their escapes, as on the pages. Entry ids
 are stable (the tag and the sync's id), times are the syncs' (never the clock's: an
 unchanged catalog gives the same bytes), and links are relative to the feed, so a feed
 works wherever the site is served, like the pages.
@@ -17,7 +18,7 @@ from xml.sax.saxutils import escape, quoteattr
 from markupsafe import escape as html
 
 from ..catalog import Catalog
-from ..values import ROOT_STACK, human_size
+from ..values import ROOT_STACK, human_size, page_visible
 from .changes import ChangesPage, StackChanges, SyncChanges
 from .urls import has_page, segment
 
@@ -32,11 +33,12 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _text(value: str) -> str:
-    return escape(_NOT_XML.sub("", value))
+    # (An entry's HTML goes through here too, so its values need no escapes of their own.)
+    return escape(page_visible(_NOT_XML.sub("", value)))
 
 
 def _attr(value: str) -> str:
-    return quoteattr(_NOT_XML.sub("", value))
+    return quoteattr(page_visible(_NOT_XML.sub("", value)))
 
 
 def _time(epoch: float) -> str:
