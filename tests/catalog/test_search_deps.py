@@ -579,3 +579,86 @@ def test_one_condition_that_finds_nothing_says_why(chain: Catalog, text: str, hi
     # Two conditions, each nothing: the message for more than one condition stays.
     (both,) = chain.search(parse("+nosuch ^nosuch"), tag="t", hints=True).hints
     assert both == "no spec in t matches even with one condition dropped"
+
+
+@pytest.fixture
+def providers(tmp_path) -> Catalog:  # type: ignore[no-untyped-def]
+    """Virtuals on edges, as Spack 0.21 and later write them: app1 -> openmpi as mpi (link),
+    app2 -> mpich as mpi (run), app3 -> openmpi by name (link), top -> app1 (link),
+    tool -> mpich as mpi (build only), app1 -> gcc as c (build), lib -> glibc as libc."""
+
+    def dep(h: str, name: str, mask: int, virtuals: str = "") -> Dependency:
+        return Dependency(h * 32, name, mask, virtuals)
+
+    specs = [
+        record("o" * 32, "openmpi", version="5.0.5", target="zen2"),
+        record("m" * 32, "mpich", version="4.2.1"),
+        record("g" * 32, "gcc", version="13.2.0"),
+        record("c" * 32, "glibc", version="2.39"),
+        record("l" * 32, "lib", dependencies=(dep("c", "glibc", 2, "libc"),)),
+        record("a" * 32, "app1", dependencies=(dep("o", "openmpi", 3, "mpi"), dep("g", "gcc", 1, "c,cxx"))),
+        record("b" * 32, "app2", dependencies=(dep("m", "mpich", 4, "mpi"),)),
+        record("d" * 32, "app3", dependencies=(dep("o", "openmpi", 2),)),
+        record("t" * 32, "top", dependencies=(dep("a", "app1", 2),)),
+        record("u" * 32, "tool", dependencies=(dep("m", "mpich", 1, "mpi"),)),
+    ]
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", specs)
+    return catalog
+
+
+def test_a_virtual_dependency_matches_what_depends_on_a_provider(providers: Catalog) -> None:
+    """``^mpi`` names no package: it matches the specs depending, through link or run
+    edges, on a spec some edge uses as mpi (app3 names openmpi itself, and openmpi is
+    an mpi); through build edges only, nothing (tool)."""
+    assert _names(providers, "^mpi") == ["app1", "app2", "app3", "top"]
+    assert _names(providers, "app1 ^mpi") == ["app1"]
+    assert _names(providers, "^mpi target=zen2") == ["app1", "app3", "top"]  # (the provider's)
+    assert _names(providers, "^libc") == ["lib"]
+    assert _names(providers, "^openmpi") == ["app1", "app3", "top"]  # a package is still a package
+    assert _names(providers, "^c") == []  # a compiler is a build dependency
+    assert _names(providers, "^mpi@3") == []  # an interface's version, which cachedex does not compare
+
+
+def test_a_virtual_that_finds_nothing_says_what_provides_it(providers: Catalog) -> None:
+    def hints(text: str) -> tuple[str, ...]:
+        return providers.search(parse(text), tag="t", hints=True).hints
+
+    assert hints("^mpi@3") == (
+        "nothing in t matches ^mpi@3: mpi is a virtual package, which mpich, openmpi provide in the catalog; "
+        "cachedex does not compare the version of a virtual (the interface's, not its provider's): drop it, "
+        "or name the provider and its version (^mpich@4.2.1)",
+    )
+    assert hints("^c") == (
+        "nothing in t matches ^c: c is a virtual package, which gcc provides in the catalog, and specs need "
+        "them only to build, while ^ follows link and run dependencies (what installing a spec needs)",
+    )
+    first, virtual = hints("app2 ^mpi@3")
+    assert first.startswith("nothing matches ^mpi@3; without it, 1 spec in t matches, e.g. app2@1.3.1")
+    assert virtual.startswith("nothing matches ^mpi@3: mpi is a virtual package, which mpich, openmpi provide")
+
+
+@pytest.mark.parametrize("text", ["^libc", "cmake ^libc", "+shared ^libc", "^c"])
+@pytest.mark.parametrize("scope", ["tag", "catalog"])
+def test_virtual_dependency_queries_match_what_each_specs_closure_says(demo_run, text: str, scope: str) -> None:  # type: ignore[no-untyped-def]
+    """On the demo (glibc is its specs' libc, compilers their c): the specs whose link
+    or run closure holds a spec some edge of the catalog uses as that virtual."""
+    from cachedex.query import variants_satisfy
+
+    query = parse(text)
+    (virtual,) = [d.name for d in query.dependencies]
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        tag, stack, every = _scope(catalog, scope)
+        found = catalog.search(query, tag=tag, stack=stack, limit=100_000)
+        closures = {h: {e.hash for e in catalog.closure(h)} for h in every}
+        reached = set(every).union(*closures.values())
+        provided = {e.hash for h in reached for e in catalog.edges_of(h) if virtual in e.virtuals.split(",")}
+    expected = [
+        s.hash
+        for s in in_result_order(every.values())
+        if (query.name is None or s.name == query.name)
+        and variants_satisfy(s.variants, query)
+        and closures[s.hash] & provided
+    ]
+    assert [s.hash for s in found.specs] == expected and found.total == len(expected)
+    assert bool(expected) == (virtual == "libc"), "the demo's specs link glibc and only build with a compiler"

@@ -24,6 +24,7 @@ from .names import NameIndex
 from .reads import package_tags, spec_ids
 from .rows import SpecSummary
 from .search import search
+from .virtuals import is_virtual, virtual_hint
 
 __all__ = ["ZeroHints", "zero_hints"]
 
@@ -74,7 +75,12 @@ def zero_hints(
             else:
                 hints.append(f"nothing matches {label}; without it, {matching}")
     said = tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
-    return ZeroHints(said + lacking_facets(db, path, token, query, scope, tag, stack))
+    virtual = tuple(
+        virtual_hint(db, d.name, f"nothing matches ^{format_query(d)}", scope, versions=True)
+        for d in query.dependencies
+        if d.versions and d.name is not None and is_virtual(db, path, token, d.name)
+    )
+    return ZeroHints(said + virtual + lacking_facets(db, path, token, query, scope, tag, stack))
 
 
 def _runs_on(
@@ -133,7 +139,11 @@ def _what_they_have(
     shows it."""
     versions_dropped = query.name is not None and query.versions and not rest.versions
     dropped = [name for name, value in query.variants if (name, value) not in rest.variants]
-    at_versions = [d.name for d in query.dependencies if d not in rest.dependencies and d.name and d.versions]
+    at_versions = [
+        d.name
+        for d in query.dependencies
+        if d not in rest.dependencies and d.name and d.versions and not is_virtual(db, path, token, d.name)
+    ]
     facet = next((f for f, _ in FACETS_LISTED if getattr(query, f) is not None and getattr(rest, f) is None), "")
     if total > _COUNTED or not (at_versions or total > 1 and (versions_dropped or dropped or facet)):
         return ""
@@ -221,6 +231,9 @@ def _one_condition_hint(
         return said + close_variants(db, path, token, query.variants[0], tag, stack)
     if not query.dependencies or query.dependencies[0].name is None:
         return said + facet_values(db, path, token, query, scope, tag, stack)
+    (dependency,) = query.dependencies
+    if dependency.name is not None and is_virtual(db, path, token, dependency.name):
+        return virtual_hint(db, dependency.name, said, scope, versions=bool(dependency.versions))
     looser = _dependency_by_name(query)
     if looser is not None:
         found = search(db, path, token, looser, tag=tag, stack=stack, limit=1, offset=0)

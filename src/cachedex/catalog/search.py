@@ -17,14 +17,14 @@ How it stays quick on a big tag:
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from operator import itemgetter
 from typing import Any
 
 import msgspec
 
 from ..query import Query, format_query
-from ..values import LINK_RUN, ROOT_STACK, decode_variants
+from ..values import ROOT_STACK, decode_variants
 from .dependents import (
     WARMED_WALKS,
     Dependents,
@@ -40,6 +40,7 @@ from .order import in_result_order
 from .rows import HAS_BINARY, SearchPage, SpecSummary
 from .scopes import holder_index, holders_key, mirror_ids, page_holders, scope_mirrors
 from .terms import TermIndex, bits_of, lowest_positions
+from .virtuals import PROVIDED, is_virtual, virtual_names
 
 __all__ = [
     "Where",
@@ -80,12 +81,17 @@ def _scope_where(where: Where, root: int | None, stack: int | None) -> None:
         where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)", stack)
 
 
-def _query_where(query: Query, facets: FacetTerms, compilers: Callable[[], list[str]] | None = None) -> Where:
-    """The WHERE terms of a query and its :func:`~.facets.facet_terms`, indexed columns
-    first, then its ``^dependencies`` (``compilers`` lists the catalog's compilers, for
-    a dependency's own facets)."""
+def _query_where(query: Query, facets: FacetTerms, *, virtual: bool = False) -> Where:
+    """The WHERE terms of a query without ``^dependencies`` (they are walked) and its
+    :func:`~.facets.facet_terms`, indexed columns first; ``virtual``: its name is a
+    virtual's (see :mod:`.virtuals`), whose version is not compared: it matches none."""
     where = Where()
-    if query.name is not None:
+    if virtual:
+        where.add(PROVIDED, f",{query.name},")
+        if query.versions:
+            where.add("0")
+            return where
+    elif query.name is not None:
         where.add("s.name = ?", query.name)
     if query.hash_prefix is not None:
         # Hashes are lower-case base32: '{' sorts after every character they use.
@@ -107,18 +113,6 @@ def _query_where(query: Query, facets: FacetTerms, compilers: Callable[[], list[
                 where.add("(instr(s.variants, ?) > 0 OR instr(s.variants, ?) > 0)", f'"{name}=', f'"{name}:=')
         if not all(isinstance(value, bool) for _, value in query.variants):
             where.add("cx_variants(s.variants, ?)", _encode(Query(variants=query.variants)).decode())
-    for dependency in query.dependencies:  # (a dependency's own; a search's are read apart)
-        inner = _query_where(dependency, facet_terms(dependency, compilers or list), compilers)
-        # The specs the dependency matches, then everything above them through link/run
-        # edges (the edges' child index walks up): the specs that need a match to run.
-        where.add(
-            "s.id IN (WITH RECURSIVE up(id) AS ("
-            f"SELECT e.parent FROM edges e WHERE e.deptypes & {LINK_RUN} AND e.child IN "
-            f"(SELECT s.id FROM specs s WHERE {inner.sql}) "
-            f"UNION SELECT e.parent FROM edges e JOIN up ON e.child = up.id WHERE e.deptypes & {LINK_RUN}"
-            ") SELECT id FROM up)",
-            *inner.params,
-        )
     return where
 
 
@@ -160,8 +154,8 @@ def walks_made(db: sqlite3.Connection, path: str, token: str, query: Query, walk
 
 def _walk_start(db: sqlite3.Connection, path: str, token: str, dependency: Query) -> WalkStart:
     """Where the walk up from one ``^dependency`` begins: its key and the specs it matches."""
-    compilers = lambda: _compilers(db, path, token)  # noqa: E731
-    inner = _query_where(dependency, facet_terms(dependency, compilers), compilers)
+    facets = facet_terms(dependency, lambda: _compilers(db, path, token))
+    inner = _query_where(dependency, facets, virtual=is_virtual(db, path, token, dependency.name))
     return WalkStart(_encode(dependency), inner.sql, inner.params)
 
 
@@ -307,7 +301,7 @@ def search(
         found = _found_specs(db, path, token, tag, ids) if ids else ()
     else:
         # A name or a hash selects a few rows: all of them sorted, then a page taken.
-        where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, compilers)
+        where = _query_where(msgspec.structs.replace(query, dependencies=()), facets)
         _scope_where(where, *mirrors)
         # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
         # index, as it did when it made the page. The rows are whole: one query, not a
@@ -348,7 +342,7 @@ def explain_search(
     if _by_indexes(query):
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
-    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, compilers)
+    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets)
     _scope_where(where, *mirrors)
     plan = db.execute(
         f"EXPLAIN QUERY PLAN SELECT {_RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
@@ -364,9 +358,10 @@ def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     """Build the facet index of every scope (the whole catalog, each tag, each of its
     stacks), the variant and version index of each tag with its facet groups' column,
     the bit set of each stack's specs in its tag, what holds each spec of each tag and
-    of the catalog, and the compiler list of state ``token``; returns the number of
-    scopes."""
+    of the catalog, and the compiler list and virtual names of state ``token``; returns
+    the number of scopes."""
     _compilers(db, path, token)
+    virtual_names(db, path, token)  # (~0.13 s a million edges: not on a search's event loop)
     holder_index(db, path, token, None)
     scopes: list[tuple[str | None, str | None]] = [(None, None)]
     scopes += db.execute(

@@ -146,12 +146,16 @@ def search_command(
       cachedex search /2763an2                   # a hash prefix
       cachedex search arch=linux-ubuntu24.04-x86_64_v3 --stack e4s --tag develop
       cachedex search 'py-keras ^py-jax@0.4'       # needs py-jax 0.4 (link/run, at any depth)
+      cachedex search 'hdf5 ^mpi'                  # built with any MPI (a virtual)
       cachedex search 'hdf5 target=:zen3'          # what runs on a zen3 machine
 
     @3.9 holds 3.9 and 3.9.x (not 3.10), @1.2:1.4 is a range, @=1.2.3 exact.
     Targets are ranges as in Spack: target=aarch64: is aarch64 and every target
     descending from it, target=:zen3 is zen3 and every target it descends from
     (the binaries a zen3 machine runs), target=x86_64_v2:zen3 both; commas join them.
+    A ^dep that no package is named, such as ^mpi, is a virtual: it matches what
+    depends on a package the mirrors' specs use as one (openmpi, mpich), whatever
+    its version (a virtual's version is its interface's, which is not compared).
     A word starting with '-' (hdf5 -cuda) is part of the query, not an option;
     after '--' every word is (cachedex search -- hdf5 -cuda).
     """

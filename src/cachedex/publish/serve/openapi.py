@@ -115,7 +115,8 @@ def openapi_document() -> dict[str, Any]:
                     _param(
                         "q",
                         description="Spack spec syntax, e.g. 'hdf5+mpi %gcc@13 target=x86_64:', "
-                        "or 'zlib target=:zen3' (what runs on zen3: zen3 and the targets it descends from)",
+                        "'zlib target=:zen3' (what runs on zen3: zen3 and the targets it descends from), "
+                        "or 'hdf5 ^mpi' (a virtual: what depends on a provider of it)",
                     ),
                     _param("tag"),
                     _param("stack", description="needs tag"),
