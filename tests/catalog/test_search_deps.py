@@ -631,7 +631,7 @@ def test_a_virtual_that_finds_nothing_says_what_provides_it(providers: Catalog) 
     )
     assert hints("^c") == (
         "nothing in t matches ^c: c is a virtual package, which gcc provides in the catalog, and specs need "
-        "them only to build, while ^ follows link and run dependencies (what installing a spec needs)",
+        "it only to build, while ^ follows link and run dependencies (what installing a spec needs)",
     )
     first, virtual = hints("app2 ^mpi@3")
     assert first.startswith("nothing matches ^mpi@3; without it, 1 spec in t matches, e.g. app2@1.3.1")

@@ -81,7 +81,7 @@ def virtual_hint(db: sqlite3.Connection, name: str, said: str, scope: str, versi
     ).fetchone()
     if not link_run:
         return (
-            f"{said}: {what}, and specs need them only to build, "
+            f"{said}: {what}, and specs need {'it' if len(found) == 1 else 'them'} only to build, "
             "while ^ follows link and run dependencies (what installing a spec needs)"
         )
     return f"{said}: {what}, and no spec {scope} depends on one through link or run dependencies"

@@ -25,7 +25,7 @@ from typing import Any
 
 import archspec.cpu
 
-from .data import COMPILERS, GLIBC, NEW_IN_REVISION_1, PACKAGES, STACKS, TAGS, Compiler, Stack, Tag
+from .data import COMPILERS, GLIBC, NEW_IN_REVISION_1, PACKAGES, PROVIDES, STACKS, TAGS, Compiler, Stack, Tag
 from .mirrorgen import edge, make_node, target_object, write_mirror, write_view
 
 __all__ = ["CONFIG_NAME", "build_demo_mirrors", "demo_records"]
@@ -198,7 +198,7 @@ class _Concretizer:
             deps.setdefault("cuda", ("build", "link"))
         if variants.get("rocm") is True and name != "hip":
             deps.setdefault("hip", ("build", "link"))
-        edges = [edge(self.package(dep), kinds) for dep, kinds in deps.items()]
+        edges = [edge(self.package(dep), kinds, PROVIDES.get(dep, ())) for dep, kinds in deps.items()]
         edges += self.language_edges(pkg.languages) if pkg.languages else []
         compiler = None if self.v5 else (self.compiler.legacy_name, self.compiler.version)
         node = make_node(

@@ -20,6 +20,7 @@ __all__ = [
     "GLIBC",
     "NEW_IN_REVISION_1",
     "PACKAGES",
+    "PROVIDES",
     "STACKS",
     "TAGS",
     "Compiler",
@@ -383,6 +384,19 @@ COMPILERS = {
 }
 
 GLIBC = {"ubuntu22.04": "2.35", "ubuntu24.04": "2.39", "rhel8": "2.28", "amzn2": "2.26"}
+
+#: The virtuals a package provides to those depending on it (Spack writes them on the
+#: edge, ``parameters.virtuals``: a package depends on mpi, and gets openmpi as its mpi).
+PROVIDES = {
+    "openmpi": ("mpi",),
+    "mpich": ("mpi",),
+    "zlib-ng": ("zlib-api",),
+    "openblas": ("blas", "lapack"),
+    "netlib-lapack": ("blas", "lapack"),
+    "pkgconf": ("pkgconfig",),
+    "libiconv": ("iconv",),
+    "libjpeg-turbo": ("jpeg",),
+}
 
 
 @dataclass(frozen=True)
