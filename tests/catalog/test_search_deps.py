@@ -620,6 +620,18 @@ def test_a_virtual_dependency_matches_what_depends_on_a_provider(providers: Cata
     assert _names(providers, "^mpi@3") == []  # an interface's version, which cachedex does not compare
 
 
+def test_a_virtual_alone_finds_its_providers(providers: Catalog) -> None:
+    """As ``spack find mpi`` lists the MPIs installed: the specs some edge uses as mpi."""
+    assert _names(providers, "mpi") == ["mpich", "openmpi"]
+    assert _names(providers, "mpi target=zen2") == ["openmpi"]
+    assert _names(providers, "libc") == ["glibc"]
+    assert _names(providers, "mpi@3") == []
+    assert _names(providers, "openmpi") == ["openmpi"]
+    (hint,) = providers.search(parse("mpi@3"), tag="t", hints=True).hints
+    assert hint.startswith("nothing in t matches mpi@3: mpi is a virtual package, which mpich, openmpi provide")
+    assert hint.endswith("name the provider and its version (mpich@4.2.1)")
+
+
 def test_a_virtual_that_finds_nothing_says_what_provides_it(providers: Catalog) -> None:
     def hints(text: str) -> tuple[str, ...]:
         return providers.search(parse(text), tag="t", hints=True).hints
@@ -662,3 +674,30 @@ def test_virtual_dependency_queries_match_what_each_specs_closure_says(demo_run,
     ]
     assert [s.hash for s in found.specs] == expected and found.total == len(expected)
     assert bool(expected) == (virtual == "libc"), "the demo's specs link glibc and only build with a compiler"
+
+
+@pytest.mark.parametrize("text", ["mpi", "blas target=x86_64_v3", "zlib-api os=rhel8", "libc"])
+@pytest.mark.parametrize("scope", ["tag", "stack", "catalog"])
+def test_a_virtual_alone_matches_the_specs_edges_use_as_it(demo_run, text: str, scope: str) -> None:  # type: ignore[no-untyped-def]
+    """On the demo: the listed specs of the scope that some edge of the catalog uses as
+    that virtual, with the query's other conditions, in result order."""
+    query = parse(text)
+    assert query.name is not None
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        tag, stack, every = _scope(catalog, scope)
+        found = catalog.search(query, tag=tag, stack=stack, limit=100_000)
+        used = {e.hash for t in catalog.tag_names() for s in listed_specs(catalog, t) for e in catalog.edges_of(s.hash)}
+        used |= {e.hash for h in list(used) for e in catalog.edges_of(h)}
+        provided = {
+            e.hash for h in used | set(every) for e in catalog.edges_of(h) if query.name in e.virtuals.split(",")
+        }
+    expected = [
+        s.hash
+        for s in in_result_order(every.values())
+        if s.hash in provided
+        and (query.target is None or s.target == query.target)
+        and (query.os is None or s.os == query.os)
+    ]
+    assert [s.hash for s in found.specs] == expected and found.total == len(expected)
+    if scope == "tag" and text != "libc":  # (glibc is an external: no binary)
+        assert expected, "the demo's develop has binaries of each provider"

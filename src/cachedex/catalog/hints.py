@@ -51,7 +51,13 @@ def zero_hints(
     nothing to drop: see :func:`_one_condition_hint`."""
     parts = query_parts(query)
     scope = f"in {tag}" + (f"/{stack}" if stack else "") if tag else "in the catalog"
-    if query.name is not None and (len(parts) == 1 or not finds(db, path, token, Query(name=query.name), tag, stack)):
+    if query.name is not None and is_virtual(db, path, token, query.name):
+        # (its providers: a version is the interface's, not compared; or none in the scope)
+        if query.versions or not finds(db, path, token, Query(name=query.name), tag, stack):
+            nothing = f"nothing {scope} matches {format_query(Query(name=query.name, versions=query.versions))}"
+            line = virtual_hint(db, query.name, nothing, scope, versions=bool(query.versions), dependency=False)
+            return ZeroHints((line,))
+    elif query.name is not None and (len(parts) == 1 or not finds(db, path, token, Query(name=query.name), tag, stack)):
         # No spec of that name in the scope: that is the answer, whatever else was asked.
         return ZeroHints((_name_hint(db, path, token, query.name, scope, tag),))
     runs_on = _runs_on(db, path, token, query, scope, tag, stack)

@@ -301,7 +301,8 @@ def search(
         found = _found_specs(db, path, token, tag, ids) if ids else ()
     else:
         # A name or a hash selects a few rows: all of them sorted, then a page taken.
-        where = _query_where(msgspec.structs.replace(query, dependencies=()), facets)
+        virtual = is_virtual(db, path, token, query.name)  # (``mpi``: its providers, as ``spack find mpi``)
+        where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, virtual=virtual)
         _scope_where(where, *mirrors)
         # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
         # index, as it did when it made the page. The rows are whole: one query, not a
@@ -342,7 +343,8 @@ def explain_search(
     if _by_indexes(query):
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
-    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets)
+    virtual = is_virtual(db, path, token, query.name)
+    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, virtual=virtual)
     _scope_where(where, *mirrors)
     plan = db.execute(
         f"EXPLAIN QUERY PLAN SELECT {_RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params

@@ -1,4 +1,4 @@
-"""Virtual packages as a ``^dependency``: ``hdf5 ^mpi``, as Spack users write it.
+"""Virtual packages in searches: ``hdf5 ^mpi``, and ``mpi`` alone, as Spack users write them.
 
 A virtual (``mpi``, ``zlib-api``, ``blas``, ``libc``) is no package: packages provide it
 (openmpi, mpich). Since Spack 0.21 every dependency edge says which virtuals its child
@@ -6,7 +6,8 @@ provides its parent (``parameters.virtuals``; the ``edges.virtuals`` column), so
 catalog knows a virtual by those edges alone, with no package repository. ``^mpi`` then
 matches the specs that depend, through link or run edges as any ``^dep`` does, on a
 spec that some spec uses as its mpi. A name that a package of the catalog has is that
-package, not a virtual (Spack names none of its virtuals as a package).
+package, not a virtual (Spack names none of its virtuals as a package). A search for
+the virtual itself (``mpi``, as ``spack find mpi``) finds those providers.
 
 Spack compares a virtual's version with the version of the interface a provider
 provides (``^mpi@3``: MPI 3), which a provider's own version is not (openmpi@5 provides
@@ -58,10 +59,12 @@ def providers(db: sqlite3.Connection, name: str) -> list[tuple[str, int]]:
     return [(package, count) for package, count in rows]
 
 
-def virtual_hint(db: sqlite3.Connection, name: str, said: str, scope: str, versions: bool) -> str:
-    """Why ``^name``, a virtual, found nothing (``said``: "nothing in develop matches
-    ^mpi"): the version it was asked with, or its providers and why no spec depending
-    on one is found."""
+def virtual_hint(
+    db: sqlite3.Connection, name: str, said: str, scope: str, *, versions: bool, dependency: bool = True
+) -> str:
+    """Why ``^name`` (``dependency``) or ``name``, a virtual, found nothing (``said``:
+    "nothing in develop matches ^mpi"): the version it was asked with, or its providers
+    and why no spec of one, or depending on one, is found."""
     found = providers(db, name)
     named = ", ".join(package for package, _ in found[:5]) + (f" and {len(found) - 5} more" if len(found) > 5 else "")
     what = f"{name} is a virtual package, which {named} provide{'s' if len(found) == 1 else ''} in the catalog"
@@ -69,11 +72,13 @@ def virtual_hint(db: sqlite3.Connection, name: str, said: str, scope: str, versi
         example = "its provider"
         if found:
             (version,) = db.execute("SELECT max(version) FROM specs WHERE name = ?", (found[0][0],)).fetchone()
-            example = f"^{found[0][0]}@{version}"
+            example = f"{'^' * dependency}{found[0][0]}@{version}"
         return (
             f"{said}: {what}; cachedex does not compare the version of a virtual (the interface's, not its "
             f"provider's): drop it, or name the provider and its version ({example})"
         )
+    if not dependency:
+        return f"{said}: {what}, and {scope} has no binary of {'it' if len(found) == 1 else 'them'}"
     (link_run,) = db.execute(
         "SELECT count(*) FROM edges WHERE virtuals != '' AND instr(',' || virtuals || ',', ?) > 0 "
         f"AND deptypes & {LINK_RUN}",

@@ -155,7 +155,8 @@ def search_command(
     (the binaries a zen3 machine runs), target=x86_64_v2:zen3 both; commas join them.
     A ^dep that no package is named, such as ^mpi, is a virtual: it matches what
     depends on a package the mirrors' specs use as one (openmpi, mpich), whatever
-    its version (a virtual's version is its interface's, which is not compared).
+    its version (a virtual's version is its interface's, which is not compared);
+    a virtual alone (mpi) finds those providers, as 'spack find mpi' does.
     A word starting with '-' (hdf5 -cuda) is part of the query, not an option;
     after '--' every word is (cachedex search -- hdf5 -cuda).
     """
