@@ -645,6 +645,9 @@ def test_a_virtual_that_finds_nothing_says_what_provides_it(providers: Catalog) 
         "nothing in t matches ^c: c is a virtual package, which gcc provides in the catalog, and specs need "
         "it only to build, while ^ follows link and run dependencies (what installing a spec needs)",
     )
+    # The search likely meant, which the search page links: the virtual without its version.
+    for text, meant in [("^mpi@3", "^mpi"), ("app2 ^mpi@3", "app2 ^mpi"), ("mpi@3", "mpi"), ("^c", "")]:
+        assert providers.search(parse(text), tag="t", hints=True).suggestion == meant, text
     first, virtual = hints("app2 ^mpi@3")
     assert first.startswith("nothing matches ^mpi@3; without it, 1 spec in t matches, e.g. app2@1.3.1")
     assert virtual.startswith("nothing matches ^mpi@3: mpi is a virtual package, which mpich, openmpi provide")

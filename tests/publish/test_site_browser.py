@@ -258,6 +258,13 @@ def test_the_search_page_when_served_by_cachedex(page: Any, uvicorn_server: str,
     assert page.input_value("input[name=q]") == "hdf5 target=:zen3"
     targets = {arch.rsplit("-", 1)[1] for arch in _texts(page, "#results td[data-label=arch]")}
     assert targets and targets <= {"x86_64", "x86_64_v2", "x86_64_v3", "zen", "zen2", "zen3"}
+    # A virtual's version, which is not compared: a link to the virtual without it.
+    page.goto(uvicorn_server + "/search.html?q=" + "hdf5%20%5Empi%403&tag=develop")
+    assert any("mpi is a virtual package" in h for h in _texts(page, "#empty li"))
+    page.click("#empty a.suggested")
+    page.wait_for_selector("#results")
+    assert page.input_value("input[name=q]") == "hdf5 ^mpi"
+    assert {spec.split("@")[0] for spec in _texts(page, "#results td.name")} == {"hdf5"}
     page.goto(uvicorn_server + "/search.html?q=" + "py-keras%20target%3Daarch64")
     page.click("#empty a.name-only")  # the package alone
     page.wait_for_selector("#results")

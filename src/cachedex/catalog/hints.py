@@ -43,6 +43,32 @@ _MAX_HINTS = 8
 def zero_hints(
     db: sqlite3.Connection, path: str, token: str, query: Query, *, tag: str | None, stack: str | None
 ) -> ZeroHints:
+    """Why ``query`` found nothing (:func:`_why`), and the search likely meant: what runs
+    on an exact target (see :func:`_runs_on`), or the query without the versions of its
+    virtuals (``hdf5 ^mpi`` for ``hdf5 ^mpi@3``), when that finds specs."""
+    hints = _why(db, path, token, query, tag=tag, stack=stack)
+    if hints.suggestion:
+        return hints
+    unversioned = _without_virtual_versions(db, path, token, query)
+    if unversioned != query and finds(db, path, token, unversioned, tag, stack):
+        return ZeroHints(hints.lines, format_query(unversioned))
+    return hints
+
+
+def _without_virtual_versions(db: sqlite3.Connection, path: str, token: str, query: Query) -> Query:
+    """``query`` with the versions of its virtuals dropped (see :mod:`.virtuals`)."""
+
+    def plain(q: Query) -> Query:
+        if q.versions and q.name is not None and is_virtual(db, path, token, q.name):
+            return msgspec.structs.replace(q, versions=())
+        return q
+
+    return msgspec.structs.replace(plain(query), dependencies=tuple(plain(d) for d in query.dependencies))
+
+
+def _why(
+    db: sqlite3.Connection, path: str, token: str, query: Query, *, tag: str | None, stack: str | None
+) -> ZeroHints:
     """Why ``query`` found nothing: each condition dropped in turn, and what the rest
     finds (``nothing matches target=aarch64; without it, 3 specs match, e.g. ...``; a
     name's versions stay with it), then a line for each OS, target, platform or compiler

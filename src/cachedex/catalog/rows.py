@@ -137,7 +137,8 @@ class SearchPage(msgspec.Struct, frozen=True):
     specs: tuple[SpecSummary, ...]  #: by package name, newest version first (Spack's order), then hash
     hints: tuple[str, ...] = ()  #: when nothing matches: which condition nothing satisfies
     #: when nothing matches: the search likely meant, which finds specs ("hdf5 target=:zen3",
-    #: what runs on zen3, for "hdf5 target=zen3"); "" when there is none
+    #: what runs on zen3, for "hdf5 target=zen3"; "hdf5 ^mpi" for "hdf5 ^mpi@3", a virtual's
+    #: version not compared); "" when there is none
     suggestion: str = ""
 
 
