@@ -15,7 +15,7 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.publish.changes import changes_page
-from cachedex.publish.feeds import ATOM, all_tags_feed, tag_feed
+from cachedex.publish.feeds import ATOM, all_tags_feed, package_feed, tag_feed
 from cachedex.publish.serve import create_app
 from cachedex.publish.site import write_site
 from tests.helpers import Demo, evil_catalog, history, record, write_tag
@@ -79,19 +79,56 @@ def test_pages_name_their_feed(demo_run: Demo) -> None:
         ("index.html", "changes.atom"),
         ("tags/develop/index.html", "tags/develop/changes.atom"),
         ("tags/develop/changes/index.html", "tags/develop/changes.atom"),
-        ("tags/develop/packages/zlib/index.html", "changes.atom"),
+        ("tags/develop/packages/zlib/index.html", "tags/develop/packages/zlib/changes.atom"),
     ):
         (href,) = alternate.findall((site / page).read_text())
         assert (site / page).parent.joinpath(href).resolve() == (site / feed).resolve(), page
 
 
+def test_each_package_feed_has_an_entry_per_sync_that_changed_it_in_its_tag(demo_run: Demo) -> None:
+    """Brute force: each sync's recorded changes of the tag's root, by package."""
+    site = demo_run.site
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        for tag in catalog.tag_names():
+            syncs = {s.id: s for s in catalog.tag_syncs(tag)}
+            root = {i: [c for c in catalog.sync_changes(i) if c.stack == "root"] for i in sorted(syncs, reverse=True)}
+            changed = 0
+            for folder in sorted((site / "tags" / tag / "packages").iterdir()):
+                name, path = folder.name, f"tags/{tag}/packages/{folder.name}/changes.atom"
+                feed = _parse((site / path).read_bytes())
+                expected = [(i, found) for i, specs in root.items() if (found := [c for c in specs if c.name == name])]
+                assert [e.id for e in feed.entries] == [
+                    f"urn:cachedex:tag:{tag}:package:{name}:sync:{i}" for i, _ in expected
+                ]
+                for entry, (i, found) in zip(feed.entries, expected, strict=True):
+                    added, removed = sum(c.change > 0 for c in found), sum(c.change < 0 for c in found)
+                    assert entry.title.startswith(f"{name} in {tag}: +{added} \u2212{removed} specs")
+                    assert calendar.timegm(entry.updated_parsed) == int(syncs[i].finished_at)
+                    assert all(f"@{c.version} " in entry.content[0].value for c in found)
+                    assert all(f"/{c.hash[:7]}" in entry.content[0].value for c in found)
+                    target, anchor = _link_target(site, path, entry.link)
+                    assert target.is_file() and f'id="{anchor}"' in target.read_text(), entry.link
+                if not expected:  # (updated: when the tag was first synced)
+                    assert calendar.timegm(feed.feed.updated_parsed) == int(catalog.first_synced_at(tag) or 0)
+                assert feed.feed.title == f"{name} in {tag}"
+                changed += bool(expected)
+            # develop's second sync rebuilt some packages; the other tags were synced once
+            assert (changed > 0) == (tag == "develop"), tag
+
+
 def test_the_server_serves_the_same_feeds(demo_run: Demo) -> None:
     app = create_app(demo_run.catalog)
-    for path in ("changes.atom", "tags/develop/changes.atom", "tags/v1.0.2/changes.atom"):
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        (changed, *_) = sorted(catalog.package_changes("develop"))
+    paths = ["changes.atom", "tags/develop/changes.atom", "tags/v1.0.2/changes.atom"]
+    paths += [f"tags/develop/packages/{changed}/changes.atom", "tags/v1.0.2/packages/zlib/changes.atom"]
+    for path in paths:
         answer = get(app, "/" + path)
         assert answer.status_code == 200 and answer.headers["content-type"].startswith(ATOM)
         assert answer.content == (demo_run.site / path).read_bytes(), path
     assert get(app, "/tags/nope/changes.atom").status_code == 404
+    assert get(app, "/tags/develop/packages/nope/changes.atom").status_code == 404
+    assert get(app, "/tags/nope/packages/zlib/changes.atom").status_code == 404
 
 
 @pytest.fixture
@@ -114,6 +151,14 @@ def test_hostile_names_in_feeds(evil: Path, tmp_path: Path) -> None:
             (entry,) = feed.entries
             assert entry.title.startswith("t<i>x: +1")  # the text, unescaped once by the parser
             assert "&lt;img src=x&gt;&amp;amp;]]&gt;" in entry.content[0].value
+        # A package's feed: its title, and its entry's spec
+        name = next(n for n in catalog.package_names() if n.startswith("<img"))
+        changes = catalog.package_changes("t<i>x", [name])[name]
+        data = package_feed("t<i>x", name, changes, catalog.first_synced_at("t<i>x"))
+        feed = _parse(data)
+        assert feed.feed.title.startswith("<img src=x>&amp;]]>") and feed.feed.title.endswith(" in t<i>x")
+        assert "&lt;img src=x&gt;&amp;amp;]]&gt;" in feed.entries[0].content[0].value
+        assert b"<img" not in data and "\u202e".encode() not in data and b"\\u202egnp.exe" in data
         report = write_site(catalog, tmp_path / "site")
     _parse((tmp_path / "site/changes.atom").read_bytes())
     assert report.complete

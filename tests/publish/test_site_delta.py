@@ -76,6 +76,16 @@ def _add_a_dependent(catalog: Catalog) -> None:
     _resync(catalog, "develop", ROOT_STACK, add={NEW: True})
 
 
+def _a_spec_comes_and_leaves(catalog: Catalog) -> None:
+    """Between two builds, a new spec of a listed package comes (a sync) and leaves (the
+    next): the package's specs are as they were, but its feed has two entries more."""
+    name = catalog.spec_summary(_a_dependency(catalog)).name  # type: ignore[union-attr]
+    with catalog.writing_tag("develop") as writer:
+        writer.add_specs([record(NEW, name, version="0.0.1")], {})
+    _resync(catalog, "develop", ROOT_STACK, add={NEW: True})
+    _resync(catalog, "develop", ROOT_STACK, drop={NEW})
+
+
 def _another_sync_drops_the_new_spec(path: Path) -> None:
     """A sync through another connection commits (while a build runs): the spec
     :func:`_add_a_dependent` added leaves again."""
@@ -111,6 +121,7 @@ CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
     "a new dependent comes": [_add_a_dependent],
     "a size arrives": [_add_a_dependent, _record_its_size],
     "a stack is verified, then verified again": [_verify_a_stack, _verify_a_stack],
+    "a spec comes and leaves between builds": [_a_spec_comes_and_leaves],
 }
 
 
@@ -118,6 +129,7 @@ CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
     ("change", "processes"),
     [(change, "workers") for change in CHANGES]
     + [("a dependency leaves every mirror", "one"), ("a stack is verified, then verified again", "one")]
+    + [("a spec comes and leaves between builds", "one")]
     # A site of one tag: the change reaches specs other tags hold, which have no page there.
     + [("a dependency leaves every mirror", "workers, develop only"), ("a new dependent comes", "one, develop only")],
 )

@@ -19,6 +19,7 @@ __all__ = [
     "ChangedSpec",
     "CoverageCell",
     "FirstSeen",
+    "PackageChange",
     "PackageCoverage",
     "SyncRecord",
     "additions",
@@ -30,6 +31,7 @@ __all__ = [
     "first_syncs",
     "listing_counts",
     "listing_difference",
+    "package_changes",
     "package_coverage",
     "sync_changes",
     "tag_syncs",
@@ -62,6 +64,14 @@ class ChangedSpec(msgspec.Struct, frozen=True):
     target: str
     variants: tuple[str, ...]
     size: int | None  #: bytes, None when unknown
+
+
+class PackageChange(msgspec.Struct, frozen=True):
+    """A spec of a package that one sync added to or removed from a tag's listing."""
+
+    sync_id: int
+    finished_at: float  #: epoch seconds
+    spec: ChangedSpec  #: (its stack the root: the tag's listing)
 
 
 class FirstSeen(msgspec.Struct, frozen=True):
@@ -282,3 +292,26 @@ def first_synced_at(db: sqlite3.Connection, tag: str) -> float | None:
         "SELECT min(y.finished_at) FROM syncs y JOIN tags t ON t.id = y.tag_id WHERE t.name = ?", (tag,)
     ).fetchone()
     return None if row is None else row[0]
+
+
+def package_changes(
+    db: sqlite3.Connection, tag: str, names: Collection[str] | None = None
+) -> dict[str, list[PackageChange]]:
+    """What each sync added to and removed from ``tag``'s listing (its root mirror), by
+    package (of ``names`` only, if given): newest sync first, added before removed,
+    then by version and hash. One read for every package of a tag (a site's feeds)."""
+    wanted, params = among("s.name", names, "AND")
+    rows = db.execute(
+        "SELECT y.id, y.finished_at, c.change, s.hash, s.name, s.version, s.compiler, s.platform, s.os, "
+        " s.target, s.variants, s.size FROM changes c JOIN mirrors m ON m.id = c.mirror_id "
+        "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
+        f"WHERE m.tag_id = (SELECT id FROM tags WHERE name = ?) AND m.stack = '{ROOT_STACK}'{wanted} "
+        "ORDER BY s.name, y.id DESC, c.change DESC, s.version, s.hash",
+        (tag, *params),
+    )
+    found: dict[str, list[PackageChange]] = {}
+    for sync_id, at, change, h, name, version, compiler, platform, os, target, variants, size in rows:
+        variants_of = decode_variants(variants)
+        spec = ChangedSpec(ROOT_STACK, change, h, name, version, compiler, platform, os, target, variants_of, size)
+        found.setdefault(name, []).append(PackageChange(sync_id, at, spec))
+    return found

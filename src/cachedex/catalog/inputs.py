@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 import msgspec
 
-from ..values import LINK_RUN
+from ..values import LINK_RUN, ROOT_STACK
 from . import reads
 from .rows import HAS_BINARY, DependentRow, MirrorState, among, as_rows, select_list
 
@@ -103,6 +103,17 @@ class PageInputs:
             (json.dumps(list(hashes)),),
         )
         return {tag for (tag,) in found}
+
+    def names_changed_after(self, sync: int) -> set[str]:
+        """The packages some sync after ``sync`` added specs of to a tag's listing or
+        removed some from it: their feeds gained an entry, even when their specs are as
+        they were (a spec that came and left)."""
+        found = self._db.execute(
+            "SELECT DISTINCT s.name FROM changes c JOIN mirrors m ON m.id = c.mirror_id "
+            f"JOIN specs s ON s.id = c.spec_id WHERE c.sync_id > ? AND m.stack = '{ROOT_STACK}'",
+            (sync,),
+        )
+        return {name for (name,) in found}
 
     def history_count(self, up_to_sync: int) -> int:
         """How many changes the syncs up to ``up_to_sync`` recorded: smaller than before

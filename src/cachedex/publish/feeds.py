@@ -1,5 +1,7 @@
 """Atom feeds of the history: ``tags/<tag>/changes.atom`` (an entry per sync that changed
-the tag, from its change page) and ``changes.atom`` (the newest syncs of every tag).
+the tag, from its change page), ``changes.atom`` (the newest syncs of every tag) and
+``tags/<tag>/packages/<name>/changes.atom`` (the syncs that added specs of one package
+to the tag or removed some: what an admin follows for the packages they care about).
 
 Every value is XML-escaped, characters XML 1.0 cannot hold are dropped, and those that
 hide or reorder text are written as their escapes, as on the pages. Entry ids
@@ -11,23 +13,28 @@ works wherever the site is served, like the pages.
 from __future__ import annotations
 
 import datetime
+import itertools
 import re
 from collections.abc import Iterable, Sequence
+from operator import attrgetter
 from xml.sax.saxutils import escape, quoteattr
 
 from markupsafe import escape as html
 
 from ..catalog import Catalog
+from ..catalog.history import ChangedSpec, PackageChange
 from ..values import ROOT_STACK, human_size, page_visible
 from .changes import ChangesPage, StackChanges, SyncChanges
 from .urls import has_page, segment
 
-__all__ = ["ATOM", "FEED_ENTRIES", "all_tags_feed", "tag_feed"]
+__all__ = ["ATOM", "FEED_ENTRIES", "PACKAGE_FEED_ENTRIES", "all_tags_feed", "package_feed", "tag_feed"]
 
 #: The media type of a feed.
 ATOM = "application/atom+xml"
 #: Entries of the all-tags feed (the newest syncs).
 FEED_ENTRIES = 100
+#: Entries of a package's feed (the newest syncs that changed it in its tag).
+PACKAGE_FEED_ENTRIES = 50
 
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
@@ -140,3 +147,41 @@ def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
         syncs[0].finished_at if syncs else max((s.finished_at for s in catalog.tag_syncs(None, limit=1)), default=0.0)
     )
     return _feed("urn:cachedex:changes", "Changes in every tag", "index.html", updated, entries)
+
+
+def _spec_item(spec: ChangedSpec) -> str:
+    """One spec of a package's entry: version, compiler, architecture, hash and size."""
+    compiler = f" %{spec.compiler}" if spec.compiler != "none" else ""
+    size = f" ({human_size(spec.size)})" if spec.size is not None else ""
+    text = f"{spec.name}@{spec.version}{compiler} {spec.platform}-{spec.os}-{spec.target} /{spec.hash[:7]}{size}"
+    return f"<li>{html(text)}</li>"
+
+
+def package_feed(tag: str, name: str, changes: Sequence[PackageChange], first_synced_at: float | None) -> bytes:
+    """``tags/<tag>/packages/<name>/changes.atom``: an entry per sync that added specs of
+    the package to the tag or removed some (``changes``: :meth:`Catalog.package_changes`),
+    the newest :data:`PACKAGE_FEED_ENTRIES`, each linking to that sync on the tag's change
+    page. Updated when the newest did, or when the tag was first synced (no entry yet)."""
+    entries = []
+    for sync_id, group in itertools.islice(itertools.groupby(changes, key=attrgetter("sync_id")), PACKAGE_FEED_ENTRIES):
+        found = list(group)
+        added = [c.spec for c in found if c.spec.change > 0]
+        removed = [c.spec for c in found if c.spec.change < 0]
+        at = found[0].finished_at
+        body = "".join(
+            f"<p>{label}</p><ul>{''.join(_spec_item(spec) for spec in specs)}</ul>"
+            for label, specs in (("Added", added), ("Removed", removed))
+            if specs
+        )
+        entries.append(
+            _entry(
+                f"urn:cachedex:tag:{segment(tag)}:package:{segment(name)}:sync:{sync_id}",
+                f"{name} in {tag}: +{len(added)} \u2212{len(removed)} specs ({_time(at)[:10]})",
+                f"../../changes/index.html#sync-{sync_id}",
+                at,
+                body,
+            )
+        )
+    updated = changes[0].finished_at if changes else first_synced_at or 0.0
+    feed_id = f"urn:cachedex:tag:{segment(tag)}:package:{segment(name)}:changes"
+    return _feed(feed_id, f"{name} in {tag}", "index.html", updated, entries)

@@ -7,7 +7,7 @@ Layout (every page has its JSON twin beside it: ``index.json`` beside ``index.ht
     packages.json                      {package: [tags]}, for the search box
     tags/<tag>/index.html              packages of a tag, facets in the URL
     tags/<tag>/all.html                every package of the tag by name
-    tags/<tag>/packages/<name>/...     a package's specs in a tag
+    tags/<tag>/packages/<name>/...     a package's specs in a tag; changes.atom its feed
     tags/<tag>/changes/index.html      every sync that changed the tag; changes.atom its feed
     tags/<tag>/compare/<old>/...       the tag against the previous of its series
     changes.atom                       the newest syncs of every tag

@@ -7,7 +7,8 @@ tag's totals and mirror rows, and how far the history and the verifications went
 next build reads the same from the catalog and compares (:func:`changed_pages`):
 
 - a spec whose size or memberships changed gets its page written again; so do the
-  package pages of its name, in every tag (they count a package's specs per tag);
+  package pages of its name, in every tag (they count a package's specs per tag), and
+  those of every package the history since names (their feeds gained an entry);
 - when whether a spec has a binary, or its size, changed (or it came or left), so
   do the pages showing it as a dependency, a dependent, or in a closure (its size);
 - a mirror verified since: every spec it holds;
@@ -209,6 +210,7 @@ def changed_pages(
             if inputs is not None:
                 mirrors |= _held_ids(inputs[2])
     names = {(new.get(h) or old[h])[0] for h in own}  # (package pages show no verification)
+    names |= reads.names_changed_after(before.last_sync)  # (their feeds)
     verified = reads.verified_since(before.verified)
     if verified:
         again = {m for m, (tag, stack, *_) in now.mirrors.items() if (tag, stack) in verified}

@@ -14,6 +14,7 @@ from ..catalog import Catalog
 from ..values import is_dag_hash
 from .badges import package_badge
 from .changes_site import write_changes
+from .feeds import package_feed
 from .files import name_problem, safe_folder
 from .graph import SpecGraph
 from .pages import package_pages, tag_page
@@ -132,14 +133,18 @@ def write_task(
         if wanted is not None and not wanted:
             continue
         shared = SHARED.get("package_tags")
+        changes, first = catalog.package_changes(tag, wanted), catalog.first_synced_at(tag)  # (the feeds')
         for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared, names=wanted):
             if name_problem(package.name):  # (``names`` chose the wanted ones in SQL)
                 continue
             if task.linked_only and not spec_pages_exist(task.outdir, package):
                 deferred.setdefault(tag, []).append(package.name)
             else:
+                folder = f"tags/{tag}/packages/{package.name}"
                 package_writer.page(package)
-                package_writer.file(f"tags/{tag}/packages/{package.name}/badge.svg", package_badge(len(package.specs)))
+                package_writer.file(f"{folder}/badge.svg", package_badge(len(package.specs)))
+                feed = package_feed(tag, package.name, changes.get(package.name, ()), first)
+                package_writer.file(f"{folder}/changes.atom", feed)
     package_writer.flush()
     with history_from(catalog):  # a tag page's "recent changes"; its change pages before it
         pages = task.tag_pages if task.change_pages is None else task.change_pages

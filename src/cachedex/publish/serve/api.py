@@ -27,7 +27,7 @@ from ..badges import SVG, package_badge
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags, since_page
 from ..coverage import coverage_page
 from ..facets import FILTER_KEYS, PACKAGE_FILTER_KEYS, active_filters
-from ..feeds import ATOM, all_tags_feed, tag_feed
+from ..feeds import ATOM, all_tags_feed, package_feed, tag_feed
 from ..gzipped import gzip_bytes
 from ..pages import (
     PackageRow,
@@ -333,6 +333,17 @@ def _tag_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return tag_feed(changes_page(catalog, request.path_params["tag"], held=set())), ATOM
 
 
+def _package_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    """A package's feed in a tag: while the tag lists it, as its page is."""
+    tag, name = request.path_params["tag"], request.path_params["name"]
+    catalog.require_tag(tag)
+    found = dict(catalog.package_tags(name))
+    if tag not in found:
+        raise UnknownPackage(name, tag, list(found.items()))
+    changes = catalog.package_changes(tag, [name]).get(name, [])
+    return package_feed(tag, name, changes, catalog.first_synced_at(tag)), ATOM
+
+
 #: The site's pages by kind: each is served at the same path as in the static site.
 PAGES: dict[str, Endpoint] = {
     "home": Endpoint(_page_builder(lambda c, r: home_page(c))),
@@ -349,6 +360,7 @@ PAGES: dict[str, Endpoint] = {
     "diff": Endpoint(_page_builder(_diff_page), _DIFF, _DIFF),
     "feed": Endpoint(lambda c, r: (all_tags_feed(c), ATOM)),
     "tag feed": Endpoint(_tag_feed),
+    "package feed": Endpoint(_package_feed),
     "badge": Endpoint(_badge),
     "coverage": Endpoint(_page_builder(lambda c, r: coverage_page(c, r.path_params["tag"]))),
 }

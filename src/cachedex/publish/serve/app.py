@@ -246,6 +246,7 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/tags/{tag}/changes.atom", answer(PAGES["tag feed"]), methods=["GET"]),
         Route("/tags/{tag}/badge.svg", answer(PAGES["badge"]), methods=["GET"]),
         Route("/tags/{tag}/packages/{name}/badge.svg", answer(PAGES["badge"]), methods=["GET"]),
+        Route("/tags/{tag}/packages/{name}/changes.atom", answer(PAGES["package feed"]), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.html", answer(PAGES["spec"]), methods=["GET"]),
         Route("/spec/{prefix}", short_spec, methods=["GET"]),
         Route("/search.html", answer(PAGES["search"], cheap=cheap_search), methods=["GET"]),
