@@ -40,7 +40,7 @@ from .order import in_result_order
 from .rows import HAS_BINARY, SearchPage, SpecSummary
 from .scopes import holder_index, holders_key, mirror_ids, page_holders, scope_mirrors
 from .terms import TermIndex, bits_of, lowest_positions
-from .virtuals import PROVIDED, is_virtual, virtual_names
+from .virtuals import virtual_names, virtual_providers
 
 __all__ = [
     "Where",
@@ -81,13 +81,14 @@ def _scope_where(where: Where, root: int | None, stack: int | None) -> None:
         where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)", stack)
 
 
-def _query_where(query: Query, facets: FacetTerms, *, virtual: bool = False) -> Where:
+def _query_where(query: Query, facets: FacetTerms, *, providers: str | None = None) -> Where:
     """The WHERE terms of a query without ``^dependencies`` (they are walked) and its
-    :func:`~.facets.facet_terms`, indexed columns first; ``virtual``: its name is a
-    virtual's (see :mod:`.virtuals`), whose version is not compared: it matches none."""
+    :func:`~.facets.facet_terms`, indexed columns first; ``providers``: its name is a
+    virtual's, these specs' (see :mod:`.virtuals`), whose version is not compared: with
+    one, it matches none."""
     where = Where()
-    if virtual:
-        where.add(PROVIDED, f",{query.name},")
+    if providers is not None:
+        where.add("s.id IN (SELECT value FROM json_each(?))", providers)
         if query.versions:
             where.add("0")
             return where
@@ -155,7 +156,7 @@ def walks_made(db: sqlite3.Connection, path: str, token: str, query: Query, walk
 def _walk_start(db: sqlite3.Connection, path: str, token: str, dependency: Query) -> WalkStart:
     """Where the walk up from one ``^dependency`` begins: its key and the specs it matches."""
     facets = facet_terms(dependency, lambda: _compilers(db, path, token))
-    inner = _query_where(dependency, facets, virtual=is_virtual(db, path, token, dependency.name))
+    inner = _query_where(dependency, facets, providers=virtual_providers(db, path, token, dependency.name))
     return WalkStart(_encode(dependency), inner.sql, inner.params)
 
 
@@ -301,8 +302,8 @@ def search(
         found = _found_specs(db, path, token, tag, ids) if ids else ()
     else:
         # A name or a hash selects a few rows: all of them sorted, then a page taken.
-        virtual = is_virtual(db, path, token, query.name)  # (``mpi``: its providers, as ``spack find mpi``)
-        where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, virtual=virtual)
+        providers = virtual_providers(db, path, token, query.name)  # (``mpi``: as ``spack find mpi``)
+        where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
         _scope_where(where, *mirrors)
         # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
         # index, as it did when it made the page. The rows are whole: one query, not a
@@ -343,8 +344,8 @@ def explain_search(
     if _by_indexes(query):
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
-    virtual = is_virtual(db, path, token, query.name)
-    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, virtual=virtual)
+    providers = virtual_providers(db, path, token, query.name)
+    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
     _scope_where(where, *mirrors)
     plan = db.execute(
         f"EXPLAIN QUERY PLAN SELECT {_RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params

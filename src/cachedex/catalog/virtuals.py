@@ -17,12 +17,13 @@ that says why (:func:`virtual_hint`).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 from ..values import LINK_RUN
 from .facets import STATE_CACHE
 
-__all__ = ["PROVIDED", "is_virtual", "providers", "virtual_hint", "virtual_names"]
+__all__ = ["PROVIDED", "is_virtual", "providers", "virtual_hint", "virtual_names", "virtual_providers"]
 
 #: The SQL term (one parameter: the virtual's name between commas, ``",mpi,"``) of the
 #: specs that some edge uses as that virtual: the column lists them comma-separated.
@@ -48,6 +49,20 @@ def is_virtual(db: sqlite3.Connection, path: str, token: str, name: str | None) 
     if name is None or db.execute("SELECT 1 FROM specs WHERE name = ? LIMIT 1", (name,)).fetchone():
         return False
     return name in virtual_names(db, path, token)
+
+
+def virtual_providers(db: sqlite3.Connection, path: str, token: str, name: str | None) -> str | None:
+    """The ids (a JSON list) of the specs some edge uses as ``name`` if it is a virtual
+    (:func:`is_virtual`), else None: read from every edge once per state and virtual
+    (~0.1 s for a million), not once per search."""
+    if name is None or not is_virtual(db, path, token, name):
+        return None
+
+    def read() -> str:
+        rows = db.execute(f"SELECT s.id FROM specs s WHERE {PROVIDED} ORDER BY s.id", (f",{name},",))
+        return json.dumps([spec_id for (spec_id,) in rows])
+
+    return STATE_CACHE.get(path, token, ("providers", name), read)  # type: ignore[no-any-return]
 
 
 def providers(db: sqlite3.Connection, name: str) -> list[tuple[str, int]]:
