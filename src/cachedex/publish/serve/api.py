@@ -323,10 +323,17 @@ def _badge(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     if name is None:
         (stats,) = catalog.tag_stats([tag])
         return package_badge(stats.specs), SVG
+    return package_badge(_listed(catalog, tag, name)), SVG
+
+
+def _listed(catalog: Catalog, tag: str, name: str) -> int:
+    """The specs of package ``name`` that ``tag`` lists; UnknownPackage (naming the tags
+    that list it) when none, as its page says."""
+    catalog.require_tag(tag)
     found = dict(catalog.package_tags(name))
     if tag not in found:
         raise UnknownPackage(name, tag, list(found.items()))
-    return package_badge(found[tag]), SVG
+    return found[tag]
 
 
 def _tag_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
@@ -336,10 +343,7 @@ def _tag_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 def _package_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     """A package's feed in a tag: while the tag lists it, as its page is."""
     tag, name = request.path_params["tag"], request.path_params["name"]
-    catalog.require_tag(tag)
-    found = dict(catalog.package_tags(name))
-    if tag not in found:
-        raise UnknownPackage(name, tag, list(found.items()))
+    _listed(catalog, tag, name)
     changes = catalog.package_changes(tag, [name]).get(name, [])
     return package_feed(tag, name, changes, catalog.first_synced_at(tag)), ATOM
 
