@@ -18,6 +18,7 @@ from cachedex.publish.coverage import bottle_table, coverage_page, pivot, target
 from cachedex.publish.pages import package_page
 from cachedex.publish.render import render
 from cachedex.publish.serve import create_app
+from cachedex.values import human_size
 from tests.helpers import Demo, evil_catalog, listed_specs
 from tests.publish.serve import get
 
@@ -53,6 +54,8 @@ def test_the_matrices_count_every_listed_spec(demo_run: Demo) -> None:
                 mine = Counter(f"{s.platform}-{s.os}-{s.target}" for s in specs if row.name in s.stacks)
                 assert dict(zip(labels, row.counts, strict=True)) == {k: mine.get(k, 0) for k in labels}, row.name
                 assert row.total == sum(mine.values())
+                known = [s.size for s in specs if row.name in s.stacks and s.size is not None]
+                assert (row.size, row.sized) == (sum(known) if known else None, len(known)), row.name
             assert page.stacks[0].total == len(specs)
             families = Counter((s.name, target_family(s.platform, s.target)) for s in specs)
             assert [p.name for p in page.packages] == sorted({s.name for s in specs})
@@ -94,6 +97,9 @@ def test_the_site_and_the_server_show_coverage(demo_run: Demo) -> None:
     app = create_app(demo_run.catalog)
     assert get(app, "/api/tags/develop/coverage").json() == twin
     assert get(app, "/tags/develop/coverage/").content == (site / "tags/develop/coverage/index.html").read_bytes()
+    # each stack's size, as the pages say a total of sizes (develop's are all known)
+    for row in page.stacks:
+        assert row.size is not None and f'<td class="num">{human_size(row.size)}</td></tr>' in html, row.name
     assert get(app, "/api/tags/nope/coverage").status_code == 404
     document = get(app, "/api/openapi.json").json()
     assert "/api/tags/{tag}/coverage" in document["paths"] and "CoveragePage" in document["components"]["schemas"]

@@ -91,6 +91,8 @@ class CoverageCell(msgspec.Struct, frozen=True):
     os: str
     target: str
     specs: int
+    size: int = 0  #: bytes of those whose size is known
+    sized: int = 0  #: those whose size is known
 
 
 class PackageCoverage(msgspec.Struct, frozen=True):
@@ -185,9 +187,10 @@ def first_seen(db: sqlite3.Connection, dag_hash: str) -> list[FirstSeen]:
 
 def coverage_cells(db: sqlite3.Connection, tag: str, *, root: bool = True) -> list[CoverageCell]:
     """Listed specs per stack (``root`` for the whole tag; left out if not ``root``) and
-    platform-os-target."""
+    platform-os-target, and their known sizes."""
     rows = db.execute(
-        "SELECT m.stack, s.platform, s.os, s.target, count(*) FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+        "SELECT m.stack, s.platform, s.os, s.target, count(*), coalesce(sum(s.size), 0), count(s.size) "
+        "FROM mirrors m JOIN tags t ON t.id = m.tag_id "
         "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
         f"WHERE t.name = ?{'' if root else f' AND m.stack != {ROOT_STACK!r}'} "
         "GROUP BY m.stack, s.platform, s.os, s.target "

@@ -77,6 +77,10 @@ class CoverageRow(msgspec.Struct, frozen=True):
     name: str
     counts: tuple[int, ...]  #: one per column (``archs`` or ``families``)
     total: int
+    #: a stack's: bytes of its listed specs whose size is known (null when none is), and
+    #: how many those are (how much room a stack's binaries take; not kept for packages)
+    size: int | None = None
+    sized: int = 0
 
 
 class CoveragePage(msgspec.Struct, frozen=True, tag_field="page", tag="coverage"):
@@ -108,11 +112,16 @@ def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
     )
     column = {arch: n for n, arch in enumerate(archs)}
     per_stack: dict[str, list[int]] = {}
+    sizes: dict[str, tuple[int, int]] = {}  # stack -> (bytes known, specs sized)
     if root:
         per_stack[ROOT_STACK] = [root[arch] for arch in archs]
+        (totals,) = catalog.tag_stats([tag])  # (the root's, kept with the tag)
+        sizes[ROOT_STACK] = (totals.size, totals.sized)
     for cell in cells:  # by stack name
         row = per_stack.setdefault(cell.stack, [0] * len(archs))
         row[column[Arch(cell.platform, cell.os, cell.target)]] += cell.specs
+        size, sized = sizes.get(cell.stack, (0, 0))
+        sizes[cell.stack] = (size + cell.size, sized + cell.sized)
     per_package: dict[str, Counter[str]] = defaultdict(Counter)
     families: Counter[str] = Counter()
     for found in packages:
@@ -123,7 +132,10 @@ def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
     return CoveragePage(
         tag,
         tuple(archs),
-        tuple(CoverageRow(stack, tuple(row), sum(row)) for stack, row in per_stack.items()),
+        tuple(
+            CoverageRow(stack, tuple(row), sum(row), sizes[stack][0] if sizes[stack][1] else None, sizes[stack][1])
+            for stack, row in per_stack.items()
+        ),
         tuple(ordered),
         tuple(
             CoverageRow(name, tuple(counts[f] for f in ordered), sum(counts.values()))
