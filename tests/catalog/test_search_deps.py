@@ -630,6 +630,11 @@ def test_a_virtual_alone_finds_its_providers(providers: Catalog) -> None:
     (hint,) = providers.search(parse("mpi@3"), tag="t", hints=True).hints
     assert hint.startswith("nothing in t matches mpi@3: mpi is a virtual package, which mpich, openmpi provide")
     assert hint.endswith("name the provider and its version (mpich@4.2.1)")
+    write_tag(providers, "u", [record("z" * 32, "zlib")])  # a tag with no MPI
+    assert providers.search(parse("mpi"), tag="u", hints=True).hints == (
+        "nothing in u matches mpi: mpi is a virtual package, which mpich, openmpi provide in the catalog, "
+        "and no binary of them is in u",
+    )
 
 
 def test_a_virtual_that_finds_nothing_says_what_provides_it(providers: Catalog) -> None:

@@ -93,7 +93,7 @@ def virtual_hint(
             f"provider's): drop it, or name the provider and its version ({example})"
         )
     if not dependency:
-        return f"{said}: {what}, and {scope} has no binary of {'it' if len(found) == 1 else 'them'}"
+        return f"{said}: {what}, and no binary of {'it' if len(found) == 1 else 'them'} is {scope}"
     (link_run,) = db.execute(
         "SELECT count(*) FROM edges WHERE virtuals != '' AND instr(',' || virtuals || ',', ?) > 0 "
         f"AND deptypes & {LINK_RUN}",
