@@ -17,7 +17,7 @@ from cachedex.catalog.dependents import Dependents
 from cachedex.catalog.schema import migrate
 from cachedex.errors import BadQuery
 from cachedex.query import format_query, parse
-from cachedex.values import Dependency
+from cachedex.values import DEPTYPE_BITS, Dependency
 from tests.helpers import (
     Listed,
     in_result_order,
@@ -608,12 +608,13 @@ def providers(tmp_path) -> Catalog:  # type: ignore[no-untyped-def]
 
 
 def test_a_virtual_dependency_matches_what_depends_on_a_provider(providers: Catalog) -> None:
-    """``^mpi`` names no package: it matches the specs depending, through link or run
-    edges, on a spec some edge uses as mpi (app3 names openmpi itself, and openmpi is
-    an mpi); through build edges only, nothing (tool)."""
-    assert _names(providers, "^mpi") == ["app1", "app2", "app3", "top"]
+    """``^mpi`` names no package: as Spack's ``satisfies``, it matches the specs whose
+    DAG, through link or run edges, holds an edge using some spec as mpi (app3 names
+    openmpi itself, with no virtual on its edge: not); through build edges only,
+    nothing (tool)."""
+    assert _names(providers, "^mpi") == ["app1", "app2", "top"]
     assert _names(providers, "app1 ^mpi") == ["app1"]
-    assert _names(providers, "^mpi target=zen2") == ["app1", "app3", "top"]  # (the provider's)
+    assert _names(providers, "^mpi target=zen2") == ["app1", "top"]  # (the provider's)
     assert _names(providers, "^libc") == ["lib"]
     assert _names(providers, "^openmpi") == ["app1", "app3", "top"]  # a package is still a package
     assert _names(providers, "^c") == []  # a compiler is a build dependency
@@ -661,8 +662,9 @@ def test_a_virtual_that_finds_nothing_says_what_provides_it(providers: Catalog) 
 @pytest.mark.parametrize("text", ["^libc", "cmake ^libc", "+shared ^libc", "^c"])
 @pytest.mark.parametrize("scope", ["tag", "catalog"])
 def test_virtual_dependency_queries_match_what_each_specs_closure_says(demo_run, text: str, scope: str) -> None:  # type: ignore[no-untyped-def]
-    """On the demo (glibc is its specs' libc, compilers their c): the specs whose link
-    or run closure holds a spec some edge of the catalog uses as that virtual."""
+    """On the demo (glibc is its specs' libc, compilers their c), Spack's rule: the specs
+    whose link or run DAG (the spec and its closure) holds a link or run edge that
+    uses a spec as that virtual."""
     from cachedex.query import variants_satisfy
 
     query = parse(text)
@@ -672,13 +674,18 @@ def test_virtual_dependency_queries_match_what_each_specs_closure_says(demo_run,
         found = catalog.search(query, tag=tag, stack=stack, limit=100_000)
         closures = {h: {e.hash for e in catalog.closure(h)} for h in every}
         reached = set(every).union(*closures.values())
-        provided = {e.hash for h in reached for e in catalog.edges_of(h) if virtual in e.virtuals.split(",")}
+        users = {
+            h
+            for h in reached
+            for e in catalog.edges_of(h)
+            if virtual in e.virtuals.split(",") and e.deptypes & (DEPTYPE_BITS["link"] | DEPTYPE_BITS["run"])
+        }
     expected = [
         s.hash
         for s in in_result_order(every.values())
         if (query.name is None or s.name == query.name)
         and variants_satisfy(s.variants, query)
-        and closures[s.hash] & provided
+        and ({s.hash} | closures[s.hash]) & users
     ]
     assert [s.hash for s in found.specs] == expected and found.total == len(expected)
     assert bool(expected) == (virtual == "libc"), "the demo's specs link glibc and only build with a compiler"

@@ -134,11 +134,13 @@ def most_depended_on(db: sqlite3.Connection, limit: int) -> list[str]:
 
 class WalkStart(NamedTuple):
     """Where a walk up begins: the specs ``specs s WHERE matching`` matches (with
-    ``params``), of the dependency ``key`` names (its query, encoded)."""
+    ``params``), of the dependency ``key`` names (its query, encoded); ``itself``: those
+    specs are dependents too (a virtual's: the parents of the edges that use it)."""
 
     key: bytes
     matching: str
     params: Sequence[object]
+    itself: bool = False
 
 
 def dependents(
@@ -215,7 +217,12 @@ def _walk(
             f"SELECT s.id AS walked_from FROM specs s WHERE {start.matching}", list(start.params)
         )
     ]
-    return graph.walk(first, limit) if graph is not None else _walk_in_sql(db, first, limit)
+    seen = graph.walk(first, limit) if graph is not None else _walk_in_sql(db, first, limit)
+    if seen is not None and start.itself:
+        seen.update(first)
+        if len(seen) > limit:
+            return None
+    return seen
 
 
 def _bits(seen: set[int]) -> int:

@@ -40,7 +40,7 @@ from .order import in_result_order
 from .rows import HAS_BINARY, SearchPage, SpecSummary
 from .scopes import holder_index, holders_key, mirror_ids, page_holders, scope_mirrors
 from .terms import TermIndex, bits_of, lowest_positions
-from .virtuals import virtual_names, virtual_providers
+from .virtuals import is_virtual, virtual_names, virtual_providers, virtual_users
 
 __all__ = [
     "Where",
@@ -156,7 +156,13 @@ def walks_made(db: sqlite3.Connection, path: str, token: str, query: Query, walk
 def _walk_start(db: sqlite3.Connection, path: str, token: str, dependency: Query) -> WalkStart:
     """Where the walk up from one ``^dependency`` begins: its key and the specs it matches."""
     facets = facet_terms(dependency, lambda: _compilers(db, path, token))
-    inner = _query_where(dependency, facets, providers=virtual_providers(db, path, token, dependency.name))
+    if dependency.name is not None and is_virtual(db, path, token, dependency.name):
+        if dependency.versions:  # (an interface's version: not compared, see .virtuals)
+            return WalkStart(_encode(dependency), "0", [])
+        child = _query_where(msgspec.structs.replace(dependency, name=None), facets)
+        term, params = virtual_users(dependency.name, child.sql, child.params)
+        return WalkStart(_encode(dependency), term, params, itself=True)
+    inner = _query_where(dependency, facets)
     return WalkStart(_encode(dependency), inner.sql, inner.params)
 
 

@@ -4,8 +4,9 @@ A virtual (``mpi``, ``zlib-api``, ``blas``, ``libc``) is no package: packages pr
 (openmpi, mpich). Since Spack 0.21 every dependency edge says which virtuals its child
 provides its parent (``parameters.virtuals``; the ``edges.virtuals`` column), so the
 catalog knows a virtual by those edges alone, with no package repository. ``^mpi`` then
-matches the specs that depend, through link or run edges as any ``^dep`` does, on a
-spec that some spec uses as its mpi. A name that a package of the catalog has is that
+matches, as Spack's ``satisfies`` does, the specs whose DAG holds an edge using some
+spec as mpi, through link or run edges as any ``^dep`` (a spec that names openmpi
+itself, with no virtual on its edge, does not). A name that a package of the catalog has is that
 package, not a virtual (Spack names none of its virtuals as a package). A search for
 the virtual itself (``mpi``, as ``spack find mpi``) finds those providers.
 
@@ -19,15 +20,36 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Sequence
 
 from ..values import LINK_RUN
 from .facets import STATE_CACHE
 
-__all__ = ["PROVIDED", "is_virtual", "providers", "virtual_hint", "virtual_names", "virtual_providers"]
+__all__ = [
+    "PROVIDED",
+    "is_virtual",
+    "providers",
+    "virtual_hint",
+    "virtual_names",
+    "virtual_providers",
+    "virtual_users",
+]
 
 #: The SQL term (one parameter: the virtual's name between commas, ``",mpi,"``) of the
 #: specs that some edge uses as that virtual: the column lists them comma-separated.
 PROVIDED = "s.id IN (SELECT child FROM edges WHERE virtuals != '' AND instr(',' || virtuals || ',', ?) > 0)"
+
+
+def virtual_users(name: str, child_sql: str, params: Sequence[object]) -> tuple[str, list[object]]:
+    """The SQL term (over ``specs s``) and parameters of the specs with a link or run edge
+    that uses, as virtual ``name``, a spec ``child_sql`` matches (its other conditions:
+    ``^mpi target=zen3``): where a walk for ``^name`` starts, and what it matches too
+    (Spack's rule: a spec's DAG has an edge using that virtual)."""
+    term = (
+        "s.id IN (SELECT e.parent FROM edges e WHERE e.virtuals != '' AND instr(',' || e.virtuals || ',', ?) > 0 "
+        f"AND e.deptypes & {LINK_RUN} AND e.child IN (SELECT s.id FROM specs s WHERE {child_sql}))"
+    )
+    return term, [f",{name},", *params]
 
 
 def virtual_names(db: sqlite3.Connection, path: str, token: str) -> frozenset[str]:

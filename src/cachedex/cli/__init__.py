@@ -153,10 +153,12 @@ def search_command(
     Targets are ranges as in Spack: target=aarch64: is aarch64 and every target
     descending from it, target=:zen3 is zen3 and every target it descends from
     (the binaries a zen3 machine runs), target=x86_64_v2:zen3 both; commas join them.
+
     A ^dep that no package is named, such as ^mpi, is a virtual: it matches what
-    depends on a package the mirrors' specs use as one (openmpi, mpich), whatever
-    its version (a virtual's version is its interface's, which is not compared);
-    a virtual alone (mpi) finds those providers, as 'spack find mpi' does.
+    depends, through an edge Spack marked so, on a package used as one (openmpi,
+    mpich), whatever its version (a virtual's version is its interface's, which is
+    not compared); a virtual alone (mpi) finds those providers, as 'spack find mpi'.
+
     A word starting with '-' (hdf5 -cuda) is part of the query, not an option;
     after '--' every word is (cachedex search -- hdf5 -cuda).
     """
