@@ -48,3 +48,31 @@ def test_coverage_counts_every_listed_spec_once_per_mirror(demo_run: Demo) -> No
         assert {(c.name, c.platform, c.os, c.target): c.specs for c in together} == by_package_arch
         assert {c.version for c in together} == {""}
         assert {c.stack for c in catalog.coverage_cells("develop", root=False)} == set(per_stack)
+
+
+def test_package_changes_keep_each_packages_newest_syncs(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A feed shows a package's newest syncs: the read keeps those per package, however
+    long the history. Four syncs each add a build of zlib; the third also one of bzip2."""
+    from tests.helpers import record, replace_mirror, write_tag
+
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", [record("a" * 32, "zlib")])
+    members = {"a" * 32: True}
+    for n, new in enumerate("bcde"):
+        added = [record(new * 32, "zlib", version=f"1.{n}")]
+        if new == "d":
+            added.append(record("x" * 32, "bzip2"))
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs(added, {})
+            members.update({r.hash: True for r in added})
+            replace_mirror(writer, "root", members, checksum=new)
+    syncs = [s.id for s in catalog.tag_syncs("t")]  # newest first
+    every = catalog.package_changes("t")
+    assert [c.sync_id for c in every["zlib"]] == syncs[:4] and [c.spec.hash[0] for c in every["zlib"]] == list("edcb")
+    assert [c.sync_id for c in every["bzip2"]] == [syncs[1]]
+    newest = catalog.package_changes("t", syncs=2)
+    assert [c.sync_id for c in newest["zlib"]] == syncs[:2]
+    assert [c.sync_id for c in newest["bzip2"]] == [syncs[1]]  # (its own newest, not the tag's)
+    assert catalog.package_changes("t", ["bzip2"], syncs=1) == {"bzip2": every["bzip2"]}
+    assert all(c.spec.change == 1 and c.spec.stack == "root" for c in every["zlib"])
+    catalog.close()

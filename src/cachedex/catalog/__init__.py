@@ -380,10 +380,12 @@ class Catalog:
         """The syncs of ``tag`` (of every tag), newest first, with their change counts."""
         return history.tag_syncs(self._db, tag, limit=limit)
 
-    def package_changes(self, tag: str, names: Collection[str] | None = None) -> dict[str, list[history.PackageChange]]:
-        """What each sync added to and removed from ``tag``'s listing, by package (of
-        ``names``), newest sync first."""
-        return history.package_changes(self._db, tag, names)
+    def package_changes(
+        self, tag: str, names: Collection[str] | None = None, *, syncs: int = 50
+    ) -> dict[str, list[history.PackageChange]]:
+        """What each of the newest ``syncs`` syncs that changed a package added to and
+        removed from ``tag``'s listing, by package (of ``names``), newest sync first."""
+        return history.package_changes(self._db, tag, names, syncs=syncs)
 
     def sync_changes(self, sync_id: int) -> list[history.ChangedSpec]:
         """What one sync added to and removed from each mirror's listing."""

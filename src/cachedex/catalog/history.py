@@ -298,19 +298,24 @@ def first_synced_at(db: sqlite3.Connection, tag: str) -> float | None:
 
 
 def package_changes(
-    db: sqlite3.Connection, tag: str, names: Collection[str] | None = None
+    db: sqlite3.Connection, tag: str, names: Collection[str] | None = None, *, syncs: int = 50
 ) -> dict[str, list[PackageChange]]:
-    """What each sync added to and removed from ``tag``'s listing (its root mirror), by
-    package (of ``names`` only, if given): newest sync first, added before removed,
-    then by version and hash. One read for every package of a tag (a site's feeds)."""
+    """What each of the newest ``syncs`` syncs that changed a package added to and
+    removed from ``tag``'s listing (its root mirror), by package (of ``names`` only, if
+    given): newest sync first, added before removed, then by version and hash. One read
+    for every package of a tag (a site's feeds), bounded per package however long the
+    history (a year of nightly syncs of a big tag holds millions of changes)."""
     wanted, params = among("s.name", names, "AND")
     rows = db.execute(
-        "SELECT y.id, y.finished_at, c.change, s.hash, s.name, s.version, s.compiler, s.platform, s.os, "
-        " s.target, s.variants, s.size FROM changes c JOIN mirrors m ON m.id = c.mirror_id "
-        "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
-        f"WHERE m.tag_id = (SELECT id FROM tags WHERE name = ?) AND m.stack = '{ROOT_STACK}'{wanted} "
-        "ORDER BY s.name, y.id DESC, c.change DESC, s.version, s.hash",
-        (tag, *params),
+        "SELECT sync_id, finished_at, change, hash, name, version, compiler, platform, os, target, variants, size "
+        "FROM (SELECT y.id AS sync_id, y.finished_at, c.change, s.hash, s.name, s.version, s.compiler, "
+        "  s.platform, s.os, s.target, s.variants, s.size, "
+        "  dense_rank() OVER (PARTITION BY s.name ORDER BY c.sync_id DESC) AS newest "
+        "  FROM changes c JOIN mirrors m ON m.id = c.mirror_id "
+        "  JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
+        f"  WHERE m.tag_id = (SELECT id FROM tags WHERE name = ?) AND m.stack = '{ROOT_STACK}'{wanted}) "
+        "WHERE newest <= ? ORDER BY name, sync_id DESC, change DESC, version, hash",
+        (tag, *params, syncs),
     )
     found: dict[str, list[PackageChange]] = {}
     for sync_id, at, change, h, name, version, compiler, platform, os, target, variants, size in rows:

@@ -14,7 +14,7 @@ from ..catalog import Catalog
 from ..values import is_dag_hash
 from .badges import package_badge
 from .changes_site import write_changes
-from .feeds import package_feed
+from .feeds import PACKAGE_FEED_ENTRIES, package_feed
 from .files import name_problem, safe_folder
 from .graph import SpecGraph
 from .pages import package_pages, tag_page
@@ -133,7 +133,8 @@ def write_task(
         if wanted is not None and not wanted:
             continue
         shared = SHARED.get("package_tags")
-        changes, first = catalog.package_changes(tag, wanted), catalog.first_synced_at(tag)  # (the feeds')
+        changes = catalog.package_changes(tag, wanted, syncs=PACKAGE_FEED_ENTRIES)  # (the feeds')
+        first = catalog.first_synced_at(tag)
         for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared, names=wanted):
             if name_problem(package.name):  # (``names`` chose the wanted ones in SQL)
                 continue

@@ -27,7 +27,7 @@ from ..badges import SVG, package_badge
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags, since_page
 from ..coverage import coverage_page
 from ..facets import FILTER_KEYS, PACKAGE_FILTER_KEYS, active_filters
-from ..feeds import ATOM, all_tags_feed, package_feed, tag_feed
+from ..feeds import ATOM, PACKAGE_FEED_ENTRIES, all_tags_feed, package_feed, tag_feed
 from ..gzipped import gzip_bytes
 from ..pages import (
     PackageRow,
@@ -344,7 +344,7 @@ def _package_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     """A package's feed in a tag: while the tag lists it, as its page is."""
     tag, name = request.path_params["tag"], request.path_params["name"]
     _listed(catalog, tag, name)
-    changes = catalog.package_changes(tag, [name]).get(name, [])
+    changes = catalog.package_changes(tag, [name], syncs=PACKAGE_FEED_ENTRIES).get(name, [])
     return package_feed(tag, name, changes, catalog.first_synced_at(tag)), ATOM
 
 
