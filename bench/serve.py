@@ -24,11 +24,15 @@ server does (figures then measure the client).
       depended on were walked by the server's warm-up, in the background once it answers)
   (d') the same 40 dependencies in other distinct queries: their walks are kept
 
+The first phase runs while the server, in the background, walks up from its 20 most
+depended-on packages (several seconds of CPU in each process, as after every sync);
+``--settle S`` leaves it idle that long first, to measure the steady state.
+
 Targets (issues 5, 14 and 18): (a), (a''), (c), (d) p99 < 50 ms with 32 concurrent clients;
 (b) >= 500 requests/s.
 
     python bench/serve.py [--catalog FILE] [--tag TAG] [--clients N] [--requests N] [--seconds S]
-                          [--phases a,a',a'',c,c',c'',d,d',b]
+                          [--phases a,a',a'',c,c',c'',d,d',b] [--settle S]
 """
 
 from __future__ import annotations
@@ -214,6 +218,13 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=20000, help="distinct search queries")
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--phases", default="a,a',a'',c,c',c'',d,d',b", help="which phases to run, in their order")
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=0,
+        help="seconds to leave the server idle once it answers, before the first phase: its warm-up walks "
+        "(the most depended-on packages, in the background) then do not run beside the phase",
+    )
     args = parser.parse_args()
     chosen = args.phases.split(",")
 
@@ -309,7 +320,9 @@ def main() -> None:
             time.sleep(0.2)
         print(
             f"server up ({args.workers} processes); {len(names):,} packages in {args.tag}; {args.clients} connections"
+            + (f"; idle {args.settle:g} s before the first phase" if args.settle else "")
         )
+        time.sleep(args.settle)
         if shutil.which("wrk"):
             phases = (
                 ("(a) search by package", searches(named)),

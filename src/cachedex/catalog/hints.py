@@ -16,14 +16,14 @@ from typing import NamedTuple
 import msgspec
 
 from ..query import Query, format_query, query_parts, target_names
-from ..values import LINK_RUN, counted, variant_name
+from ..values import LINK_RUN, counted, decode_variants, variant_name
 from ..versions import version_key
 from .facets import STATE_CACHE
 from .hint_values import FACETS_LISTED, close_variants, facet_values, finds, lacking_facets, listed
 from .names import NameIndex
-from .reads import package_tags, spec_ids
+from .reads import package_tags
 from .rows import SpecSummary
-from .search import search
+from .search import search, search_ids
 from .virtuals import is_virtual, virtual_hint
 
 __all__ = ["ZeroHints", "zero_hints"]
@@ -179,23 +179,29 @@ def _what_they_have(
     facet = next((f for f, _ in FACETS_LISTED if getattr(query, f) is not None and getattr(rest, f) is None), "")
     if total > _COUNTED or not (at_versions or total > 1 and (versions_dropped or dropped or facet)):
         return ""
-    specs = search(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0).specs
+    # Their ids, then the one column asked about: no summary of each (with what holds
+    # it) is made, which for thousands of matches was most of a search that found nothing.
+    _, ids = search_ids(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0)
     if at_versions:
-        depended = _dependency_versions(db, specs, at_versions[0])
+        depended = _dependency_versions(db, ids, at_versions[0])
         none = "it does not depend" if total == 1 else "none of them depends"
         return listed(depended) if depended else f"{none} on {at_versions[0]} through link or run"
+    column = "version" if versions_dropped else facet or "variants"  # (a facet is its column's name)
+    read = f"SELECT id, {column} FROM specs WHERE id IN (SELECT value FROM json_each(?))"
+    by_id = dict(db.execute(read, (json.dumps(ids),)))
+    values = [by_id[spec_id] for spec_id in ids]  # (in result order: it orders ties)
     if versions_dropped:
-        versions = Counter(spec.version for spec in specs)
+        versions = Counter(values)
         newest = sorted(versions, key=version_key, reverse=True)
         return listed([(f"{query.name}@{version}", versions[version]) for version in newest])
     if facet:
-        common = Counter(getattr(spec, facet) for spec in specs).most_common()
+        common = Counter(values).most_common()
         if facet != "compiler":
             return listed([(f"{facet}={value}", n) for value, n in common])
         # (specs of pure Python packages are built by no compiler: "%none" is no compiler to ask for)
         return listed([("no compiler" if value == "none" else f"%{value}", n) for value, n in common])
-    values = Counter(text for spec in specs for text in spec.variants if variant_name(text) == dropped[0])
-    return listed(values.most_common())
+    chosen = Counter(text for v in values for text in decode_variants(v) if variant_name(text) == dropped[0])
+    return listed(chosen.most_common())
 
 
 #: The link/run edges below some specs (``?1``: their ids as JSON), at any depth.
@@ -206,11 +212,10 @@ _EDGES_BELOW = f"""
     SELECT e.parent, e.child FROM down JOIN edges e ON e.parent = down.id AND e.deptypes & {LINK_RUN}"""
 
 
-def _dependency_versions(db: sqlite3.Connection, specs: Sequence[SpecSummary], name: str) -> list[tuple[str, int]]:
-    """How many of ``specs`` depend on each version of package ``name`` (through link
-    and run edges, at any depth: what ``^`` follows), newest first: ``[("^zlib@1.3.1",
-    12), ...]``; a spec that depends on two versions counts for each."""
-    roots = list(spec_ids(db, (spec.hash for spec in specs)).values())
+def _dependency_versions(db: sqlite3.Connection, roots: Sequence[int], name: str) -> list[tuple[str, int]]:
+    """How many of the specs ``roots`` (ids) depend on each version of package ``name``
+    (through link and run edges, at any depth: what ``^`` follows), newest first:
+    ``[("^zlib@1.3.1", 12), ...]``; a spec that depends on two versions counts for each."""
     children: dict[int, list[int]] = {}
     for parent, child in db.execute(_EDGES_BELOW, (json.dumps(roots),)):
         children.setdefault(parent, []).append(child)

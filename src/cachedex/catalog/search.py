@@ -47,6 +47,7 @@ __all__ = [
     "explain_search",
     "facet_index",
     "search",
+    "search_ids",
     "term_index",
     "walks_made",
     "warm_search",
@@ -297,6 +298,42 @@ def search(
     """Listed specs satisfying ``query``, in result order (``order.py``: by name, newest
     version first, then hash); run inside one read transaction whose state is
     ``token``. See ``Catalog.search``."""
+    total, ids, rows = _page(db, path, token, query, tag, stack, limit, offset)
+    if rows is not None:
+        found = _summaries(db, path, token, tag, rows)
+    else:
+        found = _found_specs(db, path, token, tag, ids) if ids else ()
+    return SearchPage(total=total, offset=offset, limit=limit, specs=found)
+
+
+def search_ids(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    query: Query,
+    *,
+    tag: str | None,
+    stack: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[int, list[int]]:
+    """:func:`search`'s total and the catalog ids of its page, in result order, with no
+    summary made: for a caller that reads one column of thousands of matches (a hint)."""
+    total, ids, _ = _page(db, path, token, query, tag, stack, limit, offset)
+    return total, ids
+
+
+def _page(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    query: Query,
+    tag: str | None,
+    stack: str | None,
+    limit: int,
+    offset: int,
+) -> tuple[int, list[int], list[Any] | None]:
+    """(total, ids of the page, and its whole rows when a name or hash read them)."""
     mirrors = scope_mirrors(db, path, token, tag, stack)
     compilers = lambda: _compilers(db, path, token)  # noqa: E731
     facets = facet_terms(query, compilers)
@@ -305,25 +342,23 @@ def search(
             total, ids = _terms_and_facets(db, path, token, query, facets, *mirrors, offset, limit)
         else:
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
-        found = _found_specs(db, path, token, tag, ids) if ids else ()
-    else:
-        # A name or a hash selects a few rows: all of them sorted, then a page taken.
-        providers = virtual_providers(db, path, token, query.name)  # (``mpi``: as ``spack find mpi``)
-        where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
-        _scope_where(where, *mirrors)
-        # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
-        # index, as it did when it made the page. The rows are whole: one query, not a
-        # count and then a page.
-        rows: Iterable[Any] = db.execute(
-            f"SELECT {_RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
-        )
-        if query.dependencies:  # each looked up in the walks
-            walks = [walked for _, walked in _walks(db, path, token, query)]
-            rows = (row for row in rows if all(row[0] in walked for walked in walks))
-        matches = in_result_order(rows, itemgetter(2, 3, 1))
-        total = len(matches)
-        found = _summaries(db, path, token, tag, matches[offset : offset + limit])
-    return SearchPage(total=total, offset=offset, limit=limit, specs=found)
+        return total, ids, None
+    # A name or a hash selects a few rows: all of them sorted, then a page taken.
+    providers = virtual_providers(db, path, token, query.name)  # (``mpi``: as ``spack find mpi``)
+    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
+    _scope_where(where, *mirrors)
+    # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
+    # index, as it did when it made the page. The rows are whole: one query, not a
+    # count and then a page.
+    rows: Iterable[Any] = db.execute(
+        f"SELECT {_RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
+    )
+    if query.dependencies:  # each looked up in the walks
+        walks = [walked for _, walked in _walks(db, path, token, query)]
+        rows = (row for row in rows if all(row[0] in walked for walked in walks))
+    matches = in_result_order(rows, itemgetter(2, 3, 1))
+    page = matches[offset : offset + limit]
+    return len(matches), [row[0] for row in page], page
 
 
 def explain_search(
