@@ -14,7 +14,7 @@ from ..values import counted
 from ..versions import version_key
 from .facets import FACET_COLUMNS
 from .scopes import scope_mirrors
-from .search import facet_index, search, term_index
+from .search import facet_index, search_ids, term_index
 
 __all__ = [
     "FACETS_LISTED",
@@ -95,7 +95,7 @@ def compiler_versions(builds: Counter[str], query: Query, scope: str) -> str:
 
 
 def finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str | None, stack: str | None) -> bool:
-    return bool(search(db, path, token, query, tag=tag, stack=stack, limit=1, offset=0).total)
+    return bool(search_ids(db, path, token, query, tag=tag, stack=stack, limit=1, offset=0)[0])
 
 
 def lacking_facets(
@@ -140,7 +140,7 @@ def close_variants(
     offers = []
     for close in difflib.get_close_matches(name, names, n=_CLOSE_VALUES, cutoff=0.6):
         alike = Query(variants=((close, wanted),))
-        found = search(db, path, token, alike, tag=tag, stack=stack, limit=1, offset=0)
-        if found.total:
-            offers.append((query_parts(alike)[0][0], found.total))
+        total, _ = search_ids(db, path, token, alike, tag=tag, stack=stack, limit=1, offset=0)
+        if total:
+            offers.append((query_parts(alike)[0][0], total))
     return f"; did you mean {listed(offers)}?" if offers else ""

@@ -127,7 +127,7 @@ def _runs_on(
     if target is None or ":" in target or "," in target or target_names(f":{target}") == (target,):
         return None  # (a range, or a target archspec knows nothing below)
     runs_on = msgspec.structs.replace(query, target=f":{target}")
-    found = search(db, path, token, runs_on, tag=tag, stack=stack, limit=1, offset=0).total
+    found, _ = search_ids(db, path, token, runs_on, tag=tag, stack=stack, limit=1, offset=0)
     if not found:
         return None
     wider = format_query(runs_on)
