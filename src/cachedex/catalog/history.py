@@ -8,7 +8,8 @@ nothing before). Coverage counts a tag's listed specs by stack and architecture.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
+from typing import Any
 
 import msgspec
 
@@ -120,19 +121,27 @@ def tag_syncs(db: sqlite3.Connection, tag: str | None, *, limit: int = 1000) -> 
     return [SyncRecord(*row) for row in rows]
 
 
+#: The columns of a :class:`ChangedSpec`, in its fields' order (``changes c``, ``mirrors
+#: m``, ``specs s``), as :func:`_changed_spec` reads them.
+_CHANGED_COLUMNS = (
+    "m.stack, c.change, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, s.size"
+)
+
+
+def _changed_spec(row: Sequence[Any]) -> ChangedSpec:
+    stack, change, h, name, version, compiler, platform, os, target, variants, size = row
+    return ChangedSpec(stack, change, h, name, version, compiler, platform, os, target, decode_variants(variants), size)
+
+
 def sync_changes(db: sqlite3.Connection, sync_id: int) -> list[ChangedSpec]:
     """What one sync added and removed, mirror by mirror, root first, then by package."""
     rows = db.execute(
-        "SELECT m.stack, c.change, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, "
-        " s.variants, s.size FROM changes c JOIN mirrors m ON m.id = c.mirror_id "
+        f"SELECT {_CHANGED_COLUMNS} FROM changes c JOIN mirrors m ON m.id = c.mirror_id "
         "JOIN specs s ON s.id = c.spec_id WHERE c.sync_id = ? "
         f"ORDER BY m.stack != '{ROOT_STACK}', m.stack, s.name, s.version, s.hash",
         (sync_id,),
     )
-    return [
-        ChangedSpec(stack, change, h, name, version, compiler, platform, os, target, decode_variants(variants), size)
-        for stack, change, h, name, version, compiler, platform, os, target, variants, size in rows
-    ]
+    return [_changed_spec(row) for row in rows]
 
 
 def changed_packages(db: sqlite3.Connection, sync_id: int, stack: str) -> list[tuple[bool, str]]:
@@ -307,9 +316,7 @@ def package_changes(
     history (a year of nightly syncs of a big tag holds millions of changes)."""
     wanted, params = among("s.name", names, "AND")
     rows = db.execute(
-        "SELECT sync_id, finished_at, change, hash, name, version, compiler, platform, os, target, variants, size "
-        "FROM (SELECT y.id AS sync_id, y.finished_at, c.change, s.hash, s.name, s.version, s.compiler, "
-        "  s.platform, s.os, s.target, s.variants, s.size, "
+        f"SELECT * FROM (SELECT y.id AS sync_id, y.finished_at, {_CHANGED_COLUMNS}, "
         "  dense_rank() OVER (PARTITION BY s.name ORDER BY c.sync_id DESC) AS newest "
         "  FROM changes c JOIN mirrors m ON m.id = c.mirror_id "
         "  JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
@@ -318,8 +325,7 @@ def package_changes(
         (tag, *params, syncs),
     )
     found: dict[str, list[PackageChange]] = {}
-    for sync_id, at, change, h, name, version, compiler, platform, os, target, variants, size in rows:
-        variants_of = decode_variants(variants)
-        spec = ChangedSpec(ROOT_STACK, change, h, name, version, compiler, platform, os, target, variants_of, size)
-        found.setdefault(name, []).append(PackageChange(sync_id, at, spec))
+    for sync_id, at, *changed, _newest in rows:
+        spec = _changed_spec(changed)
+        found.setdefault(spec.name, []).append(PackageChange(sync_id, at, spec))
     return found
