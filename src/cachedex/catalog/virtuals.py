@@ -26,7 +26,6 @@ from ..values import LINK_RUN
 from .facets import STATE_CACHE
 
 __all__ = [
-    "PROVIDED",
     "is_virtual",
     "providers",
     "virtual_hint",
@@ -35,9 +34,16 @@ __all__ = [
     "virtual_users",
 ]
 
-#: The SQL term (one parameter: the virtual's name between commas, ``",mpi,"``) of the
-#: specs that some edge uses as that virtual: the column lists them comma-separated.
-PROVIDED = "s.id IN (SELECT child FROM edges WHERE virtuals != '' AND instr(',' || virtuals || ',', ?) > 0)"
+#: The edges (of ``edges``) that use their child as a virtual; one parameter, what
+#: :func:`_between_commas` makes of its name: the column lists them comma-separated.
+_USES = "virtuals != '' AND instr(',' || virtuals || ',', ?) > 0"
+#: The SQL term (over ``specs s``; :data:`_USES`'s parameter) of the specs that some edge
+#: uses as that virtual.
+_PROVIDED = f"s.id IN (SELECT child FROM edges WHERE {_USES})"
+
+
+def _between_commas(name: str) -> str:
+    return f",{name},"
 
 
 def virtual_users(name: str, child_sql: str, params: Sequence[object]) -> tuple[str, list[object]]:
@@ -46,10 +52,10 @@ def virtual_users(name: str, child_sql: str, params: Sequence[object]) -> tuple[
     ``^mpi target=zen3``): where a walk for ``^name`` starts, and what it matches too
     (Spack's rule: a spec's DAG has an edge using that virtual)."""
     term = (
-        "s.id IN (SELECT e.parent FROM edges e WHERE e.virtuals != '' AND instr(',' || e.virtuals || ',', ?) > 0 "
-        f"AND e.deptypes & {LINK_RUN} AND e.child IN (SELECT s.id FROM specs s WHERE {child_sql}))"
+        f"s.id IN (SELECT parent FROM edges WHERE {_USES} "
+        f"AND deptypes & {LINK_RUN} AND child IN (SELECT s.id FROM specs s WHERE {child_sql}))"
     )
-    return term, [f",{name},", *params]
+    return term, [_between_commas(name), *params]
 
 
 def virtual_names(db: sqlite3.Connection, path: str, token: str) -> frozenset[str]:
@@ -81,7 +87,7 @@ def virtual_providers(db: sqlite3.Connection, path: str, token: str, name: str |
         return None
 
     def read() -> str:
-        rows = db.execute(f"SELECT s.id FROM specs s WHERE {PROVIDED} ORDER BY s.id", (f",{name},",))
+        rows = db.execute(f"SELECT s.id FROM specs s WHERE {_PROVIDED} ORDER BY s.id", (_between_commas(name),))
         return json.dumps([spec_id for (spec_id,) in rows])
 
     return STATE_CACHE.get(path, token, ("providers", name), read)  # type: ignore[no-any-return]
@@ -90,8 +96,8 @@ def virtual_providers(db: sqlite3.Connection, path: str, token: str, name: str |
 def providers(db: sqlite3.Connection, name: str) -> list[tuple[str, int]]:
     """(package, specs of it used as ``name``) of the virtual's providers, most first."""
     rows = db.execute(
-        f"SELECT s.name, count(*) FROM specs s WHERE {PROVIDED} GROUP BY s.name ORDER BY count(*) DESC, s.name",
-        (f",{name},",),
+        f"SELECT s.name, count(*) FROM specs s WHERE {_PROVIDED} GROUP BY s.name ORDER BY count(*) DESC, s.name",
+        (_between_commas(name),),
     )
     return [(package, count) for package, count in rows]
 
@@ -117,9 +123,7 @@ def virtual_hint(
     if not dependency:
         return f"{said}: {what}, and no binary of {'it' if len(found) == 1 else 'them'} is {scope}"
     (link_run,) = db.execute(
-        "SELECT count(*) FROM edges WHERE virtuals != '' AND instr(',' || virtuals || ',', ?) > 0 "
-        f"AND deptypes & {LINK_RUN}",
-        (f",{name},",),
+        f"SELECT count(*) FROM edges WHERE {_USES} AND deptypes & {LINK_RUN}", (_between_commas(name),)
     ).fetchone()
     if not link_run:
         return (
