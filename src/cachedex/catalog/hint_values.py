@@ -95,7 +95,7 @@ def compiler_versions(builds: Counter[str], query: Query, scope: str) -> str:
 
 
 def finds(db: sqlite3.Connection, path: str, token: str, query: Query, tag: str | None, stack: str | None) -> bool:
-    return bool(search_ids(db, path, token, query, tag=tag, stack=stack, limit=1, offset=0)[0])
+    return bool(search_ids(db, path, token, query, tag=tag, stack=stack, limit=1, offset=0).total)
 
 
 def lacking_facets(
@@ -140,7 +140,7 @@ def close_variants(
     offers = []
     for close in difflib.get_close_matches(name, names, n=_CLOSE_VALUES, cutoff=0.6):
         alike = Query(variants=((close, wanted),))
-        total, _ = search_ids(db, path, token, alike, tag=tag, stack=stack, limit=1, offset=0)
+        total = search_ids(db, path, token, alike, tag=tag, stack=stack, limit=1, offset=0).total
         if total:
             offers.append((query_parts(alike)[0][0], total))
     return f"; did you mean {listed(offers)}?" if offers else ""

@@ -127,7 +127,7 @@ def _runs_on(
     if target is None or ":" in target or "," in target or target_names(f":{target}") == (target,):
         return None  # (a range, or a target archspec knows nothing below)
     runs_on = msgspec.structs.replace(query, target=f":{target}")
-    found, _ = search_ids(db, path, token, runs_on, tag=tag, stack=stack, limit=1, offset=0)
+    found = search_ids(db, path, token, runs_on, tag=tag, stack=stack, limit=1, offset=0).total
     if not found:
         return None
     wider = format_query(runs_on)
@@ -181,7 +181,7 @@ def _what_they_have(
         return ""
     # Their ids, then the one column asked about: no summary of each (with what holds
     # it) is made, which for thousands of matches was most of a search that found nothing.
-    _, ids = search_ids(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0)
+    ids = search_ids(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0).ids
     if at_versions:
         depended = _dependency_versions(db, ids, at_versions[0])
         none = "it does not depend" if total == 1 else "none of them depends"

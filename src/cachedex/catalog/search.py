@@ -19,7 +19,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -43,6 +43,7 @@ from .terms import TermIndex, bits_of, lowest_positions
 from .virtuals import is_virtual, virtual_names, virtual_providers, virtual_users
 
 __all__ = [
+    "Matches",
     "Where",
     "explain_search",
     "facet_index",
@@ -298,12 +299,21 @@ def search(
     """Listed specs satisfying ``query``, in result order (``order.py``: by name, newest
     version first, then hash); run inside one read transaction whose state is
     ``token``. See ``Catalog.search``."""
-    total, ids, rows = _page(db, path, token, query, tag, stack, limit, offset)
-    if rows is not None:
-        found = _summaries(db, path, token, tag, rows)
+    found = search_ids(db, path, token, query, tag=tag, stack=stack, limit=limit, offset=offset)
+    if found.rows is not None:
+        specs = _summaries(db, path, token, tag, found.rows)
     else:
-        found = _found_specs(db, path, token, tag, ids) if ids else ()
-    return SearchPage(total=total, offset=offset, limit=limit, specs=found)
+        specs = _found_specs(db, path, token, tag, found.ids) if found.ids else ()
+    return SearchPage(total=found.total, offset=offset, limit=limit, specs=specs)
+
+
+class Matches(NamedTuple):
+    """What :func:`search_ids` finds: how many, the catalog ids of the page in result
+    order, and the page's whole rows when a name or a hash read them (else None)."""
+
+    total: int
+    ids: list[int]
+    rows: list[Any] | None = None
 
 
 def search_ids(
@@ -316,33 +326,17 @@ def search_ids(
     stack: str | None,
     limit: int,
     offset: int,
-) -> tuple[int, list[int]]:
-    """:func:`search`'s total and the catalog ids of its page, in result order, with no
-    summary made: for a caller that reads one column of thousands of matches (a hint)."""
-    total, ids, _ = _page(db, path, token, query, tag, stack, limit, offset)
-    return total, ids
-
-
-def _page(
-    db: sqlite3.Connection,
-    path: str,
-    token: str,
-    query: Query,
-    tag: str | None,
-    stack: str | None,
-    limit: int,
-    offset: int,
-) -> tuple[int, list[int], list[Any] | None]:
-    """(total, ids of the page, and its whole rows when a name or hash read them)."""
+) -> Matches:
+    """:func:`search` with no summary made: for a caller that wants only the total, or
+    reads one column of thousands of matches (a hint)."""
     mirrors = scope_mirrors(db, path, token, tag, stack)
-    compilers = lambda: _compilers(db, path, token)  # noqa: E731
-    facets = facet_terms(query, compilers)
+    facets = facet_terms(query, lambda: _compilers(db, path, token))
     if _by_indexes(query):
         if query.versions or query.variants or query.dependencies:
             total, ids = _terms_and_facets(db, path, token, query, facets, *mirrors, offset, limit)
         else:
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
-        return total, ids, None
+        return Matches(total, ids)
     # A name or a hash selects a few rows: all of them sorted, then a page taken.
     providers = virtual_providers(db, path, token, query.name)  # (``mpi``: as ``spack find mpi``)
     where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
@@ -358,7 +352,7 @@ def _page(
         rows = (row for row in rows if all(row[0] in walked for walked in walks))
     matches = in_result_order(rows, itemgetter(2, 3, 1))
     page = matches[offset : offset + limit]
-    return len(matches), [row[0] for row in page], page
+    return Matches(len(matches), [row[0] for row in page], page)
 
 
 def explain_search(
