@@ -319,11 +319,11 @@ _DIFF = frozenset({"old", "new", "tag", "since"})
 def _badge(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     """A package's badge in a tag (``name`` given), or a tag's."""
     tag, name = request.path_params["tag"], request.path_params.get("name")
+    if name is not None:
+        return package_badge(_listed(catalog, tag, name)), SVG
     catalog.require_tag(tag)
-    if name is None:
-        (stats,) = catalog.tag_stats([tag])
-        return package_badge(stats.specs), SVG
-    return package_badge(_listed(catalog, tag, name)), SVG
+    (stats,) = catalog.tag_stats([tag])
+    return package_badge(stats.specs), SVG
 
 
 def _listed(catalog: Catalog, tag: str, name: str) -> int:
