@@ -190,6 +190,15 @@ def test_v2_tags_have_spec_files(demo: Path, tag: str) -> None:
     assert {n["compiler"]["name"] for n in (r["spec"] for r in installs.values())} >= {"gcc", "apple-clang", "oneapi"}
 
 
+def test_the_weekly_snapshot_shares_most_specs_with_develop() -> None:
+    """As Spack's weekly snapshots do: a week's version bumps rebuild what depends on
+    them, not the whole DAG (which a bump of cmake or openssl would)."""
+    develop, snapshot = (next(t for t in TAGS if t.name == name) for name in ("develop", "develop-2026-11-08"))
+    hashes = [{node["hash"] for s in demo_records(tag).values() for node, _ in s} for tag in (develop, snapshot)]
+    shared = len(hashes[0] & hashes[1])
+    assert 0.6 * len(hashes[1]) < shared < len(hashes[1])
+
+
 def test_builds_are_deterministic_and_revision_1_changes_only_develop(demo: Path, demo1: Path, tmp_path: Path) -> None:
     for tag in ("develop-2026-11-08", "v1.0.2"):
         assert tree(demo / "mirrors" / tag) == tree(demo1 / "mirrors" / tag), tag

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from pathlib import Path
 
@@ -15,8 +16,8 @@ from tests.helpers import Demo, history, integrity_check
 
 @pytest.fixture(scope="module")
 def demo_copy(demo_run: Demo, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
-    """A copy: one test runs the demo again in its folder."""
-    folder = tmp_path_factory.mktemp("again") / "cachedex-demo"
+    """A copy: one test runs the demo again in its folder (named as a shell would split)."""
+    folder = tmp_path_factory.mktemp("again") / "my demo's copy"
     shutil.copytree(demo_run.folder, folder)
     return folder, demo_run.output
 
@@ -50,6 +51,12 @@ def test_demo_runs_again_in_its_own_folder_only(demo_copy: tuple[Path, str], tmp
     folder, _ = demo_copy
     again = CliRunner().invoke(main, ["demo", str(folder)])
     assert again.exit_code == 0, again.output
+    # The commands it suggests paste into a shell as they are: each path stays one word.
+    suggested = [shlex.split(line) for line in again.output.splitlines() if line.startswith("  cachedex --config")]
+    assert len(suggested) >= 5 and all(words[2] == str(folder / "cachedex.yaml") for words in suggested)
+    assert ["diff", "develop-2026-11-08", "develop"] in [words[3:6] for words in suggested]
+    serve_static = next(line for line in again.output.splitlines() if "http.server" in line)
+    assert shlex.split(serve_static)[4] == str(folder / "site")
     other = tmp_path / "mine"
     other.mkdir()
     (other / "notes.txt").write_text("keep me")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -87,14 +88,18 @@ def run_demo(
     echo("")
     echo(f"Catalog: {config.catalog}")
     echo(f"Config:  {config_path}")
+    # Commands to paste into a shell: a folder named with a space or a quote stays one word.
+    config_arg, site_arg, jekyll_arg = (shlex.quote(str(path)) for path in (config_path, site_dir, jekyll_dir))
+    cachedex = f"cachedex --config {config_arg}"
     echo("Next:")
-    echo(f"  python3 -m http.server -d {site_dir} 8000   # then open http://127.0.0.1:8000/")
-    echo(f"  cachedex --config {config_path} serve        # the live site and its JSON API")
-    echo(f"  cachedex --config {config_path} search 'hdf5+mpi target=x86_64:'")
-    echo(f"  cachedex --config {config_path} stats")
-    echo(f"  cachedex --config {config_path} sync        # a no-op: nothing changed")
-    echo(f"  cachedex --config {config_path} jekyll {jekyll_dir}   # unchanged: rewrites nothing")
-    echo(f"  sqlite3 {config.catalog} 'select name, version, compiler from specs limit 5'")
+    echo(f"  python3 -m http.server -d {site_arg} 8000   # then open http://127.0.0.1:8000/")
+    echo(f"  {cachedex} serve        # the live site and its JSON API")
+    echo(f"  {cachedex} search 'hdf5+mpi target=x86_64:'")
+    echo(f"  {cachedex} diff develop-2026-11-08 develop   # what a week changed")
+    echo(f"  {cachedex} stats")
+    echo(f"  {cachedex} sync        # a no-op: nothing changed")
+    echo(f"  {cachedex} jekyll {jekyll_arg}   # unchanged: rewrites nothing")
+    echo(f"  sqlite3 {shlex.quote(str(config.catalog))} 'select name, version, compiler from specs limit 5'")
     return second
 
 
