@@ -9,6 +9,7 @@ The pipeline, one subpackage a stage; each imports only from the lines below it:
     publish/    catalog -> pages -> a static site, Jekyll data, a live server with an API
     catalog/    the SQLite catalog: schema, row shapes, reads, search, the tag writer
     diff.py     what changed between tags, or in a tag since a date
+    reuse.py    which specs of a Spack environment (its lockfile) each tag has as binaries, and why not
     config/     the configuration file (tags, stacks and views, mirror URLs, HTTP, limits)
     query.py    Spack's spec syntax for built binaries, parsed once, matched anywhere
     progress.py what long work reports while it runs (a protocol; the CLI draws it)

@@ -294,6 +294,10 @@ class Catalog:
         """Those of ``hashes`` whose binary size the catalog already knows."""
         return reads.sized_hashes(self._db, hashes)
 
+    def spec_sizes(self, hashes: Iterable[str]) -> dict[str, int | None]:
+        """{hash: binary size, or None when unknown} of those of ``hashes`` the catalog has."""
+        return reads.spec_sizes(self._db, hashes)
+
     def size_keys(self, hashes: Iterable[str]) -> list[SizeKey]:
         """What locating the manifest or tarball of each known spec of ``hashes`` needs."""
         return reads.size_keys(self._db, hashes)

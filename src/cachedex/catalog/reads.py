@@ -46,6 +46,7 @@ __all__ = [
     "sized_hashes",
     "spec_configs",
     "spec_ids",
+    "spec_sizes",
     "spec_summary",
     "tag_members",
     "tag_names",
@@ -151,6 +152,14 @@ def known_specs(db: sqlite3.Connection, hashes: Iterable[str]) -> tuple[dict[str
 def sized_hashes(db: sqlite3.Connection, hashes: Iterable[str]) -> set[str]:
     """Those of ``hashes`` whose binary size the catalog already knows."""
     return known_specs(db, hashes)[1]
+
+
+def spec_sizes(db: sqlite3.Connection, hashes: Iterable[str]) -> dict[str, int | None]:
+    """{hash: binary size, or None when unknown} of those of ``hashes`` the catalog has."""
+    cursor = db.execute(
+        "SELECT s.hash, s.size FROM specs s WHERE s.hash IN (SELECT value FROM json_each(?))", (_hashes_json(hashes),)
+    )
+    return dict(cursor.fetchall())
 
 
 def size_keys(db: sqlite3.Connection, hashes: Iterable[str]) -> list[SizeKey]:

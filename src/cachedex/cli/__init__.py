@@ -20,6 +20,7 @@ from .coverage_command import coverage_command
 from .progress import Reporter
 from .publish_commands import export_group, jekyll_command, serve_command, site_command
 from .query_words import QueryCommand, query_text
+from .reuse_command import reuse_command
 from .state import State, friendly
 from .verify_command import verify_command
 
@@ -234,7 +235,15 @@ def diff_command(state: State, tags: tuple[str, ...], since: str | None, as_json
     present.print_json(result) if as_json else present.print_diff(result)
 
 
-for command in (verify_command, coverage_command, jekyll_command, export_group, site_command, serve_command):
+for command in (
+    verify_command,
+    coverage_command,
+    reuse_command,
+    jekyll_command,
+    export_group,
+    site_command,
+    serve_command,
+):
     main.add_command(command)
 
 

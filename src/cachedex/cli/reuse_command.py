@@ -1,0 +1,125 @@
+"""``cachedex reuse LOCKFILE``: which specs of a Spack environment the cache has as
+binaries, per tag, and for each it lacks the nearest cached build and what differs.
+
+Registered on the ``cachedex`` group as ``main.add_command(reuse_command)``.
+"""
+
+from __future__ import annotations
+
+import click
+from rich.table import Table
+
+from ..ingest.lockfile import read_lockfile
+from ..reuse import Missing, ReuseReport, TagReuse, reuse_report
+from ..values import ROOT_STACK, human_size
+from .present import OUT, print_json, shown
+from .state import State, friendly
+
+__all__ = ["reuse_command"]
+
+#: Specs to build listed without --all.
+LISTED = 25
+
+
+@click.command("reuse", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("lockfile", metavar="LOCKFILE")
+@click.option(
+    "--tag", "-t", "tags", multiple=True, help="Compare with this tag only (repeat for several; default: all)."
+)
+@click.option("--stack", "-s", default=ROOT_STACK, show_default=True, help="Compare with this stack of each tag.")
+@click.option("--all", "show_all", is_flag=True, help=f"List every spec to build (default: the first {LISTED}).")
+@click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
+@click.pass_obj
+@friendly
+def reuse_command(
+    state: State, lockfile: str, tags: tuple[str, ...], stack: str, show_all: bool, as_json: bool
+) -> None:
+    """Which specs of a Spack environment (its spack.lock) have a binary in the cache.
+
+    For each tag: how many of the environment's specs it lists by their very hash
+    (what Spack installs from a binary) and what those weigh. For the tag that lists
+    the most, each spec it lacks with the nearest build of that package it has, and
+    what differs: version, compiler, OS, target, variants, or its dependencies' hashes
+    (the same build against another dependency is another binary). Externals are
+    never in a build cache. LOCKFILE '-' reads standard input.
+
+    \b
+    Examples:
+      cachedex reuse spack.lock
+      cachedex reuse spack.lock --tag develop --stack e4s
+      spack -e . concretize -f && cachedex reuse spack.lock --json
+    """
+    lock = read_lockfile(lockfile)
+    with state.catalog() as catalog:
+        report = reuse_report(
+            catalog, lock.path, lock.specs, [root.hash for root in lock.roots], tags=tags or None, stack=stack
+        )
+    if as_json:
+        print_json(report)
+        return
+    _print(report, show_all)
+
+
+def _print(report: ReuseReport, show_all: bool) -> None:
+    OUT.print(
+        shown(
+            f"{report.lockfile}: {report.specs:,} specs, {report.roots:,} roots; "
+            f"{report.external:,} external (never in a build cache)"
+        )
+    )
+    if not report.tags:
+        OUT.print("The catalog has no tags: run 'cachedex sync' first.")
+        return
+    table = Table(show_lines=False)
+    for column, justify in (("tag", "left"), ("stack", "left"), ("binaries", "right"), ("to build", "right")):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    table.add_column("download", justify="right")
+    for row in report.tags:
+        table.add_row(
+            shown(row.tag),
+            shown(row.stack),
+            f"{row.cached:,} of {row.needed:,}",
+            f"{row.needed - row.cached:,}",
+            _size(row),
+        )
+    OUT.print(table)
+    best = report.tags[0]
+    if not best.missing:
+        OUT.print(shown(f"{best.tag} has a binary of every spec of the environment."))
+        return
+    causes = [m for m in best.missing if not m.follows]
+    follow = [m for m in best.missing if m.follows]
+    OUT.print(shown(f"To build from source with {best.tag}: {len(best.missing):,} specs."))
+    if causes:
+        OUT.print(f"Not cached as locked ({len(causes):,}), each with the nearest cached build and what differs:")
+        for missing in causes if show_all else causes[:LISTED]:
+            OUT.print(shown(_missing_line(missing, best.tag)))
+        if not show_all and len(causes) > LISTED:
+            OUT.print(f"  ... and {len(causes) - LISTED:,} more (--all lists them)")
+    if follow:
+        OUT.print(f"Built because a dependency above is built ({len(follow):,}):")
+        if show_all:
+            for missing in follow:
+                OUT.print(shown(_missing_line(missing, best.tag)))
+        else:
+            OUT.print(shown("  " + ", ".join(f"{m.name}@{m.version}" for m in follow) + " (--all: each)"))
+
+
+def _size(row: TagReuse) -> str:
+    if not row.cached:
+        return "-"
+    if not row.sized:
+        return "unknown"
+    known = human_size(row.size)
+    return known if row.sized == row.cached else f"{known} ({row.sized:,} of {row.cached:,} known)"
+
+
+def _missing_line(missing: Missing, tag: str) -> str:
+    spec = f"  {missing.name}@{missing.version} /{missing.hash[:7]}{' (root)' if missing.root else ''}"
+    nearest = missing.nearest
+    if nearest is None:
+        return f"{spec}: no build of {missing.name} in {tag}"
+    if not nearest.differences:  # the same build and the same dependencies: cannot be (its hash would be ours)
+        return f"{spec}: nearest /{nearest.hash[:7]}"
+    told = "; ".join(f"{d.what} {d.cached or '(none)'} (yours {d.wanted or '(none)'})" for d in nearest.differences)
+    return f"{spec}: nearest /{nearest.hash[:7]}, {told}"

@@ -1,0 +1,170 @@
+"""Read a Spack environment's lockfile (``spack.lock``): its roots and concrete specs.
+
+A lockfile is JSON: ``_meta`` (``file-type`` "spack-lockfile", ``lockfile-version``),
+``roots`` (``{hash, spec}``, the abstract spec each root was concretized from),
+``concrete_specs`` (DAG hash -> node, the nodes a build cache index holds) and, since
+version 5, ``include_concrete`` (the same two, per included environment). Versions 4 to
+7 (Spack 0.18 and later) key specs by the DAG hash a build cache lists them by; versions
+1 to 3 key them by hashes no build cache has, and are refused.
+
+The nodes are decoded as an index's are (:mod:`.records`): the same checks, the same
+:class:`~cachedex.values.SpecRecord` values.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import msgspec
+
+from .._perf import gc_paused
+from ..errors import IndexFormatError, SourceError, TooBig
+from ..values import SpecRecord
+from .index import decode_index
+from .records import build_records
+
+__all__ = ["LOCKFILE_BYTES", "LOCKFILE_VERSIONS", "LockRoot", "Lockfile", "parse_lockfile", "read_lockfile"]
+
+#: The lockfile versions whose specs are keyed by the DAG hash build caches use.
+LOCKFILE_VERSIONS = (4, 5, 6, 7)
+#: The largest lockfile read: an environment of tens of thousands of specs is ~100 MB.
+LOCKFILE_BYTES = 256 * 1024 * 1024
+
+
+class LockRoot(msgspec.Struct, frozen=True):
+    """A root of the environment: its DAG hash and the spec it was concretized from."""
+
+    hash: str
+    spec: str = ""
+
+
+class Lockfile(msgspec.Struct, frozen=True):
+    """What a lockfile holds: its roots (those of included environments after its own)
+    and every concrete spec, each once."""
+
+    path: str
+    version: int
+    roots: tuple[LockRoot, ...]
+    specs: tuple[SpecRecord, ...]
+
+
+class _Meta(msgspec.Struct):
+    file_type: str = msgspec.field(name="file-type", default="")
+    lockfile_version: int | None = msgspec.field(name="lockfile-version", default=None)
+
+
+class _Included(msgspec.Struct):
+    roots: list[LockRoot] = []
+    concrete_specs: dict[str, msgspec.Raw] = {}
+
+
+class _File(msgspec.Struct):
+    meta: _Meta = msgspec.field(name="_meta", default_factory=_Meta)
+    roots: list[LockRoot] = []
+    concrete_specs: dict[str, msgspec.Raw] = {}
+    include_concrete: dict[str, _Included] = {}
+
+
+class _MetaOnly(msgspec.Struct):
+    meta: _Meta = msgspec.field(name="_meta", default_factory=_Meta)
+
+
+_decoder = msgspec.json.Decoder(_File)
+_meta_decoder = msgspec.json.Decoder(_MetaOnly)
+
+
+def read_lockfile(path: str | Path) -> Lockfile:
+    """Read the lockfile at ``path`` (``-``: standard input).
+
+    Raises :class:`~cachedex.errors.SourceError` when it cannot be read,
+    :class:`~cachedex.errors.TooBig` past :data:`LOCKFILE_BYTES`, and
+    :class:`~cachedex.errors.IndexFormatError` naming it when it is not a lockfile
+    cachedex reads."""
+    name = "<stdin>" if str(path) == "-" else str(path)
+    data = _read_bounded(name)
+    return parse_lockfile(data, name)
+
+
+def parse_lockfile(data: bytes, name: str) -> Lockfile:
+    """The :class:`Lockfile` in ``data``; ``name`` says where it came from in errors."""
+    _check_meta(data, name)
+    try:
+        with gc_paused():
+            parsed = _decoder.decode(data)
+    except RecursionError as exc:
+        raise IndexFormatError(name, "not a valid Spack lockfile: nested too deeply") from exc
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise IndexFormatError(name, f"not a valid Spack lockfile: {exc}") from exc
+    nodes = dict(parsed.concrete_specs)
+    roots = list(parsed.roots)
+    for included in parsed.include_concrete.values():
+        roots += included.roots
+        for key, node in included.concrete_specs.items():
+            nodes.setdefault(key, node)
+    specs = _records(nodes, name)
+    known = {spec.hash for spec in specs}
+    for root in roots:
+        if root.hash not in known:
+            raise IndexFormatError(name, f"root {root.spec or root.hash!r} names a spec the lockfile does not hold")
+    version = parsed.meta.lockfile_version
+    assert version is not None  # _check_meta saw it
+    return Lockfile(name, version, tuple(dict.fromkeys(roots)), tuple(specs))
+
+
+def _check_meta(data: bytes, name: str) -> None:
+    """Refuse what is not a lockfile, or one whose hashes no build cache lists, before
+    reading its specs."""
+    try:
+        meta = _meta_decoder.decode(data).meta
+    except RecursionError as exc:
+        raise IndexFormatError(name, "not a valid Spack lockfile: nested too deeply") from exc
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise IndexFormatError(name, f"not a valid Spack lockfile: {exc}") from exc
+    if meta.file_type != "spack-lockfile":
+        raise IndexFormatError(name, "not a Spack lockfile (its _meta.file-type is not 'spack-lockfile')")
+    version = meta.lockfile_version
+    first, last = LOCKFILE_VERSIONS[0], LOCKFILE_VERSIONS[-1]
+    if version is None or version < first:
+        raise IndexFormatError(
+            name,
+            f"lockfile version {version} keys its specs by hashes no build cache lists "
+            f"(cachedex reads versions {first} to {last}, Spack 0.18 and later); concretize it again",
+        )
+    if version > last:
+        raise IndexFormatError(
+            name, f"lockfile version {version} is newer than this cachedex reads ({first} to {last}); upgrade cachedex"
+        )
+
+
+def _records(nodes: dict[str, msgspec.Raw], name: str) -> list[SpecRecord]:
+    """The nodes as records, decoded and checked as an index's: written out as the
+    ``installs`` of an index (its keys checked as DAG hashes, its nodes against them)."""
+    encode = msgspec.json.encode
+    parts = [b'{"database":{"version":"8","installs":{']
+    parts.append(b",".join(encode(key) + b':{"spec":' + bytes(node) + b"}" for key, node in nodes.items()))
+    parts.append(b"}}}")
+    index = decode_index(b"".join(parts), url=name)
+    return build_records(index)
+
+
+def _read_bounded(name: str) -> bytes:
+    """The bytes of the file (or standard input), at most :data:`LOCKFILE_BYTES`."""
+    try:
+        if name == "<stdin>":
+            data = sys.stdin.buffer.read(LOCKFILE_BYTES + 1)
+        else:
+            # Non-blocking: a FIFO named by mistake must not wait for a writer forever.
+            fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
+            with os.fdopen(fd, "rb") as stream:
+                data = stream.read(LOCKFILE_BYTES + 1)
+    except FileNotFoundError as exc:
+        raise SourceError(name, "not found") from exc
+    except IsADirectoryError as exc:
+        raise SourceError(name, "is a folder, not a lockfile (give the path of its spack.lock)") from exc
+    except (OSError, ValueError) as exc:
+        raise SourceError(name, f"cannot read: {getattr(exc, 'strerror', None) or exc}") from exc
+    if len(data) > LOCKFILE_BYTES:
+        raise TooBig(name, f"larger than {LOCKFILE_BYTES:,} bytes, the limit for a lockfile")
+    return data

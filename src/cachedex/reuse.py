@@ -1,0 +1,199 @@
+"""Which specs of a Spack environment a build cache can give as binaries, and why not.
+
+Spack installs a spec from a binary only when the cache lists its very DAG hash. For an
+environment's concrete specs (its lockfile), :func:`reuse_report` counts, per tag, the
+specs whose hash the tag lists and what their binaries weigh; for each spec a tag lacks,
+it names the nearest build of the same package the tag does list and what differs:
+version, compiler, OS, target, variants, or, when none of those, the dependencies (a
+build of the same configuration against another ``openssl`` has another hash). That is
+the question "why is my binary not reused?" (spack/spack#38590) answered from the cache
+side. Externals are never in a build cache and are counted apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import msgspec
+
+from .catalog import Catalog, SpecSummary
+from .errors import UnknownStack
+from .query import Query
+from .values import ROOT_STACK, SpecRecord
+from .versions import tag_order
+
+__all__ = ["Difference", "Missing", "Nearest", "ReuseReport", "TagReuse", "reuse_report"]
+
+#: How many listed builds of a package are compared with a spec the tag lacks, and of
+#: those of its very configuration, how many have their dependencies compared.
+CANDIDATES = 500
+TIES = 20
+
+
+class Difference(msgspec.Struct, frozen=True):
+    """One way the nearest cached build differs from the spec wanted."""
+
+    what: str  #: version, compiler, platform, os, target, variants, or ``^`` and a dependency's name
+    cached: str  #: the cached build's value ("" when it has none)
+    wanted: str  #: the environment's value ("" when it has none)
+
+
+class Nearest(msgspec.Struct, frozen=True):
+    """The listed build of the same package that differs least from a spec wanted."""
+
+    hash: str
+    version: str
+    size: int | None
+    differences: tuple[Difference, ...]  #: empty: same build (then another hash means another build)
+
+
+class Missing(msgspec.Struct, frozen=True):
+    """A spec of the environment whose hash the tag does not list."""
+
+    hash: str
+    name: str
+    version: str
+    root: bool  #: one of the environment's roots
+    nearest: Nearest | None  #: None: the tag lists no build of this package
+    #: every way the nearest build differs is a dependency the tag lacks too: this spec
+    #: is built because those are (its cause is theirs)
+    follows: bool = False
+
+
+class TagReuse(msgspec.Struct, frozen=True):
+    """What one tag (one of its stacks) gives of the environment."""
+
+    tag: str
+    stack: str
+    cached: int  #: specs whose binary it lists
+    needed: int  #: specs a build cache could give (the environment's, externals aside)
+    size: int  #: bytes of the cached binaries whose size is known
+    sized: int  #: how many of ``cached`` have a known size
+    missing: tuple[Missing, ...] = ()  #: filled for the best tag (and any asked for alone)
+
+
+class ReuseReport(msgspec.Struct, frozen=True):
+    """An environment against the catalog's tags, the best first."""
+
+    lockfile: str
+    specs: int  #: concrete specs in the lockfile
+    roots: int
+    external: int  #: externals: never in a build cache
+    tags: tuple[TagReuse, ...]  #: most cached first (then in the catalog's tag order)
+
+
+def reuse_report(
+    catalog: Catalog,
+    lockfile: str,
+    specs: Sequence[SpecRecord],
+    roots: Sequence[str],
+    *,
+    tags: Sequence[str] | None = None,
+    stack: str = ROOT_STACK,
+) -> ReuseReport:
+    """How much of an environment (``specs``, its ``roots`` by hash) each tag lists.
+
+    ``tags`` (default: every tag of the catalog) are compared in ``stack`` (default the
+    tag's whole mirror). The best tag's missing specs, with their nearest builds, are
+    listed; with one tag asked for, that tag's. UnknownTag or UnknownStack when a tag or
+    stack asked for does not exist."""
+    lock = {spec.hash: spec for spec in specs}
+    wanted = [spec for spec in specs if not spec.external]
+    hashes = [spec.hash for spec in wanted]
+    names = list(tags) if tags else tag_order(catalog.tag_names())
+    with catalog.snapshot():
+        for tag in names:
+            catalog.require_tag(tag)
+            if stack != ROOT_STACK and stack not in catalog.stack_names(tag):
+                raise UnknownStack(tag, stack)
+        sizes = catalog.spec_sizes(hashes)
+        listed = {tag: catalog.listed_hashes(tag, stack, among=hashes) for tag in names}
+        order = {tag: n for n, tag in enumerate(names)}
+        ranked = sorted(names, key=lambda tag: (-len(listed[tag]), order[tag]))
+        rooted = set(roots)
+        rows = []
+        for n, tag in enumerate(ranked):
+            have = listed[tag]
+            known = [size for h in have if (size := sizes.get(h)) is not None]
+            missing: tuple[Missing, ...] = ()
+            if n == 0:
+                lacking = {h for h in hashes if h not in have}
+                find = _Nearest(catalog, tag, stack, lock, lacking)
+                missing = tuple(find(spec, spec.hash in rooted) for spec in wanted if spec.hash in lacking)
+            rows.append(TagReuse(tag, stack, len(have), len(wanted), sum(known), len(known), missing))
+    return ReuseReport(lockfile, len(specs), len(rooted), len(specs) - len(wanted), tuple(rows))
+
+
+class _Nearest:
+    """For each spec a tag lacks, its nearest build there (:class:`Missing`)."""
+
+    def __init__(
+        self, catalog: Catalog, tag: str, stack: str, lock: Mapping[str, SpecRecord], lacking: set[str]
+    ) -> None:
+        self.catalog, self.tag, self.stack, self.lock, self.lacking = catalog, tag, stack, lock, lacking
+
+    def __call__(self, spec: SpecRecord, root: bool) -> Missing:
+        builds = self.catalog.search(Query(name=spec.name), tag=self.tag, stack=self.stack, limit=CANDIDATES).specs
+        if not builds:
+            return Missing(spec.hash, spec.name, spec.version, root, None)
+        closest = min(map(lambda build: _distance(build, spec), builds))
+        alike = [build for build in builds if _distance(build, spec) == closest]
+        best, differences, follows = alike[0], _differences(alike[0], spec), False  # the newest of equals
+        if not differences:
+            # The same configuration: the build whose dependencies differ least (of the first few).
+            found = [(build, *self._dependencies(build.hash, spec)) for build in alike[:TIES]]
+            best, differences, follows = min(found, key=lambda one: len(one[1]))
+        nearest = Nearest(best.hash, best.version, best.size, differences)
+        return Missing(spec.hash, spec.name, spec.version, root, nearest, follows)
+
+    def _dependencies(self, cached: str, spec: SpecRecord) -> tuple[tuple[Difference, ...], bool]:
+        """The dependencies (by name) whose hashes differ between a cached build and the
+        spec wanted, each side as ``version /hash`` (the wanted one's version from the
+        lockfile); and whether every one the spec has is missing from the tag too."""
+        theirs = {edge.name: edge for edge in self.catalog.edges_of(cached)}
+        yours = {dep.name: dep.hash for dep in spec.dependencies}
+        found = []
+        for name in sorted(theirs.keys() | yours.keys()):
+            edge, mine = theirs.get(name), yours.get(name)
+            if edge is not None and edge.hash == mine:
+                continue
+            wanted = self.lock.get(mine) if mine is not None else None
+            found.append(
+                Difference(
+                    f"^{name}",
+                    "" if edge is None else f"{edge.version} /{edge.hash[:7]}",
+                    "" if mine is None else f"{wanted.version if wanted else '?'} /{mine[:7]}",
+                )
+            )
+        differing = [yours.get(d.what[1:]) for d in found]
+        return tuple(found), bool(found) and all(h is not None and h in self.lacking for h in differing)
+
+
+#: The fields compared, the weightiest first: a build of another version is farther than
+#: one for another target, which is farther than one with another variant.
+_FIELDS = ("version", "compiler", "platform", "os", "target")
+
+
+def _distance(build: SpecSummary, spec: SpecRecord) -> tuple[int, int]:
+    fields = sum(
+        1 << (len(_FIELDS) - n) for n, field in enumerate(_FIELDS) if getattr(build, field) != getattr(spec, field)
+    )
+    return fields, len(set(build.variants) ^ set(spec.variants))
+
+
+def _differences(build: SpecSummary, spec: SpecRecord) -> tuple[Difference, ...]:
+    found = [
+        Difference(field, getattr(build, field), getattr(spec, field))
+        for field in _FIELDS
+        if getattr(build, field) != getattr(spec, field)
+    ]
+    theirs, yours = set(build.variants), set(spec.variants)
+    if theirs != yours:
+        found.append(
+            Difference(
+                "variants",
+                " ".join(v for v in build.variants if v not in yours),
+                " ".join(v for v in spec.variants if v not in theirs),
+            )
+        )
+    return tuple(found)

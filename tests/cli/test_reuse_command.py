@@ -1,0 +1,73 @@
+"""cachedex reuse: its table, what it lists to build, its JSON, its errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from cachedex.cli import main
+from tests.helpers import Demo
+from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named, write_lockfile
+
+
+def _run(demo: Demo, *args: str, stdin: bytes | None = None) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["--config", str(demo.config), "reuse", *args], input=stdin)
+    return result.exit_code, result.output
+
+
+def _bumped(tmp_path: Path, value: str = "9.9.9") -> tuple[Path, dict[str, Any]]:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5", "py-numpy")
+
+    def bump(node: dict[str, Any]) -> bool:
+        if node["name"] != "zlib-ng":
+            return False
+        node["parameters"]["note"] = value
+        return True
+
+    specs, renamed = changed(closure(nodes, roots), bump)
+    return write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots])), specs
+
+
+def test_the_table_the_cause_and_what_follows(demo_run: Demo, tmp_path: Path) -> None:
+    path, specs = _bumped(tmp_path)
+    code, out = _run(demo_run, str(path))
+    assert code == 0, out
+    lines = out.splitlines()
+    externals = sum("external" in node for node in specs.values())
+    assert lines[0] == f"{path}: {len(specs)} specs, 2 roots; {externals} external (never in a build cache)"
+    assert any(line.startswith("│ develop ") for line in lines)
+    (cause,) = [line for line in lines if line.startswith("  zlib-ng@")]
+    assert "variants (none) (yours note=9.9.9)" in cause
+    follow = lines[lines.index(next(line for line in lines if line.startswith("Built because"))) + 1]
+    assert "hdf5@" in follow and "py-numpy@" in follow and follow.endswith("(--all: each)")
+    code, every = _run(demo_run, str(path), "--all")
+    assert code == 0 and any(
+        line.startswith("  hdf5@") and "(root)" in line and "^zlib-ng" in line for line in every.splitlines()
+    )
+
+
+def test_json_and_standard_input(demo_run: Demo, tmp_path: Path) -> None:
+    path, specs = _bumped(tmp_path)
+    code, out = _run(demo_run, "-", "--tag", "develop", "--json", stdin=path.read_bytes())
+    assert code == 0, out
+    report = json.loads(out)
+    assert report["lockfile"] == "<stdin>" and [row["tag"] for row in report["tags"]] == ["develop"]
+    (row,) = report["tags"]
+    assert row["needed"] == len(specs) - report["external"] and row["cached"] + len(row["missing"]) == row["needed"]
+    assert sum(not m["follows"] for m in row["missing"]) == 1
+
+
+def test_a_mirror_value_shows_as_escapes_and_errors_name_the_file(demo_run: Demo, tmp_path: Path) -> None:
+    path, _ = _bumped(tmp_path, "\x1b[2J\u202e")
+    code, out = _run(demo_run, str(path))
+    assert code == 0, out
+    assert "\x1b" not in out and "\u202e" not in out and "\\x1b[2J" in out
+    (tmp_path / "bad.lock").write_text("{}")
+    code, out = _run(demo_run, str(tmp_path / "bad.lock"))
+    assert code == 1 and out.startswith(f"error: {tmp_path / 'bad.lock'}: not a Spack lockfile")
+    code, out = _run(demo_run, str(path), "--tag", "nope")
+    assert code == 1 and "nope" in out

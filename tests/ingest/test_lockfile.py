@@ -1,0 +1,91 @@
+"""Reading Spack lockfiles: the specs and roots of an environment, and what is refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from cachedex.errors import IndexFormatError, SourceError, TooBig
+from cachedex.ingest import lockfile as lockfile_module
+from cachedex.ingest.lockfile import read_lockfile
+from tests.lockfiles import closure, demo_nodes, lockfile, roots_named, write_lockfile
+
+
+def test_reads_every_spec_and_root_as_an_index_record(tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5", "py-numpy")
+    specs = closure(nodes, roots)
+    read = read_lockfile(write_lockfile(tmp_path / "spack.lock", lockfile(specs, roots)))
+    assert read.version == 6 and [root.hash for root in read.roots] == roots
+    assert [root.spec for root in read.roots] == ["hdf5", "py-numpy"]
+    assert {spec.hash: (spec.name, spec.version) for spec in read.specs} == {
+        key: (node["name"], node["version"]) for key, node in specs.items()
+    }
+    by_hash = {spec.hash: spec for spec in read.specs}
+    for key, node in specs.items():
+        assert {dep.hash for dep in by_hash[key].dependencies} == {e["hash"] for e in node.get("dependencies", [])}
+        assert by_hash[key].external == ("external" in node)
+    assert any(spec.external for spec in read.specs)  # the demo's compilers and glibc
+
+
+def test_included_environments_add_their_roots_and_specs(tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    (hdf5,) = roots_named(nodes, "hdf5")
+    (numpy,) = roots_named(nodes, "py-numpy")
+    own, included = closure(nodes, [hdf5]), closure(nodes, [numpy])
+    document = lockfile(own, [hdf5], include_concrete={"../base": lockfile(included, [numpy])})
+    read = read_lockfile(write_lockfile(tmp_path / "spack.lock", document))
+    assert [root.hash for root in read.roots] == [hdf5, numpy]
+    assert {spec.hash for spec in read.specs} == set(own) | set(included)
+
+
+def test_standard_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "zlib-ng")
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(closure(nodes, roots), roots))
+    with path.open("rb") as stream:
+        monkeypatch.setattr("sys.stdin", type("In", (), {"buffer": stream})())
+        read = read_lockfile("-")
+    assert read.path == "<stdin>" and [root.hash for root in read.roots] == roots
+
+
+def _refused(tmp_path: Path, document: object) -> str:
+    path = tmp_path / "spack.lock"
+    path.write_text(document if isinstance(document, str) else json.dumps(document))
+    with pytest.raises(IndexFormatError) as caught:
+        read_lockfile(path)
+    assert str(caught.value).startswith(f"{path}: ")
+    return str(caught.value)
+
+
+def test_what_is_not_a_lockfile_cachedex_reads_is_refused_by_name(tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "zlib-ng")
+    specs = closure(nodes, roots)
+    good = lockfile(specs, roots)
+    assert "not a Spack lockfile" in _refused(tmp_path, {**good, "_meta": {"file-type": "spack-database"}})
+    assert "concretize it again" in _refused(tmp_path, lockfile(specs, roots, version=3))
+    assert "upgrade cachedex" in _refused(tmp_path, lockfile(specs, roots, version=8))
+    assert "not a valid Spack lockfile" in _refused(tmp_path, '{"_meta": {"file-type": "spack-lockfile"')
+    meta = '{"_meta": {"file-type": "spack-lockfile", "lockfile-version": 6}, '
+    deep = meta + '"concrete_specs": {"' + "c" * 32 + '": ' + "[" * 100_000 + "]" * 100_000 + "}}"
+    assert "nested too deeply" in _refused(tmp_path, deep)
+    other = {**good, "roots": [{"hash": "a" * 32, "spec": "gone"}]}
+    assert "root 'gone' names a spec the lockfile does not hold" in _refused(tmp_path, other)
+    (key,) = roots
+    swapped = {**good, "concrete_specs": {**specs, key: {**specs[key], "hash": "b" * 32}}}
+    assert "holds the node of another hash" in _refused(tmp_path, swapped)
+    assert "malformed DAG hash" in _refused(tmp_path, {**good, "concrete_specs": {**specs, "../x": specs[key]}})
+
+
+def test_files_that_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with pytest.raises(SourceError, match="not found"):
+        read_lockfile(tmp_path / "nothing.lock")
+    with pytest.raises(SourceError, match="is a folder"):
+        read_lockfile(tmp_path)
+    monkeypatch.setattr(lockfile_module, "LOCKFILE_BYTES", 100)
+    (tmp_path / "big.lock").write_bytes(b" " * 101)
+    with pytest.raises(TooBig, match="larger than 100 bytes"):
+        read_lockfile(tmp_path / "big.lock")

@@ -1,0 +1,149 @@
+"""``reuse_report``: an environment's specs against the demo's tags, checked spec by spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.errors import UnknownStack, UnknownTag
+from cachedex.ingest.lockfile import Lockfile, read_lockfile
+from cachedex.reuse import ReuseReport, reuse_report
+from tests.helpers import Demo
+from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named, write_lockfile
+
+
+def _report(demo_run: Demo, tmp_path: Path, specs: dict[str, Any], roots: list[str], **scope: Any) -> ReuseReport:
+    lock = _lock(tmp_path, specs, roots)
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        return reuse_report(catalog, lock.path, lock.specs, [r.hash for r in lock.roots], **scope)
+
+
+def _lock(tmp_path: Path, specs: dict[str, Any], roots: list[str]) -> Lockfile:
+    return read_lockfile(write_lockfile(tmp_path / "spack.lock", lockfile(specs, roots)))
+
+
+def _above(specs: dict[str, Any], start: set[str]) -> set[str]:
+    """``start`` and every spec that reaches one of them through any edge."""
+    found = set(start)
+    grew = True
+    while grew:
+        grew = False
+        for key, node in specs.items():
+            if key not in found and any(edge["hash"] in found for edge in node.get("dependencies", [])):
+                found.add(key)
+                grew = True
+    return found
+
+
+def test_each_tag_counts_the_binaries_it_lists_of_the_environment(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5", "py-numpy")
+    specs = closure(nodes, roots)
+    report = _report(demo_run, tmp_path, specs, roots)
+    external = {key for key, node in specs.items() if "external" in node}
+    assert (report.specs, report.roots, report.external) == (len(specs), 2, len(external))
+    assert report.tags[0].tag == "develop" and report.tags[0].missing == ()
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        assert {row.tag for row in report.tags} == set(catalog.tag_names())
+        for row in report.tags:
+            # one spec at a time: the tags whose root mirror lists it, as a spec page says
+            have = [
+                key
+                for key in set(specs) - external
+                if any(
+                    tag == row.tag and stack == "root" and listed for tag, stack, listed, _, _ in catalog.holders(key)
+                )
+            ]
+            summaries = [catalog.spec_summary(key) for key in have]
+            sizes = [s.size for s in summaries if s is not None and s.size is not None]
+            assert (row.cached, row.needed, row.size, row.sized) == (
+                len(have),
+                len(specs) - len(external),
+                sum(sizes),
+                len(sizes),
+            )
+    counts = [row.cached for row in report.tags]
+    assert counts == sorted(counts, reverse=True) and 0 < report.tags[1].cached < report.tags[0].cached
+
+
+def test_a_changed_dependency_is_the_cause_and_what_builds_on_it_follows(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5", "py-numpy")
+    (zlib,) = roots_named(nodes, "zlib-ng")
+
+    def bump(node: dict[str, Any]) -> bool:
+        if node["name"] != "zlib-ng":
+            return False
+        node["version"] = "9.9.9"
+        return True
+
+    specs, renamed = changed(closure(nodes, roots), bump)
+    report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
+    (develop,) = report.tags
+    missing = {m.hash: m for m in develop.missing}
+    assert set(missing) == _above(specs, {renamed[zlib]})  # zlib-ng and all that reach it
+    assert develop.cached == develop.needed - len(missing)
+    cause = missing.pop(renamed[zlib])
+    assert not cause.follows and cause.nearest is not None and cause.nearest.hash == zlib
+    assert [(d.what, d.cached, d.wanted) for d in cause.nearest.differences] == [
+        ("version", nodes[zlib]["version"], "9.9.9")
+    ]
+    for m in missing.values():
+        assert m.follows and m.nearest is not None, m.name
+        # each names the dependencies that differ, every one of them to build too
+        assert m.nearest.differences and all(d.what.startswith("^") for d in m.nearest.differences)
+        assert m.root == (m.hash in {renamed[r] for r in roots})
+        wanted = {e["name"]: e["hash"] for e in specs[m.hash]["dependencies"]}
+        assert all(wanted[d.what[1:]] in missing or wanted[d.what[1:]] == cause.hash for d in m.nearest.differences)
+
+
+def test_a_variant_of_its_own_is_the_cause(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+
+    def debug(node: dict[str, Any]) -> bool:
+        if node["name"] != "hdf5":
+            return False
+        node["parameters"]["debug"] = True
+        return True
+
+    specs, renamed = changed(closure(nodes, roots), debug)
+    report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
+    (only,) = report.tags[0].missing
+    assert only.name == "hdf5" and only.root and not only.follows and only.nearest is not None
+    assert [(d.what, d.cached, d.wanted) for d in only.nearest.differences] == [("variants", "", "+debug")]
+
+
+def test_a_package_the_tag_does_not_have_and_unknown_scopes(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "zlib-ng")
+
+    def rename(node: dict[str, Any]) -> bool:
+        if node["name"] != "zlib-ng":
+            return False
+        node["name"] = "zlib-nowhere"
+        return True
+
+    specs, renamed = changed(closure(nodes, roots), rename)
+    report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
+    (only,) = report.tags[0].missing
+    assert only.name == "zlib-nowhere" and only.nearest is None
+    with pytest.raises(UnknownTag):
+        _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["nope"])
+    with pytest.raises(UnknownStack):
+        _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"], stack="nope")
+
+
+def test_a_stack_counts_what_it_holds(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs = closure(nodes, roots)
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        for stack in ("e4s", "developer-tools-darwin"):
+            (row,) = _report(demo_run, tmp_path, specs, roots, tags=["develop"], stack=stack).tags
+            assert row.stack == stack
+            assert row.cached == len(catalog.listed_hashes("develop", stack, among=list(specs)))
+    assert row.cached < row.needed  # no hdf5 for macOS
