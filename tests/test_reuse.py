@@ -147,3 +147,31 @@ def test_a_stack_counts_what_it_holds(demo_run: Demo, tmp_path: Path) -> None:
             assert row.stack == stack
             assert row.cached == len(catalog.listed_hashes("develop", stack, among=list(specs)))
     assert row.cached < row.needed  # no hdf5 for macOS
+
+
+def test_spacks_own_nodes_as_a_lockfile(mirrors: Path, tmp_path: Path) -> None:
+    """The real test index's nodes (spec v4 with a compiler key, v5 with compilers as
+    dependencies), as a lockfile of Spack 1.x would hold them, against that mirror synced:
+    every spec the mirror lists is found, the external compiler set apart; without one
+    record, it and what depends on it are to build."""
+    from cachedex.ingest.sync import sync
+    from tests.helpers import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config, write_v2_mirror
+
+    installs = fixture_index(mirrors)["database"]["installs"]  # type: ignore[index]
+    specs = {key: record["spec"] for key, record in installs.items()}
+    listed = {key for key, record in installs.items() if record.get("in_buildcache")}
+    mirror = tmp_path / "m"
+    write_v2_mirror(mirror, fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    config = make_config(tmp_path, [{"name": "t", "url": str(mirror)}])
+    lock = _lock(tmp_path, specs, [LIBDWARF_CORE2])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        report = reuse_report(catalog, lock.path, lock.specs, [LIBDWARF_CORE2])
+    (row,) = report.tags
+    external = {key for key, node in specs.items() if "external" in node}
+    assert external and report.external == len(external) and row.needed == len(specs) - len(external)
+    missing = {m.hash: m for m in row.missing}
+    # libelf (core2) is not in the mirror any more; libdwarf (core2) was built with it
+    assert LIBELF_CORE2 in missing and not missing[LIBELF_CORE2].follows
+    assert set(missing) <= {LIBELF_CORE2, LIBDWARF_CORE2} | (set(specs) - listed)
+    assert row.cached == len(listed - {LIBELF_CORE2} - set(missing))

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from ..ingest.lockfile import read_lockfile
 from ..reuse import Missing, ReuseReport, TagReuse, reuse_report
-from ..values import ROOT_STACK, human_size
+from ..values import ROOT_STACK, counted, human_size
 from .present import OUT, print_json, shown
 from .state import State, friendly
 
@@ -63,7 +63,7 @@ def reuse_command(
 def _print(report: ReuseReport, show_all: bool) -> None:
     OUT.print(
         shown(
-            f"{report.lockfile}: {report.specs:,} specs, {report.roots:,} roots; "
+            f"{report.lockfile}: {counted(report.specs, 'spec')}, {counted(report.roots, 'root')}; "
             f"{report.external:,} external (never in a build cache)"
         )
     )
@@ -89,7 +89,7 @@ def _print(report: ReuseReport, show_all: bool) -> None:
         return
     causes = [m for m in best.missing if not m.follows]
     follow = [m for m in best.missing if m.follows]
-    OUT.print(shown(f"To build from source with {best.tag}: {len(best.missing):,} specs."))
+    OUT.print(shown(f"To build from source with {best.tag}: {counted(len(best.missing), 'spec')}."))
     if causes:
         OUT.print(f"Not cached as locked ({len(causes):,}), each with the nearest cached build and what differs:")
         for missing in causes if show_all else causes[:LISTED]:
