@@ -10,6 +10,7 @@ import pytest
 from cachedex.errors import IndexFormatError, SourceError, TooBig
 from cachedex.ingest import lockfile as lockfile_module
 from cachedex.ingest.lockfile import read_lockfile
+from tests.helpers import MIRRORS
 from tests.lockfiles import closure, demo_nodes, lockfile, roots_named, write_lockfile
 
 
@@ -89,3 +90,35 @@ def test_files_that_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     (tmp_path / "big.lock").write_bytes(b" " * 101)
     with pytest.raises(TooBig, match="larger than 100 bytes"):
         read_lockfile(tmp_path / "big.lock")
+
+
+SPEC_FILES = MIRRORS / "v2_layout"
+
+
+def test_spacks_own_spec_files_read_as_one_root(tmp_path: Path) -> None:
+    """What ``spack spec --json`` prints and what a build cache holds (spec formats 3 to
+    5; clearsigned too), the root the first node."""
+    v5 = next((SPEC_FILES / "unsigned/build_cache").glob("test-debian6-m1-gcc-10.2.1-libdwarf-*.spec.json"))
+    nodes = json.loads(v5.read_text())["spec"]["nodes"]
+    read = read_lockfile(v5)
+    assert read.version == 5 and [(r.hash, r.spec) for r in read.roots] == [(nodes[0]["hash"], "libdwarf")]
+    assert [(s.hash, s.name) for s in read.specs] == [(n["hash"], n["name"]) for n in nodes]
+    signed = next((SPEC_FILES / "signed/build_cache").glob("test-debian6-core2-gcc-10.2.1-libdwarf-*.spec.json.sig"))
+    read = read_lockfile(signed)
+    assert (
+        read.version == 4
+        and read.roots[0].spec == "libdwarf"
+        and [s.name for s in read.specs] == ["libdwarf", "libelf"]
+    )
+    legacy = next((MIRRORS / "legacy_layout/build_cache").glob("*.spec.json"))
+    assert [s.name for s in read_lockfile(legacy).specs] == ["archive-files"]
+
+
+def test_spec_files_cachedex_cannot_read_are_refused_by_name(tmp_path: Path) -> None:
+    old = next((MIRRORS / "signed_json").glob("*.spec.json.sig"))
+    with pytest.raises(IndexFormatError, match="spec format 2 predates the DAG hash"):
+        read_lockfile(old)
+    node = {"name": "zlib", "version": "1.3"}
+    assert "node 1 ('zlib') has no hash" in _refused(tmp_path, {"spec": {"_meta": {"version": 5}, "nodes": [node]}})
+    assert "without nodes" in _refused(tmp_path, {"spec": {"_meta": {"version": 5}, "nodes": []}})
+    assert "newer than this cachedex reads" in _refused(tmp_path, {"spec": {"_meta": {"version": 7}, "nodes": [node]}})

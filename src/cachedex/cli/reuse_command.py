@@ -1,5 +1,6 @@
-"""``cachedex reuse LOCKFILE``: which specs of a Spack environment the cache has as
-binaries, per tag, and for each it lacks the nearest cached build and what differs.
+"""``cachedex reuse LOCKFILE``: which specs of a Spack environment (or of one concretized
+spec) the cache has as binaries, per tag, and for each it lacks the nearest cached build
+and what differs.
 
 Registered on the ``cachedex`` group as ``main.add_command(reuse_command)``.
 """
@@ -22,7 +23,7 @@ LISTED = 25
 
 
 @click.command("reuse", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("lockfile", metavar="LOCKFILE")
+@click.argument("lockfile", metavar="LOCKFILE|SPECFILE")
 @click.option(
     "--tag", "-t", "tags", multiple=True, help="Compare with this tag only (repeat for several; default: all)."
 )
@@ -36,17 +37,21 @@ def reuse_command(
 ) -> None:
     """Which specs of a Spack environment (its spack.lock) have a binary in the cache.
 
+    SPECFILE: one concretized spec instead, as 'spack spec --json' prints it (or a
+    build cache's .spec.json, clearsigned or not), its first node the root.
+
     For each tag: how many of the environment's specs it lists by their very hash
     (what Spack installs from a binary) and what those weigh. For the tag that lists
     the most, each spec it lacks with the nearest build of that package it has, and
     what differs: version, compiler, OS, target, variants, or its dependencies' hashes
     (the same build against another dependency is another binary). Externals are
-    never in a build cache. LOCKFILE '-' reads standard input.
+    never in a build cache. '-' reads standard input.
 
     \b
     Examples:
       cachedex reuse spack.lock
       cachedex reuse spack.lock --tag develop --stack e4s
+      spack spec --json hdf5+mpi | cachedex reuse -
       spack -e . concretize -f && cachedex reuse spack.lock --json
     """
     lock = read_lockfile(lockfile)

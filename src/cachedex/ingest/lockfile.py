@@ -1,4 +1,4 @@
-"""Read a Spack environment's lockfile (``spack.lock``): its roots and concrete specs.
+"""Read a Spack environment's lockfile (``spack.lock``), or a spec file: roots and concrete specs.
 
 A lockfile is JSON: ``_meta`` (``file-type`` "spack-lockfile", ``lockfile-version``),
 ``roots`` (``{hash, spec}``, the abstract spec each root was concretized from),
@@ -6,6 +6,11 @@ A lockfile is JSON: ``_meta`` (``file-type`` "spack-lockfile", ``lockfile-versio
 version 5, ``include_concrete`` (the same two, per included environment). Versions 4 to
 7 (Spack 0.18 and later) key specs by the DAG hash a build cache lists them by; versions
 1 to 3 key them by hashes no build cache has, and are refused.
+
+A spec file is what ``spack spec --json`` prints and what a build cache holds for each
+binary (clearsigned or not): ``{"spec": {"_meta": {"version": N}, "nodes": [...]}}``,
+the root first. Spec formats 3 and later (Spack 0.18 and later) have the DAG hash build
+caches list; older ones are refused.
 
 The nodes are decoded as an index's are (:mod:`.records`): the same checks, the same
 :class:`~cachedex.values.SpecRecord` values.
@@ -21,14 +26,26 @@ import msgspec
 
 from .._perf import gc_paused
 from ..errors import IndexFormatError, SourceError, TooBig
-from ..values import SpecRecord
+from ..values import SpecRecord, short_repr
 from .index import decode_index
+from .manifests import read_clearsigned
 from .records import build_records
+from .signatures import is_clearsigned
 
-__all__ = ["LOCKFILE_BYTES", "LOCKFILE_VERSIONS", "LockRoot", "Lockfile", "parse_lockfile", "read_lockfile"]
+__all__ = [
+    "LOCKFILE_BYTES",
+    "LOCKFILE_VERSIONS",
+    "SPEC_VERSIONS",
+    "LockRoot",
+    "Lockfile",
+    "parse_lockfile",
+    "read_lockfile",
+]
 
 #: The lockfile versions whose specs are keyed by the DAG hash build caches use.
 LOCKFILE_VERSIONS = (4, 5, 6, 7)
+#: The spec file formats whose nodes have the DAG hash build caches list.
+SPEC_VERSIONS = (3, 4, 5, 6)
 #: The largest lockfile read: an environment of tens of thousands of specs is ~100 MB.
 LOCKFILE_BYTES = 256 * 1024 * 1024
 
@@ -42,10 +59,10 @@ class LockRoot(msgspec.Struct, frozen=True):
 
 class Lockfile(msgspec.Struct, frozen=True):
     """What a lockfile holds: its roots (those of included environments after its own)
-    and every concrete spec, each once."""
+    and every concrete spec, each once; or a spec file's root and nodes."""
 
     path: str
-    version: int
+    version: int  #: the lockfile's version, or the spec file's format
     roots: tuple[LockRoot, ...]
     specs: tuple[SpecRecord, ...]
 
@@ -71,8 +88,36 @@ class _MetaOnly(msgspec.Struct):
     meta: _Meta = msgspec.field(name="_meta", default_factory=_Meta)
 
 
+class _SpecMeta(msgspec.Struct):
+    version: int | None = None
+
+
+class _SpecBody(msgspec.Struct):
+    meta: _SpecMeta = msgspec.field(name="_meta", default_factory=_SpecMeta)
+    nodes: list[msgspec.Raw] = []
+
+
+class _SpecFile(msgspec.Struct):
+    spec: _SpecBody
+
+
+class _Kind(msgspec.Struct):
+    """Which of the two a document is: a lockfile has ``_meta`` at the top."""
+
+    meta: msgspec.Raw = msgspec.field(name="_meta", default_factory=msgspec.Raw)
+    spec: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+
+
+class _Hashed(msgspec.Struct):
+    hash: str = ""
+    name: str = ""
+
+
 _decoder = msgspec.json.Decoder(_File)
 _meta_decoder = msgspec.json.Decoder(_MetaOnly)
+_kind_decoder = msgspec.json.Decoder(_Kind)
+_spec_decoder = msgspec.json.Decoder(_SpecFile)
+_hashed_decoder = msgspec.json.Decoder(_Hashed)
 
 
 def read_lockfile(path: str | Path) -> Lockfile:
@@ -88,7 +133,21 @@ def read_lockfile(path: str | Path) -> Lockfile:
 
 
 def parse_lockfile(data: bytes, name: str) -> Lockfile:
-    """The :class:`Lockfile` in ``data``; ``name`` says where it came from in errors."""
+    """The :class:`Lockfile` in ``data`` (a lockfile or a spec file, clearsigned or not);
+    ``name`` says where it came from in errors."""
+    if is_clearsigned(data):
+        try:
+            data = read_clearsigned(data.decode("utf-8")).encode("utf-8")
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise IndexFormatError(name, f"not a valid clearsigned spec file: {exc}") from exc
+    try:
+        kind = _kind_decoder.decode(data)
+    except RecursionError as exc:
+        raise IndexFormatError(name, "not a valid Spack lockfile: nested too deeply") from exc
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
+        raise IndexFormatError(name, f"not a valid Spack lockfile or spec file: {exc}") from exc
+    if not kind.meta and kind.spec:
+        return _spec_file(data, name)
     _check_meta(data, name)
     try:
         with gc_paused():
@@ -136,6 +195,38 @@ def _check_meta(data: bytes, name: str) -> None:
         raise IndexFormatError(
             name, f"lockfile version {version} is newer than this cachedex reads ({first} to {last}); upgrade cachedex"
         )
+
+
+def _spec_file(data: bytes, name: str) -> Lockfile:
+    """A spec file's nodes, its first node the root."""
+    try:
+        with gc_paused():
+            body = _spec_decoder.decode(data).spec
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise IndexFormatError(name, f"not a valid Spack spec file: {exc}") from exc
+    version, (first, last) = body.meta.version, (SPEC_VERSIONS[0], SPEC_VERSIONS[-1])
+    if version is None or version < first:
+        raise IndexFormatError(
+            name,
+            f"spec format {version} predates the DAG hash build caches list (cachedex reads formats "
+            f"{first} to {last}, Spack 0.18 and later); concretize it again",
+        )
+    if version > last:
+        raise IndexFormatError(name, f"spec format {version} is newer than this cachedex reads; upgrade cachedex")
+    if not body.nodes:
+        raise IndexFormatError(name, "a spec file without nodes")
+    nodes: dict[str, msgspec.Raw] = {}
+    for number, node in enumerate(body.nodes):
+        try:
+            named = _hashed_decoder.decode(node)
+        except msgspec.DecodeError as exc:
+            raise IndexFormatError(name, f"node {number + 1} is not a spec node: {exc}") from exc
+        if not named.hash:
+            raise IndexFormatError(name, f"node {number + 1} ({short_repr(named.name)}) has no hash")
+        nodes.setdefault(named.hash, node)
+    specs = _records(nodes, name)
+    root = specs[0]
+    return Lockfile(name, version, (LockRoot(root.hash, root.name),), tuple(specs))
 
 
 def _records(nodes: dict[str, msgspec.Raw], name: str) -> list[SpecRecord]:
