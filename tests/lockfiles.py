@@ -36,10 +36,11 @@ def closure(nodes: dict[str, Node], roots: Iterable[str]) -> dict[str, Node]:
     return found
 
 
-def changed(specs: dict[str, Node], change: Callable[[Node], bool]) -> tuple[dict[str, Node], dict[str, str]]:
-    """``specs`` after ``change`` (which edits a node in place and says whether it did)
-    was applied to each, every hash made again from the leaves up, as Spack would:
-    (the new specs by hash, old hash -> new hash)."""
+def changed(
+    specs: dict[str, Node], name: str, edit: Callable[[Node], object]
+) -> tuple[dict[str, Node], dict[str, str]]:
+    """``specs`` after ``edit`` changed the nodes named ``name`` in place, every hash made
+    again from the leaves up, as Spack would: (the new specs by hash, old hash -> new hash)."""
     order: list[str] = []
     seen: set[str] = set()
 
@@ -56,7 +57,8 @@ def changed(specs: dict[str, Node], change: Callable[[Node], bool]) -> tuple[dic
     new: dict[str, Node] = {}
     for key in order:
         node = copy.deepcopy(specs[key])
-        change(node)
+        if node["name"] == name:
+            edit(node)
         for edge in node.get("dependencies", []):
             edge["hash"] = renamed[edge["hash"]]
         node["hash"] = dag_hash(node)

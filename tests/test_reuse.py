@@ -73,14 +73,7 @@ def test_a_changed_dependency_is_the_cause_and_what_builds_on_it_follows(demo_ru
     nodes = demo_nodes()
     roots = roots_named(nodes, "hdf5", "py-numpy")
     (zlib,) = roots_named(nodes, "zlib-ng")
-
-    def bump(node: dict[str, Any]) -> bool:
-        if node["name"] != "zlib-ng":
-            return False
-        node["version"] = "9.9.9"
-        return True
-
-    specs, renamed = changed(closure(nodes, roots), bump)
+    specs, renamed = changed(closure(nodes, roots), "zlib-ng", lambda node: node.update(version="9.9.9"))
     report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
     (develop,) = report.tags
     missing = {m.hash: m for m in develop.missing}
@@ -103,14 +96,7 @@ def test_a_changed_dependency_is_the_cause_and_what_builds_on_it_follows(demo_ru
 def test_a_variant_of_its_own_is_the_cause(demo_run: Demo, tmp_path: Path) -> None:
     nodes = demo_nodes()
     roots = roots_named(nodes, "hdf5")
-
-    def debug(node: dict[str, Any]) -> bool:
-        if node["name"] != "hdf5":
-            return False
-        node["parameters"]["debug"] = True
-        return True
-
-    specs, renamed = changed(closure(nodes, roots), debug)
+    specs, renamed = changed(closure(nodes, roots), "hdf5", lambda node: node["parameters"].update(debug=True))
     report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
     (only,) = report.tags[0].missing
     assert only.name == "hdf5" and only.root and not only.follows and only.nearest is not None
@@ -120,14 +106,7 @@ def test_a_variant_of_its_own_is_the_cause(demo_run: Demo, tmp_path: Path) -> No
 def test_a_package_the_tag_does_not_have_and_unknown_scopes(demo_run: Demo, tmp_path: Path) -> None:
     nodes = demo_nodes()
     roots = roots_named(nodes, "zlib-ng")
-
-    def rename(node: dict[str, Any]) -> bool:
-        if node["name"] != "zlib-ng":
-            return False
-        node["name"] = "zlib-nowhere"
-        return True
-
-    specs, renamed = changed(closure(nodes, roots), rename)
+    specs, renamed = changed(closure(nodes, roots), "zlib-ng", lambda node: node.update(name="zlib-nowhere"))
     report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
     (only,) = report.tags[0].missing
     assert only.name == "zlib-nowhere" and only.nearest is None

@@ -21,14 +21,7 @@ def _run(demo: Demo, *args: str, stdin: bytes | None = None) -> tuple[int, str]:
 def _bumped(tmp_path: Path, value: str = "9.9.9") -> tuple[Path, dict[str, Any]]:
     nodes = demo_nodes()
     roots = roots_named(nodes, "hdf5", "py-numpy")
-
-    def bump(node: dict[str, Any]) -> bool:
-        if node["name"] != "zlib-ng":
-            return False
-        node["parameters"]["note"] = value
-        return True
-
-    specs, renamed = changed(closure(nodes, roots), bump)
+    specs, renamed = changed(closure(nodes, roots), "zlib-ng", lambda node: node["parameters"].update(note=value))
     return write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots])), specs
 
 

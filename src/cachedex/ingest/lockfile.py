@@ -183,17 +183,22 @@ def _check_meta(data: bytes, name: str) -> None:
         raise IndexFormatError(name, f"not a valid Spack lockfile: {exc}") from exc
     if meta.file_type != "spack-lockfile":
         raise IndexFormatError(name, "not a Spack lockfile (its _meta.file-type is not 'spack-lockfile')")
-    version = meta.lockfile_version
-    first, last = LOCKFILE_VERSIONS[0], LOCKFILE_VERSIONS[-1]
+    _check_version(name, "lockfile version", meta.lockfile_version, LOCKFILE_VERSIONS)
+
+
+def _check_version(name: str, what: str, version: int | None, readable: tuple[int, ...]) -> None:
+    """Refuse a format older than ``readable`` (its hashes are not those build caches
+    list: concretizing again makes them) or newer."""
+    first, last = readable[0], readable[-1]
     if version is None or version < first:
         raise IndexFormatError(
             name,
-            f"lockfile version {version} keys its specs by hashes no build cache lists "
-            f"(cachedex reads versions {first} to {last}, Spack 0.18 and later); concretize it again",
+            f"{what} {version} predates the DAG hash build caches list (cachedex reads {first} to {last}, "
+            "Spack 0.18 and later); concretize it again",
         )
     if version > last:
         raise IndexFormatError(
-            name, f"lockfile version {version} is newer than this cachedex reads ({first} to {last}); upgrade cachedex"
+            name, f"{what} {version} is newer than this cachedex reads ({first} to {last}); upgrade cachedex"
         )
 
 
@@ -204,15 +209,9 @@ def _spec_file(data: bytes, name: str) -> Lockfile:
             body = _spec_decoder.decode(data).spec
     except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise IndexFormatError(name, f"not a valid Spack spec file: {exc}") from exc
-    version, (first, last) = body.meta.version, (SPEC_VERSIONS[0], SPEC_VERSIONS[-1])
-    if version is None or version < first:
-        raise IndexFormatError(
-            name,
-            f"spec format {version} predates the DAG hash build caches list (cachedex reads formats "
-            f"{first} to {last}, Spack 0.18 and later); concretize it again",
-        )
-    if version > last:
-        raise IndexFormatError(name, f"spec format {version} is newer than this cachedex reads; upgrade cachedex")
+    version = body.meta.version
+    _check_version(name, "spec format", version, SPEC_VERSIONS)
+    assert version is not None  # checked
     if not body.nodes:
         raise IndexFormatError(name, "a spec file without nodes")
     nodes: dict[str, msgspec.Raw] = {}
