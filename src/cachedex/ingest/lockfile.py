@@ -84,10 +84,6 @@ class _File(msgspec.Struct):
     include_concrete: dict[str, _Included] = {}
 
 
-class _MetaOnly(msgspec.Struct):
-    meta: _Meta = msgspec.field(name="_meta", default_factory=_Meta)
-
-
 class _SpecMeta(msgspec.Struct):
     version: int | None = None
 
@@ -102,9 +98,10 @@ class _SpecFile(msgspec.Struct):
 
 
 class _Kind(msgspec.Struct):
-    """Which of the two a document is: a lockfile has ``_meta`` at the top."""
+    """Which of the two a document is (a lockfile has ``_meta`` at the top, a spec file
+    ``spec``), and a lockfile's format, read before its specs."""
 
-    meta: msgspec.Raw = msgspec.field(name="_meta", default_factory=msgspec.Raw)
+    meta: _Meta | None = msgspec.field(name="_meta", default=None)
     spec: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
 
 
@@ -114,7 +111,6 @@ class _Hashed(msgspec.Struct):
 
 
 _decoder = msgspec.json.Decoder(_File)
-_meta_decoder = msgspec.json.Decoder(_MetaOnly)
 _kind_decoder = msgspec.json.Decoder(_Kind)
 _spec_decoder = msgspec.json.Decoder(_SpecFile)
 _hashed_decoder = msgspec.json.Decoder(_Hashed)
@@ -146,9 +142,9 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
         raise IndexFormatError(name, "not a valid Spack lockfile: nested too deeply") from exc
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise IndexFormatError(name, f"not a valid Spack lockfile or spec file: {exc}") from exc
-    if not kind.meta and kind.spec:
+    if kind.meta is None and kind.spec:
         return _spec_file(data, name)
-    _check_meta(data, name)
+    _check_meta(kind.meta or _Meta(), name)
     try:
         with gc_paused():
             parsed = _decoder.decode(data)
@@ -172,15 +168,9 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
     return Lockfile(name, version, tuple(dict.fromkeys(roots)), tuple(specs))
 
 
-def _check_meta(data: bytes, name: str) -> None:
+def _check_meta(meta: _Meta, name: str) -> None:
     """Refuse what is not a lockfile, or one whose hashes no build cache lists, before
     reading its specs."""
-    try:
-        meta = _meta_decoder.decode(data).meta
-    except RecursionError as exc:
-        raise IndexFormatError(name, "not a valid Spack lockfile: nested too deeply") from exc
-    except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        raise IndexFormatError(name, f"not a valid Spack lockfile: {exc}") from exc
     if meta.file_type != "spack-lockfile":
         raise IndexFormatError(name, "not a Spack lockfile (its _meta.file-type is not 'spack-lockfile')")
     _check_version(name, "lockfile version", meta.lockfile_version, LOCKFILE_VERSIONS)
