@@ -154,3 +154,10 @@ def test_spacks_own_nodes_as_a_lockfile(mirrors: Path, tmp_path: Path) -> None:
     assert LIBELF_CORE2 in missing and not missing[LIBELF_CORE2].follows
     assert set(missing) <= {LIBELF_CORE2, LIBDWARF_CORE2} | (set(specs) - listed)
     assert row.cached == len(listed - {LIBELF_CORE2} - set(missing))
+
+
+def test_a_tag_asked_for_twice_is_one_row(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "zlib-ng")
+    report = _report(demo_run, tmp_path, closure(nodes, roots), roots, tags=["v1.0.2", "develop", "v1.0.2"])
+    assert [row.tag for row in report.tags] == ["develop", "v1.0.2"]

@@ -100,7 +100,7 @@ def reuse_report(
     lock = {spec.hash: spec for spec in specs}
     wanted = [spec for spec in specs if not spec.external]
     hashes = [spec.hash for spec in wanted]
-    names = list(tags) if tags else tag_order(catalog.tag_names())
+    names = list(dict.fromkeys(tags)) if tags else tag_order(catalog.tag_names())
     with catalog.snapshot():
         for tag in names:
             catalog.require_tag(tag)
