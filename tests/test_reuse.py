@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.demo.nodes import target_object
 from cachedex.errors import UnknownStack, UnknownTag
 from cachedex.ingest.lockfile import Lockfile, read_lockfile
 from cachedex.reuse import ReuseReport, reuse_report
@@ -161,3 +162,21 @@ def test_a_tag_asked_for_twice_is_one_row(demo_run: Demo, tmp_path: Path) -> Non
     roots = roots_named(nodes, "zlib-ng")
     report = _report(demo_run, tmp_path, closure(nodes, roots), roots, tags=["v1.0.2", "develop", "v1.0.2"])
     assert [row.tag for row in report.tags] == ["develop", "v1.0.2"]
+
+
+@pytest.mark.parametrize(("target", "runs"), [("zen4", True), ("x86_64_v2", False)])
+def test_a_target_says_whether_the_cached_build_runs_there(
+    demo_run: Demo, tmp_path: Path, target: str, runs: bool
+) -> None:
+    """e4s builds hdf5 for x86_64_v3, which a zen4 machine runs and an x86_64_v2 one does not."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    assert nodes[roots[0]]["arch"]["target"]["name"] == "x86_64_v3"
+    moved = target_object(target)
+    specs, renamed = changed(closure(nodes, roots), "hdf5", lambda node: node["arch"].update(target=moved))
+    report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
+    (only,) = report.tags[0].missing
+    assert only.nearest is not None and only.nearest.hash == roots[0]
+    assert [(d.what, d.cached, d.wanted, d.runs) for d in only.nearest.differences] == [
+        ("target", "x86_64_v3", target, runs)
+    ]

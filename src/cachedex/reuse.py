@@ -18,7 +18,7 @@ import msgspec
 
 from .catalog import Catalog, SpecSummary
 from .errors import UnknownStack
-from .query import Query
+from .query import Query, target_names
 from .values import ROOT_STACK, SpecRecord
 from .versions import tag_order
 
@@ -36,6 +36,9 @@ class Difference(msgspec.Struct, frozen=True):
     what: str  #: version, compiler, platform, os, target, variants, or ``^`` and a dependency's name
     cached: str  #: the cached build's value ("" when it has none)
     wanted: str  #: the environment's value ("" when it has none)
+    #: a target: the cached build's runs on a machine of the wanted one (an older
+    #: microarchitecture it descends from), so concretizing for it would reuse it
+    runs: bool = False
 
 
 class Nearest(msgspec.Struct, frozen=True):
@@ -136,13 +139,17 @@ class _Nearest:
         builds = self.catalog.search(Query(name=spec.name), tag=self.tag, stack=self.stack, limit=CANDIDATES).specs
         if not builds:
             return Missing(spec.hash, spec.name, spec.version, root, None)
-        closest = min(map(lambda build: _distance(build, spec), builds))
+        closest = min(_distance(build, spec) for build in builds)
         alike = [build for build in builds if _distance(build, spec) == closest]
-        best, differences, follows = alike[0], _differences(alike[0], spec), False  # the newest of equals
-        if not differences:
-            # The same configuration: the build whose dependencies differ least (of the first few).
-            found = [(build, *self._dependencies(build.hash, spec)) for build in alike[:TIES]]
-            best, differences, follows = min(found, key=lambda one: len(one[1]))
+        # Of those as near, the one whose dependencies differ least (of the first few;
+        # the newest of equals): what is said of it holds for the most of its DAG.
+        found = [(build, *self._dependencies(build.hash, spec)) for build in alike[:TIES]]
+        best, dependencies, follows = min(found, key=lambda one: len(one[1]))
+        differences = _differences(best, spec)
+        if not differences:  # the same configuration: the dependencies are why
+            differences = dependencies
+        else:
+            follows = False
         nearest = Nearest(best.hash, best.version, best.size, differences)
         return Missing(spec.hash, spec.name, spec.version, root, nearest, follows)
 
@@ -174,18 +181,23 @@ class _Nearest:
 _FIELDS = ("version", "compiler", "platform", "os", "target")
 
 
-def _distance(build: SpecSummary, spec: SpecRecord) -> tuple[int, int]:
-    fields = sum(
-        1 << (len(_FIELDS) - n) for n, field in enumerate(_FIELDS) if getattr(build, field) != getattr(spec, field)
-    )
-    return fields, len(set(build.variants) ^ set(spec.variants))
+def _distance(build: SpecSummary, spec: SpecRecord) -> tuple[int, ...]:
+    """How far a build is from the spec wanted: field by field, then by how many
+    variants differ."""
+    fields = (int(getattr(build, field) != getattr(spec, field)) for field in _FIELDS)
+    return (*fields, len(set(build.variants) ^ set(spec.variants)))
+
+
+def _runs_on(target: str, machine: str) -> bool:
+    """Whether a binary for ``target`` runs on a ``machine`` (Spack's ``target=:machine``)."""
+    return target in target_names(f":{machine}")
 
 
 def _differences(build: SpecSummary, spec: SpecRecord) -> tuple[Difference, ...]:
     found = [
-        Difference(field, getattr(build, field), getattr(spec, field))
+        Difference(field, cached, wanted, field == "target" and _runs_on(cached, wanted))
         for field in _FIELDS
-        if getattr(build, field) != getattr(spec, field)
+        if (cached := getattr(build, field)) != (wanted := getattr(spec, field))
     ]
     theirs, yours = set(build.variants), set(spec.variants)
     if theirs != yours:

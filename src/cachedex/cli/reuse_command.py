@@ -11,7 +11,7 @@ import click
 from rich.table import Table
 
 from ..ingest.lockfile import read_lockfile
-from ..reuse import Missing, ReuseReport, TagReuse, reuse_report
+from ..reuse import Difference, Missing, ReuseReport, TagReuse, reuse_report
 from ..values import ROOT_STACK, counted, human_size
 from .present import OUT, print_json, shown
 from .state import State, friendly
@@ -126,5 +126,11 @@ def _missing_line(missing: Missing, tag: str) -> str:
         return f"{spec}: no build of {missing.name} in {tag}"
     if not nearest.differences:  # the same build and the same dependencies: cannot be (its hash would be ours)
         return f"{spec}: nearest /{nearest.hash[:7]}"
-    told = "; ".join(f"{d.what} {d.cached or '(none)'} (yours {d.wanted or '(none)'})" for d in nearest.differences)
-    return f"{spec}: nearest /{nearest.hash[:7]}, {told}"
+    return f"{spec}: nearest /{nearest.hash[:7]}, " + "; ".join(map(_difference_text, nearest.differences))
+
+
+def _difference_text(difference: Difference) -> str:
+    """``target x86_64_v3 (yours zen4; it runs on zen4)``, ``^zlib-ng 2.2.1 /7dlgwmr
+    (yours 9.9.9 /h6ucypw)``."""
+    runs = f"; it runs on {difference.wanted}" if difference.runs else ""
+    return f"{difference.what} {difference.cached or '(none)'} (yours {difference.wanted or '(none)'}{runs})"
