@@ -211,11 +211,11 @@ def uvicorn_server(demo_run: Demo) -> Iterator[str]:
     """``cachedex serve``'s app over the demo catalog, in a real uvicorn on 127.0.0.1."""
     import uvicorn
 
-    from cachedex.publish.serve import create_app
+    from cachedex.cli.serve_app import serve_app
 
     port = free_port()
     server = uvicorn.Server(
-        uvicorn.Config(create_app(demo_run.catalog), host="127.0.0.1", port=port, log_level="warning")
+        uvicorn.Config(serve_app(demo_run.catalog), host="127.0.0.1", port=port, log_level="warning")
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

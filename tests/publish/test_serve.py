@@ -4,6 +4,7 @@ and schemathesis against the OpenAPI document."""
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import time
 from pathlib import Path
@@ -16,11 +17,13 @@ from hypothesis import HealthCheck, given, settings
 from schemathesis.checks import positive_data_acceptance
 
 from cachedex.catalog import Catalog
+from cachedex.cli.serve_app import serve_app
 from cachedex.config import load_config
 from cachedex.demo.build import build_demo_mirrors
 from cachedex.ingest.sync import sync
 from cachedex.publish.serve import create_app
 from tests.helpers import Demo, free_port
+from tests.lockfiles import closure, demo_nodes, lockfile, roots_named
 
 
 def get(app: Any, path: str, **headers: str) -> httpx.Response:
@@ -183,14 +186,14 @@ def test_a_real_uvicorn(uvicorn_server: str) -> None:
 # -- schemathesis over the OpenAPI document ---------------------------------------------------
 
 
-OPERATIONS = ["tags", "packages", "package", "spec", "search", "diff", "verify", "coverage"]
+OPERATIONS = ["tags", "packages", "package", "spec", "search", "diff", "verify", "coverage", "reuse"]
 
 
 @pytest.mark.parametrize("operation_id", OPERATIONS)
 def test_api_conforms_to_its_openapi_document(demo_run: Demo, operation_id: str) -> None:
     """Generated requests (valid and not) get documented answers: never a 500, always
     the documented status codes, content types and shapes."""
-    schema = schemathesis.openapi.from_asgi("/api/openapi.json", create_app(demo_run.catalog))
+    schema = schemathesis.openapi.from_asgi("/api/openapi.json", serve_app(demo_run.catalog))
     operations = [r.ok() for r in schema.get_all_operations()]
     assert sorted(o.definition.raw["operationId"] for o in operations) == sorted(OPERATIONS)
     operation = next(o for o in operations if o.definition.raw["operationId"] == operation_id)
@@ -240,6 +243,13 @@ def test_the_serve_command_with_two_workers(demo_run: Demo) -> None:
             except httpx.HTTPError:
                 time.sleep(0.2)
         assert response.status_code == 200 and "develop" in {t["name"] for t in response.json()}
+        # each worker's app reads lockfiles (the factory uvicorn imports is the CLI's)
+        nodes = demo_nodes()
+        roots = roots_named(nodes, "zlib-ng")
+        body = json.dumps(lockfile(closure(nodes, roots), roots)).encode()
+        for _ in range(4):  # (whichever worker answers)
+            reused = httpx.post(f"http://127.0.0.1:{port}/api/reuse?tag=develop", content=body, timeout=10)
+            assert reused.status_code == 200 and reused.json()["tags"][0]["cached"] > 0
     finally:
         server.terminate()
         out, err = server.communicate(timeout=15)

@@ -187,7 +187,9 @@ def serve_command(state: State, host: str, port: int, workers: int) -> None:
     The same pages as 'cachedex site', rendered on demand, and a JSON API under
     /api (OpenAPI document: /api/openapi.json): tags, packages with facet counts,
     specs with dependencies and dependents, search in Spack's spec syntax
-    (/api/search?q=hdf5%2Bmpi&tag=develop: in a URL, '+' is written %2B), diffs.
+    (/api/search?q=hdf5%2Bmpi&tag=develop: in a URL, '+' is written %2B), diffs,
+    and POST /api/reuse?tag=develop with a spack.lock as the body: what
+    'cachedex reuse' says of it, as JSON.
     The catalog is opened read-only: a 'cachedex sync' may run meanwhile; responses
     change when it commits.
 
@@ -195,11 +197,12 @@ def serve_command(state: State, host: str, port: int, workers: int) -> None:
     closes a connection whose request head is not complete within 10 s. Open to more
     than a trusted network, put it behind a reverse proxy (see README).
     """
-    from ..publish.serve import CATALOG_ENV, create_app
+    from ..publish.serve import CATALOG_ENV
     from ..publish.serve.server import check_listen, serve
+    from .serve_app import FACTORY, serve_app
 
     config = state.config()
-    create_app(config.catalog)  # a missing or unreadable catalog fails here, in one line
+    serve_app(config.catalog)  # a missing or unreadable catalog fails here, in one line
     check_listen(host, port)  # a port in use fails here, in one line
     click.echo(f"Serving {config.catalog} on http://{host}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
-    serve(config.catalog, host=host, port=port, workers=workers, environment_key=CATALOG_ENV)
+    serve(config.catalog, host=host, port=port, workers=workers, environment_key=CATALOG_ENV, factory=FACTORY)

@@ -11,25 +11,16 @@ the API are JSON of one shape: ``{"error": {"status": <int>, "message": <str>}}`
     cache     the response cache, bounded in bytes
     catalogs  per-thread read-only connections, reopened when the file is replaced
     openapi   the OpenAPI document, its schemas generated from the page structs
+    reuse_route  POST /api/reuse: a lockfile in, the reuse report out (given a reader)
     server    uvicorn with limits: request head deadline and size, connections, the bind check
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
-from starlette.applications import Starlette
-
 from .app import create_app
 
-__all__ = ["CATALOG_ENV", "app_from_environment", "create_app"]
+__all__ = ["CATALOG_ENV", "create_app"]
 
-#: The catalog that :func:`app_from_environment` serves (set by ``cachedex serve``).
+#: The catalog that each uvicorn worker process of ``cachedex serve`` serves (see
+#: ``cachedex.cli.serve_app``, which makes its app).
 CATALOG_ENV = "CACHEDEX_SERVE_CATALOG"
-
-
-def app_from_environment() -> Starlette:
-    """The app over the catalog named by ``$CACHEDEX_SERVE_CATALOG``: what each of
-    several uvicorn worker processes builds."""
-    return create_app(Path(os.environ[CATALOG_ENV]))

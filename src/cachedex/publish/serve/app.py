@@ -44,6 +44,7 @@ from .cache import Cached, ResponseCache, cached
 from .catalogs import Catalogs
 from .openapi import openapi_document
 from .refusals import check_parameters, error_body, error_page
+from .reuse_route import ReadEnvironment, reuse_endpoint
 
 __all__ = ["HEAVY_BUILDS", "SMALL_WALK", "ServeState", "create_app"]
 
@@ -115,8 +116,9 @@ def _always(request: Request) -> bool:
     return True
 
 
-def create_app(catalog_path: Path) -> Starlette:
-    """The ASGI app over the catalog at ``catalog_path`` (which must exist)."""
+def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None = None) -> Starlette:
+    """The ASGI app over the catalog at ``catalog_path`` (which must exist); with
+    ``read_environment``, which reads a lockfile or a spec file, ``POST /api/reuse`` too."""
     catalogs = Catalogs(Path(catalog_path))
     cache = ResponseCache()
     heavy = _Gate(HEAVY_BUILDS)
@@ -206,7 +208,8 @@ def create_app(catalog_path: Path) -> Starlette:
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
         hit = _error(request, 405, f"{request.method} is not allowed here")
-        return Response(hit.body, status_code=405, media_type=hit.media_type, headers={"Allow": "GET, HEAD"})
+        allowed = "POST" if request.url.path in posted else "GET, HEAD"
+        return Response(hit.body, status_code=405, media_type=hit.media_type, headers={"Allow": allowed})
 
     async def server_error(request: Request, exc: Exception) -> Response:
         hit = _error(request, 500, "internal error; see the server's log")
@@ -253,6 +256,10 @@ def create_app(catalog_path: Path) -> Starlette:
         Route("/search.json", answer(PAGES["search"], cheap=cheap_search), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.json", answer(PAGES["spec"]), methods=["GET"]),
     ]
+    posted = set()
+    if read_environment is not None:
+        routes.append(Route("/api/reuse", reuse_endpoint(catalogs, heavy, read_environment), methods=["POST"]))
+        posted.add("/api/reuse")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

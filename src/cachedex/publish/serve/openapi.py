@@ -15,6 +15,7 @@ from ... import __version__
 from ...catalog import SearchPage
 from ...catalog.verifications import TagVerification
 from ...diff import TagDiff
+from ...reuse import ReuseReport
 from ..coverage import CoveragePage
 from ..pages import PackagePage, SpecPage, TagRow
 from .api import FACET_PARAMETERS, MAX_LIMIT, PackageList
@@ -31,7 +32,12 @@ def _ref(kind: type) -> dict[str, str]:
 
 def _responses(ok: dict[str, Any], *errors: int) -> dict[str, Any]:
     result: dict[str, Any] = {"200": {"description": "OK", "content": {"application/json": {"schema": ok}}}}
-    reasons = {400: "A bad parameter or query", 404: "No such tag, stack, package or spec"}
+    reasons = {
+        400: "A bad parameter or query",
+        404: "No such tag, stack, package or spec",
+        408: "The body did not arrive in time",
+        413: "The body is too large",
+    }
     for status in errors:
         result[str(status)] = {
             "description": reasons[status],
@@ -59,7 +65,18 @@ def _operation(operation_id: str, summary: str, ok: dict[str, Any], *errors: int
 def openapi_document() -> dict[str, Any]:
     """The OpenAPI 3.1 document of the API."""
     _, schemas = msgspec.json.schema_components(
-        [TagRow, PackageList, PackagePage, SpecPage, SearchPage, TagDiff, TagVerification, CoveragePage, ErrorBody],
+        [
+            TagRow,
+            PackageList,
+            PackagePage,
+            SpecPage,
+            SearchPage,
+            TagDiff,
+            TagVerification,
+            CoveragePage,
+            ReuseReport,
+            ErrorBody,
+        ],
         ref_template=_REF,
     )
     facets = [
@@ -153,6 +170,23 @@ def openapi_document() -> dict[str, Any]:
                     _param("since", description="YYYY-MM-DD"),
                 ],
             ),
+            "/api/reuse": {
+                "post": {
+                    "summary": "Which specs of a Spack environment each tag has as binaries (cachedex reuse): "
+                    "the body a spack.lock or a spec file (spack spec --json); for the tag that has the most, "
+                    "each spec it lacks with the nearest cached build and what differs",
+                    "operationId": "reuse",
+                    "parameters": [
+                        _param("tag", description="a tag, or several joined by commas (default: every tag)"),
+                        _param("stack", description="compare with this stack of each tag (default: root)"),
+                    ],
+                    "requestBody": {
+                        "required": True,
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    },
+                    "responses": _responses(_ref(ReuseReport), 400, 404, 408, 413),
+                }
+            },
         },
         "components": {"schemas": schemas},
     }

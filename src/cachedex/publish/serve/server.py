@@ -120,13 +120,14 @@ def check_listen(host: str, port: int) -> None:
                 raise ConfigError([f"cannot listen on {where} ({reason})"]) from exc
 
 
-def serve(catalog: Path, *, host: str, port: int, workers: int, environment_key: str) -> None:
+def serve(catalog: Path, *, host: str, port: int, workers: int, environment_key: str, factory: str) -> None:
     """Run the server over ``catalog`` until interrupted. Worker processes import the
-    app by name and find the catalog's path in ``$environment_key``."""
+    app's ``factory`` by name (``module:function``) and find the catalog's path in
+    ``$environment_key``."""
     os.environ[environment_key] = str(catalog)
     try:
         uvicorn.run(
-            "cachedex.publish.serve:app_from_environment",
+            factory,
             factory=True,
             host=host,
             port=port,

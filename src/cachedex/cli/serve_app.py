@@ -1,0 +1,41 @@
+"""The app ``cachedex serve`` runs: :func:`~cachedex.publish.serve.create_app` given the
+lockfile reader, so that it answers ``POST /api/reuse`` too.
+
+It lives here because the server (``publish``) may not import the reader (``ingest``);
+this layer sees both. uvicorn's worker processes import :func:`app_from_environment` by
+name (``cachedex.cli.serve_app:app_from_environment``) and find the catalog's path in
+``$CACHEDEX_SERVE_CATALOG``.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from starlette.applications import Starlette
+
+from ..ingest.lockfile import parse_lockfile
+from ..publish.serve import CATALOG_ENV, create_app
+from ..values import SpecRecord
+
+__all__ = ["FACTORY", "app_from_environment", "read_environment", "serve_app"]
+
+#: What uvicorn imports in each worker process.
+FACTORY = f"{__name__}:app_from_environment"
+
+
+def read_environment(data: bytes, name: str) -> tuple[Sequence[SpecRecord], Sequence[str]]:
+    """A lockfile's or a spec file's concrete specs and its roots' hashes."""
+    lock = parse_lockfile(data, name)
+    return lock.specs, [root.hash for root in lock.roots]
+
+
+def serve_app(catalog: Path) -> Starlette:
+    """The app over ``catalog``, lockfiles read."""
+    return create_app(catalog, read_environment=read_environment)
+
+
+def app_from_environment() -> Starlette:
+    """The app over the catalog named by ``$CACHEDEX_SERVE_CATALOG``."""
+    return serve_app(Path(os.environ[CATALOG_ENV]))

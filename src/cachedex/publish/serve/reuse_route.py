@@ -1,0 +1,109 @@
+"""``POST /api/reuse``: a Spack environment's lockfile (or a spec file) in the body, the
+reuse report back (:func:`cachedex.reuse.reuse_report`): which of its specs each tag has
+as binaries, and for those the best tag lacks, the nearest cached build. What a CI job
+asks before it builds, with ``curl --data-binary @spack.lock`` and no cachedex installed.
+
+The server reads no lockfile itself (reading one is ingest's work, which ``publish`` does
+not import): the app is given the reader, as ``cachedex serve`` does
+(``create_app(read_environment=...)``); without one there is no such route. The body is
+bounded in bytes (:data:`BODY_BYTES`: 413 past it) and in time (:data:`BODY_SECONDS`:
+then 408), and the work is one of the heavy builds (in a thread, in turn). Answers are
+not cached: each body is another question.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
+
+import msgspec
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from ...errors import BadQuery, CachedexError, IndexFormatError, SourceError
+from ...reuse import reuse_report
+from ...values import ROOT_STACK, SpecRecord
+from .catalogs import Catalogs
+from .refusals import check_parameters, error_body
+
+__all__ = ["BODY_BYTES", "BODY_SECONDS", "ReadEnvironment", "reuse_endpoint"]
+
+#: Reads a lockfile or a spec file from its bytes (and a name for its errors): its
+#: concrete specs and its roots' hashes. IndexFormatError when it is neither.
+ReadEnvironment = Callable[[bytes, str], tuple[Sequence[SpecRecord], Sequence[str]]]
+
+#: The largest body read: an environment of ~10,000 specs is ~20 MB.
+BODY_BYTES = 64 * 1024 * 1024
+#: Seconds for the whole body to arrive.
+BODY_SECONDS = 60.0
+
+_JSON = "application/json"
+_NAME = "the request's body"
+_ALLOWED = frozenset({"tag", "stack"})
+
+
+class _TooBig(Exception):
+    pass
+
+
+def reuse_endpoint(
+    catalogs: Catalogs,
+    heavy: Callable[[], AbstractAsyncContextManager[None]],
+    read: ReadEnvironment,
+) -> Callable[[Request], Awaitable[Response]]:
+    """The handler of ``POST /api/reuse?tag=A,B&stack=S``."""
+
+    def work(data: bytes, tags: list[str] | None, stack: str) -> tuple[int, bytes]:
+        try:
+            specs, roots = read(data, _NAME)
+            catalog, _ = catalogs.get()
+            report = reuse_report(catalog, _NAME, specs, roots, tags=tags, stack=stack)
+        except (IndexFormatError, SourceError) as exc:  # the body is not what it should be
+            return 400, error_body(400, str(exc))
+        except CachedexError as exc:
+            return exc.status, error_body(exc.status, str(exc))
+        except sqlite3.DatabaseError:
+            return 500, error_body(500, "the catalog cannot be read; see the server's log")
+        return 200, msgspec.json.encode(report)
+
+    async def respond(request: Request) -> Response:
+        try:
+            check_parameters(request, _ALLOWED)
+            tags = [tag for tag in request.query_params.get("tag", "").split(",") if tag] or None
+            stack = request.query_params.get("stack") or ROOT_STACK
+            data = await asyncio.wait_for(_body(request), BODY_SECONDS)
+        except BadQuery as exc:
+            return _error(400, str(exc))
+        except _TooBig:
+            return _error(413, f"the body is larger than {BODY_BYTES:,} bytes")
+        except TimeoutError:
+            return _error(408, f"the body did not arrive within {BODY_SECONDS:.0f} s")
+        if not data:
+            return _error(400, "send a Spack lockfile (spack.lock) or spec file as the request's body")
+        async with heavy():
+            status, body = await run_in_threadpool(work, data, tags, stack)
+        return Response(body, status_code=status, media_type=_JSON, headers={"Cache-Control": "no-store"})
+
+    return respond
+
+
+async def _body(request: Request) -> bytes:
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > BODY_BYTES:
+        raise _TooBig
+    chunks: list[bytes] = []
+    size = 0
+    stream: AsyncIterator[bytes] = request.stream()
+    async for chunk in stream:
+        size += len(chunk)
+        if size > BODY_BYTES:
+            raise _TooBig
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _error(status: int, message: str) -> Response:
+    return Response(error_body(status, message), status_code=status, media_type=_JSON)

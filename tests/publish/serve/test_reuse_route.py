@@ -1,0 +1,85 @@
+"""``POST /api/reuse``: a lockfile in the body, the report ``cachedex reuse`` makes, and
+what the route refuses (bodies too big or too slow, what is not a lockfile)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+import msgspec
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.cli.serve_app import serve_app
+from cachedex.ingest.lockfile import parse_lockfile
+from cachedex.publish.serve import create_app, reuse_route
+from cachedex.reuse import reuse_report
+from tests.helpers import Demo
+from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named
+
+
+def _post(app: Any, path: str, body: bytes | AsyncIterator[bytes]) -> httpx.Response:
+    async def go() -> httpx.Response:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            return await client.post(path, content=body)
+
+    return asyncio.run(go())
+
+
+def _environment() -> bytes:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = changed(closure(nodes, roots), "zlib-ng", lambda node: node.update(version="9.9.9"))
+    return json.dumps(lockfile(specs, [renamed[r] for r in roots])).encode()
+
+
+def test_the_report_is_cachedex_reuses(demo_run: Demo) -> None:
+    body = _environment()
+    answer = _post(serve_app(demo_run.catalog), "/api/reuse?tag=develop,v1.0.2", body)
+    assert answer.status_code == 200 and answer.headers["cache-control"] == "no-store"
+    lock = parse_lockfile(body, "the request's body")
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        made = reuse_report(catalog, lock.path, lock.specs, [r.hash for r in lock.roots], tags=["develop", "v1.0.2"])
+    assert answer.json() == json.loads(msgspec.json.encode(made))
+    assert [row["tag"] for row in answer.json()["tags"]] == ["develop", "v1.0.2"]
+    assert sum(not m["follows"] for m in answer.json()["tags"][0]["missing"]) == 1
+    stack = _post(serve_app(demo_run.catalog), "/api/reuse?tag=develop&stack=e4s", body).json()
+    assert stack["tags"][0]["stack"] == "e4s"
+
+
+def test_what_the_route_refuses(demo_run: Demo, monkeypatch: pytest.MonkeyPatch) -> None:
+    app = serve_app(demo_run.catalog)
+    body = _environment()
+
+    def refused(path: str, content: bytes | AsyncIterator[bytes], status: int) -> str:
+        answer = _post(app, path, content)
+        assert answer.status_code == status, answer.text
+        return str(answer.json()["error"]["message"])
+
+    assert "not a Spack lockfile" in refused("/api/reuse", b"{}", 400)
+    assert "send a Spack lockfile" in refused("/api/reuse", b"", 400)
+    assert "unknown parameter 'q'" in refused("/api/reuse?q=x", body, 400)
+    assert "nope" in refused("/api/reuse?tag=nope", body, 404)
+    assert "no stack" in refused("/api/reuse?tag=develop&stack=nope", body, 404)
+    monkeypatch.setattr(reuse_route, "BODY_BYTES", 1000)
+    assert "larger than 1,000 bytes" in refused("/api/reuse", body, 413)
+
+    async def slow() -> AsyncIterator[bytes]:
+        yield b"{"
+        await asyncio.sleep(5)
+        yield b"}"
+
+    monkeypatch.setattr(reuse_route, "BODY_SECONDS", 0.2)
+    assert "did not arrive within" in refused("/api/reuse", slow(), 408)
+    got = asyncio.run(_get(app, "/api/reuse"))
+    assert got.status_code == 405 and got.headers["allow"] == "POST"
+    # an app not given a lockfile reader has no such route
+    assert _post(create_app(demo_run.catalog), "/api/reuse", body).status_code == 404
+
+
+async def _get(app: Any, path: str) -> httpx.Response:
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+        return await client.get(path)
