@@ -67,6 +67,17 @@ def changed(
     return new, renamed
 
 
+def above(specs: dict[str, Node], start: set[str]) -> set[str]:
+    """``start`` and every spec of ``specs`` that reaches one of them through any edge."""
+    found = set(start)
+    grew = True
+    while grew:
+        before = len(found)
+        found |= {key for key, node in specs.items() if any(e["hash"] in found for e in node.get("dependencies", []))}
+        grew = len(found) > before
+    return found
+
+
 def lockfile(specs: dict[str, Node], roots: Iterable[str], *, version: int = 6, **extra: Any) -> dict[str, Any]:
     """A lockfile document holding ``specs`` with the roots ``roots`` (hashes)."""
     return {

@@ -13,7 +13,7 @@ from cachedex.errors import UnknownStack, UnknownTag
 from cachedex.ingest.lockfile import Lockfile, read_lockfile
 from cachedex.reuse import ReuseReport, reuse_report
 from tests.helpers import Demo
-from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named, write_lockfile
+from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, write_lockfile
 
 
 def _report(demo_run: Demo, tmp_path: Path, specs: dict[str, Any], roots: list[str], **scope: Any) -> ReuseReport:
@@ -24,19 +24,6 @@ def _report(demo_run: Demo, tmp_path: Path, specs: dict[str, Any], roots: list[s
 
 def _lock(tmp_path: Path, specs: dict[str, Any], roots: list[str]) -> Lockfile:
     return read_lockfile(write_lockfile(tmp_path / "spack.lock", lockfile(specs, roots)))
-
-
-def _above(specs: dict[str, Any], start: set[str]) -> set[str]:
-    """``start`` and every spec that reaches one of them through any edge."""
-    found = set(start)
-    grew = True
-    while grew:
-        grew = False
-        for key, node in specs.items():
-            if key not in found and any(edge["hash"] in found for edge in node.get("dependencies", [])):
-                found.add(key)
-                grew = True
-    return found
 
 
 def test_each_tag_counts_the_binaries_it_lists_of_the_environment(demo_run: Demo, tmp_path: Path) -> None:
@@ -78,7 +65,7 @@ def test_a_changed_dependency_is_the_cause_and_what_builds_on_it_follows(demo_ru
     report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
     (develop,) = report.tags
     missing = {m.hash: m for m in develop.missing}
-    assert set(missing) == _above(specs, {renamed[zlib]})  # zlib-ng and all that reach it
+    assert set(missing) == above(specs, {renamed[zlib]})  # zlib-ng and all that reach it
     assert develop.cached == develop.needed - len(missing)
     cause = missing.pop(renamed[zlib])
     assert not cause.follows and cause.nearest is not None and cause.nearest.hash == zlib

@@ -17,6 +17,7 @@ from cachedex.publish.render import FIRST_ROWS
 from cachedex.publish.site import write_site
 from cachedex.query import parse
 from tests.helpers import Demo, StaticServer
+from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, write_lockfile
 from tests.publish.conftest import PAGE_READY, shot
 
 pytestmark = pytest.mark.browser
@@ -404,3 +405,46 @@ def test_the_raw_spec_json_is_indented_when_opened_and_otherwise_as_held(page: A
         "}",
     ]
     assert shown.splitlines()[-len(deps) :] == deps
+
+
+def test_the_environment_check_served_by_cachedex(
+    page: Any, uvicorn_server: str, tmp_path: Path, axe_source: str
+) -> None:
+    """From the live search page to the environment check: a lockfile with zlib-ng at
+    another version shows, for develop, zlib-ng as the one cause and what follows."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = changed(closure(nodes, roots), "zlib-ng", lambda node: node.update(version="9.9.9"))
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots]))
+    page.goto(uvicorn_server + "/search.html")
+    page.click("#reuse-link a")
+    page.wait_for_url("**/reuse.html")
+    page.set_input_files("#lockfile", str(path))
+    page.select_option("select[name=tag]", "develop")
+    page.click("#reuse-form button[type=submit]")
+    page.wait_for_selector("#reuse-tags")
+    rows = _texts(page, "#reuse-tags tbody tr")
+    missing = above(specs, {key for key, node in specs.items() if node["name"] == "zlib-ng"})
+    external = sum("external" in node for node in specs.values())
+    assert len(rows) == 1 and rows[0].split("\t")[:4] == [
+        "develop",
+        "root",
+        f"{len(specs) - external - len(missing)} of {len(specs) - external}",
+        str(len(missing)),
+    ]
+    (cause,) = _texts(page, "ul.causes li")
+    assert cause.startswith("zlib-ng@9.9.9 /") and cause.endswith("version 2.2.1 (yours 9.9.9)")
+    page.add_script_tag(content=axe_source)
+    result = page.evaluate("axe.run(document, {resultTypes: ['violations']})")
+    assert not [v["id"] for v in result["violations"] if v["impact"] in ("serious", "critical")]
+    shot(page, "reuse")
+    page.click("ul.causes li a")  # the nearest build's page
+    page.wait_for_url("**/specs/**")
+    assert page.inner_text("h1").startswith("zlib-ng@2.2.1")
+    page.go_back()
+    (tmp_path / "not.lock").write_text("{}")
+    page.set_input_files("#lockfile", str(tmp_path / "not.lock"))
+    page.click("#reuse-form button[type=submit]")
+    page.wait_for_selector("#reuse-result [role=alert]")
+    assert "not a Spack lockfile" in page.inner_text("#reuse-result [role=alert]")
+    shot(page, "reuse-error")

@@ -36,6 +36,7 @@ from .first_seen import first_seen_html
 from .gzipped import COMPRESSOR
 from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
 from .recent_changes import recent_syncs
+from .reuse_page import ReuseView
 from .search_page import SearchView
 from .urls import Page, has_page, json_path, page_path, query_string, root_of, segment, spec_url
 
@@ -68,6 +69,7 @@ _TEMPLATES = {
     SpecPage: "spec.html",
     MirrorsPage: "mirrors.html",
     SearchView: "search.html",
+    ReuseView: "reuse.html",
     ChangesPage: "changes.html",
     ComparePage: "compare.html",
     CoveragePage: "coverage.html",

@@ -17,6 +17,7 @@ from .changes import ChangesPage, ComparePage
 from .coverage import CoveragePage
 from .files import name_problem
 from .pages import HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
+from .reuse_page import ReuseView
 from .search_page import SearchView
 
 __all__ = [
@@ -33,7 +34,18 @@ __all__ = [
 ]
 
 #: Every kind of page.
-Page = HomePage | TagPage | PackagePage | SpecPage | MirrorsPage | SearchView | ChangesPage | ComparePage | CoveragePage
+Page = (
+    HomePage
+    | TagPage
+    | PackagePage
+    | SpecPage
+    | MirrorsPage
+    | SearchView
+    | ChangesPage
+    | ComparePage
+    | CoveragePage
+    | ReuseView
+)
 
 
 def segment(value: str) -> str:
@@ -86,6 +98,8 @@ def page_path(page: Page, *, url: bool = False) -> str:
         return spec_path(page.spec.hash, url=url)
     if isinstance(page, SearchView):
         return "search.html"
+    if isinstance(page, ReuseView):
+        return "reuse.html"
     if isinstance(page, ChangesPage):
         return f"tags/{name(page.tag)}/changes/index.html"
     if isinstance(page, CoveragePage):

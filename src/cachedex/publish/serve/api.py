@@ -45,6 +45,7 @@ from ..pages import (
 )
 from ..recent_changes import history_from
 from ..render import render, render_all_packages, to_json
+from ..reuse_page import reuse_view
 from ..search_page import search_view
 from ..urls import with_pages
 from .refusals import int_parameter
@@ -367,4 +368,5 @@ PAGES: dict[str, Endpoint] = {
     "package feed": Endpoint(_package_feed),
     "badge": Endpoint(_badge),
     "coverage": Endpoint(_page_builder(lambda c, r: coverage_page(c, r.path_params["tag"]))),
+    "reuse": Endpoint(_page_builder(lambda c, r: reuse_view(c))),
 }

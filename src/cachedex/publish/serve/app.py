@@ -259,6 +259,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     posted = set()
     if read_environment is not None:
         routes.append(Route("/api/reuse", reuse_endpoint(catalogs, heavy, read_environment), methods=["POST"]))
+        routes += [Route(path, answer(PAGES["reuse"]), methods=["GET"]) for path in ("/reuse.html", "/reuse.json")]
         posted.add("/api/reuse")
 
     @contextlib.asynccontextmanager

@@ -195,6 +195,90 @@
     }));
   };
 
+  // The live site's environment check: the chosen spack.lock sent to /api/reuse, its
+  // answer shown as `cachedex reuse` prints it (every value as text, never as markup).
+  const reuse = document.getElementById("reuse-form");
+  if (reuse) {
+    const out = document.getElementById("reuse-result");
+    const specLink = (hash) => {
+      const a = el("a", "/" + hash.slice(0, 7));
+      a.href = `${reuse.dataset.root}specs/${hash.slice(0, 2)}/${hash}.html`;
+      return a;
+    };
+    const said = (d) => `${d.what} ${d.cached || "(none)"} (yours ${d.wanted || "(none)"}${d.runs ? "; it runs on " + d.wanted : ""})`;
+    const missingItem = (m, tag) => {
+      const li = el("li");
+      li.append(el("span", `${m.name}@${m.version} /${m.hash.slice(0, 7)}${m.root ? " (root)" : ""}: `));
+      if (!m.nearest) li.append(el("span", `no build of ${m.name} in ${tag}`));
+      else {
+        li.append("nearest ", specLink(m.nearest.hash));
+        if (m.nearest.differences.length) li.append(el("span", ", " + m.nearest.differences.map(said).join("; ")));
+      }
+      return li;
+    };
+    const counted = (n, noun) => `${cx.formatCount(n)} ${noun}${n === 1 ? "" : "s"}`; // as values.counted
+    const show = (report) => {
+      const parts = [el("p", `${counted(report.specs, "spec")}, ${counted(report.roots, "root")}; ` +
+        `${cx.formatCount(report.external)} external (never in a build cache).`, "lead")];
+      const table = el("table");
+      table.id = "reuse-tags";
+      const head = table.createTHead().insertRow();
+      for (const name of ["Tag", "Stack", "Binaries", "To build", "Download"]) {
+        head.append(el("th", name, name === "Tag" || name === "Stack" ? "" : "num"));
+      }
+      const body = table.createTBody();
+      for (const row of report.tags) {
+        const tr = body.insertRow();
+        const link = el("a", row.tag);
+        link.href = `${reuse.dataset.root}tags/${encodeURIComponent(row.tag)}/index.html`;
+        tr.insertCell().append(link);
+        tr.insertCell().append(cx.visible(row.stack));
+        const number = (text) => { const cell = tr.insertCell(); cell.className = "num"; cell.append(text); };
+        number(`${cx.formatCount(row.cached)} of ${cx.formatCount(row.needed)}`);
+        number(cx.formatCount(row.needed - row.cached));
+        number(row.cached ? cx.totalSize(row.size, row.sized, row.cached) : "-");
+      }
+      parts.push(table);
+      const best = report.tags[0];
+      if (best && !best.missing.length && best.cached) parts.push(el("p", `${best.tag} has a binary of every spec of the environment.`));
+      else if (best) {
+        const causes = best.missing.filter((m) => !m.follows), follow = best.missing.filter((m) => m.follows);
+        parts.push(el("h2", `To build from source with ${best.tag}: ${counted(best.missing.length, "spec")}`));
+        if (causes.length) {
+          parts.push(el("p", `Not cached as locked (${cx.formatCount(causes.length)}), each with the nearest cached build and what differs:`));
+          const list = el("ul", undefined, "causes");
+          list.append(...causes.map((m) => missingItem(m, best.tag)));
+          parts.push(list);
+        }
+        if (follow.length) {
+          parts.push(el("p", `Built because a dependency above is built (${cx.formatCount(follow.length)}):`));
+          parts.push(el("p", follow.map((m) => `${m.name}@${m.version}`).join(", "), "follows"));
+        }
+      }
+      out.replaceChildren(...parts);
+    };
+    const failed = (message) => {
+      const p = el("p", message, "error");
+      p.setAttribute("role", "alert");
+      out.replaceChildren(p);
+    };
+    reuse.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const file = reuse.elements.lockfile.files[0];
+      if (!file) return;
+      const tag = reuse.elements.tag.value;
+      out.replaceChildren(el("p", `Checking ${file.name} ...`));
+      try {
+        const answer = await fetch(reuse.dataset.api + (tag ? "?tag=" + encodeURIComponent(tag) : ""), { method: "POST", body: file });
+        const report = await answer.json();
+        if (answer.ok) show(report);
+        else failed(report.error ? report.error.message : answer.statusText);
+      } catch (error) {
+        failed(`The server did not answer: ${error}`);
+      }
+    });
+  }
+
   const form = document.getElementById("facets");
   const table = document.getElementById("rows");
   if (!form || !table) return;
@@ -376,4 +460,5 @@
     });
     document.body.dataset.ready = "1"; // filters applied: the page is interactive
   }
+
 })();
