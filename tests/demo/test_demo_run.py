@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import shutil
 from pathlib import Path
@@ -64,3 +65,17 @@ def test_demo_runs_again_in_its_own_folder_only(demo_copy: tuple[Path, str], tmp
     assert refused.exit_code == 1
     assert "not made by 'cachedex demo'" in refused.output
     assert (other / "notes.txt").read_text() == "keep me" and len(list(other.iterdir())) == 1
+
+
+def test_demo_writes_an_environment_whose_zlib_ng_is_newer(demo_run: Demo) -> None:
+    """Its spack.lock: one spec not cached as locked (zlib-ng, a release newer than
+    develop's), and everything that builds on it, which follows."""
+    lock = demo_run.folder / "spack.lock"
+    assert f"cachedex --config {demo_run.config} reuse {lock}" in demo_run.output
+    result = CliRunner().invoke(main, ["--config", str(demo_run.config), "reuse", str(lock), "--json"])
+    assert result.exit_code == 0, result.output
+    best = json.loads(result.output)["tags"][0]
+    assert best["tag"] == "develop"
+    causes = [m for m in best["missing"] if not m["follows"]]
+    assert [(m["name"], [d["what"] for d in m["nearest"]["differences"]]) for m in causes] == [("zlib-ng", ["version"])]
+    assert {m["name"] for m in best["missing"] if m["follows"]} >= {"hdf5", "py-numpy"}

@@ -15,6 +15,7 @@ from ..progress import SILENT, Progress
 from ..publish.jekyll import write_jekyll
 from ..publish.site import write_site
 from .build import build_demo_mirrors
+from .environment import write_demo_environment
 
 __all__ = ["run_demo"]
 
@@ -85,17 +86,22 @@ def run_demo(
         f"tags.yaml and meta.yaml in {jekyll_dir}/_data"
     )
     echo(f"Website: {site.pages:,} pages in {site_dir}")
+    environment = write_demo_environment(directory)
+    echo(f"A Spack environment's lockfile (hdf5, py-numpy; its zlib-ng a release newer): {environment}")
     echo("")
     echo(f"Catalog: {config.catalog}")
     echo(f"Config:  {config_path}")
     # Commands to paste into a shell: a folder named with a space or a quote stays one word.
-    config_arg, site_arg, jekyll_arg = (shlex.quote(str(path)) for path in (config_path, site_dir, jekyll_dir))
+    config_arg, site_arg, jekyll_arg, lock_arg = (
+        shlex.quote(str(path)) for path in (config_path, site_dir, jekyll_dir, environment)
+    )
     cachedex = f"cachedex --config {config_arg}"
     echo("Next:")
     echo(f"  python3 -m http.server -d {site_arg} 8000   # then open http://127.0.0.1:8000/")
     echo(f"  {cachedex} serve        # the live site and its JSON API")
     echo(f"  {cachedex} search 'hdf5+mpi target=x86_64:'")
     echo(f"  {cachedex} diff develop-2026-11-08 develop   # what a week changed")
+    echo(f"  {cachedex} reuse {lock_arg}   # which of its specs have a binary, and why not")
     echo(f"  {cachedex} stats")
     echo(f"  {cachedex} sync        # a no-op: nothing changed")
     echo(f"  {cachedex} jekyll {jekyll_arg}   # unchanged: rewrites nothing")

@@ -28,7 +28,7 @@ import archspec.cpu
 from .data import COMPILERS, GLIBC, NEW_IN_REVISION_1, PACKAGES, PROVIDES, STACKS, TAGS, Compiler, Stack, Tag
 from .mirrorgen import edge, make_node, target_object, write_mirror, write_view
 
-__all__ = ["CONFIG_NAME", "build_demo_mirrors", "demo_records"]
+__all__ = ["CONFIG_NAME", "build_demo_mirrors", "bump_version", "demo_records"]
 
 CONFIG_NAME = "cachedex.yaml"
 _SEED = 20261108
@@ -58,7 +58,7 @@ _VIEW_TAGS = ("develop-2026-11-08",)
 Record = tuple[dict[str, Any], bool]
 
 
-def _bump(version: str) -> str:
+def bump_version(version: str) -> str:
     """The next patch version: the last run of digits plus one (``1.14.5`` -> ``1.14.6``)."""
     match = list(re.finditer(r"\d+", version))[-1]
     return f"{version[: match.start()]}{int(match.group()) + 1}{version[match.end() :]}"
@@ -103,7 +103,7 @@ class _Concretizer:
         if self.tag.name == "develop":
             for revision in range(self.revision + 1):
                 if name in _BUMPS.get(revision, ()):
-                    version = _bump(version)
+                    version = bump_version(version)
         return version
 
     # -- compiler infrastructure ------------------------------------------------------
