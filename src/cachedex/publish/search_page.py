@@ -49,6 +49,7 @@ class SearchView(msgspec.Struct, frozen=True, tag_field="page", tag="search"):
     tags: tuple[str, ...] = ()  #: every tag, for the scope selector
     stacks: tuple[str, ...] = ()  #: the stacks of ``tag``
     live: bool = True  #: False on a static site, which can search package names only
+    reuse: bool = False  #: the server checks environments too (a link to ``reuse.html``)
 
     @property
     def pages(self) -> int:
@@ -64,12 +65,12 @@ def _whole(raw: str | None, name: str) -> int:
     return int(raw)
 
 
-def search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
+def search_view(catalog: Catalog, params: Mapping[str, str], *, reuse: bool = False) -> SearchView:
     """The search page for ``params`` (``q``, ``tag``, ``stack``, ``page``). An unknown
     tag or stack raises (404); a bad page number too (400); a query that does not parse
     is shown on the page with the parser's message."""
     with catalog.snapshot():  # one catalog state for the whole page (and one transaction)
-        return _search_view(catalog, params)
+        return msgspec.structs.replace(_search_view(catalog, params), reuse=reuse)
 
 
 def _search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:

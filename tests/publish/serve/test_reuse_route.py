@@ -76,8 +76,12 @@ def test_what_the_route_refuses(demo_run: Demo, monkeypatch: pytest.MonkeyPatch)
     assert "did not arrive within" in refused("/api/reuse", slow(), 408)
     got = asyncio.run(_get(app, "/api/reuse"))
     assert got.status_code == 405 and got.headers["allow"] == "POST"
-    # an app not given a lockfile reader has no such route
-    assert _post(create_app(demo_run.catalog), "/api/reuse", body).status_code == 404
+    # an app not given a lockfile reader has no such route, and its search page no link to it
+    plain = create_app(demo_run.catalog)
+    assert _post(plain, "/api/reuse", body).status_code == 404
+    assert asyncio.run(_get(plain, "/reuse.html")).status_code == 404
+    assert 'id="reuse-link"' not in asyncio.run(_get(plain, "/search.html")).text
+    assert 'id="reuse-link"' in asyncio.run(_get(app, "/search.html")).text
 
 
 async def _get(app: Any, path: str) -> httpx.Response:

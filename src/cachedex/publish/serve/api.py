@@ -46,7 +46,7 @@ from ..pages import (
 from ..recent_changes import history_from
 from ..render import render, render_all_packages, to_json
 from ..reuse_page import reuse_view
-from ..search_page import search_view
+from ..search_page import SearchView, search_view
 from ..urls import with_pages
 from .refusals import int_parameter
 
@@ -247,6 +247,11 @@ def _page_builder(build: Callable[[Catalog, Request], Any]) -> Builder:
     return respond
 
 
+def _search_page(catalog: Catalog, request: Request) -> SearchView:
+    """The search page, linking to the environment check where this server has one."""
+    return search_view(catalog, request.query_params, reuse=request.app.state.cachedex.reads_lockfiles)
+
+
 def _spec_at(catalog: Catalog, request: Request) -> SpecPage:
     dag_hash = request.path_params["hash"]
     if request.path_params["prefix"] != dag_hash[:2]:
@@ -357,7 +362,7 @@ PAGES: dict[str, Endpoint] = {
     "tag.gz": Endpoint(_tag_twin_gzipped),
     "package": Endpoint(_page_builder(_package_at), _PACKAGE_FILTERS, frozenset(PACKAGE_FILTER_KEYS)),
     "spec": Endpoint(_page_builder(_spec_at)),
-    "search": Endpoint(_page_builder(lambda c, r: search_view(c, r.query_params)), _SEARCH, _SEARCH),
+    "search": Endpoint(_page_builder(_search_page), _SEARCH, _SEARCH),
     "all": Endpoint(_all_packages),
     "packages.json": Endpoint(_packages_index),
     "changes": Endpoint(_page_builder(_changes_at)),

@@ -102,10 +102,12 @@ class _Gate:
 
 
 class ServeState(msgspec.Struct):
-    """What the app keeps, at ``app.state.cachedex``: its catalogs and its response cache."""
+    """What the app keeps, at ``app.state.cachedex``: its catalogs and its response cache,
+    and whether it reads lockfiles (``POST /api/reuse``)."""
 
     catalogs: Catalogs
     cache: ResponseCache
+    reads_lockfiles: bool = False
 
 
 def _never(request: Request) -> bool:
@@ -284,7 +286,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
         lifespan=lifespan,
     )
-    app.state.cachedex = ServeState(catalogs, cache)
+    app.state.cachedex = ServeState(catalogs, cache, read_environment is not None)
     return app
 
 
