@@ -13,7 +13,7 @@ Anything else is a bug and keeps its traceback.
      │    ├── SourceNotFound       ingest: the file is not there (HTTP 404, no such path)
      │    ├── ChecksumError        ingest: what was read does not match its recorded checksum
      │    └── TooBig               ingest: a file larger than its kind's limit
-     ├── IndexFormatError          ingest: an index, manifest or spec file is not in a format we read
+     ├── IndexFormatError          ingest: an index, manifest, spec file or lockfile is not in a format we read
      ├── CatalogError              catalog: the SQLite file is missing, locked, corrupt or too new
      ├── LookupFailed              catalog, publish: something asked for is not in the catalog (404)
      │    ├── UnknownTag           no such tag

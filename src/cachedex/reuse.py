@@ -25,7 +25,7 @@ from .versions import tag_order
 __all__ = ["Difference", "Missing", "Nearest", "ReuseReport", "TagReuse", "reuse_report"]
 
 #: How many listed builds of a package are compared with a spec the tag lacks, and of
-#: those of its very configuration, how many have their dependencies compared.
+#: those as near as the nearest, how many have their dependencies compared.
 CANDIDATES = 500
 TIES = 20
 

@@ -117,7 +117,7 @@ _hashed_decoder = msgspec.json.Decoder(_Hashed)
 
 
 def read_lockfile(path: str | Path) -> Lockfile:
-    """Read the lockfile at ``path`` (``-``: standard input).
+    """Read the lockfile or spec file at ``path`` (``-``: standard input).
 
     Raises :class:`~cachedex.errors.SourceError` when it cannot be read,
     :class:`~cachedex.errors.TooBig` past :data:`LOCKFILE_BYTES`, and
