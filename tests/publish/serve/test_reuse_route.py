@@ -81,6 +81,8 @@ def test_what_the_route_refuses(demo_run: Demo, monkeypatch: pytest.MonkeyPatch)
     assert _post(plain, "/api/reuse", body).status_code == 404
     assert asyncio.run(_get(plain, "/reuse.html")).status_code == 404
     assert 'id="reuse-link"' not in asyncio.run(_get(plain, "/search.html")).text
+    assert "/api/reuse" not in asyncio.run(_get(plain, "/api/openapi.json")).json()["paths"]
+    assert "/api/reuse" in asyncio.run(_get(app, "/api/openapi.json")).json()["paths"]
     assert 'id="reuse-link"' in asyncio.run(_get(app, "/search.html")).text
 
 

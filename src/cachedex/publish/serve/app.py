@@ -186,7 +186,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         # The version is in the file's name: it never changes under that name.
         return _send(request, found, None, "public, max-age=31536000, immutable")
 
-    document = cached(msgspec.json.encode(openapi_document()), JSON, 200, "")
+    document = cached(msgspec.json.encode(openapi_document(reuse=read_environment is not None)), JSON, 200, "")
 
     async def openapi(request: Request) -> Response:
         return _send(request, document, None)

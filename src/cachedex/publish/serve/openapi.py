@@ -62,8 +62,9 @@ def _operation(operation_id: str, summary: str, ok: dict[str, Any], *errors: int
     return {"get": {"summary": summary, "operationId": operation_id, **extra, "responses": _responses(ok, *errors)}}
 
 
-def openapi_document() -> dict[str, Any]:
-    """The OpenAPI 3.1 document of the API."""
+def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the API (with ``reuse``, of a server that reads
+    lockfiles: ``POST /api/reuse``)."""
     _, schemas = msgspec.json.schema_components(
         [
             TagRow,
@@ -85,7 +86,7 @@ def openapi_document() -> dict[str, Any]:
         else _param(key, description="only packages with a spec a machine of this target runs (e.g. zen3)")
         for key in FACET_PARAMETERS
     ]
-    return {
+    document: dict[str, Any] = {
         "openapi": "3.1.0",
         "info": {
             "title": "cachedex",
@@ -190,3 +191,6 @@ def openapi_document() -> dict[str, Any]:
         },
         "components": {"schemas": schemas},
     }
+    if not reuse:
+        del document["paths"]["/api/reuse"]
+    return document
