@@ -240,8 +240,9 @@
       }
       parts.push(table);
       const best = report.tags[0];
-      if (best && !best.missing.length && best.cached) parts.push(el("p", `${best.tag} has a binary of every spec of the environment.`));
-      else if (best) {
+      if (!best) parts.push(el("p", "The catalog has no tags yet: nothing to compare with."));
+      else if (!best.missing.length && best.cached) parts.push(el("p", `${best.tag} has a binary of every spec of the environment.`));
+      else {
         const causes = best.missing.filter((m) => !m.follows), follow = best.missing.filter((m) => m.follows);
         parts.push(el("h2", `To build from source with ${best.tag}: ${counted(best.missing.length, "spec")}`));
         if (causes.length) {
