@@ -153,6 +153,9 @@ def test_show_a_spec_and_a_package(demo: Path) -> None:
     assert package["name"] == "hdf5" and len(package["specs"]) == package["facets"]["stack"]["root"]
     code, output = run(demo, "show", "no-such-package")
     assert code == 1 and "no tag lists a package 'no-such-package'" in output
+    # every tag, as people look for them: develop, its snapshots newest first, releases
+    code, output = run(demo, "show", "zlib-ng", "--json")
+    assert [p["tag"] for p in json.loads(output)] == ["develop", "develop-2026-11-08", "develop-2026-11-01", "v1.0.2"]
 
 
 def test_search_results_come_newest_version_first(demo: Path) -> None:

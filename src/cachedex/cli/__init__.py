@@ -15,6 +15,7 @@ import click
 from .. import __version__
 from ..catalog import Catalog
 from ..values import visible
+from ..versions import tag_order
 from . import present
 from .coverage_command import coverage_command
 from .progress import Reporter
@@ -195,7 +196,8 @@ def show_command(state: State, what: str, tag: str | None, as_json: bool) -> Non
             else:
                 present.print_spec(page, catalog.spec_configs)
             return
-        tags = [tag] if tag else [t for t, _ in catalog.package_tags(found)]
+        # in the order people look for tags (a branch, its snapshots newest first, releases)
+        tags = [tag] if tag else tag_order(t for t, _ in catalog.package_tags(found))
         pages = [package_page(catalog, t, found) for t in tags]
     if as_json:
         present.print_json(pages)
