@@ -15,6 +15,7 @@ from cachedex.catalog import Catalog
 from cachedex.config import load_yaml, parse_config
 from cachedex.errors import BadQuery, CachedexError, ConfigError, IndexFormatError
 from cachedex.ingest.index import decode_index
+from cachedex.ingest.lockfile import parse_lockfile
 from cachedex.ingest.manifests import decode_manifest, manifest_size
 from cachedex.ingest.records import build_records
 from cachedex.ingest.sync import sync
@@ -74,6 +75,54 @@ def test_a_real_index_with_one_node_field_replaced(key: str, value: object, whic
     for built in records:  # what is accepted is printable and fits a file name
         assert built.name.isprintable() and len(built.name.encode()) <= 255 and "/" not in built.name
         assert built.version.isprintable()
+
+
+# A real lockfile: Spack's own test index's nodes, as a Spack 1.x environment holds them.
+REAL_LOCK = json.dumps(
+    {
+        "_meta": {"file-type": "spack-lockfile", "lockfile-version": 6, "specfile-version": 5},
+        "roots": [
+            {"hash": key, "spec": record["spec"]["name"]} for key, record in REAL_INDEX["database"]["installs"].items()
+        ][:2],
+        "concrete_specs": {key: record["spec"] for key, record in REAL_INDEX["database"]["installs"].items()},
+    }
+).encode()
+_LOCK_KEYS = ["_meta", "roots", "concrete_specs", "include_concrete", "spec", "x"]
+
+
+@fast
+@given(data=st.binary(max_size=2000))
+def test_any_bytes_are_a_lockfile_or_an_index_error(data: bytes) -> None:
+    with contextlib.suppress(IndexFormatError):
+        parse_lockfile(data, "l")
+
+
+@fast
+@given(position=st.integers(min_value=0, max_value=len(REAL_LOCK) - 1), byte=st.integers(0, 255))
+def test_a_real_lockfile_with_one_byte_changed(position: int, byte: int) -> None:
+    data = bytearray(REAL_LOCK)
+    data[position] = byte
+    with contextlib.suppress(IndexFormatError):
+        parse_lockfile(bytes(data), "l")
+
+
+@fast
+@given(key=st.sampled_from(_LOCK_KEYS), value=json_values, node_key=st.sampled_from(_NODE_KEYS), node_value=json_values)
+def test_a_real_lockfile_with_a_part_replaced(key: str, value: object, node_key: str, node_value: object) -> None:
+    """A top-level part of any shape, or a node's field: a Lockfile whose roots are among
+    its specs, or one IndexFormatError of one line."""
+    document = json.loads(REAL_LOCK)
+    document[key] = value
+    nodes = document.get("concrete_specs")
+    first = next(iter(nodes.values()), None) if isinstance(nodes, dict) else None
+    if isinstance(first, dict):
+        first[node_key] = node_value
+    try:
+        lock = parse_lockfile(json.dumps(document).encode(), "l")
+    except IndexFormatError as exc:
+        assert "\n" not in str(exc)
+        return
+    assert {root.hash for root in lock.roots} <= {spec.hash for spec in lock.specs}
 
 
 @fast
