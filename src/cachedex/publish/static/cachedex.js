@@ -238,7 +238,9 @@
         number(cx.formatCount(row.needed - row.cached));
         number(row.cached ? cx.totalSize(row.size, row.sized, row.cached) : "-");
       }
-      parts.push(table);
+      const scroll = el("div", undefined, "scroll"); // (a phone scrolls the table, not the page)
+      scroll.append(table);
+      parts.push(scroll);
       const best = report.tags[0];
       if (!best) parts.push(el("p", "The catalog has no tags yet: nothing to compare with."));
       else if (!best.missing.length && best.cached) parts.push(el("p", `${best.tag} has a binary of every spec of the environment.`));
