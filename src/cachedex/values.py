@@ -38,6 +38,7 @@ __all__ = [
     "spec_manifest_path",
     "stack_order",
     "tarball_path_v2",
+    "total_size_text",
     "variant_name",
     "visible",
 ]
@@ -145,6 +146,14 @@ class MirrorRef(msgspec.Struct, frozen=True):
 def size_text(size: int | None) -> str:
     """A size for people; "unknown" when no mirror told it (never "0 B")."""
     return "unknown" if size is None else human_size(size)
+
+
+def total_size_text(size: int | None, sized: int, count: int) -> str:
+    """A total of ``count`` sizes of which ``sized`` are known: "1.2 GB", "unknown",
+    or "1.2 GB (3 of 5 known)"."""
+    if not sized or size is None:
+        return "unknown"
+    return human_size(size) + ("" if sized >= count else f" ({sized:,} of {count:,} known)")
 
 
 def counted(n: int, noun: str) -> str:

@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from ..values import counted, human_size, size_text, visible
+from ..values import counted, human_size, size_text, total_size_text, visible
 
 if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
     from ..catalog import Edge, SearchPage, SpecSummary, TagStats
@@ -121,9 +121,7 @@ def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
     for column in ("tag", "records", "specs", "packages", "stacks", "size", "last sync", "changes"):
         table.add_column(column, justify="left" if column in ("tag", "last sync") else "right")
     for s in stats:
-        size = human_size(s.size) if s.sized else "unknown"
-        if s.sized and s.sized < s.specs:  # a total of some sizes only: say of how many, as pages do
-            size += f" ({s.sized:,} of {s.specs:,} known)"
+        size = total_size_text(s.size, s.sized, s.specs)  # of how many, as pages say it
         # In UTC, as diffs, the site and the API give times (the local zone is the machine's, not the reader's).
         when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(s.synced_at)) if s.synced_at else "never"
         # As the sync table says it: a first sync's "+0" would say nothing came.

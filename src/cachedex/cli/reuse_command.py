@@ -12,7 +12,7 @@ from rich.table import Table
 
 from ..ingest.lockfile import read_lockfile
 from ..reuse import Difference, Missing, ReuseReport, TagReuse, reuse_report
-from ..values import ROOT_STACK, counted, human_size
+from ..values import ROOT_STACK, counted, total_size_text
 from .present import OUT, print_json, shown
 from .state import State, friendly
 
@@ -111,12 +111,7 @@ def _print(report: ReuseReport, show_all: bool) -> None:
 
 
 def _size(row: TagReuse) -> str:
-    if not row.cached:
-        return "-"
-    if not row.sized:
-        return "unknown"
-    known = human_size(row.size)
-    return known if row.sized == row.cached else f"{known} ({row.sized:,} of {row.cached:,} known)"
+    return total_size_text(row.size, row.sized, row.cached) if row.cached else "-"
 
 
 def _missing_line(missing: Missing, tag: str) -> str:

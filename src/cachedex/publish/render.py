@@ -25,7 +25,7 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..catalog import SpecSummary
-from ..values import human_size, size_text, spec_manifest_path, tarball_path_v2
+from ..values import human_size, size_text, spec_manifest_path, tarball_path_v2, total_size_text
 from ._jinja_fast import FastEnvironment, escape_exact, fast_join, render_template
 from .cells import chips, options, package_rows, search_rows
 from .changes import ChangesPage, ComparePage
@@ -174,14 +174,6 @@ def _element_text(value: str) -> Markup:
     return Markup(value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;"))
 
 
-def _total(size: int | None, sized: int, count: int) -> str:
-    """A total of ``count`` sizes of which ``sized`` are known: "1.2 GB", "unknown",
-    or "1.2 GB (3 of 5 known)"."""
-    if not sized or size is None:
-        return "unknown"
-    return human_size(size) + ("" if sized >= count else f" ({sized:,} of {count:,} known)")
-
-
 def _groupby_kind(tags: Sequence[TagRow]) -> list[tuple[str, list[TagRow]]]:
     """The home page's groups of tags, in order, each with its heading."""
     groups: list[tuple[str, list[TagRow]]] = []
@@ -224,7 +216,7 @@ def _without(filters: dict[str, str], key: str) -> dict[str, str]:
 _env.filters.update(
     join=fast_join(_env),
     size=size_text,
-    total=_total,
+    total=total_size_text,
     num="{:,}".format,
     chips=chips,
     query=query_string,
