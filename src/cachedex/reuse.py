@@ -139,8 +139,9 @@ class _Nearest:
         builds = self.catalog.search(Query(name=spec.name), tag=self.tag, stack=self.stack, limit=CANDIDATES).specs
         if not builds:
             return Missing(spec.hash, spec.name, spec.version, root, None)
-        closest = min(_distance(build, spec) for build in builds)
-        alike = [build for build in builds if _distance(build, spec) == closest]
+        distances = [_distance(build, spec) for build in builds]
+        closest = min(distances)
+        alike = [build for build, distance in zip(builds, distances, strict=True) if distance == closest]
         # Of those as near, the one whose dependencies differ least (of the first few;
         # the newest of equals): what is said of it holds for the most of its DAG.
         found = [(build, *self._dependencies(build.hash, spec)) for build in alike[:TIES]]

@@ -210,7 +210,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
         hit = _error(request, 405, f"{request.method} is not allowed here")
-        allowed = "POST" if request.url.path in posted else "GET, HEAD"
+        allowed = "POST" if request.url.path == "/api/reuse" else "GET, HEAD"  # (the one POST route)
         return Response(hit.body, status_code=405, media_type=hit.media_type, headers={"Allow": allowed})
 
     async def server_error(request: Request, exc: Exception) -> Response:
@@ -258,11 +258,9 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         Route("/search.json", answer(PAGES["search"], cheap=cheap_search), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.json", answer(PAGES["spec"]), methods=["GET"]),
     ]
-    posted = set()
     if read_environment is not None:
         routes.append(Route("/api/reuse", reuse_endpoint(catalogs, heavy, read_environment), methods=["POST"]))
         routes += [Route(path, answer(PAGES["reuse"]), methods=["GET"]) for path in ("/reuse.html", "/reuse.json")]
-        posted.add("/api/reuse")
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
