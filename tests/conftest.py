@@ -58,6 +58,7 @@ class ServerState:
     #: misbehave on the first request only
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
+    headers: list[dict[str, str]] = field(default_factory=list)  # each request's, in the same order
     stall_seconds: float = 3.0
     drip_seconds: float = 0.3
     retry_after: int = 1
@@ -83,6 +84,7 @@ class _Handler(BaseHTTPRequestHandler):
         state = self.state
         path = self.path.split("?", 1)[0]
         state.requests.append((self.command, path))
+        state.headers.append(dict(self.headers.items()))
         fault = state.faults.get(path)
         if fault is not None and fault.endswith("-once"):
             del state.faults[path]

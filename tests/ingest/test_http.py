@@ -164,6 +164,23 @@ def test_429_waits_as_long_as_retry_after_asks(http_server, v3_mirror: str, tmp_
         client.request(Request(f"{http_server.url}{_blob(http_server)}", limit=10**9))
 
 
+def test_a_request_sends_its_own_headers_and_none_of_the_one_before(http_server) -> None:  # type: ignore[no-untyped-def]
+    """One handle serves request after request: a registry's token or an index's
+    validators must not go with the next request, to whatever host it goes."""
+    (http_server.state.root / "a.json").write_text("{}")
+    (http_server.state.root / "b.json").write_text("[]")
+    secret = ["Authorization: Bearer SECRET", "If-None-Match: \"x\"", "Accept: application/vnd.oci.image.index.v1+json"]
+    with HttpClient(HttpOptions(concurrency=1, retries=0)) as client:
+        client.request(Request(f"{http_server.url}/a.json", headers=secret, limit=100))
+        client.request(Request(f"{http_server.url}/b.json", limit=100))
+        client.request(Request(f"{http_server.url}/a.json", headers=secret[:1], limit=100))
+    first, second, third = http_server.state.headers
+    assert first["Authorization"] == "Bearer SECRET" and first["If-None-Match"] == '"x"'
+    assert "Authorization" not in second and "If-None-Match" not in second
+    assert second.get("Accept") == "*/*"
+    assert third["Authorization"] == "Bearer SECRET" and "If-None-Match" not in third
+
+
 @pytest.mark.parametrize(
     ("fault", "settings", "message"),
     [

@@ -257,7 +257,12 @@ class HttpClient:
         state = (tuple(request.headers), request.method, watched, request.limit, self._proxy_for(request.url))
         if self._state.get(handle) != state:
             self._state[handle] = state
-            handle.setopt(pycurl.HTTPHEADER, request.headers)
+            if request.headers:
+                handle.setopt(pycurl.HTTPHEADER, request.headers)
+            else:
+                # An empty list leaves libcurl's last list in place: a registry's token or an
+                # index's If-Modified-Since would go with the next request, to any host.
+                handle.unsetopt(pycurl.HTTPHEADER)
             handle.setopt(pycurl.NOBODY, 1 if request.method == "HEAD" else 0)
             handle.setopt(pycurl.PROXY, state[4])
             if watched:
