@@ -102,6 +102,15 @@ def test_invalid_yaml(tmp_path: Path) -> None:
         load_config(_write(tmp_path, "tags: [unclosed"))
 
 
+def test_a_config_that_is_not_utf8_text_or_is_endless_is_one_line(tmp_path: Path) -> None:
+    binary = tmp_path / "cachedex.yaml"
+    binary.write_bytes(b"tags: []\n\xff\xfe")
+    with pytest.raises(ConfigError, match=r"cachedex.yaml: not UTF-8 text \(byte 9\)"):
+        load_config(binary)
+    with pytest.raises(ConfigError, match=r"/dev/zero: larger than 4,194,304 bytes"):
+        load_config(Path("/dev/zero"))
+
+
 def test_find_config_order(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CACHEDEX_CONFIG", raising=False)
     assert find_config(None) == Path("cachedex.yaml")

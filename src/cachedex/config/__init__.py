@@ -144,10 +144,15 @@ def load_yaml(text: str) -> Any:
         raise ValueError("not valid YAML: nested too deeply") from exc
 
 
+#: A config file is a few kilobytes; past this it is not one.
+CONFIG_BYTES = 4 * 1024 * 1024
+
+
 def load_config(path: Path) -> Config:
     """Read and validate the config at ``path``. Raises ConfigError listing every problem."""
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            data = file.read(CONFIG_BYTES + 1)  # bounded: `--config /dev/zero` ends
     except FileNotFoundError as exc:
         raise ConfigError(
             [
@@ -158,6 +163,12 @@ def load_config(path: Path) -> Config:
         ) from exc
     except OSError as exc:
         raise ConfigError([f"cannot read: {exc.strerror or exc}"], path=str(path)) from exc
+    if len(data) > CONFIG_BYTES:
+        raise ConfigError([f"larger than {CONFIG_BYTES:,} bytes; is this the config file?"], path=str(path))
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError([f"not UTF-8 text (byte {exc.start}); a config file is YAML"], path=str(path)) from exc
     try:
         document = load_yaml(text)
     except ValueError as exc:
