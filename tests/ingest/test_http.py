@@ -169,7 +169,7 @@ def test_a_request_sends_its_own_headers_and_none_of_the_one_before(http_server)
     validators must not go with the next request, to whatever host it goes."""
     (http_server.state.root / "a.json").write_text("{}")
     (http_server.state.root / "b.json").write_text("[]")
-    secret = ["Authorization: Bearer SECRET", "If-None-Match: \"x\"", "Accept: application/vnd.oci.image.index.v1+json"]
+    secret = ["Authorization: Bearer SECRET", 'If-None-Match: "x"', "Accept: application/vnd.oci.image.index.v1+json"]
     with HttpClient(HttpOptions(concurrency=1, retries=0)) as client:
         client.request(Request(f"{http_server.url}/a.json", headers=secret, limit=100))
         client.request(Request(f"{http_server.url}/b.json", limit=100))

@@ -186,6 +186,16 @@ def test_a_removed_spec_manifest(tmp_path: Path, mirror: Path) -> None:
     assert (result.found, result.binaries) == (3, 3)
 
 
+def test_a_manifest_too_big_to_read_is_named_once(tmp_path: Path, mirror: Path) -> None:
+    with open(mirror / _manifest("openssl"), "ab") as handle:
+        handle.write(b" " * 1_200_000)  # past limits.manifest_bytes
+    result = _verify(tmp_path, str(mirror))
+    assert _found(result, mirror) == {("manifest-unreadable", _manifest("openssl"))}
+    (problem,) = result.problems
+    assert problem.message.startswith("openssl@3.4.0 /") and "larger than 1,000,000 bytes" in problem.message
+    assert "spec.manifest.json" not in problem.message  # the row names the URL already
+
+
 def test_an_orphan_manifest(tmp_path: Path, mirror: Path) -> None:
     orphan = "v3/manifests/spec/zlib/zlib-1.2.0-" + "q" * 32 + ".spec.manifest.json"
     shutil.copy(mirror / _manifest("zlib"), mirror / orphan)

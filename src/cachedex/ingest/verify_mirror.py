@@ -75,6 +75,11 @@ class Findings:
         self.problems.append(Problem(kind, url, message, dag_hash))
 
 
+def without_url(error: CachedexError) -> str:
+    """What went wrong, without the URL a problem row names already."""
+    return str(getattr(error, "problem", error))
+
+
 class MirrorChecker:
     """The checks of one mirror; :meth:`run` returns its :class:`Findings`."""
 
@@ -216,7 +221,12 @@ class MirrorChecker:
                 if isinstance(result, SourceNotFound):
                     self.out.problem("manifest-missing", result.url, f"{self.label(dag_hash)}: not found", dag_hash)
                 elif isinstance(result, CachedexError):
-                    self.out.problem("manifest-unreadable", str(getattr(result, "url", "")), str(result), dag_hash)
+                    self.out.problem(
+                        "manifest-unreadable",
+                        str(getattr(result, "url", "")),
+                        f"{self.label(dag_hash)}: {without_url(result)}",
+                        dag_hash,
+                    )
                 else:
                     batch.append((dag_hash, result))
                     if len(batch) >= BATCH:

@@ -19,7 +19,7 @@ from ..errors import CachedexError, SourceNotFound
 from ..values import SpecRecord, is_dag_hash
 from .oci import INDEX_TAG, MANIFEST_MEDIA_TYPES, OciSource, spack_tag
 from .verify_io import sizes
-from .verify_mirror import MirrorChecker
+from .verify_mirror import MirrorChecker, without_url
 
 __all__ = ["check_oci"]
 
@@ -70,7 +70,9 @@ def check_oci(checker: MirrorChecker, records: list[SpecRecord]) -> None:
         if isinstance(value, SourceNotFound):
             out.problem("manifest-missing", url, f"image of {checker.label(dag_hash)}: not found", dag_hash)
         elif isinstance(value, CachedexError):
-            out.problem("manifest-unreadable", url, str(value), dag_hash)
+            out.problem(
+                "manifest-unreadable", url, f"image of {checker.label(dag_hash)}: {without_url(value)}", dag_hash
+            )
         else:
             images[dag_hash] = value
     out.found = len(images)
