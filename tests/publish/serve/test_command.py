@@ -79,6 +79,25 @@ def test_hang5_unfinished_request_heads_are_closed(small_catalog: Catalog, tmp_p
         assert httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=5).status_code == 200
 
 
+def test_a_post_whose_head_and_big_body_arrive_together_is_read(small_catalog: Catalog, tmp_path: Path) -> None:
+    """The head's limit counts the head: a lockfile sent in the same write (curl does,
+    below 1 MiB) is a body, not a head too large."""
+    port = free_port()
+    body = b"{" + b" " * 300_000 + b"}"
+    head = f"POST /api/reuse?tag=t HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    with serving(_config(tmp_path, small_catalog.path), port):
+        for _ in range(3):
+            with socket.create_connection(("127.0.0.1", port)) as client:
+                client.sendall(head.encode() + body)
+                client.settimeout(30)
+                answer = b""
+                while chunk := client.recv(65536):
+                    answer += chunk
+            status, _, rest = answer.partition(b"\r\n")
+            assert b"head too large" not in answer and b"content-type: application/json" in rest.lower(), answer[:300]
+            assert status.split()[1] in (b"200", b"400"), status  # the app's answer: the lockfile read
+
+
 def test_msg4_a_port_in_use_is_one_line(small_catalog: Catalog, tmp_path: Path) -> None:
     config = _config(tmp_path, small_catalog.path)
     with socket.socket() as holder:

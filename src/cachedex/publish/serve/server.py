@@ -67,13 +67,17 @@ class BoundedHttpTools(HttpToolsProtocol):
             self.transport.close()
 
     def data_received(self, data: bytes) -> None:
-        if self._head_timer is not None:  # reading a head
-            self._head_bytes += len(data)
-            if self._head_bytes > HEAD_BYTES:
-                self._end_head()
-                self.send_400_response("Request head too large.")
-                return
+        if self._head_timer is None:  # reading a body, or between requests
+            super().data_received(data)
+            return
+        self._head_bytes += len(data)
+        # Parsed first: a read often holds the head and the start of the body (a POSTed
+        # lockfile), and only a head that is still unfinished past the limit is refused.
+        # One read is at most the transport's buffer, so a head is bounded all the same.
         super().data_received(data)
+        if self._head_timer is not None and self._head_bytes > HEAD_BYTES and not self.transport.is_closing():
+            self._end_head()
+            self.send_400_response("Request head too large.")
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
