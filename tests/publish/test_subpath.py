@@ -23,13 +23,18 @@ PREFIX = "/project/"
 
 
 @pytest.fixture(scope="module")
-def project_site(demo_run: Demo, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def www(demo_run: Demo, tmp_path_factory: pytest.TempPathFactory) -> Path:
     www = tmp_path_factory.mktemp("www")
     os.symlink(demo_run.site, www / PREFIX.strip("/"))
+    return www
+
+
+@pytest.fixture(scope="module")
+def project_site(www: Path) -> Iterator[str]:
     extra = f"""
         disable_symlinks off;
         include /etc/nginx/mime.types;
-        location {PREFIX} {{ error_page 404 {PREFIX}404.html; }}
+        location / {{ error_page 404 {PREFIX}404.html; }}
     """
     with Nginx(www, extra=extra) as server:
         yield server.url + PREFIX
@@ -59,10 +64,27 @@ def test_the_404_page_is_styled_and_leads_back_to_the_top_of_the_sub_path(page: 
     # Its style is inline (no stylesheet URL could hold at every depth).
     assert page.evaluate("getComputedStyle(document.querySelector('header.top')).display") == "flex"
     # Its links find the top of the site, not the top of the host.
-    page.wait_for_function(f"document.querySelector('header.top .brand').getAttribute('href').startsWith('{PREFIX}')")
+    page.wait_for_function(f"document.querySelector('header.top .brand').href.startsWith('{project_site}')")
     page.click("header.top .brand")
     page.wait_for_url(f"**{PREFIX}index.html")
     assert page.locator("text=develop").count() > 0
+
+
+def test_the_404_page_never_leads_to_another_host(page: Any, project_site: str, www: Path) -> None:
+    """A path that starts with // names another host to a browser: the 404 page at
+    //other/project/tags/x must not find the site's top there, though that host serves
+    the same site to anyone (CORS)."""
+    extra = 'disable_symlinks off; add_header Access-Control-Allow-Origin "*" always;'
+    with Nginx(www, extra=extra) as other:
+        other_host = other.url.removeprefix("http:")
+        here = project_site.removesuffix(PREFIX)
+        answer = page.goto(f"{here}/{other_host}{PREFIX}tags/x/index.html")
+        assert answer.status == 404 and page.inner_text("h1") == "Not found"
+        page.wait_for_timeout(1500)  # its script has looked for the top by then
+        links = page.eval_on_selector_all("[data-top]", "links => links.map((a) => a.href)")
+        action = page.eval_on_selector("[data-top-action]", "form => form.action")
+    assert links and all(url.startswith(here + "/") for url in [*links, action]), [*links, action]
+    assert not any(other.url in url for url in [*links, action])
 
 
 def test_gzipped_twins_are_the_same_json(demo_run: Demo) -> None:
