@@ -15,6 +15,7 @@ from cachedex.values import (
     human_size,
     is_dag_hash,
     short_repr,
+    size_change_text,
 )
 
 
@@ -75,6 +76,19 @@ def test_hang2_messages_quote_huge_values_briefly() -> None:
 )
 def test_human_size(size: int | None, shown: str) -> None:
     assert human_size(size) == shown
+
+
+@pytest.mark.parametrize(
+    ("change", "sized", "count", "shown"),
+    [
+        (0, 0, 5, "size unknown"),  # not "±0 B": nothing is known
+        (2_000, 3, 3, "+2.0 kB"),
+        (-2_000, 2, 3, "−2.0 kB (2 of 3 sizes known)"),
+        (0, 4, 4, "±0 B"),
+    ],
+)
+def test_a_size_change_says_how_many_sizes_it_knows(change: int, sized: int, count: int, shown: str) -> None:
+    assert size_change_text(change, sized, count) == shown
 
 
 def test_deptype_masks_round_trip() -> None:

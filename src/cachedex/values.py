@@ -156,6 +156,15 @@ def total_size_text(size: int | None, sized: int, count: int) -> str:
     return human_size(size) + ("" if sized >= count else f" ({sized:,} of {count:,} known)")
 
 
+def size_change_text(change: int, sized: int, count: int) -> str:
+    """The bytes ``count`` specs added and removed change, ``sized`` of whose sizes are
+    known: "+1.2 GB", "size unknown", or "−1.2 GB (3 of 5 sizes known)"."""
+    if not sized:
+        return "size unknown"
+    text = ("+" if change > 0 else "\u2212" if change < 0 else "\u00b1") + human_size(abs(change))
+    return text if sized >= count else f"{text} ({sized:,} of {count:,} sizes known)"
+
+
 def counted(n: int, noun: str) -> str:
     """``n`` and ``noun``, plural unless ``n`` is 1 ("1 spec", "1,200 specs")."""
     return f"{n:,} {noun}{'s' * (n != 1)}"

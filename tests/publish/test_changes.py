@@ -85,6 +85,7 @@ def test_since_and_compare_agree_with_cachedex_diff(demo_run: Demo) -> None:
             assert set(mine.added_packages) == set(theirs.added_packages)
             assert set(mine.removed_packages) == set(theirs.removed_packages)
             assert all(s.arch.count("-") >= 2 and s.compiler for s in mine.added + mine.removed)
+            assert mine.sized == sum(s.size is not None for s in mine.added + mine.removed)
         # since before the second sync: the same specs as that sync changed
         (sync,) = changes_page(catalog, "develop").syncs
         since = since_page(catalog, "develop", sync.started_at - 0.001, "then")
@@ -109,6 +110,11 @@ def test_the_site_has_change_pages_and_the_pages_link_them(demo_run: Demo) -> No
         (sync,) = changes_page(catalog, "develop").syncs
         compare = site / "tags/develop-2026-11-08/compare/develop-2026-11-01/index.html"
         assert compare.is_file() and not (site / "tags/develop/compare").exists()
+        # the old snapshot's sizes are partly unknown: the size change says of how many
+        root = compare_page(catalog, "develop-2026-11-01", "develop-2026-11-08").stacks[0]
+        changed = root.added_count + root.removed_count
+        assert 0 < root.sized < changed
+        assert f"({root.sized:,} of {changed:,} sizes known)" in compare.read_text()
     html = (site / "tags/develop/changes/index.html").read_text()
     assert f'id="sync-{sync.id}"' in html and "git</strong> 2.47.1 &rarr; 2.47.2" in html
     assert "../compare/" not in html

@@ -76,6 +76,7 @@ class StackChanges(msgspec.Struct, frozen=True):
     rebuilt: tuple[str, ...]  #: packages with specs added and removed, versions unchanged
     added: tuple[SpecChange, ...]
     removed: tuple[SpecChange, ...]
+    sized: int  #: of the specs added and removed, those whose size is known (``size_change`` counts them)
 
 
 class SyncChanges(msgspec.Struct, frozen=True):
@@ -188,6 +189,7 @@ def _stack_changes(stack: str, added: list[SpecChange], removed: list[SpecChange
         tuple(rebuilt),
         tuple(added),
         tuple(removed),
+        sum(1 for s in added if s.size is not None) + sum(1 for s in removed if s.size is not None),
     )
 
 

@@ -23,7 +23,7 @@ from markupsafe import escape as html
 
 from ..catalog import Catalog
 from ..catalog.history import ChangedSpec, PackageChange
-from ..values import ROOT_STACK, human_size, page_visible
+from ..values import ROOT_STACK, human_size, page_visible, size_change_text
 from .changes import ChangesPage, StackChanges, SyncChanges
 from .urls import has_page, segment
 
@@ -63,8 +63,7 @@ def _names(names: Sequence[str], limit: int = 20) -> str:
 def _stack_summary(c: StackChanges) -> str:
     """One stack's changes as the HTML of an entry (escaped once here, once more as XML)."""
     where = "Whole tag" if c.stack == ROOT_STACK else f"Stack {c.stack}"
-    sign = "+" if c.size_change >= 0 else "\u2212"
-    size = f"{sign}{human_size(abs(c.size_change))}"
+    size = size_change_text(c.size_change, c.sized, c.added_count + c.removed_count)
     parts = [f"<h3>{html(where)}</h3><p>+{c.added_count} \u2212{c.removed_count} specs, {size}</p>"]
     if c.added_packages:
         parts.append(f"<p>Packages added: {html(_names(c.added_packages))}</p>")

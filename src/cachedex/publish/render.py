@@ -25,7 +25,14 @@ from markupsafe import Markup, escape
 
 from .. import __version__
 from ..catalog import SpecSummary
-from ..values import human_size, size_text, spec_manifest_path, tarball_path_v2, total_size_text
+from ..values import (
+    counted,
+    size_change_text,
+    size_text,
+    spec_manifest_path,
+    tarball_path_v2,
+    total_size_text,
+)
 from ._jinja_fast import FastEnvironment, escape_exact, fast_join, render_template
 from .cells import chips, options, package_rows, search_rows
 from .changes import ChangesPage, ComparePage
@@ -218,6 +225,7 @@ _env.filters.update(
     size=size_text,
     total=total_size_text,
     num="{:,}".format,
+    counted=counted,
     chips=chips,
     query=query_string,
     without=_without,
@@ -240,7 +248,7 @@ _env.filters.update(
     heaviest=heaviest,
     holder_rows=_holder_rows,
     has_page=has_page,
-    size_change=lambda change: ("+" if change > 0 else "\u2212" if change < 0 else "\u00b1") + human_size(abs(change)),
+    size_change=lambda c: size_change_text(c.size_change, c.sized, c.added_count + c.removed_count),
     recent_syncs=recent_syncs,
     first_seen_html=first_seen_html,
     bottle_table=bottle_table,
