@@ -29,7 +29,7 @@ from tests.helpers import (
 )
 from tests.servers import Nginx, Tinyproxy, make_certificates
 
-DEMO_TAG = "develop-2026-11-08"  # layout 3, spec manifests with sizes, nine stacks as views
+DEMO_TAG = "develop-2026-11-08"  # layout 3, spec manifests with sizes, twelve stacks as views
 
 
 @pytest.fixture(scope="module")

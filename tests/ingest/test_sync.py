@@ -65,6 +65,8 @@ def test_each_spec_is_stored_once_across_tags(mirrors: Path, tmp_path: Path) -> 
         first, second = sync(config, catalog)
         assert (first.new_specs, second.new_specs) == (7, 0)
         assert len([row for row in dump(catalog) if row[0] == "specs"]) == 7
+        # a tag named twice is synced once, in the order first named
+        assert [outcome.tag for outcome in sync(config, catalog, ["b", "a", "b"])] == ["b", "a"]
 
 
 def test_resync_of_an_unchanged_mirror_reads_no_index(mirrors: Path, tmp_path: Path) -> None:

@@ -40,13 +40,14 @@ def chosen_tags(
     config: Config, names: Iterable[str] | None
 ) -> Iterator[tuple[Config, list[TagConfig], HttpClient | None]]:
     """What a command over tags (``sync``, ``verify``) reads: ``config`` with its
-    ``tags_from`` tags added, the tags ``names`` chooses (default: every one; ConfigError
-    for a tag not configured), and the HTTP client they need (None if no mirror is
+    ``tags_from`` tags added, the tags ``names`` chooses, each once (default: every one;
+    ConfigError for a tag not configured), and the HTTP client they need (None if no mirror is
     remote), closed when the block ends."""
     client = HttpClient(config.http) if _needs_http(config, config.tags) else None
     try:
         config = with_discovered_tags(config, client)
-        chosen = [config.tag(name) for name in names] if names else list(config.tags)
+        # (a tag named twice is synced once: dict keeps the first of each, in order)
+        chosen = [config.tag(name) for name in dict.fromkeys(names)] if names else list(config.tags)
         if client is None and _needs_http(config, chosen):
             client = HttpClient(config.http)
         yield config, chosen, client
