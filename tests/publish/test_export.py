@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 from cachedex.catalog import Catalog
 from cachedex.cli import main
-from cachedex.errors import UnknownStack, UnknownTag
+from cachedex.errors import LookupFailed, UnknownPackage, UnknownStack, UnknownTag
 from cachedex.ingest.sync import sync
 from cachedex.publish import export
 from cachedex.publish.export import PACKAGES_FILE, SPECS_FILE, export_spack_cache
@@ -391,9 +391,19 @@ def test_unknown_tags_and_stacks_are_refused_and_write_nothing(demo_run: Demo, t
             export_spack_cache(catalog, tmp_path / "a", tags=["nope"])
         with pytest.raises(UnknownStack, match="tag 'v1.0.2' has no stack 'ml-linux-x86_64-rocm'"):
             export_spack_cache(catalog, tmp_path / "b", tags=["v1.0.2"], stacks=["ml-linux-x86_64-rocm"])
-        report = export_spack_cache(catalog, tmp_path / "c", packages=["zlib", "no-such-package"])
-    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists()
-    assert report.missing_packages == ["no-such-package"] and report.packages == 1
+        with pytest.raises(UnknownPackage, match="no tag lists a package 'no-such-package'"):  # a typo
+            export_spack_cache(catalog, tmp_path / "c", packages=["zlib", "no-such-package"])
+        # a package the chosen stack does not list is left out and said so ...
+        report = export_spack_cache(
+            catalog, tmp_path / "d", tags=["develop"], stacks=["e4s"], packages=["boost", "zlib"]
+        )
+        assert report.missing_packages == ["zlib"] and report.packages == 1
+        # ... but with nothing left, the export before stays as it was
+        before = {path.name: path.read_bytes() for path in (tmp_path / "d").iterdir()}
+        with pytest.raises(LookupFailed, match="no chosen stack lists a binary of zlib; nothing written"):
+            export_spack_cache(catalog, tmp_path / "d", tags=["develop"], stacks=["e4s"], packages=["zlib"])
+        assert {path.name: path.read_bytes() for path in (tmp_path / "d").iterdir()} == before
+    assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 
 # -- values --------------------------------------------------------------------------------
@@ -556,5 +566,7 @@ def test_the_command_exports_and_says_what_it_wrote(demo_run: Demo, tmp_path: Pa
     assert again.exit_code == 0 and "(written)" not in again.output and "(unchanged)" in again.output
     wrong = CliRunner().invoke(main, [*args[:4], str(outdir), "-t", "x"])
     assert wrong.exit_code == 1 and "error: no tag 'x' in the catalog" in wrong.output
-    missing = CliRunner().invoke(main, [*args, "-p", "zlib", "-p", "nope"])
-    assert missing.exit_code == 0 and "warning: not exported" in missing.output and "nope" in missing.output
+    missing = CliRunner().invoke(main, [*args, "-p", "boost", "-p", "zlib"])
+    assert missing.exit_code == 0 and "warning: not exported" in missing.output and "zlib" in missing.output
+    typo = CliRunner().invoke(main, [*args, "-p", "nope"])
+    assert typo.exit_code == 1 and "error: no tag lists a package 'nope'" in typo.output

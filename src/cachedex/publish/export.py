@@ -64,7 +64,7 @@ from pathlib import Path
 
 from .._perf import gc_paused
 from ..catalog import Catalog
-from ..errors import LookupFailed, OutputError, UnknownStack, UnknownTag
+from ..errors import LookupFailed, OutputError, UnknownPackage, UnknownStack, UnknownTag
 from ..values import ROOT_STACK
 from .export_gzip import deflate_part, gzip_file, script_safe
 from .export_specs import PACKAGE_URL, PackageSpecs, json_parts, package_member, package_specs, read_specs
@@ -128,7 +128,9 @@ def export_spack_cache(
     ``tags``, ``stacks`` and ``packages`` narrow the export (default: everything);
     naming ``root`` among ``stacks`` implies ``include_root``. An unknown tag or stack
     raises :class:`~cachedex.errors.UnknownTag` / :class:`~cachedex.errors.UnknownStack`
-    (and writes nothing); packages not exported are reported, not refused."""
+    (and writes nothing), and so does :class:`~cachedex.errors.UnknownPackage` for a
+    package no tag lists; packages the chosen stacks do not list are reported, not
+    refused, unless none of those asked is listed (then nothing is written)."""
     start = time.perf_counter()
     outdir = Path(outdir)
     report = ExportReport(outdir)
@@ -137,7 +139,7 @@ def export_spack_cache(
     wanted_packages = sorted(set(packages)) if packages else None
     include_root = include_root or (wanted_stacks is not None and ROOT_STACK in wanted_stacks)
     with catalog.snapshot(), gc_paused():
-        _check_scope(catalog, wanted_tags, wanted_stacks)
+        _check_scope(catalog, wanted_tags, wanted_stacks, wanted_packages)
         _prepare(outdir)
         mirrors, listings = catalog.stack_listings(
             tags=wanted_tags, stacks=wanted_stacks, packages=wanted_packages, include_root=include_root
@@ -161,6 +163,10 @@ def export_spack_cache(
     report.releases = sorted({r for by_release, _ in by_package.values() for r in by_release})
     report.stacks = sorted({mirrors[mirror][1] for places in set(held.values()) for mirror in places})
     report.missing_packages = [name for name in wanted_packages or () if name not in by_package]
+    if wanted_packages and not by_package:  # files with nothing in them would replace the last export
+        raise LookupFailed(
+            f"no chosen stack lists a binary of {', '.join(wanted_packages)}; nothing written to {outdir}"
+        )
     del members, parts
     # Specs first: the app looks a package's specs up in specs_data, so new package
     # data never names a spec the files lack.
@@ -176,8 +182,11 @@ def _package_data(by_package: dict[str, PackageSpecs], level: int) -> bytes:
     return gzip_file([deflate_part([b"{", script_safe(b",".join(members)), b"}"], level, last=True)])
 
 
-def _check_scope(catalog: Catalog, tags: Sequence[str] | None, stacks: Sequence[str] | None) -> None:
-    """UnknownTag for a tag the catalog lacks; UnknownStack for a stack no chosen tag has."""
+def _check_scope(
+    catalog: Catalog, tags: Sequence[str] | None, stacks: Sequence[str] | None, packages: Sequence[str] | None
+) -> None:
+    """UnknownTag for a tag the catalog lacks; UnknownStack for a stack no chosen tag
+    has; UnknownPackage for a package no tag lists (a typo: not a package to leave out)."""
     known = catalog.tag_names()
     if not known and not tags:
         raise LookupFailed("the catalog has no tags yet; run 'cachedex sync' first")
@@ -193,6 +202,9 @@ def _check_scope(catalog: Catalog, tags: Sequence[str] | None, stacks: Sequence[
                     raise UnknownStack(next(iter(chosen)), stack)
                 listed = ", ".join(sorted(have))
                 raise LookupFailed(f"no tag of {', '.join(sorted(chosen))} has a stack {stack!r} (stacks: {listed})")
+    for package in packages or ():
+        if not catalog.package_tags(package):
+            raise UnknownPackage(package)
 
 
 #: The temporary files of :func:`~.files.write_atomically` for the two files.
