@@ -79,6 +79,12 @@ def test_what_is_not_a_lockfile_cachedex_reads_is_refused_by_name(tmp_path: Path
     swapped = {**good, "concrete_specs": {**specs, key: {**specs[key], "hash": "b" * 32}}}
     assert "holds the node of another hash" in _refused(tmp_path, swapped)
     assert "malformed DAG hash" in _refused(tmp_path, {**good, "concrete_specs": {**specs, "../x": specs[key]}})
+    # a dependency the lockfile lacks would leave the report without it, unsaid
+    edge = specs[key]["dependencies"][0]
+    lacking = {**good, "concrete_specs": {k: v for k, v in specs.items() if k != edge["hash"]}}
+    assert f"zlib-ng /{key[:7]} depends on {edge['name']} /{edge['hash'][:7]}, which it does not hold" in _refused(
+        tmp_path, lacking
+    )
 
 
 def test_files_that_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -226,7 +226,17 @@ def _records(nodes: dict[str, msgspec.Raw], name: str) -> list[SpecRecord]:
     parts.append(b",".join(encode(key) + b':{"spec":' + bytes(node) + b"}" for key, node in nodes.items()))
     parts.append(b"}}}")
     index = decode_index(b"".join(parts), url=name)
-    return build_records(index)
+    specs = build_records(index)
+    # Spack writes every node a lockfile's specs depend on: one missing is a damaged file,
+    # whose report would quietly leave that dependency out.
+    held = {spec.hash for spec in specs}
+    for spec in specs:
+        for edge in spec.dependencies:
+            if edge.hash not in held:
+                raise IndexFormatError(
+                    name, f"{spec.name} /{spec.hash[:7]} depends on {edge.name} /{edge.hash[:7]}, which it does not hold"
+                )
+    return specs
 
 
 def _read_bounded(name: str) -> bytes:
