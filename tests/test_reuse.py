@@ -9,7 +9,7 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.demo.nodes import target_object
-from cachedex.errors import UnknownStack, UnknownTag
+from cachedex.errors import LookupFailed, UnknownStack, UnknownTag
 from cachedex.ingest.lockfile import Lockfile, read_lockfile
 from cachedex.reuse import ReuseReport, reuse_report
 from tests.helpers import Demo
@@ -113,7 +113,15 @@ def test_a_stack_counts_what_it_holds(demo_run: Demo, tmp_path: Path) -> None:
             (row,) = _report(demo_run, tmp_path, specs, roots, tags=["develop"], stack=stack).tags
             assert row.stack == stack
             assert row.cached == len(catalog.listed_hashes("develop", stack, among=list(specs)))
-    assert row.cached < row.needed  # no hdf5 for macOS
+        assert row.cached < row.needed  # no hdf5 for macOS
+        # every tag, in a stack some lack: those that have it, and those left out named
+        report = _report(demo_run, tmp_path, specs, roots, stack="ml-linux-x86_64-rocm")
+        having = [tag for tag in catalog.tag_names() if "ml-linux-x86_64-rocm" in catalog.stack_names(tag)]
+        assert 0 < len(having) < len(catalog.tag_names())
+        assert sorted(row.tag for row in report.tags) == sorted(having)
+        assert sorted(report.without_stack) == sorted(set(catalog.tag_names()) - set(having))
+    with pytest.raises(LookupFailed, match="no tag has a stack 'nope'"):
+        _report(demo_run, tmp_path, specs, roots, stack="nope")
 
 
 def test_spacks_own_nodes_as_a_lockfile(mirrors: Path, tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 import msgspec
 
 from .catalog import Catalog, SpecSummary
-from .errors import UnknownStack
+from .errors import LookupFailed, UnknownStack
 from .query import Query, target_names
 from .values import ROOT_STACK, SpecRecord
 from .versions import tag_order
@@ -83,6 +83,8 @@ class ReuseReport(msgspec.Struct, frozen=True):
     roots: int
     external: int  #: externals: never in a build cache
     tags: tuple[TagReuse, ...]  #: most cached first (then in the catalog's tag order)
+    #: with a stack and no tags asked for: the tags not compared, which have no such stack
+    without_stack: tuple[str, ...] = ()
 
 
 def reuse_report(
@@ -97,14 +99,21 @@ def reuse_report(
     """How much of an environment (``specs``, its ``roots`` by hash) each tag lists.
 
     ``tags`` (default: every tag of the catalog) are compared in ``stack`` (default the
-    tag's whole mirror). The best tag's missing specs, with their nearest builds, are
-    listed; with one tag asked for, that tag's. UnknownTag or UnknownStack when a tag or
-    stack asked for does not exist."""
+    tag's whole mirror; with no ``tags``, the tags that have that stack). The best tag's
+    missing specs, with their nearest builds, are listed; with one tag asked for, that
+    tag's. UnknownTag or UnknownStack when a tag asked for, or its stack, does not exist;
+    LookupFailed when no tag has the stack."""
     lock = {spec.hash: spec for spec in specs}
     wanted = [spec for spec in specs if not spec.external]
     hashes = [spec.hash for spec in wanted]
     names = list(dict.fromkeys(tags)) if tags else tag_order(catalog.tag_names())
+    without_stack: list[str] = []
     with catalog.snapshot():
+        if not tags and stack != ROOT_STACK:  # every tag: those with the stack
+            without_stack = [tag for tag in names if stack not in catalog.stack_names(tag)]
+            if names and len(without_stack) == len(names):
+                raise LookupFailed(f"no tag has a stack {stack!r}")
+            names = [tag for tag in names if tag not in without_stack]
         for tag in names:
             catalog.require_tag(tag)
             if stack != ROOT_STACK and stack not in catalog.stack_names(tag):
@@ -124,7 +133,7 @@ def reuse_report(
                 find = _Nearest(catalog, tag, stack, lock, lacking)
                 missing = tuple(find(spec, spec.hash in rooted) for spec in wanted if spec.hash in lacking)
             rows.append(TagReuse(tag, stack, len(have), len(wanted), sum(known), len(known), missing))
-    return ReuseReport(lockfile, len(specs), len(rooted), len(specs) - len(wanted), tuple(rows))
+    return ReuseReport(lockfile, len(specs), len(rooted), len(specs) - len(wanted), tuple(rows), tuple(without_stack))
 
 
 class _Nearest:

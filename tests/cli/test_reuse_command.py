@@ -43,6 +43,14 @@ def test_the_table_the_cause_and_what_follows(demo_run: Demo, tmp_path: Path) ->
     )
 
 
+def test_a_stack_some_tags_lack_compares_those_that_have_it(demo_run: Demo, tmp_path: Path) -> None:
+    path, _ = _bumped(tmp_path)
+    code, out = _run(demo_run, str(path), "--stack", "ml-linux-x86_64-rocm")
+    assert code == 0, out
+    assert "Not compared (no stack ml-linux-x86_64-rocm): develop-2026-11-01, v1.0.2" in out
+    assert any(line.startswith("│ develop ") for line in out.splitlines())
+
+
 def test_json_and_standard_input(demo_run: Demo, tmp_path: Path) -> None:
     path, specs = _bumped(tmp_path)
     code, out = _run(demo_run, "-", "--tag", "develop", "--json", stdin=path.read_bytes())

@@ -27,7 +27,13 @@ LISTED = 25
 @click.option(
     "--tag", "-t", "tags", multiple=True, help="Compare with this tag only (repeat for several; default: all)."
 )
-@click.option("--stack", "-s", default=ROOT_STACK, show_default=True, help="Compare with this stack of each tag.")
+@click.option(
+    "--stack",
+    "-s",
+    default=ROOT_STACK,
+    show_default=True,
+    help="Compare with this stack of each tag (of each that has it, when no --tag is given).",
+)
 @click.option("--all", "show_all", is_flag=True, help=f"List every spec to build (default: the first {LISTED}).")
 @click.option("--json", "as_json", is_flag=True, help="Print the whole report as JSON.")
 @click.pass_obj
@@ -88,6 +94,9 @@ def _print(report: ReuseReport, show_all: bool) -> None:
             _size(row),
         )
     OUT.print(table)
+    if report.without_stack:
+        stack = report.tags[0].stack
+        OUT.print(shown(f"Not compared (no stack {stack}): {', '.join(report.without_stack)}"))
     best = report.tags[0]
     if not best.missing:
         OUT.print(shown(f"{best.tag} has a binary of every spec of the environment."))

@@ -234,7 +234,8 @@ def _records(nodes: dict[str, msgspec.Raw], name: str) -> list[SpecRecord]:
         for edge in spec.dependencies:
             if edge.hash not in held:
                 raise IndexFormatError(
-                    name, f"{spec.name} /{spec.hash[:7]} depends on {edge.name} /{edge.hash[:7]}, which it does not hold"
+                    name,
+                    f"{spec.name} /{spec.hash[:7]} depends on {edge.name} /{edge.hash[:7]}, which it does not hold",
                 )
     return specs
 
