@@ -106,6 +106,8 @@ def test_zero_results_say_which_condition_nothing_satisfies(chain: Catalog, tmp_
     )
     (only,) = chain.search(parse("lbi"), tag="t", hints=True).hints
     assert only == "no package 'lbi' in t; did you mean lib?"
+    (upper,) = chain.search(parse("LIB"), tag="t", hints=True).hints  # Spack's names are lower case
+    assert upper == "no package 'LIB' in t; did you mean lib, lib2?"
     assert chain.search(parse("lib"), tag="t", hints=True).hints == ()  # found: no hints
     assert chain.search(parse("lib@4.1 ~shared"), tag="t").hints == ()  # not asked
 

@@ -330,10 +330,11 @@ def _name_hint(db: sqlite3.Connection, path: str, token: str, name: str, scope: 
 
 def _did_you_mean(db: sqlite3.Connection, path: str, token: str, name: str) -> str:
     """``"; did you mean a, b?"``: the names close to ``name`` that some mirror lists,
-    the closest first; ``""`` when there are none."""
+    the closest first; ``""`` when there are none. Compared in lower case, as Spack
+    writes every package name: ``HDF5`` is ``hdf5`` mistyped."""
     close = [
         other
-        for other in _name_index(db, path, token).close(name, n=2 * _CLOSE)
+        for other in _name_index(db, path, token).close(name.lower(), n=2 * _CLOSE)
         if db.execute(_LISTED_NAME, (other,)).fetchone()
     ][:_CLOSE]
     return f"; did you mean {', '.join(close)}?" if close else ""
