@@ -284,7 +284,14 @@ def test_a_spec_page_served_live_links_to_the_search_of_its_dependents(
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         hub = max(catalog.search(parse("zlib-ng"), tag="develop", limit=100).specs, key=lambda s: len(s.stacks))
         expected = catalog.search(parse(f"^/{hub.hash}"), limit=1000)
+        tool = catalog.search(parse("cmake"), tag="develop", limit=1).specs[0]  # needed to build, only
+        assert catalog.search(parse(f"^/{tool.hash}")).total == 0
     assert expected.total > 50
+    # a spec its dependents need only to build: the search of them would find none, so no link
+    page.goto(f"{uvicorn_server}/specs/{tool.hash[:2]}/{tool.hash}.html")
+    page.wait_for_load_state("networkidle")
+    assert page.get_attribute("#dependents", "data-count") != "0"
+    assert page.locator("#dependents-search").count() == 0
     page.goto(f"{uvicorn_server}/specs/{hub.hash[:2]}/{hub.hash}.html")
     page.wait_for_selector("#dependents-search")
     assert page.inner_text("#dependents-search") == f"^/{hub.hash[:7]}"

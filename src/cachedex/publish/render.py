@@ -26,6 +26,7 @@ from markupsafe import Markup, escape
 from .. import __version__
 from ..catalog import SpecSummary
 from ..values import (
+    LINK_RUN,
     counted,
     size_change_text,
     size_text,
@@ -226,6 +227,8 @@ _env.filters.update(
     total=total_size_text,
     num="{:,}".format,
     counted=counted,
+    # (the dependents a ^/hash search finds go through these: a build-only one is not one)
+    link_run_count=lambda edges: sum(1 for edge in edges if edge.deptypes & LINK_RUN),
     chips=chips,
     query=query_string,
     without=_without,

@@ -96,7 +96,8 @@
   // copy's search finds names only: no link there.
   const dependents = document.getElementById("dependents");
   const specHash = document.getElementById("hash");
-  if (dependents && specHash && dependents.dataset.count !== "0") {
+  // (Only when a dependent links or runs it: the search follows those edges alone.)
+  if (dependents && specHash && dependents.dataset.linkRun !== "0") {
     isLive().then((served) => {
       if (!served) return;
       const full = specHash.textContent.trim();
