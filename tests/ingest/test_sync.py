@@ -108,6 +108,19 @@ def test_data4_a_removed_stack_is_dropped_from_the_tag_and_said_so(mirrors: Path
     assert "stack s is no longer configured: removed from tag t, with its history" in outcome.warnings
 
 
+def test_a_v2_index_without_its_hash_file_is_read_and_said_unverified(mirrors: Path, tmp_path: Path) -> None:
+    mirror = tmp_path / "m"
+    write_v2_mirror(mirror, fixture_index(mirrors))
+    config = make_config(tmp_path, [{"name": "t", "url": str(mirror)}])
+    with Catalog(config.catalog) as catalog:
+        (verified,) = sync(config, catalog)
+        (mirror / "build_cache/index.json.hash").unlink()
+        (unverified,) = sync(config, catalog)
+    assert verified.ok and not any("unverified" in w for w in verified.warnings)
+    expected = f"root: {mirror}/build_cache/index.json has no index.json.hash beside it: read unverified"
+    assert unverified.ok and expected in unverified.warnings
+
+
 BAD_INDEXES = {
     "truncated JSON": (lambda data: data[: len(data) // 2], "not a valid Spack index"),
     "invalid JSON": (lambda data: b"<html>oops</html>", "not a valid Spack index"),

@@ -198,8 +198,12 @@ def _read_v2(
             f"got {checksum[:12]}…): the index is corrupt or was replaced while being read",
         )
     if previous is not None and previous.layout == 2 and checksum == previous.checksum:
-        return IndexSnapshot(2, checksum, None, fetched.etag, fetched.last_modified)
-    return IndexSnapshot(2, checksum, fetched.data, fetched.etag, fetched.last_modified, index_url)
+        return IndexSnapshot(
+            2, checksum, None, fetched.etag, fetched.last_modified, index_url, unverified=expected is None
+        )
+    return IndexSnapshot(
+        2, checksum, fetched.data, fetched.etag, fetched.last_modified, index_url, unverified=expected is None
+    )
 
 
 def find_views(source: Source) -> list[str] | None:

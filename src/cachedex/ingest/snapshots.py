@@ -34,3 +34,5 @@ class IndexSnapshot(msgspec.Struct, frozen=True):
     last_modified: str | None = None
     url: str = ""
     index: RawIndex | None = None
+    #: a v2 index without its index.json.hash: read, but nothing to check it against
+    unverified: bool = False

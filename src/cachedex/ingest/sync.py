@@ -188,6 +188,11 @@ class _TagSync:
             warnings=(
                 *(f"stack {s} is no longer configured: removed from tag {tag.name}, with its history" for s in dropped),
                 *(warning for stack, report in sizes for warning in report.warnings(stack)),
+                *(
+                    f"{r.ref.stack}: {r.snapshot.url} has no index.json.hash beside it: read unverified"
+                    for r in reads
+                    if r.snapshot.unverified
+                ),
             ),
             phases=tuple(phases),
         )
