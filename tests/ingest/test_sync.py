@@ -121,6 +121,26 @@ def test_a_v2_index_without_its_hash_file_is_read_and_said_unverified(mirrors: P
     assert unverified.ok and expected in unverified.warnings
 
 
+def test_a_dependency_no_index_holds_is_said_at_sync(mirrors: Path, tmp_path: Path) -> None:
+    """Spack's index holds every dependency of its specs (those without a binary too);
+    one that lacks some cannot show them, and the sync says so."""
+    mirror = tmp_path / "m"
+    index = fixture_index(mirrors, drop=(LIBELF_CORE2,))  # libdwarf's dependency
+    write_v2_mirror(mirror, index)
+    config = make_config(tmp_path, [{"name": "t", "url": str(mirror)}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    (warning,) = [w for w in outcome.warnings if "no index of the tag holds" in w]
+    assert warning == (
+        f"new specs have 1 dependency edge to specs no index of the tag holds (e.g. libdwarf /sk2gqqz needs "
+        f"libelf /{LIBELF_CORE2[:7]}); pages and searches cannot show those dependencies"
+    )
+    with Catalog(tmp_path / "whole.sqlite") as whole:
+        write_v2_mirror(tmp_path / "w", fixture_index(mirrors))
+        (complete,) = sync(make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "w")}]), whole)
+    assert not any("no index of the tag holds" in w for w in complete.warnings)
+
+
 BAD_INDEXES = {
     "truncated JSON": (lambda data: data[: len(data) // 2], "not a valid Spack index"),
     "invalid JSON": (lambda data: b"<html>oops</html>", "not a valid Spack index"),

@@ -43,6 +43,10 @@ class TagWriter:
         self._root_first = False
         self._kept_stacks: set[str] = set()
         self._changed = False  # whether the tag's totals must be counted again
+        #: Edges of new specs to specs neither the index nor the catalog holds (skipped):
+        #: how many, and the first as "name /hash needs name /hash".
+        self.dangling = 0
+        self.dangling_example = ""
 
     def remember_ids(self, ids: Mapping[str, int]) -> None:
         """Ids of specs the catalog has (hash -> id), as the caller read them in this
@@ -97,6 +101,8 @@ class TagWriter:
             missing = [d.hash for r in records for d in r.dependencies if d.hash not in ids]
             if missing:
                 ids.update(spec_ids(db, missing))
+                if dangling := {h for h in missing if h not in ids}:
+                    self._note_dangling(records, dangling)
             # Rows are generated while SQLite consumes them: no second copy of every node.
             db.executemany(
                 "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -124,6 +130,13 @@ class TagWriter:
             edges.insert(parents, records, ids.get, top)  # (ids.get: one lookup an edge, of millions)
             inserted += len(records)
         return inserted
+
+    def _note_dangling(self, records: Sequence[SpecRecord], dangling: set[str]) -> None:
+        edges = [(r, d) for r in records for d in r.dependencies if d.hash in dangling]
+        if not self.dangling:
+            record, dep = edges[0]
+            self.dangling_example = f"{record.name} /{record.hash[:7]} needs {dep.name} /{dep.hash[:7]}"
+        self.dangling += len(edges)
 
     @contextmanager
     def members_in_bulk(self, rows: int) -> Iterator[None]:

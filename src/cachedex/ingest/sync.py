@@ -24,7 +24,7 @@ from ..catalog import Catalog, TagWriter
 from ..config import Config, TagConfig
 from ..errors import CachedexError
 from ..progress import SILENT, Progress, ProgressLine
-from ..values import SpecRecord
+from ..values import SpecRecord, counted
 from .discovery import chosen_tags
 from .http import HttpClient
 from .outcomes import MirrorOutcome, TagOutcome
@@ -150,6 +150,12 @@ class _TagSync:
             phase("decode and write new specs")
             dropped = self._write_members(writer, reads, fetched_at)
             added, removed, first = writer.root_added, writer.root_removed, writer.root_first
+            dangling = (
+                [f"new specs have {counted(writer.dangling, 'dependency edge')} to specs no index of the tag "
+                 f"holds (e.g. {writer.dangling_example}); pages and searches cannot show those dependencies"]
+                if writer.dangling
+                else []
+            )  # fmt: skip
             phase("write members")
         phase("commit")
         new = set(new_hashes)
@@ -188,6 +194,7 @@ class _TagSync:
             warnings=(
                 *(f"stack {s} is no longer configured: removed from tag {tag.name}, with its history" for s in dropped),
                 *(warning for stack, report in sizes for warning in report.warnings(stack)),
+                *dangling,
                 *(
                     f"{r.ref.stack}: {r.snapshot.url} has no index.json.hash beside it: read unverified"
                     for r in reads
