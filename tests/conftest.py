@@ -110,6 +110,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_response(304)
             self.end_headers()
             return
+        if fault == "redirect-loop":  # to itself, for ever
+            self.send_response(302)
+            self.send_header("Location", path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         if fault == "redirect-file":
             self.send_response(302)
             self.send_header("Location", "file:///etc/passwd")

@@ -190,6 +190,7 @@ def test_a_request_sends_its_own_headers_and_none_of_the_one_before(http_server)
         ("cut", {}, "connection closed before the whole answer arrived"),
         # not retried, and not "cannot connect"
         pytest.param("redirect-file", {}, "refused a redirect", id="MSG-3-redirect-to-file"),
+        ("redirect-loop", {}, "redirected too many times, in a loop or a chain"),  # not "only http(s)"
         pytest.param("304", {}, "unexpected 304 Not Modified to an unconditional request", id="CRASH-2-304"),
     ],
 )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import bz2
 import hashlib
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -52,6 +55,37 @@ def test_hash_mismatch_is_an_error(mirrors: Path, tmp_path: Path) -> None:
         (mirrors / "v2_layout/unsigned/build_cache/index.json.hash").read_bytes()
     )
     with pytest.raises(ChecksumError, match=r"index\.json: does not match index\.json\.hash"):
+        read_index(_local(tmp_path), None)
+
+
+@pytest.mark.parametrize(
+    ("compression", "data", "problem"),
+    [
+        (
+            "bzip2",
+            bz2.compress(b'{"database": {}}'),
+            "compressed as 'bzip2', which cachedex does not read (gzip or none)",
+        ),
+        ("gzip", b'{"database": {}}', "the manifest says gzip, but the blob is not gzip data"),
+        ("zstd", b'{"database": {"version": "8", "installs": {}}}', None),  # the bytes are JSON: read as they are
+    ],
+)
+def test_an_index_blob_is_read_as_its_bytes_are_and_a_compression_not_read_is_named(
+    tmp_path: Path, compression: str, data: bytes, problem: str | None
+) -> None:
+    digest = hashlib.sha256(data).hexdigest()
+    blob = tmp_path / "blobs/sha256" / digest[:2] / digest
+    blob.parent.mkdir(parents=True)
+    blob.write_bytes(data)
+    manifest = tmp_path / "v3/manifests/index/index.manifest.json"
+    manifest.parent.mkdir(parents=True)
+    entry = {"contentLength": len(data), "mediaType": "application/vnd.spack.db.v8+json", "compression": compression,
+             "checksumAlgorithm": "sha256", "checksum": digest}  # fmt: skip
+    manifest.write_text(json.dumps({"version": 3, "data": [entry]}))
+    if problem is None:
+        assert read_index(_local(tmp_path), None).data == data
+        return
+    with pytest.raises(IndexFormatError, match=re.escape(f"{blob}: {problem}")):
         read_index(_local(tmp_path), None)
 
 

@@ -328,7 +328,9 @@ class HttpClient:
                 request._deliver(result)
 
     def _transport_error(self, request: Request, code: int, message: str) -> CachedexError:
-        if code in (pycurl.E_UNSUPPORTED_PROTOCOL, pycurl.E_TOO_MANY_REDIRECTS):
+        if code == pycurl.E_TOO_MANY_REDIRECTS:
+            return SourceError(request.url, f"redirected too many times, in a loop or a chain ({message})")
+        if code == pycurl.E_UNSUPPORTED_PROTOCOL:
             return SourceError(request.url, f"refused a redirect ({message}); only http(s) URLs are followed")
         if code == pycurl.E_OPERATION_TIMEDOUT:
             idle = "too slow" in message or "Connection timed out" in message or "Connection timeout" in message

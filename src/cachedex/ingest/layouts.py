@@ -138,6 +138,10 @@ def _read_v3(
         data = gunzip_bounded(blob, limits.index_bytes, blob_url) if blob[:2] == b"\x1f\x8b" else blob
         if record.compression == "gzip" and data is blob:
             raise IndexFormatError(blob_url, "the manifest says gzip, but the blob is not gzip data")
+        if record.compression not in ("gzip", "none") and data is blob and not blob.lstrip()[:1] == b"{":
+            raise IndexFormatError(
+                blob_url, f"compressed as {short_repr(record.compression)}, which cachedex does not read (gzip or none)"
+            )
         return data
 
     snapshot = IndexSnapshot(3, record.checksum, None, fetched.etag, fetched.last_modified, blob_url)
