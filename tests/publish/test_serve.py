@@ -83,6 +83,11 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
     one = whole["specs"][0]["hash"]  # the search page counts in words
     assert "1 spec matches <code>" in get(app, f"/search.html?q=%2F{one}").text
     assert f"{whole['total']:,} specs match <code>" in get(app, "/search.html?q=%25gcc%4011&tag=develop").text
+    # a page past the last says so and leads to the last, not an empty table
+    last = -(-whole["total"] // 50)  # (50 a page)
+    past = get(app, "/search.html?q=%25gcc%4011&tag=develop&page=99").text
+    assert f'id="past-end">Page 99 is past the last page of these matches: <a href="search.html' in past
+    assert f'&amp;page={last}">page {last}</a>' in past and "<table" not in past and "page 99 of" not in past
 
 
 @pytest.mark.parametrize(
