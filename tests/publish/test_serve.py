@@ -158,6 +158,9 @@ def test_etag_gzip_and_a_sync_meanwhile(demo_run: Demo, tmp_path: Path) -> None:
     etag = first.headers["etag"]
     assert first.headers["last-modified"].endswith("GMT")
     assert get(app, "/api/tags", **{"if-none-match": etag}).status_code == 304
+    for named in (f"W/{etag}", f'"other", {etag}', "*"):  # weakly compared, in a list, or any (RFC 9110)
+        assert get(app, "/api/tags", **{"if-none-match": named}).status_code == 304, named
+    assert get(app, "/api/tags", **{"if-none-match": '"other"'}).status_code == 200
     zipped = get(app, "/tags/develop/", **{"accept-encoding": "gzip"})
     assert zipped.headers["content-encoding"] == "gzip"
     # develop goes back to its first revision; the served data follows the commit.

@@ -54,6 +54,7 @@ __all__ = [
     "API",
     "FACET_PARAMETERS",
     "MAX_LIMIT",
+    "MAX_OFFSET",
     "PAGES",
     "Builder",
     "Endpoint",
@@ -66,6 +67,8 @@ Builder = Callable[[Catalog, Request], tuple[bytes, str]]
 
 #: The most search results one request may ask for.
 MAX_LIMIT = 1000
+#: The largest offset a search takes (past every catalog's matches; a bound for the number).
+MAX_OFFSET = 10**9
 
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
@@ -142,7 +145,7 @@ def _api_spec(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 
 def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     limit = int_parameter(request, "limit", 50, 1, MAX_LIMIT)
-    offset = int_parameter(request, "offset", 0, 0, 10**9)
+    offset = int_parameter(request, "offset", 0, 0, MAX_OFFSET)
     query = parse(request.query_params.get("q", ""))
     tag = request.query_params.get("tag") or None
     stack = request.query_params.get("stack") or None

@@ -288,6 +288,14 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     return app
 
 
+def _matches(if_none_match: str | None, etag: str) -> bool:
+    """Whether an If-None-Match header names ``etag``, compared weakly as RFC 9110
+    says (``W/"x"`` is ``"x"``), in a list or as ``*``."""
+    if not if_none_match:
+        return False
+    return any(tag.strip().removeprefix("W/") in (etag, "*") for tag in if_none_match.split(","))
+
+
 def _send(request: Request, hit: Cached, synced: float | None, cache_control: str = "no-cache") -> Response:
     """The response for a request from a cached answer: 304, gzipped, or as is. Every
     body is gzipped here, once, when cached (so no GZipMiddleware, which would compress
@@ -299,7 +307,7 @@ def _send(request: Request, hit: Cached, synced: float | None, cache_control: st
         headers["ETag"] = hit.etag
     if synced is not None:
         headers["Last-Modified"] = email.utils.formatdate(synced, usegmt=True)
-    if hit.status == 200 and hit.etag and request.headers.get("if-none-match") == hit.etag:
+    if hit.status == 200 and hit.etag and _matches(request.headers.get("if-none-match"), hit.etag):
         return Response(status_code=304, headers=headers)
     if hit.gzipped is not None and "gzip" in request.headers.get("accept-encoding", ""):
         headers["Content-Encoding"] = "gzip"

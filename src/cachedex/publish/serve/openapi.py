@@ -18,7 +18,7 @@ from ...diff import TagDiff
 from ...reuse import ReuseReport
 from ..coverage import CoveragePage
 from ..pages import PackagePage, SpecPage, TagRow
-from .api import FACET_PARAMETERS, MAX_LIMIT, PackageList
+from .api import FACET_PARAMETERS, MAX_LIMIT, MAX_OFFSET, PackageList
 from .refusals import ErrorBody
 
 __all__ = ["openapi_document"]
@@ -139,7 +139,7 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                     _param("tag"),
                     _param("stack", description="needs tag"),
                     _param("limit", schema={"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50}),
-                    _param("offset", schema={"type": "integer", "minimum": 0, "default": 0}),
+                    _param("offset", schema={"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0}),
                 ],
             ),
             "/api/tags/{tag}/verify": _operation(
