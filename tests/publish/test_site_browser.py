@@ -230,6 +230,10 @@ def test_the_search_page_when_served_by_cachedex(page: Any, uvicorn_server: str,
         expected = catalog.search(parse(query), tag="develop", limit=1000)
     assert expected.total > 50  # more than a page
     page.goto(uvicorn_server + "/index.html")
+    page.fill("#package-search", "target=:zen3")  # a key, not a package named "target"
+    page.wait_for_selector("#search-results li a")
+    page.wait_for_timeout(300)  # (the names, if it looked any up, come after the link)
+    assert "no package name matches" not in page.inner_text("#search-results")
     page.fill("#package-search", query)
     page.wait_for_selector("#search-results li a")
     page.press("#package-search", "Enter")  # a spec query goes to the search page
@@ -314,6 +318,9 @@ def test_the_search_box_of_a_static_site_says_it_searches_names(page: Any, serve
     text = page.inner_text("#search-results")
     assert "searches package names only" in text and "hdf5" in text
     assert "static" in page.inner_text("#search-hint")
+    page.fill("#package-search", "^zlib-ng")  # no name to look up: no list of names promised
+    page.wait_for_function("document.querySelector('#search-results').innerText.includes('names only')")
+    assert page.inner_text("#search-results").strip().endswith("needs cachedex serve.")
     page.goto(served + "search.html?q=zlib")
     page.wait_for_selector("#search-results li a")
     assert "static" in page.inner_text("#search-hint") and "zlib" in page.inner_text("#search-results")

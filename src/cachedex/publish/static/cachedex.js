@@ -152,7 +152,9 @@
       const mine = ++asked;
       const spec = syntax.test(query);
       const served = spec ? await isLive() : false;
-      const needle = query.toLowerCase().split(syntax)[0];
+      // The name a query starts with, if it does: not the key of "target=:zen3".
+      const head = query.toLowerCase().split(syntax)[0];
+      const needle = query.charAt(head.length) === "=" ? "" : head;
       if (mine !== asked) return; // a newer keystroke asked since
       results.replaceChildren();
       if (!query) return;
@@ -163,7 +165,7 @@
         item.append(link, el("span", " (Enter)", "muted"));
         results.append(item);
       } else if (spec) {
-        line("A static copy of the site searches package names only; spec syntax needs cachedex serve. Names:", "muted");
+        line(`A static copy of the site searches package names only; spec syntax needs cachedex serve.${needle ? " Names:" : ""}`, "muted");
       }
       if (needle) await packageHits(needle);
     };
