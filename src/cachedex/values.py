@@ -34,6 +34,7 @@ __all__ = [
     "is_dag_hash",
     "page_visible",
     "short_repr",
+    "size_change_text",
     "size_text",
     "spec_manifest_path",
     "stack_order",

@@ -86,7 +86,7 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
     # a page past the last says so and leads to the last, not an empty table
     last = -(-whole["total"] // 50)  # (50 a page)
     past = get(app, "/search.html?q=%25gcc%4011&tag=develop&page=99").text
-    assert f'id="past-end">Page 99 is past the last page of these matches: <a href="search.html' in past
+    assert 'id="past-end">Page 99 is past the last page of these matches: <a href="search.html' in past
     assert f'&amp;page={last}">page {last}</a>' in past and "<table" not in past and "page 99 of" not in past
 
 

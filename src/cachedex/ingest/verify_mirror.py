@@ -41,7 +41,7 @@ from .verify_documents import DecodedSpec, blob_root_hash, plain_text, raw_bytes
 from .verify_io import checksums, sizes
 from .verify_keys import load_keys
 
-__all__ = ["Findings", "MirrorChecker"]
+__all__ = ["Findings", "MirrorChecker", "without_url"]
 
 #: Files whose signatures are checked at once (each a gpg process).
 SIGNATURE_WORKERS = 2
