@@ -113,6 +113,11 @@ def test_stats_before_any_sync(mirrors: Path, tmp_path: Path) -> None:
 def test_usage_errors_exit_2() -> None:
     result = CliRunner().invoke(main, ["sync", "--no-such-flag"])
     assert result.exit_code == 2
+    # options that cannot go together, or an option's value that is no date: before any catalog is read
+    stack = CliRunner().invoke(main, ["search", "zlib", "--stack", "e4s"])
+    assert stack.exit_code == 2 and "--stack needs --tag" in stack.output
+    since = CliRunner().invoke(main, ["diff", "develop", "--since", "2026-13-01"])
+    assert since.exit_code == 2 and "Invalid value for '--since': since must be a date like" in since.output
 
 
 def test_every_command_has_help() -> None:

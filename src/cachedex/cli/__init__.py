@@ -14,6 +14,7 @@ import click
 
 from .. import __version__
 from ..catalog import Catalog
+from ..errors import BadQuery
 from ..values import visible
 from ..versions import tag_order
 from . import present
@@ -166,6 +167,8 @@ def search_command(
     """
     from ..query import parse
 
+    if stack is not None and tag is None:
+        raise click.UsageError("--stack needs --tag (a stack is a tag's)")
     parsed = parse(query_text(query))
     with state.catalog() as catalog:
         page = catalog.search(parsed, tag=tag, stack=stack, limit=limit, offset=offset, hints=True)
@@ -208,7 +211,11 @@ def show_command(state: State, what: str, tag: str | None, as_json: bool) -> Non
 
 @main.command("diff")
 @click.argument("tags", nargs=-1, required=True, metavar="TAG_A [TAG_B]")
-@click.option("--since", metavar="DATE", help="Compare TAG_A with itself at DATE (YYYY-MM-DD, UTC).")
+@click.option(
+    "--since",
+    metavar="DATE",
+    help="Compare TAG_A with itself at DATE (YYYY-MM-DD, or an ISO date and time such as 2026-11-01T09:30+01:00; UTC unless it says).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
 @click.pass_obj
 @friendly
@@ -229,9 +236,13 @@ def diff_command(state: State, tags: tuple[str, ...], since: str | None, as_json
         raise click.UsageError("give two tags, or one tag and --since DATE")
     if since is not None and len(tags) != 1:
         raise click.UsageError("--since takes one tag")
+    try:
+        after = parse_since(since) if since is not None else None
+    except BadQuery as exc:
+        raise click.BadParameter(exc.problem, param_hint="'--since'") from exc
     with state.catalog() as catalog:
-        if since is not None:
-            result = diff_since(catalog, tags[0], parse_since(since), since)
+        if since is not None and after is not None:
+            result = diff_since(catalog, tags[0], after, since)
         else:
             result = diff_tags(catalog, tags[0], tags[1])
     present.print_json(result) if as_json else present.print_diff(result)
