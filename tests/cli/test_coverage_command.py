@@ -47,6 +47,15 @@ def test_packages_by_family_and_the_table(demo_run: Demo) -> None:
     assert found == dict(brute)
     code, out = _run(demo_run, "develop", "--by", "version,arch")
     assert code == 0 and "version" in out and "linux-" in out
+    # 200 version columns fit no terminal: each package's row, its versions written whole
+    code, out = _run(demo_run, "develop", "--by", "package,version")
+    lines = out.splitlines()
+    assert code == 0 and "too many for this terminal, listed row by row; --json gives the matrix" in lines[0]
+    brute_versions = Counter((s.name, s.version) for s in specs)
+    rows = dict(line.split(": ", 1) for line in lines[1:])
+    hdf5 = {version: brute_versions[("hdf5", version)] for name, version in brute_versions if name == "hdf5"}
+    assert set(rows[f"hdf5 ({sum(hdf5.values())})"].split(", ")) == {f"{v} {n}" for v, n in hdf5.items()}
+    assert "┃" not in out and len(rows) == len({s.name for s in specs})  # no table; every package
     code, out = _run(demo_run, "develop")
     assert code == 0 and "root" in out and "x86_64_v3" in out and f"{len(specs):,}" in out
 

@@ -82,6 +82,9 @@ def coverage_command(state: Any, tag: str, by: str, as_json: bool) -> None:
     if as_json:
         print_json(CoverageMatrix(tag, rows, columns, tuple(names), {row: tuple(c) for row, c in matrix}))
         return
+    if _width(rows, names, matrix) > OUT.width:
+        _print_rows(tag, rows, columns, names, matrix)
+        return
     # The axes' values come from the mirrors (a target, a stack, a variant): shown as written.
     table = Table(title=shown(f"{tag}: listed specs by {rows} and {columns}"), show_lines=False)
     table.add_column(rows)
@@ -91,3 +94,21 @@ def coverage_command(state: Any, tag: str, by: str, as_json: bool) -> None:
     for row, counts in matrix:
         table.add_row(shown(row), *(f"{n:,}" if n else "." for n in counts), f"{sum(counts):,}")
     OUT.print(table)
+
+
+def _width(rows: str, names: list[str], matrix: list[tuple[str, list[int]]]) -> int:
+    """The characters a table of these needs, each cell whole (rich's borders and padding
+    take 3 a column)."""
+    counts = [max((len(f"{c[i]:,}") for _, c in matrix), default=1) for i in range(len(names))]
+    first = max([len(rows), *(len(row) for row, _ in matrix)])
+    total = max([3, *(len(f"{sum(c):,}") for _, c in matrix)])
+    return 1 + sum(3 + width for width in (first, *(max(len(n), c) for n, c in zip(names, counts, strict=True)), total))
+
+
+def _print_rows(tag: str, rows: str, columns: str, names: list[str], matrix: list[tuple[str, list[int]]]) -> None:
+    """A matrix too wide for the terminal, row by row: each row's columns that count any."""
+    OUT.print(shown(f"{tag}: listed specs by {rows} and {columns} ({len(names):,} {columns} columns: too many "
+                    "for this terminal, listed row by row; --json gives the matrix)"))  # fmt: skip
+    for row, counts in matrix:
+        cells = ", ".join(f"{name} {n:,}" for name, n in zip(names, counts, strict=True) if n)
+        OUT.print(shown(f"{row} ({sum(counts):,}): {cells}"), soft_wrap=True)
