@@ -62,6 +62,9 @@ def test_the_matrices_count_every_listed_spec(demo_run: Demo) -> None:
             assert [p.name for p in page.packages] == sorted({s.name for s in specs})
             for row in page.packages:
                 assert row.counts == tuple(families[row.name, f] for f in page.families), row.name
+                known = [s.size for s in specs if s.name == row.name and s.size is not None]
+                assert (row.size, row.sized) == (sum(known) if known else None, len(known)), row.name
+            assert any(p.sized for p in page.packages) == any(s.size is not None for s in specs)
             assert sum(p.total for p in page.packages) == len(specs)
         names, rows = pivot(catalog, "develop", "package", "family")
         assert {name: dict(zip(names, counts, strict=True)) for name, counts in rows}["cmake"] == {

@@ -105,6 +105,8 @@ class PackageCoverage(msgspec.Struct, frozen=True):
     os: str
     target: str
     specs: int
+    size: int  #: bytes of those whose size is known
+    sized: int  #: how many those are
 
 
 def tag_syncs(db: sqlite3.Connection, tag: str | None, *, limit: int = 1000) -> list[SyncRecord]:
@@ -217,14 +219,17 @@ def package_coverage(
     in half the time on a big tag (whose specs are nearly one per version and arch)."""
     version, order = ("s.version", " ORDER BY s.name, s.version") if versions else ("''", "")
     rows = db.execute(
-        f"SELECT s.name, {version}, s.platform, s.os, s.target, count(*) FROM mirrors m "
+        f"SELECT s.name, {version}, s.platform, s.os, s.target, count(*), total(s.size), count(s.size) FROM mirrors m "
         "JOIN tags t ON t.id = m.tag_id "
         "JOIN members mb ON mb.mirror_id = m.id AND mb.listed JOIN specs s ON s.id = mb.spec_id "
         f"WHERE t.name = ? AND m.stack = '{ROOT_STACK}'" + (" AND s.name = ?" if name is not None else "") + " "
         f"GROUP BY s.name, {version}, s.platform, s.os, s.target{order}",
         (tag, name) if name is not None else (tag,),
     )
-    return [PackageCoverage(*row) for row in rows]
+    return [
+        PackageCoverage(name, version, platform, os, target, specs, int(size), sized)  # total(): a float
+        for name, version, platform, os, target, specs, size, sized in rows
+    ]
 
 
 def listing_counts(

@@ -77,8 +77,8 @@ class CoverageRow(msgspec.Struct, frozen=True):
     name: str
     counts: tuple[int, ...]  #: one per column (``archs`` or ``families``)
     total: int
-    #: a stack's: bytes of its listed specs whose size is known (null when none is), and
-    #: how many those are (how much room a stack's binaries take; not kept for packages)
+    #: bytes of its listed specs whose size is known (null when none is), and how many
+    #: those are (how much room a stack's, or a package's, binaries take)
     size: int | None = None
     sized: int = 0
 
@@ -123,11 +123,14 @@ def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
         size, sized = sizes.get(cell.stack, (0, 0))
         sizes[cell.stack] = (size + cell.size, sized + cell.sized)
     per_package: dict[str, Counter[str]] = defaultdict(Counter)
+    package_sizes: Counter[tuple[str, str]] = Counter()  # (name, "size" or "sized")
     families: Counter[str] = Counter()
     for found in packages:
         family = target_family(found.platform, found.target)
         per_package[found.name][family] += found.specs
         families[family] += found.specs
+        package_sizes[found.name, "size"] += found.size
+        package_sizes[found.name, "sized"] += found.sized
     ordered = _family_order(families)
     return CoveragePage(
         tag,
@@ -138,7 +141,13 @@ def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
         ),
         tuple(ordered),
         tuple(
-            CoverageRow(name, tuple(counts[f] for f in ordered), sum(counts.values()))
+            CoverageRow(
+                name,
+                tuple(counts[f] for f in ordered),
+                sum(counts.values()),
+                package_sizes[name, "size"] if package_sizes[name, "sized"] else None,
+                package_sizes[name, "sized"],
+            )
             for name, counts in sorted(per_package.items())
         ),
     )
