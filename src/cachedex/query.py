@@ -96,6 +96,25 @@ def parse(text: str) -> Query:
     return msgspec.structs.replace(main, dependencies=tuple(dependencies)) if dependencies else main
 
 
+#: Spack 1.0's compiler for one language (``%c=gcc``, ``%[virtuals=c] gcc``), up to the
+#: compiler's name.
+_LANGUAGE_COMPILER = re.compile(rf"%\s*(?:{_NAME}=|\[[^\]]*\]\s*)(?P<compiler>{_NAME}(?:@[^\s%+~^]*)?)?")
+
+
+def _unexpected(text: str, position: int) -> str:
+    """What the character at ``position`` is not, saying so for syntax Spack has and
+    cachedex does not read."""
+    start = text.rfind("%", 0, position + 1)
+    found = _LANGUAGE_COMPILER.match(text, start) if start >= 0 else None
+    if found is not None and found.start() <= position < found.end():
+        instead = f"search %{found['compiler']}" if found["compiler"] else "search %COMPILER, e.g. %gcc@13"
+        return (
+            f"a compiler for one language ({found[0].strip()}, Spack 1.0) is not read here: a binary's compiler "
+            f"is the one its C, C++ or Fortran was built by; {instead}"
+        )
+    return f"unexpected {text[position]!r}"
+
+
 def _carets(text: str) -> list[int]:
     """Positions of the ``^`` that start dependencies (not those inside quotes)."""
     cuts: list[int] = []
@@ -124,7 +143,7 @@ def _parse_part(text: str, position: int, end: int) -> Query:
             continue
         token = _TOKEN.match(text, position, end)
         if token is None or token.end() == position:
-            raise BadQuery(text, position, f"unexpected {text[position]!r}")
+            raise BadQuery(text, position, _unexpected(text, position))
         if token["space"] is not None:
             after_space = True
             position = token.end()

@@ -116,6 +116,9 @@ def test_usage_errors_exit_2() -> None:
     # options that cannot go together, or an option's value that is no date: before any catalog is read
     stack = CliRunner().invoke(main, ["search", "zlib", "--stack", "e4s"])
     assert stack.exit_code == 2 and "--stack needs --tag" in stack.output
+    for nothing in ("", "/", " "):
+        shown = CliRunner().invoke(main, ["show", nothing])
+        assert shown.exit_code == 2 and "give a spec's hash (or its first characters) or a package name" in shown.output
     since = CliRunner().invoke(main, ["diff", "develop", "--since", "2026-13-01"])
     assert since.exit_code == 2 and "Invalid value for '--since': since must be a date like" in since.output
 

@@ -190,6 +190,8 @@ def show_command(state: State, what: str, tag: str | None, as_json: bool) -> Non
     """
     from ..publish.pages import package_page, resolve, spec_page
 
+    if not what.strip().lstrip("/"):
+        raise click.UsageError("give a spec's hash (or its first characters) or a package name")
     with state.catalog() as catalog:
         found = resolve(catalog, what)
         if not isinstance(found, str):
