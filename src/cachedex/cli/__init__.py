@@ -216,7 +216,8 @@ def show_command(state: State, what: str, tag: str | None, as_json: bool) -> Non
 @click.option(
     "--since",
     metavar="DATE",
-    help="Compare TAG_A with itself at DATE (YYYY-MM-DD, or an ISO date and time such as 2026-11-01T09:30+01:00; UTC unless it says).",
+    help="Compare TAG_A with itself at DATE (YYYY-MM-DD, or an ISO date and time such as "
+    "2026-11-01T09:30+01:00; UTC unless it says).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the diff as JSON.")
 @click.pass_obj
