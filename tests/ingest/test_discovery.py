@@ -54,12 +54,27 @@ def test_tags_from_rejects_bad_names_and_tags_without_root(tmp_path: Path) -> No
     discovery = {
         "../evil": [{"label": "root", "url": "https://m.example/x/build_cache/index.json"}],
         "ok": [{"label": "e4s", "url": "https://m.example/ok/e4s/build_cache/index.json"}],
+        "bad": [
+            {"label": "root", "url": "https://m.example/b/build_cache/index.json"},
+            {"label": "root", "url": "https://m.example/c/build_cache/index.json"},
+            {"label": "a b", "url": "https://m.example/d/build_cache/index.json"},
+            {"label": "e4s", "url": 7},
+            "e4s",
+        ],
     }
     (tmp_path / "d.json").write_text(json.dumps(discovery))
     with pytest.raises(ConfigError) as info:
         discovered(_write(tmp_path, "tags_from: d.json\n"))
-    assert any("'../evil'" in p for p in info.value.problems)
-    assert any("'ok' has no 'root' entry" in p for p in info.value.problems)
+    problems = info.value.problems
+    assert any("'../evil'" in p for p in problems)
+    assert any("'ok' has no 'root' entry" in p for p in problems)
+    bad = [p.split(": ")[-1] for p in problems if "tag 'bad'" in p]  # each entry says why
+    assert (
+        bad[0] == "label 'root' given twice"
+        and bad[2] == "expected a string, got 7"
+        and bad[3] == "expected {label, url}"
+    )
+    assert bad[1].startswith("label 'a b' ")
 
 
 def test_tags_from_over_http(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -143,13 +143,21 @@ def mirrors_from_discovery(document: object, *, base: str, remote: bool = False)
             continue
         root: MirrorRef | None = None
         stacks: list[MirrorRef] = []
+        seen: set[str] = set()
         for entry in entries:
             label = entry.get("label") if isinstance(entry, dict) else None
             url = entry.get("url") if isinstance(entry, dict) else None
-            why = check_label(label)
-            if why or not isinstance(url, str):
-                problems.append(f"'tags_from': tag {short_repr(tag)}: bad entry {short_repr(entry)}")
+            why = (
+                "expected {label, url}"
+                if not isinstance(entry, dict)
+                else (f"label {check_label(label)}" if check_label(label) else None)
+                or (None if isinstance(url, str) else f"url: expected a string, got {short_repr(url)}")
+                or (f"label {short_repr(label)} given twice" if label in seen else None)
+            )
+            if why:
+                problems.append(f"'tags_from': tag {short_repr(tag)}: entry {short_repr(entry)}: {why}")
                 continue
+            seen.add(str(label))
             mirror_url = mirror_url_from_index_url(urljoin(base, url))
             if mirror_url is None or urlsplit(mirror_url).scheme == "s3":
                 problems.append(f"'tags_from': tag {short_repr(tag)} {label}: cannot read index URL {short_repr(url)}")
