@@ -73,6 +73,11 @@ BAD = [
     ("hdf5 %c=gcc@13 +mpi", 7, "search %gcc@13"),
     ("hdf5 %[virtuals=c] gcc", 5, "(%[virtuals=c] gcc, Spack 1.0) is not read here"),
     ("x %", 2, "unexpected '%'"),
+    # a variant propagated to the dependencies (Spack's ++, ~~, ==) is no binary's
+    ("hdf5 ++mpi", 5, "++mpi propagates a variant to the dependencies"),
+    ("hdf5 ~~mpi", 5, "search ~mpi"),
+    ("hdf5 mpi==True", 8, "mpi==True propagates a variant to the dependencies, which Spack settles before it builds"),
+    ("hdf5 cflags==-O3", 11, "search cflags=-O3"),
 ]
 
 

@@ -112,7 +112,20 @@ def _unexpected(text: str, position: int) -> str:
             f"a compiler for one language ({found[0].strip()}, Spack 1.0) is not read here: a binary's compiler "
             f"is the one its C, C++ or Fortran was built by; {instead}"
         )
+    doubled = re.match(rf"(\+\+|~~)\s*({_NAME})", text[position:])
+    if doubled is not None:
+        return _propagated(doubled[0])
     return f"unexpected {text[position]!r}"
+
+
+def _propagated(written: str) -> str:
+    """Why a propagated variant (``++mpi``, ``mpi==x``: Spack's, to the dependencies
+    too) is refused, and what to search instead."""
+    own = written.replace("++", "+", 1).replace("~~", "~", 1).replace("==", "=", 1)
+    return (
+        f"{written} propagates a variant to the dependencies, which Spack settles before it builds: "
+        f"a binary has its own variants only; search {own}"
+    )
 
 
 def _carets(text: str) -> list[int]:
@@ -164,6 +177,8 @@ def _parse_part(text: str, position: int, end: int) -> Query:
         elif token["bool"] is not None:
             _set_variant(text, start, variants, token["bool_name"], token["bool"] == "+")
         elif token["key"] is not None:
+            if token["op"] == "==":
+                raise BadQuery(text, token.start("op"), _propagated(f"{token['key']}=={token['value']}"))
             _keyed(text, start, token.start("value"), fields, variants, token["key"], token["value"])
         else:
             if "name" in fields:
