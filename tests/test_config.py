@@ -65,6 +65,8 @@ tags:
   - name: fine
     url: ./m
     bogus: 1
+  - url: ./n
+  - name: no-url
 http: {timeout: -1, retries: two}
 """,
     )
@@ -84,6 +86,8 @@ http: {timeout: -1, retries: two}
         "'tags[1].name': must not be empty",
         "'tags[1].url': expected a path or URL, got 3",
         "unknown key 'tags[2].bogus'",
+        "'tags[3].name': missing: expected a string",
+        "'tags[4].url': missing: expected a path or URL",
         "'http.timeout': expected a number between 0.1 and 3,600, got -1",
         "'http.retries': expected a whole number between 0 and 20, got 'two'",
     ]

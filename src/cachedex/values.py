@@ -236,6 +236,8 @@ def short_repr(value: object, limit: int = 80) -> str:
 
 def check_name(name: object) -> str | None:
     """Why ``name`` cannot be a tag, stack or package name used as a folder; None if fine."""
+    if name is None:  # a key left out, or given no value
+        return "missing: expected a string"
     if not isinstance(name, str):
         return f"expected a string, got {type(name).__name__} {short_repr(name)}"
     if not name:

@@ -79,6 +79,9 @@ def is_path_text(value: object) -> TypeGuard[str]:
 
 def check_url(key: str, value: object, problems: list[str]) -> bool:
     """Whether ``value`` is a path or a URL cachedex reads; else the problem is added."""
+    if value is None:  # left out, or given no value
+        problems.append(f"'{key}': missing: expected a path or URL")
+        return False
     if not is_path_text(value):
         problems.append(f"'{key}': expected a path or URL, got {short_repr(value)}")
         return False
