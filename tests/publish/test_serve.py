@@ -182,6 +182,7 @@ def test_a_real_uvicorn(uvicorn_server: str) -> None:
         page = client.get("/tags/develop/packages/zlib/", headers={"accept-encoding": "gzip"})
         assert page.status_code == 200 and "zlib" in page.text and page.headers["content-encoding"] == "gzip"
         assert client.get("/api/openapi.json").json()["openapi"].startswith("3.")
+        assert client.get("/live.json").json() == {"live": True}  # (a static copy's says false)
         search = client.get("/api/search", params={"q": "hdf5+mpi target=x86_64:", "tag": "develop"})
         assert search.status_code == 200 and search.json()["total"] > 0
         # Nothing built for zen3 itself: why, and the search for what runs on it.

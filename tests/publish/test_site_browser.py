@@ -311,7 +311,10 @@ def _hrefs(page: Any, selector: str) -> list[str]:
     return page.eval_on_selector_all(selector, "links => links.map((a) => a.getAttribute('href'))")
 
 
-def test_the_search_box_of_a_static_site_says_it_searches_names(page: Any, served: str) -> None:
+def test_the_search_box_of_a_static_site_says_it_searches_names(page: Any, served: str, demo_run: Demo) -> None:
+    failed: list[str] = []  # a static copy answers every request the script makes: no 404 in its console
+    page.on("response", lambda response: failed.append(response.url) if response.status >= 400 else None)
+    assert json.loads((demo_run.site / "live.json").read_text()) == {"live": False}
     page.goto(served + "index.html")
     page.fill("#package-search", "hdf5+mpi %gcc@13")
     page.wait_for_selector("#search-results li a")
@@ -324,6 +327,7 @@ def test_the_search_box_of_a_static_site_says_it_searches_names(page: Any, serve
     page.goto(served + "search.html?q=zlib")
     page.wait_for_selector("#search-results li a")
     assert "static" in page.inner_text("#search-hint") and "zlib" in page.inner_text("#search-results")
+    assert not failed, failed
 
 
 def test_cos4_the_tag_page_script_does_not_link_names_without_a_page(page: Any, tmp_path: Path) -> None:

@@ -52,14 +52,27 @@ __all__ = [
     "ASSETS",
     "ASSET_SOURCES",
     "FIRST_ROWS",
+    "LIVE_FILE",
     "asset_text",
     "download",
+    "live_marker",
     "render",
     "render_all_packages",
     "render_not_found",
     "render_stamp",
     "to_json",
 ]
+
+#: A file every copy of the site has, saying whether cachedex serves it: the pages'
+#: script reads it to offer what only the server answers (a static copy says false). A
+#: file both have, not a request only the server answers: a static server logs no 404.
+LIVE_FILE = "live.json"
+
+
+def live_marker(live: bool) -> bytes:
+    """The bytes of :data:`LIVE_FILE`."""
+    return b'{"live":true}\n' if live else b'{"live":false}\n'
+
 
 #: The site's own assets, their version in their names (cache forever, never stale).
 ASSETS = {

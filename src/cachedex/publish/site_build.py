@@ -19,6 +19,7 @@ from .feeds import all_tags_feed
 from .graph import SpecGraph
 from .pages import HomePage, MirrorsPage, home_page, mirrors_page
 from .parallel import pool_context
+from .render import LIVE_FILE, live_marker
 from .search_page import static_search_view
 from .site_delta import PageSet
 from .site_tasks import SHARED, Done, Task, run_task, write_task
@@ -89,6 +90,7 @@ def write_last(writer: SiteWriter, plan: Plan, home: HomePage, mirrors: MirrorsP
     writer.file("changes.atom", feed)
     writer.page(static_search_view(plan.known))
     writer.file("packages.json", msgspec.json.encode(with_pages(package_names_of(plan.package_tags))))
+    writer.file(LIVE_FILE, live_marker(False))
     writer.page(mirrors)
     writer.flush()
 

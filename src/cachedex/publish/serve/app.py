@@ -37,7 +37,7 @@ from starlette.routing import Route
 from ...errors import BadQuery, CachedexError
 from ...query import Query
 from ..pages import full_hash
-from ..render import ASSET_SOURCES, ASSETS, asset_text, render_not_found
+from ..render import ASSET_SOURCES, ASSETS, LIVE_FILE, asset_text, live_marker, render_not_found
 from ..urls import spec_url
 from .api import API, HTML, JSON, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
@@ -191,6 +191,11 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     async def openapi(request: Request) -> Response:
         return _send(request, document, None)
 
+    served = cached(live_marker(True), JSON, 200, "")
+
+    async def live(request: Request) -> Response:
+        return _send(request, served, None)
+
     async def short_spec(request: Request) -> Response:
         """``/spec/<hash or prefix>``, as ``spack find`` prints a hash: redirected to the
         spec's page (temporarily: a prefix unique today may not be after a sync). A
@@ -235,6 +240,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         ),
         Route("/static/{file}", static, methods=["GET"]),
         Route("/packages.json", answer(PAGES["packages.json"]), methods=["GET"]),
+        Route(f"/{LIVE_FILE}", live, methods=["GET"]),
         *page_routes("/", PAGES["home"]),
         *page_routes("/mirrors/", PAGES["mirrors"]),
         *page_routes("/tags/{tag}/", PAGES["tag"]),

@@ -88,8 +88,10 @@
 
   // Is this site served by `cachedex serve` (it has an API), or a static copy? Asked once.
   let live = null;
-  const isLive = () => live || (live = fetch(`${root}api/openapi.json`, { method: "HEAD" })
-    .then((r) => r.ok && (r.headers.get("content-type") || "").includes("json"), () => false));
+  // Served by cachedex, or a static copy? Each has live.json, which says.
+  const isLive = () => live || (live = fetch(`${root}live.json`)
+    .then((r) => (r.ok ? r.json() : {}), () => ({}))
+    .then((answer) => answer.live === true, () => false));
 
   // A spec page served by cachedex serve links to the search of everything depending on
   // it (its list stops at 300; the search narrows by name, variant or arch). A static
