@@ -201,6 +201,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         spec's page (temporarily: a prefix unique today may not be after a sync). A
         lookup in the hash index, answered here as cheap answers are."""
         try:
+            check_parameters(request, frozenset())
             catalog, _ = catalogs.get()
             dag_hash = full_hash(catalog, request.path_params["prefix"])
         except (CachedexError, sqlite3.DatabaseError) as exc:
