@@ -124,6 +124,22 @@ def mirror_url_from_index_url(url: str) -> str | None:
     return None
 
 
+def _entry_problem(entry: object, seen: set[str]) -> str | None:
+    """What is wrong with one ``{label, url}`` entry of a tag (``seen``: the labels of
+    the entries before it); None if nothing."""
+    if not isinstance(entry, dict):
+        return "expected {label, url}"
+    label, url = entry.get("label"), entry.get("url")
+    why = check_label(label)
+    if why:
+        return f"label {why}"
+    if not isinstance(url, str):
+        return f"url: expected a string, got {short_repr(url)}"
+    if label in seen:
+        return f"label {short_repr(label)} given twice"
+    return None
+
+
 def mirrors_from_discovery(document: object, *, base: str, remote: bool = False) -> tuple[list[TagConfig], list[str]]:
     """Tags from a decoded discovery file; relative URLs resolve against ``base``.
 
@@ -147,13 +163,7 @@ def mirrors_from_discovery(document: object, *, base: str, remote: bool = False)
         for entry in entries:
             label = entry.get("label") if isinstance(entry, dict) else None
             url = entry.get("url") if isinstance(entry, dict) else None
-            why = (
-                "expected {label, url}"
-                if not isinstance(entry, dict)
-                else (f"label {check_label(label)}" if check_label(label) else None)
-                or (None if isinstance(url, str) else f"url: expected a string, got {short_repr(url)}")
-                or (f"label {short_repr(label)} given twice" if label in seen else None)
-            )
+            why = _entry_problem(entry, seen)
             if why:
                 problems.append(f"'tags_from': tag {short_repr(tag)}: entry {short_repr(entry)}: {why}")
                 continue

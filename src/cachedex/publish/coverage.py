@@ -123,14 +123,15 @@ def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
         size, sized = sizes.get(cell.stack, (0, 0))
         sizes[cell.stack] = (size + cell.size, sized + cell.sized)
     per_package: dict[str, Counter[str]] = defaultdict(Counter)
-    package_sizes: Counter[tuple[str, str]] = Counter()  # (name, "size" or "sized")
+    bytes_known: Counter[str] = Counter()  # package -> bytes of its specs whose size is known
+    bytes_sized: Counter[str] = Counter()  # package -> those specs
     families: Counter[str] = Counter()
     for found in packages:
         family = target_family(found.platform, found.target)
         per_package[found.name][family] += found.specs
         families[family] += found.specs
-        package_sizes[found.name, "size"] += found.size
-        package_sizes[found.name, "sized"] += found.sized
+        bytes_known[found.name] += found.size
+        bytes_sized[found.name] += found.sized
     ordered = _family_order(families)
     return CoveragePage(
         tag,
@@ -145,8 +146,8 @@ def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
                 name,
                 tuple(counts[f] for f in ordered),
                 sum(counts.values()),
-                package_sizes[name, "size"] if package_sizes[name, "sized"] else None,
-                package_sizes[name, "sized"],
+                bytes_known[name] if bytes_sized[name] else None,
+                bytes_sized[name],
             )
             for name, counts in sorted(per_package.items())
         ),
