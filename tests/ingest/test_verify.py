@@ -161,6 +161,14 @@ def test_a_signed_v3_mirror_verifies_cleanly_over_nginx(tmp_path: Path, signed_v
         assert len([p for m, p, _ in nginx.requests() if m == "GET" and p.removeprefix("/m/") in tarballs]) == 4
 
 
+def test_binaries_a_server_labels_gzip_are_hashed_as_stored(tmp_path: Path, signed_v3: Path) -> None:
+    """S3 objects uploaded with Content-Encoding: gzip: their checksum is of the bytes
+    stored, which Spack downloads and checks as they are, not of what gunzip makes."""
+    with Nginx(signed_v3.parent, extra="location /m/blobs/ { add_header Content-Encoding gzip; }") as nginx:
+        deep = _verify(tmp_path, f"{nginx.url}/m", deep=True)
+    assert deep.problems == () and "checksums" in deep.checks
+
+
 def test_a_signed_v3_mirror_verifies_cleanly_from_a_folder(tmp_path: Path, signed_v3: Path) -> None:
     result = _verify(tmp_path, str(signed_v3), deep=True)
     assert result.problems == () and result.skipped == ()

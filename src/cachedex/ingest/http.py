@@ -254,7 +254,14 @@ class HttpClient:
         watched = request.progress is not None
         # What most requests share is set only when it differs from the handle's last
         # request: a sync's tens of thousands of manifest reads then cost two options each.
-        state = (tuple(request.headers), request.method, watched, request.limit, self._proxy_for(request.url))
+        state = (
+            tuple(request.headers),
+            request.method,
+            watched,
+            request.raw,
+            request.limit,
+            self._proxy_for(request.url),
+        )
         if self._state.get(handle) != state:
             self._state[handle] = state
             if request.headers:
@@ -264,10 +271,11 @@ class HttpClient:
                 # index's If-Modified-Since would go with the next request, to any host.
                 handle.unsetopt(pycurl.HTTPHEADER)
             handle.setopt(pycurl.NOBODY, 1 if request.method == "HEAD" else 0)
-            handle.setopt(pycurl.PROXY, state[4])
+            handle.setopt(pycurl.PROXY, state[5])
             if watched:
-                # A big read, watched: counted as it arrives, decoded (gzip, deflate) first.
-                handle.setopt(pycurl.ACCEPT_ENCODING, "")
+                # A big read, watched: counted as it arrives, decoded (gzip, deflate) first
+                # unless its bytes as stored are asked for (libcurl decodes only then).
+                handle.setopt(pycurl.ACCEPT_ENCODING, None if request.raw else "")
                 handle.setopt(pycurl.MAXFILESIZE_LARGE, 0)
             else:
                 # A small read: libcurl stops it at the limit. Not asking for compression

@@ -72,7 +72,9 @@ class Request:
     """One HTTP request and what it is allowed: at most ``limit`` body bytes (decoded).
 
     ``ok`` lists the statuses that are answers (others are errors: 404 is
-    :class:`SourceNotFound`); ``progress`` sees the body arrive."""
+    :class:`SourceNotFound`); ``progress`` sees the body arrive, decoded (gzip, deflate)
+    unless ``raw``: the bytes as stored, whose checksum a manifest names, even when the
+    server says they are Content-Encoding gzip (as S3 objects uploaded so do)."""
 
     __slots__ = (
         "_body",
@@ -87,6 +89,7 @@ class Request:
         "method",
         "ok",
         "progress",
+        "raw",
         "url",
     )
 
@@ -99,8 +102,10 @@ class Request:
         limit: int,
         ok: tuple[int, ...] = (200,),
         progress: ProgressCallback | None = None,
+        raw: bool = False,
     ) -> None:
         self.url = url
+        self.raw = raw
         self.method = method
         self.headers = list(headers)
         self.limit = limit

@@ -92,7 +92,7 @@ class _HashingRequest(Request):
     """A GET that hashes its body as it arrives and keeps none of it."""
 
     def __init__(self, url: str, algorithm: str, limit: int) -> None:
-        super().__init__(url, limit=limit, progress=self._ignore)
+        super().__init__(url, limit=limit, progress=self._ignore, raw=True)
         self.algorithm = algorithm
         self.hasher = hashlib.new(algorithm)
         self.count = 0
