@@ -54,11 +54,14 @@ class ServerState:
     """What the test server serves and how it misbehaves."""
 
     root: Path
-    #: path -> 404, 500, 503, 429, stall, never, cut, drip, gzip-bomb, redirect-file; "-once" to
+    #: path -> 404, 500, 503, 429, stall, slow, never, cut, drip, gzip-bomb, redirect-file, redirect-loop; "-once" to
     #: misbehave on the first request only
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     headers: list[dict[str, str]] = field(default_factory=list)  # each request's, in the same order
+    in_flight: int = 0  # requests being answered now
+    most_in_flight: int = 0  # the most answered at once
+    lock: threading.Lock = field(default_factory=threading.Lock)
     stall_seconds: float = 3.0
     drip_seconds: float = 0.3
     retry_after: int = 1
@@ -82,6 +85,17 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _serve(self, *, body: bool) -> None:
         state = self.state
+        with state.lock:
+            state.in_flight += 1
+            state.most_in_flight = max(state.most_in_flight, state.in_flight)
+        try:
+            self._answer(body=body)
+        finally:
+            with state.lock:
+                state.in_flight -= 1
+
+    def _answer(self, *, body: bool) -> None:
+        state = self.state
         path = self.path.split("?", 1)[0]
         state.requests.append((self.command, path))
         state.headers.append(dict(self.headers.items()))
@@ -102,6 +116,8 @@ class _Handler(BaseHTTPRequestHandler):
             time.sleep(state.stall_seconds)
             self.send_error(503)
             return
+        if fault == "slow":  # the answer, after stall_seconds
+            time.sleep(state.stall_seconds)
         if fault == "never":  # read the request, then say nothing until the client gives up
             time.sleep(state.stall_seconds)
             self.close_connection = True

@@ -11,6 +11,7 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.ingest.sync import sync
+from cachedex.values import tarball_path_v2
 from tests.helpers import (
     LIBDWARF_CORE2,
     LIBELF_CORE2,
@@ -232,6 +233,29 @@ def test_http_sync_and_incremental_resync(http_server, mirrors: Path, tmp_path: 
         # the hash file is read again, the index is not
         assert http_server.state.count("/m/build_cache/index.json") == 1
         assert http_server.state.count("/m/build_cache/index.json.hash") == 2
+
+
+def test_v2_sizes_are_asked_by_head_many_at_once(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """`sync --sizes` on a v2 mirror: a HEAD per binary, at once (one at a time, a mirror
+    of thousands of binaries took as many round trips)."""
+    url = serve_fixture(http_server, mirrors)
+    with Catalog(tmp_path / "plan.sqlite") as planned:
+        sync(make_config(tmp_path, [{"name": "t", "url": url}]), planned)
+        listed = listed_specs(planned, "t")
+    expected = {}
+    for n, spec in enumerate(listed):
+        path = tarball_path_v2(hash=spec.hash, name=spec.name, version=spec.version, compiler=spec.compiler,
+                               platform=spec.platform, os=spec.os, target=spec.target)  # fmt: skip
+        (http_server.state.root / "m" / path).parent.mkdir(parents=True, exist_ok=True)
+        (http_server.state.root / "m" / path).write_bytes(b"x" * (100 + n))
+        http_server.state.faults[f"/m/{path}"] = "slow"
+        expected[spec.hash] = 100 + n
+    http_server.state.stall_seconds = 0.5
+    config = make_config(tmp_path, [{"name": "t", "url": url}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog, head_sizes=True)
+        assert outcome.ok and {s.hash: s.size for s in listed_specs(catalog, "t")} == expected
+    assert len(expected) >= 3 and http_server.state.most_in_flight >= 3
 
 
 HTTP_FAULTS = {
