@@ -224,6 +224,19 @@ def test_unknown_tag_is_one_clear_error(demo_run: Demo, tmp_path: Path) -> None:
         write_site(catalog, tmp_path / "s", tags=["nope"])
 
 
+def test_one_tag_into_a_folder_without_the_others_names_them(demo_run: Demo, tmp_path: Path) -> None:
+    """The pages of one tag link to the others' (the home page lists every tag): a
+    folder that lacks them is told which, and one that has them is not."""
+    note = "the pages of 'develop-2026-11-08', 'develop-2026-11-01', 'v1.0.2', which the pages written link to"
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        alone = write_site(catalog, tmp_path / "alone", tags=["develop"])
+        again = write_site(catalog, tmp_path / "alone", tags=["develop"])  # current: said again
+        shutil.copytree(demo_run.site, tmp_path / "whole")
+        whole = write_site(catalog, tmp_path / "whole", tags=["develop"])
+    assert any(s.startswith(note) for s in alone.skipped) and any(s.startswith(note) for s in again.skipped)
+    assert again.current and not any("link to" in s for s in whole.skipped)
+
+
 def test_render_uses_relative_links(demo_run: Demo) -> None:
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         html = render(package_page(catalog, "develop", "zlib"))

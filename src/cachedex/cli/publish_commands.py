@@ -119,7 +119,14 @@ def export_spack_cache_command(
 
 @click.command("site")
 @click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--tag", "-t", "tags", multiple=True, help="Only this tag (repeatable).")
+@click.option(
+    "--tag",
+    "-t",
+    "tags",
+    multiple=True,
+    help="Only this tag's pages (repeatable). They link to every tag's: in a folder without the others, "
+    "a warning names them.",
+)
 @click.option(
     "--workers",
     type=click.IntRange(1, 64),

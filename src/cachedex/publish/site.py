@@ -179,7 +179,8 @@ def write_site(
             stamp += _state_line(catalog, plan)
             made_by = _read_stamp(outdir / STAMP)
             if not full and made_by == stamp:
-                return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, current=True)
+                notes = (*plan.skipped, *_tags_elsewhere(outdir, plan, tags))
+                return SiteReport(outdir, 0, 0, 0, 0, notes, time.perf_counter() - started, current=True)
             writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
             recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
             before, left = recorded if recorded is not None else (None, None)
@@ -226,6 +227,7 @@ def write_site(
             removed += remove_others(outdir / "tags", set(plan.known))
             save_inputs(outdir, inputs)
             update_file(str(outdir / STAMP), stamp)  # last: only a complete build vouches for its pages
+            plan.skipped.extend(_tags_elsewhere(outdir, plan, tags))
         else:
             plan.skipped.append(CHANGED)
         seconds = time.perf_counter() - started
@@ -245,6 +247,23 @@ def write_site(
             ahead.close()
         if writer is not None:
             writer.close()  # its old files gone before the build returns
+
+
+def _tags_elsewhere(outdir: Path, plan: Plan, tags: list[str] | None) -> list[str]:
+    """With ``tags`` chosen: a note naming the catalog's other tags whose pages the
+    folder lacks, which the pages written link to (the home page lists every tag, a spec
+    page the tags holding it)."""
+    absent = [
+        tag
+        for tag in plan.known
+        if tags and tag not in plan.tags and name_problem(tag) is None and not (outdir / "tags" / tag).is_dir()
+    ]
+    if not absent:
+        return []
+    return [
+        f"the pages of {', '.join(map(quoted, absent))}, which the pages written link to: this folder has them "
+        "once a build without --tag writes them"
+    ]
 
 
 def _state_line(catalog: Catalog, plan: Plan) -> bytes:
