@@ -12,6 +12,7 @@ from click.testing import CliRunner
 
 from cachedex.catalog import Catalog
 from cachedex.cli import main
+from tests.helpers import Demo
 
 
 def _config(tmp_path: Path, mirrors: Path, *extra_tags: str) -> Path:
@@ -155,3 +156,25 @@ def test_debug_shows_the_traceback(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["--debug", "--config", str(tmp_path / "none.yaml"), "sync"])
     assert result.exit_code == 1
     assert result.exception is not None and "no config file here" in str(result.exception)
+
+
+def test_a_reader_that_stops_reading_ends_the_command_quietly(demo_run: Demo) -> None:
+    """``cachedex show hdf5 | head -1``: answered as far as it was read, exit 0 and no
+    message (rich's own handling exited 1, the code of an error, without one); output
+    that cannot be written at all is an error in one line."""
+    cli = [sys.executable, "-c", "from cachedex.cli import main; main()", "--config", str(demo_run.config)]
+    for args in (
+        ["show", "hdf5"],
+        ["reuse", str(demo_run.folder / "spack.lock"), "--all"],
+        ["search", "", "-n", "1000"],
+    ):
+        process = subprocess.Popen([*cli, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        assert process.stdout is not None and process.stderr is not None
+        process.stdout.readline()
+        process.stdout.close()  # as head does once it has its line
+        errors = process.stderr.read()
+        process.stderr.close()
+        assert process.wait(timeout=60) == 0 and errors == b"", (args, errors)
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([*cli, "show", "hdf5"], stdout=full, stderr=subprocess.PIPE, timeout=60, check=False)
+    assert done.returncode == 1 and done.stderr.decode().splitlines() == ["error: No space left on device"]

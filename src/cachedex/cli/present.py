@@ -51,7 +51,15 @@ __all__ = [
 ]
 
 # Wide enough for the tables when output goes to a file or a pipe (rich assumes 80).
-OUT = Console(highlight=False, emoji=False, soft_wrap=True, width=None if sys.stdout.isatty() else 132)
+class _Output(Console):
+    """Standard output: a reader that stops reading (``| head``) ends the command as
+    its ``BrokenPipeError`` does (see ``state.friendly``), not rich's exit code 1."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
+OUT = _Output(highlight=False, emoji=False, soft_wrap=True, width=None if sys.stdout.isatty() else 132)
 
 
 def shown(text: str) -> str:

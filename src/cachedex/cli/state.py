@@ -4,6 +4,7 @@ and how an error becomes one line on stderr (:func:`friendly`)."""
 from __future__ import annotations
 
 import functools
+import os
 import sqlite3
 import sys
 from collections.abc import Callable
@@ -58,15 +59,23 @@ INTERRUPTED = 130
 
 
 def friendly(func: F) -> F:
-    """Turn CachedexError, and SQLite's errors about the catalog, into one line on stderr
-    and exit code 1 (traceback with --debug); Ctrl-C into "interrupted" and exit code
-    130, not click's "Aborted!" and 1, the code of an error to fix."""
+    """Turn CachedexError, SQLite's errors about the catalog and the system's (a folder
+    it may not write) into one line on stderr and exit code 1 (traceback with --debug);
+    Ctrl-C into "interrupted" and exit code 130, not click's "Aborted!" and 1, the code
+    of an error to fix; a reader that stopped reading (``| head``) into exit code 0."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
-            return func(*args, **kwargs)
-        except (KeyboardInterrupt, CachedexError, sqlite3.DatabaseError) as exc:
+            result = func(*args, **kwargs)
+            sys.stdout.flush()  # here: a closed pipe is met in this try, not at exit
+            return result
+        except BrokenPipeError:
+            # What was asked was answered as far as it was read: not an error. Nothing
+            # more may reach the pipe (Python would complain of it at exit).
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(0)
+        except (KeyboardInterrupt, CachedexError, sqlite3.DatabaseError, OSError) as exc:
             context = click.get_current_context()
             state = context.find_object(State)
             if state is not None and state.debug:
@@ -76,7 +85,13 @@ def friendly(func: F) -> F:
                 kept = "; a tag whose sync had not finished keeps its previous content"
                 click.echo(f"interrupted{kept if context.info_name == 'sync' else ''}", err=True)
                 sys.exit(INTERRUPTED)
-            message = str(exc) if isinstance(exc, CachedexError) else _catalog_problem(state, exc)
+            if isinstance(exc, CachedexError):
+                message = str(exc)
+            elif isinstance(exc, OSError):
+                where = f"{exc.filename}: " if exc.filename else ""
+                message = f"{where}{exc.strerror or exc}"
+            else:
+                message = _catalog_problem(state, exc)
             # Line by line: a query's error shows a caret under it on a line of its own.
             click.echo("\n".join(visible(line) for line in f"error: {message}".split("\n")), err=True)
             sys.exit(1)
