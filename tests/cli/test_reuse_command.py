@@ -72,3 +72,23 @@ def test_a_mirror_value_shows_as_escapes_and_errors_name_the_file(demo_run: Demo
     assert code == 1 and out.startswith(f"error: {tmp_path / 'bad.lock'}: not a Spack lockfile")
     code, out = _run(demo_run, str(path), "--tag", "nope")
     assert code == 1 and "nope" in out
+
+
+def test_long_lists_are_cut_unless_all_and_an_environment_of_externals(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = list(nodes)  # the whole stack, zlib-ng a release newer: much builds because it does
+    specs, renamed = changed(nodes, "zlib-ng", lambda node: node["parameters"].update(note="9.9.9"))
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed.get(r, r) for r in roots]))
+    code, out = _run(demo_run, str(path), "--tag", "develop", "--json")
+    follows = sum(m["follows"] for m in json.loads(out)["tags"][0]["missing"])
+    assert code == 0 and follows > 25
+    code, out = _run(demo_run, str(path), "--tag", "develop")
+    lines = out.splitlines()
+    listed = lines[lines.index(next(line for line in lines if line.startswith("Built because"))) + 1]
+    assert code == 0 and listed.endswith(f" and {follows - 25:,} more (--all: each)") and listed.count("@") == 25
+    for node in specs.values():
+        node["external"] = {"path": "/usr", "module": None, "extra_attributes": {}}
+    external = write_lockfile(tmp_path / "external.lock", lockfile(specs, [renamed.get(r, r) for r in roots]))
+    code, out = _run(demo_run, str(external), "--tag", "develop")
+    assert code == 0 and "No spec of the environment comes from a build cache: every one is external." in out
+    assert "has a binary of every spec" not in out

@@ -50,6 +50,7 @@ __all__ = [
     "stats_json",
 ]
 
+
 # Wide enough for the tables when output goes to a file or a pipe (rich assumes 80).
 class _Output(Console):
     """Standard output: a reader that stops reading (``| head``) ends the command as

@@ -98,6 +98,9 @@ def _print(report: ReuseReport, show_all: bool) -> None:
         stack = report.tags[0].stack
         OUT.print(shown(f"Not compared (no stack {stack}): {', '.join(report.without_stack)}"))
     best = report.tags[0]
+    if not best.needed:
+        OUT.print("No spec of the environment comes from a build cache: every one is external.")
+        return
     if not best.missing:
         OUT.print(shown(f"{best.tag} has a binary of every spec of the environment."))
         return
@@ -116,7 +119,9 @@ def _print(report: ReuseReport, show_all: bool) -> None:
             for missing in follow:
                 OUT.print(shown(_missing_line(missing, best.tag)))
         else:
-            OUT.print(shown("  " + ", ".join(f"{m.name}@{m.version}" for m in follow) + " (--all: each)"))
+            names = ", ".join(f"{m.name}@{m.version}" for m in follow[:LISTED])
+            more = f" and {len(follow) - LISTED:,} more" if len(follow) > LISTED else ""
+            OUT.print(shown(f"  {names}{more} (--all: each)"))
 
 
 def _size(row: TagReuse) -> str:
