@@ -667,3 +667,19 @@ def test_jekyll_builds_the_generated_site(tmp_path: Path) -> None:
     html = (site / "_site/cache" / TAG / "zlib/specs.html").read_text()
     assert {d["size"] for d in _between(html, "details")} == {"-"}
     assert '<p id="title">zlib</p>' in html
+
+
+def test_names_jekyll_would_read_as_dates_or_numbers_are_quoted() -> None:
+    """Jekyll reads YAML with Ruby's Psych, which takes ``2025-7-1`` for a date where
+    PyYAML sees a string: a tag so named must stay a string in every file Jekyll reads."""
+    from cachedex.publish.jekyll_data import tags_yaml
+    from cachedex.publish.jekyll_pages import _yaml_flow_item
+
+    names = ["2025-7-1", "2025-07-13", "1.10", "true", "develop-2025-07-13", "v1.0.2"]
+    flow = "[" + ", ".join(_yaml_flow_item(name) for name in names) + "]"
+    tags = tags_yaml(None, {name: ["root"] for name in names}).decode()
+    ruby = "require 'yaml'; require 'json'; print JSON.dump(ARGV.map { |t| YAML.safe_load(t) })"
+    done = subprocess.run(["ruby", "-e", ruby, flow, tags], capture_output=True, text=True, timeout=60, check=True)
+    read_flow, read_tags = json.loads(done.stdout)  # (a Date would not load at all: safe_load refuses it)
+    assert read_flow == names and sorted(entry["name"] for entry in read_tags) == sorted(names)
+    assert "develop-2025-07-13" in flow.split(", ")  # what cache.spack.io writes plain stays plain

@@ -18,6 +18,7 @@ import yaml
 from .. import __version__
 from ..catalog import Catalog
 from ..errors import JekyllError
+from .jekyll_pages import JekyllDumper
 
 __all__ = [
     "ALL_KEY",
@@ -121,7 +122,7 @@ def tags_yaml(previous: list[Any] | None, stacks: Mapping[str, list[str]]) -> by
     for tag, names in stacks.items():
         entries[tag] = {"name": tag, "stacks": sorted(names)}
     document = [entries[name] for name in sorted(entries)]
-    return yaml.safe_dump(document, default_flow_style=False, allow_unicode=False).encode("utf-8")
+    return yaml.dump(document, Dumper=JekyllDumper, default_flow_style=False, allow_unicode=False).encode("utf-8")
 
 
 def meta_yaml(previous: dict[str, Any] | None, summaries: Mapping[str, TagSummary]) -> bytes:
@@ -145,7 +146,7 @@ def meta_yaml(previous: dict[str, Any] | None, summaries: Mapping[str, TagSummar
         "compiler_count": f"{len(compilers):,}",
         "parameter_count": f"{len(parameters):,}",
     }
-    return yaml.safe_dump(entries, default_flow_style=False, allow_unicode=False).encode("utf-8")
+    return yaml.dump(entries, Dumper=JekyllDumper, default_flow_style=False, allow_unicode=False).encode("utf-8")
 
 
 def _count(value: object) -> int:

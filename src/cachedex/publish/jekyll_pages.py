@@ -19,6 +19,7 @@ but few distinct compilers, targets, stack sets or variant lists.
 from __future__ import annotations
 
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -32,7 +33,7 @@ from .._perf import BoundedMemo
 from ..catalog import ListedRow
 from ..values import decode_variants
 
-__all__ = ["PageWriter", "SpecCounts", "render_page"]
+__all__ = ["JekyllDumper", "PageWriter", "SpecCounts", "render_page"]
 
 # Memo tables hold JSON text of values that repeat across specs (stack sets, variant
 # lists, compilers...). They are cleared when they reach this many entries, so memory
@@ -190,13 +191,28 @@ _row_variants = attrgetter("variants")
 _row_stacks = attrgetter("stacks")
 
 
+#: What Jekyll's YAML (Ruby's Psych) reads as a date and PyYAML as a string: a month or
+#: day of one digit (``2025-7-1``). PyYAML alone would write it plain.
+_RUBY_DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
+
+
+class JekyllDumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, quoting also what Jekyll would read as a date."""
+
+
+JekyllDumper.add_implicit_resolver(
+    "tag:yaml.org,2002:timestamp", re.compile(f"^{_RUBY_DATE.pattern}$"), list("0123456789")
+)
+
+
 @lru_cache(maxsize=1024)
 def _yaml_flow_item(text: str) -> str:
     """``text`` as an item of a YAML flow sequence: plain as cache.spack.io writes it
-    (``develop-2025-07-13``) when YAML reads that back as the same string, else quoted
-    (a name like ``1.10`` or ``true`` would become a number or a boolean)."""
+    (``develop-2025-07-13``) when YAML, PyYAML's and Jekyll's, reads that back as the same
+    string, else quoted (a name like ``1.10``, ``true`` or ``2025-7-1`` would become a
+    number, a boolean or a date)."""
     plain = text and text.isascii() and all(c.isalnum() or c in "._-" for c in text)
-    if plain and yaml.safe_load(f"[{text}]") == [text]:
+    if plain and yaml.safe_load(f"[{text}]") == [text] and not _RUBY_DATE.fullmatch(text):
         return text
     return _json_string(text)
 
