@@ -398,7 +398,7 @@ def test_second_run_rewrites_nothing(small_tag: tuple[Path, Path], tmp_path: Pat
     out = tmp_path / "site"
     cli(config, "jekyll", str(out))
     before = files_under(out)
-    assert len(before) == 7  # 4 pages + tags.yaml + meta.yaml + the tag's record
+    assert len(before) == 8  # 4 pages + tags.yaml + meta.yaml + the tag's record + the runs' lock
     result = cli(config, "jekyll", str(out))  # the record says the tag is current: no page read
     assert "small: 4 pages (4 specs) are current" in result.output
     assert "_data: unchanged" in result.output
@@ -683,3 +683,28 @@ def test_names_jekyll_would_read_as_dates_or_numbers_are_quoted() -> None:
     read_flow, read_tags = json.loads(done.stdout)  # (a Date would not load at all: safe_load refuses it)
     assert read_flow == names and sorted(entry["name"] for entry in read_tags) == sorted(names)
     assert "develop-2025-07-13" in flow.split(", ")  # what cache.spack.io writes plain stays plain
+
+
+def test_one_run_at_a_time_and_what_killed_runs_left_goes(small_tag: tuple[Path, Path], tmp_path: Path) -> None:
+    """Two runs on one folder raced for its folders ("File exists"): the second is told
+    another is writing. Temporary files of killed runs, of any file a run writes, go."""
+    from cachedex.publish.files import held_alone
+
+    config, _root = small_tag
+    out = tmp_path / "site"
+    cli(config, "jekyll", str(out))
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    planted = [
+        out / "_cache/small/alpha" / f".specs.md.{gone.pid}.tmp",
+        out / "_cache/small" / f"..cachedex-jekyll.{gone.pid}.tmp",
+        out / "_data" / f".tags.yaml.{gone.pid}.tmp",
+    ]
+    for path in planted:
+        path.write_text("partial")
+    with Catalog(tmp_path / "catalog.sqlite", readonly=True) as catalog:
+        with held_alone(out), pytest.raises(JekyllError, match="another cachedex run is writing this folder"):
+            write_jekyll(catalog, out, full=True)
+        assert all(path.exists() for path in planted)  # (refused before anything)
+        write_jekyll(catalog, out, full=True)
+    assert not [path for path in planted if path.exists()]

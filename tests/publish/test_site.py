@@ -237,6 +237,23 @@ def test_one_tag_into_a_folder_without_the_others_names_them(demo_run: Demo, tmp
     assert again.current and not any("link to" in s for s in whole.skipped)
 
 
+def test_one_build_at_a_time(demo_run: Demo, tmp_path: Path) -> None:
+    """Two builds into one folder removed each other's staging (a traceback, and no
+    site at all): the second is told another is writing, and changes nothing."""
+    from cachedex.errors import OutputError
+    from cachedex.publish.files import held_alone
+
+    site = tmp_path / "site"
+    site.mkdir()
+    with (
+        Catalog(demo_run.catalog, readonly=True) as catalog,
+        held_alone(site),
+        pytest.raises(OutputError, match="another cachedex run is writing this folder"),
+    ):
+        write_site(catalog, site)
+    assert [p.name for p in site.iterdir()] == [".cachedex-lock"]
+
+
 def test_render_uses_relative_links(demo_run: Demo) -> None:
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         html = render(package_page(catalog, "develop", "zlib"))

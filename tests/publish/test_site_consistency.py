@@ -218,6 +218,9 @@ def test_data3_the_next_build_removes_temporary_files_of_killed_builds(tmp_path:
         f"tags/t/.x.html.{dead_pid()}.tmp",
         f"specs/{shard}/.y.json.{dead_pid()}.tmp",
         f"tags/t/packages/p3/.index.html.{dead_pid()}.tmp",
+        f"tags/t/packages/p3/.badge.svg.{dead_pid()}.tmp",
+        f"tags/t/packages/p3/.changes.atom.{dead_pid()}.tmp",
+        f"tags/t/.changes.atom.{dead_pid()}.tmp",
         f"static/.cachedex.css.{dead_pid()}.tmp",
         f"..cachedex-site.{dead_pid()}.tmp",
     ):
@@ -334,6 +337,7 @@ def test_crash11_site_skips_a_package_name_too_long_for_a_file(long_name_catalog
         dag_hash("zlib"),
     }
     assert sorted(p.name for p in site.iterdir() if p.name.startswith(".")) == [
+        ".cachedex-lock",
         ".cachedex-site",
         ".cachedex-site-inputs",
     ]

@@ -4,22 +4,25 @@ no folder outside the output folder, whatever a tag or package name says."""
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import queue
 import re
 import shutil
 import stat
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..errors import CachedexError, OutputError
 from ..values import check_name
 
 __all__ = [
+    "LOCK_FILE",
     "NAME_MAX",
     "OLD_FILES",
     "Replacer",
+    "held_alone",
     "name_problem",
     "quoted",
     "remove_old_files",
@@ -31,6 +34,29 @@ __all__ = [
     "write_atomically",
     "write_new",
 ]
+
+#: The file in an output folder whose lock a run holds while it writes there.
+LOCK_FILE = ".cachedex-lock"
+
+
+@contextlib.contextmanager
+def held_alone(outdir: Path, error: type[CachedexError] = OutputError) -> Iterator[None]:
+    """Hold ``outdir``'s lock while the block writes it; ``error`` at once if another run
+    holds it. Two runs writing one folder remove each other's staging and temporary
+    files; the lock goes with the process, however it ends."""
+    try:
+        fd = os.open(outdir / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise error(f"{outdir / LOCK_FILE}: cannot open ({exc.strerror or exc})") from exc
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise error(f"{outdir}: another cachedex run is writing this folder; run again once it has ended") from None
+        yield
+    finally:
+        os.close(fd)
+
 
 #: The longest file name, in bytes, that common file systems (ext4, XFS, btrfs, APFS) take.
 NAME_MAX = 255

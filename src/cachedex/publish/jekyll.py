@@ -43,6 +43,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
@@ -54,7 +55,15 @@ import msgspec
 from ..catalog import Catalog, ListedRow
 from ..errors import JekyllError, UnknownTag
 from ..values import ROOT_STACK
-from .files import name_problem, quoted, safe_folder, update_file, write_atomically
+from .files import (
+    held_alone,
+    name_problem,
+    quoted,
+    remove_stale_temporaries,
+    safe_folder,
+    update_file,
+    write_atomically,
+)
 from .jekyll_data import ALL_KEY, RECORD, Record, TagSummary, meta_yaml, read_record, read_yaml, tag_state, tags_yaml
 from .jekyll_pages import PageWriter, SpecCounts
 from .parallel import pool_context, worker_count
@@ -62,6 +71,9 @@ from .parallel import pool_context, worker_count
 __all__ = ["PARALLEL_MIN_SPECS", "JekyllReport", "TagReport", "write_jekyll"]
 
 PAGE_NAME = "specs.md"
+#: The files a run writes (through ``.<name>.<pid>.tmp``) in a tag's folders, and in _data.
+_TAG_FILES = re.compile(re.escape(PAGE_NAME) + "|" + re.escape(RECORD))
+_DATA_FILES = re.compile(r"tags\.yaml|meta\.yaml")
 #: A tag with fewer listed specs is written by this process alone: starting workers
 #: (~0.1 s) would cost more than they save.
 PARALLEL_MIN_SPECS = 20_000
@@ -252,6 +264,9 @@ def _write_tag(
         summary.compilers.update(share.compilers)
         summary.parameters.update(share.parameters)
     removed = _remove_left_packages(entries, kept)
+    # What a killed run left half-written here (this tag was not current: it may be why).
+    folders = [str(folder), *(entry.path for name, entry in entries.items() if existing[name])]
+    remove_stale_temporaries(folders, _TAG_FILES)
     pages, specs, skips = len(kept), sum(s.specs for s in shares), tuple(sorted(skipped))
     record = Record(
         state, pages, specs, skips, summary.version, summary.count, dict(summary.compilers), dict(summary.parameters)
@@ -346,24 +361,26 @@ def write_jekyll(
         outdir.mkdir(parents=True, exist_ok=True)
         if not selected:
             return JekyllReport(outdir, (), (), (), time.perf_counter() - started, tuple(skipped_tags))
-        # Read the _data files first: a broken one stops the run before any page changes.
-        data = _safe_folder(outdir, "_data")
-        tags_path, meta_path = data / "tags.yaml", data / "meta.yaml"
-        previous_tags = read_yaml(tags_path, list)
-        previous_meta = read_yaml(meta_path, dict)
-        summaries: dict[str, TagSummary] = {}
-        stacks: dict[str, list[str]] = {}
-        for tag in selected:
-            report, summary = _write_tag(catalog, outdir, tag, workers, full)
-            reports.append(report)
-            summaries[tag] = summary
-            stacks[tag] = [m.stack for m in catalog.mirrors(tag)]
-        for path, content in (
-            (tags_path, tags_yaml(previous_tags, stacks)),
-            (meta_path, meta_yaml(previous_meta, summaries)),
-        ):
-            relative = str(path.relative_to(outdir))
-            (data_written if update_file(str(path), content) else data_unchanged).append(relative)
+        with held_alone(outdir, JekyllError):  # one run at a time: two race for the same folders
+            # Read the _data files first: a broken one stops the run before any page changes.
+            data = _safe_folder(outdir, "_data")
+            remove_stale_temporaries([str(data)], _DATA_FILES)
+            tags_path, meta_path = data / "tags.yaml", data / "meta.yaml"
+            previous_tags = read_yaml(tags_path, list)
+            previous_meta = read_yaml(meta_path, dict)
+            summaries: dict[str, TagSummary] = {}
+            stacks: dict[str, list[str]] = {}
+            for tag in selected:
+                report, summary = _write_tag(catalog, outdir, tag, workers, full)
+                reports.append(report)
+                summaries[tag] = summary
+                stacks[tag] = [m.stack for m in catalog.mirrors(tag)]
+            for path, content in (
+                (tags_path, tags_yaml(previous_tags, stacks)),
+                (meta_path, meta_yaml(previous_meta, summaries)),
+            ):
+                relative = str(path.relative_to(outdir))
+                (data_written if update_file(str(path), content) else data_unchanged).append(relative)
     except OSError as exc:
         where = exc.filename or outdir
         raise JekyllError(f"{where}: {exc.strerror or exc}") from exc

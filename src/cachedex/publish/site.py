@@ -48,7 +48,7 @@ import msgspec
 
 from ..catalog import Catalog
 from ..errors import OutputError, UnknownTag
-from .files import name_problem, quoted, update_file
+from .files import held_alone, name_problem, quoted, update_file
 from .parallel import worker_count
 from .render import ASSETS, asset_text, render_not_found, render_stamp
 from .site_build import Ahead, Plan, write_alone, write_shared
@@ -169,84 +169,85 @@ def write_site(
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise OutputError(f"{outdir}: cannot create ({exc.strerror or exc})") from exc
-    progress = on_progress or (lambda _: None)
-    stamp = render_stamp()
-    writer: SiteWriter | None = None
-    ahead: Ahead | None = None
-    try:
-        with catalog.snapshot():
-            plan = _plan(catalog, tags, workers, compare)
-            stamp += _state_line(catalog, plan)
-            made_by = _read_stamp(outdir / STAMP)
-            if not full and made_by == stamp:
-                notes = (*plan.skipped, *_tags_elsewhere(outdir, plan, tags))
-                return SiteReport(outdir, 0, 0, 0, 0, notes, time.perf_counter() - started, current=True)
-            writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
-            recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
-            before, left = recorded if recorded is not None else (None, None)
-            guessed = (
-                tags_changed(catalog, before, left, plan.tags) if before is not None and plan.processes > 1 else []
-            )
-        if guessed:  # forked between snapshots (a child inherits SQLite's lock state)
-            ahead = Ahead(catalog, outdir, plan, guessed, trust_twins=writer.trust_twins)
-        with catalog.snapshot():
-            if catalog.state_token()[0] != plan.token:  # a sync committed since the plan: nothing written yet
-                plan.skipped.append(CHANGED)
-                return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, False)
-            begin_build(outdir)
-            progress("reading what the pages are made from")
-            inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
-            plan.held = set(inputs.specs)
-            # Only the pages the changes since the last complete build reach (and those a
-            # build since that did not complete may have written), if it can tell.
-            changed = changed_pages(catalog, before, inputs, plan.compare, left) if before is not None else None
-            if changed is not None:  # named before any is written
-                begin_build(outdir, unfinished(catalog, changed))
-            # Shared after a small change too: a big tag's tag and change pages (its two
-            # largest) are made by workers while this process reads the graph around it.
-            shared = plan.processes > 1
-            if not shared:  # everything in this one snapshot
+    with held_alone(outdir):  # one build at a time: another would remove this one's staging
+        progress = on_progress or (lambda _: None)
+        stamp = render_stamp()
+        writer: SiteWriter | None = None
+        ahead: Ahead | None = None
+        try:
+            with catalog.snapshot():
+                plan = _plan(catalog, tags, workers, compare)
+                stamp += _state_line(catalog, plan)
+                made_by = _read_stamp(outdir / STAMP)
+                if not full and made_by == stamp:
+                    notes = (*plan.skipped, *_tags_elsewhere(outdir, plan, tags))
+                    return SiteReport(outdir, 0, 0, 0, 0, notes, time.perf_counter() - started, current=True)
+                writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
+                recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
+                before, left = recorded if recorded is not None else (None, None)
+                guessed = (
+                    tags_changed(catalog, before, left, plan.tags) if before is not None and plan.processes > 1 else []
+                )
+            if guessed:  # forked between snapshots (a child inherits SQLite's lock state)
+                ahead = Ahead(catalog, outdir, plan, guessed, trust_twins=writer.trust_twins)
+            with catalog.snapshot():
+                if catalog.state_token()[0] != plan.token:  # a sync committed since the plan: nothing written yet
+                    plan.skipped.append(CHANGED)
+                    return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, False)
+                begin_build(outdir)
+                progress("reading what the pages are made from")
+                inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
+                plan.held = set(inputs.specs)
+                # Only the pages the changes since the last complete build reach (and those a
+                # build since that did not complete may have written), if it can tell.
+                changed = changed_pages(catalog, before, inputs, plan.compare, left) if before is not None else None
+                if changed is not None:  # named before any is written
+                    begin_build(outdir, unfinished(catalog, changed))
+                # Shared after a small change too: a big tag's tag and change pages (its two
+                # largest) are made by workers while this process reads the graph around it.
+                shared = plan.processes > 1
+                if not shared:  # everything in this one snapshot
+                    _prepare(writer, after_complete=changed is not None and left is None)
+                    held, staged = write_alone(catalog, writer, plan, progress, changed)
+                    stale = False
+            if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
                 _prepare(writer, after_complete=changed is not None and left is None)
-                held, staged = write_alone(catalog, writer, plan, progress, changed)
-                stale = False
-        if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
-            _prepare(writer, after_complete=changed is not None and left is None)
-            held, staged, stale = write_shared(catalog, writer, plan, progress, changed, ahead)
-        removed = 0
-        complete = not stale and catalog.state_token()[0] == plan.token
-        if complete:
-            for tag in plan.tags:
-                removed += remove_others(outdir / "tags" / tag / "packages", plan.names[tag])
-            # A spec page stays while any tag of the catalog holds its hash; a first build's
-            # folder holds only the pages it just wrote.
-            if changed is not None:
-                removed += remove_pages_of(outdir / "specs", changed.gone)
-            elif not staged:
-                removed += remove_spec_pages(outdir / "specs", held)
-                removed += remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
-            removed += remove_others(outdir / "tags", set(plan.known))
-            save_inputs(outdir, inputs)
-            update_file(str(outdir / STAMP), stamp)  # last: only a complete build vouches for its pages
-            plan.skipped.extend(_tags_elsewhere(outdir, plan, tags))
-        else:
-            plan.skipped.append(CHANGED)
-        seconds = time.perf_counter() - started
-        return SiteReport(
-            outdir,
-            writer.written,
-            writer.unchanged,
-            removed,
-            writer.pages,
-            tuple(plan.skipped),
-            seconds,
-            complete,
-            changed_only=changed is not None,
-        )
-    finally:
-        if ahead is not None:
-            ahead.close()
-        if writer is not None:
-            writer.close()  # its old files gone before the build returns
+                held, staged, stale = write_shared(catalog, writer, plan, progress, changed, ahead)
+            removed = 0
+            complete = not stale and catalog.state_token()[0] == plan.token
+            if complete:
+                for tag in plan.tags:
+                    removed += remove_others(outdir / "tags" / tag / "packages", plan.names[tag])
+                # A spec page stays while any tag of the catalog holds its hash; a first build's
+                # folder holds only the pages it just wrote.
+                if changed is not None:
+                    removed += remove_pages_of(outdir / "specs", changed.gone)
+                elif not staged:
+                    removed += remove_spec_pages(outdir / "specs", held)
+                    removed += remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
+                removed += remove_others(outdir / "tags", set(plan.known))
+                save_inputs(outdir, inputs)
+                update_file(str(outdir / STAMP), stamp)  # last: only a complete build vouches for its pages
+                plan.skipped.extend(_tags_elsewhere(outdir, plan, tags))
+            else:
+                plan.skipped.append(CHANGED)
+            seconds = time.perf_counter() - started
+            return SiteReport(
+                outdir,
+                writer.written,
+                writer.unchanged,
+                removed,
+                writer.pages,
+                tuple(plan.skipped),
+                seconds,
+                complete,
+                changed_only=changed is not None,
+            )
+        finally:
+            if ahead is not None:
+                ahead.close()
+            if writer is not None:
+                writer.close()  # its old files gone before the build returns
 
 
 def _tags_elsewhere(outdir: Path, plan: Plan, tags: list[str] | None) -> list[str]:

@@ -287,7 +287,7 @@ def staging(folder: str, staged: bool) -> Iterator[None]:
 
 
 #: The files a site build writes (through a temporary file ``.<name>.<pid>.tmp``).
-_SITE_FILES = re.compile(r"[^/]+\.(?:html|json|json\.gz|css|js)|\.cachedex-site(?:-inputs|-building)?")
+_SITE_FILES = re.compile(r"[^/]+\.(?:html|json|json\.gz|css|js|svg|atom)|\.cachedex-site(?:-inputs|-building)?")
 
 
 def remove_stale_files(outdir: Path) -> int:
