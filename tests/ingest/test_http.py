@@ -5,6 +5,7 @@ the URL and leaves the catalog exactly as it was."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +22,7 @@ from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.sync import sync
 from tests.helpers import (
     LIBDWARF_CORE2,
+    MIRRORS,
     dump,
     fixture_index,
     listed_specs,
@@ -104,6 +106,29 @@ def test_a_proxy_from_the_environment_carries_every_request(
                 Request(f"{nginx.url}/mirrors/{DEMO_TAG}/v3/manifests/index/index.manifest.json", limit=10**6)
             )
         assert proxy.relayed().count("GET") == before  # NO_PROXY: straight to the server
+
+
+def test_a_tag_after_a_big_one_through_a_proxy(
+    demo_mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The big tag's hundreds of reads leave kept-alive connections to the proxy that it
+    closes meanwhile: the next tag's first request met only dead ones, and its retry
+    the same (libcurl tries five); a retry now takes a connection of its own."""
+    (tmp_path / "www").mkdir()
+    (tmp_path / "www" / "mirrors").symlink_to(demo_mirrors / "mirrors")
+    shutil.copytree(MIRRORS / "v2_layout/unsigned", tmp_path / "www" / "small")
+    with Nginx(tmp_path / "www") as nginx, Tinyproxy() as proxy:
+        monkeypatch.setenv("HTTP_PROXY", proxy.url)
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+        tags = [
+            {"name": "big", "url": f"{nginx.url}/mirrors/{DEMO_TAG}"},
+            {"name": "small", "url": f"{nginx.url}/small"},
+        ]
+        config = make_config(tmp_path, tags, timeout=3, retries=1, backoff=0.1)
+        with Catalog(config.catalog) as catalog:
+            outcomes = sync(config, catalog)
+    assert [(o.tag, o.ok, o.error) for o in outcomes] == [("big", True, None), ("small", True, None)]
 
 
 def test_https_with_a_private_ca(

@@ -261,9 +261,13 @@ class HttpClient:
             request.raw,
             request.limit,
             self._proxy_for(request.url),
+            request.attempt > 1,
         )
         if self._state.get(handle) != state:
             self._state[handle] = state
+            # A retry on a connection of its own: kept-alive ones a proxy or server closed
+            # meanwhile all fail alike (libcurl tries five, then gives up).
+            handle.setopt(pycurl.FRESH_CONNECT, 1 if request.attempt > 1 else 0)
             if request.headers:
                 handle.setopt(pycurl.HTTPHEADER, request.headers)
             else:
