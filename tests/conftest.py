@@ -54,8 +54,8 @@ class ServerState:
     """What the test server serves and how it misbehaves."""
 
     root: Path
-    #: path -> 404, 500, 503, 429, stall, slow, never, cut, drip, gzip-bomb, redirect-file, redirect-loop; "-once" to
-    #: misbehave on the first request only
+    #: path -> 404, 500, 503, 429, stall, slow, never, cut, drip, gzip-bomb, not-http,
+    #: redirect-file, redirect-loop; "-once" to misbehave on the first request only
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     headers: list[dict[str, str]] = field(default_factory=list)  # each request's, in the same order
@@ -125,6 +125,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "304":  # "not modified", though the request named no version
             self.send_response(304)
             self.end_headers()
+            return
+        if fault == "not-http":  # a line that is no status line, as a server of another protocol sends
+            self.wfile.write(b"THIS IS NOT HTTP\r\n\r\n")
+            self.close_connection = True
             return
         if fault == "redirect-loop":  # to itself, for ever
             self.send_response(302)

@@ -174,6 +174,15 @@ def test_transient_faults_are_retried(http_server, v3_mirror: str, tmp_path: Pat
     assert http_server.state.count(_blob(http_server)) == 2
 
 
+def test_https_to_a_plain_http_server_says_so_at_once(http_server) -> None:  # type: ignore[no-untyped-def]
+    (http_server.state.root / "a.json").write_text("{}")
+    secure = http_server.url.replace("http://", "https://")
+    with HttpClient(HttpOptions(retries=2, backoff=0.01)) as client, pytest.raises(SourceError) as caught:
+        client.request(Request(f"{secure}/a.json", limit=100))
+    assert "the server speaks plain HTTP here; write http:// (oci+http:// for a registry)" in str(caught.value)
+    assert "attempts" not in str(caught.value) and "ca_bundle" not in str(caught.value)  # not retried, no CA
+
+
 def test_429_waits_as_long_as_retry_after_asks(http_server, v3_mirror: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     http_server.state.faults[_blob(http_server)] = "429-once"
     http_server.state.retry_after = 1
@@ -216,6 +225,7 @@ def test_a_request_sends_its_own_headers_and_none_of_the_one_before(http_server)
         # not retried, and not "cannot connect"
         pytest.param("redirect-file", {}, "refused a redirect", id="MSG-3-redirect-to-file"),
         ("redirect-loop", {}, "redirected too many times, in a loop or a chain"),  # not "only http(s)"
+        ("not-http", {}, "the server's answer is not HTTP"),  # not "refused a redirect"
         pytest.param("304", {}, "unexpected 304 Not Modified to an unconditional request", id="CRASH-2-304"),
     ],
 )

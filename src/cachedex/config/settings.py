@@ -53,7 +53,15 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "cache.spack.io's discovery file ({tag: [{label, url}]}): its tags are added to 'tags'.",
     ),
-    Setting("http.timeout", "seconds", 30.0, "Seconds without data (or to connect) before a request fails.", 0.1, 3600),
+    Setting(
+        "http.timeout",
+        "seconds",
+        30.0,
+        "Seconds without data (or to connect) before a request fails; libcurl averages the rate over "
+        "its last few seconds, so a stall right after a burst is seen up to ~5 s later.",
+        0.1,
+        3600,
+    ),
     Setting("http.deadline", "seconds", 600.0, "Seconds one request may take in all, however slow.", 1, 86400),
     Setting("http.retries", "count", 3, "Extra attempts on connection errors, timeouts, 429 and 5xx answers.", 0, 20),
     Setting("http.backoff", "seconds", 0.5, "First pause between attempts; it doubles each time.", 0, 60),

@@ -343,7 +343,12 @@ class HttpClient:
         if code == pycurl.E_TOO_MANY_REDIRECTS:
             return SourceError(request.url, f"redirected too many times, in a loop or a chain ({message})")
         if code == pycurl.E_UNSUPPORTED_PROTOCOL:
+            if "HTTP/0.9" in message:  # (libcurl's code for an answer without a status line too)
+                return SourceError(request.url, f"the server's answer is not HTTP ({message})")
             return SourceError(request.url, f"refused a redirect ({message}); only http(s) URLs are followed")
+        if code == pycurl.E_SSL_CONNECT_ERROR and "wrong version number" in message:
+            # A plain-HTTP server asked for TLS: no retry, nor a CA bundle, will change that.
+            return SourceError(request.url, describe_failure(code, message))
         if code == pycurl.E_OPERATION_TIMEDOUT:
             idle = "too slow" in message or "Connection timed out" in message or "Connection timeout" in message
             what = f"no data for {self.options.timeout:g} s" if idle else f"not done within {self.options.deadline:g} s"

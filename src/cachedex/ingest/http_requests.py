@@ -217,6 +217,11 @@ def describe_failure(code: int, message: str) -> str:
         return f"connection closed before the whole answer arrived ({message})"
     if code == pycurl.E_BAD_CONTENT_ENCODING:
         return f"the server's compressed answer is corrupt ({message})"
+    if code == pycurl.E_SSL_CONNECT_ERROR and "wrong version number" in message:
+        return (
+            f"TLS failed ({message}): the server speaks plain HTTP here; write http:// (oci+http:// for a "
+            "registry) if that is meant"
+        )
     if code in (pycurl.E_SSL_CACERT, pycurl.E_SSL_CONNECT_ERROR):
         return f"TLS failed ({message}); set http.ca_bundle or SSL_CERT_FILE for a private CA"
     return f"HTTP transfer failed ({message or f'libcurl error {code}'})"
