@@ -252,7 +252,7 @@ def test_names_and_versions_that_cannot_be_tags_are_refused_one_message_each(cli
     [
         (b"not json", "not an image manifest"),
         (b"[1, 2]", "not an image manifest"),
-        (b'{"mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}', "not an image manifest"),
+        (b'{"mediaType": "application/vnd.oci.image.index.v1+json", "manifests": []}', "an image index"),
         (b'{"schemaVersion": 2, "layers": []}', "lists no layers"),
         (b'{"schemaVersion": 2}', "lists no layers"),
         (b'{"layers": [{"size": -1}]}', "is not a size"),
@@ -663,7 +663,11 @@ def _short_blob(fake: FakeRegistry, data: bytes) -> str:
         (_mismatched_layer, ChecksumError, "checksum mismatch"),
         (_wrong_manifest_digest, ChecksumError, "does not match its digest"),
         (_unknown_media_type, IndexFormatError, "unknown media type 'application/vnd.example.thing"),
-        (_an_image_index, IndexFormatError, "unknown media type 'application/vnd.oci.image.index"),
+        (
+            _an_image_index,
+            IndexFormatError,
+            r"an image index \(application/vnd.oci.image.index.v1\+json: a list of manifests\)",
+        ),
         (_two_layers, IndexFormatError, "has 2 layers; expected exactly one"),
         (_a_digest_that_is_a_path, IndexFormatError, "is not a sha256 or sha512 digest"),
         (_missing_blob, SourceError, "the index blob listed in .* is missing"),

@@ -12,7 +12,7 @@ from cachedex.catalog import Catalog
 from cachedex.config import parse_config
 from cachedex.ingest.sync import sync
 from tests.helpers import fixture_index, listed_specs
-from tests.registry import Registry, push_spack_cache
+from tests.registry import Registry, RegistryPusher, push_spack_cache
 
 FIRST = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
 
@@ -61,3 +61,25 @@ def test_a_missing_oci_index_is_one_line(registry: Registry, tmp_path: Path) -> 
     assert outcome.error is not None and "\n" not in outcome.error
     assert outcome.error.startswith(f"http://{registry.host}/v2/nothing/here/manifests/index.spack")
     assert "no index.spack in this repository" in outcome.error
+
+
+def test_an_image_index_at_index_spack_is_named_as_one(registry: Registry, mirrors: Path, tmp_path: Path) -> None:
+    """A manifest list (several platforms' images) where Spack's index image belongs:
+    docker-registry answers 404 to an Accept without image indexes, which read as "no
+    index.spack"; it is refused as what it is."""
+    pushed = push_spack_cache(registry.url, "listed/cache", fixture_index(mirrors), seed=2)
+    with RegistryPusher(registry.url, "listed/cache") as pusher:
+        manifest = {
+            "schemaVersion": 2,
+            "mediaType": "application/vnd.oci.image.index.v1+json",
+            "manifests": [
+                {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": pushed.index_digest, "size": 300}
+            ],
+        }
+        pusher.put_manifest("index.spack", manifest)
+    url = f"oci+http://{registry.host}/listed/cache"
+    config = parse_config({"catalog": "c.sqlite", "tags": [{"name": "t", "url": url}]}, base=tmp_path)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.error is not None and "no index.spack" not in outcome.error
+    assert outcome.error.startswith(f"http://{registry.host}/v2/listed/cache/manifests/index.spack: an image index")

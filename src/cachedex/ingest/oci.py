@@ -43,7 +43,14 @@ MANIFEST_MEDIA_TYPES = (
     "application/vnd.oci.image.manifest.v1+json",
     "application/vnd.docker.distribution.manifest.v2+json",
 )
-_ACCEPT_MANIFEST = "Accept: " + ", ".join(MANIFEST_MEDIA_TYPES)
+#: Image indexes (manifest lists), which Spack never writes: accepted so that a tag that
+#: holds one is told apart from a missing tag (a registry answers 404 to an Accept
+#: without them), then refused as what it is.
+_IMAGE_INDEX_TYPES = (
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+)
+_ACCEPT_MANIFEST = "Accept: " + ", ".join((*MANIFEST_MEDIA_TYPES, *_IMAGE_INDEX_TYPES))
 _ACCEPT_JSON = "Accept: application/json"
 #: The most pages of a tag list followed, and the most bytes of one page.
 MAX_TAG_PAGES = 10_000
@@ -208,7 +215,7 @@ class OciSource(Source):
         except (msgspec.DecodeError, RecursionError) as exc:
             raise IndexFormatError(url, f"not an image manifest: {short_repr(str(exc))}") from exc
         if manifest.mediaType is not None and manifest.mediaType not in MANIFEST_MEDIA_TYPES:
-            raise IndexFormatError(url, f"not an image manifest (mediaType {short_repr(manifest.mediaType)})")
+            raise IndexFormatError(url, _not_a_manifest(manifest.mediaType))
         if not manifest.layers:
             raise IndexFormatError(url, "the image manifest lists no layers")
         size = manifest.layers[-1].size
@@ -298,6 +305,13 @@ def _digest_header(response: Response, url: str) -> str | None:
     return value
 
 
+def _not_a_manifest(media: str) -> str:
+    """Why a manifest of media type ``media`` is not the image manifest Spack pushes."""
+    if media in _IMAGE_INDEX_TYPES:
+        return f"an image index ({media}: a list of manifests), not the image manifest Spack pushes"
+    return f"a manifest of unknown media type {short_repr(media)} (expected an OCI or Docker v2 image manifest)"
+
+
 def _digest_of(data: bytes | bytearray, like: str) -> str:
     """``algorithm:hex`` of ``data``, with the algorithm of digest ``like``."""
     algorithm = "sha512" if like.startswith("sha512:") else "sha256"
@@ -312,9 +326,7 @@ def _decode_manifest(url: str, data: bytes | bytearray, content_type: str) -> _I
         raise IndexFormatError(url, f"not an image manifest: {short_repr(str(exc))}") from exc
     media = manifest.mediaType or content_type.partition(";")[0].strip()
     if media not in MANIFEST_MEDIA_TYPES:
-        raise IndexFormatError(
-            url, f"a manifest of unknown media type {short_repr(media)} (expected an OCI or Docker v2 image manifest)"
-        )
+        raise IndexFormatError(url, _not_a_manifest(media))
     if manifest.schemaVersion != 2:
         raise IndexFormatError(url, f"schemaVersion {manifest.schemaVersion} is not 2")
     for layer in manifest.layers or []:
