@@ -240,8 +240,10 @@ _env.filters.update(
     total=total_size_text,
     num="{:,}".format,
     counted=counted,
-    # (the dependents a ^/hash search finds go through these: a build-only one is not one)
-    link_run_count=lambda edges: sum(1 for edge in edges if edge.deptypes & LINK_RUN),
+    # The dependents a ^/hash search finds go through link and run edges: a spec page
+    # offers it only when some dependent links or runs the spec (the first found ends
+    # the look, on a hub's thousands of dependents).
+    links_or_runs=lambda edges: int(any(edge.deptypes & LINK_RUN for edge in edges)),
     chips=chips,
     query=query_string,
     without=_without,
