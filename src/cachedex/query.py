@@ -24,6 +24,7 @@ from functools import lru_cache
 import msgspec
 
 from .errors import BadQuery
+from .query_refusals import propagated, unexpected
 from .versions import VersionRange, has_prefix, version_key
 
 __all__ = [
@@ -96,38 +97,6 @@ def parse(text: str) -> Query:
     return msgspec.structs.replace(main, dependencies=tuple(dependencies)) if dependencies else main
 
 
-#: Spack 1.0's compiler for one language (``%c=gcc``, ``%[virtuals=c] gcc``), up to the
-#: compiler's name.
-_LANGUAGE_COMPILER = re.compile(rf"%\s*(?:{_NAME}=|\[[^\]]*\]\s*)(?P<compiler>{_NAME}(?:@[^\s%+~^]*)?)?")
-
-
-def _unexpected(text: str, position: int) -> str:
-    """What the character at ``position`` is not, saying so for syntax Spack has and
-    cachedex does not read."""
-    start = text.rfind("%", 0, position + 1)
-    found = _LANGUAGE_COMPILER.match(text, start) if start >= 0 else None
-    if found is not None and found.start() <= position < found.end():
-        instead = f"search %{found['compiler']}" if found["compiler"] else "search %COMPILER, e.g. %gcc@13"
-        return (
-            f"a compiler for one language ({found[0].strip()}, Spack 1.0) is not read here: a binary's compiler "
-            f"is the one its C, C++ or Fortran was built by; {instead}"
-        )
-    doubled = re.match(rf"(\+\+|~~)\s*({_NAME})", text[position:])
-    if doubled is not None:
-        return _propagated(doubled[0])
-    return f"unexpected {text[position]!r}"
-
-
-def _propagated(written: str) -> str:
-    """Why a propagated variant (``++mpi``, ``mpi==x``: Spack's, to the dependencies
-    too) is refused, and what to search instead."""
-    own = written.replace("++", "+", 1).replace("~~", "~", 1).replace("==", "=", 1)
-    return (
-        f"{written} propagates a variant to the dependencies, which Spack settles before it builds: "
-        f"a binary has its own variants only; search {own}"
-    )
-
-
 def _carets(text: str) -> list[int]:
     """Positions of the ``^`` that start dependencies (not those inside quotes)."""
     cuts: list[int] = []
@@ -156,7 +125,7 @@ def _parse_part(text: str, position: int, end: int) -> Query:
             continue
         token = _TOKEN.match(text, position, end)
         if token is None or token.end() == position:
-            raise BadQuery(text, position, _unexpected(text, position))
+            raise BadQuery(text, position, unexpected(text, position))
         if token["space"] is not None:
             after_space = True
             position = token.end()
@@ -178,7 +147,7 @@ def _parse_part(text: str, position: int, end: int) -> Query:
             _set_variant(text, start, variants, token["bool_name"], token["bool"] == "+")
         elif token["key"] is not None:
             if token["op"] == "==":
-                raise BadQuery(text, token.start("op"), _propagated(f"{token['key']}=={token['value']}"))
+                raise BadQuery(text, token.start("op"), propagated(f"{token['key']}=={token['value']}"))
             _keyed(text, start, token.start("value"), fields, variants, token["key"], token["value"])
         else:
             if "name" in fields:
