@@ -254,7 +254,9 @@ def _write_tag(
             shares = pool.map(_write_share, jobs, chunksize=1)
     summary = TagSummary(
         version=str(root.db_version) if root and root.db_version is not None else "",
-        count=(root.records or 0) if root else 0,
+        # (cache.spack.io's generator counts the binaries its pages list, and the index's
+        # records only for a tag with none)
+        count=(root.listed or root.records or 0) if root else 0,
     )
     kept: set[str] = set()
     skipped: list[str] = []

@@ -43,7 +43,7 @@ class TagSummary:
     """A tag's entry of meta.yaml."""
 
     version: str  # Database version of the root index
-    count: int  # records of the root index
+    count: int  # binaries the root index lists (its records, when it lists none)
     compilers: Counter[str] = field(default_factory=Counter)
     parameters: Counter[str] = field(default_factory=Counter)
 
