@@ -134,6 +134,11 @@ VARIANTS = [
     ("cuda_arch=70", ("cuda_arch:=80,90",), False),
     ("fabrics=none", ("fabrics:=none",), True),
     ("languages=c,c++", ("languages:='c,c++,fortran'",), True),
+    # ':=' asks for the values exactly, as Spack compares concrete values
+    ("cuda_arch:=80", ("cuda_arch:=80,90",), False),
+    ("cuda_arch:=90,80", ("cuda_arch:=80,90",), True),
+    ("languages:=c,c++", ("languages:='c,c++,fortran'",), False),
+    ("build_type:=Release", ("build_type=Release",), True),
 ]
 
 

@@ -52,6 +52,9 @@ class Query(msgspec.Struct, frozen=True, kw_only=True):
     #: ('aarch64:' descends from aarch64, ':zen3' is what zen3 descends from: see target_names)
     target: str | None = None
     variants: tuple[tuple[str, str | bool | tuple[str, ...]], ...] = ()  # (name, wanted)
+    #: the variants written ``name:=values``: their values exactly, as Spack compares
+    #: concrete values (``cuda_arch=80`` is held by ``cuda_arch:=80,90``; ``:=80`` is not)
+    exact_variants: tuple[str, ...] = ()
     #: ``^dep``: each must match some link/run dependency of the spec, direct or transitive
     dependencies: tuple[Query, ...] = ()
 
@@ -149,6 +152,8 @@ def _parse_part(text: str, position: int, end: int) -> Query:
             if token["op"] == "==":
                 raise BadQuery(text, token.start("op"), propagated(f"{token['key']}=={token['value']}"))
             _keyed(text, start, token.start("value"), fields, variants, token["key"], token["value"])
+            if token["op"] == ":=" and token["key"] in variants:
+                fields["exact_variants"] = (*fields.get("exact_variants", ()), token["key"])  # type: ignore[misc]
         else:
             if "name" in fields:
                 raise BadQuery(text, start, f"a query names one package; {token['word']!r} is a second")
@@ -162,10 +167,10 @@ def _ranges_text(ranges: tuple[VersionRange, ...]) -> str:
     return ",".join(f"={r.low}" if r.exact else (r.low if r.low == r.high else f"{r.low}:{r.high}") for r in ranges)
 
 
-def _variant_text(name: str, value: str | bool | tuple[str, ...]) -> str:
+def _variant_text(name: str, value: str | bool | tuple[str, ...], exact: bool = False) -> str:
     if isinstance(value, bool):
         return f"{'+' if value else '~'}{name}"
-    return f"{name}={','.join(value) if isinstance(value, tuple) else value}"
+    return f"{name}{':' if exact else ''}={','.join(value) if isinstance(value, tuple) else value}"
 
 
 def query_parts(query: Query) -> list[tuple[str, Query]]:
@@ -188,7 +193,9 @@ def query_parts(query: Query) -> list[tuple[str, Query]]:
             parts.append((f"{key}={value}", replace(query, **{key: None})))
     for position, (name, value) in enumerate(query.variants):
         rest = query.variants[:position] + query.variants[position + 1 :]
-        parts.append((_variant_text(name, value), replace(query, variants=rest)))
+        exact = tuple(other for other in query.exact_variants if other != name)
+        label = _variant_text(name, value, name in query.exact_variants)
+        parts.append((label, replace(query, variants=rest, exact_variants=exact)))
     for position, dependency in enumerate(query.dependencies):
         rest_deps = query.dependencies[:position] + query.dependencies[position + 1 :]
         parts.append((f"^{format_query(dependency)}", replace(query, dependencies=rest_deps)))
@@ -323,6 +330,11 @@ def variants_satisfy(stored: tuple[str, ...] | list[str], wanted: Query) -> bool
         if name not in have:
             return False
         actual = have[name]
+        if name in wanted.exact_variants and not isinstance(value, bool) and not isinstance(actual, bool):
+            wanted_values = set(value) if isinstance(value, tuple) else {value}
+            if wanted_values != (set(actual) if isinstance(actual, tuple) else {actual}):
+                return False
+            continue
         if isinstance(value, bool) or isinstance(actual, bool):
             if actual != value and str(actual).lower() != str(value).lower():
                 return False

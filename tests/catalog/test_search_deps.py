@@ -178,6 +178,7 @@ def test_cos5_a_self_loop_is_not_in_the_catalogs_closure(tmp_path) -> None:  # t
         "@1:",
         "@2.2.1",
         "build_type=Release",
+        "fabrics:=none",
         "+shared @1: target=x86_64_v3",
         "@:2 os=ubuntu24.04",
         "+shared %gcc",
@@ -718,3 +719,14 @@ def test_a_virtual_alone_matches_the_specs_edges_use_as_it(demo_run, text: str, 
     assert [s.hash for s in found.specs] == expected and found.total == len(expected)
     if scope == "tag" and text != "libc":  # (glibc is an external: no binary)
         assert expected, "the demo's develop has binaries of each provider"
+
+
+def test_exact_variant_values_in_every_search_path(demo_run) -> None:  # type: ignore[no-untyped-def]
+    """``languages:=c,c++`` is those values exactly (gcc's are c,c++,fortran): none, by
+    name (SQL) and without one (bit sets); ``languages=c,c++`` is held by them."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        for name in ("", "gcc "):
+            held = catalog.search(parse(f"{name}languages=c,c++"), tag="develop")
+            exact = catalog.search(parse(f"{name}languages:=c,c++"), tag="develop")
+            whole = catalog.search(parse(f"{name}languages:=c,c++,fortran"), tag="develop")
+            assert held.total > 0 and exact.total == 0 and whole.total == held.total, name

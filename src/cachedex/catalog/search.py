@@ -115,7 +115,8 @@ def _query_where(query: Query, facets: FacetTerms, *, providers: str | None = No
             else:
                 where.add("(instr(s.variants, ?) > 0 OR instr(s.variants, ?) > 0)", f'"{name}=', f'"{name}:=')
         if not all(isinstance(value, bool) for _, value in query.variants):
-            where.add("cx_variants(s.variants, ?)", _encode(Query(variants=query.variants)).decode())
+            wanted = Query(variants=query.variants, exact_variants=query.exact_variants)
+            where.add("cx_variants(s.variants, ?)", _encode(wanted).decode())
     return where
 
 

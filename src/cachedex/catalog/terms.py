@@ -235,7 +235,9 @@ class TermIndex:
                 BITS_CACHE.get((number, "versions", query.versions), partial(self._read_versions, query.versions))
             )
         for constraint in query.variants:
-            parts.append(BITS_CACHE.get((number, "variant", constraint), partial(self._read_variant, constraint)))
+            exact = constraint[0] in query.exact_variants
+            key = (number, "variant", constraint, exact)
+            parts.append(BITS_CACHE.get(key, partial(self._read_variant, constraint, exact)))
         found = parts[0]
         for part in parts[1:]:
             found &= part
@@ -245,8 +247,8 @@ class TermIndex:
         wanted = (rank for rank, version in enumerate(self._versions) if version_satisfies(version, ranges))
         return self._version_column.bits(wanted)
 
-    def _read_variant(self, constraint: tuple[str, str | bool | tuple[str, ...]]) -> int:
-        one = Query(variants=(constraint,))
+    def _read_variant(self, constraint: tuple[str, str | bool | tuple[str, ...]], exact: bool) -> int:
+        one = Query(variants=(constraint,), exact_variants=(constraint[0],) if exact else ())
         strings = [s for s in self._by_name.get(constraint[0], ()) if variants_satisfy((s,), one)]
         found = bits_of((p for s in strings if s not in self._common for p in self._by_variant[s]), self.size)
         for string in strings:
