@@ -139,6 +139,11 @@ VARIANTS = [
     ("cuda_arch:=90,80", ("cuda_arch:=80,90",), True),
     ("languages:=c,c++", ("languages:='c,c++,fortran'",), False),
     ("build_type:=Release", ("build_type=Release",), True),
+    # patches are kept as their first 7 characters: a longer one (the whole sha256) by its start
+    ("patches=0d38234384870bfd34dfcb738a9083952656f0c766a0f5990b1893076b084b76", ("patches=0d38234",), True),
+    ("patches=0d38234384", ("patches:=0d38234,a1b2c3d",), True),
+    ("patches=0d38235", ("patches=0d38234",), False),
+    ("patches:=0d38234", ("patches:=0d38234,a1b2c3d",), False),
 ]
 
 

@@ -330,6 +330,15 @@ def variants_satisfy(stored: tuple[str, ...] | list[str], wanted: Query) -> bool
         if name not in have:
             return False
         actual = have[name]
+        if name == "patches" and not isinstance(value, bool) and not isinstance(actual, bool):
+            # Kept as their first 7 characters: a longer one matches by its start, as Spack's do.
+            needed = value if isinstance(value, tuple) else (value,)
+            held = actual if isinstance(actual, tuple) else (actual,)
+            if not all(any(w.startswith(h) or h.startswith(w) for h in held) for w in needed):
+                return False
+            if name in wanted.exact_variants and len(set(needed)) != len(set(held)):
+                return False
+            continue
         if name in wanted.exact_variants and not isinstance(value, bool) and not isinstance(actual, bool):
             wanted_values = set(value) if isinstance(value, tuple) else {value}
             if wanted_values != (set(actual) if isinstance(actual, tuple) else {actual}):

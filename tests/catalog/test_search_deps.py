@@ -730,3 +730,13 @@ def test_exact_variant_values_in_every_search_path(demo_run) -> None:  # type: i
             exact = catalog.search(parse(f"{name}languages:=c,c++"), tag="develop")
             whole = catalog.search(parse(f"{name}languages:=c,c++,fortran"), tag="develop")
             assert held.total > 0 and exact.total == 0 and whole.total == held.total, name
+
+
+def test_a_compiler_without_a_version_satisfies_no_version_asked_for(tmp_path: Path) -> None:
+    """A spec whose compiler's version is unknown (its compiler's record absent) is
+    built by gcc, at no version one can name: `%gcc` finds it, `%gcc@13` does not."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record("a" * 32, "p", compiler="gcc"), record("b" * 32, "q", compiler="gcc@13.2.0")])
+        for text in ("%gcc@13", "%gcc@=9", "p %gcc@1"):
+            assert {s.name for s in catalog.search(parse(text), tag="t").specs} <= {"q"}, text
+        assert {s.name for s in catalog.search(parse("%gcc"), tag="t").specs} == {"p", "q"}

@@ -88,6 +88,8 @@ def test_legacy_database_6_with_compiler_key(mirrors: Path) -> None:
         ("patches", ["a" * 64, "b" * 64], "patches:=aaaaaaa,bbbbbbb"),  # 7-char sha256 prefixes
         ("version_range", "1.2:1.4", "version_range='1.2:1.4'"),
         ("path", "/opt/x_y-1.2", "path=/opt/x_y-1.2"),
+        ("mode", "true", "+mode"),  # the text of a boolean is one to Spack too
+        ("opt", "False", "~opt"),
     ],
 )
 def test_format_variant(name: str, value: object, shown: str) -> None:

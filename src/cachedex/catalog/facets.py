@@ -61,7 +61,8 @@ def facet_terms(query: Query, compilers: Callable[[], list[str]]) -> FacetTerms:
                 tuple(
                     c
                     for c in compilers()
-                    if c == query.compiler
+                    # (a compiler without a version satisfies no version asked for)
+                    if (c == query.compiler and not query.compiler_versions)
                     or (
                         c.startswith(prefix)
                         and (

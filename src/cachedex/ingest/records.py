@@ -108,10 +108,11 @@ def _quote_if_needed(value: str) -> str:
 
 
 def format_variant(name: str, value: object) -> str:
-    """Format one variant as Spack 1.x prints it: ``+x``, ``~x``, ``x=v``, ``x:=a,b``."""
-    if value is True:
+    """Format one variant as Spack 1.x prints it: ``+x``, ``~x``, ``x=v``, ``x:=a,b``
+    (a value written as the text "true" or "false" is a boolean to Spack too)."""
+    if value is True or (isinstance(value, str) and value.lower() == "true"):
         return f"+{name}"
-    if value is False:
+    if value is False or (isinstance(value, str) and value.lower() == "false"):
         return f"~{name}"
     if isinstance(value, list):
         # Spack shows patch sha256 sums shortened to 7 characters (format doc §4.3).
