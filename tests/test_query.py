@@ -68,6 +68,8 @@ BAD = [
     ("target=zen3,", 7, "joined by commas"),
     ("arch=linux-ubuntu24.04-a:b:c", 23, "a range"),
     ("@1.2 zlib", 5, "the package name comes first"),
+    ("cuda_arch=,", 10, "cuda_arch= has an empty value between its commas"),
+    ("cuda_arch=80,,90", 10, "empty value"),
     # Spack 1.0's compiler for one language: named as such, with the search that works
     ("hdf5 %c=gcc@13 +mpi", 7, "a compiler for one language (%c=gcc@13, Spack 1.0) is not read here"),
     ("hdf5 %c=gcc@13 +mpi", 7, "search %gcc@13"),

@@ -81,7 +81,9 @@ _TOKEN = re.compile(
 # A '-' starting a word switches a variant off, as '~' does (Spack accepts both).
 _MINUS = re.compile(rf"-(?P<name>{_NAME})")
 _HASH_CHARS = re.compile(r"[a-z0-9]+")
-_VERSION = re.compile(r"[A-Za-z0-9_.-]+")
+#: A version as an index may hold it: a git branch's (``git.release/1.0``) and a git
+#: ref's with its Spack version (``git.abc=2.2.1``) included.
+_VERSION = re.compile(r"[A-Za-z0-9_.-][A-Za-z0-9_./=-]*")
 _ARCH_KEYS = ("platform", "os", "target")
 
 
@@ -261,7 +263,9 @@ def _keyed(
     if lowered in ("true", "false"):
         _set_variant(text, start, variants, key, lowered == "true")
     elif "," in value:
-        _set_variant(text, start, variants, key, tuple(v for v in value.split(",") if v))
+        if not all(value.split(",")):
+            raise BadQuery(text, value_at, f"{key}= has an empty value between its commas")
+        _set_variant(text, start, variants, key, tuple(value.split(",")))
     else:
         _set_variant(text, start, variants, key, value)
 

@@ -740,3 +740,16 @@ def test_a_compiler_without_a_version_satisfies_no_version_asked_for(tmp_path: P
         for text in ("%gcc@13", "%gcc@=9", "p %gcc@1"):
             assert {s.name for s in catalog.search(parse(text), tag="t").specs} <= {"q"}, text
         assert {s.name for s in catalog.search(parse("%gcc"), tag="t").specs} == {"p", "q"}
+
+
+def test_versions_as_an_index_may_hold_them_can_be_searched(tmp_path: Path) -> None:
+    """A git branch's version holds a '/', a git ref's its Spack version after '=': both
+    are versions a mirror lists, and a search finds them (it refused them as bad)."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(
+            catalog,
+            "t",
+            [record("a" * 32, "p", version="git.release/1.0"), record("b" * 32, "q", version="git.abc=2.2.1")],
+        )
+        for text, name in (("p@git.release/1.0", "p"), ("@=git.release/1.0", "p"), ("q@git.abc=2.2.1", "q")):
+            assert [s.name for s in catalog.search(parse(text), tag="t").specs] == [name], text
