@@ -83,7 +83,25 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("text", "position", "problem"), BAD, ids=[t for t, _, _ in BAD])
+# Bounds: far beyond a question people ask (a thousand ^dep held a server's worker for half a minute)
+_DEPS = " ".join(f"^p{n}" for n in range(17))
+_VARIANTS = " ".join(f"+v{n}" for n in range(65))
+BAD += [
+    (_DEPS, _DEPS.rindex("^"), "a query holds at most 16 ^dependencies"),
+    ("@" + ",".join(map(str, range(65))), 1, "at most 64 versions or ranges"),
+    ("target=" + ",".join(["zen3"] * 65), 7, "target= takes at most 64"),
+    ("cuda_arch=" + ",".join(map(str, range(65))), 10, "cuda_arch= takes at most 64 values"),
+    (_VARIANTS, _VARIANTS.rindex("+"), "a spec takes at most 64 variants"),
+]
+
+
+def test_the_bounds_hold_what_people_ask() -> None:
+    assert len(parse("x " + " ".join(f"^p{n}" for n in range(16))).dependencies) == 16
+    assert len(parse(" ".join(f"+v{n}" for n in range(64))).variants) == 64
+    assert len(parse("@" + ",".join(map(str, range(64)))).versions) == 64
+
+
+@pytest.mark.parametrize(("text", "position", "problem"), BAD, ids=[t[:40] for t, _, _ in BAD])
 def test_malformed_queries_show_where(text: str, position: int, problem: str) -> None:
     with pytest.raises(BadQuery) as caught:
         parse(text)

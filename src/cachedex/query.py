@@ -87,10 +87,19 @@ _VERSION = re.compile(r"[A-Za-z0-9_.-][A-Za-z0-9_./=-]*")
 _ARCH_KEYS = ("platform", "os", "target")
 
 
+#: The most ``^dep`` a query may hold, and values in one list (versions, targets, a
+#: variant's): far beyond a question people ask, and each costs a search its walk or
+#: its check (a thousand ``^dep`` held a server's worker for half a minute).
+MAX_DEPENDENCIES = 16
+MAX_VALUES = 64
+
+
 def parse(text: str) -> Query:
     """Parse ``text`` into a :class:`Query`; raises :class:`BadQuery` showing where.
     ``^`` starts a dependency's constraints (``hdf5 +mpi ^openmpi@5``), as in Spack."""
     cuts = _carets(text)
+    if len(cuts) > MAX_DEPENDENCIES:
+        raise BadQuery(text, cuts[MAX_DEPENDENCIES], f"a query holds at most {MAX_DEPENDENCIES} ^dependencies")
     bounds = list(zip([0, *(c + 1 for c in cuts)], [*cuts, len(text)], strict=True))
     main = _parse_part(text, *bounds[0])
     dependencies = []
@@ -162,6 +171,8 @@ def _parse_part(text: str, position: int, end: int) -> Query:
             if "versions" in fields or variants:
                 raise BadQuery(text, start, "the package name comes first")
             fields["name"] = token["word"]
+    if len(variants) > MAX_VALUES:
+        raise BadQuery(text, start, f"a spec takes at most {MAX_VALUES} variants")
     return Query(**fields, variants=tuple(variants.items()))  # type: ignore[arg-type]
 
 
@@ -256,6 +267,8 @@ def _keyed(
         _set(text, start, fields, key, value)
         return
     if key == "target":
+        if value.count(",") >= MAX_VALUES:
+            raise BadQuery(text, value_at, f"target= takes at most {MAX_VALUES} names or ranges")
         _check_target(text, value_at, value)
         _set(text, start, fields, "target", value)
         return
@@ -263,6 +276,8 @@ def _keyed(
     if lowered in ("true", "false"):
         _set_variant(text, start, variants, key, lowered == "true")
     elif "," in value:
+        if value.count(",") >= MAX_VALUES:
+            raise BadQuery(text, value_at, f"{key}= takes at most {MAX_VALUES} values")
         if not all(value.split(",")):
             raise BadQuery(text, value_at, f"{key}= has an empty value between its commas")
         _set_variant(text, start, variants, key, tuple(value.split(",")))
@@ -277,6 +292,8 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
         raise BadQuery(text, position, "'@' needs a version")
     ranges = []
     offset = position
+    if spec.count(",") >= MAX_VALUES:
+        raise BadQuery(text, position, f"at most {MAX_VALUES} versions or ranges, joined by commas")
     for part in spec.split(","):
         if part.startswith("="):
             if not _VERSION.fullmatch(part[1:]):

@@ -213,6 +213,10 @@ API: dict[str, Endpoint] = {
 }
 
 
+#: The most conditions a search answered on the event loop may have: more go to a thread.
+CHEAP_CONDITIONS = 8
+
+
 def is_cheap_search(request: Request, *, indexes_ready: bool, walked: Callable[[Query], bool]) -> bool:
     """Whether a search is answered in a few milliseconds from indexes already built: one
     naming a package or a hash reads a few rows; one of facets, versions or variants reads
@@ -227,10 +231,11 @@ def is_cheap_search(request: Request, *, indexes_ready: bool, walked: Callable[[
         query = parse(request.query_params.get("q", ""))
     except BadQuery:
         return True  # answered at once with a 400
-    if (query.name is not None or query.hash_prefix is not None) and len(query_parts(query)) == 1:
+    conditions = len(query_parts(query))
+    if (query.name is not None or query.hash_prefix is not None) and conditions == 1:
         return True  # a few rows; finding none, its hint looks for close names
-    if not indexes_ready:
-        return False
+    if not indexes_ready or conditions > CHEAP_CONDITIONS:
+        return False  # (each condition costs its check, and a search that finds nothing each's hint)
     if (query.versions or query.variants) and not request.query_params.get("tag"):
         return False
     return not query.dependencies or walked(query)
