@@ -165,6 +165,14 @@ def test_etag_gzip_and_a_sync_meanwhile(demo_run: Demo, tmp_path: Path) -> None:
     assert get(app, "/api/tags", **{"if-none-match": '"other"'}).status_code == 200
     zipped = get(app, "/tags/develop/", **{"accept-encoding": "gzip"})
     assert zipped.headers["content-encoding"] == "gzip"
+    for accepted, gzipped in (
+        ("gzip;q=0, identity", False),
+        ("*", True),
+        ("*, gzip;q=0", False),
+        ("br, gzip;q=0.5", True),
+    ):
+        answer = get(app, "/tags/develop/", **{"accept-encoding": accepted})
+        assert (answer.headers.get("content-encoding") == "gzip") is gzipped, accepted
     # develop goes back to its first revision; the served data follows the commit.
     build_demo_mirrors(folder, develop_revision=0)
     config = load_config(folder / "cachedex.yaml")

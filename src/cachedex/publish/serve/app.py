@@ -295,6 +295,23 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     return app
 
 
+def _accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header takes gzip: named, or as ``*``, with a weight
+    above 0 (``gzip;q=0`` refuses it, RFC 9110)."""
+    weights: dict[str, float] = {}
+    for item in accept_encoding.lower().split(","):
+        coding, _, parameters = item.strip().partition(";")
+        weight = 1.0
+        name, _, value = parameters.strip().partition("=")
+        if name.strip() == "q":
+            try:
+                weight = float(value)
+            except ValueError:
+                weight = 0.0
+        weights[coding.strip()] = weight
+    return weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0))) > 0
+
+
 def _matches(if_none_match: str | None, etag: str) -> bool:
     """Whether an If-None-Match header names ``etag``, compared weakly as RFC 9110
     says (``W/"x"`` is ``"x"``), in a list or as ``*``."""
@@ -316,7 +333,7 @@ def _send(request: Request, hit: Cached, synced: float | None, cache_control: st
         headers["Last-Modified"] = email.utils.formatdate(synced, usegmt=True)
     if hit.status == 200 and hit.etag and _matches(request.headers.get("if-none-match"), hit.etag):
         return Response(status_code=304, headers=headers)
-    if hit.gzipped is not None and "gzip" in request.headers.get("accept-encoding", ""):
+    if hit.gzipped is not None and _accepts_gzip(request.headers.get("accept-encoding", "")):
         headers["Content-Encoding"] = "gzip"
         return Response(hit.gzipped, status_code=hit.status, media_type=hit.media_type, headers=headers)
     return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=headers)
