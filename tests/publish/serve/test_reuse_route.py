@@ -89,3 +89,32 @@ def test_what_the_route_refuses(demo_run: Demo, monkeypatch: pytest.MonkeyPatch)
 async def _get(app: Any, path: str) -> httpx.Response:
     async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
         return await client.get(path)
+
+
+def test_bodies_held_at_once_are_bounded(demo_run: Demo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each body is bounded, and so are all those a process holds at once: a thousand
+    slow uploads of 64 MiB would hold 64 GB. Past the bound, 503 and Retry-After; what
+    an answered request held is given back."""
+    monkeypatch.setattr(reuse_route, "BODIES_BYTES", 3000)
+    app = serve_app(demo_run.catalog)
+    body = _environment()
+    assert len(body) > 3000  # (alone, even this one is past the bound)
+
+    async def slow() -> AsyncIterator[bytes]:
+        yield b" " * 2500
+        await asyncio.sleep(1.0)
+        yield b"{}"
+
+    async def go() -> tuple[httpx.Response, httpx.Response, httpx.Response]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            first = asyncio.create_task(client.post("/api/reuse", content=slow()))
+            await asyncio.sleep(0.3)  # its first 2,500 bytes held
+            second = await client.post("/api/reuse", content=b" " * 1000)
+            answered = await first
+            third = await client.post("/api/reuse", content=b"{}")
+            return answered, second, third
+
+    answered, second, third = asyncio.run(go())
+    assert second.status_code == 503 and second.headers["retry-after"] == "5"
+    assert answered.status_code == 400 and third.status_code == 400  # (not lockfiles: read, and refused as such)
+    assert _post(app, "/api/reuse", body).status_code == 503

@@ -29,7 +29,7 @@ from ...values import ROOT_STACK, SpecRecord
 from .catalogs import Catalogs
 from .refusals import check_parameters, error_body
 
-__all__ = ["BODY_BYTES", "BODY_SECONDS", "ReadEnvironment", "reuse_endpoint"]
+__all__ = ["BODIES_BYTES", "BODY_BYTES", "BODY_SECONDS", "ReadEnvironment", "reuse_endpoint"]
 
 #: Reads a lockfile or a spec file from its bytes (and a name for its errors): its
 #: concrete specs and its roots' hashes. IndexFormatError when it is neither.
@@ -39,6 +39,10 @@ ReadEnvironment = Callable[[bytes, str], tuple[Sequence[SpecRecord], Sequence[st
 BODY_BYTES = 64 * 1024 * 1024
 #: Seconds for the whole body to arrive.
 BODY_SECONDS = 60.0
+#: The most bytes of bodies a server process holds at once (arriving, or waiting for
+#: their turn): past it, 503. One body's bound alone would let a thousand slow uploads
+#: hold 64 GB.
+BODIES_BYTES = 2 * BODY_BYTES
 
 _JSON = "application/json"
 _NAME = "the request's body"
@@ -49,12 +53,37 @@ class _TooBig(Exception):
     pass
 
 
+class _Busy(Exception):
+    pass
+
+
+class _Taken:
+    """What one request took of the budget."""
+
+    size = 0
+
+
+class _Budget:
+    """The bytes of bodies a process holds, against :data:`BODIES_BYTES` (one event loop
+    counts them: no lock)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.held = 0
+
+    def take(self, size: int) -> None:
+        if self.held + size > self.limit:
+            raise _Busy
+        self.held += size
+
+
 def reuse_endpoint(
     catalogs: Catalogs,
     heavy: Callable[[], AbstractAsyncContextManager[None]],
     read: ReadEnvironment,
 ) -> Callable[[Request], Awaitable[Response]]:
     """The handler of ``POST /api/reuse?tag=A,B&stack=S``."""
+    budget = _Budget(BODIES_BYTES)
 
     def work(data: bytes, tags: list[str] | None, stack: str) -> tuple[int, bytes]:
         try:
@@ -70,15 +99,26 @@ def reuse_endpoint(
         return 200, msgspec.json.encode(report)
 
     async def respond(request: Request) -> Response:
+        taken = _Taken()
+        try:
+            return await answer(request, taken)
+        finally:
+            budget.held -= taken.size  # given back once answered, however it ended
+
+    async def answer(request: Request, taken: _Taken) -> Response:
         try:
             check_parameters(request, _ALLOWED)
             tags = [tag for tag in request.query_params.get("tag", "").split(",") if tag] or None
             stack = request.query_params.get("stack") or ROOT_STACK
-            data = await asyncio.wait_for(_body(request), BODY_SECONDS)
+            data = await asyncio.wait_for(_body(request, budget, taken), BODY_SECONDS)
         except BadQuery as exc:
             return _error(400, str(exc))
         except _TooBig:
             return _error(413, f"the body is larger than {BODY_BYTES:,} bytes")
+        except _Busy:
+            busy = _error(503, "the server holds as many bodies as it takes at once; try again shortly")
+            busy.headers["Retry-After"] = "5"
+            return busy
         except TimeoutError:
             return _error(408, f"the body did not arrive within {BODY_SECONDS:.0f} s")
         if not data:
@@ -90,7 +130,7 @@ def reuse_endpoint(
     return respond
 
 
-async def _body(request: Request) -> bytes:
+async def _body(request: Request, budget: _Budget, taken: _Taken) -> bytes:
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > BODY_BYTES:
         raise _TooBig
@@ -101,6 +141,8 @@ async def _body(request: Request) -> bytes:
         size += len(chunk)
         if size > BODY_BYTES:
             raise _TooBig
+        budget.take(len(chunk))
+        taken.size += len(chunk)
         chunks.append(chunk)
     return b"".join(chunks)
 
