@@ -37,6 +37,7 @@ def _responses(ok: dict[str, Any], *errors: int) -> dict[str, Any]:
         404: "No such tag, stack, package or spec",
         408: "The body did not arrive in time",
         413: "The body is too large",
+        503: "The server holds as many bodies as it takes at once: retry after Retry-After seconds",
     }
     for status in errors:
         result[str(status)] = {
@@ -185,7 +186,7 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                         "required": True,
                         "content": {"application/json": {"schema": {"type": "object"}}},
                     },
-                    "responses": _responses(_ref(ReuseReport), 400, 404, 408, 413),
+                    "responses": _responses(_ref(ReuseReport), 400, 404, 408, 413, 503),
                 }
             },
         },
