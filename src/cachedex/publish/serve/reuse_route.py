@@ -58,9 +58,10 @@ class _Busy(Exception):
 
 
 class _Taken:
-    """What one request took of the budget."""
+    """What one request took of the budget, given back once it is answered."""
 
-    size = 0
+    def __init__(self) -> None:
+        self.size = 0
 
 
 class _Budget:
@@ -71,10 +72,11 @@ class _Budget:
         self.limit = limit
         self.held = 0
 
-    def take(self, size: int) -> None:
+    def take(self, size: int, taken: _Taken) -> None:
         if self.held + size > self.limit:
             raise _Busy
         self.held += size
+        taken.size += size
 
 
 def reuse_endpoint(
@@ -141,8 +143,7 @@ async def _body(request: Request, budget: _Budget, taken: _Taken) -> bytes:
         size += len(chunk)
         if size > BODY_BYTES:
             raise _TooBig
-        budget.take(len(chunk))
-        taken.size += len(chunk)
+        budget.take(len(chunk), taken)
         chunks.append(chunk)
     return b"".join(chunks)
 
