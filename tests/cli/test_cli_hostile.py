@@ -133,6 +133,12 @@ def test_msg9_words_starting_with_a_dash_are_part_of_the_query(small_config: Pat
     assert run(small_config, "search", "zlib", "+shared", "-s", "s", "-t", "t")[1].count("zzzzzzz") == 1
     status, output = run(small_config, "search", "-hdf5")
     assert status == 0 and "Usage:" not in output
+    # -n1 is read as Spack reads it (~n1), but -n takes a number: said, with how to write it
+    result = CliRunner().invoke(main, ["--config", str(small_config), "search", "zlib", "-n1"])
+    assert result.exit_code == 0 and "warning: -n1 is read as a query word (~n1); for the option -n, write -n 1" in (
+        result.stderr
+    )
+    assert "warning" not in CliRunner().invoke(main, ["--config", str(small_config), "search", "zlib", "-shared"]).stderr
     # Unknown long options are still refused: most likely a mistyped option.
     assert run(small_config, "search", "zlib", "--tags", "t")[0] == 2
 

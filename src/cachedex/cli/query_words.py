@@ -23,11 +23,14 @@ class QueryCommand(click.Command):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         names: set[str] = set()
         takes_value: set[str] = set()
+        takes_number: set[str] = set()  # (-n1 is no variant anyone means: -n 1 is)
         for param in self.get_params(ctx):
             if isinstance(param, click.Option):
                 names.update(param.opts + param.secondary_opts)
                 if not param.is_flag:
                     takes_value.update(param.opts)
+                if isinstance(param.type, (click.types.IntParamType, click.IntRange)):
+                    takes_number.update(param.opts)
         marked: list[str] = []
         after_option = False  # the previous word is an option that takes the next as its value
         for position, arg in enumerate(args):
@@ -35,6 +38,14 @@ class QueryCommand(click.Command):
                 marked += args[position:]
                 break
             word = arg.startswith("-") and not arg.startswith("--") and len(arg) > 1 and arg not in names
+            if word and not after_option and arg[:2] in takes_number and arg[2:].isdigit():
+                # Read as Spack reads it (a disabled variant), but said: an option was likely meant.
+                option = arg[:2]
+                click.echo(
+                    f"warning: {arg} is read as a query word (~{arg[1:]}); for the option {option}, "
+                    f"write {option} {arg[2:]}",
+                    err=True,
+                )
             marked.append(_MARK + arg if word and not after_option else arg)
             after_option = arg in takes_value
         return super().parse_args(ctx, marked)
