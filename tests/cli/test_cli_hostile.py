@@ -138,7 +138,9 @@ def test_msg9_words_starting_with_a_dash_are_part_of_the_query(small_config: Pat
     assert result.exit_code == 0 and "warning: -n1 is read as a query word (~n1); for the option -n, write -n 1" in (
         result.stderr
     )
-    assert "warning" not in CliRunner().invoke(main, ["--config", str(small_config), "search", "zlib", "-shared"]).stderr
+    assert (
+        "warning" not in CliRunner().invoke(main, ["--config", str(small_config), "search", "zlib", "-shared"]).stderr
+    )
     # Unknown long options are still refused: most likely a mistyped option.
     assert run(small_config, "search", "zlib", "--tags", "t")[0] == 2
 

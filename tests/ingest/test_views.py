@@ -132,6 +132,13 @@ def test_a_missing_view_names_its_manifest(mirrors: Path, tmp_path: Path) -> Non
     assert "no view 'nope' in this mirror" in outcome.error
 
 
+def test_views_all_of_a_folder_that_is_not_there_says_so(tmp_path: Path) -> None:
+    config = _config(tmp_path, url="./nowhere", views="all")
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+    assert outcome.error is not None and outcome.error.endswith("nowhere: no such folder"), outcome.error
+
+
 def test_a_view_index_of_only_unsupported_versions(mirrors: Path, tmp_path: Path) -> None:
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     write_v3_view(tmp_path / "m", "v", _subset(mirrors, 1))

@@ -346,6 +346,6 @@ def print_export_report(report: ExportReport) -> None:
     tags, stacks = len(report.releases), len(report.stacks)
     hint = "" if report.specs else " (no chosen stack lists a binary; a root counts as a stack with --include-root)"
     click.echo(
-        f"{report.specs:,} specs, {report.packages:,} packages, {counted(tags, 'tag')}, "
+        f"{counted(report.specs, 'spec')}, {counted(report.packages, 'package')}, {counted(tags, 'tag')}, "
         f"{counted(stacks, 'stack')}{hint}: {files} -> {report.outdir} ({report.seconds:.1f} s)"
     )

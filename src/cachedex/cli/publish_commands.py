@@ -146,8 +146,9 @@ def site_command(state: State, outdir: Path, tags: tuple[str, ...], workers: int
     Home (tags, package search), a page per tag (packages, facet filters kept in the
     URL), per package and tag (specs), per spec (specs/<ab>/<hash>.html: dependencies,
     dependents, sizes, install commands) and the mirrors; each page with a JSON twin
-    beside it (index.json, <hash>.json). No external host is referenced: serve OUTDIR
-    with any static file server. Unchanged pages are not rewritten; pages of packages
+    beside it (index.json, <hash>.json). Nothing is loaded from another host (a
+    package's packages.spack.io page is linked): serve OUTDIR with any static file
+    server. Unchanged pages are not rewritten; pages of packages
     and specs that left are removed. OUTDIR/.cachedex-site records the catalog state,
     templates and tags the site was built from: when they are the same, the run ends
     at once (--full compares every page anyway). After a sync, only the pages that

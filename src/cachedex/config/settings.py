@@ -25,7 +25,13 @@ class Setting(NamedTuple):
 SETTINGS: tuple[Setting, ...] = (
     Setting("catalog", "path", "cachedex.sqlite", "The SQLite catalog file, relative to the config file."),
     Setting("tags", "list", [], "The tags to read: a list of mappings with the keys below."),
-    Setting("tags[].name", "name", None, "The tag's name; it names folders (no '/', '\\', '..', leading '.')."),
+    Setting(
+        "tags[].name",
+        "name",
+        None,
+        "The tag's name: letters, digits and . _ + @ = -, starting with a letter or digit (it names folders, "
+        "URLs and words of shell commands).",
+    ),
     Setting(
         "tags[].url",
         "path or URL",

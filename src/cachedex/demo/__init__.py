@@ -97,8 +97,8 @@ def run_demo(
     )
     cachedex = f"cachedex --config {config_arg}"
     echo("Next:")
-    echo(f"  python3 -m http.server -d {site_arg} 8000   # then open http://127.0.0.1:8000/")
-    echo(f"  {cachedex} serve        # the live site and its JSON API")
+    echo(f"  python3 -m http.server -d {site_arg} 8001   # then open http://127.0.0.1:8001/")
+    echo(f"  {cachedex} serve        # the live site and its JSON API, on http://127.0.0.1:8000/")
     echo(f"  {cachedex} search 'hdf5+mpi target=x86_64:'")
     echo(f"  {cachedex} diff develop-2026-11-08 develop   # what a week changed")
     echo(f"  {cachedex} reuse {lock_arg}   # which of its specs have a binary, and why not")

@@ -16,7 +16,7 @@ from ..config import TagConfig
 from ..errors import IndexFormatError, SourceNotFound
 from ..values import MirrorRef, check_label
 from .layouts import find_views, view_manifest
-from .sources import Source
+from .sources import LocalSource, Source
 
 __all__ = ["union_of_stacks", "with_found_views"]
 
@@ -25,6 +25,8 @@ def with_found_views(tag: TagConfig, root: Source) -> TagConfig:
     """``tag`` with a stack for each view of its root mirror that is not configured
     already. A view name that could not be a stack name (it would escape its folder,
     or hold shell syntax) is an IndexFormatError naming its manifest."""
+    if isinstance(root, LocalSource) and not root.root.is_dir():
+        raise SourceNotFound(root.url, "no such folder")  # (not "no view": there is no mirror here)
     found = find_views(root)
     if found is None:
         raise SourceNotFound(root.url, "cannot list this mirror's views; name them with views: [...]")
