@@ -4,7 +4,9 @@ and schemathesis against the OpenAPI document."""
 from __future__ import annotations
 
 import asyncio
+import html
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -284,3 +286,17 @@ def test_serve_without_a_catalog_is_one_line(tmp_path: Path) -> None:
     config.write_text("tags:\n  - name: t\n    url: ./m\n")
     result = CliRunner().invoke(main, ["--config", str(config), "serve"])
     assert result.exit_code == 1 and "no catalog here yet; run 'cachedex sync' first" in result.output
+
+
+def test_links_that_carry_filters_carry_those_their_page_takes(app: Any) -> None:
+    """A package page's tag link drops its variant (the tag page refuses one: a 400);
+    an empty tag page's "without ..." links keep the name filter their counts applied."""
+    package = get(app, "/tags/develop/packages/py-torch/index.html?variant=%2Bcuda").text
+    crumb = package.split('class="crumbs"')[1].split("</p>")[0]
+    assert 'href="../../index.html"' in crumb and "variant" not in crumb
+    empty = get(app, "/tags/develop/index.html?os=sequoia&target=zen4&q=py").text
+    relax = empty.split('id="relax"')[1].split("</ul>")[0]
+    links = re.findall(r'href="index.html(\?[^"]+)"', relax)
+    assert links and all("q=py" in link for link in links), relax
+    for link in links:  # and each leads where it says, with its count
+        assert get(app, f"/tags/develop/index.html{html.unescape(link)}").status_code == 200

@@ -466,3 +466,35 @@ def test_the_environment_check_served_by_cachedex(
     page.wait_for_selector("#reuse-result [role=alert]")
     assert "not a Spack lockfile" in page.inner_text("#reuse-result [role=alert]")
     shot(page, "reuse-error")
+
+
+def test_the_search_box_lists_what_its_text_finds_and_keeps_the_scope(
+    page: Any, served: str, uvicorn_server: str
+) -> None:
+    """Typed while the names load, each keystroke's list came after the last's ("z"'s
+    names, then "zl"'s; Enter took the first, zfp); Enter before any list drew did
+    nothing on a static copy; the live search page's "Search specs" link dropped the
+    tag the form had chosen."""
+    import time
+
+    def slowly(route: Any) -> None:
+        time.sleep(0.6)  # the names arrive after both keystrokes
+        route.continue_()
+
+    page.route("**/packages.json", slowly)
+    page.goto(served + "index.html")
+    page.fill("#package-search", "z")
+    page.type("#package-search", "l")
+    page.wait_for_selector("#search-results li a")
+    page.wait_for_timeout(800)
+    names = page.eval_on_selector_all("#search-results li > a:first-child", "links => links.map((a) => a.textContent)")
+    assert names and all("zl" in name for name in names), names
+    page.unroute("**/packages.json")
+    page.goto(served + "index.html")
+    page.fill("#package-search", "zlib-n")
+    page.press("#package-search", "Enter")  # at once: its list may not be drawn yet
+    page.wait_for_url("**/packages/zlib-ng/index.html")
+    page.goto(uvicorn_server + "/search.html?q=hdf5&tag=develop")
+    page.fill("#package-search", "hdf5+mpi")
+    page.wait_for_selector("#search-results li a")
+    assert "tag=develop" in page.get_attribute("#search-results li a", "href")

@@ -230,8 +230,11 @@ def _window(current: int, last: int) -> list[int]:
     return shown
 
 
-def _without(filters: dict[str, str], key: str) -> dict[str, str]:
-    return {k: v for k, v in filters.items() if k != key}
+def _without(filters: dict[str, str], key: str, text: str = "") -> dict[str, str]:
+    """``filters`` but ``key``, and the name filter ``text`` (``q``) kept if there is one:
+    the counts a page offers without one filter are made with the name filter applied."""
+    kept = {k: v for k, v in filters.items() if k != key}
+    return {**kept, "q": text} if text else kept
 
 
 _env.filters.update(

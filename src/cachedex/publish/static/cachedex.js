@@ -121,10 +121,14 @@
     const hint = document.getElementById("search-hint");
     const load = () => index || (index = fetch(search.dataset.index).then((r) => r.json()));
     const line = (text, className) => results.append(el("li", text, className));
-    const packageHits = async (needle) => {
-      const packages = await load();
+    const matching = (packages, needle) => {
       const names = Object.keys(packages);
-      const all = names.filter((n) => n.startsWith(needle)).concat(names.filter((n) => !n.startsWith(needle) && n.includes(needle)));
+      return names.filter((n) => n.startsWith(needle)).concat(names.filter((n) => !n.startsWith(needle) && n.includes(needle)));
+    };
+    const packageHits = async (needle, mine) => {
+      const packages = await load();
+      if (mine !== asked) return; // a newer keystroke asked meanwhile: its list, not this one
+      const all = matching(packages, needle);
       for (const name of all.slice(0, 30)) {
         const item = el("li");
         const tags = packages[name];
@@ -163,13 +167,15 @@
       if (spec && served) {
         const item = el("li");
         const link = el("a", `Search specs: ${query}`);
-        link.href = `${root}search.html?q=${encodeURIComponent(query)}`;
+        // As Enter would: in the tag and stack the form has chosen, if it has them.
+        const scope = ["tag", "stack"].map((name) => search.form.elements[name]).filter((field) => field && field.value);
+        link.href = `${root}search.html?q=${encodeURIComponent(query)}` + scope.map((field) => `&${field.name}=${encodeURIComponent(field.value)}`).join("");
         item.append(link, el("span", " (Enter)", "muted"));
         results.append(item);
       } else if (spec) {
         line(`A static copy of the site searches package names only; spec syntax needs cachedex serve.${needle ? " Names:" : ""}`, "muted");
       }
-      if (needle) await packageHits(needle);
+      if (needle) await packageHits(needle, mine);
     };
     search.addEventListener("input", show);
     search.form.addEventListener("submit", async (event) => {
@@ -178,8 +184,13 @@
       if (syntax.test(query) && (await isLive())) return;
       event.preventDefault();
       if (await isLive()) { search.form.submit(); return; }
-      const first = results.querySelector("a");
-      if (first) location.href = first.href;
+      // A static copy: the first name matching, even if its list is not drawn yet.
+      const packages = await load();
+      const [name] = matching(packages, query.toLowerCase());
+      if (!name) return;
+      const chosen = search.form.elements.tag ? search.form.elements.tag.value : "";
+      const tag = packages[name].includes(chosen) ? chosen : packages[name][0]; // the tag chosen, if it has it
+      location.href = `${root}tags/${encodeURIComponent(tag)}/packages/${encodeURIComponent(name)}/index.html`;
     });
     const asked0 = new URLSearchParams(location.search).get("q");
     if (asked0 && !search.value) search.value = asked0; // a static search page, asked by URL
@@ -327,7 +338,8 @@
     }
   };
   // An empty result says so, and offers each filter's removal with what it would find.
-  const explainEmpty = (count, filters, relax, noun) => {
+  // Each count was made with the name filter (needle) applied: its link keeps it.
+  const explainEmpty = (count, filters, relax, noun, needle) => {
     empty.hidden = count > 0;
     if (count) return;
     const list = empty.querySelector("#relax");
@@ -336,7 +348,8 @@
       const item = el("li", "Without ");
       const rest = { ...filters };
       delete rest[facet];
-      const link = el("a", `${cx.formatCount(found)} ${noun}`);
+      if (needle) rest.q = needle;
+      const link = el("a", `${cx.formatCount(found)} ${found === 1 ? noun.slice(0, -1) : noun}`);
       link.href = `index.html${query(rest)}`;
       item.append(el("code", `${facet}=${filters[facet]}`), ": ", link);
       list.append(item);
@@ -397,7 +410,7 @@
       limit = step;
       shown.textContent = cx.formatCount(rows.length);
       recount(chosen.facets);
-      explainEmpty(rows.length, filters, chosen.relax, "packages");
+      explainEmpty(rows.length, filters, chosen.relax, "packages", needle);
       remember(filters, needle);
       draw(filters);
     };
