@@ -87,6 +87,10 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
     assert f"{whole['total']:,} specs match <code>" in get(app, "/search.html?q=%25gcc%4011&tag=develop").text
     # a page past the last says so and leads to the last, not an empty table
     last = -(-whole["total"] // 50)  # (50 a page)
+    # a stack the tag lacks (a tag chosen after another's stack): said on the page, the query kept
+    other = get(app, "/search.html?q=hdf5&tag=v1.0.2&stack=ml-linux-x86_64-rocm")
+    assert other.status_code == 200 and "tag v1.0.2 has no stack ml-linux-x86_64-rocm" in other.text
+    assert 'value="hdf5"' in other.text
     past = get(app, "/search.html?q=%25gcc%4011&tag=develop&page=99").text
     assert 'id="past-end">Page 99 is past the last page of these matches: <a href="search.html' in past
     assert f'&amp;page={last}">page {last}</a>' in past and "<table" not in past and "page 99 of" not in past

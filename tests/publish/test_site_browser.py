@@ -498,3 +498,20 @@ def test_the_search_box_lists_what_its_text_finds_and_keeps_the_scope(
     page.fill("#package-search", "hdf5+mpi")
     page.wait_for_selector("#search-results li a")
     assert "tag=develop" in page.get_attribute("#search-results li a", "href")
+
+
+def test_a_copy_button_copies_what_it_shows_and_says_so_to_screen_readers(page: Any, served: str) -> None:
+    page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+    page.goto(served + "index.html")
+    page.click("text=develop")
+    page.wait_for_function(PAGE_READY)
+    page.locator("#rows tbody tr td.name a").first.click()
+    page.locator("#rows tbody tr td.hash a").first.click()
+    page.wait_for_selector("#hash")
+    button = page.locator("button.copy").first
+    name = button.get_attribute("aria-label")
+    button.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_selector("[role=status]:has-text('copied')")
+    assert page.inner_text("[role=status]") == "copied" and button.get_attribute("aria-label") == name
+    assert page.evaluate("navigator.clipboard.readText()") == button.get_attribute("data-copy")

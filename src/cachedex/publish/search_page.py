@@ -16,6 +16,7 @@ import msgspec
 from ..catalog import Catalog, SpecSummary
 from ..errors import BadQuery
 from ..query import format_query, parse
+from ..values import ROOT_STACK
 from .package_pages import differing_variants
 
 __all__ = ["PER_PAGE", "SearchView", "search_view", "static_search_view"]
@@ -67,8 +68,8 @@ def _whole(raw: str | None, name: str) -> int:
 
 def search_view(catalog: Catalog, params: Mapping[str, str], *, reuse: bool = False) -> SearchView:
     """The search page for ``params`` (``q``, ``tag``, ``stack``, ``page``). An unknown
-    tag or stack raises (404); a bad page number too (400); a query that does not parse
-    is shown on the page with the parser's message."""
+    tag raises (404); a bad page number too (400); a query that does not parse, and a
+    stack the tag lacks, are shown on the page with what is wrong."""
     with catalog.snapshot():  # one catalog state for the whole page (and one transaction)
         return msgspec.structs.replace(_search_view(catalog, params), reuse=reuse)
 
@@ -97,6 +98,9 @@ def _search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
     )
     if stack and not tag:
         return msgspec.structs.replace(view, error="a stack needs a tag")
+    if stack and stack != ROOT_STACK and stack not in stacks:
+        # (said on the page, the query kept in its box: a tag chosen after a stack of another)
+        return msgspec.structs.replace(view, stack="", error=f"tag {tag} has no stack {stack}; choose one of its own")
     try:
         query = parse(text)
     except BadQuery as exc:

@@ -12,7 +12,17 @@
     return node;
   };
 
-  // Copy buttons: "copied" for two seconds, said to screen readers too.
+  // Copy buttons: "copied" for two seconds, said to screen readers too (a button's
+  // aria-label is its name, whatever its text: the news goes through a live region).
+  let said = null;
+  const say = (text) => {
+    if (!said) {
+      said = el("p", "", "visually-hidden");
+      said.setAttribute("role", "status");
+      document.body.append(said);
+    }
+    said.textContent = text;
+  };
   document.addEventListener("click", (event) => {
     const button = event.target.closest("button.copy");
     if (!button) return;
@@ -20,6 +30,7 @@
     const done = (ok) => {
       button.classList.toggle("done", ok);
       button.textContent = ok ? "copied" : "select and copy";
+      say(ok ? "copied" : "not copied: select the text and copy it");
       setTimeout(() => { button.textContent = label; button.classList.remove("done"); }, 2000);
     };
     if (navigator.clipboard) navigator.clipboard.writeText(button.dataset.copy).then(() => done(true), () => done(false));
