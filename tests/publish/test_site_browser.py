@@ -515,3 +515,15 @@ def test_a_copy_button_copies_what_it_shows_and_says_so_to_screen_readers(page: 
     page.wait_for_selector("[role=status]:has-text('copied')")
     assert page.inner_text("[role=status]") == "copied" and button.get_attribute("aria-label") == name
     assert page.evaluate("navigator.clipboard.readText()") == button.get_attribute("data-copy")
+
+
+def test_the_filters_heading_counts_the_filters_on(page: Any, served: str) -> None:
+    """Folded on a phone, the box's heading is what says filters are on: the script
+    keeps its count as filters change (a static copy said "Filters" alone)."""
+    page.goto(served + "tags/develop/index.html?os=ubuntu24.04&target=x86_64_v3")
+    page.wait_for_function(PAGE_READY)
+    assert page.inner_text("#filters-box > summary") == "Filters (2)"
+    page.select_option("select[name=os]", "")
+    page.wait_for_function("document.querySelector('#filters-box > summary').textContent === 'Filters (1)'")
+    page.select_option("select[name=target]", "")
+    page.wait_for_function("document.querySelector('#filters-box > summary').textContent === 'Filters'")

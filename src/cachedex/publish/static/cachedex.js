@@ -331,9 +331,13 @@
   const state = () => [Object.fromEntries(selects.filter((s) => s.value).map((s) => [s.name, s.value])),
     text.value.trim().toLowerCase()];
   const query = (filters) => { const q = new URLSearchParams(filters).toString(); return q ? `?${q}` : ""; };
+  const summary = document.querySelector("#filters-box > summary");
   const remember = (filters, needle) => {
     const next = needle ? { ...filters, q: needle } : filters;
     history.replaceState(null, "", query(next) || location.pathname);
+    // On a phone the box is folded: its heading is what says filters are on.
+    const active = Object.keys(filters).length;
+    if (summary) summary.textContent = active ? `Filters (${active})` : "Filters";
   };
   // Each select's options, their counts with the other filters applied; none disabled
   // that is chosen.
