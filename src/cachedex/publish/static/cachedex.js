@@ -132,6 +132,11 @@
     const hint = document.getElementById("search-hint");
     const load = () => index || (index = fetch(search.dataset.index).then((r) => r.json()));
     const line = (text, className) => results.append(el("li", text, className));
+    // The name a query starts with, if it does: not the key of "target=:zen3".
+    const nameIn = (query) => {
+      const head = query.toLowerCase().split(syntax)[0];
+      return query.charAt(head.length) === "=" ? "" : head;
+    };
     const matching = (packages, needle) => {
       const names = Object.keys(packages);
       return names.filter((n) => n.startsWith(needle)).concat(names.filter((n) => !n.startsWith(needle) && n.includes(needle)));
@@ -169,9 +174,7 @@
       const mine = ++asked;
       const spec = syntax.test(query);
       const served = spec ? await isLive() : false;
-      // The name a query starts with, if it does: not the key of "target=:zen3".
-      const head = query.toLowerCase().split(syntax)[0];
-      const needle = query.charAt(head.length) === "=" ? "" : head;
+      const needle = nameIn(query);
       if (mine !== asked) return; // a newer keystroke asked since
       results.replaceChildren();
       if (!query) return;
@@ -197,7 +200,8 @@
       if (await isLive()) { search.form.submit(); return; }
       // A static copy: the first name matching, even if its list is not drawn yet.
       const packages = await load();
-      const [name] = matching(packages, query.toLowerCase());
+      const needle = nameIn(query);
+      const [name] = needle ? matching(packages, needle) : [];
       if (!name) return;
       const chosen = search.form.elements.tag ? search.form.elements.tag.value : "";
       const tag = packages[name].includes(chosen) ? chosen : packages[name][0]; // the tag chosen, if it has it
