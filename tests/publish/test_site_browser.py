@@ -531,3 +531,13 @@ def test_the_filters_heading_counts_the_filters_on(page: Any, served: str) -> No
     page.wait_for_function("document.querySelector('#filters-box > summary').textContent === 'Filters (1)'")
     page.select_option("select[name=target]", "")
     page.wait_for_function("document.querySelector('#filters-box > summary').textContent === 'Filters'")
+
+
+def test_a_card_table_s_hidden_sort_buttons_are_not_tabbed_to_on_a_phone(page: Any, served: str) -> None:
+    page.set_viewport_size({"width": 375, "height": 800})
+    page.goto(served + "tags/develop/index.html")
+    page.wait_for_function(PAGE_READY)
+    tab_indexes = "() => Array.from(document.querySelectorAll('#rows th button.sort')).map((b) => b.tabIndex)"
+    assert set(page.evaluate(tab_indexes)) == {-1}
+    page.set_viewport_size({"width": 1280, "height": 800})  # a table again: sortable by keyboard
+    page.wait_for_function(f"({tab_indexes})().every((index) => index === 0)")

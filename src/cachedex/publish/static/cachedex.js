@@ -214,6 +214,16 @@
 
   // -- sortable tables: a button in each sortable header, aria-sort on it --
   const sorter = (table, apply) => {
+    // A table shown as cards on a phone hides its header: its buttons leave the Tab order
+    // there (focus would land on what cannot be seen).
+    if (table.classList.contains("cards") && window.matchMedia) {
+      const narrow = window.matchMedia("(max-width: 640px)");
+      const place = () => table.querySelectorAll("th button.sort").forEach((button) => {
+        if (narrow.matches) button.tabIndex = -1; else button.removeAttribute("tabindex");
+      });
+      place();
+      narrow.addEventListener("change", place);
+    }
     table.querySelectorAll("th[data-key] button.sort").forEach((button) => button.addEventListener("click", () => {
       const th = button.closest("th");
       const current = th.getAttribute("aria-sort");
