@@ -10,6 +10,7 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.config import parse_config
+from cachedex.ingest.outcomes import TagOutcome
 from cachedex.ingest.sync import sync
 from tests.helpers import fixture_index, listed_specs
 from tests.registry import Registry, RegistryPusher, push_spack_cache
@@ -53,11 +54,17 @@ def test_an_oci_tag_syncs_with_sizes_and_an_unchanged_one_costs_a_head(
     ]
 
 
-def test_a_missing_oci_index_is_one_line(registry: Registry, tmp_path: Path) -> None:
-    url = f"oci+http://{registry.host}/nothing/here"
+def _sync_alone(registry: Registry, repository: str, tmp_path: Path) -> TagOutcome:
+    """The sync of one tag, the OCI repository ``repository`` of ``registry``."""
+    url = f"oci+http://{registry.host}/{repository}"
     config = parse_config({"catalog": "c.sqlite", "tags": [{"name": "t", "url": url}]}, base=tmp_path)
     with Catalog(config.catalog) as catalog:
         (outcome,) = sync(config, catalog)
+    return outcome
+
+
+def test_a_missing_oci_index_is_one_line(registry: Registry, tmp_path: Path) -> None:
+    outcome = _sync_alone(registry, "nothing/here", tmp_path)
     assert outcome.error is not None and "\n" not in outcome.error
     assert outcome.error.startswith(f"http://{registry.host}/v2/nothing/here/manifests/index.spack")
     assert "no index.spack in this repository" in outcome.error
@@ -77,9 +84,6 @@ def test_an_image_index_at_index_spack_is_named_as_one(registry: Registry, mirro
             ],
         }
         pusher.put_manifest("index.spack", manifest)
-    url = f"oci+http://{registry.host}/listed/cache"
-    config = parse_config({"catalog": "c.sqlite", "tags": [{"name": "t", "url": url}]}, base=tmp_path)
-    with Catalog(config.catalog) as catalog:
-        (outcome,) = sync(config, catalog)
+    outcome = _sync_alone(registry, "listed/cache", tmp_path)
     assert outcome.error is not None and "no index.spack" not in outcome.error
     assert outcome.error.startswith(f"http://{registry.host}/v2/listed/cache/manifests/index.spack: an image index")

@@ -161,13 +161,13 @@ def mirrors_from_discovery(document: object, *, base: str, remote: bool = False)
         stacks: list[MirrorRef] = []
         seen: set[str] = set()
         for entry in entries:
-            label = entry.get("label") if isinstance(entry, dict) else None
-            url = entry.get("url") if isinstance(entry, dict) else None
             why = _entry_problem(entry, seen)
             if why:
                 problems.append(f"'tags_from': tag {short_repr(tag)}: entry {short_repr(entry)}: {why}")
                 continue
-            seen.add(str(label))
+            assert isinstance(entry, dict)  # (_entry_problem saw to it: a label and a URL)
+            label, url = str(entry["label"]), str(entry["url"])
+            seen.add(label)
             mirror_url = mirror_url_from_index_url(urljoin(base, url))
             if mirror_url is None or urlsplit(mirror_url).scheme == "s3":
                 problems.append(f"'tags_from': tag {short_repr(tag)} {label}: cannot read index URL {short_repr(url)}")
@@ -178,7 +178,7 @@ def mirrors_from_discovery(document: object, *, base: str, remote: bool = False)
                     f"http(s) mirrors, not {short_repr(mirror_url)}"
                 )
                 continue
-            ref = MirrorRef(tag, str(label), mirror_url)
+            ref = MirrorRef(tag, label, mirror_url)
             if label == ROOT_STACK:
                 root = ref
             else:

@@ -21,7 +21,7 @@ from ..config import Limits
 from ..errors import CachedexError, IndexFormatError, SourceNotFound
 from ..progress import ProgressLine
 from ..values import short_repr
-from .manifests import manifest_size, spec_manifest_path, tarball_path_v2
+from .manifests import MAX_SIZE, manifest_size, spec_manifest_path, tarball_path_v2
 from .oci import OciSource
 from .reading_process import sizes_in_process
 from .snapshots import OCI_LAYOUT
@@ -293,7 +293,7 @@ def _head_sizes(source: Source, paths: list[tuple[str, str]]) -> Iterator[tuple[
     ``verify`` asks them; one at a time, a mirror of thousands took as many round trips)."""
     path_of = dict(paths)
     for dag_hash, size in head_sizes(source, paths):
-        if isinstance(size, int) and not 0 <= size < 2**53:
+        if isinstance(size, int) and not 0 <= size < MAX_SIZE:
             size = IndexFormatError(
                 source.join(path_of[dag_hash]), f"Content-Length {size} is not a size a file can have"
             )
