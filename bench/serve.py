@@ -141,6 +141,7 @@ def facet_query(rng: random.Random, facets: dict[str, list[str]], stacks: list[s
         else:
             name, _, version = value.partition("@")
             terms.append(f"%{name}" + (f"@{version.split('.')[0]}" if version and rng.random() < 0.5 else ""))
+    terms.sort(key=lambda term: term.startswith("%"))  # the compiler last: in Spack 1.0 what follows is its
     return " ".join(terms), rng.choice(stacks) if stacks and rng.random() < 0.5 else None
 
 

@@ -17,7 +17,7 @@ PARSED = [
         ),
     ),
     (
-        "hdf5+mpi~cuda %gcc@13 os=ubuntu24.04",
+        "hdf5+mpi~cuda os=ubuntu24.04 %gcc@13",
         Query(
             name="hdf5",
             compiler="gcc",
@@ -27,6 +27,12 @@ PARSED = [
         ),
     ),
     ("zlib platform=darwin", Query(name="zlib", platform="darwin")),
+    # a value given twice is once; '*' is any value; '@:' any version; an empty part of arch= any
+    ("abseil-cpp build_system=cmake,cmake", Query(name="abseil-cpp", variants=(("build_system", "cmake"),))),
+    ("x cuda_arch=80,90,80", Query(name="x", variants=(("cuda_arch", ("80", "90")),))),
+    ("mpi=* target=* os=* platform=*", Query(variants=(("mpi", "*"),))),
+    ("hdf5@:", Query(name="hdf5", versions=(VersionRange("", ""),))),
+    ("arch=linux--x86_64", Query(platform="linux", target="x86_64")),
     ("/2763an2", Query(hash_prefix="2763an2")),
     ("cuda_arch=80", Query(variants=(("cuda_arch", "80"),))),
     ("openmpi fabrics=none", Query(name="openmpi", variants=(("fabrics", "none"),))),
@@ -79,7 +85,38 @@ BAD = [
     ("hdf5 ++mpi", 5, "++mpi propagates a variant to the dependencies"),
     ("hdf5 ~~mpi", 5, "search ~mpi"),
     ("hdf5 mpi==True", 8, "mpi==True propagates a variant to the dependencies, which Spack settles before it builds"),
-    ("hdf5 cflags==-O3", 11, "search cflags=-O3"),
+    ("hdf5 cflags==-O3", 5, "cflags= is a compiler flag, which cachedex does not search"),
+    # Spack 1.0 reads what follows %gcc as gcc's: refused, with the query that asks the package's
+    ("hdf5 %gcc@11 target=neoverse_v1", 13, "write it before the compiler: hdf5 target=neoverse_v1 %gcc@11"),
+    ("hdf5+mpi %gcc@13 target=x86_64: ^zlib", 17, "before the compiler: hdf5+mpi target=x86_64: %gcc@13 ^zlib"),
+    ("hdf5 %gcc -mpi", 10, "-mpi follows %gcc: Spack 1.0 reads it as the compiler's"),
+    ("hdf5 %gcc @1.14", 10, "@1.14 follows %gcc"),
+    (
+        "hdf5 ^mpi=openmpi",
+        6,
+        "^mpi=openmpi (Spack 1.0: openmpi providing mpi) is not read here; search ^openmpi or ^mpi",
+    ),
+    (
+        "hdf5 ^[virtuals=mpi] openmpi",
+        6,
+        "an edge's attributes ([virtuals=mpi] openmpi) are not read here; search ^openmpi",
+    ),
+    ("x cflags=-O3", 2, "cflags= is a compiler flag"),
+    ("x ldflags='-L/x -ly'", 2, "ldflags= is a compiler flag"),
+    # as Spack's parser: a version ends with a letter, digit or _; a name comes before facets
+    ("hdf5@1.", 5, "bad version '1.'"),
+    ("hdf5@.14", 5, "bad version '.14'"),
+    ("target=x86_64_v3 hdf5", 17, "the package name comes first"),
+    ("os=rhel8 @1.2 hdf5", 14, "the package name comes first"),
+    (
+        "%gcc hdf5",
+        5,
+        "hdf5 follows %gcc: Spack 1.0 reads it as the compiler's, older Spack as the package's; "
+        "for the package's, write it before the compiler: hdf5 %gcc",
+    ),
+    # a range of a target archspec does not know is refused, as Spack does
+    ("target=zen9:", 7, "'zen9' is none of them; target=zen9 alone finds"),
+    ("target=zen2,:zen9", 13, "'zen9' is none of them"),
 ]
 
 
@@ -133,6 +170,10 @@ VERSIONS = [
     ("@:99", "main", False),  # branches sort after releases
     ("@1.2,3.0", "3.0.1", True),
     ("@1.2,3.0", "2.0", False),
+    ("@=1.1", "1_1", True),  # separators are equal, as in Spack
+    ("@=1.1", "1.1.0", False),
+    ("@=git.abc=1.2", "1.2", False),  # a git version is its reference too
+    ("@:", "0.1", True),
 ]
 
 
@@ -164,6 +205,11 @@ VARIANTS = [
     ("patches=0d38234384", ("patches:=0d38234,a1b2c3d",), True),
     ("patches=0d38235", ("patches=0d38234",), False),
     ("patches:=0d38234", ("patches:=0d38234,a1b2c3d",), False),
+    # '*': the variant, with any value (Spack's)
+    ("mpi=*", ("+mpi",), True),
+    ("mpi=*", ("~mpi",), True),
+    ("cuda_arch=*", ("cuda_arch:=80,90",), True),
+    ("cuda_arch=*", ("+mpi",), False),
 ]
 
 
@@ -223,3 +269,15 @@ def test_tags_are_ordered_as_people_look_for_them() -> None:
         "aa",
         "zz",
     ]
+
+
+def test_a_compilers_old_and_new_names_are_one() -> None:
+    """``%oneapi`` (a spec before Spack 1.0) and ``%intel-oneapi-compilers`` (its package
+    since) find each other's specs, as ``%clang`` and ``%llvm`` do."""
+    from cachedex.catalog.facets import facet_terms
+
+    built = ["oneapi@2025.1.0", "intel-oneapi-compilers@2025.1.0", "gcc@13.2.0", "clang@17.0.6", "llvm@18.1.8"]
+    assert facet_terms(parse("%oneapi@2025"), lambda: built) == [(2, tuple(built[:2]))]
+    assert facet_terms(parse("%intel-oneapi-compilers"), lambda: built) == [(2, tuple(built[:2]))]
+    assert facet_terms(parse("%llvm@17:"), lambda: built) == [(2, ("clang@17.0.6", "llvm@18.1.8"))]
+    assert facet_terms(parse("%gcc"), lambda: built) == [(2, ("gcc@13.2.0",))]

@@ -4,7 +4,8 @@ The subset that makes sense for specs that are already built::
 
     py-keras@3.9 backend=jax target=aarch64:     name, version, variant, target range
     zlib target=:zen3                             what runs on zen3 (zen3 and its ancestors)
-    hdf5+mpi~cuda %gcc@13 os=ubuntu24.04          boolean variants, compiler, os
+    hdf5+mpi~cuda os=ubuntu24.04 %gcc@13          boolean variants, os, compiler (last:
+                                                  in Spack 1.0 what follows is gcc's)
     /2763an2                                      hash prefix
     arch=linux-ubuntu24.04-x86_64_v3              platform, os and target at once
     py-keras ^py-jax@0.4                          a link/run dependency, direct or not
@@ -24,10 +25,12 @@ from functools import lru_cache
 import msgspec
 
 from .errors import BadQuery
-from .query_refusals import propagated, unexpected
+from .query_refusals import after_compiler, flag_refused, propagated, provider_assigned, unexpected
+from .values import FLAG_NAMES
 from .versions import VersionRange, has_prefix, version_key
 
 __all__ = [
+    "ANY",
     "Query",
     "format_query",
     "parse",
@@ -78,12 +81,17 @@ _TOKEN = re.compile(
     """,
     re.VERBOSE,
 )
+#: A dependency written ``^virtual=provider`` (Spack 1.0's ``^mpi=openmpi``).
+_PROVIDER_ASSIGNED = re.compile(rf"\s*(?P<virtual>{_NAME})\s*=\s*(?P<provider>{_NAME})")
 # A '-' starting a word switches a variant off, as '~' does (Spack accepts both).
 _MINUS = re.compile(rf"-(?P<name>{_NAME})")
 _HASH_CHARS = re.compile(r"[a-z0-9]+")
 #: A version as an index may hold it: a git branch's (``git.release/1.0``) and a git
 #: ref's with its Spack version (``git.abc=2.2.1``) included.
-_VERSION = re.compile(r"[A-Za-z0-9_.-][A-Za-z0-9_./=-]*")
+#: It starts and ends with a letter, digit or "_", as Spack's parser has it (``1.`` is refused).
+_VERSION = re.compile(r"[A-Za-z0-9_](?:[A-Za-z0-9_./=-]*[A-Za-z0-9_])?")
+#: A value that any value satisfies (``mpi=*``, ``target=*``), as in Spack.
+ANY = "*"
 _ARCH_KEYS = ("platform", "os", "target")
 
 
@@ -104,6 +112,11 @@ def parse(text: str) -> Query:
     main = _parse_part(text, *bounds[0])
     dependencies = []
     for start, end in bounds[1:]:
+        assigned = _PROVIDER_ASSIGNED.match(text, start, end)
+        if assigned is not None:  # ^mpi=openmpi: Spack 1.0's provider of a virtual
+            raise BadQuery(
+                text, assigned.start("virtual"), provider_assigned(assigned["virtual"], assigned["provider"])
+            )
         dependency = _parse_part(text, start, end)
         if dependency.is_empty:
             raise BadQuery(text, start - 1, "'^' needs a dependency, e.g. ^openmpi")
@@ -131,8 +144,11 @@ def _parse_part(text: str, position: int, end: int) -> Query:
     fields: dict[str, object] = {}
     variants: dict[str, str | bool | tuple[str, ...]] = {}
     after_space = True
+    compiler: re.Match[str] | None = None  # the %compiler token, once read
     while position < end:
         minus = _MINUS.match(text, position, end) if after_space else None
+        if minus is not None and compiler is not None:
+            raise BadQuery(text, position, after_compiler(text, compiler.start(), compiler.end(), position, end))
         if minus is not None:
             _set_variant(text, position, variants, minus["name"], False)
             position, after_space = minus.end(), False
@@ -145,6 +161,10 @@ def _parse_part(text: str, position: int, end: int) -> Query:
             position = token.end()
             continue
         start, position, after_space = position, token.end(), False
+        if compiler is not None and token["compiler"] is None:
+            # In Spack 1.0 what follows %gcc is gcc's (its version, variants, target):
+            # a question about the package's own is written before it.
+            raise BadQuery(text, start, after_compiler(text, compiler.start(), compiler.end(), start, end))
         if token["hash"] is not None:
             prefix = token["hash"]
             if not prefix:
@@ -152,6 +172,7 @@ def _parse_part(text: str, position: int, end: int) -> Query:
             _set(text, start, fields, "hash_prefix", prefix)
         elif token["compiler"] is not None:
             _set(text, start, fields, "compiler", token["compiler"])
+            compiler = token
             if token["cversion"] is not None:
                 where = token.start("cversion")
                 fields["compiler_versions"] = parse_versions(token["cversion"], text, where)
@@ -160,6 +181,8 @@ def _parse_part(text: str, position: int, end: int) -> Query:
         elif token["bool"] is not None:
             _set_variant(text, start, variants, token["bool_name"], token["bool"] == "+")
         elif token["key"] is not None:
+            if token["key"] in FLAG_NAMES:
+                raise BadQuery(text, start, flag_refused(token["key"]))
             if token["op"] == "==":
                 raise BadQuery(text, token.start("op"), propagated(f"{token['key']}=={token['value']}"))
             _keyed(text, start, token.start("value"), fields, variants, token["key"], token["value"])
@@ -168,7 +191,7 @@ def _parse_part(text: str, position: int, end: int) -> Query:
         else:
             if "name" in fields:
                 raise BadQuery(text, start, f"a query names one package; {token['word']!r} is a second")
-            if "versions" in fields or variants:
+            if variants or any(key in fields for key in ("versions", "compiler", *_ARCH_KEYS)):
                 raise BadQuery(text, start, "the package name comes first")
             fields["name"] = token["word"]
     if len(variants) > MAX_VALUES:
@@ -177,7 +200,9 @@ def _parse_part(text: str, position: int, end: int) -> Query:
 
 
 def _ranges_text(ranges: tuple[VersionRange, ...]) -> str:
-    return ",".join(f"={r.low}" if r.exact else (r.low if r.low == r.high else f"{r.low}:{r.high}") for r in ranges)
+    return ",".join(
+        f"={r.low}" if r.exact else (r.low if r.low == r.high != "" else f"{r.low}:{r.high}") for r in ranges
+    )
 
 
 def _variant_text(name: str, value: str | bool | tuple[str, ...], exact: bool = False) -> str:
@@ -197,9 +222,6 @@ def query_parts(query: Query) -> list[tuple[str, Query]]:
         parts.append((f"@{_ranges_text(query.versions)}", replace(query, versions=())))
     if query.hash_prefix is not None:
         parts.append((f"/{query.hash_prefix}", replace(query, hash_prefix=None)))
-    if query.compiler is not None:
-        versions = f"@{_ranges_text(query.compiler_versions)}" if query.compiler_versions else ""
-        parts.append((f"%{query.compiler}{versions}", replace(query, compiler=None, compiler_versions=())))
     for key in ("platform", "os", "target"):
         value = getattr(query, key)
         if value is not None:
@@ -209,6 +231,9 @@ def query_parts(query: Query) -> list[tuple[str, Query]]:
         exact = tuple(other for other in query.exact_variants if other != name)
         label = _variant_text(name, value, name in query.exact_variants)
         parts.append((label, replace(query, variants=rest, exact_variants=exact)))
+    if query.compiler is not None:  # last of the spec's own: in Spack 1.0 what follows is the compiler's
+        versions = f"@{_ranges_text(query.compiler_versions)}" if query.compiler_versions else ""
+        parts.append((f"%{query.compiler}{versions}", replace(query, compiler=None, compiler_versions=())))
     for position, dependency in enumerate(query.dependencies):
         rest_deps = query.dependencies[:position] + query.dependencies[position + 1 :]
         parts.append((f"^{format_query(dependency)}", replace(query, dependencies=rest_deps)))
@@ -256,12 +281,15 @@ def _keyed(
         raise BadQuery(text, value_at, f"{key}= needs a value")
     if key == "arch":
         pieces = value.split("-")
-        if len(pieces) != 3 or not all(pieces):
+        if len(pieces) != 3 or not any(pieces):
             raise BadQuery(text, value_at, "arch= is platform-os-target, e.g. linux-ubuntu24.04-x86_64_v3")
         for name, piece in zip(_ARCH_KEYS, pieces, strict=True):
-            if name == "target":
+            if name == "target" and piece:
                 _check_target(text, value_at + value.rindex("-") + 1, piece)
-            _set(text, start, fields, name, piece)
+            _set(text, start, fields, name, piece or None)  # (an empty part, as Spack: any)
+        return
+    if key in _ARCH_KEYS and value == ANY:  # any platform, OS or target: every spec has one
+        _set(text, start, fields, key, None)
         return
     if key in ("platform", "os"):
         _set(text, start, fields, key, value)
@@ -280,7 +308,8 @@ def _keyed(
             raise BadQuery(text, value_at, f"{key}= takes at most {MAX_VALUES} values")
         if not all(value.split(",")):
             raise BadQuery(text, value_at, f"{key}= has an empty value between its commas")
-        _set_variant(text, start, variants, key, tuple(value.split(",")))
+        values = tuple(dict.fromkeys(value.split(",")))  # (a value twice is once, as in Spack)
+        _set_variant(text, start, variants, key, values if len(values) > 1 else values[0])
     else:
         _set_variant(text, start, variants, key, value)
 
@@ -304,8 +333,6 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
             for bound in (low, high):
                 if bound and not _VERSION.fullmatch(bound):
                     raise BadQuery(text, offset, f"bad version {bound!r}")
-            if not low and not high:
-                raise BadQuery(text, offset, "a range needs at least one end")
             if low and high and version_key(high) < version_key(low) and not has_prefix(low, high):
                 raise BadQuery(text, offset, f"empty range {part!r}: {low} is after {high}")
             ranges.append(VersionRange(low, high))
@@ -350,6 +377,8 @@ def variants_satisfy(stored: tuple[str, ...] | list[str], wanted: Query) -> bool
     for name, value in wanted.variants:
         if name not in have:
             return False
+        if value == ANY:  # has the variant, with any value
+            continue
         actual = have[name]
         if name == "patches" and not isinstance(value, bool) and not isinstance(actual, bool):
             # Kept as their first 7 characters: a longer one matches by its start, as Spack's do.
@@ -387,7 +416,8 @@ def _check_target(text: str, value_at: int, value: str) -> None:
     """Refuse a target constraint that is not Spack's: each of its comma-separated parts
     a name (``zen3``) or a range with a name on one side at least (``zen2:``,
     ``:zen3``, ``x86_64_v2:zen3``)."""
-    for part in value.split(","):
+    parts = value.split(",")
+    for part in parts:
         low, _, high = part.partition(":")
         if not (low or high) or ":" in high:
             raise BadQuery(
@@ -396,6 +426,18 @@ def _check_target(text: str, value_at: int, value: str) -> None:
                 "target= is a name (zen3), a range ('x86_64_v3:' and what descends from it, "
                 "':zen3' and what zen3 descends from, 'x86_64_v2:zen3'), or several joined by commas",
             )
+    offset = value_at
+    for part in parts:
+        low, colon, high = part.partition(":")
+        for bound, at in ((low, offset), (high, offset + len(low) + 1)) if colon else ():
+            if bound and not _known_target(bound):  # (Spack refuses it too)
+                raise BadQuery(
+                    text,
+                    at,
+                    f"a target range needs targets archspec knows, and {bound!r} is none of them; "
+                    f"target={bound} alone finds the specs built for it",
+                )
+        offset += len(part) + 1
 
 
 @lru_cache(maxsize=1024)
@@ -417,6 +459,12 @@ def target_names(constraint: str) -> tuple[str, ...]:
             allowed = _ancestry(high) if allowed is None else allowed & _ancestry(high)
         names |= allowed or frozenset()
     return tuple(sorted(names))
+
+
+def _known_target(name: str) -> bool:
+    import archspec.cpu
+
+    return name in archspec.cpu.TARGETS
 
 
 @lru_cache(maxsize=1024)

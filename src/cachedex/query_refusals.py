@@ -1,13 +1,15 @@
 """What the query parser says of syntax Spack has and a question about built binaries
 does not take: a compiler for one language (Spack 1.0's ``%c=gcc``), a variant
-propagated to the dependencies (``++mpi``, ``mpi==x``); else which character it did not
-expect."""
+propagated to the dependencies (``++mpi``, ``mpi==x``), what follows ``%gcc`` (Spack
+1.0's: the compiler's), compiler flags, a virtual's provider (``^mpi=openmpi``) and an
+edge's attributes (``^[virtuals=mpi] openmpi``); else which character it did not
+expect. Each says what to search instead."""
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["propagated", "unexpected"]
+__all__ = ["after_compiler", "flag_refused", "propagated", "provider_assigned", "unexpected"]
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # (as the parser's)
 
@@ -27,6 +29,10 @@ def unexpected(text: str, position: int) -> str:
             f"a compiler for one language ({found[0].strip()}, Spack 1.0) is not read here: a binary's compiler "
             f"is the one its C, C++ or Fortran was built by; {instead}"
         )
+    attributes = re.match(rf"\[[^\]]*\]\s*(?P<name>{_NAME})?", text[position:])
+    if attributes is not None and text[:position].rstrip().endswith("^"):
+        instead = f"^{attributes['name']}" if attributes["name"] else "^NAME"
+        return f"an edge's attributes ({attributes[0].strip()}) are not read here; search {instead}"
     doubled = re.match(rf"(\+\+|~~)\s*({_NAME})", text[position:])
     if doubled is not None:
         return propagated(doubled[0])
@@ -40,4 +46,35 @@ def propagated(written: str) -> str:
     return (
         f"{written} propagates a variant to the dependencies, which Spack settles before it builds: "
         f"a binary has its own variants only; search {own}"
+    )
+
+
+def after_compiler(text: str, compiler_start: int, compiler_end: int, at: int, end: int) -> str:
+    """Why what follows ``%gcc`` in one spec of ``text`` (``text[at:end]``) is refused,
+    with the query written so that it is the package's: Spack 1.0 reads it as the
+    compiler's own (``hdf5 %gcc@13 target=zen4``: gcc's target), older Spack as the
+    package's, and cachedex reads a compiler by its name and version only."""
+    compiler = text[compiler_start:compiler_end].strip()
+    moved = f"{text[:compiler_start].rstrip()} {text[compiler_end:end].strip()} {compiler}".strip()
+    rewritten = " ".join(f"{moved} {text[end:]}".split())
+    what = text[at:end].split()[0] if text[at:end].split() else text[at:end]
+    return (
+        f"{what} follows {compiler}: Spack 1.0 reads it as the compiler's, older Spack as the package's; "
+        f"for the package's, write it before the compiler: {rewritten}"
+    )
+
+
+def flag_refused(key: str) -> str:
+    """Why a compiler flag (``cflags=-O3``) is refused: the catalog does not index them."""
+    return (
+        f"{key}= is a compiler flag, which cachedex does not search (each spec's flags are in its JSON); "
+        "search without it"
+    )
+
+
+def provider_assigned(virtual: str, provider: str) -> str:
+    """Why ``^mpi=openmpi`` (Spack 1.0: openmpi as the provider of mpi) is refused."""
+    return (
+        f"^{virtual}={provider} (Spack 1.0: {provider} providing {virtual}) is not read here; "
+        f"search ^{provider} or ^{virtual}"
     )

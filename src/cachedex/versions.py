@@ -115,11 +115,19 @@ def has_prefix(version: str, prefix: str) -> bool:
     return whole[: len(head)] == head and (head_pre == _FINAL or (whole == head and pre == head_pre))
 
 
+def _is_git(version: str) -> bool:
+    return version.startswith("git.") or "=" in version[1:]
+
+
 def version_satisfies(version: str, ranges: tuple[VersionRange, ...]) -> bool:
     """Whether a concrete ``version`` lies in any of ``ranges`` (Spack's containment)."""
     for wanted in ranges:
         if wanted.exact:
-            if version == wanted.low:
+            # Separators are equal (``@=1.1`` is ``1_1``), as in Spack; a git version's
+            # reference is part of what it is, so those compare as written.
+            if version == wanted.low or (
+                not _is_git(version) and not _is_git(wanted.low) and version_key(version) == version_key(wanted.low)
+            ):
                 return True
             continue
         key = version_key(version)

@@ -37,6 +37,22 @@ __all__ = [
     "scope_rows",
 ]
 
+#: A compiler's names before Spack 1.0 (a spec's ``compiler`` key: ``oneapi@2025.1``) and
+#: as a package since (its compiler node: ``intel-oneapi-compilers@2025.1``), each way:
+#: ``%oneapi`` and ``%intel-oneapi-compilers`` find both (Spack 1.0 reads the old names as
+#: the packages', ``spack/aliases.py``, and no longer finds old specs by them).
+_LEGACY_COMPILERS = {
+    "clang": "llvm",
+    "oneapi": "intel-oneapi-compilers",
+    "rocmcc": "llvm-amdgpu",
+    "intel": "intel-oneapi-compilers-classic",
+    "arm": "acfl",
+}
+COMPILER_ALIASES = {
+    **{old: (new,) for old, new in _LEGACY_COMPILERS.items()},
+    **{new: (old,) for old, new in _LEGACY_COMPILERS.items()},
+}
+
 #: Facet columns of ``specs``, in the order of a facet group's key.
 FACET_COLUMNS = ("target", "os", "compiler", "platform")
 
@@ -54,7 +70,8 @@ def facet_terms(query: Query, compilers: Callable[[], list[str]]) -> FacetTerms:
     if query.os is not None:
         terms.append((1, (query.os,)))
     if query.compiler is not None:
-        prefix = query.compiler + "@"
+        names = {query.compiler, *COMPILER_ALIASES.get(query.compiler, ())}
+        wanted = query.compiler_versions
         terms.append(
             (
                 2,
@@ -62,12 +79,11 @@ def facet_terms(query: Query, compilers: Callable[[], list[str]]) -> FacetTerms:
                     c
                     for c in compilers()
                     # (a compiler without a version satisfies no version asked for)
-                    if (c == query.compiler and not query.compiler_versions)
+                    if (c in names and not wanted)
                     or (
-                        c.startswith(prefix)
-                        and (
-                            not query.compiler_versions or version_satisfies(c[len(prefix) :], query.compiler_versions)
-                        )
+                        c.partition("@")[0] in names
+                        and "@" in c
+                        and (not wanted or version_satisfies(c.partition("@")[2], wanted))
                     )
                 ),
             )

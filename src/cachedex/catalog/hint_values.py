@@ -63,7 +63,14 @@ def facet_values(
     close = [] if ranged else difflib.get_close_matches(wanted, list(specs), n=_CLOSE_VALUES, cutoff=0.6)
     if close:
         return f"; did you mean {listed([(label(v), specs[v]) for v in close])}?"
-    return f"; the {plural} {scope}: {listed(specs.most_common())}"
+    said = f"; the {plural} {scope}: {listed(specs.most_common())}"
+    if field == "compiler" and db.execute("SELECT 1 FROM specs WHERE name = ? LIMIT 1", (wanted,)).fetchone():
+        # A package, not a compiler: what Spack 1.0 means by %cmake, and what cachedex reads.
+        said += (
+            f" (Spack 1.0 reads %{wanted} as any direct dependency named {wanted}, build ones included; "
+            f"here % is the compiler of a binary's C, C++ or Fortran, and ^{wanted} its link and run dependencies)"
+        )
+    return said
 
 
 def listed(values: list[tuple[str, int]]) -> str:

@@ -358,5 +358,5 @@ def _described(spec: SpecSummary) -> str:
     package is, without ``%none``, which Spack would read as a compiler named "none")."""
     variants = " ".join(spec.variants[:4]) + (" ..." if len(spec.variants) > 4 else "")
     arch = f"{spec.platform}-{spec.os}-{spec.target}"
-    compiler = "" if spec.compiler == "none" else f" %{spec.compiler}"
-    return f"{spec.name}@{spec.version}{compiler} arch={arch}" + (f" {variants}" if variants else "")
+    compiler = "" if spec.compiler == "none" else f" %{spec.compiler}"  # (last: in Spack 1.0 what follows is its)
+    return f"{spec.name}@{spec.version}" + (f" {variants}" if variants else "") + f" arch={arch}{compiler}"

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ..query import Query, format_query
+from ..query import ANY, Query, format_query
 from ..values import ROOT_STACK, decode_variants
 from .dependents import (
     WARMED_WALKS,
@@ -112,6 +112,9 @@ def _query_where(query: Query, facets: FacetTerms, *, providers: str | None = No
         for name, value in query.variants:
             if isinstance(value, bool):
                 where.add("instr(s.variants, ?) > 0", _encode(("+" if value else "~") + name).decode())
+            elif value == ANY:  # (mpi=*: +mpi, ~mpi or any value)
+                forms = (_encode(f"+{name}").decode(), _encode(f"~{name}").decode(), f'"{name}=', f'"{name}:=')
+                where.add(" OR ".join(["instr(s.variants, ?) > 0"] * 4).join("()"), *forms)
             else:
                 where.add("(instr(s.variants, ?) > 0 OR instr(s.variants, ?) > 0)", f'"{name}=', f'"{name}:=')
         if not all(isinstance(value, bool) for _, value in query.variants):
@@ -339,7 +342,7 @@ def search_ids(
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
         return Matches(total, ids)
     # A name or a hash selects a few rows: all of them sorted, then a page taken.
-    providers = virtual_providers(db, path, token, query.name)  # (``mpi``: as ``spack find mpi``)
+    providers = virtual_providers(db, path, token, query.name)  # (``mpi``: the providers edges name)
     where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
     _scope_where(where, *mirrors)
     # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash

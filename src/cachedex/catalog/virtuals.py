@@ -8,7 +8,8 @@ matches, as Spack's ``satisfies`` does, the specs whose DAG holds an edge using 
 spec as mpi, through link or run edges as any ``^dep`` (a spec that names openmpi
 itself, with no virtual on its edge, does not). A name that a package of the catalog has is that
 package, not a virtual (Spack names none of its virtuals as a package). A search for
-the virtual itself (``mpi``, as ``spack find mpi``) finds those providers.
+the virtual itself (``mpi``) finds those providers (``spack find mpi`` lists every
+package able to provide it, which needs the package repository).
 
 Spack compares a virtual's version with the version of the interface a provider
 provides (``^mpi@3``: MPI 3), which a provider's own version is not (openmpi@5 provides

@@ -145,7 +145,7 @@ def search_command(
     Examples:
       cachedex search zlib
       cachedex search 'py-keras@3.9 backend=jax target=aarch64:'
-      cachedex search 'hdf5+mpi~cuda %gcc@13 os=ubuntu24.04' --tag develop
+      cachedex search 'hdf5+mpi~cuda os=ubuntu24.04 %gcc@13' --tag develop
       cachedex search /2763an2                   # a hash prefix
       cachedex search arch=linux-ubuntu24.04-x86_64_v3 --stack e4s --tag develop
       cachedex search 'py-keras ^py-jax@0.4'       # needs py-jax 0.4 (link/run, at any depth)
@@ -160,7 +160,11 @@ def search_command(
     A ^dep that no package is named, such as ^mpi, is a virtual: it matches what
     depends, through an edge Spack marked so, on a package used as one (openmpi,
     mpich), whatever its version (a virtual's version is its interface's, which is
-    not compared); a virtual alone (mpi) finds those providers, as 'spack find mpi'.
+    not compared); a virtual alone (mpi) finds the providers some edge uses as it.
+
+    The compiler comes last (hdf5 target=zen4 %gcc@13): Spack 1.0 reads what
+    follows %gcc as gcc's own, and such a query is refused with the query written
+    the other way. '*' is any value (mpi=*); compiler flags are not searched.
 
     A word starting with '-' (hdf5 -cuda) is part of the query, not an option;
     after '--' every word is (cachedex search -- hdf5 -cuda).

@@ -193,7 +193,11 @@ _PLAIN = re.compile(r"[\w.+\-]*").fullmatch
 
 #: What may tell apart specs of one package and version listed together, beyond their
 #: hashes, each as Spack's spec syntax writes it (their variants come first, apart).
-_TOLD_BY = (("compiler", "%{}"), ("os", "os={}"), ("target", "target={}"))
+_TOLD_BY = (
+    ("os", "os={}"),
+    ("target", "target={}"),
+    ("compiler", "%{}"),
+)  # (the compiler last, as Spack 1.0 writes it)
 
 
 def told_apart(edges: Sequence[Edge], configs: Configs) -> list[str]:
@@ -201,7 +205,7 @@ def told_apart(edges: Sequence[Edge], configs: Configs) -> list[str]:
     tells apart those of one package and version, which otherwise differ by their
     hashes alone (the UX review: three adios2@2.10.2 in a row): the variants not all of
     them have, and those of their compiler, OS and target that are not the same for all
-    (``"+mpi %gcc@11.4.0 target=zen4"``); ``""`` for the rest. ``configs`` is asked
+    (``"+mpi target=zen4 %gcc@11.4.0"``); ``""`` for the rest. ``configs`` is asked
     once, for those that share their name and version with another (on most pages,
     none)."""
     keys = list(map(attrgetter("name", "version"), edges))

@@ -133,7 +133,7 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                 parameters=[
                     _param(
                         "q",
-                        description="Spack spec syntax, e.g. 'hdf5+mpi %gcc@13 target=x86_64:', "
+                        description="Spack spec syntax, e.g. 'hdf5+mpi target=x86_64: %gcc@13', "
                         "'zlib target=:zen3' (what runs on zen3: zen3 and the targets it descends from), "
                         "or 'hdf5 ^mpi' (a virtual: what depends on a provider of it)",
                     ),
