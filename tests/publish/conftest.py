@@ -29,6 +29,8 @@ TIMEOUT_MS = 15_000
 #: body is asked for with ``?.``: right after a click, the next page may have none yet,
 #: and a wait that throws fails the test instead of waiting (a CI run met it once).
 PAGE_READY = "document.body?.dataset.ready === '1'"
+#: How a page's main part opens (base.html): what comes after it is the page's own.
+MAIN_OPENS = '<main id="main" tabindex="-1">'
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,7 @@ from cachedex.publish.render import render
 from cachedex.publish.serve import create_app
 from cachedex.publish.site import write_site
 from tests.helpers import Demo, changes, evil_catalog, listed_specs, record, write_tag
+from tests.publish.conftest import MAIN_OPENS
 from tests.publish.serve import get
 
 
@@ -172,7 +173,7 @@ def test_hostile_names_are_escaped_in_change_pages(tmp_path: Path) -> None:
         assert page.syncs and page.syncs[0].stacks[0].added_packages == ("<img src=x onerror=alert(1)>",)
         html = render(page)
         assert "<img" not in html and "<b>" not in html
-        assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<i>" not in html.split("<main>")[1]
+        assert "&lt;img src=x onerror=alert(1)&gt;" in html and "<i>" not in html.split(MAIN_OPENS)[1]
         compare = render(ComparePage("t<i>x", "../up", "t<i>x", page.syncs[0].stacks, live=True))
         assert "<img" not in compare and "we&#34;ird&#39;&lt;b&gt;name" in compare
         report = write_site(catalog, tmp_path / "site")
@@ -188,7 +189,7 @@ def test_hostile_names_are_escaped_by_the_server(tmp_path: Path, path: str) -> N
     _evil_history(tmp_path).close()
     answer = get(create_app(tmp_path / "evil.sqlite"), path)
     assert answer.status_code == 200, answer.text
-    main_part = answer.text.split("<main>")[1]
+    main_part = answer.text.split(MAIN_OPENS)[1]
     assert "<img" not in main_part and "<i>" not in main_part and "<script>" not in main_part
 
 

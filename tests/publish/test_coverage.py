@@ -21,6 +21,7 @@ from cachedex.publish.serve import create_app
 from cachedex.values import human_size
 from cachedex.versions import version_key
 from tests.helpers import Demo, evil_catalog, listed_specs
+from tests.publish.conftest import MAIN_OPENS
 from tests.publish.serve import get
 
 
@@ -133,7 +134,7 @@ def test_hostile_names_in_coverage(tmp_path: Path) -> None:
     with evil_catalog(tmp_path / "evil.sqlite") as catalog:
         page = coverage_page(catalog, "t<i>x")
         html = render(page)
-        main = html.split("<main>")[1]
+        main = html.split(MAIN_OPENS)[1]
         assert "<b>" not in main and "<i>" not in main and "we&#34;ird&#39;&lt;b&gt;name" in main
         assert "../escape" in main and 'href="../packages/..' not in main  # no page, no link
         bottles = render(package_page(catalog, "t<i>x", "we\"ird'<b>name"))

@@ -137,7 +137,7 @@ def test_a_short_hash_permalink_leads_to_the_spec_page(app: Any, demo_run: Demo)
     assert missing.status_code == 404 and "no spec with a hash starting with &#39;9999999&#39;" in missing.text
     assert several.status_code == 404 and "is ambiguous" in several.text
     unknown = get(app, f"/spec/{spec[:7]}?x=1")  # it takes no parameters, as every page refuses those it has not
-    assert unknown.status_code == 400 and "unknown parameter &#x27;x&#x27;" in unknown.text
+    assert unknown.status_code == 400 and "unknown parameter &#39;x&#39;" in unknown.text
 
 
 def test_a_package_a_tag_no_longer_lists_says_where_it_is(app: Any) -> None:

@@ -238,6 +238,9 @@ def test_the_search_page_when_served_by_cachedex(page: Any, uvicorn_server: str,
     page.wait_for_selector("#search-results li a")
     page.press("#package-search", "Enter")  # a spec query goes to the search page
     page.wait_for_url("**/search.html?q=*")
+    page.wait_for_function("document.getElementById('results')")
+    page.wait_for_timeout(300)  # (once the script knows it is live)
+    assert page.locator("#search-results li").count() == 0  # the results are below, not a list of one link
     page.select_option("select[name=tag]", "develop")
     page.click("form.search button[type=submit]")
     page.wait_for_selector("#results")

@@ -29,7 +29,8 @@ __all__ = ["chips", "options", "package_rows", "search_rows", "select_variants",
 
 
 def chips(values: Sequence[str], limit: int = 3) -> Markup:
-    """The first ``limit`` values, then "+N" with every value in its title."""
+    """The first ``limit`` values, then "+N", which opens on the others (a click, a tap
+    or the keyboard: a title shown on hover alone left them out for touch and keys)."""
     return Markup(_chips_html(values, limit))
 
 
@@ -37,7 +38,9 @@ def _chips_html(values: Sequence[str], limit: int) -> str:
     shown = ", ".join(map(escape_text, values[:limit]))
     if len(values) <= limit:
         return shown
-    return f'{shown} <span class="more" title="{escape_text(", ".join(values))}">+{len(values) - limit}</span>'
+    rest = ", ".join(map(escape_text, values[limit:]))
+    more = f'+{len(values) - limit}<span class="visually-hidden"> more</span>'
+    return f'{shown} <details class="more"><summary>{more}</summary>{rest}</details>'
 
 
 def select_variants(variants: Sequence[str], names: Sequence[str]) -> list[str]:

@@ -151,14 +151,24 @@ def _holder_item(holder: Holder, root: str) -> str:
 _PLAIN_PATH = re.compile(r"[A-Za-z0-9._/-]*")
 
 
+#: A matrix cell of no binary: a dot, read as "none".
+NO_BINARY_MARK = '<span class="muted" role="img" aria-label="none">&middot;</span>'
+
+
 def _bottle_rows(table: BottleTable) -> Markup:
     """The rows of a package page's version × architecture table: a check mark where a
     binary is (with the count when there are several), a dot where none is. Written
     here, not in Jinja: a big package has thousands of cells."""
-    cells = {0: '<td class="num"><span class="muted">&middot;</span></td>', 1: '<td class="num">&#10003;</td>'}
+    # (the marks said to screen readers too: "none", "yes", or the count alone)
+    cells = {
+        0: f'<td class="num">{NO_BINARY_MARK}</td>',
+        1: '<td class="num"><span role="img" aria-label="yes">&#10003;</span></td>',
+    }
     rows = []
     for version, counts in zip(table.versions, table.counts, strict=True):
-        row = "".join(cells.get(n) or f'<td class="num">&#10003; {n}</td>' for n in counts)
+        row = "".join(
+            cells.get(n) or f'<td class="num"><span aria-hidden="true">&#10003;</span> {n}</td>' for n in counts
+        )
         rows.append(f'<tr><th scope="row">{escape(version)}</th>{row}</tr>')
     return Markup("\n".join(rows))
 
@@ -307,11 +317,12 @@ def render_all_packages(page: TagPage) -> str:
     return _render("all.html", page=page, root=root_of(page_path(page)), json_href="index.json")
 
 
-def render_not_found(message: str = "", root: str = "/") -> str:
+def render_not_found(message: str = "", root: str = "/", heading: str = "Not found") -> str:
     """The 404 page: self-contained (its style inline), since it is shown at any URL.
     Its links lead to ``root`` ("/"), and its script finds the site's top when it is
-    served under a sub-path."""
-    return _render("404.html", message=message, root=root, json_href="", css=Markup(_css()))
+    served under a sub-path. A live server's other error pages are it with another
+    ``heading`` ("400 Bad Request"), so that they keep the site's navigation."""
+    return _render("404.html", message=message, root=root, heading=heading, json_href="", css=Markup(_css()))
 
 
 @lru_cache(maxsize=1)

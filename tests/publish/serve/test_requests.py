@@ -95,7 +95,8 @@ def test_sec1_page_routes_refuse_unknown_parameters(app: Any, path: str, media: 
         assert error["status"] == 400
         assert "unknown parameter 'v'" in error["message"] or "'os' is given more than once" in error["message"]
     else:
-        assert "400 Bad Request" in response.text and "unknown parameter &#x27;v&#x27;" in response.text
+        assert "400 Bad Request" in response.text and "unknown parameter &#39;v&#39;" in response.text
+        assert '<nav aria-label="Site">' in response.text and 'role="search"' in response.text  # the site's ways on
     assert len(app.state.cachedex.cache) == 0  # refused before anything is built or kept
 
 
@@ -232,3 +233,13 @@ def test_cos2_a_405_is_html_on_pages_and_json_on_the_api(app: Any, path: str, me
             assert "405 Method Not Allowed" in response.text and f"{method} is not allowed here" in response.text
         else:
             assert response.json() == {"error": {"status": 405, "message": f"{method} is not allowed here"}}
+
+
+def test_an_error_page_keeps_the_sites_ways_and_a_bad_querys_caret() -> None:
+    from cachedex.errors import BadQuery
+    from cachedex.publish.serve.refusals import error_page
+
+    page = error_page(400, str(BadQuery("zlib@@1", 5, "a version expected"))).decode()
+    assert "<title>400 Bad Request &middot; cachedex</title>" in page and "<h1>400 Bad Request</h1>" in page
+    assert '<pre class="error" tabindex="0">bad query: a version expected\n  zlib@@1\n       ^</pre>' in page
+    assert '<nav aria-label="Site">' in page and "<style>" in page  # self-contained, as the 404 page

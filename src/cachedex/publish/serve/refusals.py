@@ -4,7 +4,6 @@ none twice, whole numbers in range), and the one error shape, ``{"error": {"stat
 
 from __future__ import annotations
 
-import html
 import re
 from http import HTTPStatus
 
@@ -12,7 +11,7 @@ import msgspec
 from starlette.requests import Request
 
 from ...errors import BadQuery
-from ..render import ASSETS, render_not_found
+from ..render import render_not_found
 
 __all__ = ["ErrorBody", "ErrorDetail", "check_parameters", "error_body", "error_page", "int_parameter"]
 
@@ -36,32 +35,10 @@ def error_body(status: int, message: str) -> bytes:
 
 
 def error_page(status: int, message: str) -> bytes:
-    """An error as an HTML page, for the site's routes: the site's own 404 page, else a
-    page in the site's style with the status and the message."""
-    if status == 404:
-        return render_not_found(message).encode()
-    title = f"{status} {HTTPStatus(status).phrase}"
-    return _ERROR_PAGE.format(title=title, message=html.escape(message), css=ASSETS["css"]).encode()
-
-
-_ERROR_PAGE = """<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>{title} &middot; cachedex</title>
-<link rel="stylesheet" href="/{css}">
-</head>
-<body data-root="/">
-<header class="top"><a class="brand" href="/index.html">cachedex</a></header>
-<main>
-<h1>{title}</h1>
-<p>{message}</p>
-<p><a href="/index.html">Back to the tags</a></p>
-</main>
-</body>
-</html>
-"""
+    """An error as an HTML page, for the site's routes: the site's own 404 page, for
+    another status headed by it ("400 Bad Request"), with the site's navigation."""
+    heading = "Not found" if status == 404 else f"{status} {HTTPStatus(status).phrase}"
+    return render_not_found(message, heading=heading).encode()
 
 
 def int_parameter(request: Request, name: str, default: int, low: int, high: int) -> int:

@@ -37,6 +37,17 @@
     else done(false);
   });
 
+  // A focused cell of a matrix whose row names stay in view (coverage) must not sit
+  // under them: its box scrolls it out from under the row's name.
+  document.addEventListener("focusin", (event) => {
+    const box = event.target.closest(".scroll");
+    const row = box && event.target.closest("tr");
+    const name = row && row.querySelector("th[scope=row]");
+    if (!name || name.contains(event.target) || getComputedStyle(name).position !== "sticky") return;
+    const hidden = name.getBoundingClientRect().right - event.target.getBoundingClientRect().left;
+    if (hidden > 0) box.scrollLeft -= hidden + 8;
+  });
+
   // The raw spec JSON, indented when it is first opened. Its text is re-spaced outside
   // strings, not parsed and written again: keys keep their order, numbers their digits
   // and a repeated key stays, as the index holds them. A list of plain values (a
@@ -161,6 +172,7 @@
       }
       if (all.length > 30) line(`and ${cx.formatCount(all.length - 30)} more names: type more of the name`, "muted");
       if (!all.length) line("no package name matches", "muted");
+      say(all.length ? `${cx.formatCount(all.length)} package name${all.length === 1 ? "" : "s"} match` : "no package name matches");
     };
     const explain = (served) => {
       if (!hint) return;
@@ -209,7 +221,8 @@
     });
     const asked0 = new URLSearchParams(location.search).get("q");
     if (asked0 && !search.value) search.value = asked0; // a static search page, asked by URL
-    if (search.value) show();
+    // A static search page asked by URL lists the names; a live one has its results below.
+    if (search.value) isLive().then((served) => { if (!served) show(); });
   }
 
   // -- sortable tables: a button in each sortable header, aria-sort on it --
@@ -240,6 +253,7 @@
   // answer shown as `cachedex reuse` prints it (every value as text, never as markup).
   const reuse = document.getElementById("reuse-form");
   if (reuse) {
+    reuse.querySelectorAll("[data-needs-script]").forEach((button) => { button.disabled = false; });
     const out = document.getElementById("reuse-result");
     const specLink = (hash) => {
       const a = el("a", "/" + hash.slice(0, 7));
@@ -280,6 +294,9 @@
         number(row.cached ? cx.totalSize(row.size, row.sized, row.cached) : "-");
       }
       const scroll = el("div", undefined, "scroll"); // (a phone scrolls the table, not the page)
+      scroll.tabIndex = 0; // (and keys scroll it too)
+      scroll.setAttribute("role", "region");
+      scroll.setAttribute("aria-label", "Binaries by tag");
       scroll.append(table);
       parts.push(scroll);
       const best = report.tags[0];
@@ -393,11 +410,13 @@
     const more = document.getElementById("more");
     const step = Number(table.dataset.first) || 200;
     let page = null, rows = [], limit = step, sortKey = "name", sortDir = 1;
-    const chips = (values, count) => {
+    const chips = (values, count) => { // as cells.py's: "+N" opens on the rest
       const td = el("td", values.slice(0, count).join(", "));
       if (values.length > count) {
-        const extra = el("span", `+${values.length - count}`, "more");
-        extra.title = cx.visible(values.join(", "));
+        const extra = el("details", undefined, "more");
+        const summary = el("summary", `+${values.length - count}`);
+        summary.append(el("span", " more", "visually-hidden"));
+        extra.append(summary, cx.visible(values.slice(count).join(", ")));
         td.append(" ", extra);
       }
       return td;
