@@ -300,3 +300,14 @@ def test_a_dependency_at_versions_that_none_of_the_rest_depends_on_is_said_so(de
     assert depending.search(parse("app@2 ^lib@9"), tag="t", hints=True).hints[-1] == (
         "nothing matches ^lib@9; without it, 1 spec in t matches: it does not depend on lib through link or run"
     )
+
+
+def test_a_version_another_listed_one_starts_with_is_written_exact(tmp_path: Path) -> None:
+    """gmake@4.4 (2 specs) beside gmake@4.4.1 (9 specs): ``@4.4`` holds both, so the hint
+    writes ``@=4.4``, the search its count is of (a user searched @4.4 and found 11)."""
+    catalog = Catalog(tmp_path / "c.sqlite")
+    versions = ["4.4.1"] * 3 + ["4.4"] * 2 + ["4.3"]
+    write_tag(catalog, "t", [record(f"{n:032x}", "gmake", version=v) for n, v in enumerate(versions)])
+    (hint,) = catalog.search(parse("gmake@:0.1"), tag="t", hints=True).hints
+    assert hint.endswith("gmake@4.4.1 (3 specs), gmake@=4.4 (2 specs), gmake@4.3 (1 spec)")
+    assert catalog.search(parse("gmake@=4.4"), tag="t").total == 2 < catalog.search(parse("gmake@4.4"), tag="t").total

@@ -47,6 +47,8 @@ def test_from_a_tag_page_to_a_removed_spec_and_from_a_coverage_cell_to_its_specs
         page.wait_for_function(PAGE_READY)
         specs = [int(text) for text in page.locator("#rows tbody td:nth-child(2)").all_inner_texts()]
         assert sum(specs) == counts[n], hrefs[n]  # the cell counts exactly the specs it leads to
+        # and the page says that number where it counts what it shows, not packages alone
+        assert page.inner_text("#shown-specs") == f" ({counts[n]:,} spec{'s' if counts[n] != 1 else ''})"
     shot(page, "coverage-cell-specs")
 
 

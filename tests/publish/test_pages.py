@@ -218,3 +218,16 @@ def test_differing_variants_are_those_whose_value_is_not_the_same_in_every_spec(
         if len({next((t for t in variants if variant_name(t) == name), None) for variants in variant_lists}) > 1
     )
     assert list(differing_variants(specs)) == expected
+
+
+def test_a_variant_every_spec_holds_filters_none_out(demo_run: Demo) -> None:
+    """``?variant=+mpi`` on hdf5's page, whose six specs all have +mpi: six match (it said
+    "0 of 6", as the filter's choices list the variants that differ only), and the
+    filter's choice counts them."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        whole = package_page(catalog, "develop", "hdf5")
+        (shared, *_) = [v for v in whole.shared if v.startswith("+")]
+        page = package_page(catalog, "develop", "hdf5", {"variant": shared})
+    assert all(page.matches) and len(page.matches) == len(whole.specs) > 1
+    assert page.facets["variant"][shared] == len(whole.specs)
+    assert 'data-shared-variants="' in render(whole) and shared in whole.shared

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -505,6 +506,11 @@ def test_the_search_box_lists_what_its_text_finds_and_keeps_the_scope(
     page.fill("#package-search", "hdf5+mpi")
     page.wait_for_selector("#search-results li a")
     assert "tag=develop" in page.get_attribute("#search-results li a", "href")
+    # A name in capitals: its list shows hdf5, and Enter searches hdf5 (it found 0 specs of "HDF5").
+    page.fill("#package-search", "HDF5")
+    page.press("#package-search", "Enter")
+    page.wait_for_url("**/search.html?q=hdf5*")
+    assert "0 specs" not in page.inner_text("p.lead")
 
 
 def test_a_copy_button_copies_what_it_shows_and_says_so_to_screen_readers(page: Any, served: str) -> None:
@@ -544,3 +550,15 @@ def test_a_card_table_s_hidden_sort_buttons_are_not_tabbed_to_on_a_phone(page: A
     assert set(page.evaluate(tab_indexes)) == {-1}
     page.set_viewport_size({"width": 1280, "height": 800})  # a table again: sortable by keyboard
     page.wait_for_function(f"({tab_indexes})().every((index) => index === 0)")
+
+
+def test_a_variant_every_spec_holds_keeps_every_row(page: Any, served: str, demo_run: Demo) -> None:
+    """A link to hdf5's page with ``?variant=`` of a variant all its specs have (the
+    filter's choices list those that differ only): every row stays, counted."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        whole = package_page(catalog, "develop", "hdf5")
+    shared = next(v for v in whole.shared if v.startswith("+"))
+    page.goto(served + "tags/develop/packages/hdf5/index.html?variant=" + urllib.parse.quote(shared))
+    page.wait_for_function(PAGE_READY)
+    assert page.inner_text("#shown") == str(len(whole.specs))
+    assert page.locator("#rows tbody tr:not([hidden])").count() == len(whole.specs)

@@ -17,7 +17,7 @@ import msgspec
 
 from ..query import Query, format_query, query_parts, target_names
 from ..values import LINK_RUN, counted, decode_variants, variant_name
-from ..versions import version_key
+from ..versions import has_prefix, version_key
 from .facets import STATE_CACHE
 from .hint_values import FACETS_LISTED, close_variants, facet_values, finds, lacking_facets, listed
 from .names import NameIndex
@@ -193,7 +193,7 @@ def _what_they_have(
     if versions_dropped:
         versions = Counter(values)
         newest = sorted(versions, key=version_key, reverse=True)
-        return listed([(f"{query.name}@{version}", versions[version]) for version in newest])
+        return listed([(f"{query.name}{_version_label(version, newest)}", versions[version]) for version in newest])
     if facet:
         common = Counter(values).most_common()
         if facet != "compiler":
@@ -239,7 +239,15 @@ def _dependency_versions(db: sqlite3.Connection, roots: Sequence[int], name: str
                 kids = children.get(node, ())
                 below[node] = frozenset(named[c] for c in kids if c in named).union(*(below.get(c, ()) for c in kids))
     counts = Counter(version for root in roots for version in below.get(root, ()))
-    return [(f"^{name}@{v}", counts[v]) for v in sorted(counts, key=version_key, reverse=True)]
+    newest = sorted(counts, key=version_key, reverse=True)
+    return [(f"^{name}{_version_label(v, newest)}", counts[v]) for v in newest]
+
+
+def _version_label(version: str, listed: Sequence[str]) -> str:
+    """``@4.4``, or ``@=4.4`` when another version listed starts with it (``4.4.1``), which
+    ``@4.4`` would hold too: a count next to it is of that version alone."""
+    ambiguous = any(other != version and has_prefix(other, version) for other in listed)
+    return f"@={version}" if ambiguous else f"@{version}"
 
 
 #: The ids and versions of package ``?1`` among the specs of ``?2`` (a JSON list of ids).

@@ -58,6 +58,14 @@ class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
     runs_on: dict[str, tuple[str, ...]] = {}
 
     @property
+    def shared(self) -> list[str]:
+        """The variants every spec holds (``+mpi`` of six that all have it): a filter on
+        one matches them all, though the filter's choices list those that differ only."""
+        if not self.specs:
+            return []
+        return sorted(set(self.specs[0].variants).intersection(*(s.variants for s in self.specs[1:])))
+
+    @property
     def machines(self) -> list[str]:
         """The machines some of its specs run on: the ``runs_on`` filter's choices."""
         return sorted({machine for run in self.runs_on.values() for machine in run})
@@ -146,6 +154,9 @@ def _package_page(
     specs = sorted(found, key=lambda s: (version_key(s.version), s.version, s.hash), reverse=True)
     differing = differing_variants(specs)
     wanted = {key: filters[key] for key in PACKAGE_FILTERS if filters and filters.get(key)}
+    # A variant every spec holds is no choice of the filters, but asked for, every spec has it.
+    every = set(specs[0].variants).intersection(*(s.variants for s in specs[1:])) if specs else set()
+    also = (wanted["variant"],) if wanted.get("variant") in every else ()
     faceted = [
         _Faceted(
             s.stacks,
@@ -153,7 +164,7 @@ def _package_page(
             s.target,
             s.compiler,
             s.platform,
-            tuple(text for text in s.variants if variant_name(text) in differing),
+            tuple(text for text in s.variants if variant_name(text) in differing) + also,
         )
         for s in specs
     ]

@@ -6,7 +6,6 @@ Which of them filters select is :mod:`.facets`'."""
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from typing import Any, NamedTuple
@@ -16,7 +15,7 @@ import msgspec
 from ..query import target_names
 from ..versions import version_key
 
-__all__ = ["RUNS_ON", "SpecColumns", "TagSpecs", "machines", "newest_first", "round_size", "tag_specs"]
+__all__ = ["RUNS_ON", "SpecColumns", "TagSpecs", "machines", "newest_first", "tag_specs"]
 
 #: The filter of the machines a spec's binary runs on, which has no counts.
 RUNS_ON = "runs_on"
@@ -33,15 +32,6 @@ def newest_first(versions: Iterable[str]) -> list[str]:
     return sorted(set(versions), key=lambda v: (version_key(v), v), reverse=True)
 
 
-def round_size(size: int | None) -> int | None:
-    """``size`` to 3 significant digits (what a row shows has at most 4): a tag's
-    250,000 sizes then weigh half as much gzipped."""
-    if size is None or size < 1000:
-        return size
-    unit: int = 10 ** (int(math.log10(size)) - 2)
-    return round(size / unit) * unit
-
-
 # -- a tag's specs as columns ------------------------------------------------------------------
 
 
@@ -53,7 +43,8 @@ class SpecColumns(msgspec.Struct, frozen=True):
     and ``target`` columns hold the index of each spec's value in ``values[<column>]``
     (``values["version"]`` is newest first); ``stacks`` holds the index of its stacks in
     ``stack_sets``, each a list of indexes into ``values["stack"]``; ``size`` its size
-    in bytes to 3 significant digits, null when unknown. ``unlinked``: the indexes of
+    in bytes, null when unknown (exact: a filtered row adds them up, and rounded ones
+    made a sum the server, the API and the package page said otherwise). ``unlinked``: the indexes of
     packages whose name cannot be a folder name, which have no page. ``runs_on``: for
     each of ``values["target"]``, the indexes in ``values["runs_on"]`` of the machines
     that run its binaries (:func:`machines`)."""
@@ -138,7 +129,7 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
         **{column: tuple(map(position[column].__getitem__, cells[column])) for column in _COLUMNS},
         stacks=tuple(map(stack_ids.__getitem__, holdings)),
         stack_sets=tuple(stack_set.index),
-        size=tuple(map(round_size, sizes)),
+        size=tuple(sizes),
         unlinked=tuple(n for n, name in enumerate(names) if not has_page(name)),
         runs_on=tuple(tuple(map(position[RUNS_ON].__getitem__, run)) for run in run_by),
     )

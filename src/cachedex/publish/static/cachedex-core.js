@@ -107,8 +107,8 @@
 
   // A tag page, from its JSON (TagPage): the rows of the packages with a spec matching
   // every filter, each summarizing those specs, and the counts (in packages). A row's
-  // size adds the specs' sizes as the page has them (3 significant digits), except
-  // when every spec of the package matches: then the exact row of the unfiltered page.
+  // size adds the specs' sizes (exact, as the server's, the API's and the package
+  // page's), or, when every spec of the package matches, is the unfiltered page's row.
   // With lazy, a row is only {name, specs, size, sized, n, matched}: what sorting needs;
   // rowOf(page, row) makes the whole row, for the few rows a page draws (a filter over
   // 250,000 specs answers in tens of milliseconds instead of summarizing 10,000 rows).

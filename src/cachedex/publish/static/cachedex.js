@@ -209,7 +209,13 @@
       const query = search.value.trim();
       if (syntax.test(query) && (await isLive())) return;
       event.preventDefault();
-      if (await isLive()) { search.form.submit(); return; }
+      if (await isLive()) {
+        // A name typed in capitals (HDF5) searches the package its list showed (hdf5).
+        const packages = await load();
+        if (!(query in packages) && query.toLowerCase() in packages) search.value = query.toLowerCase();
+        search.form.submit();
+        return;
+      }
       // A static copy: the first name matching, even if its list is not drawn yet.
       const packages = await load();
       const needle = nameIn(query);
@@ -347,6 +353,7 @@
   const counted = selects.filter((s) => !("uncounted" in s.dataset)); // (runs_on has no counts)
   const text = form.querySelector("input[data-text]");
   const shown = document.getElementById("shown");
+  const shownSpecs = document.getElementById("shown-specs");
   const empty = document.getElementById("empty");
   const apply = form.querySelector("[data-apply]");
   if (apply) apply.hidden = true; // the script applies each change at once
@@ -457,6 +464,8 @@
       } else if (sortDir < 0) rows.reverse();
       limit = step;
       shown.textContent = cx.formatCount(rows.length);
+      const specs = rows.reduce((n, row) => n + row.specs, 0); // (what a coverage count links to)
+      if (shownSpecs) shownSpecs.textContent = ` (${cx.formatCount(specs)} spec${specs === 1 ? "" : "s"})`;
       recount(chosen.facets);
       explainEmpty(rows.length, filters, chosen.relax, "packages", needle);
       remember(filters, needle);
@@ -496,8 +505,9 @@
     const body = table.tBodies[0];
     const rows = Array.from(body.rows);
     const runsOn = JSON.parse(table.dataset.runsOn || "{}"); // target -> the machines that run it
+    const shared = JSON.parse(table.dataset.sharedVariants || "[]"); // every spec's: a filter on one keeps them all
     const specs = rows.map((row) => ({
-      stacks: JSON.parse(row.dataset.stacks || "[]"), variants: JSON.parse(row.dataset.variants || "[]"),
+      stacks: JSON.parse(row.dataset.stacks || "[]"), variants: JSON.parse(row.dataset.variants || "[]").concat(shared),
       os: row.dataset.os, target: row.dataset.target, compiler: row.dataset.compiler, platform: row.dataset.platform,
       runs_on: runsOn[row.dataset.target] || [row.dataset.target],
     }));
