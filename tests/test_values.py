@@ -102,3 +102,13 @@ def test_dag_hashes_and_variants() -> None:
     assert is_dag_hash("u5uz3dcch5if4eve4sef67o2rf2lbfgh")
     assert not is_dag_hash("U5UZ3DCCH5IF4EVE4SEF67O2RF2LBFGH") and not is_dag_hash("short") and not is_dag_hash(None)
     assert decode_variants('["+mpi","cuda_arch:=80"]') == ("+mpi", "cuda_arch:=80")
+
+
+def test_json_visible_escapes_what_hides_text_and_parses_to_the_same() -> None:
+    import json
+
+    from cachedex.values import json_visible
+
+    values = ["a\u202eb", "\x85x", "zero\u200bwidth", "plain", "naïve"]
+    text = json_visible(json.dumps(values, ensure_ascii=False))
+    assert json.loads(text) == values and "\u202e" not in text and "\x85" not in text and "naïve" in text

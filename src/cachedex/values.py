@@ -32,6 +32,7 @@ __all__ = [
     "deptypes_to_mask",
     "human_size",
     "is_dag_hash",
+    "json_visible",
     "page_visible",
     "short_repr",
     "size_change_text",
@@ -209,6 +210,13 @@ def page_visible(text: str) -> str:
     the rest of its line backwards on a web page, and a zero-width space hide itself.
     ASCII text (nearly every value) is returned at once."""
     return text if text.isascii() else _HIDDEN_ON_PAGES.sub(_escaped, text)
+
+
+def json_visible(text: str) -> str:
+    """JSON ``text`` with the characters :func:`page_visible` escapes written as JSON
+    escapes (``\\u202e``): parsed, the same values, exact; in a page's source (a data
+    attribute its script reads back), none of them raw."""
+    return text if text.isascii() else _HIDDEN_ON_PAGES.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
 
 
 def _escaped(found: re.Match[str]) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import msgspec
 from markupsafe import Markup
 
-from ..values import size_text, variant_name
+from ..values import json_visible, size_text, variant_name
 from ._jinja_fast import escape_exact, escape_text
 from .facets import shown_stacks
 from .urls import spec_url
@@ -126,7 +126,7 @@ def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches
 
 
 def _json_text(value: object) -> str:
-    return msgspec.json.encode(value).decode()
+    return json_visible(msgspec.json.encode(value).decode())
 
 
 def options(values: Sequence[str], chosen: str) -> Markup:

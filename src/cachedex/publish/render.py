@@ -28,6 +28,7 @@ from ..catalog import SpecSummary
 from ..values import (
     LINK_RUN,
     counted,
+    json_visible,
     size_change_text,
     size_text,
     spec_manifest_path,
@@ -266,7 +267,8 @@ _env.filters.update(
     package_rows=package_rows,
     options=options,
     exact=lambda value: Markup(escape_exact(value)),  # an attribute the page's script reads back as data
-    json_attribute=lambda value: Markup(escape_exact(msgspec.json.encode(value).decode())),
+    # (exact once parsed; what would hide or reorder text as JSON escapes in the source)
+    json_attribute=lambda value: Markup(escape_exact(json_visible(msgspec.json.encode(value).decode()))),
     page_link=_page_link,
     pick=lambda values: {key: value for key, value in values.items() if value},
     window=_window,
