@@ -223,3 +223,36 @@ def test_the_decoded_indexes_are_let_go_before_the_new_rows_are_indexed(
         (outcome,) = sync(config, catalog)
     assert outcome.ok and outcome.new_specs > 0
     assert held_then and not any(held_then)  # (the writer indexes twice: specs, then members)
+
+
+def test_a_mirror_another_sync_changed_meanwhile_fails_the_tag_as_that_sync_left_it(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The tag's URL edited while a sync with the old config runs: the old sync found its
+    mirror unchanged, then the new config's sync committed another mirror; keeping the
+    mirror gave the row the old URL and the new mirror's specs (install commands for a
+    mirror without the spec). Now the old sync fails the tag and leaves the new state."""
+    write_v3_mirror(tmp_path / "a", fixture_index(mirrors))
+    write_v3_mirror(tmp_path / "b", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    old = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "a")}])
+    new = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "b")}])
+    read_all = TagReader.read_all
+    others: list[TagOutcome] = []
+
+    def read_then_the_new_config_syncs(self: TagReader, tag: TagConfig) -> object:
+        read = read_all(self, tag)
+        if not others:
+            others.append(None)  # type: ignore[arg-type]  # the nested sync must not recurse
+            with Catalog(new.catalog) as other:
+                others[:] = sync(new, other, ["t"])
+        return read
+
+    with Catalog(old.catalog) as catalog:
+        sync(old, catalog, ["t"])
+        monkeypatch.setattr(TagReader, "read_all", read_then_the_new_config_syncs)
+        (outcome,) = sync(old, catalog, ["t"])
+        assert others[0].ok and not outcome.ok
+        assert "another sync changed this mirror" in (outcome.error or "")
+        root = catalog.mirror_state("t", "root")
+        assert root is not None and root.url == str(tmp_path / "b")
+        assert LIBELF_CORE2 not in catalog.members_of("t", "root")  # b's specs under b's URL

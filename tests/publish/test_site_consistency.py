@@ -116,6 +116,7 @@ def test_data1_site_built_during_a_sync_keeps_its_pages(
                 swap_to(other, "C")
 
     monkeypatch.setattr(cachedex.publish.site_build, "SpecGraph", SyncCommitsMeanwhile)
+    monkeypatch.setattr(cachedex.publish.site, "BUILD_ATTEMPTS", 1)  # (one build, not made again)
     (site / ".cachedex-site").unlink()
     with Catalog(path, readonly=True) as catalog:
         report = write_site(catalog, site, workers=workers)
@@ -134,6 +135,60 @@ def test_data1_site_built_during_a_sync_keeps_its_pages(
     assert again.complete and (site / ".cachedex-site").is_file() and broken_links(site) == []
     assert spec_pages(site) == held == {r.hash for r in specs_of("C")}
     assert sorted(p.name for p in site.glob("tags/t/packages/*")) == [f"p{n}" for n in STATES["C"]]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_data1_a_build_a_sync_overtook_is_made_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    """A sync that commits during a build: the build is made again, complete (it returned
+    incomplete, and `cachedex site` exited 0; a first build could leave nothing)."""
+    path, site = tmp_path / "c.sqlite", tmp_path / "site"
+    with Catalog(path) as catalog:
+        swap_to(catalog, "B")
+    monkeypatch.setattr(cachedex.publish.site, "PARALLEL_MIN_PAGES", 0)
+    commits: list[str] = []
+
+    class SyncCommitsOnce(SpecGraph):
+        def __init__(self, catalog: Catalog, only: Collection[int] | None = None) -> None:
+            super().__init__(catalog, only)
+            if not commits:
+                commits.append("C")
+                with Catalog(path) as other:
+                    swap_to(other, "C")
+
+    monkeypatch.setattr(cachedex.publish.site_build, "SpecGraph", SyncCommitsOnce)
+    with Catalog(path, readonly=True) as catalog:
+        report = write_site(catalog, site, workers=workers)
+        held = catalog.held_hashes()
+    assert commits and report.complete and (site / ".cachedex-site").is_file() and broken_links(site) == []
+    assert spec_pages(site) == held == {r.hash for r in specs_of("C")}
+
+
+def test_data1_the_site_command_fails_when_syncs_overtake_every_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from click.testing import CliRunner
+
+    from cachedex.cli import main
+
+    path, site = tmp_path / "c.sqlite", tmp_path / "site"
+    with Catalog(path) as catalog:
+        swap_to(catalog, "A")
+    states = iter(["B", "C", "A", "B", "C", "A"])
+
+    class SyncCommitsEachTime(SpecGraph):
+        def __init__(self, catalog: Catalog, only: Collection[int] | None = None) -> None:
+            super().__init__(catalog, only)
+            with Catalog(path) as other:
+                swap_to(other, next(states))
+
+    monkeypatch.setattr(cachedex.publish.site, "PARALLEL_MIN_PAGES", 0)
+    monkeypatch.setattr(cachedex.publish.site_build, "SpecGraph", SyncCommitsEachTime)
+    (tmp_path / "c.yaml").write_text(json.dumps({"catalog": str(path), "tags": [{"name": "t", "url": str(tmp_path)}]}))
+    result = CliRunner().invoke(main, ["--config", str(tmp_path / "c.yaml"), "site", str(site), "--workers", "1"])
+    assert result.exit_code == 1, result.output
+    assert "syncs committed during each of 3 builds; the site is not complete" in result.output
 
 
 # -- DATA-3 ---------------------------------------------------------------------------------

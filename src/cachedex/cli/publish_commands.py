@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..catalog import Catalog
+from ..errors import OutputError
 from . import present
 from .progress import Reporter
 from .state import State, friendly
@@ -159,7 +160,7 @@ def site_command(state: State, outdir: Path, tags: tuple[str, ...], workers: int
     Example:
       cachedex site ./site && python3 -m http.server -d ./site 8000
     """
-    from ..publish.site import write_site
+    from ..publish.site import BUILD_ATTEMPTS, write_site
 
     config = state.config()
     with Catalog(config.catalog, readonly=True) as catalog, Reporter() as reporter:
@@ -175,6 +176,11 @@ def site_command(state: State, outdir: Path, tags: tuple[str, ...], workers: int
         )
         line.done()
     present.print_site_report(report)
+    if not report.complete:  # (a script's `cachedex site ./site && serve it` must not serve a part)
+        raise OutputError(
+            f"{report.outdir}: syncs committed during each of {BUILD_ATTEMPTS} builds; the site is not "
+            "complete: run 'cachedex site' again once they are done"
+        )
 
 
 @click.command("serve")

@@ -24,7 +24,7 @@ from ..catalog import Catalog, TagWriter
 from ..config import Config, TagConfig
 from ..errors import CachedexError
 from ..progress import SILENT, Progress, ProgressLine
-from ..values import SpecRecord, counted
+from ..values import ROOT_STACK, SpecRecord, counted
 from .discovery import chosen_tags
 from .http import HttpClient
 from .outcomes import MirrorOutcome, TagOutcome
@@ -139,6 +139,7 @@ class _TagSync:
         with self.catalog.writing_tag(tag.name, on_wait=on_wait) as writer:
             for line in waiting:
                 line.done()
+            self._check_unchanged(reads)
             # New hashes are decided under the write lock: a sync of another tag that
             # committed meanwhile may have stored some of them already.
             new_hashes = self._new_hashes(reads, writer)
@@ -203,6 +204,23 @@ class _TagSync:
             ),
             phases=tuple(phases),
         )
+
+    def _check_unchanged(self, reads: list[MirrorRead]) -> None:
+        """Under the write lock: each mirror's row is still as it was when its index was
+        read. Another sync of this tag (another config: the tag's URL edited) may have
+        committed meanwhile; keeping a mirror then gave its row one mirror's URL and
+        another's specs, and replacing it could put older content over newer. The tag
+        fails as that sync left it, with what to do."""
+        for read in reads:
+            if read.ref.stack == ROOT_STACK and not read.own_index:
+                continue  # (a root of views only: made from its stacks, each checked)
+            now = self.catalog.mirror_state(read.ref.tag, read.ref.stack)
+            if read.seen != (None if now is None else (now.url, now.view, now.layout, now.checksum)):
+                raise CachedexError(
+                    f"{read.ref.tag}/{read.ref.stack}: another sync changed this mirror in the catalog while this "
+                    f"one read it; {read.ref.tag} is left as that sync wrote it: run 'cachedex sync "
+                    f"{read.ref.tag}' again"
+                )
 
     def _new_hashes(self, reads: list[MirrorRead], writer: TagWriter) -> dict[str, MirrorRead]:
         """Hashes the catalog does not have, each with the first read whose index holds it.

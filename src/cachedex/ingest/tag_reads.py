@@ -26,6 +26,10 @@ from .views import union_of_stacks
 __all__ = ["MirrorRead", "TagReader"]
 
 
+#: A mirror's row as a read found it: (url, view, layout, checksum), None if it had none.
+Seen = tuple[str, str | None, int | None, str | None] | None
+
+
 class MirrorRead(msgspec.Struct):
     """One mirror's index after fetching: its state and, when it changed, what it holds.
 
@@ -42,6 +46,9 @@ class MirrorRead(msgspec.Struct):
     own_index: bool = True  # False: a root of views only, listing what its stacks list
     unsized: set[str] | None = None  # listed hashes whose size the catalog lacked, once asked
     known: KnownSpecs | None = None  # what the catalog knew of the index's hashes, once asked
+    #: the catalog's row of the mirror when it was read: (url, view, layout, checksum), or
+    #: None if it had none; the write checks it is still so (another sync may have written)
+    seen: Seen = None
 
     @property
     def changed(self) -> bool:
@@ -61,16 +68,29 @@ class TagReader:
         self.client = client
         self.reporter = reporter
 
-    def _previous(self, ref: MirrorRef) -> PreviousState | None:
+    def _previous(self, ref: MirrorRef) -> tuple[PreviousState | None, Seen]:
+        """What the catalog holds of the mirror: the state an unchanged index is told by
+        (None to read it in full), and its row as :attr:`MirrorRead.seen` keeps it.
+        Asked in the sync's thread (the catalog's connection is its)."""
         state = self.catalog.mirror_state(ref.tag, ref.stack)
-        if state is None or state.checksum is None or state.layout is None:
-            return None
+        if state is None:
+            return None, None
+        seen = (state.url, state.view, state.layout, state.checksum)
+        if state.checksum is None or state.layout is None:
+            return None, seen
         if state.url != ref.url or state.view != ref.view:
-            return None  # the mirror moved: read it again in full
-        return PreviousState(state.layout, state.checksum, state.etag, state.last_modified)
+            return None, seen  # the mirror moved: read it again in full
+        return PreviousState(state.layout, state.checksum, state.etag, state.last_modified), seen
 
-    def _read_mirror(self, ref: MirrorRef, previous: PreviousState | None, root: RawIndex | None = None) -> MirrorRead:
+    def _read_mirror(
+        self, ref: MirrorRef, previous: tuple[PreviousState | None, Seen], root: RawIndex | None = None
+    ) -> MirrorRead:
         """Fetch and decode one mirror's index; with ``root``, keep only what the root lacks."""
+        read = self._read_index(ref, previous[0], root)
+        read.seen = previous[1]
+        return read
+
+    def _read_index(self, ref: MirrorRef, previous: PreviousState | None, root: RawIndex | None) -> MirrorRead:
         source = open_source(ref.url, client=self.client, registries=self.config.registries)
         line = self.reporter.download(f"{ref.tag}/{ref.stack}: index")
         try:

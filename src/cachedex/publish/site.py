@@ -71,7 +71,7 @@ from .sitefiles import (
     remove_stale_files,
 )
 
-__all__ = ["SiteReport", "write_site"]
+__all__ = ["BUILD_ATTEMPTS", "SiteReport", "write_site"]
 
 
 class SiteReport(msgspec.Struct, frozen=True):
@@ -98,6 +98,10 @@ CHANGED = (
     "removing the pages of packages and specs that left: the catalog changed while this "
     "site was built (a sync committed); run 'cachedex site' again"
 )
+
+#: Builds a sync overtakes are made again, up to this many in all: an incomplete one
+#: (a first one may have written nothing) ends the command with an error.
+BUILD_ATTEMPTS = 3
 
 #: Below this many records in the tags written, one process writes every page.
 PARALLEL_MIN_PAGES = 5_000
@@ -171,83 +175,104 @@ def write_site(
         raise OutputError(f"{outdir}: cannot create ({exc.strerror or exc})") from exc
     with held_alone(outdir):  # one build at a time: another would remove this one's staging
         progress = on_progress or (lambda _: None)
-        stamp = render_stamp()
-        writer: SiteWriter | None = None
-        ahead: Ahead | None = None
-        try:
-            with catalog.snapshot():
-                plan = _plan(catalog, tags, workers, compare)
-                stamp += _state_line(catalog, plan)
-                made_by = _read_stamp(outdir / STAMP)
-                if not full and made_by == stamp:
-                    notes = (*plan.skipped, *_tags_elsewhere(outdir, plan, tags))
-                    return SiteReport(outdir, 0, 0, 0, 0, notes, time.perf_counter() - started, current=True)
-                writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
-                recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
-                before, left = recorded if recorded is not None else (None, None)
-                guessed = (
-                    tags_changed(catalog, before, left, plan.tags) if before is not None and plan.processes > 1 else []
-                )
-            if guessed:  # forked between snapshots (a child inherits SQLite's lock state)
-                ahead = Ahead(catalog, outdir, plan, guessed, trust_twins=writer.trust_twins)
-            with catalog.snapshot():
-                if catalog.state_token()[0] != plan.token:  # a sync committed since the plan: nothing written yet
-                    plan.skipped.append(CHANGED)
-                    return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, False)
-                begin_build(outdir)
-                progress("reading what the pages are made from")
-                inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
-                plan.held = set(inputs.specs)
-                # Only the pages the changes since the last complete build reach (and those a
-                # build since that did not complete may have written), if it can tell.
-                changed = changed_pages(catalog, before, inputs, plan.compare, left) if before is not None else None
-                if changed is not None:  # named before any is written
-                    begin_build(outdir, unfinished(catalog, changed))
-                # Shared after a small change too: a big tag's tag and change pages (its two
-                # largest) are made by workers while this process reads the graph around it.
-                shared = plan.processes > 1
-                if not shared:  # everything in this one snapshot
-                    _prepare(writer, after_complete=changed is not None and left is None)
-                    held, staged = write_alone(catalog, writer, plan, progress, changed)
-                    stale = False
-            if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
-                _prepare(writer, after_complete=changed is not None and left is None)
-                held, staged, stale = write_shared(catalog, writer, plan, progress, changed, ahead)
-            removed = 0
-            complete = not stale and catalog.state_token()[0] == plan.token
-            if complete:
-                for tag in plan.tags:
-                    removed += remove_others(outdir / "tags" / tag / "packages", plan.names[tag])
-                # A spec page stays while any tag of the catalog holds its hash; a first build's
-                # folder holds only the pages it just wrote.
-                if changed is not None:
-                    removed += remove_pages_of(outdir / "specs", changed.gone)
-                elif not staged:
-                    removed += remove_spec_pages(outdir / "specs", held)
-                    removed += remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
-                removed += remove_others(outdir / "tags", set(plan.known))
-                save_inputs(outdir, inputs)
-                update_file(str(outdir / STAMP), stamp)  # last: only a complete build vouches for its pages
-                plan.skipped.extend(_tags_elsewhere(outdir, plan, tags))
-            else:
-                plan.skipped.append(CHANGED)
-            seconds = time.perf_counter() - started
-            return SiteReport(
-                outdir,
-                writer.written,
-                writer.unchanged,
-                removed,
-                writer.pages,
-                tuple(plan.skipped),
-                seconds,
-                complete,
-                changed_only=changed is not None,
+        for attempt in range(1, BUILD_ATTEMPTS + 1):
+            report = _build(catalog, outdir, tags, progress, workers, full, compare, started)
+            if report.complete or attempt == BUILD_ATTEMPTS:
+                return report
+            # (what it wrote is mended by the next: pages an unfinished build may have written are named)
+            progress("the catalog changed during the build (a sync committed): building again")
+    raise AssertionError("unreachable")
+
+
+def _build(
+    catalog: Catalog,
+    outdir: Path,
+    tags: list[str] | None,
+    progress: Callable[[str], None],
+    workers: int | None,
+    full: bool,
+    compare: Sequence[tuple[str, str]],
+    started: float,
+) -> SiteReport:
+    """One build of the site (see :func:`write_site`): incomplete if a sync committed
+    during it."""
+    stamp = render_stamp()
+    writer: SiteWriter | None = None
+    ahead: Ahead | None = None
+    try:
+        with catalog.snapshot():
+            plan = _plan(catalog, tags, workers, compare)
+            stamp += _state_line(catalog, plan)
+            made_by = _read_stamp(outdir / STAMP)
+            if not full and made_by == stamp:
+                notes = (*plan.skipped, *_tags_elsewhere(outdir, plan, tags))
+                return SiteReport(outdir, 0, 0, 0, 0, notes, time.perf_counter() - started, current=True)
+            writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
+            recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
+            before, left = recorded if recorded is not None else (None, None)
+            guessed = (
+                tags_changed(catalog, before, left, plan.tags) if before is not None and plan.processes > 1 else []
             )
-        finally:
-            if ahead is not None:
-                ahead.close()
-            if writer is not None:
-                writer.close()  # its old files gone before the build returns
+        if guessed:  # forked between snapshots (a child inherits SQLite's lock state)
+            ahead = Ahead(catalog, outdir, plan, guessed, trust_twins=writer.trust_twins)
+        with catalog.snapshot():
+            if catalog.state_token()[0] != plan.token:  # a sync committed since the plan: nothing written yet
+                plan.skipped.append(CHANGED)
+                return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, False)
+            begin_build(outdir)
+            progress("reading what the pages are made from")
+            inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
+            plan.held = set(inputs.specs)
+            # Only the pages the changes since the last complete build reach (and those a
+            # build since that did not complete may have written), if it can tell.
+            changed = changed_pages(catalog, before, inputs, plan.compare, left) if before is not None else None
+            if changed is not None:  # named before any is written
+                begin_build(outdir, unfinished(catalog, changed))
+            # Shared after a small change too: a big tag's tag and change pages (its two
+            # largest) are made by workers while this process reads the graph around it.
+            shared = plan.processes > 1
+            if not shared:  # everything in this one snapshot
+                _prepare(writer, after_complete=changed is not None and left is None)
+                held, staged = write_alone(catalog, writer, plan, progress, changed)
+                stale = False
+        if shared:  # never fork in a read transaction: a child inherits SQLite's lock state
+            _prepare(writer, after_complete=changed is not None and left is None)
+            held, staged, stale = write_shared(catalog, writer, plan, progress, changed, ahead)
+        removed = 0
+        complete = not stale and catalog.state_token()[0] == plan.token
+        if complete:
+            for tag in plan.tags:
+                removed += remove_others(outdir / "tags" / tag / "packages", plan.names[tag])
+            # A spec page stays while any tag of the catalog holds its hash; a first build's
+            # folder holds only the pages it just wrote.
+            if changed is not None:
+                removed += remove_pages_of(outdir / "specs", changed.gone)
+            elif not staged:
+                removed += remove_spec_pages(outdir / "specs", held)
+                removed += remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
+            removed += remove_others(outdir / "tags", set(plan.known))
+            save_inputs(outdir, inputs)
+            update_file(str(outdir / STAMP), stamp)  # last: only a complete build vouches for its pages
+            plan.skipped.extend(_tags_elsewhere(outdir, plan, tags))
+        else:
+            plan.skipped.append(CHANGED)
+        seconds = time.perf_counter() - started
+        return SiteReport(
+            outdir,
+            writer.written,
+            writer.unchanged,
+            removed,
+            writer.pages,
+            tuple(plan.skipped),
+            seconds,
+            complete,
+            changed_only=changed is not None,
+        )
+    finally:
+        if ahead is not None:
+            ahead.close()
+        if writer is not None:
+            writer.close()  # its old files gone before the build returns
 
 
 def _tags_elsewhere(outdir: Path, plan: Plan, tags: list[str] | None) -> list[str]:
