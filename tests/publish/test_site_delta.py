@@ -216,6 +216,7 @@ def test_a_sync_after_the_plan_stops_the_build_before_it_writes_anything(
     there, the site and its record as they were (the workers' pages were only kept),
     and the next build catches up."""
     monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)  # workers, and the guess
+    monkeypatch.setattr(site_module, "BUILD_ATTEMPTS", 1)  # (one build, not made again)
     path = tmp_path / "c.sqlite"
     shutil.copy(demo_run.catalog, path)
     site, fresh = tmp_path / "site", tmp_path / "fresh"
