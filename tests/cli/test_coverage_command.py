@@ -65,3 +65,10 @@ def test_bad_usage(demo_run: Demo) -> None:
     for by in ("stack", "stack,stack", "stack,colour", "stack,version"):
         code, out = _run(demo_run, "develop", "--by", by)
         assert code == 2, (by, out)
+
+
+def test_a_bad_by_names_the_option_and_the_axis_it_does_not_know(demo_run: Demo) -> None:
+    code, out = _run(demo_run, "develop", "--by", "foo")
+    assert code == 2 and "Invalid value for '--by': 'foo': unknown axis 'foo'; choose two among stack" in out
+    code, out = _run(demo_run, "develop", "--by", "target,os,stack")
+    assert code == 2 and "'--by': 'target,os,stack': give two axes" in out

@@ -112,6 +112,9 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
         ("/api/specs/a", 404, "hash prefix 'a' is ambiguous"),
         ("/api/diff?from=develop", 400, "needs from and to"),
         ("/api/diff?tag=develop&since=soon", 400, "since must be a date"),
+        # both kinds of diff asked: one was dropped without a word
+        ("/api/diff?from=develop&to=v1.0.2&tag=develop&since=2026-11-01", 400, "not both"),
+        ("/api/diff?from=develop&to=v1.0.2&since=2026-11-01", 400, "two tags (from and to) or of one over time"),
         ("/api/nothing-here", 404, "no such endpoint"),
     ],
 )
@@ -169,8 +172,23 @@ def test_etag_gzip_and_a_sync_meanwhile(demo_run: Demo, tmp_path: Path) -> None:
     for named in (f"W/{etag}", f'"other", {etag}', "*"):  # weakly compared, in a list, or any (RFC 9110)
         assert get(app, "/api/tags", **{"if-none-match": named}).status_code == 304, named
     assert get(app, "/api/tags", **{"if-none-match": '"other"'}).status_code == 200
+    # Revalidating by date (curl -z, wget -N): If-Modified-Since, unless If-None-Match is sent
+    modified = first.headers["last-modified"]
+    assert get(app, "/api/tags", **{"if-modified-since": modified}).status_code == 304
+    assert get(app, "/api/tags", **{"if-modified-since": "Fri, 01 Jan 2100 00:00:00 GMT"}).status_code == 304
+    assert get(app, "/api/tags", **{"if-modified-since": "Thu, 01 Jan 1970 00:00:00 GMT"}).status_code == 200
+    assert get(app, "/api/tags", **{"if-modified-since": "yesterday"}).status_code == 200
+    both = {"if-modified-since": modified, "if-none-match": '"other"'}
+    assert get(app, "/api/tags", **both).status_code == 200
     zipped = get(app, "/tags/develop/", **{"accept-encoding": "gzip"})
     assert zipped.headers["content-encoding"] == "gzip"
+    # a strong tag is its bytes': the gzipped body's differs from the plain one's, and names it too
+    plain = get(app, "/tags/develop/", **{"accept-encoding": "identity"})
+    assert zipped.headers["etag"] == plain.headers["etag"][:-1] + '-gzip"'
+    for tag in (zipped.headers["etag"], plain.headers["etag"]):
+        for accepted in ("gzip", "identity"):
+            again = get(app, "/tags/develop/", **{"accept-encoding": accepted, "if-none-match": tag})
+            assert again.status_code == 304, (tag, accepted)
     for accepted, gzipped in (
         ("gzip;q=0, identity", False),
         ("*", True),
@@ -232,6 +250,13 @@ def test_api_conforms_to_its_openapi_document(demo_run: Demo, operation_id: str)
         case.call_and_validate(excluded_checks=[positive_data_acceptance])
 
     check()
+
+
+def test_every_operation_documents_the_statuses_any_path_may_answer(app: Any) -> None:
+    document = get(app, "/api/openapi.json").json()
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            assert {"405", "500"} <= set(operation["responses"]), (path, method)
 
 
 def test_the_serve_command_with_two_workers(demo_run: Demo) -> None:

@@ -32,15 +32,19 @@ class CoverageMatrix(msgspec.Struct, frozen=True):
 
 def _axes(value: str) -> tuple[str, str]:
     parts = [part.strip() for part in value.split(",")]
-    if len(parts) != 2 or not all(parts):
-        raise click.BadParameter("give two axes, like stack,target")
+
+    def refused(why: str) -> click.BadParameter:
+        return click.BadParameter(f"{value!r}: {why}", param_hint="'--by'")
+
     for part in parts:
-        if part not in AXES:
-            raise click.BadParameter(f"unknown axis {part!r}; choose among {', '.join(AXES)}")
+        if part and part not in AXES:
+            raise refused(f"unknown axis {part!r}; choose two among {', '.join(AXES)}, like stack,target")
+    if len(parts) != 2 or not all(parts):
+        raise refused("give two axes, like stack,target")
     if parts[0] == parts[1]:
-        raise click.BadParameter("give two different axes")
+        raise refused("give two different axes")
     if "stack" in parts and ({"package", "version"} & set(parts)):
-        raise click.BadParameter("stack cannot be counted with package or version")
+        raise refused("stack cannot be counted with package or version")
     return parts[0], parts[1]
 
 

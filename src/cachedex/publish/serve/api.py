@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import msgspec
@@ -152,8 +152,16 @@ def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(catalog.search(query, tag=tag, stack=stack, limit=limit, offset=offset, hints=True))
 
 
+def _one_diff(params: Mapping[str, str], old: str, new: str) -> None:
+    """BadQuery when a diff's parameters ask both kinds: two tags (``old`` and ``new``)
+    and a tag over time (``tag`` and ``since``); one was dropped without a word."""
+    if (params.get(old) or params.get(new)) and (params.get("tag") or params.get("since")):
+        raise BadQuery(f"a diff is of two tags ({old} and {new}) or of one over time (tag and since), not both")
+
+
 def _api_diff(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     params = request.query_params
+    _one_diff(params, "from", "to")
     if params.get("since") or params.get("tag"):
         tag, since = params.get("tag", ""), params.get("since", "")
         if not tag or not since:
@@ -316,6 +324,7 @@ def _compare_at(catalog: Catalog, request: Request) -> ComparePage:
 def _diff_page(catalog: Catalog, request: Request) -> ComparePage:
     """``/diff?old=&new=`` (two tags) or ``/diff?tag=&since=YYYY-MM-DD``."""
     params = request.query_params
+    _one_diff(params, "old", "new")
     if params.get("tag") or params.get("since"):
         tag, since = params.get("tag", ""), params.get("since", "")
         if not tag or not since:

@@ -314,10 +314,29 @@ def _accepts_gzip(accept_encoding: str) -> bool:
 
 def _matches(if_none_match: str | None, etag: str) -> bool:
     """Whether an If-None-Match header names ``etag``, compared weakly as RFC 9110
-    says (``W/"x"`` is ``"x"``), in a list or as ``*``."""
+    says (``W/"x"`` is ``"x"``), in a list or as ``*``; the gzipped body's tag
+    (``"x-gzip"``) names it too."""
     if not if_none_match:
         return False
-    return any(tag.strip().removeprefix("W/") in (etag, "*") for tag in if_none_match.split(","))
+    named = (tag.strip().removeprefix("W/").replace(_GZIP_TAG, '"') for tag in if_none_match.split(","))
+    return any(tag in (etag, "*") for tag in named)
+
+
+#: What a gzipped body's ETag ends with: a strong tag is the bytes', and those differ
+#: from the plain body's (RFC 9110: "x" for one, "x-gzip" for the other).
+_GZIP_TAG = '-gzip"'
+
+
+def _not_modified_since(if_modified_since: str | None, synced: float) -> bool:
+    """Whether an If-Modified-Since date (what ``Last-Modified`` said) is not before
+    the catalog's last sync, to the second (the header's precision)."""
+    if not if_modified_since:
+        return False
+    try:
+        since = email.utils.parsedate_to_datetime(if_modified_since)
+    except (TypeError, ValueError, IndexError):
+        return False  # (a date that cannot be read is ignored, as RFC 9110 says)
+    return since.tzinfo is not None and int(synced) <= since.timestamp()
 
 
 def _send(request: Request, hit: Cached, synced: float | None, cache_control: str = "no-cache") -> Response:
@@ -325,15 +344,23 @@ def _send(request: Request, hit: Cached, synced: float | None, cache_control: st
     body is gzipped here, once, when cached (so no GZipMiddleware, which would compress
     again and add a second Vary)."""
     headers = {"Cache-Control": cache_control}
+    gzipped = hit.gzipped is not None and _accepts_gzip(request.headers.get("accept-encoding", ""))
     if hit.gzipped is not None:
         headers["Vary"] = "Accept-Encoding"
     if hit.etag:
-        headers["ETag"] = hit.etag
+        headers["ETag"] = hit.etag[:-1] + _GZIP_TAG if gzipped else hit.etag
     if synced is not None:
         headers["Last-Modified"] = email.utils.formatdate(synced, usegmt=True)
-    if hit.status == 200 and hit.etag and _matches(request.headers.get("if-none-match"), hit.etag):
-        return Response(status_code=304, headers=headers)
-    if hit.gzipped is not None and _accepts_gzip(request.headers.get("accept-encoding", "")):
+    if hit.status == 200:
+        # If-None-Match, when sent, decides (RFC 9110); else If-Modified-Since.
+        asked = request.headers.get("if-none-match")
+        if (hit.etag and _matches(asked, hit.etag)) or (
+            asked is None
+            and synced is not None
+            and _not_modified_since(request.headers.get("if-modified-since"), synced)
+        ):
+            return Response(status_code=304, headers=headers)
+    if gzipped:
         headers["Content-Encoding"] = "gzip"
         return Response(hit.gzipped, status_code=hit.status, media_type=hit.media_type, headers=headers)
     return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=headers)

@@ -39,7 +39,9 @@ def _responses(ok: dict[str, Any], *errors: int) -> dict[str, Any]:
         413: "The body is too large",
         503: "The server holds as many bodies as it takes at once: retry after Retry-After seconds",
     }
-    for status in errors:
+    reasons[405] = "A method the path does not take (the Allow header names those it does)"
+    reasons[500] = "The catalog cannot be read (damaged or replaced by another file); the server's log says why"
+    for status in (*errors, 405, 500):  # (any path may answer those two)
         result[str(status)] = {
             "description": reasons[status],
             "content": {"application/json": {"schema": _ref(ErrorBody)}},
@@ -184,7 +186,11 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                     ],
                     "requestBody": {
                         "required": True,
-                        "content": {"application/json": {"schema": {"type": "object"}}},
+                        # (a clearsigned spec file is text; the body's type is not checked)
+                        "content": {
+                            "application/json": {"schema": {"type": "object"}},
+                            "text/plain": {"schema": {"type": "string"}},
+                        },
                     },
                     "responses": _responses(_ref(ReuseReport), 400, 404, 408, 413, 503),
                 }
