@@ -14,6 +14,7 @@ The pipeline, one subpackage a stage; each imports only from the lines below it:
     query.py    Spack's spec syntax for built binaries, parsed once, matched anywhere
     progress.py what long work reports while it runs (a protocol; the CLI draws it)
     query_refusals.py  what the parser says of Spack syntax a question about binaries does not take
+    query_targets.py   targets and their ranges by archspec's family tree (``target=:zen3``)
     values.py   small immutable values and facts shared by every stage
     versions.py Spack's version order and ranges; the order people look for tags in
     errors.py   the one exception family
