@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from cachedex.catalog import Catalog, writer
-from cachedex.config import Limits, TagConfig
+from cachedex.config import Config, Limits, TagConfig
 from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest.layouts import read_index
 from cachedex.ingest.outcomes import TagOutcome
@@ -68,6 +68,25 @@ def test_a_tag_of_known_specs_asks_the_catalog_about_them_once(mirrors: Path, tm
     assert sum(s.startswith("SELECT id FROM specs WHERE size IS NULL") for s in statements) == 1
 
 
+def _another_sync_after_the_read(monkeypatch: pytest.MonkeyPatch, config: Config, tag: str) -> list[TagOutcome]:
+    """Make the next sync's read of its mirrors be followed, once, by another process's
+    sync of ``tag`` with ``config``, committed before the first takes its write lock;
+    returns the list that then holds that sync's outcome."""
+    read_all = TagReader.read_all
+    others: list[TagOutcome] = []
+
+    def read_then_another_sync(self: TagReader, tag_config: TagConfig) -> object:
+        read = read_all(self, tag_config)
+        if not others:
+            others.append(None)  # type: ignore[arg-type]  # the nested sync must not recurse
+            with Catalog(config.catalog) as other:
+                others[:] = sync(config, other, [tag])
+        return read
+
+    monkeypatch.setattr(TagReader, "read_all", read_then_another_sync)
+    return others
+
+
 def test_ids_read_before_the_write_lock_are_read_again_if_another_process_wrote(
     mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -76,18 +95,7 @@ def test_ids_read_before_the_write_lock_are_read_again_if_another_process_wrote(
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     url = str(tmp_path / "m")
     config = make_config(tmp_path, [{"name": "t", "url": url}, {"name": "u", "url": url}])
-    read_all = TagReader.read_all
-    others: list[TagOutcome] = []
-
-    def read_then_another_process_writes(self: TagReader, tag: TagConfig) -> object:
-        read = read_all(self, tag)
-        if not others:
-            others.append(None)  # type: ignore[arg-type]  # the nested sync must not recurse
-            with Catalog(config.catalog) as other:
-                others[:] = sync(config, other, ["u"])
-        return read
-
-    monkeypatch.setattr(TagReader, "read_all", read_then_another_process_writes)
+    others = _another_sync_after_the_read(monkeypatch, config, "u")
     with Catalog(config.catalog) as catalog:
         (outcome,) = sync(config, catalog, ["t"], raise_unexpected=True)
         assert others[0].ok and others[0].new_specs == 7  # six listed, one not
@@ -236,20 +244,9 @@ def test_a_mirror_another_sync_changed_meanwhile_fails_the_tag_as_that_sync_left
     write_v3_mirror(tmp_path / "b", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
     old = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "a")}])
     new = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "b")}])
-    read_all = TagReader.read_all
-    others: list[TagOutcome] = []
-
-    def read_then_the_new_config_syncs(self: TagReader, tag: TagConfig) -> object:
-        read = read_all(self, tag)
-        if not others:
-            others.append(None)  # type: ignore[arg-type]  # the nested sync must not recurse
-            with Catalog(new.catalog) as other:
-                others[:] = sync(new, other, ["t"])
-        return read
-
     with Catalog(old.catalog) as catalog:
         sync(old, catalog, ["t"])
-        monkeypatch.setattr(TagReader, "read_all", read_then_the_new_config_syncs)
+        others = _another_sync_after_the_read(monkeypatch, new, "t")
         (outcome,) = sync(old, catalog, ["t"])
         assert others[0].ok and not outcome.ok
         assert "another sync changed this mirror" in (outcome.error or "")
