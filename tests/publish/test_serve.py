@@ -106,6 +106,8 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
         ("/api/search?q=zlib&stack=e4s", 400, "stack needs a tag"),
         ("/api/search?bogus=1", 400, "unknown parameter 'bogus'"),
         ("/api/tags/nope/packages", 404, "no tag 'nope'"),
+        ("/api/tags/nope/packages?stack=e4s", 404, "no tag 'nope'"),
+        ("/api/tags/develop/packages?stack=nope", 404, "tag 'develop' has no stack 'nope'"),  # as /api/search
         ("/api/tags/develop/packages/nope", 404, "lists no package 'nope'"),
         ("/api/tags/develop/packages/cp2k", 404, "lists no package 'cp2k'; it is in develop-2026-11-01 (1 spec)"),
         ("/api/specs/9999999", 404, "no spec with a hash starting with '9999999'"),

@@ -21,7 +21,7 @@ from starlette.requests import Request
 
 from ...catalog import Catalog
 from ...diff import diff_since, diff_tags, parse_since
-from ...errors import BadQuery, LookupFailed, UnknownPackage, UnknownSpec
+from ...errors import BadQuery, LookupFailed, UnknownPackage, UnknownSpec, UnknownStack
 from ...query import Query, parse, query_parts
 from ..badges import SVG, package_badge
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags, since_page
@@ -130,6 +130,10 @@ def _tag_page(catalog: Catalog, request: Request) -> TagPage:
 
 
 def _api_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    tag, stack = request.path_params["tag"], request.query_params.get("stack")
+    if stack and stack not in {mirror.stack for mirror in catalog.mirrors(tag)}:
+        catalog.require_tag(tag)  # (an unknown tag is said as such)
+        raise UnknownStack(tag, stack)  # 404, as /api/search says it (the page lists nothing, a filter)
     page = _tag_page(catalog, request)
     return _json(PackageList(page.tag, len(page.packages), page.packages, page.facets, page.relax))
 
