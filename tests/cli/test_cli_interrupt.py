@@ -65,3 +65,21 @@ def test_ctrl_c_stops_a_sync_and_its_tag_keeps_its_previous_content(mirrors: Pat
 def _hashes(mirrors: Path) -> list[str]:
     installs = fixture_index(mirrors)["database"]["installs"]  # type: ignore[index]
     return sorted(installs)  # type: ignore[arg-type]
+
+
+def test_ctrl_c_while_the_command_loads_says_interrupted(tmp_path: Path) -> None:
+    """Ctrl-C in the tenth of a second of imports printed Python's traceback (the
+    command's own handler was not there yet): a real SIGINT, sent as click is imported."""
+    script = (
+        "import builtins, os, signal\n"
+        "real = builtins.__import__\n"
+        "def hook(name, *args, **kwargs):\n"
+        "    if name == 'click':\n"
+        "        os.kill(os.getpid(), signal.SIGINT)\n"
+        "    return real(name, *args, **kwargs)\n"
+        "builtins.__import__ = hook\n"
+        "from cachedex.__main__ import run\n"
+        "run()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script, "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 130 and done.stderr == "interrupted\n", done.stderr
