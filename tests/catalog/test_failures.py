@@ -225,6 +225,28 @@ def test_msg1_a_catalog_on_read_only_storage_can_be_read(mirrors: Path, shared_f
     assert '"specs": 6' in run.stdout
 
 
+def test_msg1_a_read_only_catalog_with_a_write_ahead_log_says_what_to_do(mirrors: Path, shared_folder: Path) -> None:
+    """A catalog whose sync's log (``-wal``) was left beside it, on storage this user may
+    not write: SQLite cannot apply the log, and the one line said "unable to open
+    database file" alone."""
+    config = _catalog_in(shared_folder, mirrors)
+    path = shared_folder / "c.sqlite"
+    writer = sqlite3.connect(path)
+    writer.execute("PRAGMA wal_autocheckpoint=0")
+    writer.execute("CREATE TABLE scratch (x)")
+    writer.commit()
+    kept = {name: (shared_folder / name).read_bytes() for name in ("c.sqlite", "c.sqlite-wal")}
+    writer.close()  # (it checkpoints and removes the log: the copies put it back)
+    for name, data in kept.items():
+        (shared_folder / name).write_bytes(data)
+        (shared_folder / name).chmod(0o644)
+    (shared_folder / "c.sqlite-shm").unlink(missing_ok=True)
+    assert (shared_folder / "c.sqlite-wal").stat().st_size
+    run = _as_reader("-c", str(config), "stats")
+    assert run.returncode == 1 and "Traceback" not in run.stderr
+    assert "a sync's write-ahead log (c.sqlite-wal) beside it" in run.stderr, run.stderr
+
+
 def test_crash9_syncing_into_a_read_only_catalog_is_one_line(mirrors: Path, shared_folder: Path) -> None:
     config = _catalog_in(shared_folder, mirrors)
     (shared_folder / "m/build_cache/index.json.hash").chmod(0o644)

@@ -136,9 +136,16 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     except sqlite3.OperationalError as exc:
         wal = path.with_name(path.name + "-wal")
         cannot_share = getattr(exc, "sqlite_errorname", "").startswith(("SQLITE_CANTOPEN", "SQLITE_READONLY"))
-        if not cannot_share or (wal.exists() and wal.stat().st_size):
+        if not cannot_share:
             raise
         db.close()
+        if wal.exists() and wal.stat().st_size:
+            # (it said "unable to open database file" alone)
+            raise CatalogError(
+                f"{path}: cannot be read here: its folder cannot be written, and a sync's write-ahead log "
+                f"({wal.name}) beside it needs a process that may write there; run any cachedex command "
+                "where it can, or read a copy"
+            ) from exc
         journal = path.with_name(path.name + "-journal")
         if journal.exists() and journal.stat().st_size:
             # A write in a rollback journal (an empty catalog's first: rollback_journal_if_alone)
