@@ -253,3 +253,18 @@ def test_a_mirror_another_sync_changed_meanwhile_fails_the_tag_as_that_sync_left
         root = catalog.mirror_state("t", "root")
         assert root is not None and root.url == str(tmp_path / "b")
         assert LIBELF_CORE2 not in catalog.members_of("t", "root")  # b's specs under b's URL
+
+
+def test_two_syncs_of_one_tag_reading_the_same_mirror_both_succeed(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two `cachedex sync t` at once, one config: the other commits the mirror this one
+    read, as this one found it; this one goes on (the check of a row changed meanwhile
+    must not fail it: the same content)."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    others = _another_sync_after_the_read(monkeypatch, config, "t")
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog, ["t"])
+        assert others[0].ok and outcome.ok, outcome.error
+        assert [s.specs for s in catalog.tag_stats()] == [6]

@@ -207,15 +207,18 @@ class _TagSync:
 
     def _check_unchanged(self, reads: list[MirrorRead]) -> None:
         """Under the write lock: each mirror's row is still as it was when its index was
-        read. Another sync of this tag (another config: the tag's URL edited) may have
-        committed meanwhile; keeping a mirror then gave its row one mirror's URL and
-        another's specs, and replacing it could put older content over newer. The tag
-        fails as that sync left it, with what to do."""
+        read, or as this read found the mirror (another sync of the same read committed
+        first: the same content). Another sync of this tag under another config (the
+        tag's URL edited) may have committed something else meanwhile; keeping a mirror
+        then gave its row one mirror's URL and another's specs, and replacing it could
+        put older content over newer. The tag fails as that sync left it, saying so."""
         for read in reads:
             if read.ref.stack == ROOT_STACK and not read.own_index:
                 continue  # (a root of views only: made from its stacks, each checked)
-            now = self.catalog.mirror_state(read.ref.tag, read.ref.stack)
-            if read.seen != (None if now is None else (now.url, now.view, now.layout, now.checksum)):
+            state = self.catalog.mirror_state(read.ref.tag, read.ref.stack)
+            now = None if state is None else (state.url, state.view, state.layout, state.checksum)
+            found = (read.ref.url, read.ref.view, read.snapshot.layout, read.snapshot.checksum or None)
+            if now not in (read.seen, found):
                 raise CachedexError(
                     f"{read.ref.tag}/{read.ref.stack}: another sync changed this mirror in the catalog while this "
                     f"one read it; {read.ref.tag} is left as that sync wrote it: run 'cachedex sync "
