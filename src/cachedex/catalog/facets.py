@@ -72,22 +72,13 @@ def facet_terms(query: Query, compilers: Callable[[], list[str]]) -> FacetTerms:
     if query.compiler is not None:
         names = {query.compiler, *COMPILER_ALIASES.get(query.compiler, ())}
         wanted = query.compiler_versions
-        terms.append(
-            (
-                2,
-                tuple(
-                    c
-                    for c in compilers()
-                    # (a compiler without a version satisfies no version asked for)
-                    if (c in names and not wanted)
-                    or (
-                        c.partition("@")[0] in names
-                        and "@" in c
-                        and (not wanted or version_satisfies(c.partition("@")[2], wanted))
-                    )
-                ),
-            )
-        )
+
+        def matches(compiler: str) -> bool:
+            name, at, version = compiler.partition("@")
+            # (a compiler without a version satisfies no version asked for)
+            return name in names and (not wanted or bool(at) and version_satisfies(version, wanted))
+
+        terms.append((2, tuple(filter(matches, compilers()))))
     if query.platform is not None:
         terms.append((3, (query.platform,)))
     return terms

@@ -32,7 +32,7 @@ from .records import RecordBuilder
 from .sizes import Prefetch, SizeReport, fetch_sizes
 from .snapshots import OCI_LAYOUT
 from .sources import open_source
-from .tag_reads import MirrorRead, TagReader
+from .tag_reads import MirrorRead, TagReader, mirror_row
 from .views import with_found_views
 
 __all__ = ["MirrorOutcome", "TagOutcome", "sync"]
@@ -215,8 +215,7 @@ class _TagSync:
         for read in reads:
             if read.ref.stack == ROOT_STACK and not read.own_index:
                 continue  # (a root of views only: made from its stacks, each checked)
-            state = self.catalog.mirror_state(read.ref.tag, read.ref.stack)
-            now = None if state is None else (state.url, state.view, state.layout, state.checksum)
+            now = mirror_row(self.catalog.mirror_state(read.ref.tag, read.ref.stack))
             found = (read.ref.url, read.ref.view, read.snapshot.layout, read.snapshot.checksum or None)
             if now not in (read.seen, found):
                 raise CachedexError(

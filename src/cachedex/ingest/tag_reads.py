@@ -9,7 +9,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import msgspec
 
-from ..catalog import Catalog, KnownSpecs
+from ..catalog import Catalog, KnownSpecs, MirrorState
 from ..config import Config, TagConfig
 from ..errors import CachedexError, SourceNotFound
 from ..progress import Progress
@@ -23,11 +23,16 @@ from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
 from .sources import Source, open_source
 from .views import union_of_stacks
 
-__all__ = ["MirrorRead", "TagReader"]
+__all__ = ["MirrorRead", "TagReader", "mirror_row"]
 
 
 #: A mirror's row as a read found it: (url, view, layout, checksum), None if it had none.
 Seen = tuple[str, str | None, int | None, str | None] | None
+
+
+def mirror_row(state: MirrorState | None) -> Seen:
+    """What of a mirror's row tells whether another sync wrote it (:data:`Seen`)."""
+    return None if state is None else (state.url, state.view, state.layout, state.checksum)
 
 
 class MirrorRead(msgspec.Struct):
@@ -73,10 +78,8 @@ class TagReader:
         (None to read it in full), and its row as :attr:`MirrorRead.seen` keeps it.
         Asked in the sync's thread (the catalog's connection is its)."""
         state = self.catalog.mirror_state(ref.tag, ref.stack)
-        if state is None:
-            return None, None
-        seen = (state.url, state.view, state.layout, state.checksum)
-        if state.checksum is None or state.layout is None:
+        seen = mirror_row(state)
+        if state is None or state.checksum is None or state.layout is None:
             return None, seen
         if state.url != ref.url or state.view != ref.view:
             return None, seen  # the mirror moved: read it again in full

@@ -31,6 +31,7 @@ __all__ = [
     "package_page",
     "package_pages",
     "recipe_url",
+    "shared_variants",
 ]
 
 #: The filters of a package page: the facets, ``variant`` and ``runs_on``.
@@ -61,9 +62,7 @@ class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
     def shared(self) -> list[str]:
         """The variants every spec holds (``+mpi`` of six that all have it): a filter on
         one matches them all, though the filter's choices list those that differ only."""
-        if not self.specs:
-            return []
-        return sorted(set(self.specs[0].variants).intersection(*(s.variants for s in self.specs[1:])))
+        return sorted(shared_variants(self.specs))
 
     @property
     def machines(self) -> list[str]:
@@ -115,14 +114,21 @@ def package_pages(
         yield _package_page(tag, name, specs, tags_of.get(name, []), url)
 
 
+def shared_variants(specs: Sequence[SpecSummary]) -> set[str]:
+    """The variants (as the specs show them: ``+mpi``) every one of ``specs`` holds."""
+    if not specs:
+        return set()
+    return set(specs[0].variants).intersection(*(spec.variants for spec in specs[1:]))  # (in C)
+
+
 def differing_variants(specs: Sequence[SpecSummary]) -> tuple[str, ...]:
     """The names of the variants whose values are not the same in every spec, sorted
     (one that some specs lack differs too)."""
     if not specs:
         return ()
     # A spec holds one value per variant: a name is the same everywhere exactly when one
-    # of its values is in every spec. Set operations do the work, in C.
-    every = set(specs[0].variants).intersection(*(spec.variants for spec in specs[1:]))
+    # of its values is in every spec.
+    every = shared_variants(specs)
     some = set().union(*(spec.variants for spec in specs))
     return tuple(sorted({variant_name(text) for text in some} - {variant_name(text) for text in every}))
 
@@ -155,8 +161,9 @@ def _package_page(
     differing = differing_variants(specs)
     wanted = {key: filters[key] for key in PACKAGE_FILTERS if filters and filters.get(key)}
     # A variant every spec holds is no choice of the filters, but asked for, every spec has it.
-    every = set(specs[0].variants).intersection(*(s.variants for s in specs[1:])) if specs else set()
-    also = (wanted["variant"],) if wanted.get("variant") in every else ()
+    # (asked only when a page is filtered by a variant: a whole site's pages are not)
+    chosen_variant = wanted.get("variant")
+    also = (chosen_variant,) if chosen_variant and chosen_variant in shared_variants(specs) else ()
     faceted = [
         _Faceted(
             s.stacks,

@@ -38,9 +38,9 @@ def _responses(ok: dict[str, Any], *errors: int) -> dict[str, Any]:
         408: "The body did not arrive in time",
         413: "The body is too large",
         503: "The server holds as many bodies as it takes at once: retry after Retry-After seconds",
+        405: "A method the path does not take (the Allow header names those it does)",
+        500: "The catalog cannot be read (damaged or replaced by another file); the server's log says why",
     }
-    reasons[405] = "A method the path does not take (the Allow header names those it does)"
-    reasons[500] = "The catalog cannot be read (damaged or replaced by another file); the server's log says why"
     for status in (*errors, 405, 500):  # (any path may answer those two)
         result[str(status)] = {
             "description": reasons[status],
