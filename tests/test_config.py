@@ -168,6 +168,8 @@ def test_crash14_a_config_nested_too_deep_is_one_line(tmp_path: Path) -> None:
         pytest.param("backoff", "100000", id="HANG-4-backoff"),
         pytest.param("timeout", "0", id="MSG-2-timeout-zero"),
         pytest.param("concurrency", "100000", id="concurrency-huge"),
+        pytest.param("retries", "9" * 400, id="retries-too-big-for-a-float"),
+        pytest.param("timeout", "9" * 4000, id="timeout-of-4000-digits"),
     ],
 )
 def test_crash13_http_numbers_must_be_finite_and_in_range(tmp_path: Path, setting: str, value: str) -> None:
@@ -192,6 +194,31 @@ def test_a_path_with_nul_or_control_characters_is_a_config_error(tmp_path: Path,
     # Hypothesis); a terminal acts on the other control characters when a message quotes them.
     with pytest.raises(ConfigError, match=rf"'{re.escape(key)}': expected a (file path|path or URL)"):
         load_config(_write(tmp_path, text + "\n"))
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "why"),
+    [
+        ("tags: [{name: t, url: 'http://[x'}]", "tags[0].url", "Invalid IPv6 URL"),
+        ("tags: [{name: t, url: 'http://h:99999/m'}]", "tags[0].url", "Port out of range"),
+        ("tags: [{name: t, url: /tmp, stacks: {e: 'http://[x'}}]", "tags[0].stacks.e", "Invalid IPv6 URL"),
+        (
+            "tags: [{name: t, url: /tmp, stacks: {e: {url: 'http://]x', view: v}}}]",
+            "tags[0].stacks.e.url",
+            "Invalid IPv6",
+        ),
+        ("tags_from: 'http://[x'", "tags_from", "Invalid IPv6 URL"),
+    ],
+)
+def test_a_url_urlsplit_refuses_is_a_config_error(tmp_path: Path, text: str, key: str, why: str) -> None:
+    with pytest.raises(ConfigError, match=rf"'{re.escape(key)}': not a valid URL \({why}"):
+        load_config(_write(tmp_path, text + "\n"))
+
+
+def test_an_unknown_key_of_any_length_is_quoted_short(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, "? " + "x" * 5000 + "\n: 1\ntags: [{name: t, url: /tmp}]\n"))
+    assert len(str(caught.value)) < 1000 and "unknown key 'xxx" in str(caught.value)
 
 
 def test_msg8_a_catalog_path_climbing_above_the_root_is_resolved(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from cachedex.ingest.lockfile import parse_lockfile
 from cachedex.ingest.manifests import decode_manifest, manifest_size
 from cachedex.ingest.records import build_records
 from cachedex.ingest.sync import sync
-from cachedex.query import parse
+from cachedex.query import format_query, parse
 from tests.helpers import MIRRORS, UNSIGNED_INDEX, make_config, write_v2_mirror
 
 REAL_INDEX: dict[str, Any] = json.loads((MIRRORS / UNSIGNED_INDEX).read_bytes())
@@ -34,6 +34,8 @@ _scalars = (
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(max_size=30)
     | st.sampled_from(["../../etc", "a\x00b", "\u202egnp", "1.10", "x" * 300, "sha256", "shake_128", ""])
+    # a number too big for a float, a URL urlsplit refuses, one whose port is out of range
+    | st.sampled_from([10**400, -(10**400), "http://[x", "http://]x", "http://h:99999/m"])
 )
 json_values = st.recursive(
     _scalars,
@@ -202,6 +204,13 @@ _query_words = st.sampled_from(
         "^",
         "'",
         '"',
+        ":=",
+        "true",
+        "mpi",
+        "a b",
+        "\x1b",
+        "\udcff",
+        "\u2028",
     ]
 )
 
@@ -211,6 +220,25 @@ _query_words = st.sampled_from(
 def test_any_query_parses_or_is_a_bad_query(text: str) -> None:
     with contextlib.suppress(BadQuery):
         parse(text)
+
+
+@fast
+@given(text=st.text(max_size=60) | st.lists(_query_words, max_size=12).map("".join))
+def test_a_query_written_back_reads_the_same(text: str) -> None:
+    """format_query is a normal form: the search page shows it and hints suggest it."""
+    try:
+        query = parse(text)
+    except BadQuery:
+        return
+    assert parse(format_query(query)) == query
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['mpi gcc="x y"', "zlib='^x'", 'x="="', "^~mpi target=zen3", "openmpi:=true", "x os='a b' +y", 'x foo="it\'s"'],
+)
+def test_values_that_need_quotes_are_written_back_quoted(text: str) -> None:
+    assert parse(format_query(parse(text))) == parse(text)
 
 
 @pytest.fixture(scope="module")

@@ -129,6 +129,16 @@ BAD += [
     ("target=" + ",".join(["zen3"] * 65), 7, "target= takes at most 64"),
     ("cuda_arch=" + ",".join(map(str, range(65))), 10, "cuda_arch= takes at most 64 values"),
     (_VARIANTS, _VARIANTS.rindex("+"), "a spec takes at most 64 variants"),
+    # a version is kept with its sort key while the query runs: an unbounded one is memory
+    ("zlib@" + "1." * 30_000 + "1", 5, "a version is at most 200 characters"),
+    ("zlib@1:" + "2" * 201, 5, "a version is at most 200 characters"),
+    ("%gcc@=" + "1" * 201, 5, "a version is at most 200 characters"),
+    # what is in no name or value: a control character, an argument that was not UTF-8
+    # (a lone surrogate, which SQLite would refuse to encode), an invisible one
+    ("zlib os=\udcff", 8, "unexpected character \\udcff"),
+    ("zlib foo=\x1b[2J", 9, "unexpected character \\x1b"),
+    ("zlib target=\u202ezen3", 12, "unexpected character \\u202e"),
+    ("zl\u200bib", 2, "unexpected character \\u200b"),
 ]
 
 
@@ -144,7 +154,20 @@ def test_malformed_queries_show_where(text: str, position: int, problem: str) ->
         parse(text)
     assert caught.value.position == position and problem in caught.value.problem
     lines = str(caught.value).splitlines()
-    assert lines[1] == f"  {text}" and lines[2] == "  " + " " * position + "^"
+    assert lines[2] == "  " + " " * (len(lines[2]) - 3) + "^"
+    if position < len(text):  # the caret under the character it names
+        assert lines[1][len(lines[2]) - 1] == text[position]
+    if len(text) <= 100:
+        assert lines[1] == f"  {text}" and len(lines[2]) == position + 3
+    else:  # the part of a long query around the problem, its cut ends "..."
+        assert len(lines[1]) <= 2 + 100 + 6 and "..." in lines[1]
+
+
+def test_a_long_query_is_quoted_around_its_problem_only() -> None:
+    text = "hdf5 foo=" + "a" * 40_000 + " ~~x bar=" + "b" * 40_000
+    with pytest.raises(BadQuery) as caught:
+        parse(text)
+    assert len(str(caught.value)) < 400 and "~~x" in str(caught.value).splitlines()[1]
 
 
 VERSIONS = [

@@ -199,7 +199,20 @@ class BadQuery(CachedexError):
         if position is None:
             super().__init__(self.problem)
         else:
-            super().__init__(f"bad query: {problem}\n  {text}\n  {' ' * position}^")
+            shown, caret = _around(text, position)
+            super().__init__(f"bad query: {problem}\n  {shown}\n  {' ' * caret}^")
+
+
+def _around(text: str, position: int, width: int = 100) -> tuple[str, int]:
+    """The part of a long query around ``position`` (cut ends written ``...``), and
+    where ``position`` is in it: a message quotes a query of any length (up to a
+    request's head), and the problem is one place in it."""
+    if len(text) <= width:
+        return text, position
+    start = max(0, min(position - width // 2, len(text) - width))
+    before = "..." if start else ""
+    after = "..." if start + width < len(text) else ""
+    return before + text[start : start + width] + after, position - start + len(before)
 
 
 class OutputError(CachedexError):

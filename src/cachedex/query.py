@@ -26,7 +26,7 @@ import msgspec
 from .errors import BadQuery
 from .query_refusals import after_compiler, flag_refused, propagated, provider_assigned, unexpected
 from .query_targets import check_target, target_names
-from .values import FLAG_NAMES
+from .values import FLAG_NAMES, short_repr, visible
 from .versions import VersionRange, has_prefix, version_key
 
 __all__ = [
@@ -100,11 +100,19 @@ _ARCH_KEYS = ("platform", "os", "target")
 #: its check (a thousand ``^dep`` held a server's worker for half a minute).
 MAX_DEPENDENCIES = 16
 MAX_VALUES = 64
+#: The longest version a query may name: a git ref's (``git.<40 hex>=1.2.3``) is ~50.
+MAX_VERSION_CHARS = 200
 
 
 def parse(text: str) -> Query:
     """Parse ``text`` into a :class:`Query`; raises :class:`BadQuery` showing where.
     ``^`` starts a dependency's constraints (``hdf5 +mpi ^openmpi@5``), as in Spack."""
+    if not text.isprintable():  # (in C: nearly every query is)
+        for position, char in enumerate(text):
+            if not (char.isprintable() or char.isspace()):
+                # A control or invisible character, or a lone surrogate (an argument
+                # that was not UTF-8), is in no name or value a catalog holds.
+                raise BadQuery(text, position, f"unexpected character {visible(char)}")
     cuts = _carets(text)
     if len(cuts) > MAX_DEPENDENCIES:
         raise BadQuery(text, cuts[MAX_DEPENDENCIES], f"a query holds at most {MAX_DEPENDENCIES} ^dependencies")
@@ -190,7 +198,7 @@ def _parse_part(text: str, position: int, end: int) -> Query:
                 fields["exact_variants"] = (*fields.get("exact_variants", ()), token["key"])  # type: ignore[misc]
         else:
             if "name" in fields:
-                raise BadQuery(text, start, f"a query names one package; {token['word']!r} is a second")
+                raise BadQuery(text, start, f"a query names one package; {short_repr(token['word'])} is a second")
             if variants or any(key in fields for key in ("versions", "compiler", *_ARCH_KEYS)):
                 raise BadQuery(text, start, "the package name comes first")
             fields["name"] = token["word"]
@@ -207,8 +215,24 @@ def _ranges_text(ranges: tuple[VersionRange, ...]) -> str:
 
 def _variant_text(name: str, value: str | bool | tuple[str, ...], exact: bool = False) -> str:
     if isinstance(value, bool):
-        return f"{'+' if value else '~'}{name}"
-    return f"{name}{':' if exact else ''}={','.join(value) if isinstance(value, tuple) else value}"
+        return f"{name}:={str(value).lower()}" if exact else f"{'+' if value else '~'}{name}"
+    return f"{name}{':' if exact else ''}={_value_text(','.join(value) if isinstance(value, tuple) else value)}"
+
+
+#: A value :func:`parse` reads back as it is, unquoted.
+_PLAIN_VALUE = re.compile(r"[^\s\"'^=]+")
+
+
+def _value_text(value: str) -> str:
+    """A value as a query writes it: quoted when it holds a space, a quote, "^" or "="."""
+    if _PLAIN_VALUE.fullmatch(value):
+        return value
+    return f"'{value}'" if '"' in value else f'"{value}"'
+
+
+#: A part written ``key=value``: a dependency cannot start with one (``^mpi=openmpi``
+#: names a virtual's provider in Spack 1.0).
+_KEYED_PART = re.compile(rf"{_NAME}:?=")
 
 
 def query_parts(query: Query) -> list[tuple[str, Query]]:
@@ -225,7 +249,7 @@ def query_parts(query: Query) -> list[tuple[str, Query]]:
     for key in ("platform", "os", "target"):
         value = getattr(query, key)
         if value is not None:
-            parts.append((f"{key}={value}", replace(query, **{key: None})))
+            parts.append((f"{key}={_value_text(value)}", replace(query, **{key: None})))
     for position, (name, value) in enumerate(query.variants):
         rest = query.variants[:position] + query.variants[position + 1 :]
         exact = tuple(other for other in query.exact_variants if other != name)
@@ -236,16 +260,25 @@ def query_parts(query: Query) -> list[tuple[str, Query]]:
         parts.append((f"%{query.compiler}{versions}", replace(query, compiler=None, compiler_versions=())))
     for position, dependency in enumerate(query.dependencies):
         rest_deps = query.dependencies[:position] + query.dependencies[position + 1 :]
-        parts.append((f"^{format_query(dependency)}", replace(query, dependencies=rest_deps)))
+        words = _words(dependency)
+        if words and _KEYED_PART.match(words[0]):
+            # Nameless, it starts with what is not key=value (^~mpi target=zen3).
+            first = next((n for n, word in enumerate(words) if not _KEYED_PART.match(word) and word[0] != "%"), 0)
+            words.insert(0, words.pop(first))
+        parts.append((f"^{' '.join(words)}", replace(query, dependencies=rest_deps)))
     return parts
 
 
 def format_query(query: Query) -> str:
     """``query`` written back in Spack syntax (a normal form of what :func:`parse` read)."""
+    return " ".join(_words(query))
+
+
+def _words(query: Query) -> list[str]:
     words = [label for label, _ in query_parts(query)]
     if query.name is not None and query.versions:  # name@version, written together
         words[:2] = [words[0] + words[1]]
-    return " ".join(words)
+    return words
 
 
 def _set(text: str, position: int, fields: dict[str, object], key: str, value: object) -> None:
@@ -263,7 +296,7 @@ def _set_variant(
     value: str | bool | tuple[str, ...],
 ) -> None:
     if name in variants:
-        raise BadQuery(text, position, f"variant {name!r} is given twice")
+        raise BadQuery(text, position, f"variant {short_repr(name)} is given twice")
     variants[name] = value
 
 
@@ -324,21 +357,24 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
     if spec.count(",") >= MAX_VALUES:
         raise BadQuery(text, position, f"at most {MAX_VALUES} versions or ranges, joined by commas")
     for part in spec.split(","):
+        if max(map(len, part.lstrip("=").split(":"))) > MAX_VERSION_CHARS:
+            # (each version asked is kept with its sort key: an unbounded one is memory)
+            raise BadQuery(text, offset, f"a version is at most {MAX_VERSION_CHARS} characters")
         if part.startswith("="):
             if not _VERSION.fullmatch(part[1:]):
-                raise BadQuery(text, offset, f"bad exact version {part!r}")
+                raise BadQuery(text, offset, f"bad exact version {short_repr(part)}")
             ranges.append(VersionRange(part[1:], part[1:], exact=True))
         elif ":" in part:
             low, _, high = part.partition(":")
             for bound in (low, high):
                 if bound and not _VERSION.fullmatch(bound):
-                    raise BadQuery(text, offset, f"bad version {bound!r}")
+                    raise BadQuery(text, offset, f"bad version {short_repr(bound)}")
             if low and high and version_key(high) < version_key(low) and not has_prefix(low, high):
-                raise BadQuery(text, offset, f"empty range {part!r}: {low} is after {high}")
+                raise BadQuery(text, offset, f"empty range {short_repr(part)}: {low} is after {high}")
             ranges.append(VersionRange(low, high))
         else:
             if not _VERSION.fullmatch(part):
-                raise BadQuery(text, offset, f"bad version {part!r}")
+                raise BadQuery(text, offset, f"bad version {short_repr(part)}")
             ranges.append(VersionRange(part, part))
         offset += len(part) + 1
     return tuple(ranges)

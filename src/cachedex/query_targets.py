@@ -30,11 +30,9 @@ def check_target(text: str, value_at: int, value: str) -> None:
         low, colon, high = part.partition(":")
         for bound, at in ((low, offset), (high, offset + len(low) + 1)) if colon else ():
             if bound and not _known_target(bound):  # (Spack refuses it too)
+                alone = f"; target={bound} alone finds the specs built for it" if len(bound) <= 60 else ""
                 raise BadQuery(
-                    text,
-                    at,
-                    f"a target range needs targets archspec knows, and {bound!r} is none of them; "
-                    f"target={bound} alone finds the specs built for it",
+                    text, at, f"a target range needs targets archspec knows, and {bound[:60]!r} is none of them{alone}"
                 )
         offset += len(part) + 1
 

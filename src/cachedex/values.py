@@ -184,11 +184,12 @@ def human_size(size: int | None) -> str:
     return f"{value:.1f} TB"
 
 
-# The C1 controls and the format characters that reorder or hide text (U+202E
-# right-to-left override, zero-width joiners...): beyond ASCII, what a page must show.
-_HIDDEN_BEYOND_ASCII = "\x80-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
-# Those and ASCII's controls (C0, DEL): none belongs in a name, nor on a terminal.
-_UNPRINTABLE = re.compile(f"[\x00-\x1f\x7f{_HIDDEN_BEYOND_ASCII}]")
+# What a terminal or a page must show as escapes is what Python does not call printable
+# (str.isprintable, in C): controls (C0, DEL, C1), format characters that reorder or hide
+# text (U+202E right-to-left override, zero-width joiners, the tag block's invisible
+# letters), line and paragraph separators, spaces other than " ", lone surrogates (no
+# encoder writes them), private and unassigned code points. A list of them written out
+# here missed ~130 format characters, U+2028 and every surrogate.
 
 
 def visible(text: str) -> str:
@@ -196,31 +197,42 @@ def visible(text: str) -> str:
     its escape (``\\x1b``, ``\\n``, ``\\u202e``): a value from a mirror printed on a
     terminal must not move its cursor, retitle its window, start a line of its own or
     show its characters in another order."""
-    return _UNPRINTABLE.sub(_escaped, text)
-
-
-#: What :func:`page_visible` writes as escapes: :data:`_UNPRINTABLE` but for ASCII's
-#: controls, DEL too (a page lays out its line breaks and tabs; a browser shows no other).
-_HIDDEN_ON_PAGES = re.compile(f"[{_HIDDEN_BEYOND_ASCII}]")
+    return text if text.isprintable() else "".join(map(_shown, text))
 
 
 def page_visible(text: str) -> str:
     """``text`` with each invisible or text-reordering character beyond ASCII written as
     its escape (``\\u202e``): a right-to-left override in a variant's value would show
     the rest of its line backwards on a web page, and a zero-width space hide itself.
-    ASCII text (nearly every value) is returned at once."""
-    return text if text.isascii() else _HIDDEN_ON_PAGES.sub(_escaped, text)
+    A page lays out ASCII's line breaks and tabs (and shows no other control): those
+    stay. Printable or ASCII text (nearly every value) is returned at once."""
+    if text.isascii() or text.isprintable():
+        return text
+    return "".join(char if char < "\x80" else _shown(char) for char in text)
 
 
 def json_visible(text: str) -> str:
     """JSON ``text`` with the characters :func:`page_visible` escapes written as JSON
-    escapes (``\\u202e``): parsed, the same values, exact; in a page's source (a data
-    attribute its script reads back), none of them raw."""
-    return text if text.isascii() else _HIDDEN_ON_PAGES.sub(lambda found: f"\\u{ord(found.group()):04x}", text)
+    escapes (``\\u202e``; beyond U+FFFF, the pair of surrogates JSON spells it with):
+    parsed, the same values, exact; in a page's source (a data attribute its script
+    reads back), none of them raw."""
+    if text.isascii() or text.isprintable():
+        return text
+    return "".join(char if char < "\x80" or char.isprintable() else _json_escape(char) for char in text)
 
 
-def _escaped(found: re.Match[str]) -> str:
-    return found.group().encode("unicode_escape").decode("ascii")
+def _shown(char: str) -> str:
+    if char.isprintable() or char == " ":
+        return char
+    return char.encode("unicode_escape").decode("ascii")
+
+
+def _json_escape(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFFFF:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
 
 
 #: Longest name in bytes (UTF-8): a file name's limit on every common file system.
@@ -238,7 +250,10 @@ def short_repr(value: object, limit: int = 80) -> str:
     shown.maxstring = shown.maxother = limit
     shown.maxlist = shown.maxdict = 4
     shown.maxlevel = 2
-    text = shown.repr(value)
+    try:
+        text = shown.repr(value)
+    except ValueError:  # an int of more digits than Python writes out (4,300)
+        text = f"<a number of about {int(value.bit_length() * 0.30103) if isinstance(value, int) else '?'} digits>"
     return text if len(text) <= limit + 10 else text[:limit] + "..."
 
 
@@ -259,9 +274,8 @@ def check_name(name: object) -> str | None:
         return f"{shown} must not contain '..' (it becomes a folder name)"
     if name.startswith("."):
         return f"{shown} must not start with '.' (it becomes a folder name)"
-    # The pattern names the invisible characters isprintable() lets through; isprintable()
-    # adds lone surrogates (no file system can store them) and unassigned code points.
-    if _UNPRINTABLE.search(name) or not name.isprintable():
+    # (lone surrogates too: no file system can store them)
+    if not name.isprintable():
         return f"{shown} must not contain control, invisible or unassigned characters"
     return None
 

@@ -101,7 +101,7 @@ def test_sec5_an_error_shows_control_characters_as_escapes(small_config: Path) -
     """Line by line: the caret stays under the character it names, on a line of its own."""
     result = CliRunner().invoke(main, ["--config", str(small_config), "search", "zlib \x1b[2J"])
     assert result.exit_code == 1
-    assert result.stderr == "error: bad query: unexpected '\\x1b'\n  zlib \\x1b[2J\n       ^\n"
+    assert result.stderr == "error: bad query: unexpected character \\x1b\n  zlib \\x1b[2J\n       ^\n"
 
 
 @pytest.fixture
@@ -164,3 +164,15 @@ def test_crash12_a_corrupt_catalog_is_one_line(tmp_path: Path) -> None:
         assert (status, output.splitlines()) == (1, [line]), args
     debug = CliRunner().invoke(main, ["--debug", "--config", str(config), "search", "target=x86_64_v3"])
     assert isinstance(debug.exception, sqlite3.DatabaseError)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["search", "zlib os=\udcff"], ["search", "zlib foo=\udcff"], ["show", "zl\udcffib"], ["show", "zlib/\udcff"]],
+)
+def test_an_argument_that_was_not_utf8_is_one_error_line(small_config: Path, args: list[str]) -> None:
+    """Python holds an argument's bytes that are not UTF-8 as lone surrogates, which
+    SQLite cannot encode: such a query or name is refused before any is asked."""
+    result = CliRunner().invoke(main, ["--config", str(small_config), *args])
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ") and "\\udcff" in result.stderr and "Traceback" not in result.stderr

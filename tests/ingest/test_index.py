@@ -158,12 +158,17 @@ def test_object_target_and_typed_edges_of_spec_v2() -> None:
         (_index(_node("a", H["a"]), version="5"), "Database version 5 is too old"),
         (_index(_node("a", H["a"]), version="0.9.3"), "unsupported Database version '0.9.3'"),
         (_index(_node("a", "NOT-A-HASH")), "malformed DAG hash 'NOT-A-HASH'"),
+        # int() reads these as 8; Spack writes none of them
+        (_index(_node("a", H["a"]), version=" 8"), "unsupported Database version ' 8'"),
+        (_index(_node("a", H["a"]), version="\u0668"), "unsupported Database version"),
+        # a hostile version is quoted short
+        (_index(_node("a", H["a"]), version="9" * 5000), "unsupported Database version '99999"),
     ],
 )
 def test_bad_indexes_are_rejected_with_the_url(data: bytes, message: str) -> None:
     with pytest.raises(IndexFormatError) as info:
         decode_index(data, url="https://mirror.example/build_cache/index.json")
-    assert message in str(info.value)
+    assert message in str(info.value) and len(str(info.value)) < 300
     assert str(info.value).startswith("https://mirror.example/build_cache/index.json: ")
 
 
@@ -206,6 +211,18 @@ def test_a_malformed_dependency_hash_is_rejected() -> None:
     app = _node("app", H["a"], dependencies=[{"name": "z", "hash": "short", "parameters": {}}])
     with pytest.raises(IndexFormatError, match="dependency 'z' has a malformed hash 'short'"):
         build_records(decode_index(_index(app), url="x"))
+    app = _node("app", H["a"], dependencies=[{"name": "z" * 9000, "hash": "s" * 90_000, "parameters": {}}])
+    with pytest.raises(IndexFormatError, match="has a malformed hash 'sss") as caught:
+        build_records(decode_index(_index(app), url="x"))
+    assert len(str(caught.value)) < 400
+
+
+def test_a_compiler_version_written_as_a_json_number_with_a_fraction_is_refused() -> None:
+    """13.10 as a float is 13.1: reading it would name another compiler (as a node's version)."""
+    node = _node("a", H["a"])
+    node["compiler"] = {"name": "gcc", "version": 13.10}
+    with pytest.raises(IndexFormatError, match="invalid node"):
+        build_records(decode_index(_index(node), url="x"))
 
 
 @settings(max_examples=200, deadline=None)

@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from cachedex.errors import ChecksumError
+from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest import manifests
 from cachedex.ingest.manifests import BlobRecord, verified_while
 
@@ -64,3 +64,15 @@ def test_a_wrong_checksum_wins_over_the_work_s_result_and_its_error(size: int) -
         assert isinstance(caught.value.__context__, ValueError)
     with pytest.raises(ValueError, match="not JSON"):
         verified_while(data, _record(data), "u", failing)
+
+
+@pytest.mark.parametrize("version", ['" 3"', '"\\u0663"', '"3 "', '"+3"'])
+def test_the_two_readers_of_a_manifest_refuse_the_same_versions(version: str) -> None:
+    """int() reads " 3" and the Arabic-Indic "٣" as 3; manifest_size never did, and
+    Spack writes neither: both readers refuse them."""
+    data = f'{{"version": {version}, "data": []}}'.encode()
+    with pytest.raises(IndexFormatError, match="is not a number|is not 3"):
+        manifests.decode_manifest(data, "u")
+    with pytest.raises(IndexFormatError, match="is not 3"):
+        manifests.manifest_size("u", data)
+    assert manifests.decode_manifest(b'{"version": "3", "data": []}', "u").version == "3"

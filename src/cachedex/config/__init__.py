@@ -185,7 +185,7 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
         raise ConfigError([f"expected a mapping of settings, got {type(document).__name__}"], path=_shown(path))
     for key in document:
         if key not in _KNOWN_KEYS:
-            problems.append(f"unknown key {key!r} (known: {', '.join(_KNOWN_KEYS)})")
+            problems.append(f"unknown key {short_repr(key)} (known: {', '.join(_KNOWN_KEYS)})")
 
     catalog_value = document.get("catalog", _default("catalog"))
     if not is_path_text(catalog_value):
@@ -276,7 +276,7 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
         expected = fields.get(key)
         if expected is None:
             known = sorted(name for name in (*fields, "ca_bundle") if section == "http" or name != "ca_bundle")
-            problems.append(f"unknown key '{section}.{key}' (known: {', '.join(known)})")
+            problems.append(f"unknown key {short_repr(f'{section}.{key}')} (known: {', '.join(known)})")
             continue
         number = _number(f"{section}.{key}", value, whole=expected is int, problems=problems)
         if number is not None:
@@ -290,7 +290,12 @@ def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> flo
     low, high = setting(key).low, setting(key).high
     span = f"between {shown_bound(low)} and {shown_bound(high)}" if low is not None and high is not None else "a number"
     wanted = f"a whole number {span}" if whole else f"a number {span}"
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+    # (an int is finite, and math.isfinite would overflow on one of 400 digits)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not math.isfinite(value))
+    ):
         problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}")
         return None
     if (whole and value != int(value)) or (low is not None and value < low) or (high is not None and value > high):

@@ -85,7 +85,13 @@ def check_url(key: str, value: object, problems: list[str]) -> bool:
     if not is_path_text(value):
         problems.append(f"'{key}': expected a path or URL, got {short_repr(value)}")
         return False
-    scheme = urlsplit(value).scheme
+    try:
+        parts = urlsplit(value)
+        parts.port  # noqa: B018  # (a port out of range raises only when asked for)
+    except ValueError as exc:  # an unbalanced "[" of an IPv6 host, say
+        problems.append(f"'{key}': not a valid URL ({exc}): {short_repr(value)}")
+        return False
+    scheme = parts.scheme
     if len(scheme) > 1 and scheme not in URL_SCHEMES:
         problems.append(
             f"'{key}': expected a path, file://, http(s)://, oci:// or oci+http:// URL, got {short_repr(value)}"

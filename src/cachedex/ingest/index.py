@@ -87,10 +87,10 @@ class RawIndex(msgspec.Struct, frozen=True):
 
 def _db_version_number(version: object, url: str) -> int:
     text = str(version) if version is not None else ""
-    try:
-        number = int(text)
-    except ValueError as exc:
-        raise IndexFormatError(url, f"unsupported Database version {text!r} (cachedex reads versions 6 to 9)") from exc
+    # ASCII digits only: int() also reads " 8" and the Arabic-Indic "٨", which Spack does not write.
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
+        raise IndexFormatError(url, f"unsupported Database version {short_repr(text)} (cachedex reads versions 6 to 9)")
+    number = int(text)
     if number > max(SUPPORTED_DB_VERSIONS):
         raise IndexFormatError(
             url,

@@ -162,7 +162,9 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
     known = {spec.hash for spec in specs}
     for root in roots:
         if root.hash not in known:
-            raise IndexFormatError(name, f"root {root.spec or root.hash!r} names a spec the lockfile does not hold")
+            raise IndexFormatError(
+                name, f"root {short_repr(root.spec or root.hash)} names a spec the lockfile does not hold"
+            )
     version = parsed.meta.lockfile_version
     assert version is not None  # _check_meta saw it
     return Lockfile(name, version, tuple(dict.fromkeys(roots)), tuple(specs))

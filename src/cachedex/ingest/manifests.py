@@ -92,10 +92,11 @@ def decode_manifest(data: bytes | bytearray, url: str) -> Manifest:
             manifest = _manifest_decoder.decode(read_clearsigned(data.decode("utf-8")))
     except (UnicodeDecodeError, ValueError, RecursionError, msgspec.DecodeError) as exc:
         raise IndexFormatError(url, f"not a valid v3 manifest: {_short(exc)}") from exc
-    try:
-        version = int(manifest.version)
-    except ValueError as exc:
-        raise IndexFormatError(url, f"manifest version {_short(manifest.version)} is not a number") from exc
+    written = str(manifest.version)
+    # ASCII digits only, as manifest_size reads it: int() also takes " 3" and "٣".
+    if not (written.isascii() and written.isdigit() and len(written) <= 9):
+        raise IndexFormatError(url, f"manifest version {_short(manifest.version)} is not a number")
+    version = int(written)
     if version != MANIFEST_VERSION:
         newer = version > MANIFEST_VERSION
         raise IndexFormatError(

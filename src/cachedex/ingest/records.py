@@ -54,7 +54,7 @@ class _Arch(msgspec.Struct):
 
 class _CompilerKey(msgspec.Struct):
     name: str = ""
-    version: str | int | float | None = None
+    version: str | int | None = None  # not float, as _Node.version: 13.10 would read 13.1
 
 
 class _EdgeParameters(msgspec.Struct):
@@ -206,7 +206,9 @@ def _edges(node: _Node, url: str, owner: str, canonical: dict[str, str]) -> tupl
         if known is not None:
             target = known
         elif not is_dag_hash(target):
-            raise IndexFormatError(url, f"record {owner}: dependency {edge.name!r} has a malformed hash {target!r}")
+            raise IndexFormatError(
+                url, f"record {owner}: dependency {short_repr(edge.name)} has a malformed hash {short_repr(target)}"
+            )
         text = bytes(edge.parameters)
         kinds = known_parameters.get(text) if text else None
         if kinds is None and text and text not in known_parameters:

@@ -272,6 +272,8 @@ def resolve(catalog: Catalog, what: str) -> SpecSummary | str:
     A leading ``/`` means a hash. Without it, a word that is a known package's name is
     that package, even if it is also the start of a hash. UnknownSpec for a prefix that
     matches no spec or several; UnknownPackage for a name no tag lists."""
+    if not what.isprintable():  # (a lone surrogate, an argument that was not UTF-8, is no name SQLite can encode)
+        raise UnknownPackage(what)
     prefix = what.lstrip("/")
     hashes = _hashes_starting(catalog, prefix)  # looked up once, for both questions
     if not what.startswith("/"):

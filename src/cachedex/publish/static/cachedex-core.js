@@ -238,13 +238,17 @@
 
   const formatCount = (n) => n.toLocaleString("en-US");
 
-  // values.page_visible: a mirror's value with each character that would hide or reorder
-  // the text around it (a right-to-left override, a zero-width space) written as its
-  // escape, as the pages Python writes show it.
-  const HIDDEN = /[\x80-\x9f\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/g;
+  // values.page_visible: a mirror's value with each character beyond ASCII that Python
+  // does not call printable (one that would hide or reorder the text around it: a
+  // right-to-left override, a zero-width space, a line separator, a lone surrogate)
+  // written as its escape, as the pages Python writes show it.
+  const HIDDEN = /[\p{C}\p{Z}]/gu;
   const escaped = (c) => {
-    const code = c.charCodeAt(0);
-    return code < 0x100 ? `\\x${code.toString(16).padStart(2, "0")}` : `\\u${code.toString(16).padStart(4, "0")}`;
+    const code = c.codePointAt(0);
+    if (code < 0x80) return c; // a page lays out ASCII's tabs and line breaks
+    const hex = code.toString(16);
+    if (code < 0x100) return `\\x${hex.padStart(2, "0")}`;
+    return code < 0x10000 ? `\\u${hex.padStart(4, "0")}` : `\\U${hex.padStart(8, "0")}`;
   };
   const visible = (text) => text.replace(HIDDEN, escaped);
 
