@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -219,6 +220,26 @@ def test_an_unknown_key_of_any_length_is_quoted_short(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(_write(tmp_path, "? " + "x" * 5000 + "\n: 1\ntags: [{name: t, url: /tmp}]\n"))
     assert len(str(caught.value)) < 1000 and "unknown key 'xxx" in str(caught.value)
+
+
+def test_a_path_starting_with_a_tilde_is_in_the_home_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taken as relative, "~/x" made a folder named "~" beside the config (an
+    invitation to `rm -rf ~`)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    text = "catalog: ~/c.sqlite\nhttp: {ca_bundle: ~/ca.pem}\ntags: [{name: t, url: ~/mirrors/t, stacks: {s: ~/s}}]\n"
+    config = load_config(_write(tmp_path, text))
+    home = (tmp_path / "home").resolve()
+    assert config.catalog == home / "c.sqlite" and config.http.ca_bundle == str(home / "ca.pem")
+    assert [m.url for m in config.tags[0].mirrors] == [str(home / "mirrors/t"), str(home / "s")]
+
+
+def test_a_config_in_a_folder_whose_path_is_not_utf8_text_is_one_line(tmp_path: Path) -> None:
+    """Python holds the bytes of a path that are not UTF-8 as lone surrogates (a locale
+    that is not UTF-8, UTF-8 mode off); the catalog keeps mirror paths as text."""
+    folder = Path(os.fsdecode(os.fsencode(tmp_path) + b"/dir-\xff"))
+    folder.mkdir()
+    with pytest.raises(ConfigError, match="its folder's path is not UTF-8 text"):
+        load_config(_write(folder, "tags: [{name: t, url: ./m}]\n"))
 
 
 def test_msg8_a_catalog_path_climbing_above_the_root_is_resolved(tmp_path: Path) -> None:

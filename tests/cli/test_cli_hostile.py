@@ -159,7 +159,7 @@ def test_crash12_a_corrupt_catalog_is_one_line(tmp_path: Path) -> None:
         f"error: {catalog}: the catalog is corrupt (database disk image is malformed); "
         "delete it and run 'cachedex sync'"
     )
-    for args in (["search", "target=x86_64_v3"], ["search", "pkg-00001"], ["show", "pkg-00001"]):
+    for args in (["search", "target=x86_64_v3"], ["search", "pkg-00001"], ["show", "pkg-00001"], ["coverage", "t"]):
         status, output = run(config, *args)
         assert (status, output.splitlines()) == (1, [line]), args
     debug = CliRunner().invoke(main, ["--debug", "--config", str(config), "search", "target=x86_64_v3"])

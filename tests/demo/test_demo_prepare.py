@@ -32,3 +32,11 @@ def test_crash15_demo_does_not_follow_a_symlinked_output_folder(tmp_path: Path, 
     # Nothing outside was touched, and nothing inside was removed before the refusal.
     assert [p.name for p in elsewhere.iterdir()] == ["keep.txt"] and (elsewhere / "keep.txt").read_text() == "keep me"
     assert (folder / name).is_symlink() and (folder / "cachedex.sqlite").read_text() == "an earlier catalog"
+
+
+def test_the_commands_the_demo_prints_read_a_folder_starting_with_a_dash_as_a_path() -> None:
+    """Pasted as printed, "python3 -m http.server -d -dash/site" read -dash as options."""
+    from cachedex.demo import _shell_word
+
+    assert _shell_word(Path("-dash/site")) == "./-dash/site"
+    assert _shell_word(Path("a b/c")) == "'a b/c'" and _shell_word(Path("/x/-y")) == "/x/-y"

@@ -5,6 +5,7 @@ the write-ahead log)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -42,7 +43,7 @@ def open_writable(path: Path, write_wait: float) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CatalogError(f"{path.parent}: cannot create the catalog's folder ({exc.strerror or exc})") from exc
-    db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(os.fsencode(path), isolation_level=None, check_same_thread=False)
     db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
     # Only a file without pages takes it, and only before WAL mode is set.
     db.execute(f"PRAGMA page_size={PAGE_SIZE}")
@@ -129,7 +130,9 @@ def open_readonly(path: Path) -> sqlite3.Connection:
     immutable, which needs no ``-shm`` (MSG-1)."""
     if not path.exists():
         raise CatalogError(f"{path}: no catalog here yet; run 'cachedex sync' first")
-    db = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, isolation_level=None, check_same_thread=False)
+    db = sqlite3.connect(
+        f"file:{quote(os.fsencode(path))}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+    )
     db.execute(f"PRAGMA busy_timeout={_READ_WAIT_MS}")
     try:
         db.execute("SELECT count(*) FROM sqlite_master").fetchone()
@@ -155,6 +158,9 @@ def open_readonly(path: Path) -> sqlite3.Connection:
                 f"{path}: its first sync was interrupted and is not rolled back yet; run 'cachedex sync'"
             ) from exc
         db = sqlite3.connect(
-            f"file:{quote(str(path))}?mode=ro&immutable=1", uri=True, isolation_level=None, check_same_thread=False
+            f"file:{quote(os.fsencode(path))}?mode=ro&immutable=1",
+            uri=True,
+            isolation_level=None,
+            check_same_thread=False,
         )
     return db

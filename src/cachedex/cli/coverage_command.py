@@ -5,7 +5,6 @@ Registered on the ``cachedex`` group as ``main.add_command(coverage_command)``.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import click
@@ -13,9 +12,9 @@ import msgspec
 from rich.table import Table
 
 from ..catalog import Catalog
-from ..errors import CachedexError
 from ..publish.coverage import AXES, pivot
-from .present import OUT, print_json, shown
+from .present import LAYOUT_WIDTH, OUT, print_json, shown
+from .state import friendly
 
 __all__ = ["CoverageMatrix", "coverage_command"]
 
@@ -60,6 +59,7 @@ def _axes(value: str) -> tuple[str, str]:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print {tag, rows, columns, names, counts} as JSON.")
 @click.pass_obj
+@friendly
 def coverage_command(state: Any, tag: str, by: str, as_json: bool) -> None:
     """What covers what in TAG: its listed specs counted by two axes.
 
@@ -74,26 +74,20 @@ def coverage_command(state: Any, tag: str, by: str, as_json: bool) -> None:
       cachedex coverage develop --by version,arch --json
     """
     rows, columns = _axes(by)
-    try:
-        config = state.config()
-        with Catalog(config.catalog, readonly=True) as catalog:
-            names, matrix = pivot(catalog, tag, rows, columns)
-    except CachedexError as exc:
-        if getattr(state, "debug", False):
-            raise
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(1)
+    config = state.config()
+    with Catalog(config.catalog, readonly=True) as catalog:
+        names, matrix = pivot(catalog, tag, rows, columns)
     if as_json:
         print_json(CoverageMatrix(tag, rows, columns, tuple(names), {row: tuple(c) for row, c in matrix}))
         return
-    if _width(rows, names, matrix) > OUT.width:
+    if _width(rows, names, matrix) > LAYOUT_WIDTH:
         _print_rows(tag, rows, columns, names, matrix)
         return
     # The axes' values come from the mirrors (a target, a stack, a variant): shown as written.
     table = Table(title=shown(f"{tag}: listed specs by {rows} and {columns}"), show_lines=False)
-    table.add_column(rows)
+    table.add_column(rows, overflow="fold")
     for name in names:
-        table.add_column(shown(name), justify="right")
+        table.add_column(shown(name), justify="right", overflow="fold")
     table.add_column("all", justify="right")
     for row, counts in matrix:
         table.add_row(shown(row), *(f"{n:,}" if n else "." for n in counts), f"{sum(counts):,}")

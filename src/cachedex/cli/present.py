@@ -8,15 +8,16 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import click
 import msgspec
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0
     from ..publish.site import SiteReport
 
 __all__ = [
+    "LAYOUT_WIDTH",
     "OUT",
     "print_diff",
     "print_export_report",
@@ -45,13 +47,13 @@ __all__ = [
     "print_site_report",
     "print_spec",
     "print_stats",
+    "print_table",
     "shown",
     "spec_json",
     "stats_json",
 ]
 
 
-# Wide enough for the tables when output goes to a file or a pipe (rich assumes 80).
 class _Output(Console):
     """Standard output: a reader that stops reading (``| head``) ends the command as
     its ``BrokenPipeError`` does (see ``state.friendly``), not rich's exit code 1."""
@@ -60,7 +62,43 @@ class _Output(Console):
         raise BrokenPipeError
 
 
-OUT = _Output(highlight=False, emoji=False, soft_wrap=True, width=None if sys.stdout.isatty() else 132)
+def _columns() -> int | None:
+    """``COLUMNS``, when it is set to a width."""
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) > 0 else None
+
+
+_TERMINAL = sys.stdout is not None and sys.stdout.isatty()
+# Output to a file or a pipe is as wide as a row is, unless COLUMNS says otherwise (rich
+# would assume 80 and fold every row); a terminal's is the terminal's.
+OUT = _Output(highlight=False, emoji=False, soft_wrap=True, width=None if _TERMINAL else _columns() or 10_000)
+#: The width a matrix of many columns is laid out for (``cachedex coverage``): a row of a
+#: hundred counts is no line to read, even in a file.
+LAYOUT_WIDTH = OUT.width if _TERMINAL else _columns() or 132
+
+#: Below this many characters a column, a table is printed row by row instead: each
+#: column would be folded into a few letters a line.
+_COLUMN_MINIMUM = 8
+
+
+def print_table(title: str, columns: Sequence[tuple[str, JustifyMethod]], rows: Iterable[Sequence[str]]) -> None:
+    """A table of ``rows`` (each a cell per column, rich markup: values ``shown``). A
+    cell too long for its column folds onto the next line, never cut to "…": a hash,
+    a version or a stack name is what people copy and grep. On a terminal too narrow
+    for the columns, each row is a line of ``column: value`` pairs."""
+    rows = list(rows)
+    if OUT.width < _COLUMN_MINIMUM * len(columns):
+        if title:
+            OUT.print(title)
+        for row in rows:
+            OUT.print("; ".join(f"{name}: {cell}" for (name, _), cell in zip(columns, row, strict=True) if cell))
+        return
+    table = Table(title=title or None, title_justify="left", show_lines=False)
+    for name, justify in columns:
+        table.add_column(name, justify=justify, overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    OUT.print(table)
 
 
 def shown(text: str) -> str:
@@ -76,27 +114,28 @@ def print_json(value: Any) -> None:
 
 def print_outcomes(outcomes: list[TagOutcome]) -> None:
     """The table of what a sync did, per tag, then its warnings."""
-    table = Table(title="sync", title_justify="left")
-    for column in ("tag", "records", "specs", "packages", "stacks", "added", "removed", "seconds"):
-        table.add_column(column, justify="left" if column == "tag" else "right")
+    rows = []
     for o in outcomes:
         if o.ok:
             note = "" if o.changed else " (unchanged)"  # a dropped stack is a change (DATA-4)
             # A first sync has no listing to compare with: "+0" would say nothing came.
             note = " (first sync)" if o.first else note
-            table.add_row(
-                shown(f"{o.tag}{note}"),
-                f"{o.records:,}",
-                f"{o.specs:,}",
-                f"{o.packages:,}",
-                str(o.stacks),
-                "-" if o.first else f"+{o.added:,}",
-                "-" if o.first else f"-{o.removed:,}",
-                f"{o.seconds:.2f}",
+            rows.append(
+                (
+                    shown(f"{o.tag}{note}"),
+                    f"{o.records:,}",
+                    f"{o.specs:,}",
+                    f"{o.packages:,}",
+                    str(o.stacks),
+                    "-" if o.first else f"+{o.added:,}",
+                    "-" if o.first else f"-{o.removed:,}",
+                    f"{o.seconds:.2f}",
+                )
             )
         else:
-            table.add_row(f"{shown(o.tag)} [red](failed)[/red]", "-", "-", "-", "-", "-", "-", f"{o.seconds:.2f}")
-    OUT.print(table)
+            rows.append((f"{shown(o.tag)} [red](failed)[/red]", "-", "-", "-", "-", "-", "-", f"{o.seconds:.2f}"))
+    columns = ("tag", "records", "specs", "packages", "stacks", "added", "removed", "seconds")
+    print_table("sync", [(c, "left" if c == "tag" else "right") for c in columns], rows)
     for o in outcomes:
         for warning in o.warnings:
             click.echo(visible(f"warning: {o.tag}: {warning}"))
@@ -126,9 +165,7 @@ def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
     if not stats:
         OUT.print("The catalog has no tags yet; run 'cachedex sync'.")
         return
-    table = Table(title=shown(f"catalog {catalog_path}"), title_justify="left")
-    for column in ("tag", "records", "specs", "packages", "stacks", "size", "last sync", "changes"):
-        table.add_column(column, justify="left" if column in ("tag", "last sync") else "right")
+    rows = []
     for s in stats:
         size = total_size_text(s.size, s.sized, s.specs)  # of how many, as pages say it
         # In UTC, as diffs, the site and the API give times (the local zone is the machine's, not the reader's).
@@ -136,8 +173,10 @@ def print_stats(catalog_path: str, stats: list[TagStats]) -> None:
         # As the sync table says it: a first sync's "+0" would say nothing came.
         changes = "-" if not s.synced_at else "first sync" if s.last_was_first else f"+{s.added:,} -{s.removed:,}"
         row = (f"{s.records:,}", f"{s.specs:,}", f"{s.packages:,}", str(s.stacks), size, when, changes)
-        table.add_row(shown(s.tag), *row)
-    OUT.print(table)
+        rows.append((shown(s.tag), *row))
+    columns = ("tag", "records", "specs", "packages", "stacks", "size", "last sync", "changes")
+    justify: list[tuple[str, JustifyMethod]] = [(c, "left" if c in ("tag", "last sync") else "right") for c in columns]
+    print_table(shown(f"catalog {catalog_path}"), justify, rows)
 
 
 def spec_json(spec: SpecSummary) -> dict[str, Any]:
@@ -155,29 +194,29 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
             click.echo(visible(f"hint: {hint}"), err=True)
         return
     more = f" (showing {len(page.specs)})" if page.total > len(page.specs) else ""
+    if page.total and not page.specs:  # --offset past the last
+        more = f" (none from --offset {page.offset:,}: the last is {page.total - 1:,})"
     matching = f"{counted(page.total, 'spec')} match{'es' if page.total == 1 else ''}"
-    table = Table(title=f"{matching}{more}", title_justify="left")
-    for column in ("hash", "spec", "compiler", "arch", "variants", "stacks" if by_stack else "tags", "size"):
-        table.add_column(column, justify="right" if column == "size" else "left")
-    for s in page.specs:
-        table.add_row(
-            *(
-                shown(cell)
-                for cell in (
-                    s.hash[:7],
-                    f"{s.name}@{s.version}",
-                    s.compiler,
-                    f"{s.platform}-{s.os}-{s.target}",
-                    " ".join(s.variants),
-                    ", ".join(s.stacks if by_stack else s.tags),
-                    human_size(s.size),
-                )
+    rows = [
+        tuple(
+            shown(cell)
+            for cell in (
+                s.hash[:7],
+                f"{s.name}@{s.version}",
+                s.compiler,
+                f"{s.platform}-{s.os}-{s.target}",
+                " ".join(s.variants),
+                ", ".join(s.stacks if by_stack else s.tags),
+                human_size(s.size),
             )
         )
+        for s in page.specs
+    ]
+    columns = ("hash", "spec", "compiler", "arch", "variants", "stacks" if by_stack else "tags", "size")
     if page.specs:
-        OUT.print(table)
+        print_table(f"{matching}{more}", [(c, "right" if c == "size" else "left") for c in columns], rows)
     else:
-        OUT.print(matching)
+        OUT.print(f"{matching}{more}")
     for hint in page.hints:  # nothing matched: say which condition nothing satisfies
         OUT.print(shown(f"  {hint}"))
 
@@ -279,20 +318,24 @@ def print_diff(result: TagDiff) -> None:
     if result.unchanged:
         click.echo(f"{result.old} -> {result.new}: no change")
         return
-    table = Table(title=shown(f"{result.old} -> {result.new}"), title_justify="left")
-    for column in ("stack", "+specs", "-specs", "+packages", "-packages", "changed packages"):
-        table.add_column(column, justify="left" if column in ("stack", "changed packages") else "right")
+    rows = []
     for stack in result.stacks:
         changed = ", ".join(stack.changed_packages[:8]) + (" ..." if len(stack.changed_packages) > 8 else "")
-        table.add_row(
-            shown(stack.stack),
-            f"{len(stack.added):,}",
-            f"{len(stack.removed):,}",
-            shown(", ".join(stack.added_packages[:5]) or "-"),
-            shown(", ".join(stack.removed_packages[:5]) or "-"),
-            shown(changed or "-"),
+        rows.append(
+            (
+                shown(stack.stack),
+                f"{len(stack.added):,}",
+                f"{len(stack.removed):,}",
+                shown(", ".join(stack.added_packages[:5]) or "-"),
+                shown(", ".join(stack.removed_packages[:5]) or "-"),
+                shown(changed or "-"),
+            )
         )
-    OUT.print(table)
+    columns = ("stack", "+specs", "-specs", "+packages", "-packages", "changed packages")
+    justify: list[tuple[str, JustifyMethod]] = [
+        (c, "left" if c in ("stack", "changed packages") else "right") for c in columns
+    ]
+    print_table(shown(f"{result.old} -> {result.new}"), justify, rows)
 
 
 def print_jekyll_report(report: JekyllReport) -> None:

@@ -212,11 +212,14 @@ def serve_command(state: State, host: str, port: int, workers: int) -> None:
     than a trusted network, put it behind a reverse proxy (see README).
     """
     from ..publish.serve import CATALOG_ENV
-    from ..publish.serve.server import check_listen, serve
+    from ..publish.serve.server import check_listen, free_port, serve
     from .serve_app import FACTORY, serve_app
 
     config = state.config()
     serve_app(config.catalog)  # a missing or unreadable catalog fails here, in one line
     check_listen(host, port)  # a port in use fails here, in one line
-    click.echo(f"Serving {config.catalog} on http://{host}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
+    if port == 0:  # any free port: chosen here, so that the line below can name it
+        port = free_port(host)
+    where = f"[{host}]" if ":" in host else host  # an IPv6 address, as a URL writes it
+    click.echo(f"Serving {config.catalog} on http://{where}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
     serve(config.catalog, host=host, port=port, workers=workers, environment_key=CATALOG_ENV, factory=FACTORY)

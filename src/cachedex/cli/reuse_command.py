@@ -8,12 +8,11 @@ Registered on the ``cachedex`` group as ``main.add_command(reuse_command)``.
 from __future__ import annotations
 
 import click
-from rich.table import Table
 
 from ..ingest.lockfile import read_lockfile
 from ..reuse import Difference, Missing, ReuseReport, TagReuse, reuse_report
 from ..values import ROOT_STACK, counted, total_size_text
-from .present import OUT, print_json, shown
+from .present import OUT, print_json, print_table, shown
 from .state import State, friendly
 
 __all__ = ["reuse_command"]
@@ -81,19 +80,20 @@ def _print(report: ReuseReport, show_all: bool) -> None:
     if not report.tags:
         OUT.print("The catalog has no tags: run 'cachedex sync' first.")
         return
-    table = Table(show_lines=False)
-    for column, justify in (("tag", "left"), ("stack", "left"), ("binaries", "right"), ("to build", "right")):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    table.add_column("download", justify="right")
-    for row in report.tags:
-        table.add_row(
-            shown(row.tag),
-            shown(row.stack),
-            f"{row.cached:,} of {row.needed:,}",
-            f"{row.needed - row.cached:,}",
-            _size(row),
-        )
-    OUT.print(table)
+    print_table(
+        "",
+        [("tag", "left"), ("stack", "left"), ("binaries", "right"), ("to build", "right"), ("download", "right")],
+        (
+            (
+                shown(row.tag),
+                shown(row.stack),
+                f"{row.cached:,} of {row.needed:,}",
+                f"{row.needed - row.cached:,}",
+                _size(row),
+            )
+            for row in report.tags
+        ),
+    )
     if report.without_stack:
         stack = report.tags[0].stack
         OUT.print(shown(f"Not compared (no stack {stack}): {', '.join(report.without_stack)}"))

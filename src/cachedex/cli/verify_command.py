@@ -14,9 +14,10 @@ import click
 
 from ..catalog import Catalog
 from ..catalog.verifications import PROBLEM_KINDS, MirrorVerification
-from ..errors import CachedexError, ConfigError
+from ..errors import ConfigError
 from ..values import counted, short_repr, visible
 from .progress import Reporter
+from .state import friendly
 
 __all__ = ["print_report", "summary", "verify_command"]
 
@@ -34,6 +35,7 @@ def _kinds_help() -> str:
 @click.option("--deep", is_flag=True, help="Also download every binary and check its checksum (streamed).")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (see below) instead of text.")
 @click.pass_obj
+@friendly
 def verify_command(state: Any, tags: tuple[str, ...], deep: bool, as_json: bool) -> None:
     """Check that the mirrors of TAGs (default: every configured tag) are complete,
     consistent and signed.
@@ -62,7 +64,6 @@ def verify_command(state: Any, tags: tuple[str, ...], deep: bool, as_json: bool)
     """
     from ..ingest.verify import verify
 
-    debug = bool(getattr(state, "debug", False))
     try:
         config = state.config()
         with Catalog(config.catalog) as catalog, Reporter() as reporter:
@@ -70,9 +71,7 @@ def verify_command(state: Any, tags: tuple[str, ...], deep: bool, as_json: bool)
     except ConfigError as exc:
         if any(problem.startswith("unknown tag") for problem in exc.problems):
             raise click.UsageError(str(exc)) from exc
-        _fail(exc, debug)
-    except CachedexError as exc:
-        _fail(exc, debug)
+        raise
     if as_json:
         from .present import print_json
 
@@ -80,13 +79,6 @@ def verify_command(state: Any, tags: tuple[str, ...], deep: bool, as_json: bool)
     else:
         print_report(report.tags, report.seconds)
     sys.exit(0 if report.ok else 1)
-
-
-def _fail(exc: CachedexError, debug: bool) -> None:
-    if debug:
-        raise exc
-    click.echo(f"error: {exc}", err=True)
-    sys.exit(1)
 
 
 def print_report(tags: Any, seconds: float) -> None:

@@ -20,7 +20,16 @@ import yaml
 from ..errors import ConfigError
 from ..values import check_name, short_repr
 from .settings import SETTINGS, Setting, reference_markdown, setting, shown_bound
-from .tags import RegistryAuth, TagConfig, check_url, is_path_text, parse_registries, parse_tag, resolve_url
+from .tags import (
+    RegistryAuth,
+    TagConfig,
+    check_url,
+    is_path_text,
+    local_path,
+    parse_registries,
+    parse_tag,
+    resolve_url,
+)
 
 __all__ = [
     "DEFAULT_CONFIG_NAME",
@@ -173,7 +182,19 @@ def load_config(path: Path) -> Config:
         document = load_yaml(text)
     except ValueError as exc:
         raise ConfigError([str(exc)], path=str(path)) from exc
-    return parse_config(document, base=path.resolve().parent, path=path)
+    base = path.resolve().parent
+    try:  # (bytes that are not UTF-8 are held as lone surrogates, which no encoder writes)
+        str(base).encode("utf-8")
+    except UnicodeEncodeError:
+        # Mirror paths and the catalog's are kept in the catalog as text, which they are not.
+        raise ConfigError(
+            [
+                "its folder's path is not UTF-8 text (the locale is not UTF-8, and Python's UTF-8 "
+                "mode is off): run with PYTHONUTF8=1, or keep the config where the path is plain text"
+            ],
+            path=str(path),
+        ) from None
+    return parse_config(document, base=base, path=path)
 
 
 def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Config:
@@ -215,7 +236,7 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
     if problems:
         raise ConfigError(problems, path=_shown(path))
     # Normalised, not resolved: SQLite refuses a path whose '..' climb above '/' (MSG-8).
-    catalog = Path(os.path.abspath(base / catalog_value))
+    catalog = Path(os.path.abspath(local_path(catalog_value, base)))
     return Config(
         path=path,
         catalog=catalog,
@@ -271,7 +292,7 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
             if not is_path_text(value):
                 problems.append(f"'http.ca_bundle': expected a file path, got {short_repr(value)}")
             else:
-                values[key] = str((base / value).resolve())
+                values[key] = str(local_path(value, base).resolve())
             continue
         expected = fields.get(key)
         if expected is None:

@@ -14,6 +14,7 @@ A stack is written in one of these ways::
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TypeGuard
 from urllib.parse import urlsplit
@@ -29,6 +30,7 @@ __all__ = [
     "TagConfig",
     "check_url",
     "is_path_text",
+    "local_path",
     "parse_registries",
     "parse_tag",
     "resolve_url",
@@ -60,6 +62,13 @@ class RegistryAuth(msgspec.Struct, frozen=True):
     token_env: str | None = None
 
 
+def local_path(value: str, base: Path) -> Path:
+    """A path the config gives: relative to its folder ``base``; ``~`` or ``~user``
+    starts one in that home folder, as in a shell and in Spack's own config (taken as
+    a folder named "~", it once made one beside the config)."""
+    return base / os.path.expanduser(value)
+
+
 def resolve_url(value: str, base: Path) -> str:
     """A mirror URL with plain relative paths made absolute against the config's folder."""
     scheme = urlsplit(value).scheme
@@ -67,7 +76,7 @@ def resolve_url(value: str, base: Path) -> str:
         return value
     if scheme in URL_SCHEMES:
         return value.rstrip("/")
-    return str((base / value).resolve())
+    return str(local_path(value, base).resolve())
 
 
 def is_path_text(value: object) -> TypeGuard[str]:

@@ -91,9 +91,8 @@ def run_demo(
     echo("")
     echo(f"Catalog: {config.catalog}")
     echo(f"Config:  {config_path}")
-    # Commands to paste into a shell: a folder named with a space or a quote stays one word.
-    config_arg, site_arg, jekyll_arg, lock_arg = (
-        shlex.quote(str(path)) for path in (config_path, site_dir, jekyll_dir, environment)
+    config_arg, site_arg, jekyll_arg, lock_arg, catalog_arg = (
+        _shell_word(path) for path in (config_path, site_dir, jekyll_dir, environment, config.catalog)
     )
     cachedex = f"cachedex --config {config_arg}"
     echo("Next:")
@@ -105,8 +104,15 @@ def run_demo(
     echo(f"  {cachedex} stats")
     echo(f"  {cachedex} sync        # a no-op: nothing changed")
     echo(f"  {cachedex} jekyll {jekyll_arg}   # unchanged: rewrites nothing")
-    echo(f"  sqlite3 {shlex.quote(str(config.catalog))} 'select name, version, compiler from specs limit 5'")
+    echo(f"  sqlite3 {catalog_arg} 'select name, version, compiler from specs limit 5'")
     return second
+
+
+def _shell_word(path: Path) -> str:
+    """``path`` for a command to paste into a shell: one word whatever it holds (a space,
+    a quote), and never read as an option (a relative ``-dash`` is written ``./-dash``)."""
+    text = str(path)
+    return shlex.quote(f"./{text}" if text.startswith("-") else text)
 
 
 def _raise_on_failure(outcomes: list[TagOutcome]) -> None:

@@ -131,6 +131,8 @@ def read_lockfile(path: str | Path) -> Lockfile:
 def parse_lockfile(data: bytes, name: str) -> Lockfile:
     """The :class:`Lockfile` in ``data`` (a lockfile or a spec file, clearsigned or not);
     ``name`` says where it came from in errors."""
+    if not data.strip():  # (the decoder would say "Input data was truncated")
+        raise IndexFormatError(name, "empty: expected a Spack lockfile (spack.lock) or a spec file")
     if is_clearsigned(data):
         try:
             data = read_clearsigned(data.decode("utf-8")).encode("utf-8")

@@ -29,6 +29,7 @@ __all__ = [
     "BoundedHttpTools",
     "check_listen",
     "concurrency_limit",
+    "free_port",
     "serve",
 ]
 
@@ -122,6 +123,15 @@ def check_listen(host: str, port: int) -> None:
                 }
                 reason = reasons.get(exc.errno or 0, exc.strerror or str(exc))
                 raise ConfigError([f"cannot listen on {where} ({reason})"]) from exc
+
+
+def free_port(host: str) -> int:
+    """A port free on ``host`` now, as the system picks one for port 0 (``--port 0``):
+    the workers then all bind that one, and the command can say which it is."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, 0, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.bind(address)
+        return int(probe.getsockname()[1])
 
 
 def serve(catalog: Path, *, host: str, port: int, workers: int, environment_key: str, factory: str) -> None:
