@@ -69,7 +69,7 @@ from .rows import (
 )
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .sql_functions import register_functions
-from .writer import TagWriter, collect_garbage, record_sizes
+from .writer import TagWriter, collect_garbage, forget_tag, record_sizes
 
 __all__ = [
     "PAGE_SIZE",
@@ -151,11 +151,12 @@ class Catalog:
         # A verification changes what pages show too, so it changes the token as a sync
         # does; so do sizes, which a sync records in batches after committing its listing
         # (and which only ever grow in number between syncs: their count tells).
-        last, finished, checked, sized = self._db.execute(
+        # A tag forgotten changes what pages show: the number of tags tells.
+        last, finished, checked, sized, tags = self._db.execute(
             "SELECT max(id), max(finished_at), (SELECT max(id) FROM verifications), "
-            "(SELECT total(sized) FROM tags) FROM syncs"
+            "(SELECT total(sized) FROM tags), (SELECT count(*) FROM tags) FROM syncs"
         ).fetchone()
-        return f"s{last or 0}z{int(sized)}" + (f"v{checked}" if checked else ""), finished
+        return f"s{last or 0}z{int(sized)}t{tags}" + (f"v{checked}" if checked else ""), finished
 
     @contextmanager
     def writing_tag(self, tag: str, *, on_wait: Callable[[], None] | None = None) -> Iterator[TagWriter]:
@@ -243,6 +244,13 @@ class Catalog:
         return counts
 
     # -- point reads (see reads.py) ---------------------------------------------------
+
+    def forget_tags(self, tags: Iterable[str]) -> dict[str, int]:
+        """Remove ``tags`` (those no config names any more, say) with their history and
+        verifications, in one transaction: {tag: specs it listed}. The specs no other
+        tag holds stay until :meth:`collect_garbage`."""
+        with self._transaction():
+            return {tag: forget_tag(self._db, tag) for tag in tags}
 
     def require_tag(self, tag: str) -> None:
         """UnknownTag (listing the tags there are) unless the catalog has ``tag``."""
@@ -380,9 +388,12 @@ class Catalog:
         """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
         return history.first_synced_at(self._db, tag)
 
-    def tag_syncs(self, tag: str | None = None, *, limit: int = 1000) -> list[history.SyncRecord]:
-        """The syncs of ``tag`` (of every tag), newest first, with their change counts."""
-        return history.tag_syncs(self._db, tag, limit=limit)
+    def tag_syncs(
+        self, tag: str | None = None, *, limit: int = 1000, changed_only: bool = False
+    ) -> list[history.SyncRecord]:
+        """The syncs of ``tag`` (of every tag), newest first, with their change counts
+        (``changed_only``: those that changed something)."""
+        return history.tag_syncs(self._db, tag, limit=limit, changed_only=changed_only)
 
     def package_changes(
         self, tag: str, names: Collection[str] | None = None, *, syncs: int = 50

@@ -109,14 +109,20 @@ class PackageCoverage(msgspec.Struct, frozen=True):
     sized: int  #: how many those are
 
 
-def tag_syncs(db: sqlite3.Connection, tag: str | None, *, limit: int = 1000) -> list[SyncRecord]:
+def tag_syncs(
+    db: sqlite3.Connection, tag: str | None, *, limit: int = 1000, changed_only: bool = False
+) -> list[SyncRecord]:
     """The syncs of ``tag`` (of every tag with None), newest first, each with the number of
-    changes it recorded."""
+    changes it recorded; with ``changed_only``, those that recorded some (a cron job's
+    syncs that found nothing new would push them out of any window of the newest)."""
+    where = ["t.name = ?"] if tag is not None else []
+    if changed_only:
+        where.append("EXISTS (SELECT 1 FROM changes c WHERE c.sync_id = y.id)")
     rows = db.execute(
         "SELECT y.id, t.name, y.started_at, y.finished_at, y.added, y.removed, "
         " (SELECT count(*) FROM changes c WHERE c.sync_id = y.id) "
         "FROM syncs y JOIN tags t ON t.id = y.tag_id "
-        + ("WHERE t.name = ? " if tag is not None else "")
+        + (f"WHERE {' AND '.join(where)} " if where else "")
         + "ORDER BY y.finished_at DESC, y.id DESC LIMIT ?",
         (tag, limit) if tag is not None else (limit,),
     )

@@ -22,7 +22,7 @@ from .nodes import NodePacker
 from .reads import spec_ids
 from .schema import BULK_INDEXES, BULK_MEMBER_INDEXES
 
-__all__ = ["TagWriter", "collect_garbage", "record_sizes"]
+__all__ = ["TagWriter", "collect_garbage", "forget_tag", "record_sizes"]
 
 _encode = msgspec.json.encode
 
@@ -377,3 +377,25 @@ def collect_garbage(db: sqlite3.Connection, history_before: float | None) -> tup
     finally:
         db.execute("DROP TABLE temp.keep")
     return specs, changes
+
+
+def forget_tag(db: sqlite3.Connection, tag: str) -> int:
+    """Remove ``tag`` from the catalog inside the caller's write transaction: its
+    mirrors, what they listed, its syncs and their history, its verifications. Its
+    specs stay for :func:`collect_garbage` (another tag may hold them). Returns the
+    specs its root listed; 0 for a tag the catalog does not have."""
+    found = db.execute("SELECT id, specs FROM tags WHERE name = ?", (tag,)).fetchone()
+    if found is None:
+        return 0
+    tag_id, listed = found
+    mirrors = "SELECT id FROM mirrors WHERE tag_id = ?"
+    db.execute(f"DELETE FROM changes WHERE mirror_id IN ({mirrors})", (tag_id,))
+    db.execute(f"DELETE FROM members WHERE mirror_id IN ({mirrors})", (tag_id,))
+    for statement in ("DELETE FROM mirrors WHERE tag_id = ?", "DELETE FROM syncs WHERE tag_id = ?"):
+        db.execute(statement, (tag_id,))
+    runs = "SELECT id FROM verifications WHERE tag = ?"
+    for table in ("verification_problems", "verification_signatures"):
+        db.execute(f"DELETE FROM {table} WHERE verification_id IN ({runs})", (tag,))
+    db.execute("DELETE FROM verifications WHERE tag = ?", (tag,))
+    db.execute("DELETE FROM tags WHERE id = ?", (tag_id,))
+    return int(listed)

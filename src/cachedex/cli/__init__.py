@@ -18,6 +18,7 @@ from ..errors import BadQuery
 from ..values import visible
 from ..versions import tag_order
 from . import present
+from .catalog_commands import forget_command, gc_command, warn_unconfigured
 from .coverage_command import coverage_command
 from .progress import Reporter
 from .publish_commands import export_group, jekyll_command, serve_command, site_command
@@ -69,7 +70,9 @@ def sync_command(state: State, tags: tuple[str, ...], sizes: bool) -> None:
         outcomes = sync(
             config, catalog, tags or None, head_sizes=sizes, reporter=reporter, raise_unexpected=state.debug
         )
-    present.print_outcomes(outcomes)
+        present.print_outcomes(outcomes)
+        if not tags:  # every tag the config names (tags_from's too) was synced: the others are left over
+            warn_unconfigured(config, catalog, also=(o.tag for o in outcomes))
     failed = [o for o in outcomes if not o.ok]
     if failed:
         for outcome in failed:
@@ -94,6 +97,8 @@ def stats_command(state: State, as_json: bool) -> None:
     config = state.config()
     with Catalog(config.catalog, readonly=True) as catalog:
         stats = catalog.tag_stats()
+        if config.tags_from is None:  # (the tags it names are known only once it is read)
+            warn_unconfigured(config, catalog)
     if as_json:
         present.print_json([present.stats_json(s) for s in stats])
     else:
@@ -258,6 +263,8 @@ def diff_command(state: State, tags: tuple[str, ...], since: str | None, as_json
 for command in (
     verify_command,
     coverage_command,
+    forget_command,
+    gc_command,
     reuse_command,
     jekyll_command,
     export_group,

@@ -342,6 +342,8 @@ def print_jekyll_report(report: JekyllReport) -> None:
     """What ``cachedex jekyll`` wrote, per tag; skipped names as warnings on stderr."""
     for skipped in report.skipped:
         click.echo(f"warning: skipped {skipped}", err=True)
+    for tag_name, pages in report.gone:
+        click.echo(f"{tag_name}: no longer in the catalog: its {pages:,} pages removed, and its _data entries")
     for tag in report.tags:
         for skipped in tag.skipped:
             click.echo(f"warning: {tag.tag}: skipped {skipped}", err=True)

@@ -206,7 +206,7 @@ def changes_page(
     shown, read if not given);
     ``compare``: the tags it has comparison pages with (default: the previous of its series)."""
     catalog.require_tag(tag)
-    records = [s for s in catalog.tag_syncs(tag, limit=1_000_000) if s.changes]
+    records = catalog.tag_syncs(tag, limit=1_000_000, changed_only=True)
     # The listings after the sync being looked at, counted; undone sync by sync.
     changed = [(record, catalog.sync_changes(record.id)) for record in records[:shown]]
     touched = [c for _, changes in changed for c in changes]

@@ -129,7 +129,7 @@ def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
     """``changes.atom``: the newest syncs that changed any tag, each with its counts (of
     the whole tag) and the packages whose specs it added or removed."""
     entries = []
-    syncs = [s for s in catalog.tag_syncs(None, limit=10 * limit) if s.changes][:limit]
+    syncs = catalog.tag_syncs(None, limit=limit, changed_only=True)
     for sync in syncs:
         root = catalog.changed_packages(sync.id, ROOT_STACK)
         added = sorted({name for up, name in root if up})

@@ -105,6 +105,8 @@ class JekyllReport:
     data_unchanged: tuple[str, ...]
     seconds: float
     skipped: tuple[str, ...] = ()  # tags not written, and why
+    #: tags cachedex had written that left the catalog (``cachedex forget``): their pages removed
+    gone: tuple[tuple[str, int], ...] = ()
 
     @property
     def written(self) -> int:
@@ -370,6 +372,12 @@ def write_jekyll(
             tags_path, meta_path = data / "tags.yaml", data / "meta.yaml"
             previous_tags = read_yaml(tags_path, list)
             previous_meta = read_yaml(meta_path, dict)
+            # Tags this code wrote (their record says so) that the catalog no longer has:
+            # their pages and _data entries go; a tag written by another hand stays.
+            gone = _remove_gone_tags(outdir, set(catalog.tag_names())) if tags is None else {}
+            for tag in gone:
+                previous_meta = {k: v for k, v in (previous_meta or {}).items() if k != tag}
+                previous_tags = [e for e in previous_tags or () if not (isinstance(e, dict) and e.get("name") == tag)]
             summaries: dict[str, TagSummary] = {}
             stacks: dict[str, list[str]] = {}
             for tag in selected:
@@ -393,4 +401,25 @@ def write_jekyll(
         data_unchanged=tuple(data_unchanged),
         seconds=time.perf_counter() - started,
         skipped=tuple(skipped_tags),
+        gone=tuple(gone.items()),
     )
+
+
+def _remove_gone_tags(outdir: Path, known: set[str]) -> dict[str, int]:
+    """Remove the pages of each ``_cache/<tag>`` holding this code's record whose tag is
+    not in ``known``: {tag: pages removed}. Its other files (and it, then) stay."""
+    gone: dict[str, int] = {}
+    cache = outdir / "_cache"
+    if not cache.is_dir() or cache.is_symlink():
+        return gone
+    for name, entry in _existing_folders(cache).items():
+        if name in known or entry.is_symlink() or not entry.is_dir():
+            continue
+        record = os.path.join(entry.path, RECORD)
+        if not os.path.isfile(record) or os.path.islink(record):
+            continue
+        gone[name] = _remove_left_packages(_existing_folders(Path(entry.path)), set())
+        os.unlink(record)
+        with contextlib.suppress(OSError):  # (not empty: something else is there)
+            os.rmdir(entry.path)
+    return gone

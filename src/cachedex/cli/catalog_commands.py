@@ -1,0 +1,110 @@
+"""Keeping the catalog: ``cachedex forget`` (tags the config no longer names) and
+``cachedex gc`` (the space of specs nothing needs any more)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterable
+
+import click
+
+from ..catalog import Catalog
+from ..config import Config
+from ..values import human_size, visible
+from .state import State, friendly
+
+__all__ = ["forget_command", "gc_command", "unconfigured_tags", "warn_unconfigured"]
+
+
+def unconfigured_tags(config: Config, catalog: Catalog, also: Iterable[str] = ()) -> list[str]:
+    """The catalog's tags that ``config`` does not name (removed, or renamed) nor
+    ``also`` (tags its ``tags_from`` gave): still searched and published until forgotten."""
+    configured = {tag.name for tag in config.tags} | set(also)
+    return [tag for tag in catalog.tag_names() if tag not in configured]
+
+
+def warn_unconfigured(config: Config, catalog: Catalog, also: Iterable[str] = ()) -> None:
+    """One warning line per tag the catalog keeps that the config does not name."""
+    for tag in unconfigured_tags(config, catalog, also):
+        click.echo(
+            visible(
+                f"warning: tag {tag} is in the catalog but not in {config.path or 'the config'}: "
+                f"its specs are still searched and published; 'cachedex forget {tag}' removes it"
+            ),
+            err=True,
+        )
+
+
+def _file_size(path: os.PathLike[str]) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+@click.command("forget", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("tags", nargs=-1, required=True, metavar="TAG...")
+@click.pass_obj
+@friendly
+def forget_command(state: State, tags: tuple[str, ...]) -> None:
+    """Remove TAGs from the catalog: their listings, history and verifications.
+
+    For a tag removed from the config or renamed in it (the old name stays in the
+    catalog, searched and published, until forgotten; 'cachedex sync' warns of it).
+    A tag the config still names is refused: the next sync would read it again.
+    Then the specs no other tag holds are removed and the space given back, as
+    'cachedex gc' does. The next 'cachedex site' and 'cachedex jekyll' remove the
+    tags' pages.
+
+    \b
+    Example:
+      cachedex forget develop-2025-01-05
+    """
+    config = state.config()
+    configured = sorted({tag.name for tag in config.tags} & set(tags))
+    if configured:
+        raise click.UsageError(
+            f"{', '.join(configured)}: still in {config.path or 'the config'} (the next sync would read "
+            "it again); remove it from the config first"
+        )
+    with Catalog(config.catalog) as catalog:
+        known = set(catalog.tag_names())
+        unknown = [tag for tag in tags if tag not in known]
+        if unknown:
+            raise click.UsageError(
+                visible(f"not in the catalog: {', '.join(unknown)} (tags: {', '.join(sorted(known)) or 'none'})")
+            )
+        before = _file_size(config.catalog)
+        forgotten = catalog.forget_tags(dict.fromkeys(tags))
+        specs, _ = catalog.collect_garbage()
+    for tag, listed in forgotten.items():
+        click.echo(visible(f"forgot {tag} ({listed:,} specs listed)"))
+    _said_space(specs, before, _file_size(config.catalog))
+
+
+@click.command("gc", context_settings={"help_option_names": ["-h", "--help"]})
+@click.pass_obj
+@friendly
+def gc_command(state: State) -> None:
+    """Remove the specs nothing needs any more, and give their space back.
+
+    A spec stays in the catalog while a mirror lists it or names it, the history
+    of a sync names it, or a spec kept depends on it: a mirror that replaces
+    builds night after night leaves the others behind. This removes them and
+    rewrites the catalog file compactly (VACUUM: it needs as much free disk as the
+    catalog takes, and waits for a running sync). History is kept whole.
+    """
+    config = state.config()
+    before = _file_size(config.catalog)
+    with Catalog(config.catalog) as catalog:
+        specs, _ = catalog.collect_garbage()
+    _said_space(specs, before, _file_size(config.catalog))
+
+
+def _said_space(specs: int, before: int, after: int) -> None:
+    click.echo(
+        f"removed {specs:,} spec{'s' if specs != 1 else ''} nothing needed; "
+        f"the catalog is {human_size(after)} (was {human_size(before)})"
+    )
+    sys.stdout.flush()

@@ -1,0 +1,127 @@
+"""Keeping the catalog over months: a tag removed from (or renamed in) the config is
+said, forgotten with its history and pages; the space of unneeded specs comes back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from cachedex.catalog import Catalog
+from cachedex.cli import main
+from cachedex.publish.feeds import all_tags_feed
+from tests.helpers import fixture_index, integrity_check, write_v2_mirror
+
+
+def _config(path: Path, tags: list[str]) -> Path:
+    entries = "".join(f"  - name: {tag}\n    url: ./m-{tag}\n" for tag in tags)
+    path.write_text(f"tags:\n{entries}")
+    return path
+
+
+def run(config: Path, *args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, ["--config", str(config), *args])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def two_tags(mirrors: Path, tmp_path: Path) -> Path:
+    """Tags a and b synced, then b removed from the config (as a renamed or retired tag)."""
+    index = fixture_index(mirrors)
+    write_v2_mirror(tmp_path / "m-a", index)
+    first = next(iter(index["database"]["installs"]))  # type: ignore[index]
+    write_v2_mirror(tmp_path / "m-b", fixture_index(mirrors, drop=(first,)))
+    config = _config(tmp_path / "cachedex.yaml", ["a", "b"])
+    assert run(config, "sync")[0] == 0
+    assert run(config, "site", str(tmp_path / "site"))[0] == 0
+    assert run(config, "jekyll", str(tmp_path / "jekyll"))[0] == 0
+    return _config(config, ["a"])
+
+
+def test_a_tag_the_config_no_longer_names_is_said_then_forgotten(two_tags: Path) -> None:
+    folder = two_tags.parent
+    code, _, err = run(two_tags, "sync")
+    assert code == 0 and "warning: tag b is in the catalog but not in" in err and "'cachedex forget b'" in err
+    assert "warning: tag b" in run(two_tags, "stats")[2]
+    code, _, err = run(two_tags, "forget", "a")
+    assert code == 2 and "a: still in" in err  # the next sync would read it again
+    code, _, err = run(two_tags, "forget", "nope")
+    assert code == 2 and "not in the catalog: nope (tags: a, b)" in err
+    with Catalog(folder / "cachedex.sqlite", readonly=True) as catalog:
+        token = catalog.state_token()[0]
+    code, out, _ = run(two_tags, "forget", "b")
+    assert code == 0 and out.startswith("forgot b (") and "removed 0 specs nothing needed" in out
+    with Catalog(folder / "cachedex.sqlite", readonly=True) as catalog:
+        assert catalog.tag_names() == ["a"] and catalog.state_token()[0] != token
+        tables = ("mirrors", "members", "syncs", "changes")
+        for table in tables:  # nothing of b's is left behind
+            orphans = catalog._db.execute(
+                f"SELECT count(*) FROM {table} WHERE "
+                + (
+                    "tag_id NOT IN (SELECT id FROM tags)"
+                    if table in ("mirrors", "syncs")
+                    else "mirror_id NOT IN (SELECT id FROM mirrors)"
+                )
+            ).fetchone()[0]
+            assert orphans == 0, table
+        assert integrity_check(catalog) == "ok"
+    assert "warning" not in run(two_tags, "sync")[2]
+    code, _, err = run(two_tags, "search", "libelf", "--tag", "b")
+    assert code == 1 and "no tag 'b'" in err
+    # The next builds remove its pages: the site's tag folder, the Jekyll tag and its _data entries.
+    assert run(two_tags, "site", str(folder / "site"))[0] == 0
+    assert not (folder / "site/tags/b").exists() and (folder / "site/tags/a/index.html").is_file()
+    code, out, _ = run(two_tags, "jekyll", str(folder / "jekyll"))
+    assert code == 0 and "b: no longer in the catalog: its " in out
+    assert not (folder / "jekyll/_cache/b").exists() and (folder / "jekyll/_cache/a").is_dir()
+    import yaml
+
+    tags = yaml.safe_load((folder / "jekyll/_data/tags.yaml").read_text())
+    meta = yaml.safe_load((folder / "jekyll/_data/meta.yaml").read_text())
+    assert [t["name"] for t in tags] == ["a"] and sorted(meta) == ["a", "all"]
+
+
+def test_a_jekyll_tag_cachedex_did_not_write_stays(two_tags: Path) -> None:
+    """A tag folder without cachedex's record (written by hand, or by another tool) is
+    the site's own: a tag that leaves the catalog removes only what cachedex wrote."""
+    folder = two_tags.parent
+    own = folder / "jekyll/_cache/by-hand"
+    own.mkdir()
+    (own / "notes.md").write_text("mine")
+    assert run(two_tags, "forget", "b")[0] == 0
+    assert run(two_tags, "jekyll", str(folder / "jekyll"))[0] == 0
+    assert (own / "notes.md").read_text() == "mine"
+
+
+def test_gc_gives_back_the_space_of_specs_nothing_needs(mirrors: Path, tmp_path: Path) -> None:
+    """A mirror that replaces builds leaves the old ones behind; once no history names
+    them (a forgotten tag's), gc removes them."""
+    config = _config(tmp_path / "cachedex.yaml", ["a", "b"])
+    index = fixture_index(mirrors)
+    write_v2_mirror(tmp_path / "m-a", {"database": {"version": "6", "installs": {}}})
+    write_v2_mirror(tmp_path / "m-b", index)
+    assert run(config, "sync")[0] == 0
+    _config(config, ["a"])
+    code, out, _ = run(config, "forget", "b")
+    specs = len(index["database"]["installs"])  # type: ignore[index]
+    assert code == 0 and f"removed {specs:,} specs nothing needed" in out
+    code, out, _ = run(config, "gc")
+    assert code == 0 and out.startswith("removed 0 specs nothing needed; the catalog is ")
+
+
+def test_the_all_tags_feed_keeps_its_entries_through_quiet_syncs(mirrors: Path, tmp_path: Path) -> None:
+    """It read the newest ten times as many syncs as it shows and kept those with
+    changes: a cron job's no-op syncs emptied it."""
+    config = _config(tmp_path / "cachedex.yaml", ["a"])
+    index = fixture_index(mirrors)
+    write_v2_mirror(tmp_path / "m-a", index)
+    assert run(config, "sync")[0] == 0
+    first = next(iter(index["database"]["installs"]))  # type: ignore[index]
+    write_v2_mirror(tmp_path / "m-a", fixture_index(mirrors, drop=(first,)))
+    assert run(config, "sync")[0] == 0  # the one that changed something
+    for _ in range(25):
+        assert run(config, "sync")[0] == 0
+    with Catalog(tmp_path / "cachedex.sqlite", readonly=True) as catalog:
+        assert all_tags_feed(catalog, limit=2).count(b"<entry>") == 1
