@@ -242,6 +242,12 @@ def test_a_config_in_a_folder_whose_path_is_not_utf8_text_is_one_line(tmp_path: 
         load_config(_write(folder, "tags: [{name: t, url: ./m}]\n"))
 
 
+def test_tags_that_differ_only_in_case_are_refused(tmp_path: Path) -> None:
+    """Their folders (tags/develop, tags/Develop) are one on macOS's or Windows's disks."""
+    with pytest.raises(ConfigError, match="tags 'develop' and 'Develop' differ only in case"):
+        load_config(_write(tmp_path, "tags: [{name: develop, url: /tmp}, {name: Develop, url: /tmp}]\n"))
+
+
 def test_msg8_a_catalog_path_climbing_above_the_root_is_resolved(tmp_path: Path) -> None:
     climbs = "../" * (len(tmp_path.parts) + 3)
     config = load_config(_write(tmp_path, f"catalog: {climbs}tmp/c.sqlite\ntags: [{{name: t, url: /tmp}}]\n"))

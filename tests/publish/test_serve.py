@@ -87,10 +87,13 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
     assert f"{whole['total']:,} specs match <code>" in get(app, "/search.html?q=%25gcc%4011&tag=develop").text
     # a page past the last says so and leads to the last, not an empty table
     last = -(-whole["total"] // 50)  # (50 a page)
-    # a stack the tag lacks (a tag chosen after another's stack): said on the page, the query kept
+    # a stack the tag lacks (a tag chosen after another's stack): the whole tag searched, and said
     other = get(app, "/search.html?q=hdf5&tag=v1.0.2&stack=ml-linux-x86_64-rocm")
-    assert other.status_code == 200 and "tag v1.0.2 has no stack ml-linux-x86_64-rocm" in other.text
-    assert 'value="hdf5"' in other.text
+    assert (
+        other.status_code == 200
+        and "Tag v1.0.2 has no stack ml-linux-x86_64-rocm: searched the whole tag" in other.text
+    )
+    assert 'value="hdf5"' in other.text and "specs match <code>hdf5</code> in v1.0.2" in other.text
     past = get(app, "/search.html?q=%25gcc%4011&tag=develop&page=99").text
     assert 'id="past-end">Page 99 is past the last page of these matches: <a href="search.html' in past
     assert f'&amp;page={last}">page {last}</a>' in past and "<table" not in past and "page 99 of" not in past
@@ -209,6 +212,28 @@ def test_etag_gzip_and_a_sync_meanwhile(demo_run: Demo, tmp_path: Path) -> None:
     assert after.status_code == 200 and after.headers["etag"] != etag
     develop = lambda r: next(t for t in r.json() if t["name"] == "develop")  # noqa: E731
     assert develop(after)["specs"] != develop(first)["specs"]
+
+
+def test_a_new_version_is_not_confirmed_by_the_old_ones_validators(
+    demo_run: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After an upgrade a browser's page (which loads the old version's assets, now 404)
+    was confirmed by its ETag and its date until the next sync: both name the code."""
+    import importlib
+    import time
+
+    module = importlib.import_module("cachedex.publish.serve.app")
+    first = get(create_app(demo_run.catalog), "/tags/develop/", **{"accept-encoding": "identity"})
+    monkeypatch.setattr(module, "render_stamp", lambda: b"cachedex 99.0 another\n")
+    monkeypatch.setattr(module, "_code_modified", lambda: time.time() + 5)  # its files written after
+    upgraded = create_app(demo_run.catalog)
+    for header, value in (
+        ("if-none-match", first.headers["etag"]),
+        ("if-modified-since", first.headers["last-modified"]),
+    ):
+        assert get(upgraded, "/tags/develop/", **{header: value}).status_code == 200, header
+    again = get(upgraded, "/tags/develop/", **{"accept-encoding": "identity"})
+    assert get(upgraded, "/tags/develop/", **{"if-none-match": again.headers["etag"]}).status_code == 304
 
 
 def test_a_real_uvicorn(uvicorn_server: str) -> None:

@@ -271,12 +271,20 @@ def _parse_pairs(raw: Any, problems: list[str]) -> tuple[tuple[str, str], ...]:
 
 
 def check_unique(tags: list[TagConfig], problems: list[str]) -> None:
-    """Add a problem for each tag name given twice."""
-    seen: set[str] = set()
+    """Add a problem for each tag name given twice, or twice but for case: a tag's name
+    is a folder of the site and of the Jekyll tree, and on a file system that ignores
+    case (macOS's, Windows's, many a CDN's) one tag's pages would overwrite the other's."""
+    seen: dict[str, str] = {}
     for tag in tags:
-        if tag.name in seen:
+        other = seen.get(tag.name.casefold())
+        if other == tag.name:
             problems.append(f"tag {short_repr(tag.name)} is configured twice")
-        seen.add(tag.name)
+        elif other is not None:
+            problems.append(
+                f"tags {short_repr(other)} and {short_repr(tag.name)} differ only in case: their folders "
+                "would be one on a file system that ignores case"
+            )
+        seen.setdefault(tag.name.casefold(), tag.name)
 
 
 def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -> dict[str, Any]:

@@ -41,6 +41,8 @@ __all__ = [
     "select_tag",
     "shown_stacks",
     "spec_matches",
+    "spec_values",
+    "with_every_value",
 ]
 
 #: Facets of tag and package pages: (key in the URL, label).
@@ -82,6 +84,24 @@ def _values(spec: Any, facet: str) -> Sequence[str]:
     if facet == RUNS_ON:
         return machines(spec.target)
     return getattr(spec, _FIELDS[facet]) if facet in MULTI else (getattr(spec, facet),)
+
+
+def with_every_value(
+    counts: dict[str, dict[str, int]], every: Mapping[str, Iterable[str]]
+) -> dict[str, dict[str, int]]:
+    """``counts`` (a facet's values matching the filters) with each other value the page
+    has, counted 0: a filtered page's choices are the unfiltered page's, so that any
+    filter can be changed from it (its 0 shown, and disabled)."""
+    return {
+        facet: dict(sorted({**dict.fromkeys(every.get(facet, ()), 0), **found}.items()))
+        for facet, found in counts.items()
+    }
+
+
+def spec_values(specs: Iterable[Any], facets: Iterable[str]) -> dict[str, set[str]]:
+    """Each facet's values among ``specs``."""
+    specs = list(specs)
+    return {facet: {value for spec in specs for value in _values(spec, facet)} for facet in facets}
 
 
 def spec_matches(spec: Any, filters: Mapping[str, str]) -> bool:

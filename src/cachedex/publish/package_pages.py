@@ -20,7 +20,7 @@ from ..errors import UnknownPackage
 from ..query import Query
 from ..values import ROOT_STACK, variant_name
 from ..versions import version_key
-from .facets import PACKAGE_FILTER_KEYS, PACKAGE_KEYS, select_specs
+from .facets import PACKAGE_FILTER_KEYS, PACKAGE_KEYS, select_specs, spec_values, with_every_value
 from .tag_columns import machines
 
 __all__ = [
@@ -57,6 +57,7 @@ class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
     recipe: str = ""  #: the package's page on packages.spack.io
     #: each target of its specs -> the machines that run its binaries (the ``runs_on`` filter)
     runs_on: dict[str, tuple[str, ...]] = {}
+    text: str = ""  #: the Version filter, as typed: part of a version
 
     @property
     def shared(self) -> list[str]:
@@ -80,13 +81,16 @@ def _root_url(catalog: Catalog, tag: str) -> str:
     return root.url if root is not None else ""
 
 
-def package_page(catalog: Catalog, tag: str, name: str, filters: Mapping[str, str] | None = None) -> PackagePage:
-    """A package's specs in a tag, with facet counts (in specs) and its other tags."""
+def package_page(
+    catalog: Catalog, tag: str, name: str, filters: Mapping[str, str] | None = None, text: str = ""
+) -> PackagePage:
+    """A package's specs in a tag, with facet counts (in specs) and its other tags;
+    ``filters`` and ``text`` (part of a version) choose which of them match."""
     catalog.require_tag(tag)
     found = catalog.search(Query(name=name), tag=tag, limit=1_000_000)
     if not found.total:
         raise UnknownPackage(name, tag, catalog.package_tags(name))  # (naming where it is)
-    return _package_page(tag, name, found.specs, catalog.package_tags(name), _root_url(catalog, tag), filters)
+    return _package_page(tag, name, found.specs, catalog.package_tags(name), _root_url(catalog, tag), filters, text)
 
 
 def package_pages(
@@ -156,6 +160,7 @@ def _package_page(
     package_tags: list[tuple[str, int]],
     url: str,
     filters: Mapping[str, str] | None = None,
+    text: str = "",
 ) -> PackagePage:
     specs = sorted(found, key=lambda s: (version_key(s.version), s.version, s.hash), reverse=True)
     differing = differing_variants(specs)
@@ -177,17 +182,21 @@ def _package_page(
     ]
     chosen = select_specs(faceted, wanted, PACKAGE_KEYS)  # (runs_on filters, and has no counts)
     sizes = [s.size for s in specs if s.size is not None]
+    facets = with_every_value(chosen.facets, spec_values(faceted, PACKAGE_KEYS)) if wanted else chosen.facets
+    needle = text.strip().lower()  # (as the script reads the Version box: part of a version)
+    matches = [match and needle in s.version.lower() for match, s in zip(chosen.matches, specs, strict=True)]
     return PackagePage(
         tag=tag,
         name=name,
         specs=tuple(specs),
-        facets=chosen.facets,
+        facets=facets,
         other_tags=tuple((t, n) for t, n in package_tags if t != tag),
         size=sum(sizes) if sizes else None,
         sized=len(sizes),
         differing=differing,
         filters=wanted,
-        matches=tuple(chosen.matches),
+        matches=tuple(matches),
+        text=text.strip(),
         relax=chosen.relax,
         install=install_preamble(tag, url) if url else "",
         recipe=recipe_url(name),

@@ -27,7 +27,7 @@ from ..catalog.verifications import MirrorVerification
 from ..errors import UnknownPackage, UnknownSpec
 from ..values import ROOT_STACK
 from ..versions import version_key
-from .facets import FACETS, FILTER_KEYS, select_tag
+from .facets import FACETS, FILTER_KEYS, select_tag, with_every_value
 from .files import name_problem
 from .package_pages import PackagePage, install_preamble, package_page, package_pages
 from .spec_pages import Holder, Install, SpecPage, install_commands, spec_page, spec_page_from
@@ -220,10 +220,11 @@ def tag_page_from(data: TagData, filters: Mapping[str, str] | None = None, text:
     wanted = {key: filters[key] for key in FILTER_KEYS if filters and filters.get(key)}
     needle = text.strip().lower()
     chosen = select_tag(data.specs, wanted, needle)
+    values = data.specs.columns.values
     return TagPage(
         tag=data.row,
         packages=tuple(PackageRow(*found) for found in chosen.rows),
-        facets=chosen.facets,
+        facets=with_every_value(chosen.facets, values) if wanted or needle else chosen.facets,
         specs=data.specs.columns,
         filters=wanted,
         text=needle,

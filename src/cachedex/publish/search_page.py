@@ -47,6 +47,10 @@ class SearchView(msgspec.Struct, frozen=True, tag_field="page", tag="search"):
     hints: tuple[str, ...] = ()
     suggestion: str = ""  #: when nothing matches: the search likely meant (see ``SearchPage``)
     error: str = ""
+    #: a scope left out, and why: a stack without a tag, or one the tag lacks (a tag chosen after a stack of another)
+    note: str = ""
+    #: each tag's stacks, root left out: the stack choices the script gives a tag once chosen
+    tag_stacks: dict[str, tuple[str, ...]] = {}
     tags: tuple[str, ...] = ()  #: every tag, for the scope selector
     stacks: tuple[str, ...] = ()  #: the stacks of ``tag``
     live: bool = True  #: False on a static site, which can search package names only
@@ -96,11 +100,15 @@ def _search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
         tags=tags,
         stacks=stacks,
     )
+    view = msgspec.structs.replace(
+        view, tag_stacks={name: tuple(s for s in catalog.stack_names(name) if s != ROOT_STACK) for name in tags}
+    )
+    # A stack the scope cannot have (a tag chosen after a stack of another) is left out,
+    # and said: the search answers what it can rather than an error (the API refuses it).
     if stack and not tag:
-        return msgspec.structs.replace(view, error="a stack needs a tag")
-    if stack and stack != ROOT_STACK and stack not in stacks:
-        # (said on the page, the query kept in its box: a tag chosen after a stack of another)
-        return msgspec.structs.replace(view, stack="", error=f"tag {tag} has no stack {stack}; choose one of its own")
+        view = msgspec.structs.replace(view, stack="", note=f"Every tag: stack {stack} left out (a stack is a tag's).")
+    elif stack and stack != ROOT_STACK and stack not in stacks:
+        view = msgspec.structs.replace(view, stack="", note=f"Tag {tag} has no stack {stack}: searched the whole tag.")
     try:
         query = parse(text)
     except BadQuery as exc:
@@ -108,7 +116,12 @@ def _search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
     if query.is_empty:
         return view
     found = catalog.search(
-        query, tag=tag or None, stack=stack or None, limit=PER_PAGE, offset=(page - 1) * PER_PAGE, hints=page == 1
+        query,
+        tag=tag or None,
+        stack=view.stack or None,
+        limit=PER_PAGE,
+        offset=(page - 1) * PER_PAGE,
+        hints=page == 1,
     )
     by_name: dict[str, list[SpecSummary]] = {}
     for spec in found.specs:

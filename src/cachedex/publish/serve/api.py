@@ -297,14 +297,18 @@ def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 #: What the filters of a tag's page keep in its URL (``?stack=e4s&q=zl``): the server
 #: applies them (a page reads without JavaScript), the script too.
 _TAG_FILTERS = frozenset({*FILTER_KEYS, "q"})
-#: A package page's filters (``q``, a version filter, is the script's alone).
+#: A package page's filters (``q``: part of a version), applied by the server as by the script.
 _PACKAGE_FILTERS = frozenset({*PACKAGE_FILTER_KEYS, "q"})
 
 
 def _package_at(catalog: Catalog, request: Request) -> Any:
     params = request.query_params
     return package_page(
-        catalog, request.path_params["tag"], request.path_params["name"], active_filters(params, PACKAGE_FILTER_KEYS)
+        catalog,
+        request.path_params["tag"],
+        request.path_params["name"],
+        active_filters(params, PACKAGE_FILTER_KEYS),
+        params.get("q", ""),
     )
 
 
@@ -381,7 +385,7 @@ PAGES: dict[str, Endpoint] = {
     "mirrors": Endpoint(_page_builder(lambda c, r: mirrors_page(c))),
     "tag": Endpoint(_page_builder(_tag_page), _TAG_FILTERS, _TAG_FILTERS),
     "tag.gz": Endpoint(_tag_twin_gzipped),
-    "package": Endpoint(_page_builder(_package_at), _PACKAGE_FILTERS, frozenset(PACKAGE_FILTER_KEYS)),
+    "package": Endpoint(_page_builder(_package_at), _PACKAGE_FILTERS, _PACKAGE_FILTERS),
     "spec": Endpoint(_page_builder(_spec_at)),
     "search": Endpoint(_page_builder(_search_page), _SEARCH, _SEARCH),
     "all": Endpoint(_all_packages),

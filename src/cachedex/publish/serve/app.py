@@ -21,10 +21,12 @@ import asyncio
 import contextlib
 import email.utils
 import hashlib
+import importlib.resources
 import logging
+import posixpath
 import sqlite3
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 
 import msgspec
@@ -32,12 +34,12 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
-from starlette.routing import Route
+from starlette.routing import BaseRoute, Match, Route
 
 from ...errors import BadQuery, CachedexError
 from ...query import Query
 from ..pages import full_hash
-from ..render import ASSET_SOURCES, ASSETS, LIVE_FILE, asset_text, live_marker, render_not_found
+from ..render import ASSET_SOURCES, ASSETS, LIVE_FILE, asset_text, live_marker, render_not_found, render_stamp
 from ..urls import spec_url
 from .api import API, HTML, JSON, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
@@ -124,10 +126,16 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     catalogs = Catalogs(Path(catalog_path))
     cache = ResponseCache()
     heavy = _Gate(HEAVY_BUILDS)
+    # A page depends on the code that makes it too: after an upgrade (or new templates),
+    # a browser's cached page must not be confirmed by its old ETag, nor by a date (it
+    # would load assets the new version no longer serves). Validators name the code's
+    # stamp, and no date is earlier than the code's files (the same in every worker).
+    stamp = render_stamp()
+    installed = _code_modified()
 
     def build(endpoint: Endpoint, request: Request, key: tuple[object, ...]) -> Cached:
         catalog, _ = catalogs.get()
-        etag = '"' + hashlib.sha1(repr(key).encode()).hexdigest()[:20] + '"'
+        etag = '"' + hashlib.sha1(repr((stamp, key)).encode()).hexdigest()[:20] + '"'
         try:
             body, media_type = endpoint.build(catalog, request)
             return cached(body, media_type, 200, etag)
@@ -165,7 +173,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
                             hit = await run_in_threadpool(build, endpoint, request, key)
                 if hit.status < 500:  # a damaged catalog may be replaced: ask again next time
                     cache.put(state, key, hit)
-            return _send(request, hit, synced)
+            return _send(request, hit, max(synced, installed) if synced is not None else None)
 
         return respond
 
@@ -210,6 +218,9 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         return RedirectResponse("../" + spec_url(dag_hash), status_code=302)
 
     async def not_found(request: Request, exc: Exception) -> Response:
+        moved = _slash_toggled(request, app.router.routes)
+        if moved is not None:
+            return RedirectResponse(moved, status_code=307)
         if request.url.path.startswith("/api/"):
             return Response(error_body(404, f"no such endpoint: {request.url.path}"), status_code=404, media_type=JSON)
         return Response(render_not_found(), status_code=404, media_type=HTML)
@@ -291,8 +302,40 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
         lifespan=lifespan,
     )
+    # Starlette's own redirect of /tags/develop to /tags/develop/ is absolute, built from
+    # the Host header: behind a proxy that strips a prefix and passes Host on, it led
+    # out of the prefix. The 404 handler redirects by a relative URL instead.
+    app.router.redirect_slashes = False
     app.state.cachedex = ServeState(catalogs, cache, read_environment is not None)
     return app
+
+
+def _slash_toggled(request: Request, routes: Sequence[BaseRoute]) -> str | None:
+    """A relative URL to the request's path with its trailing "/" added or dropped, if
+    a route serves that path (with the query kept); else None."""
+    path = request.url.path
+    if path == "/":
+        return None
+    other = path[:-1] if path.endswith("/") else path + "/"
+    scope = {**request.scope, "path": other}
+    if not any(route.matches(scope)[0] == Match.FULL for route in routes):
+        return None
+    # Relative to the folder the request is in: /tags/develop -> "develop/", /api/tags/ -> "../tags".
+    folder, (to_folder, name) = path.rsplit("/", 1)[0] or "/", other.rsplit("/", 1)
+    relative = posixpath.relpath(to_folder or "/", folder)
+    target = name if relative == "." else f"{relative}/{name}"
+    target = target if target else "./"
+    return target + (f"?{request.url.query}" if request.url.query else "")
+
+
+def _code_modified() -> float:
+    """When cachedex's newest file (code, template, asset) was written: an upgrade writes
+    them anew."""
+    package = Path(str(importlib.resources.files("cachedex")))
+    return max(
+        (p.stat().st_mtime for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts),
+        default=0.0,  # (not the bytecode: a process writes it when it first imports a module)
+    )
 
 
 def _accepts_gzip(accept_encoding: str) -> bool:

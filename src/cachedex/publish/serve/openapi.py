@@ -98,6 +98,9 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
             "mirrors; search with Spack's spec syntax; diffs. Errors: "
             '{"error": {"status": ..., "message": ...}}.',
         },
+        # Relative to this document (/api/openapi.json): the server's root, under whatever
+        # prefix a reverse proxy serves it (without it, clients call the host's /api/).
+        "servers": [{"url": "..", "description": "this server (the folder above this document)"}],
         "paths": {
             "/api/tags": _operation("tags", "Every tag with its totals", {"type": "array", "items": _ref(TagRow)}, 400),
             "/api/tags/{tag}/packages": _operation(

@@ -102,11 +102,15 @@
     });
   });
 
-  // Phones: the filters start folded unless some are active.
+  // Phones: the filters start folded unless some are active (a name filter, runs_on too).
   const filtersBox = document.getElementById("filters-box");
-  if (filtersBox && window.matchMedia("(max-width: 640px)").matches && !/[?&](?!q=)[a-z]+=[^&]/.test(location.search)) {
+  if (filtersBox && window.matchMedia("(max-width: 640px)").matches && !/[?&][a-z_]+=[^&]/.test(location.search)) {
     filtersBox.open = false;
   }
+
+  // Why the site's data did not come: a page opened from a file may not read others.
+  const unreadable = (what, error) => `${what} could not be loaded (${error && error.message ? error.message : error})` +
+    (location.protocol === "file:" ? ": a page opened from a file cannot read the site's data; serve the folder with a web server (the README says how)." : ".");
 
   // Is this site served by `cachedex serve` (it has an API), or a static copy? Asked once.
   let live = null;
@@ -153,7 +157,14 @@
       return names.filter((n) => n.startsWith(needle)).concat(names.filter((n) => !n.startsWith(needle) && n.includes(needle)));
     };
     const packageHits = async (needle, mine) => {
-      const packages = await load();
+      let packages;
+      try {
+        packages = await load();
+      } catch (error) {
+        index = null; // (asked again at the next keystroke)
+        if (mine === asked) line(unreadable("The list of package names", error), "error");
+        return;
+      }
       if (mine !== asked) return; // a newer keystroke asked meanwhile: its list, not this one
       const all = matching(packages, needle);
       for (const name of all.slice(0, 30)) {
@@ -217,7 +228,11 @@
         return;
       }
       // A static copy: the first name matching, even if its list is not drawn yet.
-      const packages = await load();
+      const packages = await load().catch((error) => {
+        index = null;
+        results.replaceChildren(el("li", unreadable("The list of package names", error), "error"));
+        return {};
+      });
       const needle = nameIn(query);
       const [name] = needle ? matching(packages, needle) : [];
       if (!name) return;
@@ -225,6 +240,18 @@
       const tag = packages[name].includes(chosen) ? chosen : packages[name][0]; // the tag chosen, if it has it
       location.href = `${root}tags/${encodeURIComponent(tag)}/packages/${encodeURIComponent(name)}/index.html`;
     });
+    // The stacks to choose from are the chosen tag's: a stack of another tag is no scope.
+    const stackSelect = search.form.elements.stack;
+    const tagSelect = search.form.elements.tag;
+    if (stackSelect && tagSelect && stackSelect.dataset.stacks) {
+      const stacksOf = JSON.parse(stackSelect.dataset.stacks);
+      tagSelect.addEventListener("change", () => {
+        const keep = stackSelect.value;
+        const stacks = stacksOf[tagSelect.value] || [];
+        stackSelect.replaceChildren(new Option("every stack", ""), ...stacks.map((name) => new Option(cx.visible(name), name)));
+        stackSelect.value = stacks.includes(keep) ? keep : "";
+      });
+    }
     const asked0 = new URLSearchParams(location.search).get("q");
     if (asked0 && !search.value) search.value = asked0; // a static search page, asked by URL
     // A static search page asked by URL lists the names; a live one has its results below.
@@ -329,19 +356,39 @@
       p.setAttribute("role", "alert");
       out.replaceChildren(p);
     };
+    // Only the newest check is drawn: an answer to an earlier one (another tag, say)
+    // that comes late is dropped, and its request stopped.
+    let asking = null;
     reuse.addEventListener("submit", async (event) => {
       event.preventDefault();
       const file = reuse.elements.lockfile.files[0];
       if (!file) return;
       const tag = reuse.elements.tag.value;
+      if (asking) asking.abort();
+      const mine = (asking = new AbortController());
       out.replaceChildren(el("p", `Checking ${file.name} ...`));
+      out.setAttribute("aria-busy", "true");
       try {
-        const answer = await fetch(reuse.dataset.api + (tag ? "?tag=" + encodeURIComponent(tag) : ""), { method: "POST", body: file });
-        const report = await answer.json();
-        if (answer.ok) show(report);
-        else failed(report.error ? report.error.message : answer.statusText);
+        const answer = await fetch(reuse.dataset.api + (tag ? "?tag=" + encodeURIComponent(tag) : ""), {
+          method: "POST",
+          body: file,
+          signal: mine.signal,
+        });
+        // A proxy in front may answer in HTML (nginx's 413 for a body over its limit).
+        const json = (answer.headers.get("content-type") || "").includes("json");
+        const report = json ? await answer.json() : null;
+        if (mine !== asking) return;
+        if (answer.ok && report) show(report);
+        else if (report && report.error) failed(report.error.message);
+        else if (answer.status === 413) failed(`${file.name} is larger than the server (or a proxy in front of it) takes (413).`);
+        else failed(`The server answered ${answer.status} ${answer.statusText}.`);
       } catch (error) {
-        failed(`The server did not answer: ${error}`);
+        if (mine === asking && error.name !== "AbortError") failed(`The server did not answer: ${error}`);
+      } finally {
+        if (mine === asking) {
+          asking = null;
+          out.removeAttribute("aria-busy");
+        }
       }
     });
   }
@@ -366,16 +413,30 @@
     }
   }
   if (params.get("q")) text.value = params.get("q");
+  // [facet filters, the name (or version) filter in lower case to match, as typed for the URL]
   const state = () => [Object.fromEntries(selects.filter((s) => s.value).map((s) => [s.name, s.value])),
-    text.value.trim().toLowerCase()];
+    text.value.trim().toLowerCase(), text.value.trim()];
   const query = (filters) => { const q = new URLSearchParams(filters).toString(); return q ? `?${q}` : ""; };
   const summary = document.querySelector("#filters-box > summary");
-  const remember = (filters, needle) => {
-    const next = needle ? { ...filters, q: needle } : filters;
-    history.replaceState(null, "", query(next) || location.pathname);
+  // The links up to the tag's page carry its filters (not a package's variant), as the
+  // server writes them.
+  const crumbs = document.querySelectorAll("a[data-carry]");
+  const remember = (filters, typed) => {
+    const next = typed ? { ...filters, q: typed } : filters;
+    // (the #fragment stays: a link to a package page's #coverage lands there)
+    history.replaceState(null, "", (query(next) || location.pathname) + location.hash);
+    const up = { ...filters };
+    delete up.variant;
+    crumbs.forEach((link) => { link.href = link.dataset.carry + query(up); });
     // On a phone the box is folded: its heading is what says filters are on.
-    const active = Object.keys(filters).length;
+    const active = Object.keys(filters).length + (typed ? 1 : 0);
     if (summary) summary.textContent = active ? `Filters (${active})` : "Filters";
+  };
+  // A page opened at a #fragment (a package page's #coverage): there once filtered, as
+  // the rows above it may have moved it.
+  const landed = () => {
+    const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    if (target) target.scrollIntoView();
   };
   // Each select's options, their counts with the other filters applied; none disabled
   // that is chosen.
@@ -455,7 +516,7 @@
       if (partial) partial.hidden = true;
     };
     const run = () => {
-      const [filters, needle] = state();
+      const [filters, needle, typed] = state();
       const chosen = cx.selectTag(page, filters, needle, true);
       rows = chosen.rows;
       if (sortKey !== "name") {
@@ -468,17 +529,33 @@
       if (shownSpecs) shownSpecs.textContent = ` (${cx.formatCount(specs)} spec${specs === 1 ? "" : "s"})`;
       recount(chosen.facets);
       explainEmpty(rows.length, filters, chosen.relax, "packages", needle);
-      remember(filters, needle);
+      remember(filters, typed);
       draw(filters);
     };
     more.addEventListener("click", () => { limit += step; draw(state()[0]); });
     sorter(table, (key, dir) => { sortKey = key; sortDir = dir; if (page) run(); });
     form.addEventListener("submit", (event) => event.preventDefault());
+    // Until the tag's data has come, the rows are the unfiltered ones the server wrote:
+    // filters the URL asks for say they are on their way.
+    const status = el("p", "", "muted");
+    status.id = "load-status";
+    status.setAttribute("role", "status");
+    form.append(status);
+    const [asked, , askedText] = state();
+    if (Object.keys(asked).length || askedText) status.textContent = "Loading the tag's specs to apply the filters ...";
     loadTwin(table.dataset.src).then((data) => {
       page = data;
+      status.remove();
       form.addEventListener("input", run);
       run();
+      landed();
       document.body.dataset.ready = "1"; // filters applied: the page is interactive
+    }, (error) => {
+      status.className = "error";
+      status.setAttribute("role", "alert");
+      status.textContent = unreadable("The filters need this tag's data, which", error) + " The rows below are unfiltered.";
+      if (apply) apply.hidden = false; // (a server that applies them may be behind this page)
+      document.body.dataset.ready = "1";
     });
   }
 
@@ -497,7 +574,9 @@
         }
       } catch (error) { /* fall back to the plain file */ }
     }
-    return (await fetch(src)).json();
+    const response = await fetch(src);
+    if (!response.ok) throw new Error(`${src}: ${response.status} ${response.statusText}`);
+    return response.json();
   }
 
   // -- a package page: its specs are all in the table; the filters hide rows --
@@ -513,7 +592,7 @@
     }));
     const facets = counted.map((s) => s.name);
     const run = () => {
-      const [filters, needle] = state();
+      const [filters, needle, typed] = state();
       const chosen = cx.selectSpecs(specs, filters, facets);
       let count = 0;
       rows.forEach((row, i) => {
@@ -524,11 +603,12 @@
       shown.textContent = cx.formatCount(count);
       recount(chosen.facets);
       explainEmpty(count, filters, chosen.relax, "specs");
-      remember(filters, needle);
+      remember(filters, typed);
     };
     form.addEventListener("submit", (event) => event.preventDefault());
     form.addEventListener("input", run);
     run();
+    landed();
     sorter(table, (key, dir) => {
       const value = {
         version: (a, b) => cx.compareVersions(a.dataset.version, b.dataset.version),
