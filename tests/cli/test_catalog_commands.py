@@ -95,7 +95,7 @@ def test_a_jekyll_tag_cachedex_did_not_write_stays(two_tags: Path) -> None:
     assert (own / "notes.md").read_text() == "mine"
 
 
-def test_gc_gives_back_the_space_of_specs_nothing_needs(mirrors: Path, tmp_path: Path) -> None:
+def test_cos8_gc_gives_back_the_space_of_specs_nothing_needs(mirrors: Path, tmp_path: Path) -> None:
     """A mirror that replaces builds leaves the old ones behind; once no history names
     them (a forgotten tag's), gc removes them."""
     config = _config(tmp_path / "cachedex.yaml", ["a", "b"])

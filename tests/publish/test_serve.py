@@ -225,7 +225,7 @@ def test_a_new_version_is_not_confirmed_by_the_old_ones_validators(
     module = importlib.import_module("cachedex.publish.serve.app")
     first = get(create_app(demo_run.catalog), "/tags/develop/", **{"accept-encoding": "identity"})
     monkeypatch.setattr(module, "render_stamp", lambda: b"cachedex 99.0 another\n")
-    monkeypatch.setattr(module, "_code_modified", lambda: time.time() + 5)  # its files written after
+    monkeypatch.setattr(module, "code_modified", lambda: time.time() + 5)  # its files written after
     upgraded = create_app(demo_run.catalog)
     for header, value in (
         ("if-none-match", first.headers["etag"]),

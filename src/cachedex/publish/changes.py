@@ -319,8 +319,8 @@ def since_page(catalog: Catalog, tag: str, since: float, label: str) -> CompareP
     diff, listings = diff_since_read(catalog, tag, since, label)
     changes = [
         change
-        for sync in catalog.tag_syncs(tag, limit=1_000_000)
-        if sync.finished_at > since and sync.changes
+        for sync in catalog.tag_syncs(tag, limit=1_000_000, changed_only=True)
+        if sync.finished_at > since
         for change in catalog.sync_changes(sync.id)
     ]
     held = catalog.held_hashes(change.hash for change in changes if change.change < 0)

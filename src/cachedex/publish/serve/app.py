@@ -21,7 +21,6 @@ import asyncio
 import contextlib
 import email.utils
 import hashlib
-import importlib.resources
 import logging
 import posixpath
 import sqlite3
@@ -32,6 +31,7 @@ from pathlib import Path
 import msgspec
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Match, Route
@@ -44,6 +44,7 @@ from ..urls import spec_url
 from .api import API, HTML, JSON, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
 from .catalogs import Catalogs
+from .headers import SecurityHeaders, code_modified
 from .openapi import openapi_document
 from .refusals import check_parameters, error_body, error_page
 from .reuse_route import ReadEnvironment, reuse_endpoint
@@ -131,7 +132,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     # would load assets the new version no longer serves). Validators name the code's
     # stamp, and no date is earlier than the code's files (the same in every worker).
     stamp = render_stamp()
-    installed = _code_modified()
+    installed = code_modified()
 
     def build(endpoint: Endpoint, request: Request, key: tuple[object, ...]) -> Cached:
         catalog, _ = catalogs.get()
@@ -301,6 +302,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         routes=routes,
         exception_handlers={404: not_found, 405: method_not_allowed, 500: server_error},
         lifespan=lifespan,
+        middleware=[Middleware(SecurityHeaders)],
     )
     # Starlette's own redirect of /tags/develop to /tags/develop/ is absolute, built from
     # the Host header: behind a proxy that strips a prefix and passes Host on, it led
@@ -326,16 +328,6 @@ def _slash_toggled(request: Request, routes: Sequence[BaseRoute]) -> str | None:
     target = name if relative == "." else f"{relative}/{name}"
     target = target if target else "./"
     return target + (f"?{request.url.query}" if request.url.query else "")
-
-
-def _code_modified() -> float:
-    """When cachedex's newest file (code, template, asset) was written: an upgrade writes
-    them anew."""
-    package = Path(str(importlib.resources.files("cachedex")))
-    return max(
-        (p.stat().st_mtime for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts),
-        default=0.0,  # (not the bytecode: a process writes it when it first imports a module)
-    )
 
 
 def _accepts_gzip(accept_encoding: str) -> bool:

@@ -1,0 +1,78 @@
+"""What every answer of the server carries besides its body: headers that keep a browser
+from doing more with it than showing it (a content security policy, no type sniffing),
+and when the code that makes the pages was installed (their validators name it)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.resources
+import re
+from collections.abc import Awaitable, Callable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+from ..render import render_not_found
+
+__all__ = ["SecurityHeaders", "code_modified", "security_headers"]
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def code_modified() -> float:
+    """When cachedex's newest file (code, template, asset) was written: an upgrade writes
+    them anew. Not the bytecode: a process writes it when it first imports a module."""
+    package = Path(str(importlib.resources.files("cachedex")))
+    return max(
+        (p.stat().st_mtime for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts),
+        default=0.0,
+    )
+
+
+def _inline_hashes(kind: str) -> str:
+    """The CSP sources of the error page's own inline ``<style>`` or ``<script>`` (it is
+    self-contained, to be shown at any URL): the same text for every error."""
+    page = render_not_found()
+    found = re.findall(rf"<{kind}>(.*?)</{kind}>", page, re.S)
+    return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(t.encode()).digest()).decode()}'" for t in found)
+
+
+def security_headers() -> list[tuple[bytes, bytes]]:
+    """The headers every answer carries. The pages load their scripts, styles and data
+    from this server only, and are framed by no other site: should a value from a mirror
+    ever escape its escaping, a browser runs nothing it brings."""
+    policy = (
+        "default-src 'self'; "
+        f"script-src 'self' {_inline_hashes('script')}; "
+        f"style-src 'self' {_inline_hashes('style')}; "
+        "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
+    )
+    return [
+        (b"content-security-policy", policy.encode()),
+        (b"x-content-type-options", b"nosniff"),
+        (b"referrer-policy", b"same-origin"),
+    ]
+
+
+class SecurityHeaders:
+    """ASGI middleware: :func:`security_headers` on every response, errors included."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self.headers = security_headers()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+
+        async def with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [*message.get("headers", ()), *self.headers]
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
