@@ -271,7 +271,8 @@ def dump(catalog: Catalog) -> list[tuple[object, ...]]:
     db = _db(catalog)
     rows: list[tuple[object, ...]] = []
     for (table,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name").fetchall():
-        rows.extend((table, *row) for row in db.execute(f"SELECT * FROM {table} ORDER BY 1, 2"))
+        order = "1, 2" if len(db.execute(f"PRAGMA table_info({table})").fetchall()) > 1 else "1"
+        rows.extend((table, *row) for row in db.execute(f"SELECT * FROM {table} ORDER BY {order}"))
     return rows
 
 

@@ -117,6 +117,8 @@ BAD = [
     # a range of a target archspec does not know is refused, as Spack does
     ("target=zen9:", 7, "'zen9' is none of them; target=zen9 alone finds"),
     ("target=zen2,:zen9", 13, "'zen9' is none of them"),
+    # no rewrite to suggest where it would be refused too (a nameless ^dep of key=value)
+    ("hdf5 ^%gcc target=x", 11, "target=x follows %gcc: Spack 1.0 reads it"),
 ]
 
 
@@ -161,6 +163,17 @@ def test_malformed_queries_show_where(text: str, position: int, problem: str) ->
         assert lines[1] == f"  {text}" and len(lines[2]) == position + 3
     else:  # the part of a long query around the problem, its cut ends "..."
         assert len(lines[1]) <= 2 + 100 + 6 and "..." in lines[1]
+
+
+def test_a_rewrite_the_refusal_suggests_is_read() -> None:
+    for text in ("hdf5 %gcc target=zen4", "hdf5 ^zlib %gcc@13 +pic", "hdf5 ^%gcc target=x", "%gcc hdf5"):
+        with pytest.raises(BadQuery) as caught:
+            parse(text)
+        said = caught.value.problem
+        if "write it before the compiler: " in said:
+            parse(said.rsplit("write it before the compiler: ", 1)[1])
+        else:
+            assert said.endswith("write it before the compiler"), said
 
 
 def test_a_long_query_is_quoted_around_its_problem_only() -> None:

@@ -24,7 +24,7 @@ import re
 import msgspec
 
 from .errors import BadQuery
-from .query_refusals import after_compiler, flag_refused, propagated, provider_assigned, unexpected
+from .query_refusals import after_compiler, compiler_moved, flag_refused, propagated, provider_assigned, unexpected
 from .query_targets import check_target, target_names
 from .values import FLAG_NAMES, short_repr, visible
 from .versions import VersionRange, has_prefix, version_key
@@ -132,6 +132,17 @@ def parse(text: str) -> Query:
     return msgspec.structs.replace(main, dependencies=tuple(dependencies)) if dependencies else main
 
 
+def _after_compiler(text: str, compiler: re.Match[str], at: int, end: int) -> str:
+    """:func:`after_compiler`'s refusal, suggesting the query with the compiler moved last
+    only when that is a query this parser reads (``hdf5 ^%gcc target=x`` has none)."""
+    rewritten: str | None = compiler_moved(text, compiler.start(), compiler.end(), end)
+    try:
+        parse(rewritten or "")
+    except BadQuery:
+        rewritten = None
+    return after_compiler(text, compiler.start(), compiler.end(), at, end, rewritten)
+
+
 def _carets(text: str) -> list[int]:
     """Positions of the ``^`` that start dependencies (not those inside quotes)."""
     cuts: list[int] = []
@@ -156,7 +167,7 @@ def _parse_part(text: str, position: int, end: int) -> Query:
     while position < end:
         minus = _MINUS.match(text, position, end) if after_space else None
         if minus is not None and compiler is not None:
-            raise BadQuery(text, position, after_compiler(text, compiler.start(), compiler.end(), position, end))
+            raise BadQuery(text, position, _after_compiler(text, compiler, position, end))
         if minus is not None:
             _set_variant(text, position, variants, minus["name"], False)
             position, after_space = minus.end(), False
@@ -172,7 +183,7 @@ def _parse_part(text: str, position: int, end: int) -> Query:
         if compiler is not None and token["compiler"] is None:
             # In Spack 1.0 what follows %gcc is gcc's (its version, variants, target):
             # a question about the package's own is written before it.
-            raise BadQuery(text, start, after_compiler(text, compiler.start(), compiler.end(), start, end))
+            raise BadQuery(text, start, _after_compiler(text, compiler, start, end))
         if token["hash"] is not None:
             prefix = token["hash"]
             if not prefix:

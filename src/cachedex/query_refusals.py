@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["after_compiler", "flag_refused", "propagated", "provider_assigned", "unexpected"]
+__all__ = ["after_compiler", "compiler_moved", "flag_refused", "propagated", "provider_assigned", "unexpected"]
 
 _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # (as the parser's)
 
@@ -49,18 +49,26 @@ def propagated(written: str) -> str:
     )
 
 
-def after_compiler(text: str, compiler_start: int, compiler_end: int, at: int, end: int) -> str:
-    """Why what follows ``%gcc`` in one spec of ``text`` (``text[at:end]``) is refused,
-    with the query written so that it is the package's: Spack 1.0 reads it as the
-    compiler's own (``hdf5 %gcc@13 target=zen4``: gcc's target), older Spack as the
-    package's, and cachedex reads a compiler by its name and version only."""
+def compiler_moved(text: str, compiler_start: int, compiler_end: int, end: int) -> str:
+    """``text`` with the ``%compiler`` at ``compiler_start:compiler_end`` moved to the end
+    of its spec (which ends at ``end``): what follows it then is the package's."""
     compiler = text[compiler_start:compiler_end].strip()
     moved = f"{text[:compiler_start].rstrip()} {text[compiler_end:end].strip()} {compiler}".strip()
-    rewritten = " ".join(f"{moved} {text[end:]}".split())
+    return " ".join(f"{moved} {text[end:]}".split())
+
+
+def after_compiler(text: str, compiler_start: int, compiler_end: int, at: int, end: int, rewritten: str | None) -> str:
+    """Why what follows ``%gcc`` in one spec of ``text`` (``text[at:end]``) is refused, with
+    the query written so that it is the package's (``rewritten``, when that is a query
+    cachedex reads): Spack 1.0 reads it as the compiler's own (``hdf5 %gcc@13
+    target=zen4``: gcc's target), older Spack as the package's, and cachedex reads a
+    compiler by its name and version only."""
+    compiler = text[compiler_start:compiler_end].strip()
     what = text[at:end].split()[0] if text[at:end].split() else text[at:end]
+    then = f": {rewritten}" if rewritten else ""
     return (
         f"{what} follows {compiler}: Spack 1.0 reads it as the compiler's, older Spack as the package's; "
-        f"for the package's, write it before the compiler: {rewritten}"
+        f"for the package's, write it before the compiler{then}"
     )
 
 

@@ -3,6 +3,7 @@ said, forgotten with its history and pages; the space of unneeded specs comes ba
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -125,3 +126,65 @@ def test_the_all_tags_feed_keeps_its_entries_through_quiet_syncs(mirrors: Path, 
         assert run(config, "sync")[0] == 0
     with Catalog(tmp_path / "cachedex.sqlite", readonly=True) as catalog:
         assert all_tags_feed(catalog, limit=2).count(b"<entry>") == 1
+
+
+def test_no_state_after_a_forget_takes_a_token_an_earlier_one_had(two_tags: Path) -> None:
+    """The ids of a forgotten tag's syncs were given again: forgetting the newest synced
+    tag and syncing it under its new name brought back the very token (and ETags) of
+    the catalog before, with other content."""
+    folder = two_tags.parent
+    catalog_path = folder / "cachedex.sqlite"
+    seen = []
+    with Catalog(catalog_path, readonly=True) as catalog:
+        seen.append(catalog.state_token()[0])
+    _config(two_tags, ["a", "c"])
+    (folder / "m-c").symlink_to(folder / "m-b")  # b renamed c: the same mirror
+    assert run(two_tags, "forget", "b")[0] == 0
+    for step in (["sync", "c"], ["forget", "c"], ["sync", "c"]):
+        if step[0] == "forget":
+            _config(two_tags, ["a"])
+        else:
+            _config(two_tags, ["a", "c"])
+        assert run(two_tags, *step)[0] == 0, step
+        with Catalog(catalog_path, readonly=True) as catalog:
+            token = catalog.state_token()[0]
+        assert token not in seen, (step, token, seen)
+        seen.append(token)
+
+
+def test_jekyll_removes_only_what_its_own_catalog_wrote(two_tags: Path, mirrors: Path) -> None:
+    """Two catalogs writing one Jekyll tree (each its tags): a tag the other catalog
+    wrote is no tag this one forgot."""
+    folder = two_tags.parent
+    other = folder / "other"
+    other.mkdir()
+    write_v2_mirror(other / "m-z", fixture_index(mirrors))
+    other_config = _config(other / "cachedex.yaml", ["z"])
+    assert run(other_config, "sync")[0] == 0
+    assert run(other_config, "jekyll", str(folder / "jekyll"))[0] == 0
+    code, out, _ = run(two_tags, "jekyll", str(folder / "jekyll"))
+    assert code == 0 and "no longer in the catalog" not in out
+    assert (folder / "jekyll/_cache/z/.cachedex-jekyll").is_file()
+
+
+def test_forgetting_a_catalog_s_last_tag_removes_its_jekyll_pages(two_tags: Path) -> None:
+    folder = two_tags.parent
+    assert run(two_tags, "forget", "b")[0] == 0
+    _config(two_tags, ["x"])
+    code, out, _ = run(two_tags, "forget", "a")
+    assert code == 0, out
+    code, out, _ = run(two_tags, "jekyll", str(folder / "jekyll"))
+    assert code == 0 and "a: no longer in the catalog" in out
+    assert not (folder / "jekyll/_cache/a").exists() and not (folder / "jekyll/_cache/b").exists()
+
+
+def test_a_tag_tags_from_names_is_not_forgotten(mirrors: Path, tmp_path: Path) -> None:
+    """Its next sync would read it again, as a first sync, its history gone."""
+    write_v2_mirror(tmp_path / "m", fixture_index(mirrors))
+    index = (tmp_path / "m/build_cache/index.json").as_uri()
+    (tmp_path / "found.json").write_text(json.dumps({"d": [{"label": "root", "url": index}]}))
+    config = tmp_path / "cachedex.yaml"
+    config.write_text("tags_from: found.json\n")
+    assert run(config, "sync")[0] == 0
+    code, _, err = run(config, "forget", "d")
+    assert code == 2 and "d: still in" in err

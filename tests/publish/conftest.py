@@ -28,7 +28,9 @@ TIMEOUT_MS = 15_000
 #: What a browser test waits for once a page is loaded: the site's script has run. The
 #: body is asked for with ``?.``: right after a click, the next page may have none yet,
 #: and a wait that throws fails the test instead of waiting (a CI run met it once).
-PAGE_READY = "document.body?.dataset.ready === '1'"
+# (a function, not an expression: Playwright evaluates an expression string with eval,
+# which the live server's content security policy refuses, as it should)
+PAGE_READY = "() => document.body?.dataset.ready === '1'"
 #: How a page's main part opens (base.html): what comes after it is the page's own.
 MAIN_OPENS = '<main id="main" tabindex="-1">'
 

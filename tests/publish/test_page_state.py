@@ -34,7 +34,7 @@ def test_a_live_filtered_page_offers_every_value_to_change_to(page: Any, uvicorn
     disabled = page.eval_on_selector_all("select[name=target] option[disabled]", "os => os.map(o => o.value)")
     assert disabled and all(value in every["target"] for value in disabled)
     page.select_option("select[name=os]", "")
-    page.wait_for_function("!document.querySelector('select[name=target] option[disabled]')")
+    page.wait_for_function("() => !document.querySelector('select[name=target] option[disabled]')")
 
 
 def test_a_link_to_a_fragment_lands_there_with_the_script_on(page: Any, served: str) -> None:
@@ -91,7 +91,7 @@ def test_the_filters_stay_unfolded_on_a_phone_when_a_name_or_runs_on_filter_is_o
         assert page.evaluate("document.getElementById('filters-box').open") is bool(query), query
         assert page.inner_text("#filters-box > summary") == heading, query
     page.fill("input[data-text]", "Py")  # kept as typed in the URL, matched in any case
-    page.wait_for_function("location.search === '?q=Py'")
+    page.wait_for_function("() => location.search === '?q=Py'")
     context.close()
 
 

@@ -236,6 +236,26 @@ def test_a_new_version_is_not_confirmed_by_the_old_ones_validators(
     assert get(upgraded, "/tags/develop/", **{"if-none-match": again.headers["etag"]}).status_code == 304
 
 
+@pytest.mark.parametrize(
+    ("path", "location"),
+    [
+        ("/tags/develop", "develop/"),
+        ("/tags/develop?stack=e4s", "develop/?stack=e4s"),
+        ("/api/tags/", "../tags"),
+        ("/tags/develop%2Fpackages%2Fzlib-ng", "develop%2Fpackages%2Fzlib-ng/"),  # as sent, as resolved
+        ("/tags/develop/packages/a:b", "./a:b/"),  # not a URL of scheme "a"
+        ("/tags/develop/packages/a%25b", "a%25b/"),
+        ("/tags/develop/packages/%2e%2e", None),  # a browser reads %2e%2e as "..": no redirect up
+    ],
+)
+def test_slash_redirects_are_relative_to_the_path_as_sent(app: Any, path: str, location: str | None) -> None:
+    answer = get(app, path, host="example.org")
+    if location is None:
+        assert answer.status_code == 404
+    else:
+        assert answer.status_code == 307 and answer.headers["location"] == location
+
+
 def test_a_real_uvicorn(uvicorn_server: str) -> None:
     with httpx.Client(base_url=uvicorn_server, timeout=10) as client:
         tags = client.get("/api/tags")

@@ -239,7 +239,7 @@ def test_the_search_page_when_served_by_cachedex(page: Any, uvicorn_server: str,
     page.wait_for_selector("#search-results li a")
     page.press("#package-search", "Enter")  # a spec query goes to the search page
     page.wait_for_url("**/search.html?q=*")
-    page.wait_for_function("document.getElementById('results')")
+    page.wait_for_function("() => document.getElementById('results')")
     page.wait_for_timeout(300)  # (once the script knows it is live)
     assert page.locator("#search-results li").count() == 0  # the results are below, not a list of one link
     page.select_option("select[name=tag]", "develop")
@@ -326,7 +326,7 @@ def test_the_search_box_of_a_static_site_says_it_searches_names(page: Any, serve
     assert "searches package names only" in text and "hdf5" in text
     assert "static" in page.inner_text("#search-hint")
     page.fill("#package-search", "^zlib-ng")  # no name to look up: no list of names promised
-    page.wait_for_function("document.querySelector('#search-results').innerText.includes('names only')")
+    page.wait_for_function("() => document.querySelector('#search-results').innerText.includes('names only')")
     assert page.inner_text("#search-results").strip().endswith("needs cachedex serve.")
     page.goto(served + "search.html?q=zlib")
     page.wait_for_selector("#search-results li a")
@@ -374,7 +374,7 @@ def test_a_facet_value_that_would_reorder_text_shows_as_escapes_on_the_tag_page(
         page.goto(server.url + "tags/t/index.html")
         page.wait_for_function(PAGE_READY)
         page.select_option("select[name=os]", "rhel\u202e8")
-        page.wait_for_function("document.getElementById('shown').textContent === '1'")
+        page.wait_for_function("() => document.getElementById('shown').textContent === '1'")
         assert _texts(page, "#rows tbody td[data-label=os]") == ["rhel\\u202e8"]
         assert "rhel\\u202e8 (1)" in _texts(page, "select[name=os] option")
         assert "\u202e" not in page.inner_text("body")
@@ -383,7 +383,7 @@ def test_a_facet_value_that_would_reorder_text_shows_as_escapes_on_the_tag_page(
         page.wait_for_function(PAGE_READY)
         assert "rhel\\u202e8" in page.inner_text("#rows tbody") and page.inner_text("#shown") == "2"
         page.select_option("select[name=os]", "rhel\u202e8")
-        page.wait_for_function("document.getElementById('shown').textContent === '1'")
+        page.wait_for_function("() => document.getElementById('shown').textContent === '1'")
         assert "\u202e" not in page.inner_text("body")
     finally:
         server.close()
@@ -410,7 +410,7 @@ def test_the_raw_spec_json_is_indented_when_opened_and_otherwise_as_held(page: A
         pre = page.locator("details > pre.json")
         assert pre.text_content() == node.decode()  # as held until opened
         page.click("details:has(pre.json) > summary")
-        page.wait_for_function("document.querySelector('details > pre.json').dataset.indented === '1'")
+        page.wait_for_function("() => document.querySelector('details > pre.json').dataset.indented === '1'")
         shown = pre.text_content()
     finally:
         server.close()
@@ -539,9 +539,9 @@ def test_the_filters_heading_counts_the_filters_on(page: Any, served: str) -> No
     page.wait_for_function(PAGE_READY)
     assert page.inner_text("#filters-box > summary") == "Filters (2)"
     page.select_option("select[name=os]", "")
-    page.wait_for_function("document.querySelector('#filters-box > summary').textContent === 'Filters (1)'")
+    page.wait_for_function("() => document.querySelector('#filters-box > summary').textContent === 'Filters (1)'")
     page.select_option("select[name=target]", "")
-    page.wait_for_function("document.querySelector('#filters-box > summary').textContent === 'Filters'")
+    page.wait_for_function("() => document.querySelector('#filters-box > summary').textContent === 'Filters'")
 
 
 def test_a_card_table_s_hidden_sort_buttons_are_not_tabbed_to_on_a_phone(page: Any, served: str) -> None:

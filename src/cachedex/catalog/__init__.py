@@ -151,12 +151,19 @@ class Catalog:
         # A verification changes what pages show too, so it changes the token as a sync
         # does; so do sizes, which a sync records in batches after committing its listing
         # (and which only ever grow in number between syncs: their count tells).
-        # A tag forgotten changes what pages show: the number of tags tells.
-        last, finished, checked, sized, tags = self._db.execute(
+        # A tag forgotten changes what pages show, and its syncs' (and verifications')
+        # ids are then given again: the forgettings, never renumbered, are counted too.
+        last, finished, checked, sized, forgotten = self._db.execute(
             "SELECT max(id), max(finished_at), (SELECT max(id) FROM verifications), "
-            "(SELECT total(sized) FROM tags), (SELECT count(*) FROM tags) FROM syncs"
+            "(SELECT total(sized) FROM tags), (SELECT max(id) FROM forgotten) FROM syncs"
         ).fetchone()
-        return f"s{last or 0}z{int(sized)}t{tags}" + (f"v{checked}" if checked else ""), finished
+        token = f"s{last or 0}z{int(sized)}" + (f"v{checked}" if checked else "")
+        return token + (f"f{forgotten}" if forgotten else ""), finished
+
+    def identity(self) -> str:
+        """The catalog's own id (random, made with it): marks what its builds write into
+        folders other catalogs may write too."""
+        return str(self._db.execute("SELECT id FROM identity").fetchone()[0])
 
     @contextmanager
     def writing_tag(self, tag: str, *, on_wait: Callable[[], None] | None = None) -> Iterator[TagWriter]:

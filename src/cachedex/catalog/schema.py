@@ -15,7 +15,7 @@ from ..errors import CatalogError
 __all__ = ["BULK_INDEXES", "BULK_MEMBER_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 _SCHEMA_V1 = """
 CREATE TABLE specs (
@@ -221,6 +221,22 @@ DROP INDEX edges_child;
 {_EDGES_CHILD};
 """
 
+# A tag forgotten (``cachedex forget``) is recorded: its syncs' ids are then reused, and
+# the catalog's state token counts forgettings, so that no later state takes a token an
+# earlier one had. The catalog's own id marks what its builds write into shared folders
+# (a Jekyll tree two catalogs write): only its own pages are ever removed.
+_V8_TO_V9 = """
+CREATE TABLE forgotten (
+    id      INTEGER PRIMARY KEY AUTOINCREMENT,  -- never reused
+    tag     TEXT NOT NULL,
+    at      REAL NOT NULL
+);
+CREATE TABLE identity (
+    id      TEXT NOT NULL                       -- random, made once
+);
+INSERT INTO identity VALUES (lower(hex(randomblob(16))));
+"""
+
 _MIGRATIONS: dict[int, str] = {
     0: _SCHEMA_V1,
     1: _V1_TO_V2,
@@ -230,6 +246,7 @@ _MIGRATIONS: dict[int, str] = {
     5: _V5_TO_V6,
     6: _V6_TO_V7,
     7: _V7_TO_V8,
+    8: _V8_TO_V9,
 }
 
 

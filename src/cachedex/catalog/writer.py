@@ -398,4 +398,5 @@ def forget_tag(db: sqlite3.Connection, tag: str) -> int:
         db.execute(f"DELETE FROM {table} WHERE verification_id IN ({runs})", (tag,))
     db.execute("DELETE FROM verifications WHERE tag = ?", (tag,))
     db.execute("DELETE FROM tags WHERE id = ?", (tag_id,))
+    db.execute("INSERT INTO forgotten (tag, at) VALUES (?, ?)", (tag, time.time()))
     return int(listed)

@@ -61,8 +61,11 @@ def forget_command(state: State, tags: tuple[str, ...]) -> None:
     Example:
       cachedex forget develop-2025-01-05
     """
+    from ..ingest.discovery import chosen_tags
+
     config = state.config()
-    configured = sorted({tag.name for tag in config.tags} & set(tags))
+    with chosen_tags(config, None) as (everything, _, _):  # tags_from's tags too (read now)
+        configured = sorted({tag.name for tag in everything.tags} & set(tags))
     if configured:
         raise click.UsageError(
             f"{', '.join(configured)}: still in {config.path or 'the config'} (the next sync would read "

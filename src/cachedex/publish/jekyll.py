@@ -273,7 +273,15 @@ def _write_tag(
     remove_stale_temporaries(folders, _TAG_FILES)
     pages, specs, skips = len(kept), sum(s.specs for s in shares), tuple(sorted(skipped))
     record = Record(
-        state, pages, specs, skips, summary.version, summary.count, dict(summary.compilers), dict(summary.parameters)
+        state,
+        pages,
+        specs,
+        skips,
+        summary.version,
+        summary.count,
+        dict(summary.compilers),
+        dict(summary.parameters),
+        catalog.identity(),
     )
     update_file(str(record_path), msgspec.msgpack.encode(record))
     report = TagReport(
@@ -363,7 +371,7 @@ def write_jekyll(
     reports: list[TagReport] = []
     try:
         outdir.mkdir(parents=True, exist_ok=True)
-        if not selected:
+        if not selected and (tags is not None or not (outdir / "_cache").is_dir()):
             return JekyllReport(outdir, (), (), (), time.perf_counter() - started, tuple(skipped_tags))
         with held_alone(outdir, JekyllError):  # one run at a time: two race for the same folders
             # Read the _data files first: a broken one stops the run before any page changes.
@@ -372,9 +380,9 @@ def write_jekyll(
             tags_path, meta_path = data / "tags.yaml", data / "meta.yaml"
             previous_tags = read_yaml(tags_path, list)
             previous_meta = read_yaml(meta_path, dict)
-            # Tags this code wrote (their record says so) that the catalog no longer has:
-            # their pages and _data entries go; a tag written by another hand stays.
-            gone = _remove_gone_tags(outdir, set(catalog.tag_names())) if tags is None else {}
+            # Tags this catalog wrote (their record names it) that it no longer has: their
+            # pages and _data entries go; a tag another catalog or hand wrote stays.
+            gone = _remove_gone_tags(outdir, catalog) if tags is None else {}
             for tag in gone:
                 previous_meta = {k: v for k, v in (previous_meta or {}).items() if k != tag}
                 previous_tags = [e for e in previous_tags or () if not (isinstance(e, dict) and e.get("name") == tag)]
@@ -405,18 +413,21 @@ def write_jekyll(
     )
 
 
-def _remove_gone_tags(outdir: Path, known: set[str]) -> dict[str, int]:
-    """Remove the pages of each ``_cache/<tag>`` holding this code's record whose tag is
-    not in ``known``: {tag: pages removed}. Its other files (and it, then) stay."""
+def _remove_gone_tags(outdir: Path, catalog: Catalog) -> dict[str, int]:
+    """Remove the pages of each ``_cache/<tag>`` whose record says ``catalog`` wrote
+    them and whose tag it no longer has: {tag: pages removed}. Its other files (and
+    it, then) stay."""
     gone: dict[str, int] = {}
     cache = outdir / "_cache"
     if not cache.is_dir() or cache.is_symlink():
         return gone
+    known, mine = set(catalog.tag_names()), catalog.identity()
     for name, entry in _existing_folders(cache).items():
         if name in known or entry.is_symlink() or not entry.is_dir():
             continue
         record = os.path.join(entry.path, RECORD)
-        if not os.path.isfile(record) or os.path.islink(record):
+        found = read_record(Path(record)) if not os.path.islink(record) else None
+        if found is None or found.catalog != mine:
             continue
         gone[name] = _remove_left_packages(_existing_folders(Path(entry.path)), set())
         os.unlink(record)

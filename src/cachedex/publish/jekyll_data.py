@@ -72,6 +72,9 @@ class Record(msgspec.Struct):
     count: int
     compilers: dict[str, int]
     parameters: dict[str, int]
+    #: the id of the catalog that wrote the pages (``Catalog.identity``): a tag that
+    #: leaves it has them removed, never a tag another catalog wrote into the same tree
+    catalog: str = ""
 
 
 @functools.cache

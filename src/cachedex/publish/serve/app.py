@@ -22,11 +22,11 @@ import contextlib
 import email.utils
 import hashlib
 import logging
-import posixpath
 import sqlite3
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
+from urllib.parse import unquote
 
 import msgspec
 from starlette.applications import Starlette
@@ -314,19 +314,21 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
 
 def _slash_toggled(request: Request, routes: Sequence[BaseRoute]) -> str | None:
     """A relative URL to the request's path with its trailing "/" added or dropped, if
-    a route serves that path (with the query kept); else None."""
+    a route serves that path (with the query kept); else None. Written from the path as
+    it was sent (still percent-encoded), which the browser resolves it against."""
     path = request.url.path
     if path == "/":
         return None
     other = path[:-1] if path.endswith("/") else path + "/"
-    scope = {**request.scope, "path": other}
-    if not any(route.matches(scope)[0] == Match.FULL for route in routes):
+    if not any(route.matches({**request.scope, "path": other})[0] == Match.FULL for route in routes):
         return None
-    # Relative to the folder the request is in: /tags/develop -> "develop/", /api/tags/ -> "../tags".
-    folder, (to_folder, name) = path.rsplit("/", 1)[0] or "/", other.rsplit("/", 1)
-    relative = posixpath.relpath(to_folder or "/", folder)
-    target = name if relative == "." else f"{relative}/{name}"
-    target = target if target else "./"
+    sent = (request.scope.get("raw_path") or path.encode()).decode("latin-1").split("?", 1)[0]
+    name = sent.rstrip("/").rsplit("/", 1)[-1]
+    if unquote(name) in ("", ".", ".."):  # (a browser reads %2e%2e as "..": no way up by a redirect)
+        return None
+    # /tags/develop -> "develop/" (./ before a name with ":", which would read as a scheme);
+    # /api/tags/ -> "../tags".
+    target = f"../{name}" if sent.endswith("/") else f"{'./' if ':' in name else ''}{name}/"
     return target + (f"?{request.url.query}" if request.url.query else "")
 
 
