@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from cachedex.cli import main, present
-from tests.helpers import LIBELF_CORE2, fixture_index, write_v2_mirror, write_v3_mirror
+from tests.helpers import LIBELF_CORE2, Demo, fixture_index, write_v2_mirror, write_v3_mirror
 
 COMMAND = [sys.executable, "-m", "cachedex"]
 #: A variant value longer than any line rich would give its column.
@@ -161,3 +161,12 @@ def test_serve_on_port_0_names_the_port_it_listens_on(config: Path) -> None:
 def test_search_past_the_last_result_says_so(config: Path) -> None:
     result = CliRunner().invoke(main, ["--config", str(config), "search", "libelf", "--offset", "50"])
     assert result.exit_code == 0 and "(none from --offset 50: the last is " in result.output
+
+
+def test_show_of_a_word_no_tag_lists_says_so_before_hashes(demo_run: Demo) -> None:
+    """`cachedex show gcc` (an external: no tag lists it) said only that hash prefix
+    'gcc' is ambiguous."""
+    result = CliRunner().invoke(main, ["--config", str(demo_run.config), "show", "a"])
+    assert result.exit_code == 1
+    assert "no tag lists a package 'a', and as the start of a hash it is ambiguous" in result.stderr
+    assert "try 'cachedex search a'" in result.stderr

@@ -9,6 +9,7 @@ import hashlib
 import http.client
 import json
 import shutil
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from cachedex.ingest.manifests import read_clearsigned, spec_manifest_path
 from cachedex.ingest.signatures import Keyring
 from cachedex.ingest.sync import sync
 from cachedex.ingest.verify import MirrorVerification, VerifyReport, verify
-from tests.helpers import MIRRORS, dump, make_config
+from tests.helpers import MIRRORS, Demo, dump, make_config
 from tests.ingest.test_signatures import FIXTURE, TestKey
 from tests.registry import Registry, push_spack_cache
 from tests.servers import Nginx
@@ -464,3 +465,33 @@ def test_mirrorgen_signs_for_real_and_publishes_keys_as_spack(
     assert key_record["mediaType"] == "application/pgp-keys" and key_record["compression"] == "none"
     armored = (signed_v3 / f"blobs/sha256/{key_record['checksum'][:2]}/{key_record['checksum']}").read_text()
     assert armored == key.public
+
+
+def test_a_fault_repeated_per_spec_prints_some_of_it_and_counts_the_rest(
+    demo_run: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mirror with one fault repeats it per spec: two big tags printed 950,000 lines.
+    The text shows the first of each kind per mirror and how many more (--json: each)."""
+    from cachedex.cli.verify_command import PRINTED_PER_KIND
+
+    folder = tmp_path / "demo"
+    shutil.copytree(demo_run.folder, folder, ignore=shutil.ignore_patterns("site", "jekyll"))
+    config = ["--config", str(folder / "cachedex.yaml"), "verify", "develop"]
+    report = json.loads(CliRunner().invoke(_cli(), [*config, "--json"]).output)
+    root = next(m for m in report["tags"][0]["mirrors"] if m["stack"] == "root")
+    kinds = Counter(problem["kind"] for problem in root["problems"])
+    kind, count = kinds.most_common(1)[0]
+    assert count > PRINTED_PER_KIND
+    text = CliRunner().invoke(_cli(), config).output
+    shown = {problem["url"] for problem in root["problems"] if problem["kind"] == kind}
+    assert sum(line.split(": ", 1)[0] in shown for line in text.splitlines()) == PRINTED_PER_KIND
+    assert f"... and {count - PRINTED_PER_KIND:,} more {kind} in develop/root (--json lists each)" in text
+    summary = next(line for line in text.splitlines() if line.startswith("develop/root ("))
+    assert f"{count:,} {kind}" in summary
+    # The API lists the first of each mirror's problems, and counts them all.
+    from cachedex.publish.serve import api, create_app
+
+    monkeypatch.setattr(api, "VERIFY_PROBLEMS", 5)
+    body = _get(create_app(folder / "cachedex.sqlite"), "/api/tags/develop/verify").json()
+    answered = next(m for m in body["mirrors"] if m["stack"] == "root")
+    assert len(answered["problems"]) == 5 and answered["problem_count"] == root["problem_count"] > 5

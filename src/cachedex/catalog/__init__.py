@@ -464,9 +464,10 @@ class Catalog:
         most ``problems`` of its problems (None: all); ``problem_count`` has them all."""
         return verifications.latest_verifications(self._db, tag, problems=problems)
 
-    def tag_verification(self, tag: str) -> verifications.TagVerification | None:
-        """The latest verification of each mirror of ``tag``, or None if never verified."""
-        return verifications.tag_verification(self._db, tag)
+    def tag_verification(self, tag: str, *, problems: int | None = None) -> verifications.TagVerification | None:
+        """The latest verification of each mirror of ``tag`` (each with at most
+        ``problems`` of its problems; ``problem_count`` has them all), or None if never verified."""
+        return verifications.tag_verification(self._db, tag, problems=problems)
 
     def spec_verifications(self, dag_hash: str) -> list[verifications.SpecVerification]:
         """Signature status and problems of one spec in the latest verification of each

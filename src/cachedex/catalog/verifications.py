@@ -269,9 +269,10 @@ def latest_verifications(
     return [_verification(db, row, problems) for row in rows]
 
 
-def tag_verification(db: sqlite3.Connection, tag: str) -> TagVerification | None:
-    """The latest verification of each mirror of ``tag``, or None if it was never verified."""
-    mirrors = latest_verifications(db, tag)
+def tag_verification(db: sqlite3.Connection, tag: str, *, problems: int | None = None) -> TagVerification | None:
+    """The latest verification of each mirror of ``tag`` (each with at most ``problems``
+    of its problems), or None if it was never verified."""
+    mirrors = latest_verifications(db, tag, problems=problems)
     if not mirrors:
         return None
     total = sum(m.problem_count for m in mirrors)

@@ -8,6 +8,7 @@ Registered on the ``cachedex`` group as ``main.add_command(verify_command)``. Ex
 from __future__ import annotations
 
 import sys
+from collections import Counter
 from typing import Any
 
 import click
@@ -81,12 +82,26 @@ def verify_command(state: Any, tags: tuple[str, ...], deep: bool, as_json: bool)
     sys.exit(0 if report.ok else 1)
 
 
+#: Problems of one kind printed per mirror; the others are counted (``--json`` lists
+#: each): a mirror with one fault repeats it per spec (950,000 lines for two big tags).
+PRINTED_PER_KIND = 20
+
+
 def print_report(tags: Any, seconds: float) -> None:
-    """The problems, one line each, then a summary line per mirror and a total."""
+    """The problems, one line each (at most :data:`PRINTED_PER_KIND` of a kind per mirror,
+    then how many more), then a summary line per mirror and a total."""
     mirrors: list[MirrorVerification] = [m for tag in tags for m in tag.mirrors]
     for mirror in mirrors:
+        kinds = Counter(problem.kind for problem in mirror.problems)
+        printed: Counter[str] = Counter()
         for problem in mirror.problems:
-            click.echo(visible(problem.line()))  # (it may quote what a mirror holds)
+            printed[problem.kind] += 1
+            if printed[problem.kind] <= PRINTED_PER_KIND:
+                click.echo(visible(problem.line()))  # (it may quote what a mirror holds)
+        for kind, count in kinds.items():
+            if count > PRINTED_PER_KIND:
+                more = count - PRINTED_PER_KIND
+                click.echo(visible(f"... and {more:,} more {kind} in {mirror.tag}/{mirror.stack} (--json lists each)"))
     if any(m.problems for m in mirrors):
         click.echo("")
     for mirror in mirrors:
@@ -123,4 +138,7 @@ def summary(mirror: MirrorVerification) -> str:
         keys = counted(len(mirror.keys), "key")
         parts.append(", ".join(s for s in signs if not s.startswith("0 ")) + f" ({keys} published)")
     problems = "no problem" if mirror.ok else f"{mirror.problem_count:,} problem(s)"
+    kinds = Counter(problem.kind for problem in mirror.problems)
+    if len(kinds) > 1:  # what they are, at a glance
+        problems += " (" + ", ".join(f"{n:,} {kind}" for kind, n in kinds.most_common()) + ")"
     return f"{where} ({layout}, {mirror.url}): {'; '.join(parts)}; {problems}"

@@ -282,6 +282,12 @@ def resolve(catalog: Catalog, what: str) -> SpecSummary | str:
             return what
         if not hashes:
             raise UnknownPackage(what)
+        if len(hashes) > 1:  # a word like "gcc" (no tag lists it: an external) is no hash either
+            raise UnknownSpec(
+                prefix,
+                f"no tag lists a package {what!r}, and as the start of a hash it is ambiguous "
+                f"(several specs' hashes start so): try 'cachedex search {what}', or give more of the hash",
+            )
     spec = catalog.spec_summary(_the_one(prefix, hashes))
     if spec is None:
         raise UnknownSpec(prefix)

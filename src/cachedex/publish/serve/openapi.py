@@ -150,7 +150,8 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
             ),
             "/api/tags/{tag}/verify": _operation(
                 "verify",
-                "The latest verification of each mirror of a tag (cachedex verify): checks, counts, problems",
+                "The latest verification of each mirror of a tag (cachedex verify): checks, counts, problems "
+                "(the first 1,000 of each mirror; problem_count counts them all)",
                 _ref(TagVerification),
                 400,
                 404,
