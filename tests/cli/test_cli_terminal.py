@@ -170,3 +170,27 @@ def test_show_of_a_word_no_tag_lists_says_so_before_hashes(demo_run: Demo) -> No
     assert result.exit_code == 1
     assert "no tag lists a package 'a', and as the start of a hash it is ambiguous" in result.stderr
     assert "try 'cachedex search a'" in result.stderr
+
+
+def test_work_that_lasts_says_so_in_a_log_now_and_then(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Progress bars need a terminal: a CI job's log saw nothing for a 74 s site build.
+    Work that lasts prints a plain line every LOG_EVERY seconds; short work nothing."""
+    from cachedex.cli import progress
+
+    monkeypatch.setattr(progress, "LOG_EVERY", 0.05)
+    with progress.Reporter() as reporter:  # (stderr is pytest's capture: no terminal)
+        quick = reporter.task("quick", total=10)
+        quick.advance(10)
+        line = reporter.task("tag/root: sizes", total=1000)
+        for _ in range(4):
+            time.sleep(0.06)
+            line.advance(250)
+        site = reporter.task("site")
+        time.sleep(0.06)
+        site.describe("writing spec pages")
+    err = capsys.readouterr().err.splitlines()
+    assert not any(line.startswith("quick") for line in err)
+    assert "tag/root: sizes: 250 of 1,000 (25 %) (0 s)" in err and err[-2].startswith("tag/root: sizes: 1,000 of 1,000")
+    assert err[-1].startswith("writing spec pages (")
