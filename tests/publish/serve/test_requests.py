@@ -9,6 +9,7 @@ import time
 from typing import Any
 
 import httpx
+import msgspec
 import pytest
 
 from cachedex.catalog import Catalog
@@ -121,6 +122,29 @@ def test_sec1_the_cache_is_bounded_in_bytes_whatever_the_parameters(app: Any) ->
     for query in ("offset=3&q=zlib", "q=zlib&offset=3", "q=zlib&offset=3&tag=&stack="):
         assert get(app, f"/api/search?{query}").status_code == 200
     assert len(cache) == before + 3
+
+
+def test_an_answer_too_heavy_to_keep_is_kept_gzipped(app: Any) -> None:
+    """Answers over a quarter of the cache were never kept: a diff of two big tags (70 MB
+    of JSON, 8 MB gzipped) was rebuilt in 11 s at every request. Its gzipped copy is kept
+    when that fits, and gives the plain body to a client that takes no gzip."""
+    cache = app.state.cachedex.cache
+    first = get(app, "/tags/t/index.json", **{"accept-encoding": "identity"})
+    entry = next(iter(cache._entries.values()))
+    assert entry.gzipped is not None and len(entry.gzipped) < len(entry.body)
+    cache._entries.clear()
+    cache.size = 0
+    alone = msgspec.structs.replace(entry, body=b"", gzipped_only=True).weight
+    cache.max_bytes = 4 * alone  # the gzipped copy fits a quarter; both do not
+    assert entry.weight > cache.max_bytes // 4
+    again = get(app, "/tags/t/index.json", **{"accept-encoding": "identity"})
+    (kept,) = cache._entries.values()
+    assert kept.gzipped_only and kept.body == b"" and again.content == first.content
+    plain = get(app, "/tags/t/index.json", **{"accept-encoding": "identity"})  # from the cache
+    zipped = get(app, "/tags/t/index.json", **{"accept-encoding": "gzip"})
+    assert plain.content == first.content and zipped.headers["content-encoding"] == "gzip"
+    assert zipped.content == first.content  # (httpx decompresses it)
+    assert plain.headers["etag"] == first.headers["etag"] and len(cache) == 1
 
 
 def test_sec1_heavy_builds_wait_their_turn(small_catalog: Catalog, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -400,4 +400,4 @@ def _send(request: Request, hit: Cached, synced: float | None, cache_control: st
     if gzipped:
         headers["Content-Encoding"] = "gzip"
         return Response(hit.gzipped, status_code=hit.status, media_type=hit.media_type, headers=headers)
-    return Response(hit.body, status_code=hit.status, media_type=hit.media_type, headers=headers)
+    return Response(hit.plain(), status_code=hit.status, media_type=hit.media_type, headers=headers)

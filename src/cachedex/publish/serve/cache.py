@@ -10,6 +10,7 @@ search answer a few kilobytes: a bound in entries is no bound on memory.
 from __future__ import annotations
 
 import threading
+import zlib
 from collections import OrderedDict
 from collections.abc import Hashable
 
@@ -35,16 +36,21 @@ _OVERHEAD = 512
 class Cached(msgspec.Struct, frozen=True):
     """One answer as it is sent: body, type, status, ETag, and the gzipped body."""
 
-    body: bytes
+    body: bytes  #: empty when only the gzipped copy is kept (:meth:`plain` gives it)
     media_type: str
     status: int
     etag: str
     gzipped: bytes | None  # compressed once, when built, not on every request
+    gzipped_only: bool = False
 
     @property
     def weight(self) -> int:
         """The bytes this answer holds."""
         return len(self.body) + len(self.gzipped or b"") + len(self.etag) + _OVERHEAD
+
+    def plain(self) -> bytes:
+        """The body as is: kept, or decompressed for the rare client that takes no gzip."""
+        return zlib.decompress(self.gzipped, wbits=31) if self.gzipped_only and self.gzipped else self.body
 
 
 def cached(body: bytes, media_type: str, status: int, etag: str) -> Cached:
@@ -62,8 +68,10 @@ def cached(body: bytes, media_type: str, status: int, etag: str) -> Cached:
 class ResponseCache:
     """Least recently used answers, at most ``max_bytes`` of them; thread-safe.
 
-    An answer heavier than a quarter of the bound is served but not kept: it would push
-    out everything else. Answers of another catalog state than the newest stored are
+    An answer heavier than a quarter of the bound is kept as its gzipped copy alone if
+    that fits (a diff of two big tags: 70 MB of JSON, 8 MB gzipped, rebuilt in 11 s at
+    every request when not kept), else served but not kept: it would push out everything
+    else. Answers of another catalog state than the newest stored are
     dropped at once when a new state comes in, since no request will ask for them again.
     """
 
@@ -89,6 +97,9 @@ class ResponseCache:
     def put(self, state: Hashable, key: tuple[Hashable, ...], answer: Cached) -> None:
         """Keep ``answer`` under ``key``, an answer of catalog ``state``."""
         weight = answer.weight
+        if weight > self.max_bytes // 4 and answer.gzipped is not None:
+            answer = msgspec.structs.replace(answer, body=b"", gzipped_only=True)
+            weight = answer.weight
         if weight > self.max_bytes // 4:
             return
         with self._lock:
