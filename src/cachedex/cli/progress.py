@@ -41,7 +41,8 @@ class Task:
         if self._id is not None and self._reporter._progress is not None:
             self._reporter._progress.advance(self._id, amount)
         elif self._reporter.log_every:
-            self._completed += amount
+            with self._reporter._lock:  # (threads count together)
+                self._completed += amount
             self._log()
 
     def update(self, completed: int, total: int | None = None) -> None:
@@ -64,14 +65,14 @@ class Task:
     def _log(self) -> None:
         """A line on stderr once the work has lasted ``log_every`` seconds since the last."""
         now = time.monotonic()
-        if now - self._said < self._reporter.log_every:
-            return
-        self._said = now
-        total, done = self._total, self._completed
-        share = f" of {total:,} ({100 * done // total} %)" if total else ""
-        counted = f": {done:,}{share}" if done or total else ""
-        line = f"{self._description}{counted} ({now - self._started:.0f} s)"
         with self._reporter._lock:
+            if now - self._said < self._reporter.log_every:
+                return
+            self._said = now
+            total, done = self._total, self._completed
+            share = f" of {total:,} ({100 * done // total} %)" if total else ""
+            counted = f": {done:,}{share}" if done or total else ""
+            line = f"{self._description}{counted} ({now - self._started:.0f} s)"
             print(line.encode("ascii", "backslashreplace").decode(), file=sys.stderr, flush=True)
 
     def done(self) -> None:
