@@ -311,3 +311,17 @@ def test_a_version_another_listed_one_starts_with_is_written_exact(tmp_path: Pat
     (hint,) = catalog.search(parse("gmake@:0.1"), tag="t", hints=True).hints
     assert hint.endswith("gmake@4.4.1 (3 specs), gmake@=4.4 (2 specs), gmake@4.3 (1 spec)")
     assert catalog.search(parse("gmake@=4.4"), tag="t").total == 2 < catalog.search(parse("gmake@4.4"), tag="t").total
+
+
+def test_a_legacy_compiler_name_and_its_package_s_are_listed_once(tmp_path: Path) -> None:
+    """Builds by oneapi (old specs) and by intel-oneapi-compilers (new ones) are one
+    compiler, found by either name: the hints listed them as two."""
+    compilers = ["gcc@11.4.0"] * 3 + ["oneapi@2025.1.0"] * 2 + ["intel-oneapi-compilers@2025.1.0"]
+    records = [record(f"{n:032x}", "hdf5", compiler=c) for n, c in enumerate(compilers)]
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", records)
+    hints = catalog.search(parse("hdf5 %gcc@13"), tag="t", hints=True).hints
+    assert any("%gcc@11.4.0 (3 specs), %oneapi@2025.1.0 (3 specs)" in hint for hint in hints), hints
+    assert not any("intel-oneapi-compilers" in hint for hint in hints)
+    versions = catalog.search(parse("hdf5 %intel-oneapi-compilers@2024"), tag="t", hints=True).hints
+    assert any("%intel-oneapi-compilers@2025.1.0 (3 specs)" in hint for hint in versions), versions

@@ -16,6 +16,7 @@ import operator
 import sqlite3
 import threading
 from array import array
+from collections import Counter
 from collections.abc import Callable, Container, Iterable, Sequence
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "FacetTerms",
     "StateCache",
     "facet_terms",
+    "one_per_compiler",
     "read_facet_index",
     "scope_rows",
 ]
@@ -52,6 +54,21 @@ COMPILER_ALIASES = {
     **{old: (new,) for old, new in _LEGACY_COMPILERS.items()},
     **{new: (old,) for old, new in _LEGACY_COMPILERS.items()},
 }
+
+
+def one_per_compiler(counts: Counter[str]) -> Counter[str]:
+    """``counts`` of compilers (``name@version``, or names) with a legacy name and its
+    package's (``oneapi@2025.1.0``, ``intel-oneapi-compilers@2025.1.0``), which are one,
+    counted once, under the name more of them have: a hint listed both."""
+    merged: Counter[str] = Counter()
+    named: dict[str, tuple[int, str]] = {}  # one compiler -> (its most counted name's count, that name)
+    for compiler, n in counts.items():
+        name, at, version = compiler.partition("@")
+        one = _LEGACY_COMPILERS.get(name, name) + at + version
+        merged[one] += n
+        named[one] = max(named.get(one, (-1, compiler)), (n, compiler))
+    return Counter({named[one][1]: n for one, n in merged.items()})
+
 
 #: Facet columns of ``specs``, in the order of a facet group's key.
 FACET_COLUMNS = ("target", "os", "compiler", "platform")

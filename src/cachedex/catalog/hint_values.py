@@ -12,7 +12,7 @@ from collections import Counter
 from ..query import Query, query_parts
 from ..values import counted
 from ..versions import version_key
-from .facets import FACET_COLUMNS
+from .facets import COMPILER_ALIASES, FACET_COLUMNS, one_per_compiler
 from .scopes import scope_mirrors
 from .search import facet_index, search_ids, term_index
 
@@ -52,7 +52,9 @@ def facet_values(
         specs = Counter()
         for compiler, count in builds.items():
             specs[compiler.split("@", 1)[0]] += count
+        specs = one_per_compiler(specs)  # (oneapi and intel-oneapi-compilers are one)
         specs.pop("none", None)  # specs built by no compiler (pure Python packages): not one to ask for
+        wanted = next((name for name in (wanted, *COMPILER_ALIASES.get(wanted, ())) if name in specs), wanted)
         if wanted in specs and query.compiler_versions:
             return compiler_versions(builds, query, scope)
     if not specs or wanted in specs:  # an empty scope; a value there would have found specs
@@ -95,8 +97,12 @@ def scope_values(
 def compiler_versions(builds: Counter[str], query: Query, scope: str) -> str:
     """``"; the versions of gcc in t: %gcc@13.2.0 (4 specs), ...``, newest first: the
     scope's versions of ``query``'s compiler (none of which it asks)."""
-    name = query.compiler
-    versions = {c.split("@", 1)[1]: n for c, n in builds.items() if c.startswith(f"{name}@")}
+    name = query.compiler or ""
+    names = (name, *COMPILER_ALIASES.get(name, ()))  # (the legacy name and its package's are one)
+    versions: Counter[str] = Counter()
+    for compiler, n in builds.items():
+        if compiler.partition("@")[0] in names and "@" in compiler:
+            versions[compiler.split("@", 1)[1]] += n
     newest = sorted(versions, key=version_key, reverse=True)
     return f"; the versions of {name} {scope}: {listed([(f'%{name}@{v}', versions[v]) for v in newest])}"
 

@@ -18,7 +18,7 @@ import msgspec
 from ..query import Query, format_query, query_parts, target_names
 from ..values import LINK_RUN, counted, decode_variants, variant_name
 from ..versions import has_prefix, version_key
-from .facets import STATE_CACHE
+from .facets import STATE_CACHE, one_per_compiler
 from .hint_values import FACETS_LISTED, close_variants, facet_values, finds, lacking_facets, listed
 from .names import NameIndex
 from .reads import package_tags
@@ -195,9 +195,9 @@ def _what_they_have(
         newest = sorted(versions, key=version_key, reverse=True)
         return listed([(f"{query.name}{_version_label(version, newest)}", versions[version]) for version in newest])
     if facet:
-        common = Counter(values).most_common()
         if facet != "compiler":
-            return listed([(f"{facet}={value}", n) for value, n in common])
+            return listed([(f"{facet}={value}", n) for value, n in Counter(values).most_common()])
+        common = one_per_compiler(Counter(values)).most_common()
         # (specs of pure Python packages are built by no compiler: "%none" is no compiler to ask for)
         return listed([("no compiler" if value == "none" else f"%{value}", n) for value, n in common])
     chosen = Counter(text for v in values for text in decode_variants(v) if variant_name(text) == dropped[0])
