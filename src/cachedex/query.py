@@ -135,11 +135,11 @@ def parse(text: str) -> Query:
 def _after_compiler(text: str, compiler: re.Match[str], at: int, end: int) -> str:
     """:func:`after_compiler`'s refusal, suggesting the query with the compiler moved last
     only when that is a query this parser reads (``hdf5 ^%gcc target=x`` has none)."""
-    rewritten: str | None = compiler_moved(text, compiler.start(), compiler.end(), end)
+    rewritten = compiler_moved(text, compiler.start(), compiler.end(), end)
     try:
-        parse(rewritten or "")
+        parse(rewritten)
     except BadQuery:
-        rewritten = None
+        return after_compiler(text, compiler.start(), compiler.end(), at, end, None)
     return after_compiler(text, compiler.start(), compiler.end(), at, end, rewritten)
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "decode_variants",
     "deptypes_from_mask",
     "deptypes_to_mask",
+    "format_version",
     "human_size",
     "is_dag_hash",
     "json_visible",
@@ -44,6 +45,15 @@ __all__ = [
     "variant_name",
     "visible",
 ]
+
+
+def format_version(written: object) -> int | None:
+    """The version of a file format (an index's Database version, a manifest's) as
+    written, a number or text, if it is a whole number in ASCII digits; else None.
+    ``int()`` also reads " 8" and the Arabic-Indic "٨", which Spack does not write."""
+    text = str(written)
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
+
 
 #: A Spack DAG hash: 32 lowercase base32 characters (``is_dag_hash`` checks one).
 DAG_HASH = re.compile(r"[a-z0-9]{32}")

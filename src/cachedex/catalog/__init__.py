@@ -237,6 +237,13 @@ class Catalog:
         with self._transaction():
             return record_sizes(self._db, sizes)
 
+    def forget_tags(self, tags: Iterable[str]) -> dict[str, int]:
+        """Remove ``tags`` (those no config names any more, say) with their history and
+        verifications, in one transaction: {tag: specs it listed}. The specs no other
+        tag holds stay until :meth:`collect_garbage`."""
+        with self._transaction():
+            return {tag: forget_tag(self._db, tag) for tag in tags}
+
     def collect_garbage(self, *, history_before: float | None = None, vacuum: bool = True) -> tuple[int, int]:
         """Forget specs no mirror holds and no history names (with ``history_before``,
         first the changes recorded before that time), then give the space back to the
@@ -251,13 +258,6 @@ class Catalog:
         return counts
 
     # -- point reads (see reads.py) ---------------------------------------------------
-
-    def forget_tags(self, tags: Iterable[str]) -> dict[str, int]:
-        """Remove ``tags`` (those no config names any more, say) with their history and
-        verifications, in one transaction: {tag: specs it listed}. The specs no other
-        tag holds stay until :meth:`collect_garbage`."""
-        with self._transaction():
-            return {tag: forget_tag(self._db, tag) for tag in tags}
 
     def require_tag(self, tag: str) -> None:
         """UnknownTag (listing the tags there are) unless the catalog has ``tag``."""

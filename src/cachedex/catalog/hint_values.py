@@ -101,8 +101,9 @@ def compiler_versions(builds: Counter[str], query: Query, scope: str) -> str:
     names = (name, *COMPILER_ALIASES.get(name, ()))  # (the legacy name and its package's are one)
     versions: Counter[str] = Counter()
     for compiler, n in builds.items():
-        if compiler.partition("@")[0] in names and "@" in compiler:
-            versions[compiler.split("@", 1)[1]] += n
+        built_by, at, version = compiler.partition("@")
+        if at and built_by in names:
+            versions[version] += n
     newest = sorted(versions, key=version_key, reverse=True)
     return f"; the versions of {name} {scope}: {listed([(f'%{name}@{v}', versions[v]) for v in newest])}"
 

@@ -256,10 +256,7 @@ class TagWriter:
             (self._tag_id, *sorted(self._kept_stacks)),
         ).fetchall()
         self._changed = self._changed or bool(stale)
-        for mirror_id, _stack in stale:
-            self._db.execute("DELETE FROM changes WHERE mirror_id = ?", (mirror_id,))
-            self._db.execute("DELETE FROM members WHERE mirror_id = ?", (mirror_id,))
-            self._db.execute("DELETE FROM mirrors WHERE id = ?", (mirror_id,))
+        _drop_mirrors(self._db, [mirror_id for mirror_id, _stack in stale])
         return [stack for _id, stack in stale]
 
     @property
@@ -388,11 +385,8 @@ def forget_tag(db: sqlite3.Connection, tag: str) -> int:
     if found is None:
         return 0
     tag_id, listed = found
-    mirrors = "SELECT id FROM mirrors WHERE tag_id = ?"
-    db.execute(f"DELETE FROM changes WHERE mirror_id IN ({mirrors})", (tag_id,))
-    db.execute(f"DELETE FROM members WHERE mirror_id IN ({mirrors})", (tag_id,))
-    for statement in ("DELETE FROM mirrors WHERE tag_id = ?", "DELETE FROM syncs WHERE tag_id = ?"):
-        db.execute(statement, (tag_id,))
+    _drop_mirrors(db, [mirror_id for (mirror_id,) in db.execute("SELECT id FROM mirrors WHERE tag_id = ?", (tag_id,))])
+    db.execute("DELETE FROM syncs WHERE tag_id = ?", (tag_id,))
     runs = "SELECT id FROM verifications WHERE tag = ?"
     for table in ("verification_problems", "verification_signatures"):
         db.execute(f"DELETE FROM {table} WHERE verification_id IN ({runs})", (tag,))
@@ -400,3 +394,10 @@ def forget_tag(db: sqlite3.Connection, tag: str) -> int:
     db.execute("DELETE FROM tags WHERE id = ?", (tag_id,))
     db.execute("INSERT INTO forgotten (tag, at) VALUES (?, ?)", (tag, time.time()))
     return int(listed)
+
+
+def _drop_mirrors(db: sqlite3.Connection, mirror_ids: list[int]) -> None:
+    """Remove mirrors with what they listed and their history (a stack no longer
+    configured; every mirror of a tag forgotten)."""
+    for table, column in (("changes", "mirror_id"), ("members", "mirror_id"), ("mirrors", "id")):
+        db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(mirror_id,) for mirror_id in mirror_ids])

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterable
 
 import click
@@ -110,4 +109,3 @@ def _said_space(specs: int, before: int, after: int) -> None:
         f"removed {specs:,} spec{'s' if specs != 1 else ''} nothing needed; "
         f"the catalog is {human_size(after)} (was {human_size(before)})"
     )
-    sys.stdout.flush()

@@ -21,7 +21,7 @@ import msgspec
 
 from .._perf import gc_paused
 from ..errors import IndexFormatError
-from ..values import is_dag_hash, short_repr
+from ..values import format_version, is_dag_hash, short_repr
 
 __all__ = ["SUPPORTED_DB_VERSIONS", "IndexRecord", "RawIndex", "decode_index"]
 
@@ -87,10 +87,9 @@ class RawIndex(msgspec.Struct, frozen=True):
 
 def _db_version_number(version: object, url: str) -> int:
     text = str(version) if version is not None else ""
-    # ASCII digits only: int() also reads " 8" and the Arabic-Indic "٨", which Spack does not write.
-    if not (text.isascii() and text.isdigit() and len(text) <= 9):
+    number = format_version(text)
+    if number is None:
         raise IndexFormatError(url, f"unsupported Database version {short_repr(text)} (cachedex reads versions 6 to 9)")
-    number = int(text)
     if number > max(SUPPORTED_DB_VERSIONS):
         raise IndexFormatError(
             url,

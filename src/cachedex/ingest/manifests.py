@@ -18,7 +18,7 @@ from typing import TypeVar
 import msgspec
 
 from ..errors import ChecksumError, IndexFormatError, TooBig
-from ..values import TARBALL_MEDIA_TYPE, spec_manifest_path, tarball_path_v2
+from ..values import TARBALL_MEDIA_TYPE, format_version, spec_manifest_path, tarball_path_v2
 
 __all__ = [
     "BlobRecord",
@@ -92,11 +92,9 @@ def decode_manifest(data: bytes | bytearray, url: str) -> Manifest:
             manifest = _manifest_decoder.decode(read_clearsigned(data.decode("utf-8")))
     except (UnicodeDecodeError, ValueError, RecursionError, msgspec.DecodeError) as exc:
         raise IndexFormatError(url, f"not a valid v3 manifest: {_short(exc)}") from exc
-    written = str(manifest.version)
-    # ASCII digits only, as manifest_size reads it: int() also takes " 3" and "٣".
-    if not (written.isascii() and written.isdigit() and len(written) <= 9):
+    version = format_version(manifest.version)  # (as manifest_size reads it: " 3" is no version)
+    if version is None:
         raise IndexFormatError(url, f"manifest version {_short(manifest.version)} is not a number")
-    version = int(written)
     if version != MANIFEST_VERSION:
         newer = version > MANIFEST_VERSION
         raise IndexFormatError(

@@ -184,7 +184,9 @@ def _package_page(
     sizes = [s.size for s in specs if s.size is not None]
     facets = with_every_value(chosen.facets, spec_values(faceted, PACKAGE_KEYS)) if wanted else chosen.facets
     needle = text.strip().lower()  # (as the script reads the Version box: part of a version)
-    matches = [match and needle in s.version.lower() for match, s in zip(chosen.matches, specs, strict=True)]
+    matches = chosen.matches
+    if needle:
+        matches = [match and needle in s.version.lower() for match, s in zip(matches, specs, strict=True)]
     return PackagePage(
         tag=tag,
         name=name,

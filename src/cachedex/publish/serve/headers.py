@@ -33,10 +33,8 @@ def code_modified() -> float:
     )
 
 
-def _inline_hashes(kind: str) -> str:
-    """The CSP sources of the error page's own inline ``<style>`` or ``<script>`` (it is
-    self-contained, to be shown at any URL): the same text for every error."""
-    page = render_not_found()
+def _inline_hashes(page: str, kind: str) -> str:
+    """The CSP sources of ``page``'s own inline ``<style>`` or ``<script>``."""
     found = re.findall(rf"<{kind}>(.*?)</{kind}>", page, re.S)
     return " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(t.encode()).digest()).decode()}'" for t in found)
 
@@ -44,11 +42,14 @@ def _inline_hashes(kind: str) -> str:
 def security_headers() -> list[tuple[bytes, bytes]]:
     """The headers every answer carries. The pages load their scripts, styles and data
     from this server only, and are framed by no other site: should a value from a mirror
-    ever escape its escaping, a browser runs nothing it brings."""
+    ever escape its escaping, a browser runs nothing it brings. The error page is
+    self-contained (shown at any URL): its inline style and script are allowed by their
+    hashes, the same for every error."""
+    page = render_not_found()
     policy = (
         "default-src 'self'; "
-        f"script-src 'self' {_inline_hashes('script')}; "
-        f"style-src 'self' {_inline_hashes('style')}; "
+        f"script-src 'self' {_inline_hashes(page, 'script')}; "
+        f"style-src 'self' {_inline_hashes(page, 'style')}; "
         "img-src 'self' data:; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'self'"
     )
     return [
