@@ -18,6 +18,7 @@ from cachedex.demo.build import build_demo_mirrors
 from cachedex.errors import SourceError
 from cachedex.ingest import sizes
 from cachedex.ingest.http import HttpClient, Request, TooBig
+from cachedex.ingest.http_requests import retry_after_seconds
 from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.sync import sync
 from tests.helpers import (
@@ -330,3 +331,19 @@ def test_progress_on_a_terminal_shows_count_rate_and_eta() -> None:
         reporter._progress.refresh()
         shown = buffer.getvalue()
     assert "400/1000" in shown and "/s" in shown and "eta" in shown
+
+
+@pytest.mark.parametrize("zone", ["America/St_Johns", "Pacific/Kiritimati", "UTC"])
+def test_retry_after_in_asctime_form_is_read_as_gmt_in_any_local_zone(monkeypatch, zone: str) -> None:  # type: ignore[no-untyped-def]
+    """RFC 9110 has recipients accept asctime's form, which names no zone: it is GMT, as
+    every HTTP date is; read as local time it asked 3.5 h more (or nothing) elsewhere."""
+    monkeypatch.setenv("TZ", zone)
+    time.tzset()
+    try:
+        when = time.gmtime(time.time() + 60)
+        asctime = time.strftime("%a %b ", when) + f"{when.tm_mday:2d}" + time.strftime(" %H:%M:%S %Y", when)
+        waited = retry_after_seconds(asctime)
+        assert waited is not None and 55 <= waited <= 61, asctime
+    finally:
+        monkeypatch.undo()
+        time.tzset()

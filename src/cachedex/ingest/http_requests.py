@@ -4,6 +4,7 @@ told and whether it is worth another attempt."""
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import itertools
 import queue
@@ -236,6 +237,8 @@ def retry_after_seconds(value: str | None) -> float | None:
         return float(text)
     try:
         when = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, IndexError):
         return None
+    if when.tzinfo is None:  # asctime's form names no zone: HTTP dates are all GMT (RFC 9110)
+        when = when.replace(tzinfo=datetime.UTC)
     return max(0.0, when.timestamp() - time.time())
