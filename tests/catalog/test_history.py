@@ -76,3 +76,49 @@ def test_package_changes_keep_each_packages_newest_syncs(tmp_path) -> None:  # t
     assert catalog.package_changes("t", ["bzip2"], syncs=1) == {"bzip2": every["bzip2"]}
     assert all(c.spec.change == 1 and c.spec.stack == "root" for c in every["zlib"])
     catalog.close()
+
+
+def test_a_stack_new_to_a_synced_tag_brings_its_specs_as_added(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A mirror's first read records no change (a tag's first sync would record every
+    spec): a stack added to the config later was dated by the tag's first sync, and a
+    diff since then said nothing of the specs it brought."""
+    from tests.helpers import record, replace_mirror, write_tag
+
+    a, b = record("a" * 32, "zlib"), record("b" * 32, "cmake")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [a])
+        (first,) = catalog.tag_syncs("t")
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([b], {})
+            replace_mirror(writer, "e4s", {a.hash: True, b.hash: True})
+        newest = catalog.tag_syncs("t")[0]
+        seen = {f.stack: f for f in catalog.first_seen(b.hash)}
+        assert seen["e4s"].at == newest.finished_at > first.finished_at and not seen["e4s"].first_sync
+        assert sorted(c[:2] for c in catalog.changes_since("t", first.finished_at)) == [
+            ("e4s", a.hash),
+            ("e4s", b.hash),
+        ]
+        assert newest.changes == 2 and (newest.added, newest.removed) == (0, 0)  # (the root's, which kept its specs)
+
+
+def test_syncs_keep_their_order_and_ids_whatever_the_clock_says(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A clock set back between syncs reordered the history pages (by time) against
+    stats and feeds (by id); a tag forgotten gave its syncs' ids again, and so Atom
+    entry ids and change-page anchors named two syncs."""
+    import time
+
+    from tests.helpers import record, write_tag
+
+    clock = [2_000_000_000.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "keep", [record("a" * 32, "zlib")])
+        for n, hash_char in enumerate("bc"):
+            clock[0] -= 3600 * (n + 1)  # set back
+            write_tag(catalog, "gone", [record(hash_char * 32, "cmake", version=f"3.{n}")], checksum=hash_char)
+        ids = [s.id for s in catalog.tag_syncs("gone")]
+        assert ids == sorted(ids, reverse=True) and len(ids) == 2  # newest first, by id
+        assert catalog.first_syncs()["gone"] == catalog.tag_syncs("gone")[-1].finished_at  # the first by order
+        catalog.forget_tags({"gone": None})
+        write_tag(catalog, "gone", [record("d" * 32, "cmake", version="3.9")], checksum="d")
+        assert catalog.tag_syncs("gone")[0].id > max(ids)

@@ -239,7 +239,8 @@ def test_first_seen_is_the_first_of_several_additions(tmp_path: Path) -> None:
             )
         expected = tuple(catalog.first_seen(spec.hash))
         added = sorted(when for when, _, _, change in changes(catalog, "t", "s") if change > 0)
-        assert len(added) == 2 and [(f.stack, f.at, f.first_sync) for f in expected] == [("s", added[0], False)]
+        # (the stack's first read is an addition too: the tag was synced before it)
+        assert len(added) == 3 and [(f.stack, f.at, f.first_sync) for f in expected] == [("s", added[0], False)]
         holders = spec_page(catalog, spec.hash).holders
         assert FirstSeenIndex(catalog).of(spec.hash, holders) == expected
         assert (
@@ -295,7 +296,8 @@ def test_a_stack_s_new_version_of_a_package_it_had_is_a_version_change(tmp_path:
         write_tag(catalog, "t", [record("c" * 32, name="q")])
         write_tag(catalog, "t", [old, new], members={old.hash: True}, stack="s", checksum="1")
         write_tag(catalog, "t", [], members={old.hash: True, new.hash: True}, stack="s", checksum="2")
-        (sync,) = changes_page(catalog, "t").syncs
+        sync, first_read = changes_page(catalog, "t").syncs  # (the stack's first read added p@1.0)
+    assert [s.stack for s in first_read.stacks] == ["s"] and first_read.stacks[0].added_packages
     (stack,) = sync.stacks
     assert stack.stack == "s" and stack.added_count == 1 and not stack.added_packages
     assert [(c.name, c.new) for c in stack.version_changes] == [("p", ("2.0",))]

@@ -8,6 +8,7 @@ import html
 import json
 import re
 import shutil
+import sqlite3
 import time
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,16 @@ def get(app: Any, path: str, **headers: str) -> httpx.Response:
             return await client.get(path, headers=headers)
 
     return asyncio.run(go())
+
+
+def dated(app: Any, path: str, **headers: str) -> httpx.Response:
+    """``get``, once the answer carries its state's date: none is sent before its second
+    has begun (at most ~2 s after a state is first seen)."""
+    deadline = time.monotonic() + 5
+    while "last-modified" not in (answer := get(app, path, **headers)).headers:
+        assert time.monotonic() < deadline, "no Last-Modified"
+        time.sleep(0.1)
+    return answer
 
 
 @pytest.fixture(scope="module")
@@ -170,7 +181,7 @@ def test_etag_gzip_and_a_sync_meanwhile(demo_run: Demo, tmp_path: Path) -> None:
     folder = tmp_path / "demo"
     shutil.copytree(demo_run.folder, folder, ignore=shutil.ignore_patterns("site", "jekyll"))
     app = create_app(folder / "cachedex.sqlite")
-    first = get(app, "/api/tags", **{"accept-encoding": "identity"})
+    first = dated(app, "/api/tags", **{"accept-encoding": "identity"})
     etag = first.headers["etag"]
     assert first.headers["last-modified"].endswith("GMT")
     assert get(app, "/api/tags", **{"if-none-match": etag}).status_code == 304
@@ -214,6 +225,43 @@ def test_etag_gzip_and_a_sync_meanwhile(demo_run: Demo, tmp_path: Path) -> None:
     assert develop(after)["specs"] != develop(first)["specs"]
 
 
+def test_a_date_names_one_catalog_state_whatever_changed_it(demo_run: Demo, tmp_path: Path) -> None:
+    """Last-Modified was the last sync's end: a tag forgotten, a mirror verified, a
+    garbage collection, or a catalog replaced by an older copy left it (or set it back),
+    and a client asking by date alone (curl -z, wget -N) was told its copy is current."""
+    from cachedex.ingest.verify import verify
+
+    folder = tmp_path / "demo"
+    shutil.copytree(demo_run.folder, folder, ignore=shutil.ignore_patterns("site", "jekyll"))
+    path = folder / "cachedex.sqlite"
+    older = shutil.copy(path, tmp_path / "older.sqlite")
+    app = create_app(path)
+
+    def changed_by(change: Any, page: str = "/api/tags") -> None:
+        before = dated(app, page, **{"accept-encoding": "identity"})
+        change()
+        after = get(app, page, **{"if-modified-since": before.headers["last-modified"]})
+        assert after.status_code != 304 and after.content != before.content, page
+        again = dated(app, page, **{"accept-encoding": "identity"})
+        assert again.headers["last-modified"] != before.headers["last-modified"]
+        assert get(app, "/api/tags", **{"if-modified-since": again.headers["last-modified"]}).status_code == 304
+
+    with Catalog(path) as catalog:
+        changed_by(lambda: catalog.forget_tags({"develop-2026-11-08": None}))
+        trial = tmp_path / "trial.sqlite"
+        with sqlite3.connect(trial) as copy:
+            catalog._db.backup(copy)  # (the file alone lacks what its log holds)
+        with Catalog(trial) as collected:
+            collected.collect_garbage()
+        kept = {row[0] for row in sqlite3.connect(trial).execute("SELECT hash FROM specs")}
+        gone = min(row[0] for row in catalog._db.execute("SELECT hash FROM specs") if row[0] not in kept)
+        changed_by(lambda: catalog.collect_garbage(), f"/api/specs/{gone}")  # a spec the collection removes
+        changed_by(lambda: verify(load_config(folder / "cachedex.yaml"), catalog, ["develop"]), "/mirrors/")
+    for file in folder.glob("cachedex.sqlite*"):
+        file.unlink()
+    changed_by(lambda: shutil.copy(older, path))  # an older copy of the same catalog, put back
+
+
 def test_a_new_version_is_not_confirmed_by_the_old_ones_validators(
     demo_run: Demo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -223,7 +271,7 @@ def test_a_new_version_is_not_confirmed_by_the_old_ones_validators(
     import time
 
     module = importlib.import_module("cachedex.publish.serve.app")
-    first = get(create_app(demo_run.catalog), "/tags/develop/", **{"accept-encoding": "identity"})
+    first = dated(create_app(demo_run.catalog), "/tags/develop/", **{"accept-encoding": "identity"})
     monkeypatch.setattr(module, "render_stamp", lambda: b"cachedex 99.0 another\n")
     monkeypatch.setattr(module, "code_modified", lambda: time.time() + 5)  # its files written after
     upgraded = create_app(demo_run.catalog)

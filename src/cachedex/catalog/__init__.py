@@ -151,14 +151,19 @@ class Catalog:
         # A verification changes what pages show too, so it changes the token as a sync
         # does; so do sizes, which a sync records in batches after committing its listing
         # (and which only ever grow in number between syncs: their count tells).
-        # A tag forgotten changes what pages show, and its syncs' (and verifications')
-        # ids are then given again: the forgettings, never renumbered, are counted too.
-        last, finished, checked, sized, forgotten = self._db.execute(
+        # A tag forgotten changes what pages show, and its verifications' ids are then
+        # given again: the forgettings, never renumbered, are counted too; and so are
+        # garbage collections that removed something (a spec's page may be gone). The
+        # token starts with the catalog's own id: another catalog written at the same
+        # path (``rm``, then a first sync) has the same counts at first.
+        last, finished, checked, sized, forgotten, identity, collected = self._db.execute(
             "SELECT max(id), max(finished_at), (SELECT max(id) FROM verifications), "
-            "(SELECT total(sized) FROM tags), (SELECT max(id) FROM forgotten) FROM syncs"
+            "(SELECT total(sized) FROM tags), (SELECT max(id) FROM forgotten), "
+            "(SELECT substr(id, 1, 8) FROM identity), (SELECT collected FROM identity) FROM syncs"
         ).fetchone()
-        token = f"s{last or 0}z{int(sized)}" + (f"v{checked}" if checked else "")
-        return token + (f"f{forgotten}" if forgotten else ""), finished
+        token = f"{identity}s{last or 0}z{int(sized)}" + (f"v{checked}" if checked else "")
+        token += (f"f{forgotten}" if forgotten else "") + (f"c{collected}" if collected else "")
+        return token, finished
 
     def identity(self) -> str:
         """The catalog's own id (random, made with it): marks what its builds write into

@@ -123,7 +123,9 @@ def tag_syncs(
         " (SELECT count(*) FROM changes c WHERE c.sync_id = y.id) "
         "FROM syncs y JOIN tags t ON t.id = y.tag_id "
         + (f"WHERE {' AND '.join(where)} " if where else "")
-        + "ORDER BY y.finished_at DESC, y.id DESC LIMIT ?",
+        # By id, not by time: a clock set back between two syncs must not reorder them
+        # (stats, a package's changes and a diff since a date all go by id).
+        + "ORDER BY y.id DESC LIMIT ?",
         (tag, limit) if tag is not None else (limit,),
     )
     return [SyncRecord(*row) for row in rows]
@@ -179,8 +181,12 @@ def additions(db: sqlite3.Connection, ids: Collection[int] | None = None) -> lis
 
 def first_syncs(db: sqlite3.Connection) -> dict[str, float]:
     """When each tag's first sync ended (tags with a sync)."""
-    rows = db.execute("SELECT t.name, min(y.finished_at) FROM syncs y JOIN tags t ON t.id = y.tag_id GROUP BY t.name")
-    return {tag: float(at) for tag, at in rows}
+    # (min(id): SQLite reads the other column from the row that has it; the first sync
+    # by order, whatever the clock said)
+    rows = db.execute(
+        "SELECT t.name, y.finished_at, min(y.id) FROM syncs y JOIN tags t ON t.id = y.tag_id GROUP BY t.name"
+    )
+    return {tag: float(at) for tag, at, _first in rows}
 
 
 def first_seen(db: sqlite3.Connection, dag_hash: str) -> list[FirstSeen]:

@@ -15,7 +15,7 @@ from ..errors import CatalogError
 __all__ = ["BULK_INDEXES", "BULK_MEMBER_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 _SCHEMA_V1 = """
 CREATE TABLE specs (
@@ -237,6 +237,16 @@ CREATE TABLE identity (
 INSERT INTO identity VALUES (lower(hex(randomblob(16))));
 """
 
+# A sync's id is never given again once its tag is forgotten (an Atom entry's id and a
+# change page's anchor name it; SQLite gives the highest rowid + 1): each forgetting
+# records the highest sync id then, and a sync takes an id above it. A garbage
+# collection that removed anything is counted: the state token reads it (a spec's page
+# may be gone).
+_V9_TO_V10 = """
+ALTER TABLE forgotten ADD COLUMN last_sync INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE identity ADD COLUMN collected INTEGER NOT NULL DEFAULT 0;
+"""
+
 _MIGRATIONS: dict[int, str] = {
     0: _SCHEMA_V1,
     1: _V1_TO_V2,
@@ -247,6 +257,7 @@ _MIGRATIONS: dict[int, str] = {
     6: _V6_TO_V7,
     7: _V7_TO_V8,
     8: _V8_TO_V9,
+    9: _V9_TO_V10,
 }
 
 

@@ -214,6 +214,13 @@ class TagWriter:
                 "INSERT INTO members SELECT ?, value >> 1, value & 1 FROM json_each(?)",
                 (mirror_id, _encode(rows).decode()),
             )
+            if stack != ROOT_STACK and self._tag_synced_before():
+                # A stack new to a tag synced before (added to the config, a view that
+                # appeared) brings its specs into the tag now: recorded as added, so that
+                # a diff since then, and each spec's "first seen", say so.
+                self._record_changes(
+                    mirror_id, stack, {}, dict(zip(member_ids, map(int, members.values()), strict=True))
+                )
         else:
             new = dict(zip(member_ids, map(int, members.values()), strict=True))
             gone = [(mirror_id, spec_id) for spec_id in old.keys() - new.keys()]
@@ -223,6 +230,9 @@ class TagWriter:
             self._record_changes(mirror_id, stack, old, new)
         if stack == ROOT_STACK:
             self._root_first = first_sync
+
+    def _tag_synced_before(self) -> bool:
+        return self._db.execute("SELECT 1 FROM syncs WHERE tag_id = ? LIMIT 1", (self._tag_id,)).fetchone() is not None
 
     def _ids_of(self, members: Mapping[str, bool], stack: str) -> list[int]:
         """The ids of ``members``' hashes, in order, asking the catalog for those not yet known."""
@@ -278,7 +288,9 @@ class TagWriter:
     def _finish(self) -> None:
         now = time.time()
         sync_id = self._db.execute(
-            "INSERT INTO syncs (tag_id, started_at, finished_at, added, removed) VALUES (?,?,?,?,?)",
+            "INSERT INTO syncs (id, tag_id, started_at, finished_at, added, removed) VALUES ("
+            " max((SELECT ifnull(max(id), 0) FROM syncs), (SELECT ifnull(max(last_sync), 0) FROM forgotten)) + 1,"
+            " ?,?,?,?,?)",
             (self._tag_id, self.started_at, now, self._root_added, self._root_removed),
         ).lastrowid
         self._db.executemany(
@@ -373,6 +385,8 @@ def collect_garbage(db: sqlite3.Connection, history_before: float | None) -> tup
         specs = db.execute("DELETE FROM specs WHERE id NOT IN (SELECT id FROM temp.keep)").rowcount
     finally:
         db.execute("DROP TABLE temp.keep")
+    if specs or changes:  # pages change (a spec's is gone): the state token counts this
+        db.execute("UPDATE identity SET collected = collected + 1")
     return specs, changes
 
 
@@ -385,6 +399,7 @@ def forget_tag(db: sqlite3.Connection, tag: str) -> int:
     if found is None:
         return 0
     tag_id, listed = found
+    (last_sync,) = db.execute("SELECT ifnull(max(id), 0) FROM syncs").fetchone()
     _drop_mirrors(db, [mirror_id for (mirror_id,) in db.execute("SELECT id FROM mirrors WHERE tag_id = ?", (tag_id,))])
     db.execute("DELETE FROM syncs WHERE tag_id = ?", (tag_id,))
     runs = "SELECT id FROM verifications WHERE tag = ?"
@@ -392,7 +407,7 @@ def forget_tag(db: sqlite3.Connection, tag: str) -> int:
         db.execute(f"DELETE FROM {table} WHERE verification_id IN ({runs})", (tag,))
     db.execute("DELETE FROM verifications WHERE tag = ?", (tag,))
     db.execute("DELETE FROM tags WHERE id = ?", (tag_id,))
-    db.execute("INSERT INTO forgotten (tag, at) VALUES (?, ?)", (tag, time.time()))
+    db.execute("INSERT INTO forgotten (tag, at, last_sync) VALUES (?, ?, ?)", (tag, time.time(), last_sync))
     return int(listed)
 
 

@@ -115,7 +115,9 @@ def tag_feed(page: ChangesPage) -> bytes:
         )
         for sync in page.syncs
     ]
-    updated = page.syncs[0].finished_at if page.syncs else page.first_synced_at or 0.0
+    # The latest entry's time, not the newest sync's: a clock set back may have dated
+    # the newest sync before the one it follows (entries go by sync, newest first).
+    updated = max((sync.finished_at for sync in page.syncs), default=page.first_synced_at or 0.0)
     return _feed(
         f"urn:cachedex:tag:{segment(page.tag)}:changes",
         f"Changes in {page.tag}",
@@ -142,9 +144,9 @@ def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
         title = f"{sync.tag}: +{sync.added} \u2212{sync.removed} specs ({_time(sync.finished_at)[:10]})"
         href = f"tags/{segment(sync.tag)}/changes/index.html#sync-{sync.id}" if has_page(sync.tag) else "index.html"
         entries.append(_entry(_entry_id(sync.tag, sync.id), title, href, sync.finished_at, body))
-    updated = (
-        syncs[0].finished_at if syncs else max((s.finished_at for s in catalog.tag_syncs(None, limit=1)), default=0.0)
-    )
+    updated = max(
+        (sync.finished_at for sync in syncs or catalog.tag_syncs(None, limit=1)), default=0.0
+    )  # (as in tag_feed)
     return _feed("urn:cachedex:changes", "Changes in every tag", "index.html", updated, entries)
 
 
@@ -181,6 +183,6 @@ def package_feed(tag: str, name: str, changes: Sequence[PackageChange], first_sy
                 body,
             )
         )
-    updated = changes[0].finished_at if changes else first_synced_at or 0.0
+    updated = max((change.finished_at for change in changes), default=first_synced_at or 0.0)  # (as in tag_feed)
     feed_id = f"urn:cachedex:tag:{segment(tag)}:package:{segment(name)}:changes"
     return _feed(feed_id, f"{name} in {tag}", "index.html", updated, entries)

@@ -113,3 +113,36 @@ def test_crash12_a_corrupt_catalog_gets_500s_and_the_server_keeps_running(tmp_pa
     assert answers["/api/openapi.json"].status_code == 200
     assert answers["/api/search?q=zlib%40%40"].status_code == 400
     assert len(app.state.cachedex.cache) <= 1  # errors of a damaged file are not kept
+
+
+def test_a_catalog_made_again_with_the_same_counts_is_not_answered_from_the_old_ones_data(tmp_path: Path) -> None:
+    """``rm``, then a first sync of the same config: one sync each, the same counts, so
+    the same state token once; a tag's page data kept by token then answered the old
+    file's packages beside the new file's totals."""
+    path = tmp_path / "c.sqlite"
+    with Catalog(path) as catalog:
+        write_tag(catalog, "develop", [record("a" * 32, "zlib")])
+    app = create_app(path)
+    packages = lambda: [p["name"] for p in get(app, "/api/tags/develop/packages").json()["packages"]]  # noqa: E731
+    assert packages() == ["zlib"]
+    _quiet_warmers()
+    for file in tmp_path.glob("c.sqlite*"):
+        file.unlink()
+    with Catalog(path) as catalog:
+        write_tag(catalog, "develop", [record("c" * 32, "cmake")])
+    assert packages() == ["cmake"]
+
+
+def test_a_deleted_catalog_is_an_error_answer_in_a_thread_that_never_read_it(tmp_path: Path) -> None:
+    """A worker thread's first connection opens the file at the path: deleted (and not
+    written again yet), that raised out of the app (a traceback, "internal error")."""
+    path = tmp_path / "c.sqlite"
+    with Catalog(path) as catalog:
+        write_tag(catalog, "t", [record("a" * 32, "zlib")])
+    app = create_app(path)
+    assert get(app, "/api/tags").status_code == 200  # this thread's connection: kept
+    _quiet_warmers()
+    for file in tmp_path.glob("c.sqlite*"):
+        file.unlink()
+    answer = get(app, "/api/tags/t/packages")  # built in a new worker thread
+    assert answer.status_code == 500 and "no catalog here yet" in answer.text

@@ -44,7 +44,7 @@ from ..urls import spec_url
 from .api import API, HTML, JSON, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
 from .catalogs import Catalogs
-from .headers import SecurityHeaders, code_modified
+from .headers import SecurityHeaders, StateDates, code_modified
 from .openapi import openapi_document
 from .refusals import check_parameters, error_body, error_page
 from .reuse_route import ReadEnvironment, reuse_endpoint
@@ -132,12 +132,13 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     # would load assets the new version no longer serves). Validators name the code's
     # stamp, and no date is earlier than the code's files (the same in every worker).
     stamp = render_stamp()
-    installed = code_modified()
+    dates = StateDates(code_modified())
 
     def build(endpoint: Endpoint, request: Request, key: tuple[object, ...]) -> Cached:
-        catalog, _ = catalogs.get()
         etag = '"' + hashlib.sha1(repr((stamp, key)).encode()).hexdigest()[:20] + '"'
         try:
+            # In this thread's connection: a thread's first may fail (the file deleted)
+            catalog, _ = catalogs.get()
             body, media_type = endpoint.build(catalog, request)
             return cached(body, media_type, 200, etag)
         except (CachedexError, sqlite3.DatabaseError) as exc:
@@ -153,7 +154,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
                 return _send(request, _error(request, exc.status, str(exc)), None)
             try:
                 catalog, file = catalogs.get()
-                token, synced = catalog.state_token()
+                token = catalog.state_token()[0]
             except (CachedexError, sqlite3.DatabaseError) as exc:
                 return _send(request, _failed(request, catalogs, exc), None)
             state = (file, token)
@@ -174,7 +175,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
                             hit = await run_in_threadpool(build, endpoint, request, key)
                 if hit.status < 500:  # a damaged catalog may be replaced: ask again next time
                     cache.put(state, key, hit)
-            return _send(request, hit, max(synced, installed) if synced is not None else None)
+            return _send(request, hit, dates.of(state))
 
         return respond
 
@@ -364,19 +365,19 @@ def _matches(if_none_match: str | None, etag: str) -> bool:
 _GZIP_TAG = '-gzip"'
 
 
-def _not_modified_since(if_modified_since: str | None, synced: float) -> bool:
+def _not_modified_since(if_modified_since: str | None, date: int) -> bool:
     """Whether an If-Modified-Since date (what ``Last-Modified`` said) is not before
-    the catalog's last sync, to the second (the header's precision)."""
+    ``date``, the state's (see :class:`.headers.StateDates`)."""
     if not if_modified_since:
         return False
     try:
         since = email.utils.parsedate_to_datetime(if_modified_since)
     except (TypeError, ValueError, IndexError):
         return False  # (a date that cannot be read is ignored, as RFC 9110 says)
-    return since.tzinfo is not None and int(synced) <= since.timestamp()
+    return since.tzinfo is not None and date <= since.timestamp()
 
 
-def _send(request: Request, hit: Cached, synced: float | None, cache_control: str = "no-cache") -> Response:
+def _send(request: Request, hit: Cached, date: int | None, cache_control: str = "no-cache") -> Response:
     """The response for a request from a cached answer: 304, gzipped, or as is. Every
     body is gzipped here, once, when cached (so no GZipMiddleware, which would compress
     again and add a second Vary)."""
@@ -386,15 +387,13 @@ def _send(request: Request, hit: Cached, synced: float | None, cache_control: st
         headers["Vary"] = "Accept-Encoding"
     if hit.etag:
         headers["ETag"] = hit.etag[:-1] + _GZIP_TAG if gzipped else hit.etag
-    if synced is not None:
-        headers["Last-Modified"] = email.utils.formatdate(synced, usegmt=True)
+    if date is not None and StateDates.servable(date):
+        headers["Last-Modified"] = email.utils.formatdate(date, usegmt=True)
     if hit.status == 200:
         # If-None-Match, when sent, decides (RFC 9110); else If-Modified-Since.
         asked = request.headers.get("if-none-match")
         if (hit.etag and _matches(asked, hit.etag)) or (
-            asked is None
-            and synced is not None
-            and _not_modified_since(request.headers.get("if-modified-since"), synced)
+            asked is None and date is not None and _not_modified_since(request.headers.get("if-modified-since"), date)
         ):
             return Response(status_code=304, headers=headers)
     if gzipped:

@@ -1,20 +1,24 @@
 """What every answer of the server carries besides its body: headers that keep a browser
 from doing more with it than showing it (a content security policy, no type sniffing),
-and when the code that makes the pages was installed (their validators name it)."""
+when the code that makes the pages was installed (their validators name it), and the
+date each catalog state is served under."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import importlib.resources
+import math
 import re
+import threading
+import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
 from ..render import render_not_found
 
-__all__ = ["SecurityHeaders", "code_modified", "security_headers"]
+__all__ = ["SecurityHeaders", "StateDates", "code_modified", "security_headers"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -31,6 +35,40 @@ def code_modified() -> float:
         (p.stat().st_mtime for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts),
         default=0.0,
     )
+
+
+class StateDates:
+    """The ``Last-Modified`` date of the catalog state this process serves: the second
+    after it first saw that state, and later than the date of any state it saw before.
+
+    A date read from the catalog (its last sync's end) would not move when a tag is
+    forgotten, a mirror verified or the file replaced by an older copy, nor for two
+    syncs in one second or after the clock was set back: a client asking by date alone
+    (``curl -z``, ``wget -N``, a proxy) would be told its old copy is current. Any
+    process's date of a state is later than every date served of the states before it
+    (none is served before its second has passed: see :meth:`servable`), so no two
+    states share one, in one worker or across workers; a new process dates the states
+    it finds anew (its clients fetch once more)."""
+
+    def __init__(self, earliest: float) -> None:
+        self._lock = threading.Lock()
+        self._state: object = None
+        self._date = math.floor(earliest)  #: no date before the code's own
+
+    def of(self, state: object) -> int:
+        """The date (whole seconds) of ``state``, a new one when it is not the last seen."""
+        with self._lock:
+            if state != self._state:
+                self._state = state
+                self._date = max(math.floor(time.time()) + 1, self._date + 1)
+            return self._date
+
+    @staticmethod
+    def servable(date: int) -> bool:
+        """Whether ``date`` may be sent: only once its second has begun (never a date
+        after the answer's own, RFC 9110), and so only after the second in which the
+        state before it was last served."""
+        return date <= time.time()
 
 
 def _inline_hashes(page: str, kind: str) -> str:
