@@ -55,7 +55,9 @@ class ServerState:
 
     root: Path
     #: path -> 404, 500, 503, 429, stall, slow, never, cut, drip, gzip-bomb, not-http,
-    #: redirect-file, redirect-loop; "-once" to misbehave on the first request only
+    #: redirect-file, redirect-loop, gzip-unasked (gzipped whatever the request
+    #: accepts), etag-latin1 (an ETag holding byte 0xe9); "-once" to misbehave on the
+    #: first request only
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     headers: list[dict[str, str]] = field(default_factory=list)  # each request's, in the same order
@@ -158,13 +160,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         data = target.read_bytes()
         etag = '"' + hashlib.sha256(data).hexdigest()[:16] + '"'
+        if fault == "etag-latin1":
+            etag = '"caf\xe9' + etag[1:]
         if self.headers.get("If-None-Match") == etag:
             self.send_response(304)
             self.send_header("ETag", etag)
             self.end_headers()
             return
         encoded = data
-        use_gzip = "gzip" in (self.headers.get("Accept-Encoding") or "") and len(data) > 512
+        use_gzip = fault == "gzip-unasked" or (
+            "gzip" in (self.headers.get("Accept-Encoding") or "") and len(data) > 512
+        )
         if use_gzip:
             encoded = gzip.compress(data, mtime=0)
         self.send_response(200)

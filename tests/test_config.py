@@ -216,6 +216,27 @@ def test_a_url_urlsplit_refuses_is_a_config_error(tmp_path: Path, text: str, key
         load_config(_write(tmp_path, text + "\n"))
 
 
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://alice:s3cret@h/m", "credentials in a URL would be printed"),
+        ("https://token@h/m", "credentials in a URL"),
+        ("http://h/v3?x=1", "no ?query or #fragment"),
+        ("http://h/v3#frag", "no ?query or #fragment"),
+        ("http://h/v3?", "no ?query or #fragment"),
+    ],
+)
+def test_a_mirror_url_with_credentials_a_query_or_a_fragment_is_refused(tmp_path: Path, url: str, why: str) -> None:
+    """Credentials were sent as Basic auth, then printed in errors, stored and published
+    on spec pages; a query or fragment made every file's URL wrong ("no build cache index
+    here"). A file's URL (tags_from) may have a query."""
+    for text in (f"tags: [{{name: t, url: '{url}'}}]", f"tags: [{{name: t, url: /tmp, stacks: {{e: '{url}'}}}}]"):
+        with pytest.raises(ConfigError, match=re.escape(why)) as caught:
+            load_config(_write(tmp_path, text + "\n"))
+        assert "s3cret" not in str(caught.value)
+    assert load_config(_write(tmp_path, "tags_from: 'http://h/tags.yaml?ref=main'\n")).tags_from
+
+
 def test_an_unknown_key_of_any_length_is_quoted_short(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(_write(tmp_path, "? " + "x" * 5000 + "\n: 1\ntags: [{name: t, url: /tmp}]\n"))

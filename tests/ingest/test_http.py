@@ -15,7 +15,7 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.config import HttpOptions, load_config
 from cachedex.demo.build import build_demo_mirrors
-from cachedex.errors import SourceError
+from cachedex.errors import SourceError, SourceNotFound
 from cachedex.ingest import sizes
 from cachedex.ingest.http import HttpClient, Request, TooBig
 from cachedex.ingest.http_requests import retry_after_seconds
@@ -347,3 +347,47 @@ def test_retry_after_in_asctime_form_is_read_as_gmt_in_any_local_zone(monkeypatc
     finally:
         monkeypatch.undo()
         time.tzset()
+
+
+def test_a_url_or_header_libcurl_cannot_take_fails_its_request_and_the_engine_goes_on(http_server) -> None:  # type: ignore[no-untyped-def]
+    """A URL or a header that is not ASCII raised in the engine thread, which ended: the
+    request, and every one after it, waited for good (a mirror's ETag with byte 0xe9,
+    stored, hung every later sync). URLs go percent-encoded, validators as their bytes."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    (http_server.state.root / "a.json").write_text("{}")
+    with HttpClient(HttpOptions(concurrency=2, retries=0)) as client, ThreadPoolExecutor(1) as pool:
+        ask = lambda request: pool.submit(client.request, request).result(timeout=20)  # noqa: E731
+        with pytest.raises(SourceNotFound):  # asked for as /%C3%BCn%C3%AF.json, which the server lacks
+            ask(Request(f"{http_server.url}/\u00fcn\u00ef.json", limit=10_000))
+        assert http_server.state.requests[-1] == ("GET", "/%C3%BCn%C3%AF.json")
+        assert (
+            ask(Request(f"{http_server.url}/a.json", headers=['If-None-Match: "caf\u00e9"'], limit=100)).status == 200
+        )
+        assert http_server.state.headers[-1]["If-None-Match"] == '"caf\u00e9"'  # the byte 0xe9, read back as Latin-1
+        with pytest.raises(SourceError, match="cannot be requested"):
+            ask(Request(f"{http_server.url}/a.json", headers=["X-Name: \u2603"], limit=100))
+        assert bytes(ask(Request(f"{http_server.url}/a.json", limit=100)).body) == b"{}"  # the engine runs on
+
+
+def test_a_mirror_whose_etag_holds_a_latin1_byte_syncs_again(http_server, v3_mirror: str, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    index = next(path for path in http_server.state.root.rglob("index.manifest.json"))
+    http_server.state.faults["/" + str(index.relative_to(http_server.state.root))] = "etag-latin1"
+    config = make_config(tmp_path, [{"name": "t", "url": v3_mirror}], backoff=0.01)
+    for _ in range(2):  # the second sends the stored ETag back
+        with Catalog(config.catalog) as catalog:
+            (outcome,) = sync(config, catalog)
+        assert outcome.ok, outcome.error
+
+
+def test_a_small_read_sent_compressed_unasked_is_decoded_and_bounded(http_server) -> None:  # type: ignore[no-untyped-def]
+    """A server (an S3 object stored with Content-Encoding: gzip) may compress a file
+    that was asked for without Accept-Encoding: a v3 index manifest then failed its tag
+    ("'utf-8' codec can't decode byte 0x8b"), and every spec manifest its size."""
+    text = '{"data": [' + ", ".join(['{"mediaType": "x"}'] * 200) + "]}"
+    (http_server.state.root / "m.json").write_text(text)
+    http_server.state.faults["/m.json"] = "gzip-unasked"
+    with HttpClient(HttpOptions(retries=0)) as client:
+        assert bytes(client.request(Request(f"{http_server.url}/m.json", limit=10_000)).body) == text.encode()
+        with pytest.raises(SourceError, match="larger than 1,000 bytes once decoded"):
+            client.request(Request(f"{http_server.url}/m.json", limit=1_000))

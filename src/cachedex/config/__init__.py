@@ -226,7 +226,7 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
             tags.append(tag)
     source = document.get("tags_from")
     tags_from: str | None = None
-    if source is not None and check_url("tags_from", source, problems):
+    if source is not None and check_url("tags_from", source, problems, mirror=False):
         tags_from = resolve_url(str(source), base)
     registries = parse_registries(document.get("registries"), problems)
     compare = _parse_pairs(document.get("compare", []), problems)

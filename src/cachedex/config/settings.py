@@ -36,7 +36,8 @@ SETTINGS: tuple[Setting, ...] = (
         "tags[].url",
         "path or URL",
         None,
-        "The tag's root mirror: a path, a file://, http(s)://, oci:// or oci+http:// URL.",
+        "The tag's root mirror: a path, a file://, http(s)://, oci:// or oci+http:// URL (an http(s) URL "
+        "without credentials, which would be printed and published with it, nor a ?query or #fragment).",
     ),
     Setting(
         "tags[].stacks",

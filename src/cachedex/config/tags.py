@@ -86,8 +86,9 @@ def is_path_text(value: object) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value.strip()) and value.isprintable()
 
 
-def check_url(key: str, value: object, problems: list[str]) -> bool:
-    """Whether ``value`` is a path or a URL cachedex reads; else the problem is added."""
+def check_url(key: str, value: object, problems: list[str], *, mirror: bool = True) -> bool:
+    """Whether ``value`` is a path or a URL cachedex reads (a ``mirror``'s, or a file's);
+    else the problem is added."""
     if value is None:  # left out, or given no value
         problems.append(f"'{key}': missing: expected a path or URL")
         return False
@@ -106,6 +107,19 @@ def check_url(key: str, value: object, problems: list[str]) -> bool:
             f"'{key}': expected a path, file://, http(s)://, oci:// or oci+http:// URL, got {short_repr(value)}"
         )
         return False
+    if scheme in ("http", "https"):
+        # A mirror's URL is printed in messages, stored, and published on every page
+        # that links to its files: a password in it would be too. (OCI URLs are checked
+        # as their source reads them: credentials are named under 'registries'.)
+        if "@" in parts.netloc:
+            problems.append(f"'{key}': credentials in a URL would be printed (and a mirror's published) with it")
+            return False
+        if mirror and (parts.query or parts.fragment or value.endswith(("?", "#"))):
+            problems.append(
+                f"'{key}': a mirror's URL is the folder of its build cache, with no ?query or #fragment "
+                f"(its files' paths are added to it): {short_repr(value)}"
+            )
+            return False
     return True
 
 

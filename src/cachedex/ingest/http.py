@@ -20,7 +20,10 @@ after decompression (a gzip bomb stops at the limit). Connection errors, timeout
 bodies cut short, 429 and 5xx answers are retried with exponential backoff, honouring
 ``Retry-After`` (up to a bound). Redirects are followed to http(s) URLs only. Proxies
 come from ``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY`` (as pip reads them), the CA bundle
-from ``http.ca_bundle``, else ``SSL_CERT_FILE``, else the system's.
+from ``http.ca_bundle``, else ``SSL_CERT_FILE``, else the system's. A URL goes
+percent-encoded where it is not ASCII, a validator a server sent as the bytes it sent,
+and a request libcurl cannot take anyway fails alone (the engine goes on); a small read
+sent compressed though nothing asked for it is decoded, within its limit.
 """
 
 from __future__ import annotations
@@ -50,9 +53,12 @@ from .http_requests import (
     ProgressCallback,
     Request,
     Response,
+    ascii_url,
     describe_failure,
+    header_bytes,
     parse_headers,
     retry_after_seconds,
+    undo_content_encoding,
 )
 
 __all__ = ["HttpClient", "ProgressCallback", "Request", "Response", "TooBig"]
@@ -180,7 +186,12 @@ class HttpClient:
             room = limit - len(self._active)
             if room > 0:
                 for request in self._next_requests(room):
-                    self._start(request)
+                    try:
+                        self._start(request)
+                    except (UnicodeError, ValueError, TypeError, pycurl.error) as exc:
+                        # (an exception here would end the engine, and every request
+                        # would wait for good: the URL or a header libcurl cannot take)
+                        self._deliver(request, SourceError(request.url, f"cannot be requested ({exc})"))
             while True:
                 status, _running = multi.perform()
                 if status != pycurl.E_CALL_MULTI_PERFORM:
@@ -245,11 +256,21 @@ class HttpClient:
 
     def _start(self, request: Request) -> None:
         handle = self._idle.pop() if self._idle else self._new_handle()
+        try:
+            self._prepare(handle, request)
+        except BaseException:
+            self._state.pop(handle, None)  # its options half set: all of them again next time
+            self._idle.append(handle)
+            raise
+        self._active[handle] = request
+        self._multi.add_handle(handle)
+
+    def _prepare(self, handle: pycurl.Curl, request: Request) -> None:
         request.attempt += 1
         request._body = body = bytearray()
         request._raw_headers = raw = list[bytes]()
         request._reason = None
-        handle.setopt(pycurl.URL, request.url)
+        handle.setopt(pycurl.URL, ascii_url(request.url))
         handle.setopt(pycurl.HEADERFUNCTION, raw.append)  # C to C: no Python frame per header line
         watched = request.progress is not None
         # What most requests share is set only when it differs from the handle's last
@@ -269,7 +290,7 @@ class HttpClient:
             # meanwhile all fail alike (libcurl tries five, then gives up).
             handle.setopt(pycurl.FRESH_CONNECT, 1 if request.attempt > 1 else 0)
             if request.headers:
-                handle.setopt(pycurl.HTTPHEADER, request.headers)
+                handle.setopt(pycurl.HTTPHEADER, [header_bytes(header) for header in request.headers])
             else:
                 # An empty list leaves libcurl's last list in place: a registry's token or an
                 # index's If-Modified-Since would go with the next request, to any host.
@@ -288,8 +309,6 @@ class HttpClient:
                 handle.setopt(pycurl.MAXFILESIZE_LARGE, request.limit)
         # The body goes straight into its bytearray (C to C), or through the watcher.
         handle.setopt(pycurl.WRITEFUNCTION, request._write if watched else body.extend)
-        self._active[handle] = request
-        self._multi.add_handle(handle)
 
     def _proxy_for(self, url: str) -> str:
         """The proxy for ``url`` as pip and urllib find it (HTTPS_PROXY, HTTP_PROXY,
@@ -323,7 +342,13 @@ class HttpClient:
                 result = TooBig(url, too_big)
             else:
                 final_url = str(handle.getinfo(pycurl.EFFECTIVE_URL) or url)
-                result = Response(final_url, status, request._raw_headers, request._body)  # no copy: it may be big
+                body = request._body  # no copy: it may be big
+                try:
+                    if request.progress is None and not request.raw:  # a small read (see _prepare)
+                        body = undo_content_encoding(request._raw_headers, body, request.limit)
+                    result = Response(final_url, status, request._raw_headers, body)
+                except ValueError as exc:
+                    result = SourceError(url, str(exc))
         elif status == 404:
             result = SourceNotFound(url, "not found (HTTP 404)")
         elif status == 429 or status >= 500:
@@ -333,11 +358,14 @@ class HttpClient:
         else:
             result = SourceError(url, f"request refused (HTTP {status})")
         if result is not _RETRIED:
-            request._body = bytearray()
-            if request._job is not None:
-                request._job.deliver(request._key, result)
-            elif request._deliver is not None:
-                request._deliver(result)
+            self._deliver(request, result)
+
+    def _deliver(self, request: Request, result: Response | CachedexError) -> None:
+        request._body = bytearray()
+        if request._job is not None:
+            request._job.deliver(request._key, result)
+        elif request._deliver is not None:
+            request._deliver(result)
 
     def _transport_error(self, request: Request, code: int, message: str) -> CachedexError:
         if code == pycurl.E_TOO_MANY_REDIRECTS:

@@ -9,6 +9,8 @@ import email.utils
 import itertools
 import queue
 import time
+import urllib.parse
+import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -23,9 +25,12 @@ __all__ = [
     "ProgressCallback",
     "Request",
     "Response",
+    "ascii_url",
     "describe_failure",
+    "header_bytes",
     "parse_headers",
     "retry_after_seconds",
+    "undo_content_encoding",
 ]
 
 #: Called with (bytes received so far, total bytes or None) while a body downloads.
@@ -151,6 +156,49 @@ def parse_headers(lines: list[bytes]) -> dict[str, str]:
             known = headers.get(key)
             headers[key] = text if known is None else f"{known}, {text}"
     return headers
+
+
+def ascii_url(url: str) -> str:
+    """``url`` as libcurl takes it: ASCII, each other character as its UTF-8 bytes
+    percent-encoded (as browsers send an IRI). A package name may hold them."""
+    return url if url.isascii() else urllib.parse.quote(url, safe=_URL_ASCII)
+
+
+def header_bytes(header: str) -> str | bytes:
+    """A request header as libcurl takes it: a validator a server sent (an ETag may hold
+    bytes 0x80-0xff, kept as Latin-1 text) goes back as those bytes. UnicodeEncodeError
+    for anything else."""
+    return header if header.isascii() else header.encode("latin-1")
+
+
+#: What :func:`ascii_url` leaves as it is: every printable ASCII character.
+_URL_ASCII = "".join(map(chr, range(0x20, 0x7F)))
+
+
+def undo_content_encoding(lines: list[bytes], body: bytearray, limit: int) -> bytes | bytearray:
+    """A small read's body as the file holds it: libcurl asked for no compression and so
+    decodes none, but a server may send it compressed anyway. Decoded (up to ``limit``
+    bytes; ValueError past it) only when the bytes are what the label says: an S3
+    object's label may name the encoding of bytes stored as they are, whose checksum a
+    mirror gives (a blob is read as stored then)."""
+    if not any(line[:17].lower() == b"content-encoding:" for line in lines):  # (most answers: ~1 us)
+        return body
+    coding = parse_headers(lines).get("content-encoding", "").strip().lower()
+    if coding in ("gzip", "x-gzip"):
+        if body[:2] != b"\x1f\x8b":
+            return body
+        decoder = zlib.decompressobj(31)
+    elif coding == "deflate":  # with or without its zlib header (servers send both)
+        decoder = zlib.decompressobj(15 if body[:1] == b"\x78" else -15)
+    else:
+        return body
+    try:
+        decoded = decoder.decompress(bytes(body), limit + 1)
+    except zlib.error:
+        return body  # not what its label says: as stored
+    if len(decoded) > limit or decoder.unconsumed_tail:
+        raise ValueError(f"larger than {limit:,} bytes once decoded ({coding}), the limit for this kind of file")
+    return decoded
 
 
 class MapJob:

@@ -61,13 +61,16 @@ def conditional_get(
     etag: str | None,
     last_modified: str | None,
     progress: ProgressCallback | None,
+    raw: bool = False,
 ) -> Fetched | None:
     """GET ``url`` with ``headers``, unless the server says it still has ``etag`` or
-    ``last_modified`` (a 304: None). A 304 to a request that named neither is an error."""
+    ``last_modified`` (a 304: None). A 304 to a request that named neither is an error.
+    ``raw``: the bytes as stored (see :class:`.http_requests.Request`)."""
     conditional = [f"If-None-Match: {etag}"] if etag else []
     if last_modified:
         conditional.append(f"If-Modified-Since: {last_modified}")
-    response = send(url, headers=[*headers, *conditional], limit=limit, ok=(200, 304), progress=progress)
+    stored = {"raw": True} if raw else {}  # (an OCI registry's send takes no such option)
+    response = send(url, headers=[*headers, *conditional], limit=limit, ok=(200, 304), progress=progress, **stored)
     if response.status == 304:
         if not conditional:
             raise SourceError(url, "unexpected 304 Not Modified to an unconditional request")
@@ -317,7 +320,13 @@ class HttpSource(Source):
         progress: ProgressCallback | None = None,
     ) -> Fetched | None:
         return conditional_get(
-            self.send, self.join(path), limit=limit, etag=etag, last_modified=last_modified, progress=progress
+            self.send,
+            self.join(path),
+            limit=limit,
+            etag=etag,
+            last_modified=last_modified,
+            progress=progress,
+            raw=progress is None and _content_addressed(path),
         )
 
     def size(self, path: str) -> int | None:
@@ -330,7 +339,16 @@ class HttpSource(Source):
             return decode(response.url, response.body)
 
         request = self._request
-        return self.client.map(((key, request(self.join(path), limit=limit)) for key, path in items), body)
+        return self.client.map(
+            ((key, request(self.join(path), limit=limit, raw=_content_addressed(path))) for key, path in items), body
+        )
+
+
+def _content_addressed(path: str) -> bool:
+    """Whether ``path`` is a v3 blob, named by the checksum of its bytes as stored: a
+    small read of it is never decoded, whatever its label (a spec's blob is stored
+    gzipped, and an S3 object may be labelled ``Content-Encoding: gzip``)."""
+    return path.startswith("blobs/") or "/blobs/" in path
 
 
 def open_source(url: str, *, client: HttpClient | None, registries: Sequence[RegistryAuth] = ()) -> Source:
