@@ -264,3 +264,30 @@ def test_forgotten_history_makes_the_next_build_compare_every_page(
         assert after.complete and not after.changed_only
         write_site(catalog, fresh)
     assert file_bytes(site) == file_bytes(fresh)
+
+
+def test_a_catalog_restored_from_a_copy_makes_the_next_build_compare_every_page(tmp_path: Path, demo_run: Demo) -> None:
+    """A copy put back, then synced as often as the syncs it lost and with as many
+    changes: the record's last sync id and history count were those of the catalog, and
+    the build trusted it (its pages kept the lost syncs' times: "first seen", feeds).
+    Another catalog made at the same path (``rm``, then a first sync) likewise."""
+    path, backup = tmp_path / "c.sqlite", tmp_path / "backup.sqlite"
+    shutil.copy(demo_run.catalog, path)
+    shutil.copy(demo_run.catalog, backup)
+    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    with Catalog(path) as catalog:
+        write_site(catalog, site)
+        _add_a_dependent(catalog)
+        assert write_site(catalog, site).changed_only
+    for file in tmp_path.glob("c.sqlite*"):
+        file.unlink()
+    shutil.copy(backup, path)
+    with Catalog(path) as catalog:
+        _add_a_dependent(catalog)  # the same syncs and changes, later
+        after = write_site(catalog, site)
+        assert after.complete and not after.changed_only
+        write_site(catalog, fresh)
+        assert file_bytes(site) == file_bytes(fresh)
+        catalog._db.execute("UPDATE identity SET id = 'another'")  # (as another catalog's)
+        mark = catalog.page_inputs().history_mark(catalog.page_inputs().last_sync())
+        assert mark.startswith("another:") and not write_site(catalog, site).changed_only

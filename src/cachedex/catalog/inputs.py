@@ -170,6 +170,15 @@ class PageInputs:
         """The id of the newest sync, 0 before the first."""
         return int(self._db.execute("SELECT coalesce(max(id), 0) FROM syncs").fetchone()[0])
 
+    def history_mark(self, sync: int) -> str:
+        """The catalog's own id and when sync ``sync`` finished ("" after it when there is
+        no such sync): a build records it, and its history is this catalog's only while
+        the mark is the same."""
+        found = self._db.execute(
+            "SELECT (SELECT id FROM identity), (SELECT finished_at FROM syncs WHERE id = ?)", (sync,)
+        ).fetchone()
+        return f"{found[0]}:{'' if found[1] is None else repr(found[1])}"
+
     def last_verification(self) -> int:
         """The id of the newest verification, 0 before the first."""
         return int(self._db.execute("SELECT coalesce(max(id), 0) FROM verifications").fetchone()[0])

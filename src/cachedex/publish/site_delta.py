@@ -83,6 +83,9 @@ class SiteInputs(msgspec.Struct, array_like=True):
     history: int  #: changes recorded up to ``last_sync``
     verified: int  #: the newest verification's id
     scope: bytes = b""  #: the tags asked for and the comparisons: a build of other tags tells nothing
+    #: :meth:`~.catalog.PageInputs.history_mark` of ``last_sync``: another catalog (made
+    #: again) or this one restored from a copy may give the same ids to other syncs
+    mark: str = ""
 
 
 class PageSet(msgspec.Struct):
@@ -120,7 +123,16 @@ def read_inputs(catalog: Catalog, scope: bytes) -> SiteInputs:
     specs = {row.hash: (row.name, row.size, row.held, row.listed) for row in reads.spec_inputs()}
     last = reads.last_sync()
     verified = reads.last_verification()
-    return SiteInputs(specs, reads.mirror_ids(), reads.tag_states(), last, reads.history_count(last), verified, scope)
+    return SiteInputs(
+        specs,
+        reads.mirror_ids(),
+        reads.tag_states(),
+        last,
+        reads.history_count(last),
+        verified,
+        scope,
+        reads.history_mark(last),
+    )
 
 
 def tags_changed(catalog: Catalog, before: SiteInputs, left: Unfinished | None, tags: list[str]) -> list[str]:
@@ -196,6 +208,8 @@ def changed_pages(
     reads = catalog.page_inputs()
     if before.scope != now.scope:
         return None  # the last build wrote other tags: their pages are not in its record
+    if reads.history_mark(before.last_sync) != before.mark:
+        return None  # another catalog, or this one restored from a copy: its history is not the one recorded
     if now.verified < before.verified or reads.history_count(before.last_sync) != before.history:
         return None  # a verification or history forgotten: what it showed is not named anywhere
     if any(now.mirrors.get(mirror_id, shown) != shown for mirror_id, shown in before.mirrors.items()):
