@@ -286,6 +286,10 @@ def test_pairs_named_in_the_config_get_comparison_pages(demo_run: Demo, tmp_path
     assert (twin["old"], twin["new"]) == ("v1.0.2", "develop")
     changes = (tmp_path / "site/tags/develop/changes/index.html").read_text()
     assert 'href="../compare/v1.0.2/index.html"' in changes
+    # The pair left out of the config: its page goes (it stayed, linking to what may be gone)
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        again = write_site(catalog, tmp_path / "site", tags=["develop"])
+    assert again.removed >= 1 and not page.parent.exists()
 
 
 def test_a_stack_s_new_version_of_a_package_it_had_is_a_version_change(tmp_path: Path) -> None:

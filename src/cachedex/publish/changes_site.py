@@ -15,7 +15,14 @@ from .files import name_problem
 from .recent_changes import keep_for_tag_page
 from .sitefiles import SiteWriter
 
-__all__ = ["write_changes"]
+__all__ = ["compared_with", "write_changes"]
+
+
+def compared_with(previous: Mapping[str, list[str]], compare: Mapping[str, list[str]] | None, tag: str) -> list[str]:
+    """The tags ``tag``'s change page compares it with: the previous of its series
+    (``previous``: :func:`.changes.previous_tags`), then those the config pairs it with."""
+    olds = previous.get(tag, [])
+    return olds + [old for old in (compare or {}).get(tag, []) if old not in olds]
 
 
 def write_changes(
@@ -36,8 +43,7 @@ def write_changes(
         return
     previous = previous_tags(catalog.tag_names())
     for tag in tags:
-        olds = previous.get(tag, [])
-        olds = olds + [old for old in (compare or {}).get(tag, []) if old not in olds]
+        olds = compared_with(previous, compare, tag)
         page = changes_page(catalog, tag, held=held, compare=olds)
         writer.page(page)
         keep_for_tag_page(page)  # its recent changes, without reading them again

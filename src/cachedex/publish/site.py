@@ -48,6 +48,8 @@ import msgspec
 
 from ..catalog import Catalog
 from ..errors import OutputError, UnknownTag
+from .changes import previous_tags
+from .changes_site import compared_with
 from .files import held_alone, name_problem, quoted, update_file
 from .parallel import worker_count
 from .render import ASSETS, asset_text, render_not_found, render_stamp
@@ -241,8 +243,13 @@ def _build(
         removed = 0
         complete = not stale and catalog.state_token()[0] == plan.token
         if complete:
+            previous = previous_tags(plan.known)
             for tag in plan.tags:
                 removed += remove_others(outdir / "tags" / tag / "packages", plan.names[tag])
+                # A comparison no longer asked for (a tag forgotten, another release between
+                # two, a pair left out of the config) goes too; it links to what may be gone.
+                compared = set(compared_with(previous, plan.compare, tag))
+                removed += remove_others(outdir / "tags" / tag / "compare", compared)
             # A spec page stays while any tag of the catalog holds its hash; a first build's
             # folder holds only the pages it just wrote.
             if changed is not None:
