@@ -96,6 +96,30 @@ def test_a_jekyll_tag_cachedex_did_not_write_stays(two_tags: Path) -> None:
     assert (own / "notes.md").read_text() == "mine"
 
 
+def test_a_jekyll_run_stopped_after_a_forget_leaves_the_tag_to_the_next(
+    two_tags: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The forgotten tag's record went before _data was written: a run stopped between
+    (Ctrl-C, kill, an error in another tag's folder) left the tag in _data for good, as
+    no later run knew this catalog wrote it."""
+    import yaml
+
+    from cachedex.publish import jekyll
+
+    folder = two_tags.parent
+    assert run(two_tags, "forget", "b")[0] == 0
+
+    def stopped(*_: object) -> None:
+        raise OSError(5, "stopped", str(folder / "jekyll/_cache/a"))
+
+    with monkeypatch.context() as patch:
+        patch.setattr(jekyll, "_write_tag", stopped)
+        assert run(two_tags, "jekyll", str(folder / "jekyll"))[0] == 1
+    assert run(two_tags, "jekyll", str(folder / "jekyll"))[0] == 0
+    tags = yaml.safe_load((folder / "jekyll/_data/tags.yaml").read_text())
+    assert [t["name"] for t in tags] == ["a"] and not (folder / "jekyll/_cache/b").exists()
+
+
 def test_cos8_gc_gives_back_the_space_of_specs_nothing_needs(mirrors: Path, tmp_path: Path) -> None:
     """A mirror that replaces builds leaves the old ones behind; once no history names
     them (a forgotten tag's), gc removes them."""

@@ -381,9 +381,11 @@ def write_jekyll(
             previous_tags = read_yaml(tags_path, list)
             previous_meta = read_yaml(meta_path, dict)
             # Tags this catalog wrote (their record names it) that it no longer has: their
-            # pages and _data entries go; a tag another catalog or hand wrote stays.
-            gone = _remove_gone_tags(outdir, catalog) if tags is None else {}
-            for tag in gone:
+            # pages and _data entries go; a tag another catalog or hand wrote stays. Their
+            # records go last, once _data no longer names them: a run stopped before then
+            # leaves them for the next, which would otherwise not know whose they were.
+            leaving = _gone_tags(outdir, catalog) if tags is None else {}
+            for tag in leaving:
                 previous_meta = {k: v for k, v in (previous_meta or {}).items() if k != tag}
                 previous_tags = [e for e in previous_tags or () if not (isinstance(e, dict) and e.get("name") == tag)]
             summaries: dict[str, TagSummary] = {}
@@ -399,6 +401,7 @@ def write_jekyll(
             ):
                 relative = str(path.relative_to(outdir))
                 (data_written if update_file(str(path), content) else data_unchanged).append(relative)
+            gone = {tag: _remove_tag_pages(folder) for tag, folder in leaving.items()}
     except OSError as exc:
         where = exc.filename or outdir
         raise JekyllError(f"{where}: {exc.strerror or exc}") from exc
@@ -413,11 +416,10 @@ def write_jekyll(
     )
 
 
-def _remove_gone_tags(outdir: Path, catalog: Catalog) -> dict[str, int]:
-    """Remove the pages of each ``_cache/<tag>`` whose record says ``catalog`` wrote
-    them and whose tag it no longer has: {tag: pages removed}. Its other files (and
-    it, then) stay."""
-    gone: dict[str, int] = {}
+def _gone_tags(outdir: Path, catalog: Catalog) -> dict[str, str]:
+    """{tag: its folder} of each ``_cache/<tag>`` whose record says ``catalog`` wrote it
+    and whose tag it no longer has."""
+    gone: dict[str, str] = {}
     cache = outdir / "_cache"
     if not cache.is_dir() or cache.is_symlink():
         return gone
@@ -427,10 +429,16 @@ def _remove_gone_tags(outdir: Path, catalog: Catalog) -> dict[str, int]:
             continue
         record = os.path.join(entry.path, RECORD)
         found = read_record(Path(record)) if not os.path.islink(record) else None
-        if found is None or found.catalog != mine:
-            continue
-        gone[name] = _remove_left_packages(_existing_folders(Path(entry.path)), set())
-        os.unlink(record)
-        with contextlib.suppress(OSError):  # (not empty: something else is there)
-            os.rmdir(entry.path)
+        if found is not None and found.catalog == mine:
+            gone[name] = entry.path
     return gone
+
+
+def _remove_tag_pages(folder: str) -> int:
+    """Remove a gone tag's pages, then its record (and its folder when nothing else is
+    there); the pages removed."""
+    removed = _remove_left_packages(_existing_folders(Path(folder)), set())
+    os.unlink(os.path.join(folder, RECORD))
+    with contextlib.suppress(OSError):  # (not empty: something else is there)
+        os.rmdir(folder)
+    return removed
