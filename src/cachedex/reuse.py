@@ -70,7 +70,7 @@ class TagReuse(msgspec.Struct, frozen=True):
     stack: str
     cached: int  #: specs whose binary it lists
     needed: int  #: specs a build cache could give (the environment's, externals aside)
-    size: int  #: bytes of the cached binaries whose size is known
+    size: int | None  #: bytes of the cached binaries whose size is known; None: none is
     sized: int  #: how many of ``cached`` have a known size
     missing: tuple[Missing, ...] = ()  #: filled for the best tag (and any asked for alone)
 
@@ -132,7 +132,8 @@ def reuse_report(
                 lacking = {h for h in hashes if h not in have}
                 find = _Nearest(catalog, tag, stack, lock, lacking)
                 missing = tuple(find(spec, spec.hash in rooted) for spec in wanted if spec.hash in lacking)
-            rows.append(TagReuse(tag, stack, len(have), len(wanted), sum(known), len(known), missing))
+            total = sum(known) if known else None  # (unknown, as everywhere: not 0)
+            rows.append(TagReuse(tag, stack, len(have), len(wanted), total, len(known), missing))
     return ReuseReport(lockfile, len(specs), len(rooted), len(specs) - len(wanted), tuple(rows), tuple(without_stack))
 
 

@@ -62,7 +62,10 @@ def test_tag_columns_follow_their_plain_definition(packages: dict[str, list[List
     ordered = [
         spec
         for _, specs in by_name
-        for spec in sorted(specs, key=lambda s: (version_key(s.version), s.version, s.hash), reverse=True)
+        # newest version first, a version's builds by hash (as searches and package pages)
+        for spec in sorted(
+            sorted(specs, key=lambda s: s.hash), key=lambda s: (version_key(s.version), s.version), reverse=True
+        )
     ]
     values = {column: sorted({getattr(s, column) for s in ordered}) for column in _COLUMNS}
     values["version"] = newest_first(values["version"])

@@ -231,3 +231,21 @@ def test_a_variant_every_spec_holds_filters_none_out(demo_run: Demo) -> None:
     assert all(page.matches) and len(page.matches) == len(whole.specs) > 1
     assert page.facets["variant"][shared] == len(whole.specs)
     assert 'data-shared-variants="' in render(whole) and shared in whole.shared
+
+
+def test_a_package_page_lists_a_version_s_builds_in_the_order_searches_do(demo_run: Demo) -> None:
+    """Newest version first, a version's builds by hash: a reversed sort reversed the
+    hashes too, and the package page (its twin, the API, ``show --json``) listed the same
+    builds in the opposite order of every search."""
+    from cachedex.publish.package_pages import package_page
+    from cachedex.query import parse
+
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        names = {s.name for s in catalog.search(parse("@:"), tag="develop", limit=100_000).specs}
+        tied = 0
+        for name in sorted(names):
+            page = [s.hash for s in package_page(catalog, "develop", name).specs]
+            searched = [s.hash for s in catalog.search(parse(name), tag="develop", limit=100_000).specs]
+            assert page == searched, name
+            tied += len(page) - len({s.version for s in package_page(catalog, "develop", name).specs})
+        assert tied > 100  # many versions with several builds

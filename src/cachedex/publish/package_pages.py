@@ -162,7 +162,10 @@ def _package_page(
     filters: Mapping[str, str] | None = None,
     text: str = "",
 ) -> PackagePage:
-    specs = sorted(found, key=lambda s: (version_key(s.version), s.version, s.hash), reverse=True)
+    # Newest version first, and a version's builds by hash, as searches list them (a
+    # reversed sort reversed the hashes too: the same builds in two orders)
+    by_hash = sorted(found, key=attrgetter("hash"))
+    specs = sorted(by_hash, key=lambda s: (version_key(s.version), s.version), reverse=True)  # (stable)
     differing = differing_variants(specs)
     wanted = {key: filters[key] for key in PACKAGE_FILTERS if filters and filters.get(key)}
     # A variant every spec holds is no choice of the filters, but asked for, every spec has it.

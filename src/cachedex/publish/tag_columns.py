@@ -106,7 +106,7 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     rank = {version: n for n, version in enumerate(versions)}
     ordered: list[Any] = []
     for specs in grouped:
-        ordered.extend(sorted(specs, key=lambda s: (-rank[s.version], s.hash), reverse=True))
+        ordered.extend(sorted(specs, key=lambda s: (rank[s.version], s.hash)))  # (as package pages)
     cells = {column: list(map(attrgetter(column), ordered)) for column in _COLUMNS}
     values = {column: sorted(set(cells[column])) for column in _COLUMNS}
     values["version"] = versions
