@@ -17,13 +17,15 @@ def _edges(db: sqlite3.Connection) -> list[tuple[int, int, int, str]]:
     return db.execute("SELECT parent, child, deptypes, virtuals FROM edges ORDER BY parent, child").fetchall()
 
 
-def test_edges_keep_their_kinds_and_the_first_of_a_repeated_one(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_edges_keep_their_kinds_and_a_repeated_one_is_one_edge_of_both(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A dependency named twice (to build, then to link and run, as Spack 1.x keeps it)
+    was the first alone: a link dependency listed second was build-only."""
     parent = record(
         "p" * 32,
         "app",
         dependencies=(
-            Dependency("c" * 32, "mpich", 6, "mpi"),
-            Dependency("c" * 32, "mpich", 1, ""),  # repeated: the first is kept
+            Dependency("c" * 32, "mpich", 1, ""),
+            Dependency("c" * 32, "mpich", 6, "mpi"),  # repeated: one edge of both
             Dependency("d" * 32, "openblas", 2, "blas,lapack"),
             Dependency("x" * 32, "gone", 2, ""),  # no such spec: the index was incomplete
             Dependency("e" * 32, "cmake", 1, ""),
@@ -33,11 +35,16 @@ def test_edges_keep_their_kinds_and_the_first_of_a_repeated_one(tmp_path) -> Non
     with Catalog(tmp_path / "c.sqlite") as catalog:
         write_tag(catalog, "t", specs)
         found = {(e.hash[0], e.deptypes, e.virtuals) for e in catalog.edges_of("p" * 32)}
-        assert found == {("c", 6, "mpi"), ("d", 2, "blas,lapack"), ("e", 1, "")}
+        assert found == {("c", 7, "mpi"), ("d", 2, "blas,lapack"), ("e", 1, "")}
         # A second tag's writer numbers its kinds again: its edges get their own.
         later = record("q" * 32, "lib", dependencies=(Dependency("e" * 32, "cmake", 8, "c"),))
         write_tag(catalog, "u", [later])
         assert [(e.hash[0], e.deptypes, e.virtuals) for e in catalog.edges_of("q" * 32)] == [("e", 8, "c")]
+    for top in (10, 1 << ID_BITS):  # packed, and a row at a time
+        twice = record(
+            "p" * 32, "app", dependencies=(Dependency("c" * 32, "x", 2, "c"), Dependency("c" * 32, "x", 1, "cxx"))
+        )
+        assert _write([twice, record("c" * 32, "x")], top=top) == [(1, 2, 3, "c,cxx")]
 
 
 def _write(records: list[SpecRecord], top: int) -> list[tuple[int, int, int, str]]:

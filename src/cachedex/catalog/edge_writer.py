@@ -32,9 +32,20 @@ class _Numbers(dict[tuple[int, str], int]):
         return number
 
 
+#: A node may name one dependency twice (for build, then to link and run: Spack 1.x keeps
+#: both edges; older Spack refused the node): one edge, of both deptypes and virtuals.
+#: Keeping the first alone made a link dependency build-only (no ``^dep`` match, a
+#: closure without it) depending on the edges' order.
+_MERGED = (
+    " ON CONFLICT (parent, child) DO UPDATE SET deptypes = edges.deptypes | excluded.deptypes, "
+    "virtuals = CASE WHEN excluded.virtuals IN ('', edges.virtuals) THEN edges.virtuals "
+    "WHEN edges.virtuals = '' THEN excluded.virtuals ELSE edges.virtuals || ',' || excluded.virtuals END"
+)
+
+
 class EdgeWriter:
     """Inserts the edges of batches of new specs, in their order (an edge repeated in a
-    node keeps its first deptypes and virtuals, as ``INSERT OR IGNORE`` row by row did).
+    node is one edge of every deptype and virtual they give: see :data:`_MERGED`).
     A catalog of more ids than :data:`ID_BITS` hold, or an index of more kinds than
     :data:`KIND_BITS` number, is written a row at a time."""
 
@@ -63,14 +74,15 @@ class EdgeWriter:
             if len(kinds) <= 1 << KIND_BITS:
                 self._store_kinds()
                 self._db.execute(
-                    f"INSERT OR IGNORE INTO edges SELECT j.value >> {ID_BITS + KIND_BITS}, "
+                    f"INSERT INTO edges SELECT j.value >> {ID_BITS + KIND_BITS}, "
                     f"(j.value >> {KIND_BITS}) & {(1 << ID_BITS) - 1}, k.deptypes, k.virtuals "
-                    f"FROM json_each(?) j CROSS JOIN temp.edge_kinds k ON k.id = j.value & {(1 << KIND_BITS) - 1}",
+                    f"FROM json_each(?) j CROSS JOIN temp.edge_kinds k ON k.id = j.value & {(1 << KIND_BITS) - 1} "
+                    "WHERE true" + _MERGED,  # ("WHERE": or SQLite reads ON CONFLICT as the join's)
                     (msgspec.json.encode(packed).decode(),),  # text: SQLite 3.45.0 read a blob as JSONB
                 )
                 return
         self._db.executemany(
-            "INSERT OR IGNORE INTO edges VALUES (?,?,?,?)",
+            "INSERT INTO edges VALUES (?,?,?,?)" + _MERGED,
             [
                 (parent, child, dep.deptypes, dep.virtuals)
                 for parent, record in zip(parents, records, strict=True)
