@@ -424,3 +424,22 @@ def test_links_that_carry_filters_carry_those_their_page_takes(app: Any) -> None
     assert links and all("q=py" in link for link in links), relax
     for link in links:  # and each leads where it says, with its count
         assert get(app, f"/tags/develop/index.html{html.unescape(link)}").status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("page", "check"),
+    [
+        ("/diff?old=v1.0.2&new=develop", lambda twin: twin["old"] == "v1.0.2" and twin["new"] == "develop"),
+        ("/search.html?q=hdf5&tag=develop", lambda twin: twin["query"] == "hdf5" and twin["total"] > 0),
+        ("/tags/develop/index.html?stack=e4s", lambda twin: twin["filters"] == {"stack": "e4s"}),
+    ],
+)
+def test_a_live_page_s_json_link_keeps_its_query(app: Any, page: str, check: Any) -> None:
+    """ "This page as JSON" named the twin's file alone: a diff's answered 400, a search's
+    the empty search, a filtered page's the whole tag."""
+    body = get(app, page, **{"accept-encoding": "identity"}).text
+    hrefs = set(re.findall(r'<a href="([^"]*\.json\?[^"]*)">this page as JSON', body))
+    assert hrefs, page
+    for href in hrefs:
+        twin = get(app, str(httpx.URL(f"http://test{page}").join(html.unescape(href)).raw_path.decode()))
+        assert twin.status_code == 200 and check(twin.json()), href

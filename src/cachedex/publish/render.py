@@ -296,18 +296,21 @@ def _render(name: str, **values: Any) -> str:
     return render_template(_env, _env.get_template(name), {**_GLOBALS, **values})
 
 
-def render(page: Page, *, edge_items: EdgeItems | None = None, configs: Configs | None = None) -> str:
+def render(page: Page, *, edge_items: EdgeItems | None = None, configs: Configs | None = None, query: str = "") -> str:
     """The page's HTML. A whole-site build passes one ``edge_items`` to every call;
     ``configs`` tells a spec page how its dependents were built (not in its data: a
-    hash fixes it, so the page's HTML still follows from its JSON twin)."""
+    hash fixes it, so the page's HTML still follows from its JSON twin). ``query``: the
+    live page's query string, which its links to "this page as JSON" keep (a diff, a
+    search, a filtered page: its twin without them is another answer, or a 400)."""
     path = page_path(page)
+    twin = json_path(path).rsplit("/", 1)[-1]
     # Markup: the root and the twin's name are ours and safe; escaping them again on
     # each of their uses is a measurable part of a spec page's render.
     return _render(
         _TEMPLATES[type(page)],
         page=page,
         root=Markup(root_of(path)),
-        json_href=Markup(json_path(path).rsplit("/", 1)[-1]),
+        json_href=escape(f"{twin}?{query}") if query else Markup(twin),
         first_rows=FIRST_ROWS,
         edge_items=edge_items,
         configs=configs,

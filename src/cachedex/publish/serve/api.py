@@ -267,7 +267,7 @@ def _page_builder(build: Callable[[Catalog, Request], Any]) -> Builder:
         if request.url.path.endswith(".json"):
             return to_json(page), JSON
         with history_from(catalog):  # a tag page's recent changes, a spec page's "first seen"
-            return render(page, configs=catalog.spec_configs).encode(), HTML
+            return render(page, configs=catalog.spec_configs, query=request.url.query).encode(), HTML
 
     return respond
 
