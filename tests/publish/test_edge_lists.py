@@ -240,3 +240,20 @@ def test_labels_tell_apart_exactly_the_builds_that_differ(found: list[tuple[str,
                 assert (told[n] == told[m]) == same, (told[n], told[m])
     beside = {edges[n].hash for run in runs if len(run) > 1 for n in run}
     assert [sorted(call) for call in asked] == ([sorted(beside)] if beside else [])
+
+
+def test_a_dependency_no_mirror_holds_is_named_not_linked_in_a_site(tmp_path: Path) -> None:
+    """A mirror that dropped a dependency's record while its dependents stay: the site
+    has no page for it (it writes those of the hashes some mirror holds), and each
+    dependent's page linked to it (a full build too; a fresh catalog never had it)."""
+    from cachedex.values import Dependency
+    from tests.helpers import record, write_tag
+
+    gone = record("b" * 32, "libgone")
+    user = record("a" * 32, "app", dependencies=(Dependency(gone.hash, "libgone", 2, ""),))
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [user, gone], members={user.hash: True})
+        write_site(catalog, tmp_path / "site")
+    page = (tmp_path / "site" / "specs" / "aa" / f"{user.hash}.html").read_text()
+    assert "libgone@1.3.1" in page and f"{gone.hash}.html" not in page
+    assert not (tmp_path / "site" / "specs" / "bb" / f"{gone.hash}.html").exists()

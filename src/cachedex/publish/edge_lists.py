@@ -13,7 +13,7 @@ from __future__ import annotations
 import html
 import itertools
 import re
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Mapping, Sequence
 from operator import attrgetter
 
 from markupsafe import Markup, escape
@@ -46,10 +46,13 @@ EDGE_ROWS = 300
 _NO_BINARY = ' <span class="tag muted" title="no binary of this in the cache">no binary</span>'
 
 
-def edge_item(edge: Edge, root: str) -> str:
-    href, short = escape(spec_url(edge.hash)), escape(edge.hash[:7])
+def edge_item(edge: Edge, root: str, *, linked: bool = True) -> str:
+    """A dependency's (or a closure's) list item, linking to its spec page (``linked``;
+    else its name alone: a spec no mirror holds has no page in a site)."""
+    short, named = escape(edge.hash[:7]), f"{escape(edge.name)}@{escape(edge.version)}"
+    shown = f'<a href="{escape(root)}{escape(spec_url(edge.hash))}">{named}</a>' if linked else named
     return (
-        f'<li><a href="{escape(root)}{href}">{escape(edge.name)}@{escape(edge.version)}</a> <code>/{short}</code>'
+        f"<li>{shown} <code>/{short}</code>"
         + (f' <span class="tag">{_KIND[edge.deptypes]}</span>' if edge.deptypes in _KIND else "")
         + (f' <span class="tag">{escape_text(edge.virtuals)}</span>' if edge.virtuals else "")
         + (f' <span class="size">{size_text(edge.size)}</span>' if edge.listed else _NO_BINARY)
@@ -77,6 +80,10 @@ class EdgeItems:
     def __init__(self) -> None:
         self.items: dict[str, dict[int, str]] = {}  # root -> id(edge) -> item
         self.edges: list[Edge] = []
+        #: The hashes that have a spec page (a site's: those some mirror holds), if not
+        #: every one: a dependency a mirror dropped while its dependents stay is named,
+        #: not linked to a page the site does not have.
+        self.pages: Container[str] | None = None
 
     def __call__(self, edges: Sequence[Edge], root: str, make: Callable[[Edge, str], str] | None = None) -> list[str]:
         """Each edge's item as ``make`` (default: a dependency list's item) writes it."""
@@ -88,9 +95,11 @@ class EdgeItems:
                 self.items.clear()
                 self.edges.clear()
             cache = self.items.setdefault(key, {})
+            pages = self.pages if make is edge_item else None
             for n, edge in enumerate(edges):
                 if items[n] is None:
-                    items[n] = cache[id(edge)] = make(edge, root)
+                    made = make(edge, root) if pages is None or edge.hash in pages else edge_item(edge, root, linked=False)
+                    items[n] = cache[id(edge)] = made
                     self.edges.append(edge)
         return items  # type: ignore[return-value]
 

@@ -225,6 +225,7 @@ def _build(
             progress("reading what the pages are made from")
             inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
             plan.held = set(inputs.specs)
+            writer.edge_items.pages = plan.held  # (the spec pages this site has; workers inherit it)
             # Only the pages the changes since the last complete build reach (and those a
             # build since that did not complete may have written), if it can tell.
             changed = changed_pages(catalog, before, inputs, plan.compare, left) if before is not None else None
