@@ -162,3 +162,29 @@ def test_hostile_names_in_feeds(evil: Path, tmp_path: Path) -> None:
         report = write_site(catalog, tmp_path / "site")
     _parse((tmp_path / "site/changes.atom").read_bytes())
     assert report.complete
+
+
+def test_every_feed_entry_links_to_an_anchor_its_change_page_has(tmp_path: Path) -> None:
+    """A change page details the newest SYNCS_SHOWN syncs; a package's feed names the
+    newest that changed the package, and the site-wide feed the newest of every tag:
+    older than those, their #sync-N named no anchor (a daily cron's tag in two months)."""
+    from cachedex.publish.changes import SYNCS_SHOWN
+    from tests.helpers import replace_mirror
+
+    old = record("a" * 32, "zlib")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [old, record("b" * 32, "cmake")])
+        with catalog.writing_tag("t") as writer:  # zlib changes once, early
+            writer.add_specs([record("c" * 32, "zlib", version="1.3.2")], {})
+            replace_mirror(writer, "root", {"b" * 32: True, "c" * 32: True}, checksum="z")
+        for n in range(SYNCS_SHOWN + 3):  # then cmake, again and again
+            builds = [record(f"{n:031d}x", "cmake", version=f"3.{n}")]
+            with catalog.writing_tag("t") as writer:
+                writer.add_specs(builds, {})
+                replace_mirror(writer, "root", {"c" * 32: True, builds[0].hash: True}, checksum=str(n))
+        write_site(catalog, tmp_path / "site")
+    tag = tmp_path / "site/tags/t"
+    anchors = set(re.findall(r'id="(sync-\d+)"', (tag / "changes/index.html").read_text()))
+    for feed in (tag / "packages/zlib/changes.atom", tmp_path / "site/changes.atom", tag / "changes.atom"):
+        named = set(re.findall(r"changes/index\.html#(sync-\d+)", feed.read_text()))
+        assert named and named <= anchors, (feed, named - anchors)

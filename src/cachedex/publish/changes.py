@@ -29,6 +29,7 @@ __all__ = [
     "SYNCS_SHOWN",
     "ChangesPage",
     "ComparePage",
+    "EarlierSync",
     "SpecChange",
     "StackChanges",
     "SyncChanges",
@@ -88,6 +89,16 @@ class SyncChanges(msgspec.Struct, frozen=True):
     stacks: tuple[StackChanges, ...]  #: the stacks that changed, ``root`` first
 
 
+class EarlierSync(msgspec.Struct, frozen=True, gc=False):
+    """A sync that changed a tag, older than those a change page details: counted, and
+    an anchor there (feeds name any sync that changed a package, however old)."""
+
+    id: int
+    finished_at: float
+    added: int  #: listed specs of the root mirror added
+    removed: int
+
+
 class ChangesPage(msgspec.Struct, frozen=True, tag_field="page", tag="changes"):
     """Every sync that changed a tag, newest first (the newest :data:`SYNCS_SHOWN` in detail)."""
 
@@ -96,6 +107,7 @@ class ChangesPage(msgspec.Struct, frozen=True, tag_field="page", tag="changes"):
     older: int  #: syncs that changed the tag, older than those shown
     first_synced_at: float | None  #: the tag's first sync (which records no changes: nothing was before it)
     compare: tuple[str, ...] = ()  #: tags this one has a comparison page with (the previous of its series)
+    earlier: tuple[EarlierSync, ...] = ()  #: the ``older`` syncs, newest first
 
 
 class ComparePage(msgspec.Struct, frozen=True, tag_field="page", tag="compare"):
@@ -236,6 +248,7 @@ def changes_page(
         max(0, len(records) - shown),
         catalog.first_synced_at(tag),
         tuple(previous_tags(catalog.tag_names()).get(tag, ()) if compare is None else compare),
+        tuple(EarlierSync(r.id, r.finished_at, r.added, r.removed) for r in records[shown:]),
     )
 
 

@@ -98,7 +98,9 @@ class EdgeItems:
             pages = self.pages if make is edge_item else None
             for n, edge in enumerate(edges):
                 if items[n] is None:
-                    made = make(edge, root) if pages is None or edge.hash in pages else edge_item(edge, root, linked=False)
+                    made = (
+                        make(edge, root) if pages is None or edge.hash in pages else edge_item(edge, root, linked=False)
+                    )
                     items[n] = cache[id(edge)] = made
                     self.edges.append(edge)
         return items  # type: ignore[return-value]
