@@ -27,6 +27,7 @@ Anything else is a bug and keeps its traceback.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Iterable, Sequence
 
 __all__ = [
@@ -46,6 +47,7 @@ __all__ = [
     "UnknownSpec",
     "UnknownStack",
     "UnknownTag",
+    "resource_problem",
 ]
 
 
@@ -223,3 +225,19 @@ class JekyllError(OutputError):
     """Raised by ``publish.jekyll`` when the site cannot be written: an unknown tag, an
     OUTDIR folder that is a symlink leading elsewhere, an unreadable ``_data`` file, or
     an OS error; names the path."""
+
+
+def resource_problem(exc: BaseException) -> str | None:
+    """What ran out, in one line, when ``exc`` says the system refused a resource (memory,
+    a thread, a process, a file descriptor); None for anything else. Not a bug of
+    cachedex, and not "Resource temporarily unavailable" alone."""
+    if isinstance(exc, MemoryError):
+        return "out of memory (a memory limit, ulimit -v?)"
+    if isinstance(exc, RuntimeError) and "can't start new thread" in str(exc):
+        return "cannot start a thread (a limit on processes or memory, ulimit -u or -v?)"
+    if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}too many open files (raise the limit, ulimit -n, or lower http.concurrency)"
+    if isinstance(exc, BlockingIOError | OSError) and exc.errno == errno.EAGAIN and exc.filename is None:
+        return "cannot start a process or thread (a limit on processes, ulimit -u?; --workers 1 starts none)"
+    return None

@@ -7,6 +7,8 @@ Each command loads the config, calls one library function and prints what it ret
 
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 import sys
 from pathlib import Path
 
@@ -14,7 +16,7 @@ import click
 
 from .. import __version__
 from ..catalog import Catalog
-from ..errors import BadQuery
+from ..errors import BadQuery, CachedexError
 from ..values import visible
 from ..versions import tag_order
 from . import present
@@ -72,7 +74,9 @@ def sync_command(state: State, tags: tuple[str, ...], sizes: bool) -> None:
         )
         present.print_outcomes(outcomes)
         if not tags:  # every tag the config names (tags_from's too) was synced: the others are left over
-            warn_unconfigured(config, catalog, also=(o.tag for o in outcomes))
+            # (advice: a catalog a failed write left unreadable must not hide the tags' errors)
+            with contextlib.suppress(CachedexError, sqlite3.DatabaseError):
+                warn_unconfigured(config, catalog, also=(o.tag for o in outcomes))
     failed = [o for o in outcomes if not o.ok]
     if failed:
         for outcome in failed:

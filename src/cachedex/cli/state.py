@@ -15,7 +15,7 @@ import click
 
 from ..catalog import Catalog
 from ..config import Config, find_config, load_config
-from ..errors import CachedexError
+from ..errors import CachedexError, resource_problem
 from ..values import visible
 
 __all__ = ["State", "friendly"]
@@ -75,23 +75,28 @@ def friendly(func: F) -> F:
             # more may reach the pipe (Python would complain of it at exit).
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             sys.exit(0)
-        except (KeyboardInterrupt, CachedexError, sqlite3.DatabaseError, OSError) as exc:
+        except (KeyboardInterrupt, CachedexError, sqlite3.DatabaseError, OSError, MemoryError, RuntimeError) as exc:
             context = click.get_current_context()
             state = context.find_object(State)
-            if state is not None and state.debug:
+            ran_out = resource_problem(exc)
+            if (state is not None and state.debug) or (isinstance(exc, RuntimeError) and ran_out is None):
                 raise
             if isinstance(exc, KeyboardInterrupt):
                 # (each tag of a sync is one transaction: the one being written keeps what it had)
                 kept = "; a tag whose sync had not finished keeps its previous content"
                 click.echo(f"interrupted{kept if context.info_name == 'sync' else ''}", err=True)
                 sys.exit(INTERRUPTED)
-            if isinstance(exc, CachedexError):
+            if ran_out is not None:
+                message = ran_out
+            elif isinstance(exc, CachedexError):
                 message = str(exc)
             elif isinstance(exc, OSError):
                 where = f"{exc.filename}: " if exc.filename else ""
                 message = f"{where}{exc.strerror or exc}"
-            else:
+            elif isinstance(exc, sqlite3.DatabaseError):
                 message = _catalog_problem(state, exc)
+            else:  # (a RuntimeError that is no resource's was raised above)
+                message = str(exc)
             # Line by line: a query's error shows a caret under it on a line of its own.
             click.echo("\n".join(visible(line) for line in f"error: {message}".split("\n")), err=True)
             sys.exit(1)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import os
+import resource
 import ssl
 import threading
 import time
@@ -61,7 +62,7 @@ from .http_requests import (
     undo_content_encoding,
 )
 
-__all__ = ["HttpClient", "ProgressCallback", "Request", "Response", "TooBig"]
+__all__ = ["HttpClient", "ProgressCallback", "Request", "Response", "TooBig", "fitting_concurrency"]
 
 #: The longest the engine waits on its transfers before it looks for new requests (seconds).
 _POLL = 0.005
@@ -75,8 +76,12 @@ class HttpClient:
 
     def __init__(self, options: HttpOptions) -> None:
         self.options = options
+        #: Requests in flight at once: ``http.concurrency``, or fewer when the process may
+        #: not open that many files (each is a socket, and a name being resolved two more):
+        #: past the limit, connections failed as "cannot connect", then anything else did.
+        self.concurrency = fitting_concurrency(options.concurrency)
         self._multi = pycurl.CurlMulti()
-        self._multi.setopt(pycurl.M_MAXCONNECTS, max(options.concurrency, 4))
+        self._multi.setopt(pycurl.M_MAXCONNECTS, max(self.concurrency, 4))
         self._multi.setopt(pycurl.M_PIPELINING, pycurl.PIPE_MULTIPLEX)
         self._idle: list[pycurl.Curl] = []
         self._active: dict[pycurl.Curl, Request] = {}
@@ -178,7 +183,7 @@ class HttpClient:
 
     def _run(self) -> None:
         multi = self._multi
-        limit = self.options.concurrency
+        limit = self.concurrency
         while True:
             with self._lock:
                 if self._closed:
@@ -230,7 +235,7 @@ class HttpClient:
         timeout = self._multi.timeout() / 1000.0
         if timeout < 0 or timeout > _POLL:
             timeout = _POLL
-        if len(self._active) < self.options.concurrency and (self._submitted or self._jobs):
+        if len(self._active) < self.concurrency and (self._submitted or self._jobs):
             timeout = 0.0
         self._multi.select(min(timeout, due))
 
@@ -342,7 +347,7 @@ class HttpClient:
                 result = TooBig(url, too_big)
             else:
                 final_url = str(handle.getinfo(pycurl.EFFECTIVE_URL) or url)
-                body = request._body  # no copy: it may be big
+                body: bytes | bytearray = request._body  # no copy: it may be big
                 try:
                     if request.progress is None and not request.raw:  # a small read (see _prepare)
                         body = undo_content_encoding(request._raw_headers, body, request.limit)
@@ -404,6 +409,15 @@ class _Retried(CachedexError):
 
 
 _RETRIED = _Retried("retried")
+
+
+def fitting_concurrency(requested: int) -> int:
+    """``requested``, or what the open-file limit leaves room for (descriptors kept for
+    the catalog, the files being read and the interpreter)."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return requested
+    return max(1, min(requested, (soft - 48) // 3))
 
 
 def _ca_bundle(options: HttpOptions) -> str | None:

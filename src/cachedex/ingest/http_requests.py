@@ -59,7 +59,7 @@ class Response:
 
     __slots__ = ("_headers", "_raw", "body", "status", "url")
 
-    def __init__(self, url: str, status: int, raw_headers: list[bytes], body: bytearray) -> None:
+    def __init__(self, url: str, status: int, raw_headers: list[bytes], body: bytes | bytearray) -> None:
         self.url = url
         self.status = status
         self.body = body
@@ -175,7 +175,7 @@ def header_bytes(header: str) -> str | bytes:
 _URL_ASCII = "".join(map(chr, range(0x20, 0x7F)))
 
 
-def undo_content_encoding(lines: list[bytes], body: bytearray, limit: int) -> bytes | bytearray:
+def undo_content_encoding(lines: list[bytes], body: bytes | bytearray, limit: int) -> bytes | bytearray:
     """A small read's body as the file holds it: libcurl asked for no compression and so
     decodes none, but a server may send it compressed anyway. Decoded (up to ``limit``
     bytes; ValueError past it) only when the bytes are what the label says: an S3

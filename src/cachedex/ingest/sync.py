@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator
 from .._perf import gc_paused, release_free_heap
 from ..catalog import Catalog, TagWriter
 from ..config import Config, TagConfig
-from ..errors import CachedexError
+from ..errors import CachedexError, resource_problem
 from ..progress import SILENT, Progress, ProgressLine
 from ..values import ROOT_STACK, SpecRecord, counted
 from .discovery import chosen_tags
@@ -89,10 +89,11 @@ class _TagSync:
                 return self._sync(tag, started)
         except CachedexError as exc:
             return TagOutcome(tag=tag.name, error=str(exc), seconds=time.perf_counter() - started)
-        except Exception as exc:
-            if self.raise_unexpected:
+        except Exception as exc:  # (MemoryError too: what ran out is said, not "a bug")
+            ran_out = resource_problem(exc)
+            if self.raise_unexpected and ran_out is None:
                 raise
-            problem = f"unexpected {type(exc).__name__}: {exc} (a bug in cachedex; --debug shows where)"
+            problem = ran_out or f"unexpected {type(exc).__name__}: {exc} (a bug in cachedex; --debug shows where)"
             return TagOutcome(tag=tag.name, error=problem, seconds=time.perf_counter() - started)
 
     def _sync(self, tag: TagConfig, started: float) -> TagOutcome:

@@ -66,7 +66,7 @@ from .files import (
 )
 from .jekyll_data import ALL_KEY, RECORD, Record, TagSummary, meta_yaml, read_record, read_yaml, tag_state, tags_yaml
 from .jekyll_pages import PageWriter, SpecCounts
-from .parallel import pool_context, worker_count
+from .parallel import new_pool, worker_count
 
 __all__ = ["PARALLEL_MIN_SPECS", "JekyllReport", "TagReport", "write_jekyll"]
 
@@ -252,7 +252,7 @@ def _write_tag(
         shares = [_write_pages(catalog.listed_rows(tag), tag, str(folder), existing)]
     else:
         jobs = [_ShareJob(catalog.path, tag, str(folder), existing, part, parts) for part in range(parts)]
-        with pool_context().Pool(parts) as pool:
+        with new_pool(parts) as pool:
             shares = pool.map(_write_share, jobs, chunksize=1)
     summary = TagSummary(
         version=str(root.db_version) if root and root.db_version is not None else "",

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import multiprocessing
 import multiprocessing.context
+import multiprocessing.pool
 import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["MAX_WORKERS", "ForkShared", "cpu_workers", "pool_context", "worker_count"]
+__all__ = ["MAX_WORKERS", "ForkShared", "cpu_workers", "new_pool", "pool_context", "worker_count"]
 
 #: At most this many worker processes (default: one per CPU up to this).
 MAX_WORKERS = 4
@@ -47,6 +48,21 @@ def pool_context() -> multiprocessing.context.BaseContext:
     each worker opens its own read-only connection (the inherited handle is never
     used). Elsewhere fork is unsafe (macOS) or missing: the platform's default."""
     return multiprocessing.get_context("fork" if sys.platform.startswith("linux") else None)
+
+
+def new_pool(processes: int) -> multiprocessing.pool.Pool:
+    """A pool of ``processes`` workers (:func:`pool_context`'s). A pool that cannot start
+    its threads once its workers are forked (a limit on processes) leaves them waiting
+    for good, holding the caller's standard output (a piped build never ends): they are
+    stopped here, and the error raised."""
+    before = set(multiprocessing.active_children())
+    try:
+        return pool_context().Pool(processes)
+    except (OSError, RuntimeError, MemoryError):
+        for child in set(multiprocessing.active_children()) - before:
+            child.kill()
+            child.join(5)
+        raise
 
 
 class ForkShared:

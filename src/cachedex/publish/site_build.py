@@ -18,7 +18,7 @@ from ..values import is_dag_hash
 from .feeds import all_tags_feed
 from .graph import SpecGraph
 from .pages import HomePage, MirrorsPage, home_page, mirrors_page
-from .parallel import pool_context
+from .parallel import new_pool
 from .render import LIVE_FILE, live_marker
 from .search_page import static_search_view
 from .site_delta import PageSet
@@ -62,7 +62,7 @@ class Ahead:
 
     def __init__(self, catalog: Catalog, outdir: Path, plan: Plan, tags: list[str], *, trust_twins: bool) -> None:
         self.tags = tags
-        self._pool = pool_context().Pool(2)
+        self._pool = new_pool(2)
         made = Task(catalog.path, outdir, plan.token, hold_tag_pages=True, trust_twins=trust_twins)
         # The change pages by one worker, the tag pages by the other (which then reads
         # its recent changes itself): each is a big tag's largest page.
@@ -175,13 +175,12 @@ def write_shared(
     if change_pages is not None:
         change_pages = [tag for tag in change_pages if tag not in made]
     staged = first_build(outdir)
-    context = pool_context()
     # One process fewer than CPUs writes package pages while this one reads the graph
     # (which nothing can share), then the spec pages' pool joins.
     sharing = max(1, count - 1)
     with (
         SHARED.holding(package_tags=plan.package_tags, held=plan.held, edge_items=writer.edge_items),
-        context.Pool(sharing) as package_pool,  # forked before the graph exists: small
+        new_pool(sharing) as package_pool,  # forked before the graph exists: small
     ):
         # Tag pages are made now and written last (they link to all the rest), and so
         # are a first build's change pages (they link to spec pages).
@@ -238,7 +237,7 @@ def write_shared(
                 progress(f"reading the graph around {len(spec_ids):,} specs and writing their pages")
             home, mirrors, feed = home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog)
         # Frozen: the workers share the graph's memory pages instead of copying them.
-        with gc_frozen(), context.Pool(count) as pool:
+        with gc_frozen(), new_pool(count) as pool:
             with staging(folder, staged):
                 stale |= _write_spec_pages(
                     pool,
