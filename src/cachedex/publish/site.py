@@ -40,6 +40,8 @@ plan and the rest of what it reads (workers fork between the two snapshots).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -251,6 +253,9 @@ def _build(
                 # two, a pair left out of the config) goes too; it links to what may be gone.
                 compared = set(compared_with(previous, plan.compare, tag))
                 removed += remove_others(outdir / "tags" / tag / "compare", compared)
+                if not compared:  # (as a build into an empty folder leaves it: none; unless not empty)
+                    with contextlib.suppress(OSError):
+                        os.rmdir(outdir / "tags" / tag / "compare")
             # A spec page stays while any tag of the catalog holds its hash; a first build's
             # folder holds only the pages it just wrote.
             if changed is not None:
