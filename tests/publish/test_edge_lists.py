@@ -18,7 +18,7 @@ from markupsafe import escape
 
 from cachedex.catalog import Catalog, Edge, SpecConfig
 from cachedex.cli import main
-from cachedex.publish import edge_lists
+from cachedex.publish import edge_lists, spec_pages
 from cachedex.publish.graph import SpecGraph
 from cachedex.publish.pages import spec_page
 from cachedex.publish.render import render
@@ -182,7 +182,7 @@ def test_a_spec_page_names_its_largest_dependencies(tmp_path: Path) -> None:
         write_tag(catalog, "t", [*records, top], members=members, sizes={**sizes, top.hash: 200_000_000})
         page = spec_page(catalog, top.hash)
         assert page.closure_size == 1_000_001_000
-        largest = edge_lists.largest_dependencies(page.closure, page.closure_size)
+        largest = spec_pages.largest_dependencies(page.closure, page.closure_size)
         assert [(e.name, share) for e, share in largest] == [("dep-a", "50%"), ("dep-b", "30%"), ("dep-c", "<1%")]
         write_site(catalog, tmp_path / "site", workers=1)
         built = (tmp_path / "site" / "specs" / "tt" / ("t" * 32 + ".html")).read_text()
@@ -257,3 +257,36 @@ def test_a_dependency_no_mirror_holds_is_named_not_linked_in_a_site(tmp_path: Pa
     page = (tmp_path / "site" / "specs" / "aa" / f"{user.hash}.html").read_text()
     assert "libgone@1.3.1" in page and f"{gone.hash}.html" not in page
     assert not (tmp_path / "site" / "specs" / "bb" / f"{gone.hash}.html").exists()
+
+
+def test_a_deep_chain_s_pages_list_a_bounded_closure_with_its_whole_counts(tmp_path: Path) -> None:
+    """A chain of specs, each depending on the next: each twin listed its whole closure,
+    and a 1.8 MB index of 10,000 made a 7.4 GB site. A twin lists the first CLOSURE_LISTED
+    by name, and the largest binaries past them; counts and sizes are the whole closure's."""
+    from cachedex.values import Dependency
+
+    depth = spec_pages.CLOSURE_LISTED + 200
+    chain = [
+        record(
+            f"{n:032d}",
+            f"p{n:05d}",
+            dependencies=(Dependency(f"{n + 1:032d}", f"p{n + 1:05d}", 2, ""),) if n + 1 < depth else (),
+        )
+        for n in range(depth)
+    ]
+    sizes = {r.hash: 1_000 + n for n, r in enumerate(chain)}  # the deepest the largest
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", chain, sizes=sizes)
+        write_site(catalog, tmp_path / "site")
+        full = [e for e in catalog.closure(chain[0].hash) if e.hash != chain[0].hash]
+    top = chain[0].hash
+    twin = json.loads((tmp_path / "site" / "specs" / top[:2] / f"{top}.json").read_bytes())
+    assert twin["closure_count"] == len(full) == depth - 1
+    assert twin["closure_size"] == sum(sizes.values())
+    listed = [e["hash"] for e in twin["closure"]]
+    largest = [e.hash for e, _ in spec_pages.largest_dependencies(full, sum(sizes.values()))]
+    assert listed[: spec_pages.CLOSURE_LISTED] == [e.hash for e in full][: spec_pages.CLOSURE_LISTED]
+    assert set(largest) <= set(listed) and len(listed) <= spec_pages.CLOSURE_LISTED + len(largest)
+    page = (tmp_path / "site" / "specs" / top[:2] / f"{top}.html").read_text()
+    assert f"transitively ({depth - 1:,})" in page and f"which lists the first {spec_pages.CLOSURE_LISTED:,}" in page
+    assert all(f"{h}.html" in page for h in largest)  # the largest, named and linked

@@ -260,7 +260,7 @@ def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
         f"  size {size_text(s.size)}; with its link/run closure "
         f"{size_text(page.closure_size)}" + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
     )
-    from ..publish.edge_lists import largest_dependencies  # (a spec's summary only)
+    from ..publish.spec_pages import CLOSURE_LISTED, largest_dependencies  # (a spec's summary only)
 
     if largest := largest_dependencies(page.closure, page.closure_size):
         said = ", ".join(f"{e.name}@{e.version} {size_text(e.size)} ({share})" for e, share in largest)
@@ -284,8 +284,9 @@ def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
         mark = "" if edge.listed else " [dim](no binary)[/dim]"
         tree.add(shown(f"{edge.name}@{edge.version} /{edge.hash[:7]}") + mark)
     OUT.print(tree)
-    if page.closure:
-        OUT.print(f"  {len(page.closure)} link/run dependencies in all ('cachedex show --json' lists them)")
+    if page.closure_count:
+        which = "them" if page.closure_count <= len(page.closure) else f"the first {CLOSURE_LISTED:,}"
+        OUT.print(f"  {page.closure_count:,} link/run dependencies in all ('cachedex show --json' lists {which})")
     if page.dependents:
         OUT.print("cached dependents: " + shown(_dependents_text(page.dependents, configs)))
     for install in page.install[:1]:

@@ -21,6 +21,7 @@ from markupsafe import Markup, escape
 from ..catalog import Edge, SpecConfig
 from ..values import LINK_RUN, decode_variants, is_dag_hash, size_text
 from ._jinja_fast import escape_text
+from .spec_pages import CLOSURE_LISTED, largest_dependencies
 from .urls import spec_path, spec_url
 
 __all__ = [
@@ -31,7 +32,6 @@ __all__ = [
     "edge_item",
     "edge_list",
     "heaviest",
-    "largest_dependencies",
     "told_apart",
 ]
 
@@ -40,7 +40,8 @@ __all__ = [
 Configs = Callable[[Collection[str]], Mapping[str, SpecConfig]]
 
 #: Entries of each edge list of a spec page (dependencies, closure, dependents) in its
-#: HTML; all are in its JSON. A core package can have tens of thousands of dependents.
+#: HTML; all are in its JSON (but a closure's past :data:`CLOSURE_LISTED`). A core
+#: package can have tens of thousands of dependents.
 EDGE_ROWS = 300
 
 _NO_BINARY = ' <span class="tag muted" title="no binary of this in the cache">no binary</span>'
@@ -110,49 +111,29 @@ class EdgeItems:
 _NONE = Markup('<ul class="edges">\n<li class="muted">none</li>\n</ul>')
 
 
-def _more(edges: Sequence[Edge], json_href: str) -> str:
-    """What follows a list of the first :data:`EDGE_ROWS` of ``edges``: how many it left
-    out, and where they all are."""
-    if len(edges) <= EDGE_ROWS:
+def _more(edges: Sequence[Edge], json_href: str, total: int | None = None) -> str:
+    """What follows a list of the first :data:`EDGE_ROWS` of ``edges`` (of ``total``, when
+    the page's JSON lists fewer): how many it left out, and where they are."""
+    count = len(edges) if total is None else total
+    if count <= EDGE_ROWS:
         return ""
+    listed = "" if count <= len(edges) else f", which lists the first {CLOSURE_LISTED:,}"
     return (
-        f'\n<p class="muted">&hellip; and {len(edges) - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
-        "this page as JSON</a>.</p>"
+        f'\n<p class="muted">&hellip; and {count - EDGE_ROWS:,} more: see <a href="{escape(json_href)}">'
+        f"this page as JSON</a>{listed}.</p>"
     )
 
 
-def edge_list(edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None) -> Markup:
+def edge_list(
+    edges: Sequence[Edge], root: str, json_href: str, edge_items: EdgeItems | None, total: int | None = None
+) -> Markup:
     """A list of dependency edges (the first :data:`EDGE_ROWS`; the page's JSON twin
-    has them all)."""
+    has them all, or the first of ``total``)."""
     if not edges:
         return _NONE
     shown = edges[:EDGE_ROWS]
     items = "\n".join(edge_items(shown, root) if edge_items is not None else [edge_item(e, root) for e in shown])
-    return Markup(f'<ul class="edges">\n{items}\n</ul>{_more(edges, json_href)}')
-
-
-#: Dependencies a spec page names as the largest of its download.
-HEAVIEST = 5
-
-
-def largest_dependencies(closure: Sequence[Edge], closure_size: int | None) -> list[tuple[Edge, str]]:
-    """The largest of the binaries a spec's download adds (its link/run dependencies
-    with a known size; the first :data:`HEAVIEST`), each with its share of the whole
-    download ("57%", "<1%"): what makes "2.1 GB to download" so big. None when fewer
-    than two are known (one is the whole answer already)."""
-    sized = [edge for edge in closure if edge.size and edge.listed]
-    if len(sized) < 2 or not closure_size:
-        return []
-    sized.sort(key=_SIZE, reverse=True)  # (a site has a page per spec: sorted in C)
-    return [(edge, _share(edge.size or 0, closure_size)) for edge in sized[:HEAVIEST]]
-
-
-_SIZE = attrgetter("size")
-
-
-def _share(size: int, whole: int) -> str:
-    """``size``'s share of ``whole``, in whole per cent ("57%"), or "<1%"."""
-    return "<1%" if 100 * size < whole else f"{(200 * size + whole) // (2 * whole)}%"
+    return Markup(f'<ul class="edges">\n{items}\n</ul>{_more(edges, json_href, total)}')
 
 
 def heaviest(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from operator import attrgetter
 
 import msgspec
 
@@ -18,7 +19,17 @@ from ..catalog.verifications import SpecVerification
 from ..errors import UnknownSpec
 from ..values import ROOT_STACK
 
-__all__ = ["Holder", "Install", "SpecPage", "install_commands", "spec_page", "spec_page_from"]
+__all__ = [
+    "CLOSURE_LISTED",
+    "HEAVIEST",
+    "Holder",
+    "Install",
+    "SpecPage",
+    "install_commands",
+    "largest_dependencies",
+    "spec_page",
+    "spec_page_from",
+]
 
 
 class Holder(msgspec.Struct, frozen=True, gc=False):  # only strings: not tracked by the GC
@@ -50,7 +61,9 @@ class SpecPage(msgspec.Struct, frozen=True, tag_field="page", tag="spec"):
     spec: SpecSummary
     holders: tuple[Holder, ...]
     dependencies: tuple[Edge, ...]  #: direct, of every type (``deptypes``: build 1, link 2, run 4, test 8)
-    closure: tuple[Edge, ...]  #: link and run dependencies, transitively
+    #: link and run dependencies, transitively: the first :data:`CLOSURE_LISTED` by name
+    #: (and the largest binaries past them); ``closure_count`` says how many there are
+    closure: tuple[Edge, ...]
     dependents: tuple[Edge, ...]  #: that have a binary in the cache
     closure_size: int | None  #: bytes to download with its dependencies (known sizes only); null: none known
     closure_unknown: int  #: of ``closure_binaries``, those whose size is unknown
@@ -61,6 +74,38 @@ class SpecPage(msgspec.Struct, frozen=True, tag_field="page", tag="spec"):
     verifications: tuple[SpecVerification, ...] = ()
     #: when and where it first appeared: each mirror listing it, root first
     first_seen: tuple[FirstSeen, ...] = ()
+    closure_count: int = 0  #: link and run dependencies, transitively, however many ``closure`` lists
+
+
+#: Entries of a closure a spec page's JSON lists, by name (real closures have hundreds at
+#: most), and the largest binaries past them (the page names them): a mirror's chain of
+#: 10,000 specs, each listing all below it, made a site of 7.4 GB from an index of
+#: 1.8 MB. Its counts and sizes are of the whole closure.
+CLOSURE_LISTED = 1_000
+
+
+#: Dependencies a spec page names as the largest of its download.
+HEAVIEST = 5
+
+
+def largest_dependencies(closure: Sequence[Edge], closure_size: int | None) -> list[tuple[Edge, str]]:
+    """The largest of the binaries a spec's download adds (its link/run dependencies
+    with a known size; the first :data:`HEAVIEST`), each with its share of the whole
+    download ("57%", "<1%"): what makes "2.1 GB to download" so big. None when fewer
+    than two are known (one is the whole answer already)."""
+    sized = [edge for edge in closure if edge.size and edge.listed]
+    if len(sized) < 2 or not closure_size:
+        return []
+    sized.sort(key=_SIZE, reverse=True)  # (a site has a page per spec: sorted in C)
+    return [(edge, _share(edge.size or 0, closure_size)) for edge in sized[:HEAVIEST]]
+
+
+_SIZE = attrgetter("size")
+
+
+def _share(size: int, whole: int) -> str:
+    """``size``'s share of ``whole``, in whole per cent ("57%"), or "<1%"."""
+    return "<1%" if 100 * size < whole else f"{(200 * size + whole) // (2 * whole)}%"
 
 
 def install_commands(tag: str, stack: str, url: str, dag_hash: str) -> str:
@@ -111,13 +156,18 @@ def spec_page_from(
     # Only binaries are downloaded: a dependency without one (an external) costs nothing.
     binaries = [e.size for e in closure if e.listed] + ([spec.size] if spec.tags else [])
     known = [size for size in binaries if size is not None]
+    closure_size = sum(known) if known else None
+    listed = closure[:CLOSURE_LISTED]
+    if len(closure) > CLOSURE_LISTED:  # (the page names the largest: they stay, last)
+        first = {id(edge) for edge in listed}
+        listed += [e for e, _ in largest_dependencies(closure, closure_size) if id(e) not in first]
     return SpecPage(
         spec=spec,
         holders=tuple(holders),
         dependencies=tuple(dependencies),
-        closure=tuple(closure),
+        closure=tuple(listed),
         dependents=tuple(dependents),
-        closure_size=sum(known) if known else None,
+        closure_size=closure_size,
         closure_unknown=len(binaries) - len(known),
         install=tuple(
             Install(h.tag, h.stack, install_commands(h.tag, h.stack, h.url, spec.hash)) for h in holders if h.listed
@@ -126,4 +176,5 @@ def spec_page_from(
         closure_binaries=len(binaries),
         verifications=tuple(verifications),
         first_seen=tuple(first_seen),
+        closure_count=len(closure),
     )
