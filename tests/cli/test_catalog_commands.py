@@ -120,6 +120,35 @@ def test_a_jekyll_run_stopped_after_a_forget_leaves_the_tag_to_the_next(
     assert [t["name"] for t in tags] == ["a"] and not (folder / "jekyll/_cache/b").exists()
 
 
+def test_a_jekyll_tag_a_stopped_run_began_is_known_as_this_catalog_s(
+    two_tags: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run removed a tag's record before writing its pages: stopped then, the pages it
+    had written named no catalog, and a later `forget` of the tag left them for good."""
+    from cachedex.publish import jekyll
+
+    folder, tree = two_tags.parent, two_tags.parent / "fresh-jekyll"
+    write_pages = jekyll._write_pages
+
+    def stopped(rows: object, tag: str, where: str, existing: object) -> object:
+        if tag == "b":
+            (Path(where) / "libelf").mkdir()
+            (Path(where) / "libelf" / "specs.md").write_text("---\ntitle: half\n---")
+            raise OSError(5, "stopped", where)
+        return write_pages(rows, tag, where, existing)  # type: ignore[arg-type]
+
+    _config(two_tags, ["a", "b"])
+    with monkeypatch.context() as patch:
+        patch.setattr(jekyll, "_write_pages", stopped)
+        assert run(two_tags, "jekyll", str(tree))[0] == 1
+    assert (tree / "_cache/b/libelf/specs.md").is_file()
+    _config(two_tags, ["a"])
+    assert run(two_tags, "forget", "b")[0] == 0
+    assert run(two_tags, "jekyll", str(tree))[0] == 0
+    assert not (tree / "_cache/b").exists() and (tree / "_cache/a").is_dir()
+    assert folder.is_dir()
+
+
 def test_cos8_gc_gives_back_the_space_of_specs_nothing_needs(mirrors: Path, tmp_path: Path) -> None:
     """A mirror that replaces builds leaves the old ones behind; once no history names
     them (a forgotten tag's), gc removes them."""

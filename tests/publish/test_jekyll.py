@@ -33,6 +33,7 @@ from cachedex.demo.mirrorgen import write_mirror
 from cachedex.errors import JekyllError
 from cachedex.publish import jekyll
 from cachedex.publish.jekyll import write_jekyll
+from cachedex.publish.jekyll_data import read_record
 from cachedex.publish.jekyll_pages import render_page
 from tests.helpers import CACHE_PAGES, Listed, as_row, record, write_tag
 
@@ -494,7 +495,7 @@ def test_writes_are_atomic_and_leave_no_temporary_files(
 
     def failing_replace(src: str, dst: str) -> None:
         calls.append(dst)  # (a forked worker counts its own calls)
-        if len(calls) == 2:
+        if len(calls) == 3:  # (the first: the tag's record, which names the catalog while pages change)
             raise OSError(28, "No space left on device", dst)
         real_replace(src, dst)
 
@@ -503,9 +504,12 @@ def test_writes_are_atomic_and_leave_no_temporary_files(
         write_jekyll(catalog, out, workers=workers)
     assert "No space left on device" in str(caught.value) and "specs.md" in str(caught.value)
     after = files_under(out)
-    # No temporary file left behind; the tag's record went as its pages began to change.
-    assert after.keys() == before.keys() - {"_cache/small/.cachedex-jekyll"}
-    replaced = [name for name in after if after[name][0] != before[name][0]]
+    # No temporary file left behind; the tag's record no longer says its pages are current
+    # as they began to change (it names the catalog writing them, and no state).
+    record = "_cache/small/.cachedex-jekyll"
+    assert after.keys() == before.keys() and after[record] != before[record]
+    assert read_record(out / record).state == b""  # type: ignore[union-attr]
+    replaced = [name for name in after if after[name][0] != before[name][0] and name != record]
     assert 1 <= len(replaced) < 4  # some pages were replaced before the failure, not all
     for name in replaced:  # and each page is whole: the old one or the new one
         assert b'"versions": ["2.0"]' in after[name][0] and after[name][0].endswith(b"]\n---")

@@ -241,9 +241,12 @@ def _write_tag(
         summary = TagSummary(found.version, found.count, Counter(found.compilers), Counter(found.parameters))
         report = TagReport(tag, folder, found.pages, found.specs, 0, found.pages, 0, found.skipped, current=True)
         return report, summary
-    if found is None or found.state != state:  # pages change now: the record no longer holds
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(record_path)
+    if found is None or found.state != state:
+        # Pages change now: the record no longer holds, but still names the catalog that
+        # writes them (a run stopped from here on leaves pages that a later `forget` of
+        # the tag must know as this catalog's; a state of none is never current).
+        pending = Record(b"", 0, 0, (), "", 0, {}, {}, catalog.identity())
+        update_file(str(record_path), msgspec.msgpack.encode(pending))
     entries = _existing_folders(folder)
     existing = {name: not entry.is_symlink() and entry.is_dir() for name, entry in entries.items()}
     root = next((m for m in catalog.mirrors(tag) if m.stack == ROOT_STACK), None)
