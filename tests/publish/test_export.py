@@ -468,6 +468,21 @@ def test_old_dependency_forms_are_given_in_the_apps_form(mirrors: Path, tmp_path
         assert all(set(e) == {"name", "hash", "parameters"} and e["parameters"]["deptypes"] for e in edges)
 
 
+def test_a_node_whose_dependencies_are_null_exports_with_none(mirrors: Path, tmp_path: Path) -> None:
+    """A sync reads ``"dependencies": null`` as none; the export was a traceback."""
+    index = fixture_index(mirrors)
+    installs = index["database"]["installs"]  # type: ignore[index]
+    node = json.loads(json.dumps(installs["u5uz3dcch5if4eve4sef67o2rf2lbfgh"]["spec"])) | {"hash": "n" * 32}
+    node["dependencies"] = None
+    installs[node["hash"]] = {"spec": node, "ref_count": 0, "in_buildcache": True}
+    write_v2_mirror(tmp_path / "m", index)
+    config = make_config(tmp_path, [{"name": "t", "url": "./m"}])
+    with Catalog(config.catalog) as catalog:
+        assert sync(config, catalog)[0].ok
+    _, specs = _export(config.catalog, tmp_path / "out", include_root=True)
+    assert specs["n" * 32]["dependencies"] == []
+
+
 def test_latest_version_follows_spacks_order(tmp_path: Path) -> None:
     versions = {"a": ["1.9", "1.10", "1.2"], "b": ["2.0", "develop", "10.1"], "c": ["2.4.0", "2.4"]}
     records = [

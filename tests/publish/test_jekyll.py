@@ -677,7 +677,9 @@ def test_names_jekyll_would_read_as_dates_or_numbers_are_quoted() -> None:
     from cachedex.publish.jekyll_data import tags_yaml
     from cachedex.publish.jekyll_pages import _yaml_flow_item
 
-    names = ["2025-7-1", "2025-07-13", "1.10", "true", "develop-2025-07-13", "v1.0.2"]
+    # (and booleans or nulls in any case, which PyYAML knows in three spellings; a name
+    # PyYAML takes for a number it cannot build made the run a traceback)
+    names = ["2025-7-1", "2025-07-13", "1.10", "true", "develop-2025-07-13", "v1.0.2", "yES", "oN", "nuLL", "0x_"]
     flow = "[" + ", ".join(_yaml_flow_item(name) for name in names) + "]"
     tags = tags_yaml(None, {name: ["root"] for name in names}).decode()
     ruby = "require 'yaml'; require 'json'; print JSON.dump(ARGV.map { |t| YAML.safe_load(t) })"

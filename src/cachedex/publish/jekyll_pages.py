@@ -196,13 +196,21 @@ _row_stacks = attrgetter("stacks")
 _RUBY_DATE = re.compile(r"[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}")
 
 
+#: What Psych reads as a boolean or null in any case (``yES``, ``oN``, ``nuLL``), where
+#: PyYAML knows three spellings of each: two tags ``yES`` and ``oN`` were both ``true``
+#: in ``meta.yaml``, one overwriting the other.
+_PSYCH_WORD = re.compile(r"(?i:yes|true|on|no|false|off|null)")
+
+
 class JekyllDumper(yaml.SafeDumper):
-    """PyYAML's safe dumper, quoting also what Jekyll would read as a date."""
+    """PyYAML's safe dumper, quoting also what Jekyll would read as a date, a boolean or
+    a null."""
 
 
 JekyllDumper.add_implicit_resolver(
     "tag:yaml.org,2002:timestamp", re.compile(f"^{_RUBY_DATE.pattern}$"), list("0123456789")
 )
+JekyllDumper.add_implicit_resolver("tag:yaml.org,2002:bool", re.compile(f"^{_PSYCH_WORD.pattern}$"), list("yYtToOnNfF"))
 
 
 @lru_cache(maxsize=1024)
@@ -212,9 +220,18 @@ def _yaml_flow_item(text: str) -> str:
     string, else quoted (a name like ``1.10``, ``true`` or ``2025-7-1`` would become a
     number, a boolean or a date)."""
     plain = text and text.isascii() and all(c.isalnum() or c in "._-" for c in text)
-    if plain and yaml.safe_load(f"[{text}]") == [text] and not _RUBY_DATE.fullmatch(text):
+    if plain and not _RUBY_DATE.fullmatch(text) and not _PSYCH_WORD.fullmatch(text) and _reads_as(text):
         return text
     return _json_string(text)
+
+
+def _reads_as(text: str) -> bool:
+    """Whether PyYAML reads ``text``, a flow sequence's plain item, back as itself (a
+    name it takes for a number it then cannot build, ``0x_``, is no such name)."""
+    try:
+        return bool(yaml.safe_load(f"[{text}]") == [text])
+    except (yaml.YAMLError, ValueError):
+        return False
 
 
 def render_page(tag: str, package: str, rows: Iterable[ListedRow]) -> bytes:
