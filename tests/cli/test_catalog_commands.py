@@ -241,3 +241,28 @@ def test_a_tag_tags_from_names_is_not_forgotten(mirrors: Path, tmp_path: Path) -
     assert run(config, "sync")[0] == 0
     code, _, err = run(config, "forget", "d")
     assert code == 2 and "d: still in" in err
+
+
+def test_gc_gives_the_space_back_while_a_reader_has_the_catalog_open(tmp_path: Path) -> None:
+    """VACUUM in WAL mode leaves the rewritten file in the log, which only the last
+    connection's close checkpoints: with a server reading, `forget` said "the catalog is
+    37.2 MB (was 37.2 MB)" and the log held as much again."""
+    import sqlite3
+
+    from tests.helpers import record, write_tag
+
+    config = _config(tmp_path / "cachedex.yaml", ["a"])
+    catalog_path = tmp_path / "cachedex.sqlite"
+    with Catalog(catalog_path) as catalog:
+        write_tag(catalog, "a", [record("a" * 32, "zlib")])
+        write_tag(catalog, "b", [record(f"{n:032d}", f"p{n:05d}") for n in range(4000)])
+    before = catalog_path.stat().st_size
+    reader = sqlite3.connect(f"file:{catalog_path}?mode=ro", uri=True)
+    try:
+        reader.execute("SELECT count(*) FROM specs").fetchone()  # open, idle: as a server's
+        code, out, _ = run(config, "forget", "b")
+        wal = tmp_path / "cachedex.sqlite-wal"
+        assert code == 0 and catalog_path.stat().st_size < before / 2, out
+        assert not wal.exists() or wal.stat().st_size == 0
+    finally:
+        reader.close()

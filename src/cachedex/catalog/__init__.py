@@ -258,6 +258,10 @@ class Catalog:
         if vacuum:
             try:
                 self._db.execute("VACUUM")
+                # In WAL mode the rewritten file is in the log until a checkpoint, which
+                # closing does only as the last connection: with a server reading, the
+                # space did not come back and the log doubled the catalog on disk.
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except sqlite3.Error as exc:
                 raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
         return counts
