@@ -495,3 +495,25 @@ def test_a_fault_repeated_per_spec_prints_some_of_it_and_counts_the_rest(
     body = _get(create_app(folder / "cachedex.sqlite"), "/api/tags/develop/verify").json()
     answered = next(m for m in body["mirrors"] if m["stack"] == "root")
     assert len(answered["problems"]) == 5 and answered["problem_count"] == root["problem_count"] > 5
+
+
+def test_a_verification_of_a_tag_forgotten_meanwhile_is_not_kept(
+    tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A `forget` while the tag was being verified removed the rows there were; the
+    verification's then stayed, and a tag later given that name showed them as its own."""
+    from cachedex.ingest import verify as verify_module
+
+    config = make_config(tmp_path, [{"name": "t", "url": str(mirror)}])
+    with Catalog(config.catalog) as catalog:
+        assert sync(config, catalog)[0].ok
+        check = verify_module._check_dependencies
+
+        def forgotten_meanwhile(tag: str, findings: Any) -> None:
+            check(tag, findings)
+            catalog.forget_tags({tag: None})
+
+        monkeypatch.setattr(verify_module, "_check_dependencies", forgotten_meanwhile)
+        report = verify(config, catalog)
+        assert report.tags[0].mirrors  # (said, not kept)
+        assert catalog._db.execute("SELECT count(*) FROM verifications").fetchone()[0] == 0

@@ -172,7 +172,11 @@ def store_verification(
 ) -> int:
     """Record ``result`` and its specs' ``signatures`` (inside the caller's transaction);
     older verifications of the mirror lose their problems and signatures past the
-    numbers kept. Returns the verification's id."""
+    numbers kept. Returns the verification's id; 0, and nothing stored, when its tag was
+    forgotten since the verification began (its rows would outlive the forgetting, and a
+    tag later given that name would show them as its own)."""
+    if db.execute("SELECT 1 FROM forgotten WHERE tag = ? AND at >= ?", (result.tag, result.started_at)).fetchone():
+        return 0
     counts = result.signatures
     cursor = db.execute(
         "INSERT INTO verifications (tag, stack, url, view, layout, started_at, finished_at, deep, checks, skipped, "
