@@ -68,6 +68,33 @@ def test_a_tag_of_known_specs_asks_the_catalog_about_them_once(mirrors: Path, tm
     assert sum(s.startswith("SELECT id FROM specs WHERE size IS NULL") for s in statements) == 1
 
 
+def test_specs_a_forget_removed_after_the_read_are_sized_when_written_again(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A tag renamed: its new name's sync read its specs as known and sized, then
+    `forget` of the old name and `gc` removed them before its write lock; it wrote them
+    again without sizes and fetched none ("binaries without a size"), exiting 0."""
+    sizes = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    url = str(tmp_path / "m")
+    config = make_config(tmp_path, [{"name": "old", "url": url}, {"name": "new", "url": url}])
+    with Catalog(config.catalog) as catalog:
+        assert sync(config, catalog, ["old"])[0].ok
+    read_all = TagReader.read_all
+
+    def then_forgotten(self: TagReader, tag: TagConfig) -> object:
+        found = read_all(self, tag)
+        with Catalog(config.catalog) as other:  # another process's `forget old`
+            other.forget_tags({"old": None})
+            other.collect_garbage()
+        return found
+
+    monkeypatch.setattr(TagReader, "read_all", then_forgotten)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog, ["new"])
+        assert outcome.ok and outcome.new_specs > 0 and not outcome.warnings, outcome
+        assert {h: spec_row(catalog, h)["size"] for h in sizes} == sizes  # type: ignore[index]
+
+
 def _another_sync_after_the_read(monkeypatch: pytest.MonkeyPatch, config: Config, tag: str) -> list[TagOutcome]:
     """Make the next sync's read of its mirrors be followed, once, by another process's
     sync of ``tag`` with ``config``, committed before the first takes its write lock;

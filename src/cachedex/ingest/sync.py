@@ -236,6 +236,9 @@ class _TagSync:
                 known = read.known.ids
             else:  # not asked yet, or another process wrote some of them since
                 known = self.catalog.spec_ids(read.index.records.keys())
+                # (and which of them lack a size, asked with them, too: a `forget` and
+                # `gc` meanwhile removed specs it took for sized, written now without)
+                read.unsized = None
             writer.remember_ids(known)
             for dag_hash in read.index.records:
                 if dag_hash not in known and dag_hash not in new_hashes:
