@@ -238,6 +238,6 @@ def resource_problem(exc: BaseException) -> str | None:
     if isinstance(exc, OSError) and exc.errno in (errno.EMFILE, errno.ENFILE):
         where = f"{exc.filename}: " if exc.filename else ""
         return f"{where}too many open files (raise the limit, ulimit -n, or lower http.concurrency)"
-    if isinstance(exc, BlockingIOError | OSError) and exc.errno == errno.EAGAIN and exc.filename is None:
+    if isinstance(exc, OSError) and exc.errno == errno.EAGAIN and exc.filename is None:
         return "cannot start a process or thread (a limit on processes, ulimit -u?; --workers 1 starts none)"
     return None

@@ -93,10 +93,9 @@ def friendly(func: F) -> F:
             elif isinstance(exc, OSError):
                 where = f"{exc.filename}: " if exc.filename else ""
                 message = f"{where}{exc.strerror or exc}"
-            elif isinstance(exc, sqlite3.DatabaseError):
+            else:  # (a RuntimeError or MemoryError is a resource's, or was raised above)
+                assert isinstance(exc, sqlite3.DatabaseError)
                 message = _catalog_problem(state, exc)
-            else:  # (a RuntimeError that is no resource's was raised above)
-                message = str(exc)
             # Line by line: a query's error shows a caret under it on a line of its own.
             click.echo("\n".join(visible(line) for line in f"error: {message}".split("\n")), err=True)
             sys.exit(1)

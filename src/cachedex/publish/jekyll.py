@@ -241,11 +241,12 @@ def _write_tag(
         summary = TagSummary(found.version, found.count, Counter(found.compilers), Counter(found.parameters))
         report = TagReport(tag, folder, found.pages, found.specs, 0, found.pages, 0, found.skipped, current=True)
         return report, summary
+    mine = catalog.identity()
     if found is None or found.state != state:
         # Pages change now: the record no longer holds, but still names the catalog that
         # writes them (a run stopped from here on leaves pages that a later `forget` of
         # the tag must know as this catalog's; a state of none is never current).
-        pending = Record(b"", 0, 0, (), "", 0, {}, {}, catalog.identity())
+        pending = Record(b"", 0, 0, (), "", 0, {}, {}, mine)
         update_file(str(record_path), msgspec.msgpack.encode(pending))
     entries = _existing_folders(folder)
     existing = {name: not entry.is_symlink() and entry.is_dir() for name, entry in entries.items()}
@@ -284,7 +285,7 @@ def _write_tag(
         summary.count,
         dict(summary.compilers),
         dict(summary.parameters),
-        catalog.identity(),
+        mine,
     )
     update_file(str(record_path), msgspec.msgpack.encode(record))
     report = TagReport(

@@ -43,7 +43,7 @@ def test_data5_a_deleted_and_recreated_catalog_is_read_afresh(tmp_path: Path) ->
     _quiet_warmers()
     for file in tmp_path.glob("c.sqlite*"):
         file.unlink()
-    # The new file's state token is the old one's ("s1": one sync each), and its spec
+    # The new file's counts are the old one's (one sync each; its token names it), and its spec
     # ids are the old ones: nothing derived from the old file may be used for it.
     with Catalog(path) as catalog:
         write_tag(

@@ -74,8 +74,8 @@ class Catalogs:
             if self._file == opened:
                 return
             self._file = opened
-        # The search's facet indexes are cached by path and state token, and a new file
-        # may well have the token of the old one ("s1" after its first sync): move that
+        # The search's facet indexes are cached by path and state token, and a copy of
+        # this catalog that went its own way may have the token of the old one: move that
         # cache to a state no file has, so that nothing derived from the old file is used.
         STATE_CACHE.get(str(self.path), f"replaced-{uuid.uuid4()}", ("replaced",), lambda: None)
         _log.warning("%s was replaced; reading the new file", self.path)
