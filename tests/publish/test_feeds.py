@@ -18,7 +18,7 @@ from cachedex.publish.changes import changes_page
 from cachedex.publish.feeds import ATOM, all_tags_feed, package_feed, tag_feed
 from cachedex.publish.serve import create_app
 from cachedex.publish.site import write_site
-from tests.helpers import Demo, evil_catalog, history, record, write_tag
+from tests.helpers import Demo, evil_catalog, history, record, replace_mirror, write_tag
 from tests.publish.serve import get
 
 
@@ -45,7 +45,7 @@ def test_each_tag_feed_has_an_entry_per_sync_that_changed_it(demo_run: Demo) -> 
             assert len(feed.entries) == len(recorded) == (1 if tag == "develop" else 0), tag
             assert len(changed) >= len(recorded)
             for entry, sync in zip(feed.entries, recorded, strict=True):
-                assert entry.id == f"urn:cachedex:tag:{tag}:sync:{sync.id}"
+                assert entry.id == f"urn:cachedex:{catalog.identity()}:tag:{tag}:sync:{sync.id}"
                 assert calendar.timegm(entry.updated_parsed) == int(sync.finished_at)
                 assert entry.title.startswith(f"{tag}: +{sync.added} \u2212{sync.removed} specs")
                 target, anchor = _link_target(site, f"tags/{tag}/changes.atom", entry.link)
@@ -53,11 +53,13 @@ def test_each_tag_feed_has_an_entry_per_sync_that_changed_it(demo_run: Demo) -> 
                 assert "git 2.47.1 \u2192 2.47.2" in entry.content[0].value
             assert feed.feed.title == f"Changes in {tag}"
         # the feed is built from the change page: the same bytes as from the builder
-        assert (site / "tags/develop/changes.atom").read_bytes() == tag_feed(changes_page(catalog, "develop"))
+        assert (site / "tags/develop/changes.atom").read_bytes() == tag_feed(
+            changes_page(catalog, "develop"), catalog.identity()
+        )
         everything = _parse((site / "changes.atom").read_bytes())
         assert (site / "changes.atom").read_bytes() == all_tags_feed(catalog)
         assert [e.id for e in everything.entries] == [
-            f"urn:cachedex:tag:{s.tag}:sync:{s.id}" for s in catalog.tag_syncs(None) if s.changes
+            f"urn:cachedex:{catalog.identity()}:tag:{s.tag}:sync:{s.id}" for s in catalog.tag_syncs(None) if s.changes
         ]
         for entry in everything.entries:
             target, anchor = _link_target(site, "changes.atom", entry.link)
@@ -98,7 +100,7 @@ def test_each_package_feed_has_an_entry_per_sync_that_changed_it_in_its_tag(demo
                 feed = _parse((site / path).read_bytes())
                 expected = [(i, found) for i, specs in root.items() if (found := [c for c in specs if c.name == name])]
                 assert [e.id for e in feed.entries] == [
-                    f"urn:cachedex:tag:{tag}:package:{name}:sync:{i}" for i, _ in expected
+                    f"urn:cachedex:{catalog.identity()}:tag:{tag}:package:{name}:sync:{i}" for i, _ in expected
                 ]
                 for entry, (i, found) in zip(feed.entries, expected, strict=True):
                     added, removed = sum(c.change > 0 for c in found), sum(c.change < 0 for c in found)
@@ -143,7 +145,7 @@ def evil(tmp_path: Path) -> Path:
 
 def test_hostile_names_in_feeds(evil: Path, tmp_path: Path) -> None:
     with Catalog(evil, readonly=True) as catalog:
-        for data in (tag_feed(changes_page(catalog, "t<i>x")), all_tags_feed(catalog)):
+        for data in (tag_feed(changes_page(catalog, "t<i>x"), catalog.identity()), all_tags_feed(catalog)):
             feed = _parse(data)
             assert b"<img" not in data and b"<i>" not in data and b"\x01" not in data
             # A right-to-left override would show the rest of its line backwards: its escape instead.
@@ -154,7 +156,7 @@ def test_hostile_names_in_feeds(evil: Path, tmp_path: Path) -> None:
         # A package's feed: its title, and its entry's spec
         name = next(n for n in catalog.package_names() if n.startswith("<img"))
         changes = catalog.package_changes("t<i>x", [name])[name]
-        data = package_feed("t<i>x", name, changes, catalog.first_synced_at("t<i>x"))
+        data = package_feed("t<i>x", name, changes, catalog.first_synced_at("t<i>x"), catalog.identity())
         feed = _parse(data)
         assert feed.feed.title.startswith("<img src=x>&amp;]]>") and feed.feed.title.endswith(" in t<i>x")
         assert "&lt;img src=x&gt;&amp;amp;]]&gt;" in feed.entries[0].content[0].value
@@ -169,7 +171,6 @@ def test_every_feed_entry_links_to_an_anchor_its_change_page_has(tmp_path: Path)
     newest that changed the package, and the site-wide feed the newest of every tag:
     older than those, their #sync-N named no anchor (a daily cron's tag in two months)."""
     from cachedex.publish.changes import SYNCS_SHOWN
-    from tests.helpers import replace_mirror
 
     old = record("a" * 32, "zlib")
     with Catalog(tmp_path / "c.sqlite") as catalog:
@@ -188,3 +189,24 @@ def test_every_feed_entry_links_to_an_anchor_its_change_page_has(tmp_path: Path)
     for feed in (tag / "packages/zlib/changes.atom", tmp_path / "site/changes.atom", tag / "changes.atom"):
         named = set(re.findall(r"changes/index\.html#(sync-\d+)", feed.read_text()))
         assert named and named <= anchors, (feed, named - anchors)
+
+
+def test_a_catalog_made_again_gives_its_entries_new_ids(tmp_path: Path) -> None:
+    """Entry ids were the tag and the sync's id alone: a catalog made again numbers its
+    syncs from 1 again, and a reader that had seen the old catalog's first sync skipped
+    the new one's as read (two sites' feeds in one reader met the same way)."""
+    ids = []
+    for made in ("first", "again"):
+        path = tmp_path / made / "c.sqlite"
+        path.parent.mkdir()
+        with Catalog(path) as catalog:
+            write_tag(catalog, "develop", [record("a" * 32, "zlib")])
+            with catalog.writing_tag("develop") as writer:  # a second sync, which changes the tag
+                writer.add_specs([record("b" * 32, "zlib", version="1.3.2")], {})
+                replace_mirror(writer, "root", {"a" * 32: True, "b" * 32: True}, checksum="z")
+            write_site(catalog, tmp_path / made / "site")
+        feeds = ["changes.atom", "tags/develop/changes.atom", "tags/develop/packages/zlib/changes.atom"]
+        parsed = [_parse((tmp_path / made / "site" / feed).read_bytes()) for feed in feeds]
+        ids.append({f.feed.id for f in parsed} | {e.id for f in parsed for e in f.entries})
+        assert len(ids[-1]) == 5, ids[-1]  # three feeds' ids; the sync's entry, in two of them, and the package's
+    assert not ids[0] & ids[1]

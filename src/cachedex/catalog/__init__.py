@@ -167,7 +167,7 @@ class Catalog:
 
     def identity(self) -> str:
         """The catalog's own id (random, made with it): marks what its builds write into
-        folders other catalogs may write too."""
+        folders other catalogs may write too, and names its Atom feeds' entries."""
         return str(self._db.execute("SELECT id FROM identity").fetchone()[0])
 
     @contextmanager

@@ -41,13 +41,13 @@ def write_changes(
     those of the changes it shows)."""
     if not tags:
         return
-    previous = previous_tags(catalog.tag_names())
+    previous, origin = previous_tags(catalog.tag_names()), catalog.identity()
     for tag in tags:
         olds = compared_with(previous, compare, tag)
         page = changes_page(catalog, tag, held=held, compare=olds)
         writer.page(page)
         keep_for_tag_page(page)  # its recent changes, without reading them again
-        writer.file(f"tags/{tag}/changes.atom", tag_feed(page))
+        writer.file(f"tags/{tag}/changes.atom", tag_feed(page, origin))
         coverage = coverage_page(catalog, tag)
         writer.page(coverage)
         writer.file(f"tags/{tag}/badge.svg", package_badge(coverage.stacks[0].total if coverage.stacks else 0))

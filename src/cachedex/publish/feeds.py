@@ -5,9 +5,11 @@ to the tag or removed some: what an admin follows for the packages they care abo
 
 Every value is XML-escaped, characters XML 1.0 cannot hold are dropped, and those that
 hide or reorder text are written as their escapes, as on the pages. Entry ids
-are stable (the tag and the sync's id), times are the syncs' (never the clock's: an
-unchanged catalog gives the same bytes), and links are relative to the feed, so a feed
-works wherever the site is served, like the pages.
+are stable and never name two entries: the catalog's own id (random, made with it), the
+tag and the sync's id (a catalog made again numbers its syncs from 1 again, and two
+sites' feeds meet in one reader). Times are the syncs' (never the clock's: an unchanged
+catalog gives the same bytes), and links are relative to the feed, so a feed works
+wherever the site is served, like the pages.
 """
 
 from __future__ import annotations
@@ -52,8 +54,11 @@ def _time(epoch: float) -> str:
     return datetime.datetime.fromtimestamp(epoch, datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _entry_id(tag: str, sync_id: int) -> str:
-    return f"urn:cachedex:tag:{segment(tag)}:sync:{sync_id}"
+def _urn(origin: str, *parts: str | int) -> str:
+    """A feed's or an entry's id: ``urn:cachedex:<origin>:`` then ``parts`` (names go
+    through :func:`segment` first, so none reads as two parts). ``origin``: the
+    catalog's id (:meth:`Catalog.identity`)."""
+    return ":".join(("urn:cachedex", origin, *map(str, parts)))
 
 
 def _names(names: Sequence[str], limit: int = 20) -> str:
@@ -103,11 +108,12 @@ def _entry(entry_id: str, title: str, href: str, at: float, html: str) -> str:
     )
 
 
-def tag_feed(page: ChangesPage) -> bytes:
-    """``tags/<tag>/changes.atom``: an entry per sync of the change page, linking to it."""
+def tag_feed(page: ChangesPage, origin: str) -> bytes:
+    """``tags/<tag>/changes.atom``: an entry per sync of the change page, linking to it
+    (``origin``: the catalog's id)."""
     entries = [
         _entry(
-            _entry_id(page.tag, sync.id),
+            _urn(origin, "tag", segment(page.tag), "sync", sync.id),
             _title(page.tag, sync),
             f"changes/index.html#sync-{sync.id}",
             sync.finished_at,
@@ -119,7 +125,7 @@ def tag_feed(page: ChangesPage) -> bytes:
     # the newest sync before the one it follows (entries go by sync, newest first).
     updated = max((sync.finished_at for sync in page.syncs), default=page.first_synced_at or 0.0)
     return _feed(
-        f"urn:cachedex:tag:{segment(page.tag)}:changes",
+        _urn(origin, "tag", segment(page.tag), "changes"),
         f"Changes in {page.tag}",
         "changes/index.html",
         updated,
@@ -130,7 +136,7 @@ def tag_feed(page: ChangesPage) -> bytes:
 def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
     """``changes.atom``: the newest syncs that changed any tag, each with its counts (of
     the whole tag) and the packages whose specs it added or removed."""
-    entries = []
+    entries, origin = [], catalog.identity()
     syncs = catalog.tag_syncs(None, limit=limit, changed_only=True)
     for sync in syncs:
         root = catalog.changed_packages(sync.id, ROOT_STACK)
@@ -143,11 +149,12 @@ def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
             body += f"<p>Specs removed of: {html(_names(removed))}</p>"
         title = f"{sync.tag}: +{sync.added} \u2212{sync.removed} specs ({_time(sync.finished_at)[:10]})"
         href = f"tags/{segment(sync.tag)}/changes/index.html#sync-{sync.id}" if has_page(sync.tag) else "index.html"
-        entries.append(_entry(_entry_id(sync.tag, sync.id), title, href, sync.finished_at, body))
+        entry_id = _urn(origin, "tag", segment(sync.tag), "sync", sync.id)
+        entries.append(_entry(entry_id, title, href, sync.finished_at, body))
     updated = max(
         (sync.finished_at for sync in syncs or catalog.tag_syncs(None, limit=1)), default=0.0
     )  # (as in tag_feed)
-    return _feed("urn:cachedex:changes", "Changes in every tag", "index.html", updated, entries)
+    return _feed(_urn(origin, "changes"), "Changes in every tag", "index.html", updated, entries)
 
 
 def _spec_item(spec: ChangedSpec) -> str:
@@ -158,11 +165,15 @@ def _spec_item(spec: ChangedSpec) -> str:
     return f"<li>{html(text)}</li>"
 
 
-def package_feed(tag: str, name: str, changes: Sequence[PackageChange], first_synced_at: float | None) -> bytes:
+def package_feed(
+    tag: str, name: str, changes: Sequence[PackageChange], first_synced_at: float | None, origin: str
+) -> bytes:
     """``tags/<tag>/packages/<name>/changes.atom``: an entry per sync that added specs of
     the package to the tag or removed some (``changes``: :meth:`Catalog.package_changes`),
     the newest :data:`PACKAGE_FEED_ENTRIES`, each linking to that sync on the tag's change
-    page. Updated when the newest did, or when the tag was first synced (no entry yet)."""
+    page. Updated when the newest did, or when the tag was first synced (no entry yet).
+    ``origin``: the catalog's id."""
+    folder = ("tag", segment(tag), "package", segment(name))
     entries = []
     for sync_id, group in itertools.islice(itertools.groupby(changes, key=attrgetter("sync_id")), PACKAGE_FEED_ENTRIES):
         found = list(group)
@@ -176,7 +187,7 @@ def package_feed(tag: str, name: str, changes: Sequence[PackageChange], first_sy
         )
         entries.append(
             _entry(
-                f"urn:cachedex:tag:{segment(tag)}:package:{segment(name)}:sync:{sync_id}",
+                _urn(origin, *folder, "sync", sync_id),
                 f"{name} in {tag}: +{len(added)} \u2212{len(removed)} specs ({_time(at)[:10]})",
                 f"../../changes/index.html#sync-{sync_id}",
                 at,
@@ -184,5 +195,4 @@ def package_feed(tag: str, name: str, changes: Sequence[PackageChange], first_sy
             )
         )
     updated = max((change.finished_at for change in changes), default=first_synced_at or 0.0)  # (as in tag_feed)
-    feed_id = f"urn:cachedex:tag:{segment(tag)}:package:{segment(name)}:changes"
-    return _feed(feed_id, f"{name} in {tag}", "index.html", updated, entries)
+    return _feed(_urn(origin, *folder, "changes"), f"{name} in {tag}", "index.html", updated, entries)

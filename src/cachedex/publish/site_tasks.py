@@ -134,7 +134,7 @@ def write_task(
             continue
         shared = SHARED.get("package_tags")
         changes = catalog.package_changes(tag, wanted, syncs=PACKAGE_FEED_ENTRIES)  # (the feeds')
-        first = catalog.first_synced_at(tag)
+        first, origin = catalog.first_synced_at(tag), catalog.identity()
         for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared, names=wanted):
             if name_problem(package.name):  # (``names`` chose the wanted ones in SQL)
                 continue
@@ -144,7 +144,7 @@ def write_task(
                 folder = f"tags/{tag}/packages/{package.name}"
                 package_writer.page(package)
                 package_writer.file(f"{folder}/badge.svg", package_badge(len(package.specs)))
-                feed = package_feed(tag, package.name, changes.get(package.name, ()), first)
+                feed = package_feed(tag, package.name, changes.get(package.name, ()), first, origin)
                 package_writer.file(f"{folder}/changes.atom", feed)
     package_writer.flush()
     with history_from(catalog):  # a tag page's "recent changes"; its change pages before it

@@ -373,7 +373,7 @@ def _listed(catalog: Catalog, tag: str, name: str) -> int:
 
 
 def _tag_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    return tag_feed(changes_page(catalog, request.path_params["tag"], held=set())), ATOM
+    return tag_feed(changes_page(catalog, request.path_params["tag"], held=set()), catalog.identity()), ATOM
 
 
 def _package_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
@@ -381,7 +381,7 @@ def _package_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     tag, name = request.path_params["tag"], request.path_params["name"]
     _listed(catalog, tag, name)
     changes = catalog.package_changes(tag, [name], syncs=PACKAGE_FEED_ENTRIES).get(name, [])
-    return package_feed(tag, name, changes, catalog.first_synced_at(tag)), ATOM
+    return package_feed(tag, name, changes, catalog.first_synced_at(tag), catalog.identity()), ATOM
 
 
 #: The site's pages by kind: each is served at the same path as in the static site.
