@@ -4,6 +4,7 @@ the URL and leaves the catalog exactly as it was."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import time
@@ -20,6 +21,7 @@ from cachedex.ingest import sizes
 from cachedex.ingest.http import HttpClient, Request, TooBig
 from cachedex.ingest.http_requests import retry_after_seconds
 from cachedex.ingest.manifests import spec_manifest_path
+from cachedex.ingest.outcomes import TagOutcome
 from cachedex.ingest.sync import sync
 from tests.helpers import (
     LIBDWARF_CORE2,
@@ -391,3 +393,58 @@ def test_a_small_read_sent_compressed_unasked_is_decoded_and_bounded(http_server
         assert bytes(client.request(Request(f"{http_server.url}/m.json", limit=10_000)).body) == text.encode()
         with pytest.raises(SourceError, match="larger than 1,000 bytes once decoded"):
             client.request(Request(f"{http_server.url}/m.json", limit=1_000))
+
+
+def _outcome(config_path: Path) -> TagOutcome:
+    config = load_config(config_path)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        return outcome
+
+
+def _private(workdir: Path) -> str:
+    """nginx's directives asking every request for Basic credentials (reader / its password)."""
+    users = workdir / "htpasswd"
+    users.write_text("reader:{PLAIN}pa55-w0rd\n")
+    return f'auth_basic "private mirror"; auth_basic_user_file {users};'
+
+
+def test_a_private_mirror_is_read_with_the_credentials_the_config_names(
+    demo_mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, manifests_read_by: str
+) -> None:
+    """A mirror behind Basic authentication (as Artifactory or nginx serve one): the
+    config names the environment variables of its user name and password under
+    ``registries`` (an http(s) URL may hold none); each request carries them, the second
+    process's too, and no file cachedex writes holds them."""
+    local, _ = _sync(demo_mirrors / "cachedex.yaml")
+    with Nginx(demo_mirrors, extra=_private(tmp_path), log_requests=True) as nginx:
+        config = _http_config(demo_mirrors, nginx.url)
+        plain = config.read_text()
+        # Without credentials: refused, with what to do; the catalog keeps nothing of it.
+        outcome = _outcome(config)
+        assert not outcome.ok and "HTTP 401" in str(outcome.error) and "'registries'" in str(outcome.error)
+        named = "registries:\n  127.0.0.1:%d: {username_env: T_MIRROR_USER, password_env: T_MIRROR_PASS}\n"
+        config.write_text(plain + named % nginx.port)
+        # Named, but not set: the variable is named, never a value.
+        monkeypatch.delenv("T_MIRROR_USER", raising=False)
+        outcome = _outcome(config)
+        assert not outcome.ok and "T_MIRROR_USER (registries.127.0.0.1:" in str(outcome.error)
+        monkeypatch.setenv("T_MIRROR_USER", "reader")
+        monkeypatch.setenv("T_MIRROR_PASS", "wrong")
+        outcome = _outcome(config)
+        assert not outcome.ok and "the credentials were refused" in str(outcome.error)
+        assert "wrong" not in str(outcome.error)
+        served = len(nginx.requests())
+        monkeypatch.setenv("T_MIRROR_PASS", "pa55-w0rd")
+        remote, _ = _sync(config)
+        assert remote == local and any(spec.size for spec in remote)  # the sizes' reads were let in too
+        new = nginx.requests()[served:]
+        assert any("/v3/manifests/spec/" in path and status == 200 for _, path, status in new)
+        # A host named with another port is not this one: its credentials stay home.
+        config.write_text(plain + named.replace("%d", "%d1") % nginx.port)
+        outcome = _outcome(config)
+        assert not outcome.ok and "it asks for credentials" in str(outcome.error)
+    secret = base64.b64encode(b"reader:pa55-w0rd")
+    for written in config.parent.glob(f"{config.stem}.sqlite*"):
+        data = written.read_bytes()
+        assert b"pa55-w0rd" not in data and secret not in data, written

@@ -23,6 +23,7 @@ from click.testing import CliRunner
 from cachedex.catalog import Catalog
 from cachedex.cli import main
 from cachedex.cli.verify_command import verify_command
+from cachedex.config import parse_config
 from cachedex.demo.mirrorgen import edge, make_node, publish_keys, write_mirror
 from cachedex.ingest.manifests import read_clearsigned, spec_manifest_path
 from cachedex.ingest.signatures import Keyring
@@ -160,6 +161,33 @@ def test_a_signed_v3_mirror_verifies_cleanly_over_nginx(tmp_path: Path, signed_v
         deep = _verify(tmp_path, f"{nginx.url}/m", deep=True)
         assert deep.problems == () and "checksums" in deep.checks
         assert len([p for m, p, _ in nginx.requests() if m == "GET" and p.removeprefix("/m/") in tarballs]) == 4
+
+
+def test_a_private_mirror_verifies_with_the_credentials_the_config_names(
+    tmp_path: Path, signed_v3: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every read of a private mirror carries its credentials: the index and spec files,
+    each binary's HEAD and, with --deep, its whole read."""
+    users = tmp_path / "htpasswd"
+    users.write_text("reader:{PLAIN}s3cret\n")
+    private = f'auth_basic "private mirror"; auth_basic_user_file {users};'
+    monkeypatch.setenv("T_USER", "reader")
+    monkeypatch.setenv("T_PASS", "s3cret")
+    with Nginx(signed_v3.parent, extra=private, log_requests=True) as nginx:
+        document = {
+            "catalog": "cat.sqlite",
+            "tags": [{"name": "t", "url": f"{nginx.url}/m"}],
+            "registries": {f"127.0.0.1:{nginx.port}": {"username_env": "T_USER", "password_env": "T_PASS"}},
+        }
+        config = parse_config(document, base=tmp_path)
+        with Catalog(config.catalog) as catalog:
+            report = verify(config, catalog, deep=True)
+        assert isinstance(report, VerifyReport)
+        result = report.tags[0].mirrors[0]
+        assert result.problems == () and (result.listed, result.found, result.binaries) == (4, 4, 4)
+        assert "checksums" in result.checks and result.signatures.signed == 4
+        served = nginx.requests()
+        assert {method for method, _, _ in served} == {"GET", "HEAD"} and {s for _, _, s in served} == {200}
 
 
 def test_binaries_a_server_labels_gzip_are_hashed_as_stored(tmp_path: Path, signed_v3: Path) -> None:

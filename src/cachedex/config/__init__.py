@@ -104,7 +104,7 @@ class Config(msgspec.Struct, frozen=True):
     compare: tuple[tuple[str, str], ...] = ()  #: (old, new) tag pairs the site compares
 
     def registry(self, host: str) -> RegistryAuth | None:
-        """Where the credentials for the OCI registry ``host`` are, if configured."""
+        """Where the credentials for ``host`` (an OCI registry's, a mirror's) are, if configured."""
         return next((r for r in self.registries if r.host == host), None)
 
     def tag(self, name: str) -> TagConfig:

@@ -102,8 +102,10 @@ SETTINGS: tuple[Setting, ...] = (
         "registries",
         "mapping",
         None,
-        "OCI registry credentials per host: {HOST: {username_env, password_env} or {token_env}}, "
-        "the NAMES of environment variables holding them (never the secrets). Public images need none.",
+        "Credentials per host, for OCI registries and private http(s) mirrors: {HOST: {username_env, "
+        "password_env} or {token_env}}, the NAMES of environment variables holding them (never the secrets). "
+        "A mirror is sent Basic authentication, or its token as a bearer; a registry's go to its token "
+        "service. HOST is a host name, or host:port for one port only. Public mirrors and images need none.",
     ),
     Setting("limits.discovery_bytes", "bytes", 64_000_000, "Largest tags_from discovery file read.", 1000, 2**31),
     Setting(

@@ -1,5 +1,6 @@
 """The ``tags`` and ``registries`` sections: tags, their stacks (separate mirrors or
-views of one mirror), mirror URLs, and where OCI registry credentials come from.
+views of one mirror), mirror URLs, and where the credentials of OCI registries and
+private http(s) mirrors come from.
 
 A stack is written in one of these ways::
 
@@ -53,8 +54,9 @@ class TagConfig(msgspec.Struct, frozen=True):
 
 
 class RegistryAuth(msgspec.Struct, frozen=True):
-    """Where the credentials of one OCI registry are: the NAMES of environment variables,
-    never the secrets (a config file is shared and copied; the environment is not)."""
+    """Where the credentials of one host are (an OCI registry, or a private http(s)
+    mirror's server): the NAMES of environment variables, never the secrets (a config
+    file is shared and copied; the environment is not)."""
 
     host: str
     username_env: str | None = None
@@ -109,10 +111,13 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
         return False
     if scheme in ("http", "https"):
         # A mirror's URL is printed in messages, stored, and published on every page
-        # that links to its files: a password in it would be too. (OCI URLs are checked
-        # as their source reads them: credentials are named under 'registries'.)
+        # that links to its files: a password in it would be too. Credentials are named
+        # under 'registries' instead. (OCI URLs are checked as their source reads them.)
         if "@" in parts.netloc:
-            problems.append(f"'{key}': credentials in a URL would be printed (and a mirror's published) with it")
+            problems.append(
+                f"'{key}': credentials in a URL would be printed (and a mirror's published) with it; "
+                f"name the environment variables holding them under 'registries: {{{parts.hostname}: ...}}'"
+            )
             return False
         if mirror and (parts.query or parts.fragment or value.endswith(("?", "#"))):
             problems.append(
@@ -229,7 +234,9 @@ def parse_registries(raw: object, problems: list[str]) -> tuple[RegistryAuth, ..
     fields = ("username_env", "password_env", "token_env")
     for host, entry in raw.items():
         if not isinstance(host, str) or not host or "/" in host:
-            problems.append(f"'registries': expected a host name (such as ghcr.io), got {short_repr(host)}")
+            problems.append(
+                f"'registries': expected a host name (such as ghcr.io or ghcr.io:443), got {short_repr(host)}"
+            )
             continue
         if not isinstance(entry, dict) or not entry.keys() <= set(fields) or not entry:
             problems.append(f"'registries.{host}': expected a mapping of {', '.join(fields)}, got {short_repr(entry)}")

@@ -360,6 +360,10 @@ class HttpClient:
             problem = "too many requests (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
             retry_after = parse_headers(request._raw_headers).get("retry-after")
             result = self._retry_or(request, problem, retry_after)
+        elif status == 401:  # (an OCI registry's first 401 is its session's to answer)
+            sent = any(header[:14].lower() == "authorization:" for header in request.headers)
+            why = "the credentials were refused" if sent else "it asks for credentials: 'registries' names them"
+            result = SourceError(url, f"request refused (HTTP 401: {why})")
         else:
             result = SourceError(url, f"request refused (HTTP {status})")
         if result is not _RETRIED:

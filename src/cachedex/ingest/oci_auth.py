@@ -19,8 +19,6 @@ registry's redirect of a blob to a CDN does not carry the token there.
 
 from __future__ import annotations
 
-import base64
-import os
 import re
 import threading
 import time
@@ -34,6 +32,7 @@ import msgspec
 from ..config.tags import RegistryAuth
 from ..errors import CachedexError, SourceError
 from ..values import short_repr
+from .credentials import TOKEN, basic, from_env
 from .http import HttpClient, ProgressCallback, Request, Response
 
 __all__ = ["Challenge", "RegistrySession", "parse_challenge"]
@@ -47,8 +46,6 @@ TOKEN_BYTES = 1_000_000
 DEFAULT_EXPIRES_IN = 60
 #: A token this close to its end is replaced before use (seconds).
 _MARGIN = 5.0
-#: What a token (or a token from the environment) may hold: visible ASCII, as a header value.
-_TOKEN = re.compile(r"[\x21-\x7e]{1,65536}")
 _BEARER = re.compile(r"(?:^|,)\s*Bearer\s+", re.IGNORECASE)
 _PARAM = re.compile(r'\s*([A-Za-z][A-Za-z0-9_.-]*)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,"]*)\s*(?:,|$)')
 _ESCAPE = re.compile(r"\\(.)")
@@ -253,7 +250,7 @@ class RegistrySession:
         token from the token service if the cached one is at its end."""
         with self._lock:
             if self.auth is not None and self.auth.token_env:
-                header = f"Bearer {self._from_env(url, self.auth.token_env, 'token_env')}"
+                header = f"Bearer {from_env(url, self.auth, self.auth.token_env, 'token_env')}"
                 if self._state[1] != (f"Authorization: {header}",):
                     self._set(header)
                 return
@@ -303,12 +300,8 @@ class RegistrySession:
                 url, f"refusing to ask for a token over plain http ({realm}): an https registry's realm must be https"
             )
         query = urlencode({"service": challenge.service, "scope": challenge.scope, "client_id": "cachedex"})
-        headers = []
-        if self.auth is not None and self.auth.username_env and self.auth.password_env:
-            user = self._from_env(url, self.auth.username_env, "username_env", token=False)
-            password = self._from_env(url, self.auth.password_env, "password_env", token=False)
-            basic = base64.b64encode(f"{user}:{password}".encode()).decode("ascii")
-            headers.append(f"Authorization: Basic {basic}")
+        header = basic(url, self.auth) if self.auth is not None else None
+        headers = [header] if header else []
         started = time.monotonic()
         try:
             response = self.client.request(
@@ -321,24 +314,9 @@ class RegistrySession:
         except (msgspec.DecodeError, RecursionError):
             answer = None
         token = (answer.get("token") or answer.get("access_token")) if isinstance(answer, dict) else None
-        if not isinstance(token, str) or not _TOKEN.fullmatch(token):
+        if not isinstance(token, str) or not TOKEN.fullmatch(token):
             raise SourceError(url, f"cannot get a token from {realm}: its answer holds no usable token")
         expires_in = answer.get("expires_in") if isinstance(answer, dict) else None
         if not isinstance(expires_in, int) or isinstance(expires_in, bool) or expires_in <= 0:
             expires_in = DEFAULT_EXPIRES_IN
         return _Token(token, started + expires_in)
-
-    def _from_env(self, url: str, name: str, field: str, *, token: bool = True) -> str:
-        value = os.environ.get(name, "")
-        if not value:
-            raise SourceError(url, f"environment variable {name} (registries.{self.auth_host}.{field}) is not set")
-        if token and not _TOKEN.fullmatch(value):
-            raise SourceError(url, f"environment variable {name} does not hold a usable token")
-        if "\n" in value or "\r" in value:
-            raise SourceError(url, f"environment variable {name} holds a line break")
-        return value
-
-    @property
-    def auth_host(self) -> str:
-        """The host the credentials are configured for."""
-        return self.auth.host if self.auth is not None else urlsplit(self.origin).netloc

@@ -51,6 +51,9 @@ class _Request(msgspec.Struct, array_like=True):
     # Over HTTP, the sync's ``http:`` settings (the fields of HttpOptions: a folder's
     # reading process does not import the config, nor libcurl).
     http: dict[str, object] | None = None
+    # A private mirror's credentials: the NAMES of the environment variables holding them
+    # (the fields of RegistryAuth), which the reading process inherits; never the secrets.
+    auth: dict[str, object] | None = None
 
 
 #: One result: (key, size, None) or (key, None, (error class, url, problem)).
@@ -102,7 +105,8 @@ def sizes_in_process(
 
 def _request(source: LocalSource | HttpSource, items: list[tuple[str, str]], limit: int) -> _Request:
     if isinstance(source, HttpSource):
-        return _Request("", source.url, limit, items, msgspec.structs.asdict(source.client.options))
+        auth = msgspec.structs.asdict(source.auth) if source.auth is not None else None
+        return _Request("", source.url, limit, items, msgspec.structs.asdict(source.client.options), auth)
     return _Request(str(source.root), source.url, limit, items)
 
 
@@ -124,11 +128,12 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     if request.http is None:
         _send_sizes(LocalSource(Path(request.root), request.url), request, stdout)
         return
-    from ..config import HttpOptions
+    from ..config import HttpOptions, RegistryAuth
     from .http import HttpClient
 
+    auth = msgspec.convert(request.auth, RegistryAuth) if request.auth is not None else None
     with HttpClient(msgspec.convert(request.http, HttpOptions)) as client:
-        _send_sizes(HttpSource(request.url, client), request, stdout)
+        _send_sizes(HttpSource(request.url, client, auth), request, stdout)
 
 
 def _send_sizes(source: LocalSource | HttpSource, request: _Request, stdout: IO[bytes]) -> None:

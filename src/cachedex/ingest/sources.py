@@ -295,19 +295,32 @@ class LocalSource(Source):
 
 
 class HttpSource(Source):
-    """A mirror behind ``http://`` or ``https://``, read through the sync's :class:`HttpClient`."""
+    """A mirror behind ``http://`` or ``https://``, read through the sync's :class:`HttpClient`;
+    a private one with the credentials ``auth`` names (each request carries them)."""
 
     concurrent = True
 
-    def __init__(self, url: str, client: HttpClient) -> None:
+    def __init__(self, url: str, client: HttpClient, auth: RegistryAuth | None = None) -> None:
         from .http import Request  # loaded by the client's maker already (see the imports)
 
         self.url = url.rstrip("/")
         self.client = client
+        self.auth = auth
         self._request = Request
+        self._auth_headers: tuple[str, ...] | None = None
+
+    def headers(self, headers: Sequence[str] = ()) -> list[str]:
+        """``headers`` and the credentials' ``Authorization``, read from the environment
+        at the first request (SourceError naming the mirror when one is not set)."""
+        if self._auth_headers is None:
+            from .credentials import authorization
+
+            self._auth_headers = (authorization(self.url, self.auth),) if self.auth is not None else ()
+        return [*headers, *self._auth_headers]
 
     def send(self, url: str, **options: Any) -> Response:
         """One request through the client (see :data:`Send`)."""
+        options["headers"] = self.headers(options.get("headers", ()))
         return self.client.request(self._request(url, **options))
 
     def fetch(
@@ -338,9 +351,13 @@ class HttpSource(Source):
         def body(response: Response) -> V:
             return decode(response.url, response.body)
 
-        request = self._request
+        request, headers = self._request, self.headers()
         return self.client.map(
-            ((key, request(self.join(path), limit=limit, raw=_content_addressed(path))) for key, path in items), body
+            (
+                (key, request(self.join(path), headers=headers, limit=limit, raw=_content_addressed(path)))
+                for key, path in items
+            ),
+            body,
         )
 
 
@@ -353,19 +370,20 @@ def _content_addressed(path: str) -> bool:
 
 def open_source(url: str, *, client: HttpClient | None, registries: Sequence[RegistryAuth] = ()) -> Source:
     """The :class:`Source` for ``url``: a local path, ``file://``, ``http(s)://``, or an OCI
-    registry (``oci://``, ``oci+http://``; ``registries`` say where its credentials are).
-    HTTP and OCI need the sync's ``client``."""
+    registry (``oci://``, ``oci+http://``). ``registries`` say where the credentials of a
+    registry or a private http(s) mirror are. HTTP and OCI need the sync's ``client``."""
     parts = urlsplit(url)
     if parts.scheme in ("http", "https", "oci", "oci+http"):
         if client is None:
             raise RuntimeError("an HTTP mirror needs an HTTP client")
+        from .credentials import auth_for
+
+        auth = auth_for(url, registries)
         if parts.scheme.startswith("oci"):
             from .oci import OciSource  # the registry protocol is only loaded when used
 
-            host = parts.netloc.lower()
-            auth = next((r for r in registries if r.host.lower() in (host, parts.hostname)), None)
             return OciSource(url, client, auth)
-        return HttpSource(url, client)
+        return HttpSource(url, client, auth)
     if parts.scheme == "file":
         return LocalSource(Path(unquote(parts.path)), url)
     if parts.scheme == "" or (len(parts.scheme) == 1 and os.name == "nt"):

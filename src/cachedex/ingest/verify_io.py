@@ -55,7 +55,8 @@ def sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, i
                 yield key, SourceError(source.join(path), f"cannot stat: {getattr(exc, 'strerror', None) or exc}")
         return
     if isinstance(source, HttpSource):
-        requests = ((key, Request(source.join(path), method="HEAD", limit=0)) for key, path in items)
+        headers = source.headers()  # (a private mirror's credentials)
+        requests = ((key, Request(source.join(path), method="HEAD", headers=headers, limit=0)) for key, path in items)
         yield from source.client.map(requests, _content_length)
         return
     yield from _pooled_sizes(source, items)
@@ -91,8 +92,8 @@ class DeepResult:
 class _HashingRequest(Request):
     """A GET that hashes its body as it arrives and keeps none of it."""
 
-    def __init__(self, url: str, algorithm: str, limit: int) -> None:
-        super().__init__(url, limit=limit, progress=self._ignore, raw=True)
+    def __init__(self, url: str, algorithm: str, limit: int, headers: list[str]) -> None:
+        super().__init__(url, headers=headers, limit=limit, progress=self._ignore, raw=True)
         self.algorithm = algorithm
         self.hasher = hashlib.new(algorithm)
         self.count = 0
@@ -120,7 +121,10 @@ def checksums(
     """``(key, result)`` for each ``(key, path, algorithm)``: the digest and size of the
     whole file, read as a stream; in any order."""
     if isinstance(source, HttpSource):
-        requests = ((key, _HashingRequest(source.join(path), algorithm, limit)) for key, path, algorithm in items)
+        headers = source.headers()
+        requests = (
+            (key, _HashingRequest(source.join(path), algorithm, limit, headers)) for key, path, algorithm in items
+        )
         pending: dict[int, _HashingRequest] = {}
 
         def tagged() -> Iterator[tuple[tuple[K, int], Request]]:
