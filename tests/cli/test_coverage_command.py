@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 from collections import Counter
 
@@ -85,3 +86,26 @@ def test_a_matrix_of_many_rows_is_listed_row_by_row(demo_run: Demo, monkeypatch:
     assert code == 0 and "package rows: too many for a table, listed row by row" in lines[0]
     packages = json.loads(_run(demo_run, "develop", "--by", "package,family", "--json")[1])["counts"]
     assert len(lines) == 1 + len(packages) and all(" (" in line and "): " in line for line in lines[1:])
+
+
+def test_a_row_s_total_counts_each_spec_once_when_stacks_are_the_columns(
+    demo_run: Demo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Stacks overlap (root is the whole tag, a spec may be in two stacks): a target's
+    "all" summed its stacks' columns and counted its specs two or three times."""
+    command = importlib.import_module("cachedex.cli.coverage_command")  # (the package names its command so)
+    monkeypatch.setattr(command, "LAYOUT_WIDTH", 0)  # row by row: each row's total in words
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        specs = listed_specs(catalog, "develop")
+    for axes, value in (("target,stack", "target"), ("stack,target", "stack")):
+        code, out = _run(demo_run, "develop", "--by", axes)
+        assert code == 0, out
+        totals = {
+            row: int(n.replace(",", ""))
+            for row, n in (line.split(": ")[0][:-1].split(" (") for line in out.splitlines()[1:])
+        }
+        if value == "target":
+            assert totals == dict(Counter(s.target for s in specs))
+        else:  # a stack's row: its own specs, one target each
+            assert totals == {stack: sum(stack in s.stacks for s in specs) for stack in totals}
+            assert totals["root"] == len(specs)

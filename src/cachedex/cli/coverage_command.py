@@ -13,7 +13,7 @@ from rich.table import Table
 
 from ..catalog import Catalog
 from ..publish.coverage import AXES, pivot
-from ..values import visible
+from ..values import ROOT_STACK, visible
 from .present import LAYOUT_WIDTH, OUT, print_json, shown
 from .state import friendly
 
@@ -81,8 +81,9 @@ def coverage_command(state: Any, tag: str, by: str, as_json: bool) -> None:
     if as_json:
         print_json(CoverageMatrix(tag, rows, columns, tuple(names), {row: tuple(c) for row, c in matrix}))
         return
-    if _width(rows, names, matrix) > LAYOUT_WIDTH or len(matrix) > TABLE_ROWS:
-        _print_rows(tag, rows, columns, names, matrix)
+    totals = _totals(columns, names, matrix)
+    if _width(rows, names, matrix, totals) > LAYOUT_WIDTH or len(matrix) > TABLE_ROWS:
+        _print_rows(tag, rows, columns, names, matrix, totals)
         return
     # The axes' values come from the mirrors (a target, a stack, a variant): shown as written.
     table = Table(title=shown(f"{tag}: listed specs by {rows} and {columns}"), show_lines=False)
@@ -90,12 +91,21 @@ def coverage_command(state: Any, tag: str, by: str, as_json: bool) -> None:
     for name in names:
         table.add_column(shown(name), justify="right", overflow="fold")
     table.add_column("all", justify="right")
-    for row, counts in matrix:
-        table.add_row(shown(row), *(f"{n:,}" if n else "." for n in counts), f"{sum(counts):,}")
+    for (row, counts), total in zip(matrix, totals, strict=True):
+        table.add_row(shown(row), *(f"{n:,}" if n else "." for n in counts), f"{total:,}")
     OUT.print(table)
 
 
-def _width(rows: str, names: list[str], matrix: list[tuple[str, list[int]]]) -> int:
+def _totals(columns: str, names: list[str], matrix: list[tuple[str, list[int]]]) -> list[int]:
+    """Each row's specs in all: the sum of its columns, but for stacks as columns, which
+    overlap (a spec in two stacks; root is the whole tag): the root's column."""
+    if columns != "stack":
+        return [sum(counts) for _, counts in matrix]
+    whole = names.index(ROOT_STACK) if ROOT_STACK in names else None
+    return [counts[whole] if whole is not None else max(counts, default=0) for _, counts in matrix]
+
+
+def _width(rows: str, names: list[str], matrix: list[tuple[str, list[int]]], totals: list[int]) -> int:
     """The characters a table of these needs, each cell whole (rich's borders and padding
     take 3 a column)."""
     if 4 * len(names) > LAYOUT_WIDTH:  # (a column is 4 at least: no need to measure them)
@@ -105,7 +115,7 @@ def _width(rows: str, names: list[str], matrix: list[tuple[str, list[int]]]) -> 
     largest = [max(column) for column in zip(*(c for _, c in matrix), strict=True)] if matrix else []
     counts = [len(f"{n:,}") for n in largest] or [1] * len(names)
     first = max([len(rows), *(len(row) for row, _ in matrix)])
-    total = max([3, *(len(f"{sum(c):,}") for _, c in matrix)])
+    total = max([3, *(len(f"{n:,}") for n in totals)])
     return 1 + sum(3 + width for width in (first, *(max(len(n), c) for n, c in zip(names, counts, strict=True)), total))
 
 
@@ -114,13 +124,15 @@ def _width(rows: str, names: list[str], matrix: list[tuple[str, list[int]]]) -> 
 TABLE_ROWS = 2000
 
 
-def _print_rows(tag: str, rows: str, columns: str, names: list[str], matrix: list[tuple[str, list[int]]]) -> None:
+def _print_rows(
+    tag: str, rows: str, columns: str, names: list[str], matrix: list[tuple[str, list[int]]], totals: list[int]
+) -> None:
     """A matrix too wide for the terminal, or too long to draw, row by row: each row's
     columns that count any, one line of plain text each."""
     why = (
         f"{len(matrix):,} {rows} rows" if len(matrix) > TABLE_ROWS else f"{len(names):,} {columns} columns"
     ) + ": too many for a table, listed row by row; --json gives the matrix"
     OUT.print(shown(f"{tag}: listed specs by {rows} and {columns} ({why})"))
-    for row, counts in matrix:
+    for (row, counts), total in zip(matrix, totals, strict=True):
         cells = ", ".join(f"{name} {n:,}" for name, n in zip(names, counts, strict=True) if n)
-        click.echo(visible(f"{row} ({sum(counts):,}): {cells}"))
+        click.echo(visible(f"{row} ({total:,}): {cells}"))

@@ -52,7 +52,8 @@ def verify_command(state: Any, tags: tuple[str, ...], deep: bool, as_json: bool)
     unknown key. A mirror that publishes keys or signs specs must sign all of them.
     --deep also downloads each binary and checks its checksum.
 
-    Prints one line per problem (the URL, then what is wrong), then a summary per
+    Prints one line per problem (the URL, then what is wrong; the first 20 of each
+    kind per mirror, then how many more: --json lists each), then a summary per
     mirror. The catalog keeps each verification (the site and /api/tags/TAG/verify
     show the latest); what it lists is not changed.
 
