@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.diff import diff_since
 from cachedex.ingest.sync import sync
 from cachedex.values import tarball_path_v2
 from tests.helpers import (
@@ -98,15 +100,38 @@ def test_history_records_what_a_resync_added_and_removed(mirrors: Path, tmp_path
 
 
 def test_data4_a_removed_stack_is_dropped_from_the_tag_and_said_so(mirrors: Path, tmp_path: Path) -> None:
-    tag = {"name": "t", "url": str(mirrors / "v2_layout/unsigned"), "stacks": {"s": str(mirrors / "legacy_yaml")}}
+    """Its specs are recorded as removed, and a stack put back as added: its history
+    went with it, and a stack dropped for one sync and put back showed every spec as
+    added in a diff since before (the listing then had them all)."""
+    stacks = {"s": str(mirrors / "legacy_yaml")}
+    tag: dict[str, object] = {"name": "t", "url": str(mirrors / "v2_layout/unsigned"), "stacks": stacks}
     with Catalog(tmp_path / "cat.sqlite") as catalog:
         sync(make_config(tmp_path, [tag]), catalog)
+        listed = {h for h, is_listed in catalog.members_of("t", "s").items() if is_listed}
+        before = time.time()
+        time.sleep(0.01)
         del tag["stacks"]
         (outcome,) = sync(make_config(tmp_path, [tag]), catalog)
-        assert [m.stack for m in catalog.mirrors("t")] == ["root"]
+        assert [m.stack for m in catalog.mirrors("t")] == ["root"] and catalog.tag_stats(["t"])[0].stacks == 0
+        assert listed and {(h, c) for _, h, _, c in changes(catalog, "t", "s")} == {(h, -1) for h in listed}
+        between = time.time()
+        time.sleep(0.01)
+        dropped = diff_since(catalog, "t", before, "then")
+        assert [(d.stack, len(d.removed), len(d.added)) for d in dropped.stacks if d.stack == "s"] == [
+            ("s", len(listed), 0)
+        ]
+        (quiet,) = sync(make_config(tmp_path, [tag]), catalog)
+        assert quiet.dropped_stacks == () and not quiet.changed  # said once
+        tag["stacks"] = stacks
+        (back,) = sync(make_config(tmp_path, [tag]), catalog)
+        assert back.ok and [m.stack for m in catalog.mirrors("t")] == ["root", "s"]
+        assert {h for h, is_listed in catalog.members_of("t", "s").items() if is_listed} == listed
+        assert not [d for d in diff_since(catalog, "t", before, "then").stacks if d.stack == "s"]  # as it was
+        returned = [d for d in diff_since(catalog, "t", between, "then").stacks if d.stack == "s"]
+        assert [(len(d.removed), len(d.added)) for d in returned] == [(0, len(listed))]
     assert outcome.dropped_stacks == ("s",)
     assert outcome.changed  # not "unchanged", although no index changed
-    assert "stack s is no longer configured: removed from tag t, with its history" in outcome.warnings
+    assert "stack s is no longer configured: removed from tag t (its specs recorded as removed)" in outcome.warnings
 
 
 def test_a_v2_index_without_its_hash_file_is_read_and_said_unverified(mirrors: Path, tmp_path: Path) -> None:

@@ -277,7 +277,10 @@ def listing_difference(db: sqlite3.Connection, old: str, new: str) -> list[tuple
     differ are read (a lookup of each member in the other listing took 0.6 s)."""
     mirrors = {
         tag: dict(
-            db.execute("SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ?", (tag,))
+            db.execute(
+                "SELECT m.stack, m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND NOT m.dropped",
+                (tag,),
+            )
         )
         for tag in (old, new)
     }

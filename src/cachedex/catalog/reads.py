@@ -77,7 +77,8 @@ def _mirror_state(row: tuple[Any, ...]) -> MirrorState:
 def mirror_state(db: sqlite3.Connection, tag: str, stack: str) -> MirrorState | None:
     """The stored state of one mirror, or None if it was never synced."""
     row = db.execute(
-        f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = ?",
+        f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+        "WHERE t.name = ? AND m.stack = ? AND NOT m.dropped",
         (tag, stack),
     ).fetchone()
     return _mirror_state(row) if row else None
@@ -86,8 +87,8 @@ def mirror_state(db: sqlite3.Connection, tag: str, stack: str) -> MirrorState | 
 def mirrors(db: sqlite3.Connection, tag: str | None = None) -> list[MirrorState]:
     """All mirrors (of one tag), sorted by tag then stack with root first."""
     sql = (
-        f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-        + ("WHERE t.name = ? " if tag else "")
+        f"SELECT {_MIRROR_COLUMNS} FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE NOT m.dropped "
+        + ("AND t.name = ? " if tag else "")
         + "ORDER BY t.name, m.stack != 'root', m.stack"
     )
     return [_mirror_state(row) for row in db.execute(sql, (tag,) if tag else ())]
@@ -183,7 +184,9 @@ def _one_tag_stats(db: sqlite3.Connection, tag: str) -> TagStats:
     tag_id, synced_at, records, specs, packages, size, sized = db.execute(
         "SELECT id, synced_at, records, specs, packages, size, sized FROM tags WHERE name = ?", (tag,)
     ).fetchone()
-    stacks = db.execute("SELECT count(*) FROM mirrors WHERE tag_id = ? AND stack != 'root'", (tag_id,)).fetchone()[0]
+    stacks = db.execute(
+        "SELECT count(*) FROM mirrors WHERE tag_id = ? AND stack != 'root' AND NOT dropped", (tag_id,)
+    ).fetchone()[0]
     # The tag's first sync is its oldest (syncs are never forgotten, only their changes):
     # the one history pages call its first too.
     last = db.execute(

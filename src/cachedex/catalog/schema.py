@@ -15,7 +15,7 @@ from ..errors import CatalogError
 __all__ = ["BULK_INDEXES", "BULK_MEMBER_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 
 _SCHEMA_V1 = """
 CREATE TABLE specs (
@@ -247,6 +247,14 @@ ALTER TABLE forgotten ADD COLUMN last_sync INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE identity ADD COLUMN collected INTEGER NOT NULL DEFAULT 0;
 """
 
+# A stack no longer configured (or a view gone from its mirror) keeps its mirror row and
+# history: its specs are recorded as removed by the sync that dropped it, so that a diff
+# since before then says so, and a stack put back is not all new. (Its history went with
+# it: a stack dropped for one sync and put back showed every spec as added.)
+_V10_TO_V11 = """
+ALTER TABLE mirrors ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;
+"""
+
 _MIGRATIONS: dict[int, str] = {
     0: _SCHEMA_V1,
     1: _V1_TO_V2,
@@ -258,6 +266,7 @@ _MIGRATIONS: dict[int, str] = {
     7: _V7_TO_V8,
     8: _V8_TO_V9,
     9: _V9_TO_V10,
+    10: _V10_TO_V11,
 }
 
 

@@ -73,7 +73,8 @@ def mirror_names(db: sqlite3.Connection, path: str, token: str) -> dict[int, tup
         return {
             mirror: (tag, stack, bool(own))
             for mirror, tag, stack, own in db.execute(
-                "SELECT m.id, t.name, m.stack, m.own_index FROM mirrors m JOIN tags t ON t.id = m.tag_id"
+                "SELECT m.id, t.name, m.stack, m.own_index FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+                "WHERE NOT m.dropped"
             )
         }
 

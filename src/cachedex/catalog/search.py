@@ -407,7 +407,8 @@ def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     holder_index(db, path, token, None)
     scopes: list[tuple[str | None, str | None]] = [(None, None)]
     scopes += db.execute(
-        "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id ORDER BY t.name, m.stack"
+        "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE NOT m.dropped "
+        "ORDER BY t.name, m.stack"
     ).fetchall()
     for tag, stack in scopes:
         mirrors = scope_mirrors(db, path, token, tag, stack)

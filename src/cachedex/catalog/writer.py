@@ -198,8 +198,8 @@ class TagWriter:
         else:
             mirror_id = row[0]
             db.execute(
-                "UPDATE mirrors SET url = ?, layout = ?, db_version = ?, checksum = ?, etag = ?, "
-                "last_modified = ?, fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ? WHERE id = ?",
+                "UPDATE mirrors SET url = ?, layout = ?, db_version = ?, checksum = ?, etag = ?, last_modified = ?, "
+                "fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ?, dropped = 0 WHERE id = ?",
                 (*values, mirror_id),
             )
             old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))
@@ -259,14 +259,26 @@ class TagWriter:
             self._root_added, self._root_removed = len(added), len(removed)
 
     def drop_other_stacks(self) -> list[str]:
-        """Remove mirrors of this tag that were not kept or replaced (stacks no longer configured)."""
+        """Drop the mirrors of this tag that were not kept or replaced (stacks no longer
+        configured, views gone): their specs are recorded as removed by this sync and
+        they list nothing; the rows stay, marked, with their history."""
         placeholders = ",".join("?" * len(self._kept_stacks)) or "''"
-        stale = self._db.execute(
-            f"SELECT id, stack FROM mirrors WHERE tag_id = ? AND stack NOT IN ({placeholders})",
+        db = self._db
+        stale = db.execute(
+            f"SELECT id, stack FROM mirrors WHERE tag_id = ? AND NOT dropped AND stack NOT IN ({placeholders})",
             (self._tag_id, *sorted(self._kept_stacks)),
         ).fetchall()
         self._changed = self._changed or bool(stale)
-        _drop_mirrors(self._db, [mirror_id for mirror_id, _stack in stale])
+        for mirror_id, stack in stale:
+            old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))
+            self._record_changes(mirror_id, stack, old, {})
+            db.execute("DELETE FROM members WHERE mirror_id = ?", (mirror_id,))
+            # (no validators: a stack put back is read whole, whatever its server says)
+            db.execute(
+                "UPDATE mirrors SET dropped = 1, records = 0, listed = 0, checksum = NULL, etag = NULL, "
+                "last_modified = NULL WHERE id = ?",
+                (mirror_id,),
+            )
         return [stack for _id, stack in stale]
 
     @property
@@ -412,7 +424,7 @@ def forget_tag(db: sqlite3.Connection, tag: str) -> int:
 
 
 def _drop_mirrors(db: sqlite3.Connection, mirror_ids: list[int]) -> None:
-    """Remove mirrors with what they listed and their history (a stack no longer
-    configured; every mirror of a tag forgotten)."""
+    """Remove mirrors with what they listed and their history (every mirror of a tag
+    forgotten)."""
     for table, column in (("changes", "mirror_id"), ("members", "mirror_id"), ("mirrors", "id")):
         db.executemany(f"DELETE FROM {table} WHERE {column} = ?", [(mirror_id,) for mirror_id in mirror_ids])

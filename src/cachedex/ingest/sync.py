@@ -194,7 +194,10 @@ class _TagSync:
             sized=stats.sized,
             dropped_stacks=tuple(dropped),
             warnings=(
-                *(f"stack {s} is no longer configured: removed from tag {tag.name}, with its history" for s in dropped),
+                *(
+                    f"stack {s} is no longer configured: removed from tag {tag.name} (its specs recorded as removed)"
+                    for s in dropped
+                ),
                 *(warning for stack, report in sizes for warning in report.warnings(stack)),
                 *dangling,
                 *(
