@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cachedex.catalog import Catalog
+from cachedex.catalog import Catalog, MirrorState
 from cachedex.publish import site as site_module
 from cachedex.publish import site_build
 from cachedex.publish.site import write_site
@@ -86,6 +86,42 @@ def _a_spec_comes_and_leaves(catalog: Catalog) -> None:
     _resync(catalog, "develop", ROOT_STACK, drop={NEW})
 
 
+#: What :func:`_drop_a_stack` dropped, for :func:`_put_the_stack_back`.
+_DROPPED: list[tuple[MirrorState, dict[str, bool]]] = []
+
+
+def _drop_a_stack(catalog: Catalog) -> None:
+    """develop's smallest stack is no longer configured: a sync keeps the others."""
+    stacks = [m for m in catalog.mirrors("develop") if m.stack != ROOT_STACK]
+    gone = min(stacks, key=lambda m: (m.records or 0, m.stack))
+    _DROPPED.append((gone, catalog.members_of("develop", gone.stack)))
+    with catalog.writing_tag("develop") as writer:
+        for mirror in catalog.mirrors("develop"):
+            if mirror.stack != gone.stack:
+                writer.keep_mirror(mirror.stack, mirror.url, fetched_at=1.0, etag=None, last_modified=None)
+        assert writer.drop_other_stacks() == [gone.stack]
+
+
+def _put_the_stack_back(catalog: Catalog) -> None:
+    """The stack :func:`_drop_a_stack` dropped is configured again, as it was."""
+    state, members = _DROPPED.pop()
+    assert state.layout is not None and catalog.mirror_state("develop", state.stack) is None
+    with catalog.writing_tag("develop") as writer:
+        writer.replace_mirror(
+            state.stack,
+            state.url,
+            layout=state.layout,
+            db_version=state.db_version or 8,
+            checksum=state.checksum,
+            etag=None,
+            last_modified=None,
+            fetched_at=2.0,
+            members=members,
+            view=state.view,
+            own_index=state.own_index,
+        )
+
+
 def _another_sync_drops_the_new_spec(path: Path) -> None:
     """A sync through another connection commits (while a build runs): the spec
     :func:`_add_a_dependent` added leaves again."""
@@ -122,6 +158,7 @@ CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
     "a size arrives": [_add_a_dependent, _record_its_size],
     "a stack is verified, then verified again": [_verify_a_stack, _verify_a_stack],
     "a spec comes and leaves between builds": [_a_spec_comes_and_leaves],
+    "a stack is dropped, then put back": [_drop_a_stack, _put_the_stack_back],
 }
 
 
