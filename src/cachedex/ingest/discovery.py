@@ -22,6 +22,7 @@ import msgspec
 from ..config import Config, TagConfig, check_unique
 from ..errors import CachedexError, ConfigError
 from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
+from .credentials import auth_for, authorization
 from .http import HttpClient, Request
 
 __all__ = ["chosen_tags", "mirror_url_from_index_url", "mirrors_from_discovery", "with_discovered_tags"]
@@ -84,7 +85,9 @@ def with_discovered_tags(config: Config, client: HttpClient | None) -> Config:
         if remote:
             if client is None:
                 raise RuntimeError("reading tags_from over HTTP needs the sync's HTTP client")
-            data: bytes | bytearray = client.request(Request(source, limit=limit)).body
+            auth = auth_for(source, config.registries)  # (a private server's file: its credentials)
+            headers = [authorization(source, auth)] if auth is not None else []
+            data: bytes | bytearray = client.request(Request(source, headers=headers, limit=limit)).body
             base = source
         else:
             local = Path(unquote(urlsplit(source).path)) if source.startswith("file:") else Path(source)
