@@ -361,13 +361,3 @@ def test_compare_pairs(tmp_path: Path) -> None:
     message = str(raised.value)
     assert "'compare[0]': expected [OLD, NEW]" in message and "'compare[1]': a tag compared with itself" in message
     assert "'compare[2]'" in message and "'compare[3]': expected [OLD, NEW]" in message
-
-
-def test_a_ca_bundle_that_is_not_there_is_a_config_error(tmp_path: Path) -> None:
-    """A typo in http.ca_bundle was passed over for $SSL_CERT_FILE or the system's CAs:
-    the TLS error that followed said to set it."""
-    text = "http: {ca_bundle: certs/ca.pem}\ntags: [{name: Dev, url: ./m}, {name: dev, url: ./n}]\n"
-    with pytest.raises(ConfigError) as caught:
-        load_config(_write(tmp_path, text))
-    assert "'http.ca_bundle': no such file: " in str(caught.value) and "certs/ca.pem" in str(caught.value)
-    assert len(caught.value.problems) == 2  # with the others, at once

@@ -101,6 +101,39 @@ def test_a_stack_new_to_a_synced_tag_brings_its_specs_as_added(tmp_path) -> None
         assert newest.changes == 2 and (newest.added, newest.removed) == (0, 0)  # (the root's, which kept its specs)
 
 
+def test_a_stack_put_back_is_not_new_there(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A stack dropped for a sync and put back: its specs were there from the tag's first
+    sync, not since it came back (the put-back's additions were their first seen, in a
+    page a build after the change left as it was, and a whole build wrote anew). A spec
+    that came later, left and came back was first seen when it first came."""
+    from cachedex.publish.first_seen import FirstSeenIndex
+    from cachedex.publish.pages import spec_page
+    from tests.helpers import record, replace_mirror
+
+    a, b = record("a" * 32, "zlib"), record("b" * 32, "cmake")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:  # the first sync: a in the stack from the start
+            writer.add_specs([a, b], {})
+            replace_mirror(writer, "root", {a.hash: True, b.hash: True})
+            replace_mirror(writer, "e4s", {a.hash: True})
+        with catalog.writing_tag("t") as writer:  # b comes to the stack
+            replace_mirror(writer, "root", {a.hash: True, b.hash: True}, checksum="2")
+            replace_mirror(writer, "e4s", {a.hash: True, b.hash: True}, checksum="2")
+        first, came = sorted(catalog.tag_syncs("t"), key=lambda y: y.id)
+        with catalog.writing_tag("t") as writer:  # dropped
+            writer.keep_mirror("root", "u", fetched_at=1.0, etag=None, last_modified=None)
+            assert writer.drop_other_stacks() == ["e4s"]
+        with catalog.writing_tag("t") as writer:  # put back
+            replace_mirror(writer, "e4s", {a.hash: True, b.hash: True})
+        index = FirstSeenIndex(catalog)
+        for spec, when, from_the_start in ((a, first, True), (b, came, False)):
+            seen = {f.stack: (f.at, f.first_sync) for f in catalog.first_seen(spec.hash)}
+            assert seen["e4s"] == (when.finished_at, from_the_start), spec.name
+            assert index.of(spec.hash, spec_page(catalog, spec.hash).holders) == tuple(catalog.first_seen(spec.hash))
+        assert {f.stack: f.first_sync for f in catalog.first_seen(a.hash)}["root"] is True
+    assert first.id < came.id
+
+
 def test_syncs_keep_their_order_and_ids_whatever_the_clock_says(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A clock set back between syncs reordered the history pages (by time) against
     stats and feeds (by id); a tag forgotten gave its syncs' ids again, and so Atom

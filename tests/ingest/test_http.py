@@ -16,7 +16,7 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.config import HttpOptions, load_config
 from cachedex.demo.build import build_demo_mirrors
-from cachedex.errors import SourceError, SourceNotFound
+from cachedex.errors import ConfigError, SourceError, SourceNotFound
 from cachedex.ingest import sizes
 from cachedex.ingest.http import HttpClient, Request, TooBig
 from cachedex.ingest.http_requests import retry_after_seconds
@@ -441,10 +441,41 @@ def test_a_private_mirror_is_read_with_the_credentials_the_config_names(
         new = nginx.requests()[served:]
         assert any("/v3/manifests/spec/" in path and status == 200 for _, path, status in new)
         # A host named with another port is not this one: its credentials stay home.
-        config.write_text(plain + named.replace("%d", "%d1") % nginx.port)
+        config.write_text(plain + named % (nginx.port + 1))
         outcome = _outcome(config)
         assert not outcome.ok and "it asks for credentials" in str(outcome.error)
     secret = base64.b64encode(b"reader:pa55-w0rd")
     for written in config.parent.glob(f"{config.stem}.sqlite*"):
         data = written.read_bytes()
         assert b"pa55-w0rd" not in data and secret not in data, written
+
+
+def test_a_ca_bundle_that_is_not_there_is_said_when_http_is_used(tmp_path: Path) -> None:
+    """A typo in http.ca_bundle was passed over for $SSL_CERT_FILE or the system's CAs,
+    and the TLS error that followed said to set it. Commands that read no mirror (a web
+    host's `site` or `serve`, whose machine may lack the file) still take the config."""
+    config_path = tmp_path / "cachedex.yaml"
+    config_path.write_text("http: {ca_bundle: certs/ca.pem}\ntags: [{name: t, url: 'https://127.0.0.1:9/m'}]\n")
+    config = load_config(config_path)
+    with pytest.raises(ConfigError, match=r"'http.ca_bundle': no such file: '.*certs/ca.pem'"):
+        HttpClient(config.http)
+
+
+def test_a_401_after_a_redirect_to_another_host_says_no_credentials_went_there(
+    demo_mirrors: Path, tmp_path: Path
+) -> None:
+    """libcurl keeps an Authorization header to the host and port it was set for: a 401
+    from the host a mirror redirected to said "the credentials were refused" (and sent
+    an admin to change a password that was never refused)."""
+    path = f"/mirrors/{DEMO_TAG}/v3/manifests/index/index.manifest.json"
+    header = "Authorization: Basic " + base64.b64encode(b"reader:pa55-w0rd").decode()
+    with Nginx(demo_mirrors, extra=_private(tmp_path)) as private:
+        redirect = f"location / {{ return 302 {private.url}$request_uri; }}"
+        with Nginx(demo_mirrors, extra=redirect) as redirecting, HttpClient(HttpOptions(retries=0)) as client:
+            with pytest.raises(SourceError) as caught:
+                client.request(Request(redirecting.url + path, headers=[header], limit=10**6))
+            assert f"at {private.url}{path}, a redirect to another host" in str(caught.value)
+            assert client.request(Request(private.url + path, headers=[header], limit=10**6)).status == 200
+            wrong = "Authorization: Basic " + base64.b64encode(b"reader:wrong").decode()
+            with pytest.raises(SourceError, match="the credentials were refused"):
+                client.request(Request(private.url + path, headers=[wrong], limit=10**6))

@@ -131,7 +131,8 @@ def test_data4_a_removed_stack_is_dropped_from_the_tag_and_said_so(mirrors: Path
         assert [(len(d.removed), len(d.added)) for d in returned] == [(0, len(listed))]
     assert outcome.dropped_stacks == ("s",)
     assert outcome.changed  # not "unchanged", although no index changed
-    assert "stack s is no longer configured: removed from tag t (its specs recorded as removed)" in outcome.warnings
+    gone = "stack s is gone from tag t (no longer configured, or its view no longer in the mirror)"
+    assert f"{gone}: its specs are recorded as removed" in outcome.warnings
 
 
 def test_a_v2_index_without_its_hash_file_is_read_and_said_unverified(mirrors: Path, tmp_path: Path) -> None:

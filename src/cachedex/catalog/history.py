@@ -167,14 +167,19 @@ def changed_packages(db: sqlite3.Connection, sync_id: int, stack: str) -> list[t
 
 
 def additions(db: sqlite3.Connection, ids: Collection[int] | None = None) -> list[tuple[str, str, str, float]]:
-    """``(hash, tag, stack, finished_at)`` of each change that added a spec (of ``ids``)
-    to a mirror: what a site's "first seen" lines are made from, without the rest of
-    each change (:func:`sync_changes` reads it all, 3 us a change, for a million)."""
-    where, params = among("c.spec_id", ids, "AND")
+    """``(hash, tag, stack, finished_at)`` of each spec (of ``ids``) whose first recorded
+    change in a mirror added it there: what a site's "first seen" lines are made from,
+    without the rest of each change (:func:`sync_changes` reads it all, 3 us a change,
+    for a million). A spec whose first change removed it was there from the mirror's
+    first sync (a stack dropped for a sync and put back: it is not new there)."""
+    where, params = among("spec_id", ids, "WHERE")
     return db.execute(
-        "SELECT s.hash, t.name, m.stack, y.finished_at FROM changes c JOIN syncs y ON y.id = c.sync_id "
-        "JOIN tags t ON t.id = y.tag_id JOIN mirrors m ON m.id = c.mirror_id JOIN specs s ON s.id = c.spec_id "
-        f"WHERE c.change > 0{where}",
+        "SELECT s.hash, t.name, m.stack, y.finished_at FROM "
+        # (min(): SQLite reads ``change`` from the row that has it: the first change)
+        f" (SELECT mirror_id, spec_id, change, min(sync_id) AS sync_id FROM changes{where} "
+        "  GROUP BY mirror_id, spec_id) c "
+        "JOIN syncs y ON y.id = c.sync_id JOIN tags t ON t.id = y.tag_id JOIN mirrors m ON m.id = c.mirror_id "
+        "JOIN specs s ON s.id = c.spec_id WHERE c.change > 0",
         params,
     ).fetchall()
 
@@ -191,11 +196,12 @@ def first_syncs(db: sqlite3.Connection) -> dict[str, float]:
 
 def first_seen(db: sqlite3.Connection, dag_hash: str) -> list[FirstSeen]:
     """For each mirror listing the spec now, when it first appeared there: the sync that
-    added it, or the mirror's first sync when no recorded change added it."""
+    added it, or the mirror's first sync when no recorded change added it (or the first
+    removed it: it was there before)."""
     rows = db.execute(
         "SELECT t.name, m.stack, "
-        " (SELECT min(y.finished_at) FROM changes c JOIN syncs y ON y.id = c.sync_id "
-        "   WHERE c.mirror_id = m.id AND c.spec_id = s.id AND c.change > 0), "
+        " (SELECT CASE WHEN c.change > 0 THEN y.finished_at END FROM changes c JOIN syncs y ON y.id = c.sync_id "
+        "   WHERE c.mirror_id = m.id AND c.spec_id = s.id ORDER BY c.sync_id LIMIT 1), "
         " (SELECT min(y.finished_at) FROM syncs y WHERE y.tag_id = m.tag_id) "
         "FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
         "JOIN mirrors m ON m.id = mb.mirror_id AND m.own_index JOIN tags t ON t.id = m.tag_id "

@@ -115,6 +115,15 @@ class PageInputs:
         )
         return {name for (name,) in found}
 
+    def hashes_changed_after(self, sync: int) -> set[str]:
+        """The specs some sync after ``sync`` added to a mirror or removed from one: their
+        pages' "first seen" lines read that history, even when they are held as before
+        (a stack dropped for a sync and put back)."""
+        found = self._db.execute(
+            "SELECT DISTINCT s.hash FROM changes c JOIN specs s ON s.id = c.spec_id WHERE c.sync_id > ?", (sync,)
+        )
+        return {dag_hash for (dag_hash,) in found}
+
     def history_count(self, up_to_sync: int) -> int:
         """How many changes the syncs up to ``up_to_sync`` recorded: smaller than before
         when history was forgotten (``cachedex gc --history-before``)."""

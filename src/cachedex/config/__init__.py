@@ -299,12 +299,8 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
         if section == "http" and key == "ca_bundle":
             if not is_path_text(value):
                 problems.append(f"'http.ca_bundle': expected a file path, got {short_repr(value)}")
-            elif not (path := local_path(value, base).resolve()).is_file():
-                # (it was passed over for $SSL_CERT_FILE or the system's CAs, and the TLS
-                # error that followed said to set it)
-                problems.append(f"'http.ca_bundle': no such file: {short_repr(str(path))}")
-            else:
-                values[key] = str(path)
+            else:  # (that it is a file is checked when HTTP is used: a site's host may lack it)
+                values[key] = str(local_path(value, base).resolve())
             continue
         expected = fields.get(key)
         if expected is None:

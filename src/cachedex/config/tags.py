@@ -30,6 +30,7 @@ __all__ = [
     "RegistryAuth",
     "TagConfig",
     "check_url",
+    "host_and_port",
     "is_path_text",
     "local_path",
     "parse_registries",
@@ -223,6 +224,17 @@ def _stack(
     return MirrorRef(tag, name, mirror, view=str(view)) if mirror else None
 
 
+def host_and_port(host: str) -> tuple[str, int | None]:
+    """A ``registries`` key as (host name, port or None for every port): ``ghcr.io``,
+    ``ghcr.io:443``, ``::1`` or ``[::1]``, ``[::1]:8080``. ValueError if it is none of those."""
+    if host.count(":") > 1 and not host.startswith("["):  # an IPv6 address, bare
+        return host.lower(), None
+    parts = urlsplit("//" + host)
+    if not parts.hostname or parts.username is not None or parts.path or parts.query or parts.fragment:
+        raise ValueError(host)
+    return parts.hostname, parts.port  # (port: ValueError when not a number in range)
+
+
 def parse_registries(raw: object, problems: list[str]) -> tuple[RegistryAuth, ...]:
     """``registries: {HOST: {username_env, password_env, token_env}}``."""
     if raw is None:
@@ -233,7 +245,11 @@ def parse_registries(raw: object, problems: list[str]) -> tuple[RegistryAuth, ..
     found: list[RegistryAuth] = []
     fields = ("username_env", "password_env", "token_env")
     for host, entry in raw.items():
-        if not isinstance(host, str) or not host or "/" in host:
+        try:
+            well_formed = isinstance(host, str) and "/" not in host and bool(host_and_port(host))
+        except ValueError:
+            well_formed = False
+        if not isinstance(host, str) or not well_formed:
             problems.append(
                 f"'registries': expected a host name (such as ghcr.io or ghcr.io:443), got {short_repr(host)}"
             )

@@ -15,21 +15,32 @@ import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
-from ..config.tags import RegistryAuth
+from ..config.tags import RegistryAuth, host_and_port
 from ..errors import SourceError
 
-__all__ = ["TOKEN", "auth_for", "authorization", "basic", "from_env"]
+__all__ = ["DEFAULT_PORTS", "TOKEN", "auth_for", "authorization", "basic", "from_env"]
 
 #: What a token (or a token from the environment) may hold: visible ASCII, as a header value.
 TOKEN = re.compile(r"[\x21-\x7e]{1,65536}")
 
 
+#: The port a URL without one is sent to, by scheme.
+DEFAULT_PORTS = {"http": 80, "https": 443, "oci": 443, "oci+http": 80}
+
+
 def auth_for(url: str, registries: Sequence[RegistryAuth]) -> RegistryAuth | None:
-    """The credentials configured for ``url``'s host: by ``host:port`` as written, or
-    by the host alone (then for every port of it)."""
+    """The credentials configured for ``url``'s host: by host and port (``ghcr.io:443``
+    is ``https://ghcr.io/``'s too), else by the host alone (then for every port of it);
+    an IPv6 host with or without its brackets."""
     parts = urlsplit(url)
-    netloc = parts.netloc.lower()
-    return next((r for r in registries if r.host.lower() in (netloc, parts.hostname)), None)
+    try:
+        port = parts.port or DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:
+        return None
+    found = [(r, *host_and_port(r.host)) for r in registries]
+    same = [(r, p) for r, host, p in found if host == parts.hostname and p in (None, port)]
+    same.sort(key=lambda rp: rp[1] is None)  # one naming the port first
+    return same[0][0] if same else None
 
 
 def from_env(url: str, auth: RegistryAuth, name: str, field: str, *, token: bool = True) -> str:

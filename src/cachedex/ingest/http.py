@@ -46,7 +46,9 @@ import pycurl
 
 from .. import __version__
 from ..config import HttpOptions
-from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
+from ..errors import CachedexError, ConfigError, SourceError, SourceNotFound, TooBig
+from ..values import short_repr
+from .credentials import DEFAULT_PORTS
 from .http_requests import (
     MAX_RETRY_AFTER,
     RETRYABLE,
@@ -76,6 +78,7 @@ class HttpClient:
 
     def __init__(self, options: HttpOptions) -> None:
         self.options = options
+        self._cainfo = _ca_bundle(options)  # (first: a ConfigError leaves nothing to close)
         #: Requests in flight at once: ``http.concurrency``, or fewer when the process may
         #: not open that many files (each is a socket, and a name being resolved two more):
         #: past the limit, connections failed as "cannot connect", then anything else did.
@@ -92,7 +95,6 @@ class HttpClient:
         self._lock = threading.Lock()
         self._work = threading.Event()  # set when a request or a map arrives
         self._closed = False
-        self._cainfo = _ca_bundle(options)
         self._proxies = urllib.request.getproxies()
         self._proxy_of: dict[str, str] = {}  # scheme://host:port -> its proxy ('' for none)
         self._state: dict[pycurl.Curl, tuple[object, ...]] = {}  # a handle's options of its last request
@@ -361,9 +363,7 @@ class HttpClient:
             retry_after = parse_headers(request._raw_headers).get("retry-after")
             result = self._retry_or(request, problem, retry_after)
         elif status == 401:  # (an OCI registry's first 401 is its session's to answer)
-            sent = any(header[:14].lower() == "authorization:" for header in request.headers)
-            why = "the credentials were refused" if sent else "it asks for credentials: 'registries' names them"
-            result = SourceError(url, f"request refused (HTTP 401: {why})")
+            result = SourceError(url, f"request refused (HTTP 401: {_unauthorized(request, handle, url)})")
         else:
             result = SourceError(url, f"request refused (HTTP {status})")
         if result is not _RETRIED:
@@ -415,6 +415,26 @@ class _Retried(CachedexError):
 _RETRIED = _Retried("retried")
 
 
+def _unauthorized(request: Request, handle: pycurl.Curl, url: str) -> str:
+    """Why a server answered 401: credentials refused, or none sent (none configured, or a
+    redirect to another host, which libcurl does not send them to)."""
+    final = str(handle.getinfo(pycurl.EFFECTIVE_URL) or url)
+    if not any(header[:14].lower() == "authorization:" for header in request.headers):
+        return "it asks for credentials: 'registries' names them"
+    if _origin(final) != _origin(url):
+        return f"at {final}, a redirect to another host, which is not sent the credentials"
+    return "the credentials were refused"
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return parts.scheme, parts.hostname, port or DEFAULT_PORTS.get(parts.scheme)
+
+
 def fitting_concurrency(requested: int) -> int:
     """``requested``, or what the open-file limit leaves room for (descriptors kept for
     the catalog, the files being read and the interpreter)."""
@@ -426,7 +446,11 @@ def fitting_concurrency(requested: int) -> int:
 
 def _ca_bundle(options: HttpOptions) -> str | None:
     """The CA certificates to trust: ``http.ca_bundle``, else ``$SSL_CERT_FILE``, else
-    the system's (what Python's own ssl module uses), else libcurl's default."""
+    the system's (what Python's own ssl module uses), else libcurl's default. ConfigError
+    if ``http.ca_bundle`` is not a file (passed over, it made a TLS error that said to
+    set it)."""
+    if options.ca_bundle and not os.path.isfile(options.ca_bundle):
+        raise ConfigError([f"'http.ca_bundle': no such file: {short_repr(options.ca_bundle)}"])
     for candidate in (options.ca_bundle, os.environ.get("SSL_CERT_FILE"), ssl.get_default_verify_paths().cafile):
         if candidate and os.path.isfile(candidate):
             return candidate

@@ -195,7 +195,8 @@ class _TagSync:
             dropped_stacks=tuple(dropped),
             warnings=(
                 *(
-                    f"stack {s} is no longer configured: removed from tag {tag.name} (its specs recorded as removed)"
+                    f"stack {s} is gone from tag {tag.name} (no longer configured, or its view no longer in "
+                    "the mirror): its specs are recorded as removed"
                     for s in dropped
                 ),
                 *(warning for stack, report in sizes for warning in report.warnings(stack)),

@@ -230,6 +230,9 @@ def changed_pages(
         again = {m for m, (tag, stack, *_) in now.mirrors.items() if (tag, stack) in verified}
         mirrors |= again
         own |= {h for h, inputs in new.items() if again.intersection(_held_ids(inputs[2]))}
+    # A page's "first seen" line reads the history: a spec a sync removed and another
+    # put back is held as before, but its history is not.
+    own |= reads.hashes_changed_after(before.last_sync) & new.keys()
     ids = reads.ids_of(own)
     if not edge <= ids.keys():
         return None  # specs forgotten by `cachedex gc`: the pages that showed them are not named
