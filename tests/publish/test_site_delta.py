@@ -5,6 +5,7 @@ and when the record cannot be trusted (a build that did not complete)."""
 
 from __future__ import annotations
 
+import functools
 import shutil
 from collections.abc import Callable, Collection
 from pathlib import Path
@@ -90,9 +91,9 @@ def _a_spec_comes_and_leaves(catalog: Catalog) -> None:
 _DROPPED: list[tuple[MirrorState, dict[str, bool]]] = []
 
 
-def _drop_a_stack(catalog: Catalog) -> None:
-    """develop's smallest stack is no longer configured: a sync keeps the others."""
-    stacks = [m for m in catalog.mirrors("develop") if m.stack != ROOT_STACK]
+def _drop_a_stack(catalog: Catalog, stack: str | None = None) -> None:
+    """develop's ``stack`` (default: its smallest) is no longer configured: a sync keeps the others."""
+    stacks = [m for m in catalog.mirrors("develop") if m.stack != ROOT_STACK and stack in (None, m.stack)]
     gone = min(stacks, key=lambda m: (m.records or 0, m.stack))
     _DROPPED.append((gone, catalog.members_of("develop", gone.stack)))
     with catalog.writing_tag("develop") as writer:
@@ -159,7 +160,35 @@ CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
     "a stack is verified, then verified again": [_verify_a_stack, _verify_a_stack],
     "a spec comes and leaves between builds": [_a_spec_comes_and_leaves],
     "a stack is dropped, then put back": [_drop_a_stack, _put_the_stack_back],
+    "a verified stack is dropped, then put back": [
+        _verify_a_stack,
+        functools.partial(_drop_a_stack, stack="e4s"),
+        _put_the_stack_back,
+    ],
 }
+
+
+def test_a_dropped_stack_s_verification_is_not_shown(tmp_path: Path, demo_run: Demo) -> None:
+    """A stack no longer the tag's still showed its latest verification: on the tag's
+    and its specs' pages, though they had left it. Put back, it shows again."""
+    path = tmp_path / "c.sqlite"
+    shutil.copy(demo_run.catalog, path)
+    with Catalog(path) as catalog:
+        _verify_a_stack(catalog)
+        held = sorted(catalog.members_of("develop", "e4s"))
+
+        def shown() -> tuple[bool, bool]:
+            tag = catalog.tag_verification("develop")
+            return (
+                tag is not None and "e4s" in [m.stack for m in tag.mirrors],
+                "e4s" in [v.stack for v in catalog.spec_verifications(held[0])],
+            )
+
+        assert shown() == (True, True)
+        _drop_a_stack(catalog, "e4s")
+        assert shown() == (False, False)
+        _put_the_stack_back(catalog)
+        assert shown() == (True, True)
 
 
 @pytest.mark.parametrize(
