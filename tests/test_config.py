@@ -361,3 +361,13 @@ def test_compare_pairs(tmp_path: Path) -> None:
     message = str(raised.value)
     assert "'compare[0]': expected [OLD, NEW]" in message and "'compare[1]': a tag compared with itself" in message
     assert "'compare[2]'" in message and "'compare[3]': expected [OLD, NEW]" in message
+
+
+def test_a_tag_refused_for_its_url_is_still_checked_against_the_others(tmp_path: Path) -> None:
+    """Every problem at once: a tag whose URL was refused was left out of the other
+    checks, and its case clash with another tag was said only once the URL was mended."""
+    text = "tags: [{name: Dev, url: ./y}, {name: dev, url: 'https://u:p@x.org/'}]\n"
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text))
+    assert len(caught.value.problems) == 2, caught.value.problems
+    assert "credentials in a URL" in caught.value.problems[0] and "differ only in case" in caught.value.problems[1]

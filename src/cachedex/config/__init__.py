@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -220,17 +221,21 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
     if not isinstance(raw_tags, list):
         problems.append(f"'tags': expected a list, got {type(raw_tags).__name__}")
         raw_tags = []
+    names: list[str] = []  # (a tag refused for its URL still takes its name: a clash is said at once)
     for position, raw in enumerate(raw_tags):
         tag = parse_tag(raw, f"tags[{position}]", base, problems)
         if tag is not None:
             tags.append(tag)
+            names.append(tag.name)
+        elif isinstance(raw, dict) and isinstance(raw.get("name"), str):
+            names.append(raw["name"])
     source = document.get("tags_from")
     tags_from: str | None = None
     if source is not None and check_url("tags_from", source, problems, mirror=False):
         tags_from = resolve_url(str(source), base)
     registries = parse_registries(document.get("registries"), problems)
     compare = _parse_pairs(document.get("compare", []), problems)
-    check_unique(tags, problems)
+    check_unique(names, problems)
     if not tags and tags_from is None and not problems:
         problems.append("no tags configured: add a 'tags' list or 'tags_from'")
     if problems:
@@ -270,21 +275,21 @@ def _parse_pairs(raw: Any, problems: list[str]) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
-def check_unique(tags: list[TagConfig], problems: list[str]) -> None:
+def check_unique(names: Iterable[str], problems: list[str]) -> None:
     """Add a problem for each tag name given twice, or twice but for case: a tag's name
     is a folder of the site and of the Jekyll tree, and on a file system that ignores
     case (macOS's, Windows's, many a CDN's) one tag's pages would overwrite the other's."""
     seen: dict[str, str] = {}
-    for tag in tags:
-        other = seen.get(tag.name.casefold())
-        if other == tag.name:
-            problems.append(f"tag {short_repr(tag.name)} is configured twice")
+    for name in names:
+        other = seen.get(name.casefold())
+        if other == name:
+            problems.append(f"tag {short_repr(name)} is configured twice")
         elif other is not None:
             problems.append(
-                f"tags {short_repr(other)} and {short_repr(tag.name)} differ only in case: their folders "
+                f"tags {short_repr(other)} and {short_repr(name)} differ only in case: their folders "
                 "would be one on a file system that ignores case"
             )
-        seen.setdefault(tag.name.casefold(), tag.name)
+        seen.setdefault(name.casefold(), name)
 
 
 def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -> dict[str, Any]:

@@ -98,7 +98,7 @@ def with_discovered_tags(config: Config, client: HttpClient | None) -> Config:
         raise ConfigError([f"'tags_from': cannot read {source!r}: {exc}"], path=where) from exc
     tags, problems = mirrors_from_discovery(document, base=base, remote=remote)
     everything = [*config.tags, *tags]
-    check_unique(everything, problems)
+    check_unique([tag.name for tag in everything], problems)
     if problems:
         raise ConfigError(problems, path=where)
     return msgspec.structs.replace(config, tags=tuple(everything))
