@@ -459,6 +459,12 @@ def test_a_ca_bundle_that_is_not_there_is_said_when_http_is_used(tmp_path: Path)
     config = load_config(config_path)
     with pytest.raises(ConfigError, match=r"'http.ca_bundle': no such file: '.*certs/ca.pem'"):
         HttpClient(config.http)
+    from click.testing import CliRunner
+
+    from cachedex.cli import main
+
+    result = CliRunner().invoke(main, ["--config", str(config_path), "sync"])
+    assert result.exit_code == 1 and f"{config_path}: 'http.ca_bundle': no such file" in result.output, result.output
 
 
 def test_a_401_after_a_redirect_to_another_host_says_no_credentials_went_there(

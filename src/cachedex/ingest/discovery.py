@@ -44,17 +44,25 @@ def chosen_tags(
     ``tags_from`` tags added, the tags ``names`` chooses, each once (default: every one;
     ConfigError for a tag not configured), and the HTTP client they need (None if no mirror is
     remote), closed when the block ends."""
-    client = HttpClient(config.http) if _needs_http(config, config.tags) else None
+    client = _client(config) if _needs_http(config, config.tags) else None
     try:
         config = with_discovered_tags(config, client)
         # (a tag named twice is synced once: dict keeps the first of each, in order)
         chosen = [config.tag(name) for name in dict.fromkeys(names)] if names else list(config.tags)
         if client is None and _needs_http(config, chosen):
-            client = HttpClient(config.http)
+            client = _client(config)
         yield config, chosen, client
     finally:
         if client is not None:
             client.close()
+
+
+def _client(config: Config) -> HttpClient:
+    """The HTTP client of ``config``'s ``http`` settings; a ConfigError names the file."""
+    try:
+        return HttpClient(config.http)
+    except ConfigError as exc:  # (http.ca_bundle, checked when HTTP is used)
+        raise ConfigError(exc.problems, path=str(config.path) if config.path else None) from None
 
 
 def _read_local(path: Path, limit: int) -> bytes:
