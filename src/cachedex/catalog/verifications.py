@@ -258,11 +258,12 @@ def _verification(db: sqlite3.Connection, row: tuple[Any, ...], limit: int | Non
     )
 
 
-#: Verifications of a stack that is no longer the tag's (dropped from the config, a view
-#: gone) are not shown: its specs left it (kept, for a stack put back).
-_NOT_DROPPED = (
-    "NOT EXISTS (SELECT 1 FROM mirrors m JOIN tags t ON t.id = m.tag_id "
-    "WHERE t.name = verifications.tag AND m.stack = verifications.stack AND m.dropped)"
+#: Only the verifications of a tag's stacks are shown: not those of a stack no longer
+#: the tag's (dropped from the config, a view gone: kept, for a stack put back), removed
+#: by an older cachedex with its row, or verified but never synced.
+_CURRENT = (
+    "EXISTS (SELECT 1 FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+    "WHERE t.name = verifications.tag AND m.stack = verifications.stack AND NOT m.dropped)"
 )
 
 
@@ -274,7 +275,7 @@ def latest_verifications(
     where = "AND tag = ?" if tag is not None else ""
     rows = db.execute(
         f"SELECT {_RUN_COLUMNS} FROM verifications WHERE id IN "
-        f"(SELECT max(id) FROM verifications WHERE {_NOT_DROPPED} {where} GROUP BY tag, stack) "
+        f"(SELECT max(id) FROM verifications WHERE {_CURRENT} {where} GROUP BY tag, stack) "
         "ORDER BY tag, stack != 'root', stack",
         (tag,) if tag is not None else (),
     ).fetchall()
@@ -307,7 +308,7 @@ def all_spec_verifications(db: sqlite3.Connection, dag_hash: str | None = None) 
         run: (tag, stack, finished)
         for run, tag, stack, finished in db.execute(
             "SELECT id, tag, stack, finished_at FROM verifications WHERE id IN "
-            f"(SELECT max(id) FROM verifications WHERE {_NOT_DROPPED} GROUP BY tag, stack)"
+            f"(SELECT max(id) FROM verifications WHERE {_CURRENT} GROUP BY tag, stack)"
         )
     }
     if not runs:
