@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from cachedex.catalog import Catalog
-from cachedex.config import HttpOptions, load_config
+from cachedex.config import HttpOptions, load_config, parse_config
 from cachedex.demo.build import build_demo_mirrors
 from cachedex.errors import ConfigError, SourceError, SourceNotFound
 from cachedex.ingest import sizes
@@ -30,6 +30,7 @@ from tests.helpers import (
     fixture_index,
     listed_specs,
     make_config,
+    write_v2_mirror,
     write_v3_mirror,
 )
 from tests.servers import Nginx, Tinyproxy, make_certificates
@@ -485,3 +486,26 @@ def test_a_401_after_a_redirect_to_another_host_says_no_credentials_went_there(
             wrong = "Authorization: Basic " + base64.b64encode(b"reader:wrong").decode()
             with pytest.raises(SourceError, match="the credentials were refused"):
                 client.request(Request(private.url + path, headers=[wrong], limit=10**6))
+
+
+def test_a_private_mirror_s_token_is_sent_as_a_bearer(
+    http_server, mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """``token_env``: every request to the mirror's host carries the token as a bearer
+    (as Artifactory's and Nexus's access tokens are sent)."""
+    write_v2_mirror(http_server.state.root / "m", fixture_index(mirrors))
+    monkeypatch.setenv("T_MIRROR_TOKEN", "tok-3n")
+    port = http_server.url.rsplit(":", 1)[1]
+    document = {
+        "catalog": str(tmp_path / "c.sqlite"),
+        "tags": [{"name": "t", "url": f"{http_server.url}/m"}],
+        "http": {"retries": 0},
+        "registries": {f"127.0.0.1:{port}": {"token_env": "T_MIRROR_TOKEN"}},
+    }
+    config = parse_config(document, base=tmp_path)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok and outcome.specs > 0, outcome.error
+    assert http_server.state.headers and all(
+        h.get("Authorization") == "Bearer tok-3n" for h in http_server.state.headers
+    ), http_server.state.headers
