@@ -137,3 +137,25 @@ def test_tags_from_a_private_server_carries_its_credentials(tmp_path: Path, monk
         named = f"registries: {{'127.0.0.1:{nginx.port}': {{username_env: T_USER, password_env: T_PASS}}}}\n"
         config = discovered(_write(tmp_path, text + named))
         assert config.tags[0].mirrors[0].url == f"{nginx.url}/develop"
+
+
+def test_a_small_discovery_file_is_read_under_a_memory_limit(tmp_path: Path) -> None:
+    """Its read reserved the whole limit at once (as a lockfile's did): with
+    ``limits.discovery_bytes`` at 1 GB, a memory limit refused a file of a few bytes."""
+    import subprocess
+    import sys
+
+    discovery = {"develop": [{"label": "root", "url": "https://h/develop/build_cache/index.json"}]}
+    (tmp_path / "index.json").write_text(json.dumps(discovery))
+    path = _write(tmp_path, "tags_from: index.json\nlimits: {discovery_bytes: 1000000000}\n")
+    script = (
+        "import resource, sys\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (400 * 2**20, resource.RLIM_INFINITY))\n"
+        "from pathlib import Path\nfrom cachedex.config import load_config\n"
+        "from cachedex.ingest.discovery import with_discovered_tags\n"
+        "print(len(with_discovered_tags(load_config(Path(sys.argv[1])), None).tags))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "1", done.stderr[-500:]

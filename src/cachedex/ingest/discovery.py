@@ -24,6 +24,7 @@ from ..errors import CachedexError, ConfigError
 from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
 from .credentials import auth_for, authorization
 from .http import HttpClient, Request
+from .sources import read_at_most
 
 __all__ = ["chosen_tags", "mirror_url_from_index_url", "mirrors_from_discovery", "with_discovered_tags"]
 
@@ -75,7 +76,7 @@ def _read_local(path: Path, limit: int) -> bytes:
         if info.st_size > limit:
             raise OSError(f"larger than {limit:,} bytes (limits.discovery_bytes)")
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return handle.read(limit + 1)
+            return read_at_most(handle.read, limit + 1)  # (not limit + 1 bytes reserved at once)
     finally:
         os.close(fd)
 

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import BinaryIO
 
 import msgspec
 
@@ -32,6 +31,7 @@ from .index import decode_index
 from .manifests import read_clearsigned
 from .records import build_records
 from .signatures import is_clearsigned
+from .sources import read_at_most
 
 __all__ = [
     "LOCKFILE_BYTES",
@@ -245,26 +245,16 @@ def _records(nodes: dict[str, msgspec.Raw], name: str) -> list[SpecRecord]:
     return specs
 
 
-def _read_up_to(stream: BinaryIO, limit: int) -> bytes:
-    """At most ``limit`` bytes of ``stream``, read in pieces: ``read(limit)`` reserves
-    the whole limit at once (256 MiB for a lockfile of 100 kB: a memory limit refused it)."""
-    pieces, size = [], 0
-    while size < limit and (piece := stream.read(min(1 << 20, limit - size))):
-        pieces.append(piece)
-        size += len(piece)
-    return b"".join(pieces)
-
-
 def _read_bounded(name: str) -> bytes:
     """The bytes of the file (or standard input), at most :data:`LOCKFILE_BYTES`."""
     try:
         if name == "<stdin>":
-            data = _read_up_to(sys.stdin.buffer, LOCKFILE_BYTES + 1)
+            data = read_at_most(sys.stdin.buffer.read, LOCKFILE_BYTES + 1)
         else:
             # Non-blocking: a FIFO named by mistake must not wait for a writer forever.
             fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
             with os.fdopen(fd, "rb") as stream:
-                data = _read_up_to(stream, LOCKFILE_BYTES + 1)
+                data = read_at_most(stream.read, LOCKFILE_BYTES + 1)
     except FileNotFoundError as exc:
         raise SourceError(name, "not found") from exc
     except IsADirectoryError as exc:

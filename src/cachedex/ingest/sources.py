@@ -11,6 +11,7 @@ and hands back each one decoded to the value the caller needs.
 
 from __future__ import annotations
 
+import functools
 import os
 import resource
 import time
@@ -30,7 +31,17 @@ if TYPE_CHECKING:  # a folder's reading process imports this module: not libcurl
     from ..config import RegistryAuth
     from .http import HttpClient, ProgressCallback, Response
 
-__all__ = ["Fetched", "HttpSource", "LocalSource", "Send", "Source", "conditional_get", "head_size", "open_source"]
+__all__ = [
+    "Fetched",
+    "HttpSource",
+    "LocalSource",
+    "Send",
+    "Source",
+    "conditional_get",
+    "head_size",
+    "open_source",
+    "read_at_most",
+]
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -141,11 +152,13 @@ class Source(ABC):
         return None
 
 
-def _read_to_end(fd: int, limit: int) -> bytes:
-    """Everything a file of unknown size holds (a pipe, /proc), at most ``limit`` + 1 bytes."""
+def read_at_most(read: Callable[[int], bytes], limit: int) -> bytes:
+    """At most ``limit`` bytes from ``read`` (a file's, a stream's), to its end, taken a
+    MiB at a time: one read of the whole limit reserves it all at once (a lockfile's
+    256 MiB for 100 kB of text, which a memory limit refused)."""
     parts: list[bytes] = []
     total = 0
-    while total <= limit and (chunk := os.read(fd, min(1 << 20, limit + 1 - total))):
+    while total < limit and (chunk := read(min(1 << 20, limit - total))):
         parts.append(chunk)
         total += len(chunk)
     return b"".join(parts)
@@ -227,7 +240,7 @@ class LocalSource(Source):
                         os.lseek(fd, 0, os.SEEK_SET)
                         data = os.read(fd, size + 1)
                     else:  # a pipe or /proc: its size is unknown
-                        data += _read_to_end(fd, limit - len(data))
+                        data += read_at_most(functools.partial(os.read, fd), limit + 1 - len(data))
             finally:
                 os.close(fd)
         except FileNotFoundError as exc:
