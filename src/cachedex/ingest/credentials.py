@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from ..config.tags import RegistryAuth, host_and_port
 from ..errors import SourceError
 
-__all__ = ["DEFAULT_PORTS", "TOKEN", "auth_for", "authorization", "basic", "from_env"]
+__all__ = ["DEFAULT_PORTS", "TOKEN", "auth_for", "authorization", "basic", "endpoint", "from_env"]
 
 #: What a token (or a token from the environment) may hold: visible ASCII, as a header value.
 TOKEN = re.compile(r"[\x21-\x7e]{1,65536}")
@@ -28,17 +28,25 @@ TOKEN = re.compile(r"[\x21-\x7e]{1,65536}")
 DEFAULT_PORTS = {"http": 80, "https": 443, "oci": 443, "oci+http": 80}
 
 
+def endpoint(url: str) -> tuple[str | None, int | None]:
+    """``url``'s host and port, the scheme's default port when it names none (None when
+    its port is no number)."""
+    parts = urlsplit(url)
+    try:
+        return parts.hostname, parts.port or DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:
+        return parts.hostname, None
+
+
 def auth_for(url: str, registries: Sequence[RegistryAuth]) -> RegistryAuth | None:
     """The credentials configured for ``url``'s host: by host and port (``ghcr.io:443``
     is ``https://ghcr.io/``'s too), else by the host alone (then for every port of it);
     an IPv6 host with or without its brackets."""
-    parts = urlsplit(url)
-    try:
-        port = parts.port or DEFAULT_PORTS.get(parts.scheme)
-    except ValueError:
+    hostname, port = endpoint(url)
+    if port is None:
         return None
     found = [(r, *host_and_port(r.host)) for r in registries]
-    same = [(r, p) for r, host, p in found if host == parts.hostname and p in (None, port)]
+    same = [(r, p) for r, host, p in found if host == hostname and p in (None, port)]
     same.sort(key=lambda rp: rp[1] is None)  # one naming the port first
     return same[0][0] if same else None
 

@@ -48,7 +48,7 @@ from .. import __version__
 from ..config import HttpOptions
 from ..errors import CachedexError, ConfigError, SourceError, SourceNotFound, TooBig
 from ..values import short_repr
-from .credentials import DEFAULT_PORTS
+from .credentials import endpoint
 from .http_requests import (
     MAX_RETRY_AFTER,
     RETRYABLE,
@@ -421,18 +421,9 @@ def _unauthorized(request: Request, handle: pycurl.Curl, url: str) -> str:
     final = str(handle.getinfo(pycurl.EFFECTIVE_URL) or url)
     if not any(header[:14].lower() == "authorization:" for header in request.headers):
         return "it asks for credentials: 'registries' names them"
-    if _origin(final) != _origin(url):
+    if (urlsplit(final).scheme, endpoint(final)) != (urlsplit(url).scheme, endpoint(url)):
         return f"at {final}, a redirect to another host, which is not sent the credentials"
     return "the credentials were refused"
-
-
-def _origin(url: str) -> tuple[str, str | None, int | None]:
-    parts = urlsplit(url)
-    try:
-        port = parts.port
-    except ValueError:
-        port = None
-    return parts.scheme, parts.hostname, port or DEFAULT_PORTS.get(parts.scheme)
 
 
 def fitting_concurrency(requested: int) -> int:
