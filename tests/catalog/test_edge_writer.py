@@ -54,7 +54,7 @@ def _write(records: list[SpecRecord], top: int) -> list[tuple[int, int, int, str
     writer = EdgeWriter(db)
     for at in range(0, len(records), 3):  # batches: kinds numbered in one are known in the next
         batch = records[at : at + 3]
-        writer.insert([ids[r.hash] for r in batch], batch, ids.get, top)
+        writer.insert([ids[r.hash] for r in batch], batch, ids, top, lambda records: None)
     return _edges(db)
 
 
@@ -84,3 +84,29 @@ def test_packed_edges_are_the_rows_written_one_at_a_time(kinds: int) -> None:
     assert len({(d, v) for _, _, d, v in expected}) > (1 << KIND_BITS if kinds > 3 else 3)
     assert _write(records, top=count) == expected
     assert _write(records, top=1 << ID_BITS) == expected  # an id too large to pack
+
+
+@pytest.mark.parametrize("top", [10, 1 << ID_BITS])
+def test_a_child_without_an_id_is_asked_for_and_left_out_if_still_unknown(top: int) -> None:
+    """Edges to specs the writer has no id for go to ``on_unknown`` first (the catalog may
+    hold them from another tag); those it cannot name are left out, the rest written."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE edges (parent, child, deptypes, virtuals, PRIMARY KEY (parent, child)) WITHOUT ROWID")
+    deps = (
+        Dependency("k" * 32, "known", 2, ""),
+        Dependency("o" * 32, "other", 1, ""),
+        Dependency("g" * 32, "gone", 4, ""),
+    )
+    parent = record("p" * 32, "app", dependencies=deps)
+    ids = {"p" * 32: 1, "k" * 32: 2}
+    asked: list[list[str]] = []
+
+    def on_unknown(records: object) -> None:
+        asked.append([r.hash for r in records])  # type: ignore[attr-defined]
+        ids["o" * 32] = 3  # stored by another tag; "g" is nowhere
+
+    EdgeWriter(db).insert([1], [parent], ids, top, on_unknown)
+    assert asked == [["p" * 32]]
+    assert _edges(db) == [(1, 2, 2, ""), (1, 3, 1, "")]
+    EdgeWriter(db).insert([4], [record("q" * 32, "lib", dependencies=deps[:1])], ids, top, on_unknown)
+    assert asked == [["p" * 32]]  # every child known: not asked

@@ -11,7 +11,7 @@ temporary table. 1.5 million edges: 0.98 s against 1.41 s (bench/README.md).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import msgspec
 
@@ -59,18 +59,36 @@ class EdgeWriter:
         db.execute("DELETE FROM temp.edge_kinds")  # another tag's, whose numbers were its own
 
     def insert(
-        self, parents: Sequence[int], records: Sequence[SpecRecord], child_id: Callable[[str], int | None], top: int
+        self,
+        parents: Sequence[int],
+        records: Sequence[SpecRecord],
+        ids: Mapping[str, int],
+        top: int,
+        on_unknown: Callable[[Sequence[SpecRecord]], None],
     ) -> None:
-        """The edges of ``records`` (whose ids are ``parents``) to the specs ``child_id``
-        knows; ``top``: no id is larger."""
+        """The edges of ``records`` (whose ids are ``parents``) to the specs ``ids`` knows;
+        ``top``: no id is larger. ``on_unknown(records)`` is called first if an edge names
+        a spec ``ids`` lacks (an index that is incomplete, or a spec another tag stored):
+        it may add ids; edges to specs still without one are left out."""
         kinds = self._kinds
         if top < 1 << ID_BITS and len(kinds) <= 1 << KIND_BITS:
-            packed = [
-                (parent << ID_BITS | child) << KIND_BITS | kinds[dep.deptypes, dep.virtuals]
-                for parent, record in zip(parents, records, strict=True)
-                for dep in record.dependencies
-                if (child := child_id(dep.hash)) is not None
-            ]
+            try:
+                # Every child known, as nearly always: no test an edge, of millions (a
+                # pass over the edges beforehand to find unknown ones cost ~0.25 s a first sync).
+                packed = [
+                    (parent << ID_BITS | ids[dep.hash]) << KIND_BITS | kinds[dep.deptypes, dep.virtuals]
+                    for parent, record in zip(parents, records, strict=True)
+                    for dep in record.dependencies
+                ]
+            except KeyError:
+                on_unknown(records)
+                child_id = ids.get
+                packed = [
+                    (parent << ID_BITS | child) << KIND_BITS | kinds[dep.deptypes, dep.virtuals]
+                    for parent, record in zip(parents, records, strict=True)
+                    for dep in record.dependencies
+                    if (child := child_id(dep.hash)) is not None
+                ]
             if len(kinds) <= 1 << KIND_BITS:
                 self._store_kinds()
                 self._db.execute(
@@ -81,6 +99,9 @@ class EdgeWriter:
                     (msgspec.json.encode(packed).decode(),),  # text: SQLite 3.45.0 read a blob as JSONB
                 )
                 return
+        if any(dep.hash not in ids for record in records for dep in record.dependencies):
+            on_unknown(records)
+        child_id = ids.get
         self._db.executemany(
             "INSERT INTO edges VALUES (?,?,?,?)" + _MERGED,
             [

@@ -98,11 +98,6 @@ class TagWriter:
         inserted = 0
         for batch in batches:
             records = list(batch)
-            missing = [d.hash for r in records for d in r.dependencies if d.hash not in ids]
-            if missing:
-                ids.update(spec_ids(db, missing))
-                if dangling := {h for h in missing if h not in ids}:
-                    self._note_dangling(records, dangling)
             # Rows are generated while SQLite consumes them: no second copy of every node.
             db.executemany(
                 "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
@@ -127,9 +122,18 @@ class TagWriter:
             db.executemany(
                 "INSERT INTO nodes VALUES (?,?)", zip(parents, packer.pack([r.node for r in records]), strict=True)
             )
-            edges.insert(parents, records, ids.get, top)  # (ids.get: one lookup an edge, of millions)
+            edges.insert(parents, records, ids, top, self._unknown_children)
             inserted += len(records)
         return inserted
+
+    def _unknown_children(self, records: Sequence[SpecRecord]) -> None:
+        """Ids for the dependencies of ``records`` that no index of the tag holds but the
+        catalog does; those it lacks too are dangling edges (the index was incomplete)."""
+        ids = self._ids
+        missing = [d.hash for r in records for d in r.dependencies if d.hash not in ids]
+        ids.update(spec_ids(self._db, missing))
+        if dangling := {h for h in missing if h not in ids}:
+            self._note_dangling(records, dangling)
 
     def _note_dangling(self, records: Sequence[SpecRecord], dangling: set[str]) -> None:
         edges = [(r, d) for r in records for d in r.dependencies if d.hash in dangling]
