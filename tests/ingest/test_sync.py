@@ -168,6 +168,49 @@ def test_a_dependency_no_index_holds_is_said_at_sync(mirrors: Path, tmp_path: Pa
     assert not any("no index of the tag holds" in w for w in complete.warnings)
 
 
+def test_a_dependency_only_a_stack_holds_is_linked_once_the_stack_is_read(mirrors: Path, tmp_path: Path) -> None:
+    """The stacks are read after the root's new specs are written (while SQLite indexes
+    them): an edge from one of those to a spec that only a stack holds waits for it, and
+    is written then, as when the root index holds every spec."""
+    write_v2_mirror(tmp_path / "root", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    write_v2_mirror(tmp_path / "stack", fixture_index(mirrors))
+    config = make_config(
+        tmp_path, [{"name": "t", "url": str(tmp_path / "root"), "stacks": {"e4s": str(tmp_path / "stack")}}]
+    )
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok and not any("no index of the tag holds" in w for w in outcome.warnings), outcome
+        linked = dependencies(catalog, LIBDWARF_CORE2)
+        assert [child for child, *_ in linked] == [LIBELF_CORE2] and integrity_check(catalog) == "ok"
+    whole = make_config(tmp_path / "w", [{"name": "t", "url": str(tmp_path / "stack")}])
+    with Catalog(whole.catalog) as catalog:
+        sync(whole, catalog)
+        assert dependencies(catalog, LIBDWARF_CORE2) == linked
+
+
+def test_a_stack_that_fails_after_the_roots_specs_are_written_leaves_the_catalog_as_it_was(
+    mirrors: Path, tmp_path: Path
+) -> None:
+    """The root's new specs are in the tag's transaction when a stack read later fails:
+    the tag is rolled back whole, and the next sync writes it."""
+    write_v2_mirror(tmp_path / "root", fixture_index(mirrors))
+    write_v2_mirror(tmp_path / "stack", fixture_index(mirrors))
+    stacks = {"e4s": str(tmp_path / "stack")}
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "root"), "stacks": stacks}])
+    index = tmp_path / "stack/build_cache/index.json"
+    good = index.read_bytes()
+    index.write_bytes(good[: len(good) // 2])
+    (tmp_path / "stack/build_cache/index.json.hash").unlink()
+    with Catalog(config.catalog) as catalog:
+        before = dump(catalog)
+        (outcome,) = sync(config, catalog)
+        assert outcome.error is not None and outcome.error.startswith(f"{index}: not a valid Spack index")
+        assert dump(catalog) == before
+        index.write_bytes(good)
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok and outcome.specs == 6 and integrity_check(catalog) == "ok"
+
+
 BAD_INDEXES = {
     "truncated JSON": (lambda data: data[: len(data) // 2], "not a valid Spack index"),
     "invalid JSON": (lambda data: b"<html>oops</html>", "not a valid Spack index"),

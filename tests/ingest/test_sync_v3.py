@@ -238,7 +238,7 @@ def test_the_decoded_indexes_are_let_go_before_the_new_rows_are_indexed(
     reads: list[MirrorRead] = []
     read_all = TagReader.read_all
 
-    def kept(self: TagReader, tag: TagConfig) -> tuple[list[MirrorRead], Prefetch | None]:
+    def kept(self: TagReader, tag: TagConfig) -> tuple[list[MirrorRead], Prefetch | None, bool]:
         found = read_all(self, tag)
         reads.extend(found[0])
         return found

@@ -11,13 +11,13 @@ temporary table. 1.5 million edges: 0.98 s against 1.41 s (bench/README.md).
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import msgspec
 
 from ..values import SpecRecord
 
-__all__ = ["EdgeWriter"]
+__all__ = ["EdgeWriter", "insert_edge_rows"]
 
 #: Bits of each id in a packed edge (ids below 2**25: 33 million specs), and of its kind.
 ID_BITS = 25
@@ -102,8 +102,8 @@ class EdgeWriter:
         if any(dep.hash not in ids for record in records for dep in record.dependencies):
             on_unknown(records)
         child_id = ids.get
-        self._db.executemany(
-            "INSERT INTO edges VALUES (?,?,?,?)" + _MERGED,
+        insert_edge_rows(
+            self._db,
             [
                 (parent, child, dep.deptypes, dep.virtuals)
                 for parent, record in zip(parents, records, strict=True)
@@ -119,3 +119,9 @@ class EdgeWriter:
             "INSERT INTO temp.edge_kinds VALUES (?, ?, ?)", [(n, deptypes, virtuals) for (deptypes, virtuals), n in new]
         )
         self._stored += len(new)
+
+
+def insert_edge_rows(db: sqlite3.Connection, rows: Iterable[tuple[int, int, int, str]]) -> None:
+    """Edges as (parent, child, deptypes, virtuals) rows, a row at a time (a repeated edge
+    is one edge of both: see :data:`_MERGED`)."""
+    db.executemany("INSERT INTO edges VALUES (?,?,?,?)" + _MERGED, rows)

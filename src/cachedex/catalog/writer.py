@@ -16,8 +16,8 @@ from contextlib import contextmanager
 
 import msgspec
 
-from ..values import ROOT_STACK, SpecRecord
-from .edge_writer import EdgeWriter
+from ..values import ROOT_STACK, Dependency, SpecRecord
+from .edge_writer import EdgeWriter, insert_edge_rows
 from .nodes import NodePacker
 from .reads import spec_ids
 from .schema import BULK_INDEXES, BULK_MEMBER_INDEXES
@@ -43,7 +43,9 @@ class TagWriter:
         self._root_first = False
         self._kept_stacks: set[str] = set()
         self._changed = False  # whether the tag's totals must be counted again
-        #: Edges of new specs to specs neither the index nor the catalog holds (skipped):
+        #: Edges of new specs to specs without an id yet: written once they have one.
+        self._pending_edges: list[tuple[SpecRecord, Dependency]] = []
+        #: Edges of new specs to specs neither the indexes nor the catalog holds (skipped):
         #: how many, and the first as "name /hash needs name /hash".
         self.dangling = 0
         self.dangling_example = ""
@@ -56,7 +58,9 @@ class TagWriter:
     def add_specs(self, records: Iterable[SpecRecord], sizes: Mapping[str, int]) -> int:
         """Insert specs the catalog does not have yet, then their edges. Returns the count."""
         records = list(records)
-        return self.add_spec_batches([r.hash for r in records], [records], sizes)
+        added = self.add_spec_batches([r.hash for r in records], [records], sizes)
+        self.link_pending_edges()
+        return added
 
     def add_spec_batches(
         self,
@@ -68,27 +72,36 @@ class TagWriter:
 
         Ids are given to every hash first, so an edge may point to a spec of a later batch;
         only one batch of decoded records is alive at a time, which bounds the memory of
-        a first sync. Edges whose child is neither among ``hashes`` nor already known are
-        skipped: the index was incomplete. Returns the number of specs inserted.
+        a first sync. An edge to a spec with no id yet (neither among ``hashes`` nor in the
+        catalog) waits for :meth:`link_pending_edges`. Returns the number of specs
+        inserted. Around a bulk load, see :meth:`specs_in_bulk`.
         """
         if not hashes:
             return 0  # a re-sync with nothing new: not even a count of the table
-        db = self._db
-        # max(id), not count(*): ids are given in order, so it bounds the count, and it is
-        # read from the end of the table rather than by a scan of it.
-        (next_id,) = db.execute("SELECT coalesce(max(id), 0) + 1 FROM specs").fetchone()
-        existing = next_id - 1
+        next_id = self._next_spec_id()
         ids = self._ids
         for offset, dag_hash in enumerate(hashes):
             ids[dag_hash] = next_id + offset
-        # Loading many rows into indexed tables is faster with the indexes built afterwards
-        # from sorted data than maintained row by row (a first sync of a big tag).
-        bulk = len(hashes) > max(20_000, existing)
-        with _indexes_built_after(db, BULK_INDEXES, bulk):
-            inserted = self._insert_batches(batches, sizes, top=next_id + len(hashes) - 1)
+        inserted = self._insert_batches(batches, sizes, top=next_id + len(hashes) - 1)
         if inserted != len(hashes):
             raise AssertionError(f"{len(hashes)} specs announced, {inserted} given")
         return inserted
+
+    def _next_spec_id(self) -> int:
+        # max(id), not count(*): ids are given in order, so it bounds the count, and it is
+        # read from the end of the table rather than by a scan of it.
+        (next_id,) = self._db.execute("SELECT coalesce(max(id), 0) + 1 FROM specs").fetchone()
+        return int(next_id)
+
+    @contextmanager
+    def specs_in_bulk(self, count: int) -> Iterator[None]:
+        """Around the :meth:`add_spec_batches` calls that bring ``count`` specs. When they
+        outnumber the catalog's own (a first sync), the rows go in without the specs' and
+        edges' secondary indexes, which are built once afterwards from sorted data: kept
+        up row by row, they cost more. That build runs in SQLite without the GIL, so
+        what the block starts in other threads goes on meanwhile."""
+        with _indexes_built_after(self._db, BULK_INDEXES, count > max(20_000, self._next_spec_id() - 1)):
+            yield
 
     def _insert_batches(self, batches: Iterable[Iterable[SpecRecord]], sizes: Mapping[str, int], top: int) -> int:
         """Insert each batch's specs, nodes and edges (their ids given already, none
@@ -127,20 +140,29 @@ class TagWriter:
         return inserted
 
     def _unknown_children(self, records: Sequence[SpecRecord]) -> None:
-        """Ids for the dependencies of ``records`` that no index of the tag holds but the
-        catalog does; those it lacks too are dangling edges (the index was incomplete)."""
+        """Ids for the dependencies of ``records`` that no index read so far holds but the
+        catalog does; edges to the others wait (:meth:`link_pending_edges`)."""
         ids = self._ids
-        missing = [d.hash for r in records for d in r.dependencies if d.hash not in ids]
-        ids.update(spec_ids(self._db, missing))
-        if dangling := {h for h in missing if h not in ids}:
-            self._note_dangling(records, dangling)
+        ids.update(spec_ids(self._db, [d.hash for r in records for d in r.dependencies if d.hash not in ids]))
+        self._pending_edges.extend((r, d) for r in records for d in r.dependencies if d.hash not in ids)
 
-    def _note_dangling(self, records: Sequence[SpecRecord], dangling: set[str]) -> None:
-        edges = [(r, d) for r in records for d in r.dependencies if d.hash in dangling]
-        if not self.dangling:
-            record, dep = edges[0]
-            self.dangling_example = f"{record.name} /{record.hash[:7]} needs {dep.name} /{dep.hash[:7]}"
-        self.dangling += len(edges)
+    def link_pending_edges(self) -> None:
+        """Write the edges of new specs to specs that had no id when those were written:
+        the catalog or a stack read since may hold them. Edges to specs still unknown are
+        dangling (the index was incomplete): skipped, counted in :attr:`dangling`."""
+        pending, self._pending_edges = self._pending_edges, []
+        if not pending:
+            return
+        ids = self._ids
+        ids.update(spec_ids(self._db, {d.hash for _, d in pending if d.hash not in ids}))
+        insert_edge_rows(
+            self._db, [(ids[r.hash], ids[d.hash], d.deptypes, d.virtuals) for r, d in pending if d.hash in ids]
+        )
+        for record, dep in pending:
+            if dep.hash not in ids:
+                if not self.dangling:
+                    self.dangling_example = f"{record.name} /{record.hash[:7]} needs {dep.name} /{dep.hash[:7]}"
+                self.dangling += 1
 
     @contextmanager
     def members_in_bulk(self, rows: int) -> Iterator[None]:
@@ -302,6 +324,7 @@ class TagWriter:
         return self._root_removed
 
     def _finish(self) -> None:
+        self.link_pending_edges()  # (a caller that wrote specs without it loses no edge)
         now = time.time()
         sync_id = self._db.execute(
             "INSERT INTO syncs (id, tag_id, started_at, finished_at, added, removed) VALUES ("

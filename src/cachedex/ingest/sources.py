@@ -32,6 +32,7 @@ if TYPE_CHECKING:  # a folder's reading process imports this module: not libcurl
     from .http import HttpClient, ProgressCallback, Response
 
 __all__ = [
+    "NETWORK_SCHEMES",
     "Fetched",
     "HttpSource",
     "LocalSource",
@@ -40,6 +41,7 @@ __all__ = [
     "conditional_get",
     "head_size",
     "open_source",
+    "over_network",
     "read_at_most",
 ]
 
@@ -381,12 +383,21 @@ def _content_addressed(path: str) -> bool:
     return path.startswith("blobs/") or "/blobs/" in path
 
 
+#: The schemes of mirrors read over the network (HTTP, and OCI registries over it).
+NETWORK_SCHEMES = ("http", "https", "oci", "oci+http")
+
+
+def over_network(url: str) -> bool:
+    """Whether the mirror at ``url`` is read over the network (else from a folder)."""
+    return urlsplit(url).scheme in NETWORK_SCHEMES
+
+
 def open_source(url: str, *, client: HttpClient | None, registries: Sequence[RegistryAuth] = ()) -> Source:
     """The :class:`Source` for ``url``: a local path, ``file://``, ``http(s)://``, or an OCI
     registry (``oci://``, ``oci+http://``). ``registries`` say where the credentials of a
     registry or a private http(s) mirror are. HTTP and OCI need the sync's ``client``."""
     parts = urlsplit(url)
-    if parts.scheme in ("http", "https", "oci", "oci+http"):
+    if parts.scheme in NETWORK_SCHEMES:
         if client is None:
             raise RuntimeError("an HTTP mirror needs an HTTP client")
         from .credentials import auth_for

@@ -2,10 +2,11 @@
 
 Per tag, in two steps:
 
-1. **The listing**, in one transaction: read the root index, then the stacks' indexes
-   in parallel; decode only the records the catalog does not know yet; write the specs,
-   each mirror's membership and the history. A tag that fails here keeps its previous
-   content, and the other tags still update.
+1. **The listing**, in one transaction: read the root index; decode only the records
+   the catalog does not know yet and write them; read the stacks' indexes while SQLite
+   indexes those rows (a first sync: the decodes hold the GIL, the index build does
+   not), and write what only they hold; then each mirror's membership and the history.
+   A tag that fails here keeps its previous content, and the other tags still update.
 2. **The sizes** the catalog lacks for the tag's listed binaries (v3 spec manifests, or
    HEAD of v2 tarballs with ``--sizes``), committed a batch at a time: a size belongs to
    a hash and never changes, so a sync stopped here keeps what it fetched, and outputs
@@ -110,9 +111,9 @@ class _TagSync:
             tag = with_found_views(
                 tag, open_source(tag.mirrors[0].url, client=self.client, registries=self.config.registries)
             )
-        reads, prefetch = self.reader.read_all(tag)
+        reads, prefetch, stacks_later = self.reader.read_all(tag)
         try:
-            return self._write(tag, reads, prefetch, started, phases, phase)
+            return self._write(tag, reads, prefetch, stacks_later, started, phases, phase)
         except BaseException:
             if prefetch is not None:
                 prefetch.cancel()
@@ -123,6 +124,7 @@ class _TagSync:
         tag: TagConfig,
         reads: list[MirrorRead],
         prefetch: Prefetch | None,
+        stacks_later: bool,
         started: float,
         phases: list[tuple[str, float]],
         phase: Callable[[str], None],
@@ -147,9 +149,26 @@ class _TagSync:
             # The sizes read so far go in with their specs (over the network the reads go
             # on meanwhile, and what they bring later is recorded after commit).
             presized = prefetch.sizes_to_write() if prefetch is not None else {}
-            writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes, prefetch), presized)
-            reads[0].index = None  # (the batches let it go, if there were any to build)
-            phase("decode and write new specs")
+            stacks = None
+            try:
+                with writer.specs_in_bulk(len(new_hashes)):
+                    writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes, prefetch), presized)
+                    reads[0].index = None  # (the batches let it go, if there were any to build)
+                    if stacks_later:
+                        # Their decoding holds the GIL, which SQLite's build of the new rows'
+                        # indexes, as the block ends, does not: each on a core of its own.
+                        stacks = self.reader.start_stacks(tag, reads[0])
+                phase("decode and write new specs")
+                if stacks is not None:
+                    later = stacks.result()
+                    release_free_heap()
+                    reads += later
+                    new_hashes.update(self._write_stacks_records(later, writer))
+                    phase("stacks")
+            finally:
+                if stacks is not None:
+                    stacks.cancel()
+            writer.link_pending_edges()
             dropped = self._write_members(writer, reads, fetched_at)
             added, removed, first = writer.root_added, writer.root_removed, writer.root_first
             dangling = (
@@ -209,6 +228,15 @@ class _TagSync:
             ),
             phases=tuple(phases),
         )
+
+    def _write_stacks_records(self, stacks: list[MirrorRead], writer: TagWriter) -> dict[str, MirrorRead]:
+        """Under the write lock, the stacks read after the root's new specs were written:
+        checked as the root was, and the records they hold that the catalog lacks written."""
+        self._check_unchanged(stacks)
+        new_hashes = self._new_hashes(stacks, writer)
+        with writer.specs_in_bulk(len(new_hashes)):
+            writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes, None), {})
+        return new_hashes
 
     def _check_unchanged(self, reads: list[MirrorRead]) -> None:
         """Under the write lock: each mirror's row is still as it was when its index was
