@@ -320,7 +320,9 @@ class _TagSync:
                 if read.unsized is not None:
                     unsized = read.unsized - presized  # what the catalog lacked, asked already
                 else:  # a spec new in this sync has no size but the one it was written with
-                    unsized = set(listed) - presized - self.catalog.sized_hashes(h for h in listed if h not in new)
+                    unsized = set(listed) - presized
+                    if known := [h for h in unsized if h not in new]:  # (a first sync's stacks: none)
+                        unsized -= self.catalog.sized_hashes(known)
             else:
                 unsized = self.catalog.unsized_listed(read.ref.tag, read.ref.stack)  # a stopped sync's rest
             unsized -= claimed
