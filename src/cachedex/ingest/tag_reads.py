@@ -151,8 +151,8 @@ class TagReader:
 
     def read_all(self, tag: TagConfig) -> tuple[list[MirrorRead], Prefetch | None, bool]:
         """What a sync reads before its write lock: the root index (and the sizes the
-        catalog lacks for its specs set reading), then the stacks' in parallel; every
-        failing stack is named. When the root brings records to write, the stacks can
+        catalog lacks for its specs set reading), then the stacks' (in parallel over the
+        network); every failing stack is named. When the root brings records to write, the stacks can
         wait: they are read while SQLite indexes those (:meth:`start_stacks`), and the
         third value is True. The root is always first."""
         root_ref, *stack_refs = tag.mirrors
@@ -196,8 +196,11 @@ class TagReader:
         pool = ThreadPoolExecutor(max_workers=workers)
         try:
             futures = [pool.submit(read, ref, state) for ref, state in zip(stack_refs, previous, strict=True)]
-        finally:
-            begun.set()
+        except BaseException:
+            begun.set()  # (first: the reads under way wait for it, and the shutdown for them)
+            pool.shutdown(cancel_futures=True)
+            raise
+        begun.set()
         return StackReads(pool, futures)
 
     def _root_of_views(self, ref: MirrorRef, stacks: list[MirrorRead]) -> MirrorRead:
