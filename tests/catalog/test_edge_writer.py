@@ -110,3 +110,23 @@ def test_a_child_without_an_id_is_asked_for_and_left_out_if_still_unknown(top: i
     assert _edges(db) == [(1, 2, 2, ""), (1, 3, 1, "")]
     EdgeWriter(db).insert([4], [record("q" * 32, "lib", dependencies=deps[:1])], ids, top, on_unknown)
     assert asked == [["p" * 32]]  # every child known: not asked
+
+
+def test_a_batch_past_the_kinds_packing_holds_asks_for_its_unknown_children_once() -> None:
+    """A batch that numbers more kinds than the packing holds is written a row at a time;
+    its unknown children were asked for already, and asking again counted each dangling
+    edge twice in the sync's warning."""
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE TABLE edges (parent, child, deptypes, virtuals, PRIMARY KEY (parent, child)) WITHOUT ROWID")
+    lib = record("l" * 32, "lib")
+    users = [
+        record(f"{n:032d}", f"u{n}", dependencies=(Dependency("l" * 32, "lib", 2, f"v{n}"),))
+        for n in range((1 << KIND_BITS) + 10)
+    ]
+    orphan = record("o" * 32, "orphan", dependencies=(Dependency("g" * 32, "gone", 2, ""),))
+    records = [lib, *users, orphan]
+    ids = {r.hash: n + 1 for n, r in enumerate(records)}
+    asked: list[int] = []
+    EdgeWriter(db).insert([ids[r.hash] for r in records], records, ids, 1 << 20, lambda batch: asked.append(1))
+    assert asked == [1]
+    assert len(_edges(db)) == len(users)

@@ -10,10 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from cachedex.catalog import Catalog
+from cachedex.catalog import Catalog, writer
 from cachedex.diff import diff_since
 from cachedex.ingest.sync import sync
-from cachedex.values import tarball_path_v2
+from cachedex.ingest.tag_reads import MirrorRead, TagReader
+from cachedex.values import MirrorRef, tarball_path_v2
 from tests.helpers import (
     LIBDWARF_CORE2,
     LIBELF_CORE2,
@@ -168,10 +169,13 @@ def test_a_dependency_no_index_holds_is_said_at_sync(mirrors: Path, tmp_path: Pa
     assert not any("no index of the tag holds" in w for w in complete.warnings)
 
 
-def test_a_dependency_only_a_stack_holds_is_linked_once_the_stack_is_read(mirrors: Path, tmp_path: Path) -> None:
-    """The stacks are read after the root's new specs are written (while SQLite indexes
-    them): an edge from one of those to a spec that only a stack holds waits for it, and
-    is written then, as when the root index holds every spec."""
+def test_a_dependency_only_a_stack_holds_is_linked_once_the_stack_is_read(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a bulk load the stacks are read after the root's new specs are written (while
+    SQLite indexes them): an edge from one of those to a spec that only a stack holds
+    waits for it, and is written then, as when the root index holds every spec."""
+    monkeypatch.setattr(writer, "BULK_MIN", 1)  # (the fixture's few specs, loaded in bulk)
     write_v2_mirror(tmp_path / "root", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
     write_v2_mirror(tmp_path / "stack", fixture_index(mirrors))
     config = make_config(
@@ -189,10 +193,11 @@ def test_a_dependency_only_a_stack_holds_is_linked_once_the_stack_is_read(mirror
 
 
 def test_a_stack_that_fails_after_the_roots_specs_are_written_leaves_the_catalog_as_it_was(
-    mirrors: Path, tmp_path: Path
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The root's new specs are in the tag's transaction when a stack read later fails:
     the tag is rolled back whole, and the next sync writes it."""
+    monkeypatch.setattr(writer, "BULK_MIN", 1)
     write_v2_mirror(tmp_path / "root", fixture_index(mirrors))
     write_v2_mirror(tmp_path / "stack", fixture_index(mirrors))
     stacks = {"e4s": str(tmp_path / "stack")}
@@ -209,6 +214,39 @@ def test_a_stack_that_fails_after_the_roots_specs_are_written_leaves_the_catalog
         index.write_bytes(good)
         (outcome,) = sync(config, catalog)
         assert outcome.ok and outcome.specs == 6 and integrity_check(catalog) == "ok"
+
+
+@pytest.mark.parametrize("case", ["first sync in bulk", "not in bulk", "a re-sync", "a stack over HTTP"])
+def test_stacks_are_read_under_the_write_lock_only_beside_a_bulk_loads_index_build(  # type: ignore[no-untyped-def]
+    case: str, http_server, mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Read under the write lock, a stack keeps other writers waiting as long as it takes:
+    only a first sync's stacks from folders are, where the reads hide in the build of the
+    new rows' indexes. A re-sync whose root changed, a load not in bulk, a stack over the
+    network: read before the lock, as the root is."""
+    if case != "not in bulk":
+        monkeypatch.setattr(writer, "BULK_MIN", 1)
+    write_v2_mirror(tmp_path / "root", fixture_index(mirrors))
+    write_v2_mirror(http_server.state.root / "stack", fixture_index(mirrors))
+    stack = f"{http_server.url}/stack" if case == "a stack over HTTP" else str(http_server.state.root / "stack")
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "root"), "stacks": {"e4s": stack}}])
+    locked: list[bool] = []
+    read_index = TagReader._read_index
+
+    def noting_the_lock(self: TagReader, ref: MirrorRef, *args: object) -> MirrorRead:
+        if ref.stack != "root":
+            locked.append(self.catalog._db.in_transaction)
+        return read_index(self, ref, *args)  # type: ignore[arg-type]
+
+    with Catalog(config.catalog) as catalog:
+        if case == "a re-sync":
+            assert sync(config, catalog)[0].ok
+            write_v2_mirror(tmp_path / "root", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+            write_v2_mirror(http_server.state.root / "stack", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+        monkeypatch.setattr(TagReader, "_read_index", noting_the_lock)
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok, outcome.error
+    assert locked == [case == "first sync in bulk"]
 
 
 BAD_INDEXES = {

@@ -69,7 +69,7 @@ from .rows import (
 )
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .sql_functions import register_functions
-from .writer import TagWriter, collect_garbage, forget_tag, record_sizes
+from .writer import TagWriter, collect_garbage, forget_tag, is_bulk_load, record_sizes
 
 __all__ = [
     "PAGE_SIZE",
@@ -297,6 +297,11 @@ class Catalog:
     def spec_ids(self, hashes: Iterable[str]) -> dict[str, int]:
         """Map the given hashes to the ids of the specs the catalog already has."""
         return reads.spec_ids(self._db, hashes)
+
+    def is_bulk_load(self, new_specs: int) -> bool:
+        """Whether writing ``new_specs`` new specs would be a bulk load (many, and more than
+        the catalog holds: the secondary indexes are built after the rows)."""
+        return is_bulk_load(self._db, new_specs)
 
     def known_specs(self, hashes: Iterable[str]) -> KnownSpecs:
         """The ids and known sizes of ``hashes``, read once for a sync that needs both, and

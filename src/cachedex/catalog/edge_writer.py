@@ -71,6 +71,7 @@ class EdgeWriter:
         a spec ``ids`` lacks (an index that is incomplete, or a spec another tag stored):
         it may add ids; edges to specs still without one are left out."""
         kinds = self._kinds
+        asked = False  # (once: a second call would count each dangling edge twice)
         if top < 1 << ID_BITS and len(kinds) <= 1 << KIND_BITS:
             try:
                 # Every child known, as nearly always: no test an edge, of millions (a
@@ -82,6 +83,7 @@ class EdgeWriter:
                 ]
             except KeyError:
                 on_unknown(records)
+                asked = True
                 child_id = ids.get
                 packed = [
                     (parent << ID_BITS | child) << KIND_BITS | kinds[dep.deptypes, dep.virtuals]
@@ -99,7 +101,7 @@ class EdgeWriter:
                     (msgspec.json.encode(packed).decode(),),  # text: SQLite 3.45.0 read a blob as JSONB
                 )
                 return
-        if any(dep.hash not in ids for record in records for dep in record.dependencies):
+        if not asked and any(dep.hash not in ids for record in records for dep in record.dependencies):
             on_unknown(records)
         child_id = ids.get
         insert_edge_rows(

@@ -22,9 +22,25 @@ from .nodes import NodePacker
 from .reads import spec_ids
 from .schema import BULK_INDEXES, BULK_MEMBER_INDEXES
 
-__all__ = ["TagWriter", "collect_garbage", "forget_tag", "record_sizes"]
+__all__ = ["BULK_MIN", "TagWriter", "collect_garbage", "forget_tag", "is_bulk_load", "record_sizes"]
 
 _encode = msgspec.json.encode
+
+#: Rows a write must bring, at least, to load them in bulk (see :func:`is_bulk_load`).
+BULK_MIN = 20_000
+
+
+def is_bulk_load(db: sqlite3.Connection, new_specs: int) -> bool:
+    """Whether ``new_specs`` new specs are written in bulk (:meth:`TagWriter.specs_in_bulk`):
+    many, and more than the catalog holds (a first sync)."""
+    return new_specs > max(BULK_MIN, _max_spec_id(db))
+
+
+def _max_spec_id(db: sqlite3.Connection) -> int:
+    # max(id), not count(*): ids are given in order, so it bounds the count, and it is
+    # read from the end of the table rather than by a scan of it.
+    (top,) = db.execute("SELECT coalesce(max(id), 0) FROM specs").fetchone()
+    return int(top)
 
 
 class TagWriter:
@@ -78,7 +94,7 @@ class TagWriter:
         """
         if not hashes:
             return 0  # a re-sync with nothing new: not even a count of the table
-        next_id = self._next_spec_id()
+        next_id = _max_spec_id(self._db) + 1
         ids = self._ids
         for offset, dag_hash in enumerate(hashes):
             ids[dag_hash] = next_id + offset
@@ -87,12 +103,6 @@ class TagWriter:
             raise AssertionError(f"{len(hashes)} specs announced, {inserted} given")
         return inserted
 
-    def _next_spec_id(self) -> int:
-        # max(id), not count(*): ids are given in order, so it bounds the count, and it is
-        # read from the end of the table rather than by a scan of it.
-        (next_id,) = self._db.execute("SELECT coalesce(max(id), 0) + 1 FROM specs").fetchone()
-        return int(next_id)
-
     @contextmanager
     def specs_in_bulk(self, count: int) -> Iterator[None]:
         """Around the :meth:`add_spec_batches` calls that bring ``count`` specs. When they
@@ -100,7 +110,7 @@ class TagWriter:
         edges' secondary indexes, which are built once afterwards from sorted data: kept
         up row by row, they cost more. That build runs in SQLite without the GIL, so
         what the block starts in other threads goes on meanwhile."""
-        with _indexes_built_after(self._db, BULK_INDEXES, count > max(20_000, self._next_spec_id() - 1)):
+        with _indexes_built_after(self._db, BULK_INDEXES, is_bulk_load(self._db, count)):
             yield
 
     def _insert_batches(self, batches: Iterable[Iterable[SpecRecord]], sizes: Mapping[str, int], top: int) -> int:
@@ -171,7 +181,7 @@ class TagWriter:
         without the index by spec, which is then built once from sorted data: kept up
         row by row, it took most of their write."""
         (existing,) = self._db.execute("SELECT coalesce(sum(records), 0) FROM mirrors").fetchone()
-        with _indexes_built_after(self._db, BULK_MEMBER_INDEXES, rows > max(20_000, existing)):
+        with _indexes_built_after(self._db, BULK_MEMBER_INDEXES, rows > max(BULK_MIN, existing)):
             yield
 
     def keep_mirror(

@@ -2,11 +2,12 @@
 
 Per tag, in two steps:
 
-1. **The listing**, in one transaction: read the root index; decode only the records
-   the catalog does not know yet and write them; read the stacks' indexes while SQLite
-   indexes those rows (a first sync: the decodes hold the GIL, the index build does
-   not), and write what only they hold; then each mirror's membership and the history.
-   A tag that fails here keeps its previous content, and the other tags still update.
+1. **The listing**, in one transaction: read the root index, then the stacks'; decode
+   only the records the catalog does not know yet and write the specs, each mirror's
+   membership and the history (a first sync from folders reads its stacks under the
+   lock, while SQLite indexes the root's new rows: the decodes hold the GIL, the index
+   build does not). A tag that fails here keeps its previous content, and the other
+   tags still update.
 2. **The sizes** the catalog lacks for the tag's listed binaries (v3 spec manifests, or
    HEAD of v2 tarballs with ``--sizes``), committed a batch at a time: a size belongs to
    a hash and never changes, so a sync stopped here keeps what it fetched, and outputs

@@ -1,9 +1,9 @@
 """A tag's mirrors read for its sync: the root index first, and the sizes the catalog
 lacks for the root's specs set reading meanwhile (:class:`~.sizes.Prefetch`); then the
 stacks' (in parallel over the network), each decoded only as far as the sync needs (a
-stack's records are nearly always the root's too). When the root brings new specs, the
-stacks are read once those are written, while SQLite builds their indexes without the
-GIL (:meth:`TagReader.start_stacks`); otherwise before the write."""
+stack's records are nearly always the root's too). In a first sync from folders the
+stacks are read once the root's new specs are written, while SQLite builds their
+indexes without the GIL (:meth:`TagReader.start_stacks`); otherwise before the write."""
 
 from __future__ import annotations
 
@@ -152,9 +152,9 @@ class TagReader:
     def read_all(self, tag: TagConfig) -> tuple[list[MirrorRead], Prefetch | None, bool]:
         """What a sync reads before its write lock: the root index (and the sizes the
         catalog lacks for its specs set reading), then the stacks' (in parallel over the
-        network); every failing stack is named. When the root brings records to write, the stacks can
-        wait: they are read while SQLite indexes those (:meth:`start_stacks`), and the
-        third value is True. The root is always first."""
+        network); every failing stack is named. In a first sync from folders the stacks
+        can wait, to be read while SQLite indexes the root's new specs
+        (:meth:`start_stacks`): then the third value is True. The root is always first."""
         root_ref, *stack_refs = tag.mirrors
         try:
             root: MirrorRead | None = self._read_mirror(root_ref, self._previous(root_ref))
@@ -163,7 +163,7 @@ class TagReader:
                 raise
             root = None  # a mirror of views only: the root lists what its views list
         prefetch = self._prefetch(root) if root is not None else None
-        if root is not None and root.index is not None and root.index.records and stack_refs:
+        if root is not None and self._stacks_can_wait(root, stack_refs):
             return [root], prefetch, True
         try:
             stacks = self.start_stacks(tag, root).result()
@@ -172,6 +172,20 @@ class TagReader:
                 prefetch.cancel()
             raise
         return [root if root is not None else self._root_of_views(root_ref, stacks), *stacks], prefetch, False
+
+    def _stacks_can_wait(self, root: MirrorRead, stack_refs: list[MirrorRef]) -> bool:
+        """Whether to read the stacks under the write lock, once the root's new specs are
+        written, beside the build of their indexes: only when that build happens (a bulk
+        load, a first sync) and every stack is a folder. Over the network, reads under
+        the lock would keep other writers waiting as long as they take."""
+        if root.index is None or not stack_refs or any(over_network(ref.url) for ref in stack_refs):
+            return False
+        records = root.index.records
+        if not self.catalog.is_bulk_load(len(records)):
+            return False  # (no more new specs than records: not asked which are known)
+        if root.known is None:  # (a v3 root's were asked with its sizes; kept for the write)
+            root.known = self.catalog.known_specs(records.keys())
+        return self.catalog.is_bulk_load(len(records) - len(root.known.ids))
 
     def start_stacks(self, tag: TagConfig, root: MirrorRead | None) -> StackReads:
         """Begin reading the stacks' indexes, in threads; each keeps only the records the
