@@ -393,6 +393,16 @@ def test_http_failures_name_the_url_and_change_nothing(  # type: ignore[no-untyp
         assert dump(catalog) == before
 
 
+def test_a_mirror_url_whose_scheme_is_in_capitals_is_read_over_http(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The config takes "HTTP://" as http (a URL's scheme ignores case), and the sync
+    reads it so: it made no HTTP client for it ("an HTTP mirror needs an HTTP client")."""
+    url = serve_fixture(http_server, mirrors).replace("http://", "HTTP://", 1)
+    config = make_config(tmp_path, [{"name": "t", "url": url}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok and outcome.specs > 0, outcome.error
+
+
 def test_one_server_error_is_retried(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     url = serve_fixture(http_server, mirrors)
     http_server.state.faults["/m/build_cache/index.json"] = "500-once"

@@ -24,17 +24,14 @@ from ..errors import CachedexError, ConfigError
 from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
 from .credentials import auth_for, authorization
 from .http import HttpClient, Request
-from .sources import read_at_most
+from .sources import over_network, read_at_most
 
 __all__ = ["chosen_tags", "mirror_url_from_index_url", "mirrors_from_discovery", "with_discovered_tags"]
 
-_REMOTE = ("http://", "https://", "oci://", "oci+http://")
-
 
 def _needs_http(config: Config, tags: Iterable[TagConfig]) -> bool:
-    return (config.tags_from or "").startswith(_REMOTE) or any(
-        m.url.startswith(_REMOTE) for t in tags for m in t.mirrors
-    )
+    # (by the rule open_source reads a URL by: "HTTPS://" is https too)
+    return over_network(config.tags_from or "") or any(over_network(m.url) for t in tags for m in t.mirrors)
 
 
 @contextmanager
