@@ -295,3 +295,39 @@ def test_two_syncs_of_one_tag_reading_the_same_mirror_both_succeed(
         (outcome,) = sync(config, catalog, ["t"])
         assert others[0].ok and outcome.ok, outcome.error
         assert [s.specs for s in catalog.tag_stats()] == [6]
+
+
+def test_a_first_sync_whose_later_batches_a_forked_process_builds_writes_what_one_process_does(  # type: ignore[no-untyped-def]
+    demo_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The demo's develop tag in batches of 100 (its specs with their sizes, nodes and
+    edges; catalog/batches.py), against the same sync with every batch built here."""
+    from cachedex.catalog import batches, nodes
+    from cachedex.ingest import sync as sync_module
+
+    monkeypatch.setattr(sync_module, "BATCH_SIZE", 100)
+    monkeypatch.setattr(nodes, "MIN_TRAINING_NODES", 100)
+    monkeypatch.setattr(writer, "BULK_MIN", 1)
+    forked: list[bool] = []
+    results = batches.ForkedBatches.results
+
+    def noting_what_came(self: batches.ForkedBatches) -> Iterator[tuple[int, bytes | None]]:
+        for position, data in results(self):
+            forked.append(data is not None)
+            yield position, data
+
+    monkeypatch.setattr(batches.ForkedBatches, "results", noting_what_came)
+    tag = {"name": "develop", "url": str(demo_run.folder / "mirrors" / "develop")}
+    written = []
+    for fork in (True, False):
+        monkeypatch.setattr(writer, "can_fork", lambda fork=fork: fork)
+        config = make_config(tmp_path / str(fork), [tag])
+        with Catalog(config.catalog) as catalog:
+            (outcome,) = sync(config, catalog)
+            assert outcome.ok, outcome.error
+        db = sqlite3.connect(config.catalog)
+        tables = ("specs", "nodes", "edges", "members")
+        written.append([db.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in tables])
+    assert forked and all(forked)
+    assert written[0] == written[1]
+    assert len(written[0][0]) > 500 and sum(row[-1] is not None for row in written[0][0]) > 500

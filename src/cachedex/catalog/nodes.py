@@ -45,6 +45,12 @@ class NodePacker:
         if row is not None:
             self._use(zstandard.ZstdCompressionDict(bytes(row[0])))
 
+    @property
+    def packs_frames(self) -> bool:
+        """Whether nodes are packed with a dictionary: :meth:`pack` then writes nothing to
+        the catalog (it trains none), and needs nothing but the nodes."""
+        return self._compressor is not None
+
     def _use(self, dictionary: zstandard.ZstdCompressionDict) -> None:
         self._compressor = zstandard.ZstdCompressor(level=LEVEL, dict_data=dictionary, write_checksum=False)
 
@@ -60,10 +66,15 @@ class NodePacker:
         )
         self._use(dictionary)
 
-    def pack(self, nodes: Sequence[msgspec.Raw | bytes]) -> Sequence[StoredNode | zstandard.BufferSegment]:
-        """What to store for each of ``nodes`` (bytes of JSON, or anything exposing them)."""
+    def prepare(self, nodes: Sequence[msgspec.Raw | bytes]) -> None:
+        """Train the dictionary on ``nodes`` now, if none is in use and they are enough:
+        what :meth:`pack` does on its first call (the same nodes give the same one)."""
         if self._compressor is None and len(nodes) >= MIN_TRAINING_NODES:
             self._train(nodes)
+
+    def pack(self, nodes: Sequence[msgspec.Raw | bytes]) -> Sequence[StoredNode | zstandard.BufferSegment]:
+        """What to store for each of ``nodes`` (bytes of JSON, or anything exposing them)."""
+        self.prepare(nodes)
         if self._compressor is None:
             return [str(node, "utf-8") for node in nodes]
         # On every core at once (zstd's own threads, without the GIL): each node is still

@@ -17,6 +17,16 @@ from contextlib import contextmanager
 import msgspec
 
 from ..values import ROOT_STACK, Dependency, SpecRecord
+from .batches import (
+    FORK_MIN_BATCHES,
+    OWN_SHARE,
+    ForkedBatches,
+    RecordBatches,
+    batch_bytes,
+    can_fork,
+    insert_batch_bytes,
+    spec_row,
+)
 from .edge_writer import EdgeWriter, insert_edge_rows
 from .nodes import NodePacker
 from .reads import spec_ids
@@ -115,39 +125,66 @@ class TagWriter:
 
     def _insert_batches(self, batches: Iterable[Iterable[SpecRecord]], sizes: Mapping[str, int], top: int) -> int:
         """Insert each batch's specs, nodes and edges (their ids given already, none
-        above ``top``); returns the count."""
-        db, ids = self._db, self._ids
-        packer, edges = NodePacker(db), EdgeWriter(db)
+        above ``top``); returns the count. Of many batches, the later ones are built by a
+        forked process meanwhile (``catalog/batches.py``)."""
+        packer, edges = NodePacker(self._db), EdgeWriter(self._db)
+        if not (isinstance(batches, RecordBatches) and len(batches) >= FORK_MIN_BATCHES and can_fork()):
+            return sum(self._insert_records(list(batch), sizes, packer, edges, top) for batch in batches)
+        count = len(batches)
+        # Trained before the fork (on the nodes the first batch would train it on): the
+        # forked process packs nodes with it.
+        packer.prepare(batches.nodes(0))
+        if not packer.packs_frames:
+            return sum(self._insert_built(batches, i, sizes, packer, edges, top) for i in range(count))
+        split = max(1, round(count * OWN_SHARE))
+        forked_edges = EdgeWriter(self._db, kinds_table="edge_kinds_forked")
+        ids = self._ids
+
+        def make(position: int) -> bytes | None:  # (in the forked process)
+            return batch_bytes(batches.build(position), ids, packer, forked_edges, top)
+
         inserted = 0
-        for batch in batches:
-            records = list(batch)
-            # Rows are generated while SQLite consumes them: no second copy of every node.
-            db.executemany(
-                "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    (
-                        ids[r.hash],
-                        r.hash,
-                        r.name,
-                        r.version,
-                        r.platform,
-                        r.os,
-                        r.target,
-                        r.compiler,
-                        _encode(r.variants).decode(),
-                        int(r.external),
-                        sizes.get(r.hash),
-                    )
-                    for r in records
-                ),
-            )
-            parents = [ids[r.hash] for r in records]
-            db.executemany(
-                "INSERT INTO nodes VALUES (?,?)", zip(parents, packer.pack([r.node for r in records]), strict=True)
-            )
-            edges.insert(parents, records, ids, top, self._unknown_children)
-            inserted += len(records)
+        with ForkedBatches(make, range(split, count)) as forked:
+            for position in range(split):
+                inserted += self._insert_built(batches, position, sizes, packer, edges, top)
+            for position, data in forked.results():
+                if data is None:
+                    inserted += self._insert_built(batches, position, sizes, packer, edges, top)
+                    continue
+                batches.ready(position)
+                inserted += insert_batch_bytes(self._db, data, sizes, forked_edges)
         return inserted
+
+    def _insert_built(
+        self,
+        batches: RecordBatches,
+        position: int,
+        sizes: Mapping[str, int],
+        packer: NodePacker,
+        edges: EdgeWriter,
+        top: int,
+    ) -> int:
+        records = batches.build(position)
+        batches.ready(position)
+        return self._insert_records(records, sizes, packer, edges, top)
+
+    def _insert_records(
+        self, records: Sequence[SpecRecord], sizes: Mapping[str, int], packer: NodePacker, edges: EdgeWriter, top: int
+    ) -> int:
+        """Insert the specs, nodes and edges of ``records``; returns their count."""
+        db, ids = self._db, self._ids
+        get_size = sizes.get
+        # Rows are generated while SQLite consumes them: no second copy of every node.
+        db.executemany(
+            "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            ((*spec_row(ids, r), get_size(r.hash)) for r in records),
+        )
+        parents = [ids[r.hash] for r in records]
+        db.executemany(
+            "INSERT INTO nodes VALUES (?,?)", zip(parents, packer.pack([r.node for r in records]), strict=True)
+        )
+        edges.insert(parents, records, ids, top, self._unknown_children)
+        return len(records)
 
     def _unknown_children(self, records: Sequence[SpecRecord]) -> None:
         """Ids for the dependencies of ``records`` that no index read so far holds but the

@@ -19,10 +19,13 @@ Per tag, in two steps:
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
+
+import msgspec
 
 from .._perf import gc_paused, release_free_heap
 from ..catalog import Catalog, TagWriter
+from ..catalog.batches import RecordBatches
 from ..config import Config, TagConfig
 from ..errors import CachedexError, resource_problem
 from ..progress import SILENT, Progress, ProgressLine
@@ -38,6 +41,11 @@ from .tag_reads import MirrorRead, TagReader, mirror_row
 from .views import with_found_views
 
 __all__ = ["MirrorOutcome", "TagOutcome", "sync"]
+
+#: New specs built and written a batch at a time: one batch of decoded records is alive
+#: at once (bounding a first sync's memory), and a bulk load hands later batches to a
+#: forked process (``catalog/batches.py``).
+BATCH_SIZE = 20_000
 
 
 def sync(
@@ -153,7 +161,9 @@ class _TagSync:
             stacks = None
             try:
                 with writer.specs_in_bulk(len(new_hashes)):
-                    writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes, prefetch), presized)
+                    batches = _IndexBatches(new_hashes, prefetch)
+                    writer.add_spec_batches(list(new_hashes), batches, presized)
+                    batches.release()
                     reads[0].index = None  # (the batches let it go, if there were any to build)
                     if stacks_later:
                         # Their decoding holds the GIL, which SQLite's build of the new rows'
@@ -236,7 +246,9 @@ class _TagSync:
         self._check_unchanged(stacks)
         new_hashes = self._new_hashes(stacks, writer)
         with writer.specs_in_bulk(len(new_hashes)):
-            writer.add_spec_batches(list(new_hashes), _record_batches(new_hashes, None), {})
+            batches = _IndexBatches(new_hashes, None)
+            writer.add_spec_batches(list(new_hashes), batches, {})
+            batches.release()
         return new_hashes
 
     def _check_unchanged(self, reads: list[MirrorRead]) -> None:
@@ -349,23 +361,52 @@ class _TagSync:
         return reports
 
 
-def _record_batches(
-    new_hashes: dict[str, MirrorRead], prefetch: Prefetch | None, size: int = 20_000
-) -> Iterator[list[SpecRecord]]:
-    """The records of ``new_hashes``, each built from its read's index, ``size`` at a time;
-    each batch once the sizes ``prefetch`` reads for it have come (see Prefetch.wait_for)."""
-    by_read: dict[int, tuple[MirrorRead, list[str]]] = {}
-    for dag_hash, read in new_hashes.items():
-        by_read.setdefault(id(read), (read, []))[1].append(dag_hash)
-    for read, hashes in by_read.values():
-        assert read.index is not None  # kept until every batch is built
-        builder = RecordBuilder(read.index)
-        for start in range(0, len(hashes), size):
-            batch = builder.build(hashes[start : start + size])
-            if prefetch is not None:
-                prefetch.wait_for(r.hash for r in batch)
-            yield batch
-        # Every record of it is written: let the index go (the root's: its whole bytes)
-        # before the writer sorts the new rows into their indexes, the sync's peak.
-        read.index = None
-        del builder
+class _IndexBatches(RecordBatches):
+    """The records of ``new_hashes``, each built from its read's index, :data:`BATCH_SIZE`
+    at a time; a batch is ready once the sizes ``prefetch`` reads for it have come (see
+    Prefetch.wait_for)."""
+
+    def __init__(self, new_hashes: dict[str, MirrorRead], prefetch: Prefetch | None) -> None:
+        super().__init__()
+        self._prefetch = prefetch
+        size = BATCH_SIZE
+        by_read: dict[int, tuple[MirrorRead, list[str]]] = {}
+        for dag_hash, read in new_hashes.items():
+            by_read.setdefault(id(read), (read, []))[1].append(dag_hash)
+        self._slices = [
+            (read, hashes[start : start + size])
+            for read, hashes in by_read.values()
+            for start in range(0, len(hashes), size)
+        ]
+        self._builders: dict[int, RecordBuilder] = {}
+
+    def __len__(self) -> int:
+        return len(self._slices)
+
+    def hashes(self, position: int) -> list[str]:
+        return self._slices[position][1]
+
+    def build(self, position: int) -> list[SpecRecord]:
+        read, hashes = self._slices[position]
+        builder = self._builders.get(id(read))
+        if builder is None:
+            assert read.index is not None  # kept until every batch is built
+            builder = self._builders[id(read)] = RecordBuilder(read.index)
+        return builder.build(hashes)
+
+    def nodes(self, position: int) -> list[msgspec.Raw]:
+        read, hashes = self._slices[position]
+        assert read.index is not None
+        records = read.index.records
+        return [records[dag_hash].spec for dag_hash in hashes]
+
+    def ready(self, position: int) -> None:
+        if self._prefetch is not None:
+            self._prefetch.wait_for(self.hashes(position))
+
+    def release(self) -> None:
+        """Let every index go (the root's: its whole bytes) once every batch is written,
+        before the writer sorts the new rows into their indexes, the sync's peak."""
+        for read, _ in self._slices:
+            read.index = None
+        self._builders.clear()
