@@ -22,7 +22,8 @@ each a function of an open connection:
     bulk      whole-catalog streams for publishers
     search    a Query answered from the indexes; explain_search
     facets    facet indexes of search scopes, cached per catalog state
-    writer    TagWriter: the only code that writes
+    writer    TagWriter: the only code that writes (batches: a bulk load's later
+              batches built by a forked process meanwhile)
 """
 
 from __future__ import annotations
