@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
+import select
 import signal
 import sqlite3
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
 
 from cachedex.catalog import Catalog, TagWriter
-from cachedex.catalog import writer as writer_module
+from cachedex.catalog import batches as batches_module
 from cachedex.catalog.batches import FORK_MIN_BATCHES, OWN_SHARE, RecordBatches, can_fork
 from cachedex.errors import IndexFormatError
 from cachedex.values import Dependency, SpecRecord
@@ -24,6 +27,11 @@ pytestmark = pytest.mark.skipif(not can_fork(), reason="batches are built in a f
 BATCH = 600  # (a dictionary is trained on the first batch's nodes: 500 at least)
 COUNT = BATCH * FORK_MIN_BATCHES + 150  # the last batch smaller
 SPLIT = max(1, round((COUNT // BATCH + 1) * OWN_SHARE))
+
+
+@pytest.fixture(autouse=True)
+def _small_writes_fork(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(batches_module, "FORK_MIN_SPECS", 2 * BATCH)
 
 
 def _hash(n: int) -> str:
@@ -63,12 +71,16 @@ class _Batches(RecordBatches):
         self.built_here: list[int] = []
         self.fail_at, self.kill_at = fail_at, kill_at
         self.interrupt_at = -1
+        self.on_ready: Callable[[int], None] = lambda position: None
+        self.slow_at = -1
 
     def build(self, position: int) -> Sequence[SpecRecord]:
         if os.getpid() == self.parent:
             self.built_here.append(position)
         elif position == self.kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
+        elif position == self.slow_at:
+            time.sleep(1)
         if position == self.fail_at:
             raise IndexFormatError("/m/index.json", f"record of batch {position}: invalid node")
         return super().build(position)
@@ -79,6 +91,7 @@ class _Batches(RecordBatches):
     def ready(self, position: int) -> None:
         if position == self.interrupt_at:
             raise KeyboardInterrupt
+        self.on_ready(position)
 
 
 def _write(catalog: Catalog, batches: _Batches, records: list[SpecRecord]) -> None:
@@ -101,7 +114,7 @@ def _built_here_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, records: 
     """The same write with every batch built in this process."""
     path = tmp_path / "here.sqlite"
     with monkeypatch.context() as patch:
-        patch.setattr(writer_module, "can_fork", lambda: False)
+        patch.setattr(batches_module, "can_fork", lambda: False)
         batches = _Batches(records)
         with Catalog(path) as catalog:
             _write(catalog, batches, records)
@@ -161,7 +174,7 @@ def test_an_edge_to_a_spec_only_the_catalog_holds_is_linked_here(
     with Catalog(tmp_path / "here.sqlite") as catalog:
         write_tag(catalog, "other", [stored])
         with monkeypatch.context() as patch:
-            patch.setattr(writer_module, "can_fork", lambda: False)
+            patch.setattr(batches_module, "can_fork", lambda: False)
             _write(catalog, _Batches(records), records)
     assert written == _written(tmp_path / "here.sqlite")
 
@@ -192,3 +205,86 @@ def test_a_writer_of_plain_batches_builds_them_here(tmp_path: Path) -> None:
         assert isinstance(writer, TagWriter)
         chunks = [records[i : i + BATCH] for i in range(0, COUNT, BATCH)]
         assert writer.add_spec_batches([r.hash for r in records], iter(chunks), {}) == COUNT
+
+
+def test_a_write_of_few_specs_in_many_batches_is_built_here(tmp_path: Path) -> None:
+    records = _records(8)
+    batches = _Batches(records)
+    batches._batches = [[r] for r in records]  # eight batches of one spec
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        _write(catalog, batches, records)
+    assert batches.built_here == list(range(8))
+
+
+def _open_files() -> set[str]:
+    return set(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("failing", ["fork", "pipe", "temporary file"])
+def test_without_a_forked_process_every_batch_is_built_here(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, failing: str
+) -> None:
+    """A limit on processes, memory that strict overcommit refuses a copy of this one,
+    or no temporary folder: the write goes on as if alone, leaving no file open."""
+
+    def refused(*args: object, **kwargs: object) -> object:
+        raise OSError(12, "Cannot allocate memory")
+
+    records = _records(COUNT)
+    here = _built_here_alone(tmp_path, monkeypatch, records)
+    target = {"fork": (os, "fork"), "pipe": (os, "pipe"), "temporary file": (batches_module.tempfile, "TemporaryFile")}
+    monkeypatch.setattr(*target[failing], refused)
+    batches = _Batches(records)
+    before = _open_files()
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        _write(catalog, batches, records)
+    assert _open_files() <= before
+    assert batches.built_here == list(range(len(batches)))
+    assert _written(tmp_path / "c.sqlite") == _written(here)
+
+
+def test_a_process_that_ignores_its_children_still_writes(tmp_path: Path) -> None:
+    """Started with SIGCHLD ignored (it survives exec), the kernel reaps the forked
+    process itself: there is no child left to wait for."""
+    records = _records(COUNT)
+    batches = _Batches(records)
+    previous = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        with Catalog(tmp_path / "c.sqlite") as catalog:
+            _write(catalog, batches, records)
+    finally:
+        signal.signal(signal.SIGCHLD, previous)
+    assert batches.built_here == list(range(SPLIT))
+    assert len(_written(tmp_path / "c.sqlite")[0]) == COUNT
+
+
+@pytest.fixture
+def other_pipe() -> Iterator[tuple[int, int]]:
+    """A pipe of this process's (as the manifests' reading process's input is)."""
+    read_end, write_end = os.pipe()
+    yield read_end, write_end
+    for fd in (read_end, write_end):
+        with contextlib.suppress(OSError):  # (closed by the test)
+            os.close(fd)
+
+
+def test_the_forked_process_keeps_no_other_pipe_open(tmp_path: Path, other_pipe: tuple[int, int]) -> None:
+    """While it works, a pipe this process closes has ended for its reader: the forked
+    process holds no end of it (else the manifests' reading process would wait for
+    the end of its request as long as the forked process lives)."""
+    read_end, write_end = other_pipe
+    records = _records(COUNT)
+    batches = _Batches(records)
+    batches.slow_at = SPLIT + 1  # (still at work when this process writes batch SPLIT)
+    ended: list[bool] = []
+
+    def close_and_read(position: int) -> None:
+        if position == SPLIT:
+            os.close(write_end)
+            readable, _, _ = select.select([read_end], [], [], 0.5)
+            ended.append(bool(readable) and os.read(read_end, 1) == b"")
+
+    batches.on_ready = close_and_read
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        _write(catalog, batches, records)
+    assert ended == [True]

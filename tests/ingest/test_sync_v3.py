@@ -308,6 +308,7 @@ def test_a_first_sync_whose_later_batches_a_forked_process_builds_writes_what_on
     monkeypatch.setattr(sync_module, "BATCH_SIZE", 100)
     monkeypatch.setattr(nodes, "MIN_TRAINING_NODES", 100)
     monkeypatch.setattr(writer, "BULK_MIN", 1)
+    monkeypatch.setattr(batches, "FORK_MIN_SPECS", 300)
     forked: list[bool] = []
     results = batches.ForkedBatches.results
 
@@ -320,7 +321,7 @@ def test_a_first_sync_whose_later_batches_a_forked_process_builds_writes_what_on
     tag = {"name": "develop", "url": str(demo_run.folder / "mirrors" / "develop")}
     written = []
     for fork in (True, False):
-        monkeypatch.setattr(writer, "can_fork", lambda fork=fork: fork)
+        monkeypatch.setattr(batches, "can_fork", lambda fork=fork: fork)
         config = make_config(tmp_path / str(fork), [tag])
         with Catalog(config.catalog) as catalog:
             (outcome,) = sync(config, catalog)

@@ -41,17 +41,21 @@ from .nodes import NodePacker
 
 __all__ = [
     "FORK_MIN_BATCHES",
+    "FORK_MIN_SPECS",
     "OWN_SHARE",
     "ForkedBatches",
     "RecordBatches",
     "batch_bytes",
     "can_fork",
+    "forking_pays",
     "insert_batch_bytes",
     "spec_row",
 ]
 
-#: A bulk load of fewer batches is built here alone (the fork, ~30 ms, would not pay).
-FORK_MIN_BATCHES = 4
+#: A write of fewer new specs, or of fewer batches, is built here alone: the fork and
+#: the hand-over would cost more than they save.
+FORK_MIN_SPECS = 40_000
+FORK_MIN_BATCHES = 3
 #: The share of the batches this process builds itself before it writes the forked
 #: process's: building one here costs about twice its writing, and about the forked
 #: process's building of one (measured in bench/ingest.py's sync).
@@ -60,6 +64,8 @@ OWN_SHARE = 1 / 3
 # A note through the pipe: a batch's position, what became of it, where its data lies.
 _NOTE = struct.Struct("<qBqq")
 _BUILT, _DECLINED = 0, 1
+#: Above any file descriptor a process has open (the child closes all but its own).
+_MAX_FD = 1 << 20
 
 
 class RecordBatches:
@@ -104,6 +110,12 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux")
 
 
+def forking_pays(specs: int, batches: int) -> bool:
+    """Whether a write of ``specs`` new specs in ``batches`` batches has the later ones
+    built by a forked process."""
+    return specs >= FORK_MIN_SPECS and batches >= FORK_MIN_BATCHES and can_fork()
+
+
 class ForkedBatches:
     """The batches ``positions``, made into bytes by ``make`` in a forked process, read
     back in order (:meth:`results`): (position, bytes), or (position, None) for a batch
@@ -114,23 +126,33 @@ class ForkedBatches:
         self._positions = positions
         self._pid = 0
         self._notes = -1
-        self._file: int = -1
+        self._file = -1
 
     def __enter__(self) -> ForkedBatches:
-        handle = tempfile.TemporaryFile(prefix="cachedex-batches-")
-        self._file = os.dup(handle.fileno())
-        handle.close()  # (the duplicate keeps the unnamed file)
-        read_end, write_end = os.pipe()
-        with warnings.catch_warnings():
-            # Python 3.12 warns of forking a process with threads: the child runs none
-            # of their code and takes none of their locks, only its own computation.
-            warnings.simplefilter("ignore", DeprecationWarning)
-            pid = os.fork()
-        if pid == 0:  # the child: never returns
-            os.close(read_end)
+        write_end = -1
+        try:
+            with tempfile.TemporaryFile(prefix="cachedex-batches-") as handle:
+                self._file = os.dup(handle.fileno())  # (the duplicate keeps the unnamed file)
+            self._notes, write_end = os.pipe()
+            with warnings.catch_warnings():
+                # Python 3.12 warns of forking a process with threads: the child runs
+                # none of their code and takes none of their locks, only its own work.
+                warnings.simplefilter("ignore", DeprecationWarning)
+                self._pid = os.fork()
+        except OSError:
+            # No fork (a limit on processes, memory that strict overcommit refuses), no
+            # pipe, no temporary file: every batch is built here, as if alone.
+            self._pid = 0
+            self._close(write_end)
+            self._close_own()
+            return self
+        except BaseException:
+            self._close(write_end)
+            self._finish()
+            raise
+        if self._pid == 0:  # the child: never returns
             self._run_child(write_end)
-        os.close(write_end)
-        self._pid, self._notes = pid, read_end
+        self._close(write_end)
         return self
 
     def _run_child(self, notes: int) -> None:
@@ -138,6 +160,12 @@ class ForkedBatches:
         try:
             # A collection would walk every inherited object, copying the pages they share.
             gc.disable()
+            # Only its own files stay open: an inherited end of another process's pipe
+            # (the manifests' reading process's input) would keep that pipe from ending.
+            keep = sorted({notes, self._file})
+            os.closerange(3, keep[0])
+            os.closerange(keep[0] + 1, keep[1])
+            os.closerange(keep[1] + 1, _MAX_FD)
             offset = 0
             for position in self._positions:
                 try:
@@ -159,7 +187,7 @@ class ForkedBatches:
     def results(self) -> Iterator[tuple[int, bytes | None]]:
         """Each position in order, with its bytes (None: build it here)."""
         for position in self._positions:
-            note = self._read_note()
+            note = self._read_note() if self._pid else None
             if note is None or note[0] != position:
                 # Ended early (a batch it could not build, or killed): the rest are built here.
                 self._stop()
@@ -179,20 +207,35 @@ class ForkedBatches:
         return position, status, offset, length
 
     def _stop(self) -> None:
-        if self._pid:
+        """End the forked process (if it has not ended) and reap it."""
+        pid, self._pid = self._pid, 0
+        if pid:
             with contextlib.suppress(ProcessLookupError):  # (ended already)
-                os.kill(self._pid, signal.SIGKILL)
-            os.waitpid(self._pid, 0)
-            self._pid = 0
+                os.kill(pid, signal.SIGKILL)
+            # (ChildProcessError: started with SIGCHLD ignored, the kernel reaped it)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+    @staticmethod
+    def _close(fd: int) -> None:
+        if fd >= 0:
+            os.close(fd)
+
+    def _close_own(self) -> None:
+        self._close(self._notes)
+        self._close(self._file)
+        self._notes = self._file = -1
+
+    def _finish(self) -> None:
+        try:
+            self._stop()
+        finally:
+            self._close_own()
 
     def __exit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        self._stop()
-        for fd in (self._notes, self._file):
-            if fd >= 0:
-                os.close(fd)
-        self._notes = self._file = -1
+        self._finish()
 
 
 def spec_row(ids: Mapping[str, int], r: SpecRecord) -> tuple[int, str, str, str, str, str, str, str, str, int]:

@@ -17,16 +17,7 @@ from contextlib import contextmanager
 import msgspec
 
 from ..values import ROOT_STACK, Dependency, SpecRecord
-from .batches import (
-    FORK_MIN_BATCHES,
-    OWN_SHARE,
-    ForkedBatches,
-    RecordBatches,
-    batch_bytes,
-    can_fork,
-    insert_batch_bytes,
-    spec_row,
-)
+from .batches import OWN_SHARE, ForkedBatches, RecordBatches, batch_bytes, forking_pays, insert_batch_bytes, spec_row
 from .edge_writer import EdgeWriter, insert_edge_rows
 from .nodes import NodePacker
 from .reads import spec_ids
@@ -108,7 +99,7 @@ class TagWriter:
         ids = self._ids
         for offset, dag_hash in enumerate(hashes):
             ids[dag_hash] = next_id + offset
-        inserted = self._insert_batches(batches, sizes, top=next_id + len(hashes) - 1)
+        inserted = self._insert_batches(batches, sizes, len(hashes), top=next_id + len(hashes) - 1)
         if inserted != len(hashes):
             raise AssertionError(f"{len(hashes)} specs announced, {inserted} given")
         return inserted
@@ -123,14 +114,17 @@ class TagWriter:
         with _indexes_built_after(self._db, BULK_INDEXES, is_bulk_load(self._db, count)):
             yield
 
-    def _insert_batches(self, batches: Iterable[Iterable[SpecRecord]], sizes: Mapping[str, int], top: int) -> int:
-        """Insert each batch's specs, nodes and edges (their ids given already, none
-        above ``top``); returns the count. Of many batches, the later ones are built by a
-        forked process meanwhile (``catalog/batches.py``)."""
+    def _insert_batches(
+        self, batches: Iterable[Iterable[SpecRecord]], sizes: Mapping[str, int], count: int, top: int
+    ) -> int:
+        """Insert each batch's specs, nodes and edges (``count`` specs, their ids given
+        already, none above ``top``); returns the count. Of many specs in several
+        batches, the later batches are built by a forked process meanwhile
+        (``catalog/batches.py``)."""
         packer, edges = NodePacker(self._db), EdgeWriter(self._db)
-        if not (isinstance(batches, RecordBatches) and len(batches) >= FORK_MIN_BATCHES and can_fork()):
+        if not (isinstance(batches, RecordBatches) and forking_pays(count, len(batches))):
             return sum(self._insert_records(list(batch), sizes, packer, edges, top) for batch in batches)
-        count = len(batches)
+        count = len(batches)  # (batches from here on)
         # Trained before the fork (on the nodes the first batch would train it on): the
         # forked process packs nodes with it.
         packer.prepare(batches.nodes(0))
