@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 from collections.abc import Iterator, Mapping
@@ -20,6 +21,7 @@ from cachedex.ingest.sources import open_source
 from cachedex.ingest.sync import sync
 from cachedex.ingest.tag_reads import MirrorRead, TagReader
 from tests.helpers import LIBDWARF_CORE2, LIBELF_CORE2, fixture_index, make_config, spec_row, write_v3_mirror
+from tests.servers import Nginx
 
 
 @pytest.mark.parametrize("signed", [False, True])
@@ -297,11 +299,13 @@ def test_two_syncs_of_one_tag_reading_the_same_mirror_both_succeed(
         assert [s.specs for s in catalog.tag_stats()] == [6]
 
 
+@pytest.mark.parametrize("over", ["a folder", "HTTP"])
 def test_a_first_sync_whose_later_batches_a_forked_process_builds_writes_what_one_process_does(  # type: ignore[no-untyped-def]
-    demo_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    demo_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, over: str
 ) -> None:
     """The demo's develop tag in batches of 100 (its specs with their sizes, nodes and
-    edges; catalog/batches.py), against the same sync with every batch built here."""
+    edges; catalog/batches.py), against the same sync with every batch built here. Over
+    HTTP, where reading the sizes is the bound, no process is forked."""
     from cachedex.catalog import batches, nodes
     from cachedex.ingest import sync as sync_module
 
@@ -318,17 +322,20 @@ def test_a_first_sync_whose_later_batches_a_forked_process_builds_writes_what_on
             yield position, data
 
     monkeypatch.setattr(batches.ForkedBatches, "results", noting_what_came)
-    tag = {"name": "develop", "url": str(demo_run.folder / "mirrors" / "develop")}
     written = []
-    for fork in (True, False):
-        monkeypatch.setattr(batches, "can_fork", lambda fork=fork: fork)
-        config = make_config(tmp_path / str(fork), [tag])
-        with Catalog(config.catalog) as catalog:
-            (outcome,) = sync(config, catalog)
-            assert outcome.ok, outcome.error
-        db = sqlite3.connect(config.catalog)
-        tables = ("specs", "nodes", "edges", "members")
-        written.append([db.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in tables])
-    assert forked and all(forked)
+    with contextlib.ExitStack() as stack:
+        url = str(demo_run.folder / "mirrors" / "develop")
+        if over == "HTTP":
+            url = f"{stack.enter_context(Nginx(demo_run.folder)).url}/mirrors/develop"
+        for fork in (True, False):
+            monkeypatch.setattr(batches, "can_fork", lambda fork=fork: fork)
+            config = make_config(tmp_path / str(fork), [{"name": "develop", "url": url}])
+            with Catalog(config.catalog) as catalog:
+                (outcome,) = sync(config, catalog)
+                assert outcome.ok, outcome.error
+            db = sqlite3.connect(config.catalog)
+            tables = ("specs", "nodes", "edges", "members")
+            written.append([db.execute(f"SELECT * FROM {table} ORDER BY 1, 2").fetchall() for table in tables])
+    assert (forked and all(forked)) if over == "a folder" else not forked
     assert written[0] == written[1]
     assert len(written[0][0]) > 500 and sum(row[-1] is not None for row in written[0][0]) > 500

@@ -77,6 +77,11 @@ class RecordBatches:
     in the writing process before a batch is written. Iterating gives each batch once
     it is ready, for writers that build them in turn."""
 
+    #: Whether a forked process may build some (a writer forks only for many specs).
+    #: Not while the sizes are read over the network: that reading is then the bound,
+    #: and a forked process takes its CPU (bench/README.md).
+    may_fork = True
+
     def __init__(self, batches: Sequence[Sequence[SpecRecord]] = ()) -> None:
         self._batches = batches
 

@@ -122,7 +122,7 @@ class TagWriter:
         batches, the later batches are built by a forked process meanwhile
         (``catalog/batches.py``)."""
         packer, edges = NodePacker(self._db), EdgeWriter(self._db)
-        if not (isinstance(batches, RecordBatches) and forking_pays(count, len(batches))):
+        if not (isinstance(batches, RecordBatches) and batches.may_fork and forking_pays(count, len(batches))):
             return sum(self._insert_records(list(batch), sizes, packer, edges, top) for batch in batches)
         count = len(batches)  # (batches from here on)
         # Trained before the fork (on the nodes the first batch would train it on): the

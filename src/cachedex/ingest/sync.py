@@ -36,7 +36,7 @@ from .outcomes import MirrorOutcome, TagOutcome
 from .records import RecordBuilder
 from .sizes import Prefetch, SizeReport, fetch_sizes
 from .snapshots import OCI_LAYOUT
-from .sources import open_source
+from .sources import open_source, over_network
 from .tag_reads import MirrorRead, TagReader, mirror_row
 from .views import with_found_views
 
@@ -369,6 +369,8 @@ class _IndexBatches(RecordBatches):
     def __init__(self, new_hashes: dict[str, MirrorRead], prefetch: Prefetch | None) -> None:
         super().__init__()
         self._prefetch = prefetch
+        reads = {id(read): read for read in new_hashes.values()}.values()
+        self.may_fork = not any(over_network(read.ref.url) for read in reads)
         size = BATCH_SIZE
         by_read: dict[int, tuple[MirrorRead, list[str]]] = {}
         for dag_hash, read in new_hashes.items():
