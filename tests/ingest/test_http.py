@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import base64
 import json
+import queue
 import shutil
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -200,6 +202,52 @@ def test_429_waits_as_long_as_retry_after_asks(http_server, v3_mirror: str, tmp_
     http_server.state.retry_after = 3600
     with HttpClient(HttpOptions(retries=2)) as client, pytest.raises(SourceError, match="retry in 3600 s, too long"):
         client.request(Request(f"{http_server.url}{_blob(http_server)}", limit=10**9))
+
+
+def test_the_engine_waits_for_slow_answers_without_spinning(http_server) -> None:  # type: ignore[no-untyped-def]
+    """Every request of a map started, fewer than the concurrency, their answers slow:
+    the engine waits on the sockets. (It went round without waiting, a core busy for as
+    long as a slow server took: a minute's sync of a static server's 650 manifests.)"""
+    for name in "abc":
+        (http_server.state.root / f"{name}.json").write_text("{}")
+        http_server.state.faults[f"/{name}.json"] = "slow"
+    http_server.state.stall_seconds = 1.0
+    with HttpClient(HttpOptions(concurrency=8, retries=0)) as client:
+        started_cpu, started = time.process_time(), time.monotonic()
+        requests = ((n, Request(f"{http_server.url}/{n}.json", limit=100)) for n in "abc")
+        answers = dict(client.map(requests, lambda response: len(response.body)))
+        cpu, wall = time.process_time() - started_cpu, time.monotonic() - started
+    assert answers == {"a": 2, "b": 2, "c": 2} and wall >= 1.0
+    assert cpu < wall / 4, f"{cpu:.2f} s of CPU in {wall:.2f} s"
+
+
+def test_a_decoder_s_bug_reaches_the_caller_and_the_engine_goes_on(http_server) -> None:  # type: ignore[no-untyped-def]
+    """An exception that is not the decoder's verdict (a bug) is raised by ``map``; the
+    engine, whose thread ran the decoder, still answers the next request (it ended, and
+    every request after it waited for good)."""
+    (http_server.state.root / "a.json").write_text("{}")
+    request = Request(f"{http_server.url}/a.json", limit=100)
+
+    def broken(response: object) -> int:
+        raise TypeError("a bug")
+
+    def in_a_thread(work: Callable[[], object]) -> object:  # (a daemon: a hung map fails the test, not the run)
+        outcome: queue.Queue[object] = queue.Queue()
+        threading.Thread(target=lambda: outcome.put(_outcome_of(work)), daemon=True).start()
+        return outcome.get(timeout=20)
+
+    client = HttpClient(HttpOptions(retries=0))
+    failed = in_a_thread(lambda: list(client.map([("a", request)], broken)))
+    assert isinstance(failed, TypeError) and str(failed) == "a bug"
+    assert in_a_thread(lambda: list(client.map([("a", request)], lambda r: r.status))) == [("a", 200)]
+    client.close()
+
+
+def _outcome_of(work: Callable[[], object]) -> object:
+    try:
+        return work()
+    except Exception as exc:
+        return exc
 
 
 def test_a_request_sends_its_own_headers_and_none_of_the_one_before(http_server) -> None:  # type: ignore[no-untyped-def]

@@ -222,23 +222,27 @@ class HttpClient:
                 with self._lock:
                     self._jobs.remove(job)
 
+    def _has_work(self) -> bool:
+        """Whether requests wait to start: submitted, or a job's yet to be drawn (a job
+        drawn whole waits only for its answers, as the transfers in flight do)."""
+        with self._lock:
+            return bool(self._submitted) or any(not job.exhausted for job in self._jobs)
+
     def _wait(self) -> None:
         """Until a transfer's socket is ready or libcurl's timer fires, at most a few
         milliseconds (new work is then picked up); with nothing in flight, until new work
         arrives or a retry is due."""
         due = max(0.0, self._delayed[0][0] - time.monotonic()) if self._delayed else 1.0
         if not self._active:
-            with self._lock:
-                waiting = self._submitted or any(not job.exhausted for job in self._jobs)
-            if not waiting:
+            if not self._has_work():
                 self._work.wait(min(due, 1.0))
                 self._work.clear()
             return
         timeout = self._multi.timeout() / 1000.0
         if timeout < 0 or timeout > _POLL:
             timeout = _POLL
-        if len(self._active) < self.concurrency and (self._submitted or self._jobs):
-            timeout = 0.0
+        if len(self._active) < self.concurrency and self._has_work():
+            timeout = 0.0  # (more to start: back at once)
         self._multi.select(min(timeout, due))
 
     def _new_handle(self) -> pycurl.Curl:

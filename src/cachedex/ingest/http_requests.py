@@ -225,6 +225,10 @@ class MapJob:
                 value: Any = self.decode(result)
             except CachedexError as exc:
                 value = exc
+            except Exception as exc:  # a bug in the decoder: to the caller, the engine goes on
+                self.cancelled = True
+                self.results.put(exc)
+                return
             self.batch.append((key, value))
         else:
             self.batch.append((key, result))
