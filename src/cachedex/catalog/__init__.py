@@ -22,8 +22,8 @@ each a function of an open connection:
     bulk      whole-catalog streams for publishers
     search    a Query answered from the indexes; explain_search
     facets    facet indexes of search scopes, cached per catalog state
-    writer    TagWriter: the only code that writes (batches: a bulk load's later
-              batches built by a forked process meanwhile)
+    writer    TagWriter: the only code that writes a tag (batches: a bulk load's later
+              batches built by a forked process meanwhile; forgetting: forget and gc)
 """
 
 from __future__ import annotations
@@ -50,6 +50,7 @@ from .connection import (
     open_writable,
     rollback_journal_if_alone,
 )
+from .forgetting import collect_garbage, forget_tag
 from .hints import zero_hints
 from .inputs import PageInputs, SpecInputs
 from .rows import (
@@ -70,7 +71,7 @@ from .rows import (
 )
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .sql_functions import register_functions
-from .writer import TagWriter, collect_garbage, forget_tag, is_bulk_load, record_sizes
+from .writer import TagWriter, is_bulk_load, record_sizes
 
 __all__ = [
     "PAGE_SIZE",
