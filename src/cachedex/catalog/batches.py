@@ -42,6 +42,8 @@ from .nodes import NodePacker
 __all__ = [
     "FORK_MIN_BATCHES",
     "FORK_MIN_SPECS",
+    "INSERT_NODE",
+    "INSERT_SPEC",
     "OWN_SHARE",
     "ForkedBatches",
     "RecordBatches",
@@ -87,10 +89,6 @@ class RecordBatches:
 
     def __len__(self) -> int:
         return len(self._batches)
-
-    def hashes(self, position: int) -> list[str]:
-        """The hashes of batch ``position``, in the order :meth:`build` gives them."""
-        return [record.hash for record in self._batches[position]]
 
     def build(self, position: int) -> Sequence[SpecRecord]:
         """The records of batch ``position``."""
@@ -244,6 +242,11 @@ class ForkedBatches:
         self._finish()
 
 
+#: A new spec's row (:func:`spec_row` and its size) and its node, as every writer inserts them.
+INSERT_SPEC = "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)"
+INSERT_NODE = "INSERT INTO nodes VALUES (?,?)"
+
+
 def spec_row(ids: Mapping[str, int], r: SpecRecord) -> tuple[int, str, str, str, str, str, str, str, str, int]:
     """A row of ``specs`` for a new record, but for its size (the last column)."""
     variants = _encode(r.variants).decode()
@@ -292,11 +295,11 @@ def insert_batch_bytes(db: sqlite3.Connection, data: bytes, sizes: Mapping[str, 
     the writer that packed them); returns its count of specs."""
     rows = _decode_batch(data)
     get_size = sizes.get
-    db.executemany("INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)", ((*row, get_size(row[1])) for row in rows.specs))
+    db.executemany(INSERT_SPEC, ((*row, get_size(row[1])) for row in rows.specs))
     frames = memoryview(rows.nodes)
     ends = itertools.accumulate(rows.node_lengths)
     db.executemany(
-        "INSERT INTO nodes VALUES (?,?)",
+        INSERT_NODE,
         (
             (row[0], frames[end - length : end])
             for row, length, end in zip(rows.specs, rows.node_lengths, ends, strict=True)

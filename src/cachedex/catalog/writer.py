@@ -17,7 +17,17 @@ from contextlib import contextmanager
 import msgspec
 
 from ..values import ROOT_STACK, Dependency, SpecRecord
-from .batches import OWN_SHARE, ForkedBatches, RecordBatches, batch_bytes, forking_pays, insert_batch_bytes, spec_row
+from .batches import (
+    INSERT_NODE,
+    INSERT_SPEC,
+    OWN_SHARE,
+    ForkedBatches,
+    RecordBatches,
+    batch_bytes,
+    forking_pays,
+    insert_batch_bytes,
+    spec_row,
+)
 from .edge_writer import EdgeWriter, insert_edge_rows
 from .nodes import NodePacker
 from .reads import spec_ids
@@ -122,14 +132,20 @@ class TagWriter:
         batches, the later batches are built by a forked process meanwhile
         (``catalog/batches.py``)."""
         packer, edges = NodePacker(self._db), EdgeWriter(self._db)
-        if not (isinstance(batches, RecordBatches) and batches.may_fork and forking_pays(count, len(batches))):
-            return sum(self._insert_records(list(batch), sizes, packer, edges, top) for batch in batches)
-        count = len(batches)  # (batches from here on)
-        # Trained before the fork (on the nodes the first batch would train it on): the
-        # forked process packs nodes with it.
-        packer.prepare(batches.nodes(0))
-        if not packer.packs_frames:
-            return sum(self._insert_built(batches, i, sizes, packer, edges, top) for i in range(count))
+        if isinstance(batches, RecordBatches) and batches.may_fork and forking_pays(count, len(batches)):
+            # Trained before the fork (on the nodes the first batch would train it on): the
+            # forked process packs nodes with it.
+            packer.prepare(batches.nodes(0))
+            if packer.packs_frames:
+                return self._insert_forked(batches, sizes, packer, edges, top)
+        return sum(self._insert_records(list(batch), sizes, packer, edges, top) for batch in batches)
+
+    def _insert_forked(
+        self, batches: RecordBatches, sizes: Mapping[str, int], packer: NodePacker, edges: EdgeWriter, top: int
+    ) -> int:
+        """The first share of ``batches`` built and written here while a forked process
+        builds the others, which are then written here in order."""
+        count = len(batches)
         split = max(1, round(count * OWN_SHARE))
         forked_edges = EdgeWriter(self._db, kinds_table="edge_kinds_forked")
         ids = self._ids
@@ -169,14 +185,9 @@ class TagWriter:
         db, ids = self._db, self._ids
         get_size = sizes.get
         # Rows are generated while SQLite consumes them: no second copy of every node.
-        db.executemany(
-            "INSERT INTO specs VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            ((*spec_row(ids, r), get_size(r.hash)) for r in records),
-        )
+        db.executemany(INSERT_SPEC, ((*spec_row(ids, r), get_size(r.hash)) for r in records))
         parents = [ids[r.hash] for r in records]
-        db.executemany(
-            "INSERT INTO nodes VALUES (?,?)", zip(parents, packer.pack([r.node for r in records]), strict=True)
-        )
+        db.executemany(INSERT_NODE, zip(parents, packer.pack([r.node for r in records]), strict=True))
         edges.insert(parents, records, ids, top, self._unknown_children)
         return len(records)
 

@@ -369,16 +369,14 @@ class _IndexBatches(RecordBatches):
     def __init__(self, new_hashes: dict[str, MirrorRead], prefetch: Prefetch | None) -> None:
         super().__init__()
         self._prefetch = prefetch
-        reads = {id(read): read for read in new_hashes.values()}.values()
-        self.may_fork = not any(over_network(read.ref.url) for read in reads)
-        size = BATCH_SIZE
         by_read: dict[int, tuple[MirrorRead, list[str]]] = {}
         for dag_hash, read in new_hashes.items():
             by_read.setdefault(id(read), (read, []))[1].append(dag_hash)
+        self.may_fork = not any(over_network(read.ref.url) for read, _ in by_read.values())
         self._slices = [
-            (read, hashes[start : start + size])
+            (read, hashes[start : start + BATCH_SIZE])
             for read, hashes in by_read.values()
-            for start in range(0, len(hashes), size)
+            for start in range(0, len(hashes), BATCH_SIZE)
         ]
         self._builders: dict[int, RecordBuilder] = {}
 
