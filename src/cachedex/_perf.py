@@ -9,6 +9,9 @@
 - :func:`release_free_heap`: memory that threads freed stays in their own malloc heaps
   (glibc keeps one per thread), where the thread that goes on allocating cannot reuse
   it; a sync gives it back to the kernel once the indexes its threads read are decoded.
+- :func:`fork_alone`: a forked process that does one job beside this one (build a first
+  sync's later batches, read its spec manifests) inherits what this one has decoded
+  instead of decoding it again; it holds only its own files, and never collects.
 - :class:`BoundedMemo`: a dict that memoises values which repeat across hundreds of
   thousands of records (variant strings, JSON pieces) and forgets everything when it
   reaches its limit, so that its memory is bounded whatever the input.
@@ -20,11 +23,17 @@ from __future__ import annotations
 
 import functools
 import gc
-from collections.abc import Callable, Iterator
+import os
+import sys
+import warnings
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-__all__ = ["BoundedMemo", "gc_frozen", "gc_paused", "release_free_heap"]
+__all__ = ["BoundedMemo", "can_fork", "fork_alone", "gc_frozen", "gc_paused", "release_free_heap"]
+
+#: Above any file descriptor a process has open (a forked one closes all but its own).
+_MAX_FD = 1 << 20
 
 K = TypeVar("K")
 V = TypeVar("V")
@@ -71,6 +80,35 @@ def release_free_heap() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+def can_fork() -> bool:
+    """Whether work may go to a forked process: on Linux (fork is unsafe on macOS, and
+    missing on Windows)."""
+    return sys.platform.startswith("linux")
+
+
+def fork_alone(keep: Collection[int]) -> int:
+    """``os.fork()``; OSError where no process can be made (a limit on processes, memory
+    that strict overcommit refuses). In the child (0 returned) the cyclic collector is
+    off (a collection would walk every inherited object, copying the pages they share)
+    and every file descriptor above 2 but ``keep`` is closed: an inherited end of
+    another process's pipe (the manifests' reading process's input) would keep that
+    pipe from ending. The child must end with ``os._exit`` and take no lock another
+    thread of this process may hold."""
+    with warnings.catch_warnings():
+        # Python 3.12 warns of forking a process with threads: the child runs none of
+        # their code and takes none of their locks, only its own work.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:
+        gc.disable()
+        low = 3
+        for fd in sorted(set(keep)):
+            os.closerange(low, fd)
+            low = fd + 1
+        os.closerange(low, _MAX_FD)
+    return pid
 
 
 class BoundedMemo(dict[K, V]):

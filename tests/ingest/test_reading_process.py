@@ -1,21 +1,25 @@
-"""Spec manifests of a folder or an HTTP mirror read by a second process
-(ingest/reading_process.py)."""
+"""Spec manifests of a folder or an HTTP mirror read by a second process, started or
+forked (ingest/reading_process.py)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from cachedex._perf import can_fork
 from cachedex.catalog import Catalog
 from cachedex.config import HttpOptions, Limits
-from cachedex.errors import CachedexError
-from cachedex.ingest import reading_process, sizes
+from cachedex.errors import CachedexError, IndexFormatError
+from cachedex.ingest import reading_process, sizes, sources
 from cachedex.ingest.http import HttpClient
 from cachedex.ingest.manifests import manifest_size, spec_manifest_path
-from cachedex.ingest.reading_process import sizes_in_process
+from cachedex.ingest.reading_process import ForkedSizes, PathOf, Unasked, sizes_in_process
 from cachedex.ingest.sources import HttpSource, LocalSource
 from cachedex.ingest.sync import sync
 from cachedex.progress import SILENT
@@ -37,6 +41,12 @@ def _items(tmp_path: Path, mirrors: Path) -> tuple[LocalSource, list[tuple[str, 
     (root / "big.json").write_bytes(b"{" + b" " * 70_000 + b"}")
     items += [("m" * 32, "v3/missing.json"), ("b" * 32, "bad.json"), ("g" * 32, "big.json")]
     return LocalSource(root, root.as_uri()), items
+
+
+def _name_version(index: dict[str, object]) -> Callable[[str], tuple[str, str] | None]:
+    """A spec's (name, version) by hash, from a test index as JSON."""
+    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    return lambda h: (nodes[h]["name"], nodes[h]["version"]) if h in nodes else None
 
 
 def _described(results: object) -> dict[str, object]:
@@ -82,19 +92,113 @@ def test_what_the_process_did_not_report_is_read_here(
     assert _described(sizes_in_process(source, items, limit=65_536)) == expected
 
 
+def _path_of(index: dict[str, object], refuse: str = "", die_at: str = "") -> PathOf:
+    """What a forked reader makes of each hash of a test index (see sizes._path_of),
+    refusing the spec ``refuse``; the forked process alone dies at ``die_at``."""
+    name_version = _name_version(index)
+    parent = os.getpid()
+
+    def path_of(dag_hash: str) -> tuple[str | None, str | None]:
+        if dag_hash == die_at and os.getpid() != parent:
+            os._exit(3)
+        found = name_version(dag_hash)
+        if found is None:
+            return None, None
+        if dag_hash == refuse:
+            return None, f"spec {dag_hash}: refused"
+        return spec_manifest_path(*found, dag_hash), None
+
+    return path_of
+
+
+@pytest.mark.skipif(not can_fork(), reason="a folder's manifests are read by a forked process on Linux only")
+@pytest.mark.parametrize("case", ["whole", "the forked process dies", "no process can be forked"])
+def test_a_forked_process_reads_what_this_one_would(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
+) -> None:
+    """Each hash once: its size or problem as read here, or why
+    it was not asked (its node names no name and version, its path is refused). Killed
+    midway, or never started, what it did not report is read here."""
+    index = fixture_index(mirrors)
+    expected = write_v3_mirror(tmp_path / "m", index)
+    source = LocalSource(tmp_path / "m", (tmp_path / "m").as_uri())
+    hashes = list(expected)
+    (tmp_path / "m" / spec_manifest_path(*_name_version(index)(hashes[0]), hashes[0])).write_text("{not json")
+    refused, unknown = hashes[1], "u" * 32
+    die_at = hashes[3] if case == "the forked process dies" else ""
+    if case == "no process can be forked":
+
+        def no_fork() -> int:
+            raise OSError(11, "Resource temporarily unavailable")
+
+        monkeypatch.setattr(os, "fork", no_fork)
+    forked = os.getpid()
+    results = list(ForkedSizes(source, [*hashes, unknown], _path_of(index, refused, die_at), limit=65_536))
+    assert os.getpid() == forked  # (the forked process never returns here)
+    assert sorted(key for key, _ in results) == sorted([*hashes, unknown])
+    found = dict(results)
+    assert found[unknown] == Unasked(None)
+    assert found[refused] == Unasked(f"spec {refused}: refused")
+    assert isinstance(found[hashes[0]], IndexFormatError)
+    assert {h: found[h] for h in hashes[2:]} == {h: expected[h] for h in hashes[2:]}
+
+
+@pytest.mark.skipif(not can_fork(), reason="a folder's manifests are read by a forked process on Linux only")
+def test_a_batch_does_not_wait_for_what_the_forked_reader_does_not_ask(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hash without a name and version, or with a path refused (said once), is not
+    waited for: here the forked process is held at the last hash, and the others come."""
+    index = fixture_index(mirrors)
+    expected = write_v3_mirror(tmp_path / "m", index)
+    *hashes, held = list(expected)
+    monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
+    # Each read, and each result sent, at once (not a window, a chunk at a time).
+    monkeypatch.setattr(sources, "_WINDOW", 1)
+    monkeypatch.setattr(reading_process, "_CHUNK", 1)
+    source = LocalSource(tmp_path / "m", (tmp_path / "m").as_uri())
+    names, parent, bad, unknown = _name_version(index), os.getpid(), hashes[1], "u" * 32
+
+    def name_version(dag_hash: str) -> tuple[str, str] | None:
+        if dag_hash == held and os.getpid() != parent:
+            time.sleep(60)
+        found = names(dag_hash)
+        return ("a/b", found[1]) if dag_hash == bad and found else found
+
+    began = time.monotonic()
+    prefetch = sizes.Prefetch(
+        source, [unknown, *hashes, held], name_version, limits=Limits(), line=SILENT.task("sizes")
+    )
+    try:
+        prefetch.wait_for([unknown, *hashes])
+        assert time.monotonic() - began < 30 and prefetch.finished is None
+        assert {h: prefetch.sizes.get(h) for h in hashes if h != bad} == {h: expected[h] for h in hashes if h != bad}
+        assert unknown not in prefetch.results and bad not in prefetch.results
+        assert prefetch.refused == [f"{source.url}: spec {bad}: 'a/b' cannot be part of a path"]
+    finally:
+        prefetch.cancel()  # (it ends the forked process: no wait for the held read)
+    assert time.monotonic() - began < 30
+
+
 @pytest.fixture
 def processes_read(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
-    """(kind of source, manifests) of each read by the process, from one manifest on
-    (the threshold lowered to a test mirror's few)."""
+    """(how, manifests) of each read by another process (a process started, or on Linux
+    from a folder a forked one), from one manifest on (the threshold lowered to a test
+    mirror's few)."""
     used: list[tuple[str, int]] = []
-    real = reading_process.sizes_in_process
+    real, real_fork = reading_process.sizes_in_process, reading_process.ForkedSizes
 
     def counted(source: LocalSource | HttpSource, items: list[tuple[str, str]], *, limit: int):  # type: ignore[no-untyped-def]
-        used.append((type(source).__name__, len(items)))
+        used.append((f"started, {type(source).__name__}", len(items)))
         return real(source, items, limit=limit)
+
+    def counted_fork(source: LocalSource, hashes: list[str], path_of: PathOf, *, limit: int):  # type: ignore[no-untyped-def]
+        used.append(("forked, LocalSource", len(hashes)))
+        return real_fork(source, hashes, path_of, limit=limit)
 
     monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
     monkeypatch.setattr(sizes, "sizes_in_process", counted)
+    monkeypatch.setattr(sizes, "ForkedSizes", counted_fork)
     return used
 
 
@@ -110,7 +214,7 @@ def test_a_sync_of_many_manifests_reads_them_in_the_process(
         (outcome,) = sync(config, catalog)
         assert outcome.ok and outcome.sizes_fetched == 6
         assert {h: spec_row(catalog, h)["size"] for h in expected} == expected  # type: ignore[index]
-    assert processes_read == [("LocalSource", 6)]
+    assert processes_read == [("forked, LocalSource" if can_fork() else "started, LocalSource", 6)]
     assert not [s for s in statements if "new_sizes" in s]  # all written with their specs
 
 
@@ -133,7 +237,7 @@ def test_a_sync_over_http_reads_many_manifests_in_the_process(
                 (outcome,) = sync(config, catalog)
                 assert outcome.ok and outcome.sizes_fetched == 6
             assert {h: spec_row(catalog, h)["size"] for h in expected} == expected  # type: ignore[index]
-    assert processes_read == [("HttpSource", 6)]
+    assert processes_read == [("started, HttpSource", 6)]
 
 
 def test_over_http_the_write_does_not_wait_for_the_sizes(
@@ -142,11 +246,10 @@ def test_over_http_the_write_does_not_wait_for_the_sizes(
     """Over a network the reads may take longer than the write: it takes what has come."""
     index = fixture_index(mirrors)
     expected = write_v3_mirror(tmp_path / "m", index)
-    names = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[index]
-    specs = [(h, names[h]["name"], names[h]["version"]) for h in expected]
     monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
     with Nginx(tmp_path) as nginx, HttpClient(HttpOptions()) as client:
-        prefetch = sizes.Prefetch(HttpSource(f"{nginx.url}/m", client), specs, limits=Limits(), line=SILENT.task("s"))
+        source = HttpSource(f"{nginx.url}/m", client)
+        prefetch = sizes.Prefetch(source, list(expected), _name_version(index), limits=Limits(), line=SILENT.task("s"))
         assert prefetch.elsewhere and not prefetch.waited
         assert prefetch.sizes_to_write() is not prefetch.sizes  # a copy: the reads go on
         assert {h: r for h, r in prefetch.wait().items()} == expected
@@ -159,11 +262,9 @@ def test_a_batch_waits_until_each_of_its_sizes_has_come(
     hashes: every hash is waited for, not only the first ones looked at."""
     index = fixture_index(mirrors)
     expected = write_v3_mirror(tmp_path / "m", index)
-    names = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[index]
-    specs = [(h, names[h]["name"], names[h]["version"]) for h in expected]
     monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
     source = LocalSource(tmp_path / "m", (tmp_path / "m").as_uri())
-    prefetch = sizes.Prefetch(source, specs, limits=Limits(), line=SILENT.task("sizes"))
+    prefetch = sizes.Prefetch(source, list(expected), _name_version(index), limits=Limits(), line=SILENT.task("sizes"))
     assert prefetch.elsewhere and prefetch.waited and prefetch.sizes_to_write() is prefetch.sizes
     prefetch.wait_for(h for h in expected)
     assert {h: prefetch.sizes.get(h) for h in expected} == expected

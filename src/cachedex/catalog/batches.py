@@ -21,20 +21,18 @@ it (an error here, Ctrl-C): the write is then rolled back as any other.
 from __future__ import annotations
 
 import contextlib
-import gc
 import itertools
 import os
 import signal
 import sqlite3
 import struct
-import sys
 import tempfile
-import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import TracebackType
 
 import msgspec
 
+from .._perf import can_fork, fork_alone
 from ..values import SpecRecord
 from .edge_writer import EdgeWriter, pack_text
 from .nodes import NodePacker
@@ -67,8 +65,6 @@ OWN_SHARE = 1 / 3
 # A note through the pipe: a batch's position, what became of it, where its data lies.
 _NOTE = struct.Struct("<qBqq")
 _BUILT, _DECLINED = 0, 1
-#: Above any file descriptor a process has open (the child closes all but its own).
-_MAX_FD = 1 << 20
 
 
 class RecordBatches:
@@ -108,12 +104,6 @@ class RecordBatches:
             yield records
 
 
-def can_fork() -> bool:
-    """Whether batches may be built in a forked process: on Linux (fork is unsafe on
-    macOS, and missing on Windows)."""
-    return sys.platform.startswith("linux")
-
-
 def forking_pays(specs: int, batches: int) -> bool:
     """Whether a write of ``specs`` new specs in ``batches`` batches has the later ones
     built by a forked process."""
@@ -138,11 +128,7 @@ class ForkedBatches:
             with tempfile.TemporaryFile(prefix="cachedex-batches-") as handle:
                 self._file = os.dup(handle.fileno())  # (the duplicate keeps the unnamed file)
             self._notes, write_end = os.pipe()
-            with warnings.catch_warnings():
-                # Python 3.12 warns of forking a process with threads: the child runs
-                # none of their code and takes none of their locks, only its own work.
-                warnings.simplefilter("ignore", DeprecationWarning)
-                self._pid = os.fork()
+            self._pid = fork_alone(keep=(write_end, self._file))
         except OSError:
             # No fork (a limit on processes, memory that strict overcommit refuses), no
             # pipe, no temporary file: every batch is built here, as if alone.
@@ -162,14 +148,6 @@ class ForkedBatches:
     def _run_child(self, notes: int) -> None:
         status = 1
         try:
-            # A collection would walk every inherited object, copying the pages they share.
-            gc.disable()
-            # Only its own files stay open: an inherited end of another process's pipe
-            # (the manifests' reading process's input) would keep that pipe from ending.
-            keep = sorted({notes, self._file})
-            os.closerange(3, keep[0])
-            os.closerange(keep[0] + 1, keep[1])
-            os.closerange(keep[1] + 1, _MAX_FD)
             offset = 0
             for position in self._positions:
                 try:

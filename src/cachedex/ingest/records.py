@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -28,7 +28,7 @@ from ..values import (
 )
 from .index import IndexRecord, RawIndex
 
-__all__ = ["RecordBuilder", "build_records", "format_variant", "names_and_versions"]
+__all__ = ["RecordBuilder", "build_records", "format_variant", "name_version_in"]
 
 #: ``parameters`` keys that are compiler flags, not variants: a set, for the hot loop.
 _FLAGS = frozenset(FLAG_NAMES)
@@ -357,18 +357,21 @@ def _name_version(record: IndexRecord | None) -> str | None:
     return f"{node.name}@{node.version}" if node.version is not None else node.name
 
 
-def names_and_versions(index: RawIndex, hashes: Iterable[str]) -> Iterator[tuple[str, str, str]]:
-    """(hash, name, version) of each of ``hashes`` in ``index``, read from its raw node
-    (only those two fields are decoded); records that do not decode are left out."""
+def name_version_in(index: RawIndex) -> Callable[[str], tuple[str, str] | None]:
+    """A spec's (name, version) by its hash in ``index``, read from its raw node (only
+    those two fields are decoded); None for a record without them or that does not
+    decode."""
     records = index.records
     decode = _name_version_decoder.decode
-    for dag_hash in hashes:
+
+    def name_version(dag_hash: str) -> tuple[str, str] | None:
         try:
             node = decode(records[dag_hash].spec)
         except (KeyError, msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-            continue
-        if node.name and node.version is not None:
-            yield dag_hash, node.name, str(node.version)
+            return None
+        return (node.name, str(node.version)) if node.name and node.version is not None else None
+
+    return name_version
 
 
 def _direct_compiler(node: _Node) -> str | None:

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import msgspec
 
+from .._perf import can_fork
 from ..catalog import Catalog, SizeKey
 from ..config import Limits
 from ..errors import CachedexError, IndexFormatError, SourceNotFound
@@ -23,7 +24,7 @@ from ..progress import ProgressLine
 from ..values import short_repr
 from .manifests import MAX_SIZE, manifest_size, spec_manifest_path, tarball_path_v2
 from .oci import OciSource
-from .reading_process import sizes_in_process
+from .reading_process import ForkedSizes, PathOf, Unasked, sizes_in_process
 from .snapshots import OCI_LAYOUT
 from .sources import Decoder, HttpSource, LocalSource, Source
 from .verify_io import sizes as head_sizes
@@ -109,19 +110,30 @@ def _refused(dag_hash: str, parts: Iterable[str], source: Source, refused: list[
     return True
 
 
+#: A spec's name and version by its hash, decoded from its node; None if it has none.
+NameVersion = Callable[[str], tuple[str, str] | None]
+
+
 class Prefetch:
-    """The sizes of a changed v3 mirror's listed specs, read before its new specs are
-    written, so that most go in with their spec rather than by a second pass over them.
-    Over the network they are read while the listing is decoded and written (the network
-    then overlaps the CPU work), many by another process (its HTTP engine would otherwise
-    share this process's GIL with the write), a few by this one's, in a thread. From a
-    folder the reads are CPU work: many are read by another process while this one reads
-    the stacks' indexes, and waited for before the write; a few are read at once, in this
-    thread. Whatever the listing's write did not take is recorded with
+    """The sizes of a changed v3 mirror's listed specs ``hashes``, read before its new
+    specs are written, so that most go in with their spec rather than by a second pass
+    over them. Over the network they are read while the listing is decoded and written
+    (the network then overlaps the CPU work), many by another process (its HTTP engine
+    would otherwise share this process's GIL with the write), a few by this one's, in a
+    thread. From a folder the reads are CPU work: many are read by another process (on
+    Linux a forked one, which also decodes the names and versions their paths need)
+    while this one writes, each batch waiting for its own; a few are read at once, in
+    this thread. Whatever the listing's write did not take is recorded with
     :func:`fetch_sizes` once the listing is committed."""
 
     def __init__(
-        self, source: Source, specs: Iterable[tuple[str, str, str]], *, limits: Limits, line: ProgressLine
+        self,
+        source: Source,
+        hashes: Sequence[str],
+        name_version: NameVersion,
+        *,
+        limits: Limits,
+        line: ProgressLine,
     ) -> None:
         self.results: dict[str, int | CachedexError] = {}
         #: The sizes read so far (the results that are not problems).
@@ -133,34 +145,60 @@ class Prefetch:
         self._thread: threading.Thread | None = None
         self._arrived = threading.Condition()  # notified as results come, and at the end
         self._asked: set[str] | None = None  # the hashes whose manifest is read, once known
-        specs = list(specs)
+        self._unasked: set[str] = set()  # those of them whose manifest a forked reader did not read
         #: Read by another process (many files of a folder or an HTTP mirror).
-        self.elsewhere = _read_elsewhere(source, len(specs))
+        self.elsewhere = _read_elsewhere(source, len(hashes))
         #: Waited for before writing: read from a folder by another process, each batch's
         #: sizes come in a fraction of the time the batch takes to write. Over the network
         #: the reads may take much longer than the write: the rest are recorded after it.
         self.waited = self.elsewhere and isinstance(source, LocalSource)
+        reads: Callable[[], Iterable[tuple[str, int | CachedexError | Unasked]]]
+        self._forked: ForkedSizes | None = None
+        if self.waited and can_fork():
+            assert isinstance(source, LocalSource)
+            self._asked = set(hashes)
+            forked = self._forked = ForkedSizes(
+                source, hashes, _path_of(source, name_version), limit=limits.manifest_bytes
+            )
+            reads = lambda: forked  # noqa: E731
+        else:
+            specs = [(h, *nv) for h in hashes if (nv := name_version(h)) is not None]
+            reads = lambda: self._reads(source, specs, limits)  # noqa: E731
         if not source.concurrent and not self.elsewhere:
-            self._run(source, specs, limits, line)
+            self._run(reads, hashes, line)
             return
         self._thread = threading.Thread(
-            target=self._run, args=(source, specs, limits, line), name="cachedex-sizes", daemon=True
+            target=self._run, args=(reads, hashes, line), name="cachedex-sizes", daemon=True
         )
         self._thread.start()
 
-    def _run(self, source: Source, specs: list[tuple[str, str, str]], limits: Limits, line: ProgressLine) -> None:
+    def _reads(
+        self, source: Source, specs: list[tuple[str, str, str]], limits: Limits
+    ) -> Iterable[tuple[str, int | CachedexError]]:
         paths = _manifest_paths(specs, source, self.refused)
+        if self.waited:
+            items = list(paths)
+            with self._arrived:
+                self._asked = {dag_hash for dag_hash, _path in items}
+            paths = items
+        return _read_sizes(source, paths, limit=limits.manifest_bytes, count=len(specs))
+
+    def _run(
+        self,
+        reads: Callable[[], Iterable[tuple[str, int | CachedexError | Unasked]]],
+        hashes: Sequence[str],
+        line: ProgressLine,
+    ) -> None:
         results = self.results
         done = 0
-        limit = limits.manifest_bytes
         try:
-            if self.waited:
-                items = list(paths)
-                with self._arrived:
-                    self._asked = {dag_hash for dag_hash, _path in items}
-                paths = items
-            reads = _read_sizes(source, paths, limit=limit, count=len(specs))
-            for dag_hash, result in reads:
+            for dag_hash, result in reads():
+                if isinstance(result, Unasked):
+                    with self._arrived:
+                        self._unasked.add(dag_hash)
+                    if result.why is not None:
+                        self.refused.append(result.why)
+                    continue
                 results[dag_hash] = result
                 if isinstance(result, int):
                     self.sizes[dag_hash] = result
@@ -174,8 +212,9 @@ class Prefetch:
                     return  # closing the generator tells the HTTP engine to let the rest go
         except (CachedexError, RuntimeError) as exc:  # the whole read failed: each size stays unknown
             problem = exc if isinstance(exc, CachedexError) else CachedexError(str(exc))
-            for dag_hash, _name, _version in specs:
-                results.setdefault(dag_hash, problem)
+            for dag_hash in hashes:
+                if dag_hash not in self._unasked:
+                    results.setdefault(dag_hash, problem)
         finally:
             with self._arrived:
                 self.finished = time.monotonic()
@@ -197,8 +236,8 @@ class Prefetch:
         with self._arrived:
             while self.finished is None:
                 if self._asked is not None:
-                    results, asked = self.results, self._asked
-                    pending = [h for h in pending if h in asked and h not in results]
+                    results, asked, unasked = self.results, self._asked, self._unasked
+                    pending = [h for h in pending if h in asked and h not in results and h not in unasked]
                     if not pending:
                         return
                 self._arrived.wait(0.5)
@@ -217,8 +256,26 @@ class Prefetch:
     def cancel(self) -> None:
         """Stop reading (the listing failed: nothing will record these sizes)."""
         self._stop.set()
+        if self._forked is not None:
+            self._forked.stop()
         if self._thread is not None:
             self._thread.join()
+
+
+def _path_of(source: LocalSource, name_version: NameVersion) -> PathOf:
+    """What a forked reader makes of a hash (see :data:`PathOf`)."""
+
+    def path_of(dag_hash: str) -> tuple[str | None, str | None]:
+        found = name_version(dag_hash)
+        if found is None:
+            return None, None
+        name, version = found
+        refused: list[str] = []
+        if _refused(dag_hash, (name, version.replace("/", "_")), source, refused):
+            return None, refused[0]
+        return spec_manifest_path(name, version, dag_hash), None
+
+    return path_of
 
 
 def _manifest_paths(

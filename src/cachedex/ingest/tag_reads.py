@@ -21,7 +21,7 @@ from ..values import MirrorRef
 from .http import HttpClient
 from .index import RawIndex
 from .layouts import read_index
-from .records import names_and_versions
+from .records import name_version_in
 from .sizes import Prefetch
 from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
 from .sources import Source, open_source, over_network
@@ -248,5 +248,5 @@ class TagReader:
             return None
         line = self.reporter.task(f"{root.ref.tag}/{root.ref.stack}: sizes", total=len(unsized))
         # In the index's order, which is the order new specs are written in.
-        specs = names_and_versions(root.index, [h for h in listed if h in unsized])
-        return Prefetch(root.source, specs, limits=self.config.limits, line=line)
+        hashes = [h for h in listed if h in unsized]
+        return Prefetch(root.source, hashes, name_version_in(root.index), limits=self.config.limits, line=line)
