@@ -133,7 +133,8 @@ def test_a_forked_process_reads_what_this_one_would(
 
         monkeypatch.setattr(os, "fork", no_fork)
     forked = os.getpid()
-    results = list(ForkedSizes(source, [*hashes, unknown], _path_of(index, refused, die_at), limit=65_536))
+    chunks = ForkedSizes(source, [*hashes, unknown], _path_of(index, refused, die_at), limit=65_536)
+    results = [result for sizes, others in chunks for result in [*sizes.items(), *others]]
     assert os.getpid() == forked  # (the forked process never returns here)
     assert sorted(key for key, _ in results) == sorted([*hashes, unknown])
     found = dict(results)

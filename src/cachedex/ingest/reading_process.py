@@ -41,7 +41,7 @@ from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError
 from .manifests import manifest_size
 from .sources import HttpSource, LocalSource
 
-__all__ = ["ForkedSizes", "PathOf", "Unasked", "sizes_in_process"]
+__all__ = ["ForkedSizes", "PathOf", "Results", "Unasked", "sizes_in_process"]
 
 #: Results sent at once: few enough to show progress, many enough to cost little.
 _CHUNK = 4096
@@ -66,11 +66,23 @@ class _Request(msgspec.Struct, array_like=True):
     auth: dict[str, object] | None = None
 
 
-#: One result: (key, size, None) or (key, None, (error class, url, problem)).
-_Result = tuple[str, int | None, tuple[str, str, str] | None]
-_decode_chunk = msgspec.msgpack.Decoder(list[_Result]).decode
+#: A result that is not a size: (key, (error class, url, problem)).
+_Problem = tuple[str, tuple[str, str, str]]
+
+
+class _Chunk(msgspec.Struct, array_like=True):
+    """Results sent at once: the sizes as one map (taken in whole by the receiving side,
+    not a result at a time), the problems apart."""
+
+    sizes: dict[str, int]
+    problems: list[_Problem]
+
+
+_decode_chunk = msgspec.msgpack.Decoder(_Chunk).decode
 #: The "error class" of a hash whose manifest a forked reader did not read.
 _UNASKED = "unasked"
+#: Results for the size of each of a chunk's hashes that has one, and what became of the others.
+Results = tuple[dict[str, int], list[tuple[str, "CachedexError | Unasked"]]]
 
 
 class Unasked(msgspec.Struct, frozen=True):
@@ -110,10 +122,13 @@ def sizes_in_process(
         try:
             process.stdin.write(msgspec.msgpack.encode(_request(source, items, limit)))
             process.stdin.close()
-            while chunk := _read_chunk(process.stdout):
-                for key, size, problem in _decode_chunk(chunk):
+            while data := _read_chunk(process.stdout):
+                chunk = _decode_chunk(data)
+                received.update(chunk.sizes)
+                yield from chunk.sizes.items()
+                for key, problem in chunk.problems:
                     received.add(key)
-                    result = _result(size, problem)
+                    result = _result(problem)
                     assert not isinstance(result, Unasked)  # (a process asked for paths reads each)
                     yield key, result
             finished = True
@@ -132,8 +147,8 @@ def sizes_in_process(
 class ForkedSizes:
     """The size of each of ``hashes``' manifests in folder ``source`` (where ``path_of``
     says), read by a forked copy of this process (``path_of`` runs there) as soon as this
-    is made; iterating gives each (hash, size, problem or :class:`Unasked`), and reads
-    here what that process does not report (none could be forked, or it died)."""
+    is made; iterating gives :data:`Results` a chunk at a time (each hash once), and
+    reads here what that process does not report (none could be forked, or it died)."""
 
     def __init__(self, source: LocalSource, hashes: Sequence[str], path_of: PathOf, *, limit: int) -> None:
         self._source, self._hashes, self._path_of, self._limit = source, hashes, path_of, limit
@@ -141,15 +156,16 @@ class ForkedSizes:
         self._stopped = False
         self._pid, self._stream = _fork_reader(source, hashes, path_of, limit) if can_fork() else (0, None)
 
-    def __iter__(self) -> Iterator[tuple[str, int | CachedexError | Unasked]]:
+    def __iter__(self) -> Iterator[Results]:
         received: set[str] = set()
         try:
             if self._stream is not None:
                 with contextlib.suppress(OSError, ValueError, msgspec.DecodeError):
-                    while chunk := _read_chunk(self._stream):
-                        for key, size, problem in _decode_chunk(chunk):
-                            received.add(key)
-                            yield key, _result(size, problem)
+                    while data := _read_chunk(self._stream):
+                        chunk = _decode_chunk(data)
+                        received.update(chunk.sizes)
+                        received.update(key for key, _ in chunk.problems)
+                        yield chunk.sizes, [(key, _result(problem)) for key, problem in chunk.problems]
         finally:
             if self._stream is not None:
                 self._stream.close()
@@ -158,8 +174,9 @@ class ForkedSizes:
             return
         unasked: list[tuple[str, str | None]] = []
         rest = list(_paths((h for h in self._hashes if h not in received), self._path_of, unasked))
-        yield from ((key, Unasked(why)) for key, why in unasked)
-        yield from self._source.read_many(rest, manifest_size, limit=self._limit)
+        yield {}, [(key, Unasked(why)) for key, why in unasked]
+        for key, result in self._source.read_many(rest, manifest_size, limit=self._limit):
+            yield ({key: result}, []) if isinstance(result, int) else ({}, [(key, result)])
 
     def stop(self) -> None:
         """End the forked process now (the iteration then ends, reading nothing here)."""
@@ -206,15 +223,9 @@ def _fork_reader(
         status = 1
         try:
             unasked: list[tuple[str, str | None]] = []
-
-            def side() -> list[_Result]:
-                notes: list[_Result] = [(key, None, (_UNASKED, "", why or "")) for key, why in unasked]
-                unasked.clear()
-                return notes
-
             with open(write_end, "wb") as out:
                 # (a path at a time: the first reads start at once)
-                _send_sizes(source, _paths(hashes, path_of, unasked), limit, out, side)
+                _send_sizes(source, _paths(hashes, path_of, unasked), limit, out, unasked)
             status = 0
         finally:
             os._exit(status)  # no cleanup of the parent's: its atexit handlers, its buffers
@@ -222,10 +233,7 @@ def _fork_reader(
     return pid, open(read_end, "rb")
 
 
-def _result(size: int | None, problem: tuple[str, str, str] | None) -> int | CachedexError | Unasked:
-    if problem is None:
-        assert size is not None
-        return size
+def _result(problem: tuple[str, str, str]) -> CachedexError | Unasked:
     if problem[0] == _UNASKED:
         return Unasked(problem[2] or None)
     return _ERRORS.get(problem[0], SourceError)(*problem[1:])
@@ -269,38 +277,39 @@ def _send_sizes(
     items: Iterable[tuple[str, str]],
     limit: int,
     stdout: IO[bytes],
-    side: Callable[[], list[_Result]] = list,
+    unasked: list[tuple[str, str | None]] | None = None,
 ) -> None:
-    """Each size (or problem) read of ``items``, a chunk at a time, and what ``side``
-    has to add (the hashes not asked for) with them, then an empty chunk."""
+    """Each size (or problem) read of ``items``, a chunk at a time, with the hashes not
+    asked for that ``unasked`` gathers meanwhile (and why), then an empty chunk."""
     encode = msgspec.msgpack.encode
-    chunk: list[_Result] = []
+    sizes: dict[str, int] = {}
+    problems: list[_Problem] = []
     sent = time.monotonic()
 
     def send(data: bytes) -> None:
         stdout.write(len(data).to_bytes(4, "big") + data)
         stdout.flush()  # (a small chunk would wait in the buffer: no progress shown meanwhile)
 
+    def take_unasked() -> None:
+        if unasked:
+            problems.extend((key, (_UNASKED, "", why or "")) for key, why in unasked)
+            unasked.clear()
+
     for key, result in source.read_many(items, manifest_size, limit=limit):
-        chunk += side()
+        take_unasked()
         if isinstance(result, CachedexError):
-            problem = (
-                type(result).__name__,
-                getattr(result, "url", source.url),
-                getattr(result, "problem", str(result)),
-            )
-            chunk.append((key, None, problem))
+            url = getattr(result, "url", source.url)
+            problems.append((key, (type(result).__name__, url, getattr(result, "problem", str(result)))))
         else:
-            chunk.append((key, result, None))
+            sizes[key] = result
         # Sent when full, or after a while over a slow network: the sync shows progress.
-        if len(chunk) >= _CHUNK or time.monotonic() - sent > _CHUNK_SECONDS:
-            send(encode(chunk))
-            chunk, sent = [], time.monotonic()
-    chunk += side()
-    if chunk:
-        send(encode(chunk))
+        if len(sizes) + len(problems) >= _CHUNK or time.monotonic() - sent > _CHUNK_SECONDS:
+            send(encode(_Chunk(sizes, problems)))
+            sizes, problems, sent = {}, [], time.monotonic()
+    take_unasked()
+    if sizes or problems:
+        send(encode(_Chunk(sizes, problems)))
     send(b"")
-    stdout.flush()
 
 
 if __name__ == "__main__":
