@@ -44,9 +44,9 @@ def test_cached_files_are_read_by_the_calling_thread_in_order(tmp_path: Path) ->
 class _SlowDisk(LocalSource):
     """Every read waits, as on a disk that seeks (the wait is not CPU time)."""
 
-    def read(self, path: str, *, limit: int) -> bytes | bytearray:
+    def _read(self, path: str, limit: int, root_fd: int | None) -> bytes | bytearray:
         time.sleep(0.0005)
-        return super().read(path, limit=limit)
+        return super()._read(path, limit, root_fd)
 
 
 def test_reads_that_wait_are_spread_over_threads_in_order(tmp_path: Path) -> None:

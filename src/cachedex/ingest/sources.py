@@ -11,6 +11,7 @@ and hands back each one decoded to the value the caller needs.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import resource
@@ -224,11 +225,18 @@ class LocalSource(Source):
         return Fetched(data=self.read(path, limit=limit))
 
     def read(self, path: str, *, limit: int) -> bytes | bytearray:
+        return self._read(path, limit, None)
+
+    def _read(self, path: str, limit: int, root_fd: int | None) -> bytes | bytearray:
+        """``path``'s bytes, opened under ``root_fd`` (the root, opened once for many
+        reads: the kernel then walks only the path's own parts) or by its full path."""
         # os-level calls: a sync reads one small manifest per spec, so this is hot.
-        full = os.path.join(self._root_text, path)
         try:
             # Non-blocking: a FIFO in a mirror would otherwise wait for a writer forever.
-            fd = os.open(full, os.O_RDONLY | os.O_NONBLOCK)
+            if root_fd is None:
+                fd = os.open(os.path.join(self._root_text, path), os.O_RDONLY | os.O_NONBLOCK)
+            else:
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK, dir_fd=root_fd)
             try:
                 # A manifest fits in one small read, without asking for its size first (a
                 # system call per spec saved). Only a file that fills it is asked: reading
@@ -264,10 +272,13 @@ class LocalSource(Source):
     def read_many(
         self, items: Iterable[tuple[K, str]], decode: Decoder[V], *, limit: int
     ) -> Iterator[tuple[K, V | CachedexError]]:
+        root_fd = self._open_root()
+        base = self.join("")  # (each file's URL is the decoder's to name in a problem)
+
         def one(item: tuple[K, str]) -> tuple[K, V | CachedexError]:
             key, path = item
             try:
-                return key, decode(self.join(path), self.read(path, limit=limit))
+                return key, decode(base + path, self._read(path, limit, root_fd))
             except CachedexError as exc:
                 return key, exc
 
@@ -280,7 +291,9 @@ class LocalSource(Source):
         # warms.
         pending = iter(items)
         threaded, windows = False, 0
-        with ThreadPoolExecutor(max_workers=_LOCAL_READERS) as pool:
+        with contextlib.ExitStack() as stack, ThreadPoolExecutor(max_workers=_LOCAL_READERS) as pool:
+            if root_fd is not None:
+                stack.callback(os.close, root_fd)
             while window := list(islice(pending, _WINDOW)):
                 if threaded and windows % _RECHECK:
                     runs = [window[i : i + _RUN] for i in range(0, len(window), _RUN)]
@@ -292,6 +305,16 @@ class LocalSource(Source):
                     threaded = waits.most(len(window))
                     yield from done
                 windows += 1
+
+    def _open_root(self) -> int | None:
+        """The root folder opened, to read many files under it; None where that cannot
+        be (each is then opened by its full path, which says what is wrong)."""
+        if os.open not in os.supports_dir_fd:
+            return None
+        try:
+            return os.open(self._root_text, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return None
 
     def list_dir(self, path: str) -> list[str] | None:
         try:
