@@ -57,6 +57,38 @@ def test_sync_real_mirrors_with_stacks(mirrors: Path, tmp_path: Path) -> None:
         assert integrity_check(catalog) == "ok"
 
 
+@pytest.mark.parametrize("stack_changes", [False, True], ids=["the root changed", "a stack changed too"])
+def test_a_tag_s_records_count_every_mirror_s_specs_once(mirrors: Path, tmp_path: Path, stack_changes: bool) -> None:
+    """Counted from the ids written when every mirror's listing was (the first sync),
+    by SQLite when a mirror was kept as it was (the old stack, after): each spec once,
+    whatever lists it."""
+    write_v2_mirror(tmp_path / "root", fixture_index(mirrors))
+    write_v2_mirror(tmp_path / "stack", fixture_index(mirrors, drop=(LIBDWARF_CORE2,)))
+    config = make_config(
+        tmp_path,
+        [
+            {
+                "name": "t",
+                "url": str(tmp_path / "root"),
+                "stacks": {"s": str(tmp_path / "stack"), "old": str(mirrors / "legacy_yaml")},
+            }
+        ],
+    )
+    with Catalog(config.catalog) as catalog:
+        (first,) = sync(config, catalog)
+        write_v2_mirror(tmp_path / "root", fixture_index(mirrors, drop=(LIBELF_CORE2, LIBDWARF_CORE2)))
+        if stack_changes:
+            write_v2_mirror(tmp_path / "stack", fixture_index(mirrors, drop=(LIBDWARF_CORE2, LIBELF_CORE2)))
+        (second,) = sync(config, catalog)
+        assert first.ok and second.ok, (first.error, second.error)
+        (counted,) = catalog._db.execute(
+            "SELECT count(DISTINCT spec_id) FROM members JOIN mirrors ON mirrors.id = mirror_id "
+            "JOIN tags ON tags.id = tag_id WHERE tags.name = 't'"
+        ).fetchone()
+        # The old stack's own spec, and LIBELF_CORE2 while the stack still lists it.
+        assert (first.records, second.records) == (8, counted) == (8, 6 if stack_changes else 7)
+
+
 def test_each_spec_is_stored_once_across_tags(mirrors: Path, tmp_path: Path) -> None:
     config = make_config(
         tmp_path,

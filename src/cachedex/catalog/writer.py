@@ -70,6 +70,8 @@ class TagWriter:
         self._root_first = False
         self._kept_stacks: set[str] = set()
         self._changed = False  # whether the tag's totals must be counted again
+        #: The spec ids each mirror replaced in this write lists (by mirror id).
+        self._replaced: dict[int, list[int]] = {}
         #: Edges of new specs to specs without an id yet: written once they have one.
         self._pending_edges: list[tuple[SpecRecord, Dependency]] = []
         #: Edges of new specs to specs neither the indexes nor the catalog holds (skipped):
@@ -282,7 +284,7 @@ class TagWriter:
             )
             old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))
             first_sync = False
-        member_ids = self._ids_of(members, stack)
+        member_ids = self._replaced[mirror_id] = self._ids_of(members, stack)
         if first_sync:
             # One statement for the whole listing: each row as id * 2 + listed, in id order,
             # in one JSON text that SQLite takes apart itself (0.4 s against 1.05 s for a
@@ -394,10 +396,17 @@ class TagWriter:
 
     def _update_totals(self) -> None:
         db, tag_id = self._db, self._tag_id
-        (records,) = db.execute(
-            "SELECT count(DISTINCT spec_id) FROM members WHERE mirror_id IN (SELECT id FROM mirrors WHERE tag_id = ?)",
-            (tag_id,),
-        ).fetchone()
+        mirrors = [row[0] for row in db.execute("SELECT id FROM mirrors WHERE tag_id = ?", (tag_id,))]
+        if all(mirror in self._replaced for mirror in mirrors):
+            # Every mirror's listing was written here (a first sync): counted from its ids
+            # in ~0.02 s rather than by SQLite's DISTINCT over its 550,000 rows (~0.1 s).
+            records = len(set().union(*(self._replaced[mirror] for mirror in mirrors)))
+        else:
+            (records,) = db.execute(
+                "SELECT count(DISTINCT spec_id) FROM members WHERE mirror_id IN "
+                "(SELECT id FROM mirrors WHERE tag_id = ?)",
+                (tag_id,),
+            ).fetchone()
         specs, packages, size, sized = db.execute(
             "SELECT count(*), count(DISTINCT s.name), coalesce(sum(s.size), 0), count(s.size) "
             "FROM members mb JOIN specs s ON s.id = mb.spec_id "

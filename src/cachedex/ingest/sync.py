@@ -329,11 +329,11 @@ class _TagSync:
             if layout not in (3, OCI_LAYOUT) and not self.head_sizes:
                 continue
             if read.changed:
-                listed = read.listed()
                 if read.unsized is not None:
                     unsized = read.unsized - presized  # what the catalog lacked, asked already
                 else:  # a spec new in this sync has no size but the one it was written with
-                    unsized = set(listed) - presized
+                    members = read.members or {}
+                    unsized = {h for h, listed in members.items() if listed and h not in presized}
                     if known := [h for h in unsized if h not in new]:  # (a first sync's stacks: none)
                         unsized -= self.catalog.sized_hashes(known)
             else:
