@@ -110,6 +110,8 @@ def test_sizes_are_kept_forever_per_hash_and_counted_in_the_totals(tmp_path: Pat
         (t,) = catalog.tag_stats(["t"])
         assert (t.size, t.sized, t.specs) == (1234, 1, 2)
         assert catalog.sized_hashes(["a" * 32, "b" * 32, "c" * 32]) == {"a" * 32}  # b unsized, c unknown
+        assert catalog.unsized_listed_by_stack("t") == {"root": {"b" * 32}}
+        assert catalog.unsized_listed_by_stack("u") == {"root": {"b" * 32}}  # a: known, and not listed
         ids = catalog.spec_ids(["a" * 32, "b" * 32])
         assert catalog.record_sizes({ids["a" * 32]: 999, ids["b" * 32]: 10}) == 1  # never overwrites a known size
         assert catalog.sized_hashes(["a" * 32, "b" * 32]) == {"a" * 32, "b" * 32}
@@ -117,7 +119,7 @@ def test_sizes_are_kept_forever_per_hash_and_counted_in_the_totals(tmp_path: Pat
         assert row is not None and row["size"] == 1234
         t, u = catalog.tag_stats(["t", "u"])
         assert (t.size, t.sized) == (1244, 2) and (u.size, u.sized) == (10, 1)  # u lists b only
-        assert catalog.unsized_listed("t", "root") == set()
+        assert catalog.unsized_listed_by_stack("t") == {}
 
 
 def test_spec_batches_may_point_to_specs_of_later_batches(tmp_path: Path) -> None:

@@ -337,9 +337,9 @@ class Catalog:
         """Hashes listed (``in_buildcache``) by one mirror of a tag (of ``among`` only)."""
         return reads.listed_hashes(self._db, tag, stack, among)
 
-    def unsized_listed(self, tag: str, stack: str) -> set[str]:
-        """Hashes one mirror of a tag lists whose size is unknown."""
-        return reads.unsized_listed(self._db, tag, stack)
+    def unsized_listed_by_stack(self, tag: str) -> dict[str, set[str]]:
+        """{stack: hashes it lists whose size is unknown} of every mirror of a tag."""
+        return reads.unsized_listed_by_stack(self._db, tag)
 
     def node(self, dag_hash: str) -> str | None:
         """The raw node JSON of a spec, as its index held it, or None."""

@@ -51,7 +51,7 @@ __all__ = [
     "tag_members",
     "tag_names",
     "tag_stats",
-    "unsized_listed",
+    "unsized_listed_by_stack",
 ]
 
 _MIRROR_COLUMNS = (
@@ -223,18 +223,20 @@ def listed_hashes(
     }
 
 
-def unsized_listed(db: sqlite3.Connection, tag: str, stack: str) -> set[str]:
-    """Hashes one mirror of a tag lists whose size is unknown: driven by the (few)
-    unsized specs, through their partial index."""
-    return {
-        row[0]
-        for row in db.execute(
-            "SELECT s.hash FROM specs s WHERE s.size IS NULL AND EXISTS (SELECT 1 FROM members mb "
-            "WHERE mb.spec_id = s.id AND mb.listed AND mb.mirror_id = (SELECT m.id FROM mirrors m "
-            "JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = ?))",
-            (tag, stack),
-        )
-    }
+def unsized_listed_by_stack(db: sqlite3.Connection, tag: str) -> dict[str, set[str]]:
+    """{stack: hashes it lists whose size is unknown} of every mirror of a tag, in one
+    query driven by the unsized specs (through their partial index, then each one's
+    memberships): after a first sync, nearly none, where a pass over 300,000 listed
+    hashes of 40 stacks took ~0.1 s."""
+    found: dict[str, set[str]] = {}
+    for stack, dag_hash in db.execute(
+        "SELECT m.stack, s.hash FROM specs s CROSS JOIN members mb ON mb.spec_id = s.id AND mb.listed "
+        "CROSS JOIN mirrors m ON m.id = mb.mirror_id "  # (CROSS JOIN: in this order)
+        "WHERE s.size IS NULL AND m.tag_id = (SELECT id FROM tags WHERE name = ?)",
+        (tag,),
+    ):
+        found.setdefault(stack, set()).add(dag_hash)
+    return found
 
 
 def node(db: sqlite3.Connection, dag_hash: str) -> str | None:

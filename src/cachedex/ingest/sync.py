@@ -190,9 +190,8 @@ class _TagSync:
             )  # fmt: skip
             phase("write members")
         phase("commit")
-        new = set(new_hashes)
-        written_sized = new & presized.keys()
-        sizes = self._fetch_sizes(reads, new, written_sized, prefetch)
+        written_sized = presized.keys() & new_hashes.keys()
+        sizes = self._fetch_sizes(reads, written_sized, prefetch)
         phase("sizes")
         if prefetch is not None:  # for bench/: the manifests' own time, most of it during the listing
             phases.append(("size reads ahead", prefetch.seconds))
@@ -317,27 +316,26 @@ class _TagSync:
         return writer.drop_other_stacks()
 
     def _fetch_sizes(
-        self, reads: list[MirrorRead], new: set[str], presized: set[str], prefetch: Prefetch | None
+        self, reads: list[MirrorRead], presized: set[str], prefetch: Prefetch | None
     ) -> list[tuple[str, SizeReport]]:
         """Sizes of the listed binaries the catalog does not know, each from the first
-        mirror listing it, committed as they come. ``new`` are the specs this sync
-        added, ``presized`` those of them written with their size."""
+        mirror listing it, committed as they come. ``presized``: the specs this sync
+        added with their size."""
         reports: list[tuple[str, SizeReport]] = []
         claimed: set[str] = set()
+        # (committed: the catalog says which listed specs lack a size, the new ones
+        # written without theirs among them)
+        stacks_unsized: dict[str, set[str]] | None = None
         for read in reads:
             layout = read.snapshot.layout
             if layout not in (3, OCI_LAYOUT) and not self.head_sizes:
                 continue
-            if read.changed:
-                if read.unsized is not None:
-                    unsized = read.unsized - presized  # what the catalog lacked, asked already
-                else:  # a spec new in this sync has no size but the one it was written with
-                    members = read.members or {}
-                    unsized = {h for h, listed in members.items() if listed and h not in presized}
-                    if known := [h for h in unsized if h not in new]:  # (a first sync's stacks: none)
-                        unsized -= self.catalog.sized_hashes(known)
-            else:
-                unsized = self.catalog.unsized_listed(read.ref.tag, read.ref.stack)  # a stopped sync's rest
+            if read.changed and read.unsized is not None:
+                unsized = read.unsized - presized  # what the catalog lacked, asked already
+            else:  # a stack, or a stopped sync's rest
+                if stacks_unsized is None:
+                    stacks_unsized = self.catalog.unsized_listed_by_stack(read.ref.tag)
+                unsized = stacks_unsized.get(read.ref.stack, set())
             unsized -= claimed
             claimed |= unsized
             if not unsized:
