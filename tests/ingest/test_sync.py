@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -279,6 +280,43 @@ def test_stacks_are_read_under_the_write_lock_only_beside_a_bulk_loads_index_bui
         (outcome,) = sync(config, catalog)
     assert outcome.ok, outcome.error
     assert locked == [case == "first sync in bulk"]
+
+
+def test_a_first_sync_finds_its_listings_ids_beside_the_index_build(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The thread that reads the stacks finds each listing's ids, the root's first; a
+    stack holding a spec the root lacks gets its id from the write, after. Every mirror
+    lists what its index does."""
+    monkeypatch.setattr(writer, "BULK_MIN", 1)
+    write_v2_mirror(tmp_path / "root", fixture_index(mirrors))
+    write_v2_mirror(tmp_path / "e4s", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    stacks = {"e4s": str(tmp_path / "e4s"), "old": str(mirrors / "legacy_yaml")}
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "root"), "stacks": stacks}])
+    asked: list[str] = []
+    ids_of = writer.TagWriter._ids_of
+    known = writer.TagWriter.known_ids
+    threads: set[str] = set()
+
+    def asking(self: writer.TagWriter, members: dict[str, bool], stack: str) -> list[int]:
+        asked.append(stack)
+        return ids_of(self, members, stack)
+
+    def noting(self: writer.TagWriter, members: dict[str, bool]) -> list[int] | None:
+        threads.add(threading.current_thread().name)
+        return known(self, members)
+
+    monkeypatch.setattr(writer.TagWriter, "_ids_of", asking)
+    monkeypatch.setattr(writer.TagWriter, "known_ids", noting)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok, outcome.error
+        assert asked == ["old"] and threading.main_thread().name not in threads
+        index = fixture_index(mirrors)["database"]["installs"]  # type: ignore[index]
+        assert catalog.listed_hashes("t", "root") == {h for h, r in index.items() if r["in_buildcache"]}
+        assert catalog.listed_hashes("t", "e4s") == {h for h, r in index.items() if r["in_buildcache"]} - {LIBELF_CORE2}
+        assert catalog.listed_hashes("t", "old") == {"t5mczux3tfqpxwmg7egp7axy2jvyulqk"}
+        assert integrity_check(catalog) == "ok"
 
 
 BAD_INDEXES = {

@@ -168,7 +168,8 @@ class _TagSync:
                     if stacks_later:
                         # Their decoding holds the GIL, which SQLite's build of the new rows'
                         # indexes, as the block ends, does not: each on a core of its own.
-                        stacks = self.reader.start_stacks(tag, reads[0])
+                        # Each listing's ids are found there too, and so are not after.
+                        stacks = self.reader.start_stacks(tag, reads[0], writer.known_ids)
                 phase("decode and write new specs")
                 if stacks is not None:
                     later = stacks.result()
@@ -312,6 +313,7 @@ class _TagSync:
                     members=read.members,
                     view=read.ref.view,
                     own_index=read.own_index,
+                    member_ids=read.member_ids,
                 )
         return writer.drop_other_stacks()
 

@@ -8,7 +8,7 @@ indexes without the GIL (:meth:`TagReader.start_stacks`); otherwise before the w
 from __future__ import annotations
 
 import threading
-from collections.abc import Container
+from collections.abc import Callable, Container, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import msgspec
@@ -58,6 +58,9 @@ class MirrorRead(msgspec.Struct):
     #: the catalog's row of the mirror when it was read: (url, view, layout, checksum), or
     #: None if it had none; the write checks it is still so (another sync may have written)
     seen: Seen = None
+    #: the ids of ``members``, in order, when every one had an id before the write asked:
+    #: found by the thread that reads the stacks, beside SQLite's build of the indexes
+    member_ids: list[int] | None = None
 
     @property
     def changed(self) -> bool:
@@ -65,6 +68,10 @@ class MirrorRead(msgspec.Struct):
 
     def listed(self) -> list[str]:
         return [h for h, listed in (self.members or {}).items() if listed]
+
+
+#: The catalog ids of a listing's hashes, in order, or None where one has none yet.
+IdsOf = Callable[[Mapping[str, bool]], list[int] | None]
 
 
 class StackReads:
@@ -187,9 +194,11 @@ class TagReader:
             root.known = self.catalog.known_specs(records.keys())
         return self.catalog.is_bulk_load(len(records) - len(root.known.ids))
 
-    def start_stacks(self, tag: TagConfig, root: MirrorRead | None) -> StackReads:
+    def start_stacks(self, tag: TagConfig, root: MirrorRead | None, ids_of: IdsOf | None = None) -> StackReads:
         """Begin reading the stacks' indexes, in threads; each keeps only the records the
         root's listing lacks (all of them when the root is unchanged or missing).
+        ``ids_of`` (the ids of a listing's hashes, or None where one has none yet) finds
+        each read's :attr:`MirrorRead.member_ids` there, the root's first.
         Called in the sync's thread (the catalog's connection is its)."""
         stack_refs = tag.mirrors[1:]
         # From folders, one thread: a decode holds the GIL, so more read no faster, and
@@ -205,7 +214,12 @@ class TagReader:
 
         def read(ref: MirrorRef, previous: tuple[PreviousState | None, Seen]) -> MirrorRead:
             begun.wait()
-            return self._read_mirror(ref, previous, root_hashes)
+            if ids_of is not None and root is not None and root.members is not None and root.member_ids is None:
+                root.member_ids = ids_of(root.members)  # (once: in the first read's thread)
+            found = self._read_mirror(ref, previous, root_hashes)
+            if ids_of is not None and found.members is not None:
+                found.member_ids = ids_of(found.members)
+            return found
 
         pool = ThreadPoolExecutor(max_workers=workers)
         try:
