@@ -434,6 +434,10 @@ class TagWriter:
         )
 
 
+#: The page cache while a bulk load's indexes are built (negative: KiB), see below.
+SORT_CACHE_KIB = -16384
+
+
 @contextmanager
 def _indexes_built_after(db: sqlite3.Connection, indexes: Mapping[str, str], bulk: bool) -> Iterator[None]:
     """Around the rows of a bulk load (if ``bulk``): ``indexes`` (name -> CREATE) are
@@ -444,8 +448,16 @@ def _indexes_built_after(db: sqlite3.Connection, indexes: Mapping[str, str], bul
             db.execute(f"DROP INDEX IF EXISTS {name}")
     yield
     if bulk:
-        for statement in indexes.values():
-            db.execute(statement)
+        (cache,) = db.execute("PRAGMA cache_size").fetchone()
+        # SQLite sorts an index's entries in runs of as many bytes as the page cache
+        # holds, then merges them: runs of 16 MiB stay in the processor's caches (a
+        # first sync's indexes 0.80 s against 0.95 s with its 128 MiB, bench/README.md).
+        db.execute(f"PRAGMA cache_size={SORT_CACHE_KIB}")
+        try:
+            for statement in indexes.values():
+                db.execute(statement)
+        finally:
+            db.execute(f"PRAGMA cache_size={int(cache)}")
 
 
 def record_sizes(db: sqlite3.Connection, sizes: Mapping[int, int]) -> int:
