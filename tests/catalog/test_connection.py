@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.catalog import writer as writer_module
 from cachedex.errors import CatalogError
 from tests.helpers import dump, replace_mirror, spec_row, write_tag
 
@@ -117,3 +118,24 @@ def test_a_reader_does_not_read_a_killed_first_write_s_pages(tmp_path: Path) -> 
         assert spec_row(catalog, f"{1:032d}") is None
     with Catalog(path, readonly=True) as reader:
         assert reader.tag_stats([]) == []
+
+
+def test_a_bulk_load_builds_its_indexes_with_a_small_cache_then_gives_the_cache_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(writer_module, "BULK_MIN", 1)
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        (cache,) = catalog._db.execute("PRAGMA cache_size").fetchone()
+        seen: list[str] = []
+        catalog._db.set_trace_callback(seen.append)
+        with catalog.writing_tag("t") as writer:
+            with writer.specs_in_bulk(2):
+                writer.add_specs([_record("a" * 32), _record("b" * 32)], {})
+            replace_mirror(writer, "root", {"a" * 32: True, "b" * 32: True})
+        catalog._db.set_trace_callback(None)
+        built = [s for s in seen if s.startswith(("PRAGMA cache_size=", "CREATE INDEX edges_child"))]
+        small = f"PRAGMA cache_size={writer_module.SORT_CACHE_KIB}"
+        edges = "CREATE INDEX edges_child ON edges (child, parent, deptypes, virtuals)"
+        assert built == [small, edges, f"PRAGMA cache_size={cache}"]
+        assert catalog._db.execute("PRAGMA cache_size").fetchone()[0] == cache
+        assert spec_row(catalog, "a" * 32) is not None and spec_row(catalog, "b" * 32) is not None
