@@ -262,5 +262,5 @@ class TagReader:
             return None
         line = self.reporter.task(f"{root.ref.tag}/{root.ref.stack}: sizes", total=len(unsized))
         # In the index's order, which is the order new specs are written in.
-        hashes = [h for h in listed if h in unsized]
+        hashes = listed if len(unsized) == len(listed) else [h for h in listed if h in unsized]
         return Prefetch(root.source, hashes, name_version_in(root.index), limits=self.config.limits, line=line)
