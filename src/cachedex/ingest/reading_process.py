@@ -16,7 +16,7 @@ writes length-prefixed chunks of results on standard output.
 
 From a folder, on Linux, it is a forked copy of this process instead
 (:class:`ForkedSizes`): it inherits the decoded index, so that it, not this process,
-decodes each spec's name and version and makes its manifest's path (~0.8 s for
+decodes each spec's name and version and makes its manifest's path (~0.5 s for
 250,000 specs, which this process spent before its first batch), and it starts at once,
 with no interpreter to load and no request to send.
 """
