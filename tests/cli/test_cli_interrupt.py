@@ -81,5 +81,13 @@ def test_ctrl_c_while_the_command_loads_says_interrupted(tmp_path: Path) -> None
         "from cachedex.__main__ import run\n"
         "run()\n"
     )
-    done = subprocess.run([sys.executable, "-c", script, "--help"], capture_output=True, text=True, timeout=60)
+    # As from a terminal: a shell's background job (a CI runner's, say) starts with SIGINT
+    # ignored, which Python then leaves ignored, and the signal would do nothing.
+    done = subprocess.run(
+        [sys.executable, "-c", script, "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert done.returncode == 130 and done.stderr == "interrupted\n", done.stderr
