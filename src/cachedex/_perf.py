@@ -21,16 +21,18 @@ Where each is used, and what was measured, is in ``docs/architecture.md``.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gc
 import os
+import signal
 import sys
 import warnings
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-__all__ = ["BoundedMemo", "can_fork", "fork_alone", "gc_frozen", "gc_paused", "release_free_heap"]
+__all__ = ["BoundedMemo", "can_fork", "end_fork", "fork_alone", "gc_frozen", "gc_paused", "release_free_heap"]
 
 #: Above any file descriptor a process has open (a forked one closes all but its own).
 _MAX_FD = 1 << 20
@@ -88,27 +90,44 @@ def can_fork() -> bool:
     return sys.platform.startswith("linux")
 
 
-def fork_alone(keep: Collection[int]) -> int:
-    """``os.fork()``; OSError where no process can be made (a limit on processes, memory
-    that strict overcommit refuses). In the child (0 returned) the cyclic collector is
-    off (a collection would walk every inherited object, copying the pages they share)
-    and every file descriptor above 2 but ``keep`` is closed: an inherited end of
-    another process's pipe (the manifests' reading process's input) would keep that
-    pipe from ending. The child must end with ``os._exit`` and take no lock another
-    thread of this process may hold."""
+def fork_alone(keep: Collection[int], work: Callable[[], object]) -> int:
+    """Fork a process that runs ``work`` and ends (status 0, or 1 if it raised), without
+    the parent's cleanup (its atexit handlers, its buffers); return its pid here.
+    OSError where no process can be made (a limit on processes, memory that strict
+    overcommit refuses). There the cyclic collector is off (a collection would walk
+    every inherited object, copying the pages they share) and every file descriptor
+    above 2 but ``keep`` is closed: an inherited end of another process's pipe (the
+    manifests' reading process's input) would keep that pipe from ending. ``work`` must
+    take no lock another thread of this process may hold."""
     with warnings.catch_warnings():
         # Python 3.12 warns of forking a process with threads: the child runs none of
         # their code and takes none of their locks, only its own work.
         warnings.simplefilter("ignore", DeprecationWarning)
         pid = os.fork()
-    if pid == 0:
+    if pid:
+        return pid
+    status = 1
+    try:
         gc.disable()
         low = 3
         for fd in sorted(set(keep)):
             os.closerange(low, fd)
             low = fd + 1
         os.closerange(low, _MAX_FD)
-    return pid
+        work()
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def end_fork(pid: int, *, reap: bool = True) -> None:
+    """Kill a process :func:`fork_alone` made (if it has not ended) and, if ``reap``,
+    wait for it (a caller in another thread than the one that reaps it may not)."""
+    with contextlib.suppress(ProcessLookupError):  # (ended already)
+        os.kill(pid, signal.SIGKILL)
+    if reap:
+        with contextlib.suppress(ChildProcessError):  # (started with SIGCHLD ignored: reaped already)
+            os.waitpid(pid, 0)
 
 
 class BoundedMemo(dict[K, V]):

@@ -20,10 +20,8 @@ it (an error here, Ctrl-C): the write is then rolled back as any other.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import os
-import signal
 import sqlite3
 import struct
 import tempfile
@@ -32,7 +30,7 @@ from types import TracebackType
 
 import msgspec
 
-from .._perf import can_fork, fork_alone
+from .._perf import can_fork, end_fork, fork_alone
 from ..values import SpecRecord
 from .edge_writer import EdgeWriter, pack_text
 from .nodes import NodePacker
@@ -128,7 +126,7 @@ class ForkedBatches:
             with tempfile.TemporaryFile(prefix="cachedex-batches-") as handle:
                 self._file = os.dup(handle.fileno())  # (the duplicate keeps the unnamed file)
             self._notes, write_end = os.pipe()
-            self._pid = fork_alone(keep=(write_end, self._file))
+            self._pid = fork_alone((write_end, self._file), lambda: self._run_child(write_end))
         except OSError:
             # No fork (a limit on processes, memory that strict overcommit refuses), no
             # pipe, no temporary file: every batch is built here, as if alone.
@@ -140,31 +138,25 @@ class ForkedBatches:
             self._close(write_end)
             self._finish()
             raise
-        if self._pid == 0:  # the child: never returns
-            self._run_child(write_end)
         self._close(write_end)
         return self
 
     def _run_child(self, notes: int) -> None:
-        status = 1
-        try:
-            offset = 0
-            for position in self._positions:
-                try:
-                    data = self._make(position)
-                except Exception:  # built here again, where it raises as it would have
-                    break
-                if data is None:
-                    os.write(notes, _NOTE.pack(position, _DECLINED, 0, 0))
-                    continue
-                view = memoryview(data)
-                while view:
-                    view = view[os.pwrite(self._file, view, offset + len(data) - len(view)) :]
-                os.write(notes, _NOTE.pack(position, _BUILT, offset, len(data)))
-                offset += len(data)
-            status = 0
-        finally:
-            os._exit(status)  # no cleanup of the parent's: its atexit handlers, its buffers
+        """The forked process's work: each batch built, written to the file, noted."""
+        offset = 0
+        for position in self._positions:
+            try:
+                data = self._make(position)
+            except Exception:  # built here again, where it raises as it would have
+                break
+            if data is None:
+                os.write(notes, _NOTE.pack(position, _DECLINED, 0, 0))
+                continue
+            view = memoryview(data)
+            while view:
+                view = view[os.pwrite(self._file, view, offset + len(data) - len(view)) :]
+            os.write(notes, _NOTE.pack(position, _BUILT, offset, len(data)))
+            offset += len(data)
 
     def results(self) -> Iterator[tuple[int, bytes | None]]:
         """Each position in order, with its bytes (None: build it here)."""
@@ -192,11 +184,7 @@ class ForkedBatches:
         """End the forked process (if it has not ended) and reap it."""
         pid, self._pid = self._pid, 0
         if pid:
-            with contextlib.suppress(ProcessLookupError):  # (ended already)
-                os.kill(pid, signal.SIGKILL)
-            # (ChildProcessError: started with SIGCHLD ignored, the kernel reaped it)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(pid, 0)
+            end_fork(pid)
 
     @staticmethod
     def _close(fd: int) -> None:

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 import subprocess
 import sys
 import threading
@@ -36,7 +35,7 @@ from typing import IO
 
 import msgspec
 
-from .._perf import can_fork, fork_alone
+from .._perf import can_fork, end_fork, fork_alone
 from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound, TooBig
 from .manifests import manifest_size
 from .sources import HttpSource, LocalSource
@@ -187,11 +186,8 @@ class ForkedSizes:
         with self._lock:
             if not self._pid:
                 return
-            with contextlib.suppress(ProcessLookupError):  # (ended already)
-                os.kill(self._pid, signal.SIGKILL)
+            end_fork(self._pid, reap=reap)
             if reap:
-                with contextlib.suppress(ChildProcessError):  # (SIGCHLD ignored: reaped already)
-                    os.waitpid(self._pid, 0)
                 self._pid = 0
 
 
@@ -213,22 +209,19 @@ def _fork_reader(
         read_end, write_end = os.pipe()
     except OSError:
         return 0, None
+
+    def work() -> None:  # (in the forked process)
+        unasked: list[tuple[str, str | None]] = []
+        with open(write_end, "wb") as out:
+            # (a path at a time: the first reads start at once)
+            _send_sizes(source, _paths(hashes, path_of, unasked), limit, out, unasked)
+
     try:
-        pid = fork_alone(keep=(write_end,))
+        pid = fork_alone((write_end,), work)
     except OSError:
         os.close(read_end)
         os.close(write_end)
         return 0, None
-    if pid == 0:  # the child: never returns
-        status = 1
-        try:
-            unasked: list[tuple[str, str | None]] = []
-            with open(write_end, "wb") as out:
-                # (a path at a time: the first reads start at once)
-                _send_sizes(source, _paths(hashes, path_of, unasked), limit, out, unasked)
-            status = 0
-        finally:
-            os._exit(status)  # no cleanup of the parent's: its atexit handlers, its buffers
     os.close(write_end)
     return pid, open(read_end, "rb")
 
