@@ -276,19 +276,15 @@ def _chunked(reads: Iterable[tuple[str, int | CachedexError]], size: int = 64) -
 
 def _path_of(source: LocalSource, name_version: NameVersion) -> PathOf:
     """What a forked reader makes of a hash (see :data:`PathOf`)."""
-    safe: set[str] = set()  # names and versions repeat (10,000 names for 250,000 specs): check each once
+    safe: set[str] = set()
 
     def path_of(dag_hash: str) -> tuple[str | None, str | None]:
         found = name_version(dag_hash)
         if found is None:
             return None, None
-        name, version = found
-        if name not in safe or version not in safe:
-            refused: list[str] = []
-            if _refused(dag_hash, (name, version.replace("/", "_")), source, refused):
-                return None, refused[0]
-            safe.update(found)
-        return spec_manifest_path(name, version, dag_hash), None
+        refused: list[str] = []
+        path = _manifest_path(dag_hash, *found, source, refused, safe)
+        return (path, None) if path is not None else (None, refused[0])
 
     return path_of
 
@@ -299,9 +295,23 @@ def _manifest_paths(
     if isinstance(source, OciSource):  # one image per spec, tagged by Spack's rule
         yield from source.size_requests(specs, refused)
         return
+    safe: set[str] = set()
     for dag_hash, name, version in specs:
-        if not _refused(dag_hash, (name, version.replace("/", "_")), source, refused):
-            yield dag_hash, spec_manifest_path(name, version, dag_hash)
+        if (path := _manifest_path(dag_hash, name, version, source, refused, safe)) is not None:
+            yield dag_hash, path
+
+
+def _manifest_path(
+    dag_hash: str, name: str, version: str, source: Source, refused: list[str], safe: set[str]
+) -> str | None:
+    """A spec's v3 manifest path, or None if its name or version cannot be part of one
+    (then noted in ``refused``). ``safe``: the names and versions found safe so far
+    (10,000 names for 250,000 specs: each is checked once)."""
+    if name not in safe or version not in safe:
+        if _refused(dag_hash, (name, version.replace("/", "_")), source, refused):
+            return None
+        safe.update((name, version))
+    return spec_manifest_path(name, version, dag_hash)
 
 
 def fetch_sizes(
