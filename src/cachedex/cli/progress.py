@@ -7,20 +7,11 @@ import sys
 import threading
 import time
 from types import TracebackType
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.progress import Task as RichTask
-from rich.text import Text
+if TYPE_CHECKING:  # (rich's bars load only when there is a terminal to draw them on)
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
 
 __all__ = ["LOG_EVERY", "Reporter", "Task"]
 
@@ -81,12 +72,42 @@ class Task:
             self._reporter._progress.remove_task(self._id)
 
 
-class _RateColumn(ProgressColumn):
-    """Units done per second (requests, specs), once there is a rate to show."""
+def _bars(console: Console | None) -> Progress:
+    """Rich's bars on ``console`` (default: stderr). Imported here: a command whose
+    stderr is a log, a sync run by cron, never loads them (~9 ms of a slow start)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.progress import Task as RichTask
+    from rich.text import Text
 
-    def render(self, task: RichTask) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text(f"{speed:,.0f}/s" if speed and task.total is not None else "")
+    class RateColumn(ProgressColumn):
+        """Units done per second (requests, specs), once there is a rate to show."""
+
+        def render(self, task: RichTask) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.0f}/s" if speed and task.total is not None else "")
+
+    return Progress(
+        # Descriptions name tags and stacks, which may come from a remote file: text,
+        # never rich markup (a stack named "[/red]" would stop the sync).
+        TextColumn("{task.description}", markup=False),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=console or Console(stderr=True),
+        transient=True,
+    )
 
 
 #: Seconds between the plain lines of work that lasts, when stderr is no terminal.
@@ -106,19 +127,7 @@ class Reporter:
         self._lock = threading.Lock()
         self._progress: Progress | None = None
         if enabled:
-            self._progress = Progress(
-                # Descriptions name tags and stacks, which may come from a remote file: text,
-                # never rich markup (a stack named "[/red]" would stop the sync).
-                TextColumn("{task.description}", markup=False),
-                BarColumn(),
-                MofNCompleteColumn(),
-                _RateColumn(),
-                TimeElapsedColumn(),
-                TextColumn("eta"),
-                TimeRemainingColumn(),
-                console=console or Console(stderr=True),
-                transient=True,
-            )
+            self._progress = _bars(console)
 
     def __enter__(self) -> Reporter:
         if self._progress is not None:

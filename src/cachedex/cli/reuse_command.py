@@ -7,13 +7,16 @@ Registered on the ``cachedex`` group as ``main.add_command(reuse_command)``.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
-from ..ingest.lockfile import read_lockfile
-from ..reuse import Difference, Missing, ReuseReport, TagReuse, reuse_report
 from ..values import ROOT_STACK, counted, total_size_text
 from .present import OUT, print_json, print_table, shown
 from .state import State, friendly
+
+if TYPE_CHECKING:  # (loaded by the command itself: not on every command's start)
+    from ..reuse import Difference, Missing, ReuseReport, TagReuse
 
 __all__ = ["reuse_command"]
 
@@ -59,6 +62,9 @@ def reuse_command(
       spack spec --json hdf5+mpi | cachedex reuse -
       spack -e . concretize -f && cachedex reuse spack.lock --json
     """
+    from ..ingest.lockfile import read_lockfile
+    from ..reuse import reuse_report
+
     lock = read_lockfile(lockfile)
     with state.catalog() as catalog:
         report = reuse_report(

@@ -15,6 +15,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote, urljoin, urlsplit
 
 import msgspec
@@ -23,8 +24,10 @@ from ..config import Config, TagConfig, check_unique
 from ..errors import CachedexError, ConfigError
 from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
 from .credentials import auth_for, authorization
-from .http import HttpClient, Request
 from .sources import over_network, read_at_most
+
+if TYPE_CHECKING:
+    from .http import HttpClient
 
 __all__ = ["chosen_tags", "mirror_url_from_index_url", "mirrors_from_discovery", "with_discovered_tags"]
 
@@ -57,6 +60,10 @@ def chosen_tags(
 
 def _client(config: Config) -> HttpClient:
     """The HTTP client of ``config``'s ``http`` settings; a ConfigError names the file."""
+    # Imported here: a sync of folders alone never loads pycurl, ssl and urllib.request
+    # (~40 ms of every command's start on a slow machine).
+    from .http import HttpClient
+
     try:
         return HttpClient(config.http)
     except ConfigError as exc:  # (http.ca_bundle, checked when HTTP is used)
@@ -91,6 +98,8 @@ def with_discovered_tags(config: Config, client: HttpClient | None) -> Config:
         if remote:
             if client is None:
                 raise RuntimeError("reading tags_from over HTTP needs the sync's HTTP client")
+            from .http import Request  # (loaded with the client: see _client)
+
             auth = auth_for(source, config.registries)  # (a private server's file: its credentials)
             headers = [authorization(source, auth)] if auth is not None else []
             data: bytes | bytearray = client.request(Request(source, headers=headers, limit=limit)).body

@@ -49,15 +49,14 @@ from ..config import HttpOptions
 from ..errors import CachedexError, ConfigError, SourceError, SourceNotFound, TooBig
 from ..values import short_repr
 from .credentials import endpoint
+from .curl_errors import RETRYABLE, describe_failure
 from .http_requests import (
     MAX_RETRY_AFTER,
-    RETRYABLE,
     MapJob,
     ProgressCallback,
     Request,
     Response,
     ascii_url,
-    describe_failure,
     header_bytes,
     parse_headers,
     retry_after_seconds,

@@ -1,11 +1,11 @@
 """What ``http.py``'s engine moves around: a request and what it is allowed, its
-response, a :meth:`~.http.HttpClient.map` in progress, and how a failed transfer is
-told and whether it is worth another attempt."""
+response, a :meth:`~.http.HttpClient.map` in progress. No pycurl here (libcurl's errors
+are :mod:`.curl_errors`): sources, OCI and verify build requests and read responses
+without loading the engine, which a sync of folders alone never does."""
 
 from __future__ import annotations
 
 import datetime
-import email.utils
 import itertools
 import queue
 import time
@@ -14,19 +14,15 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import pycurl
-
 from ..errors import CachedexError
 
 __all__ = [
     "MAX_RETRY_AFTER",
-    "RETRYABLE",
     "MapJob",
     "ProgressCallback",
     "Request",
     "Response",
     "ascii_url",
-    "describe_failure",
     "header_bytes",
     "parse_headers",
     "retry_after_seconds",
@@ -36,19 +32,6 @@ __all__ = [
 #: Called with (bytes received so far, total bytes or None) while a body downloads.
 ProgressCallback = Callable[[int, "int | None"], None]
 
-#: libcurl errors worth another attempt: the network, not the request, failed.
-RETRYABLE = {
-    pycurl.E_COULDNT_CONNECT,
-    pycurl.E_COULDNT_RESOLVE_HOST,
-    pycurl.E_OPERATION_TIMEDOUT,
-    pycurl.E_RECV_ERROR,
-    pycurl.E_SEND_ERROR,
-    pycurl.E_PARTIAL_FILE,
-    pycurl.E_GOT_NOTHING,
-    pycurl.E_HTTP2,
-    92,  # CURLE_HTTP2_STREAM
-    pycurl.E_SSL_CONNECT_ERROR,
-}
 #: The longest pause a server's Retry-After may ask for before we give up on it.
 MAX_RETRY_AFTER = 60.0
 
@@ -263,23 +246,6 @@ class MapJob:
         return False
 
 
-def describe_failure(code: int, message: str) -> str:
-    if code in (pycurl.E_COULDNT_CONNECT, pycurl.E_COULDNT_RESOLVE_HOST, pycurl.E_COULDNT_RESOLVE_PROXY):
-        return f"cannot connect ({message})"
-    if code in (pycurl.E_RECV_ERROR, pycurl.E_PARTIAL_FILE, pycurl.E_GOT_NOTHING, pycurl.E_SEND_ERROR):
-        return f"connection closed before the whole answer arrived ({message})"
-    if code == pycurl.E_BAD_CONTENT_ENCODING:
-        return f"the server's compressed answer is corrupt ({message})"
-    if code == pycurl.E_SSL_CONNECT_ERROR and "wrong version number" in message:
-        return (
-            f"TLS failed ({message}): the server speaks plain HTTP here; write http:// (oci+http:// for a "
-            "registry) if that is meant"
-        )
-    if code in (pycurl.E_SSL_CACERT, pycurl.E_SSL_CONNECT_ERROR):
-        return f"TLS failed ({message}); set http.ca_bundle or SSL_CERT_FILE for a private CA"
-    return f"HTTP transfer failed ({message or f'libcurl error {code}'})"
-
-
 def retry_after_seconds(value: str | None) -> float | None:
     """Seconds a ``Retry-After`` header asks to wait (a number or an HTTP date), or None."""
     if not value:
@@ -287,6 +253,8 @@ def retry_after_seconds(value: str | None) -> float | None:
     text = value.strip()
     if text.isdigit():
         return float(text)
+    import email.utils  # (rare: loaded when a server sends a date; not on every command's start)
+
     try:
         when = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError, IndexError):

@@ -19,7 +19,7 @@ import msgspec
 from ..config import Limits, load_yaml
 from ..errors import ChecksumError, IndexFormatError, SourceError, SourceNotFound
 from ..values import DAG_HASH, is_dag_hash, short_repr
-from .http import ProgressCallback
+from .http_requests import ProgressCallback
 from .index import SUPPORTED_DB_VERSIONS, decode_index
 from .manifests import (
     BlobRecord,

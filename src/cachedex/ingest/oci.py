@@ -16,20 +16,23 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Iterator
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import msgspec
 
 from ..config import Limits
 from ..config.tags import RegistryAuth
-from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound
+from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound, TooBig
 from ..values import short_repr
-from .http import HttpClient, ProgressCallback, Response, TooBig
+from .http_requests import ProgressCallback, Response
 from .manifests import MAX_SIZE, gunzip_bounded
 from .oci_auth import RegistrySession
 from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
 from .sources import Decoder, Fetched, Source, conditional_get, head_size
+
+if TYPE_CHECKING:
+    from .http import HttpClient
 
 __all__ = ["INDEX_TAG", "MANIFEST_MEDIA_TYPES", "OciSource", "spack_tag"]
 

@@ -24,7 +24,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator
-from typing import NamedTuple, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 from urllib.parse import urlencode, urlsplit
 
 import msgspec
@@ -33,7 +33,10 @@ from ..config.tags import RegistryAuth
 from ..errors import CachedexError, SourceError
 from ..values import short_repr
 from .credentials import TOKEN, basic, from_env
-from .http import HttpClient, ProgressCallback, Request, Response
+from .http_requests import ProgressCallback, Request, Response
+
+if TYPE_CHECKING:
+    from .http import HttpClient
 
 __all__ = ["Challenge", "RegistrySession", "parse_challenge"]
 

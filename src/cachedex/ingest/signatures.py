@@ -25,7 +25,6 @@ import tempfile
 import threading
 from typing import Any
 
-import gnupg  # type: ignore[import-untyped]
 import msgspec
 
 __all__ = ["GPG_MISSING", "Keyring", "SignatureCheck", "gpg_available", "is_clearsigned"]
@@ -62,6 +61,10 @@ class Keyring:
     several verifications may run at once (each is a gpg process)."""
 
     def __init__(self) -> None:
+        # Imported here: python-gnupg (with email, socket and logging) costs ~17 ms of a
+        # slow machine's start, and only verify with keys and a signed lockfile use it.
+        import gnupg  # type: ignore[import-untyped]
+
         self._home = tempfile.mkdtemp(prefix="cachedex-gpg-")
         try:
             self._gpg = gnupg.GPG(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -31,13 +32,15 @@ from ..errors import CachedexError, resource_problem
 from ..progress import SILENT, Progress, ProgressLine
 from ..values import ROOT_STACK, SpecRecord, counted
 from .discovery import chosen_tags
-from .http import HttpClient
 from .outcomes import MirrorOutcome, TagOutcome
 from .records import RecordBuilder
 from .sizes import Prefetch, SizeReport, fetch_sizes
 from .snapshots import OCI_LAYOUT
 from .sources import open_source, over_network
 from .tag_reads import MirrorRead, TagReader, mirror_row
+
+if TYPE_CHECKING:  # (the HTTP engine, pycurl and ssl load only when a mirror is remote)
+    from .http import HttpClient
 from .views import with_found_views
 
 __all__ = ["MirrorOutcome", "TagOutcome", "sync"]

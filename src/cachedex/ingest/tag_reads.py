@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Container, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -18,7 +19,6 @@ from ..config import Config, TagConfig
 from ..errors import CachedexError, SourceNotFound
 from ..progress import Progress
 from ..values import MirrorRef
-from .http import HttpClient
 from .index import RawIndex
 from .layouts import read_index
 from .records import name_version_in
@@ -26,6 +26,9 @@ from .sizes import Prefetch
 from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
 from .sources import Source, open_source, over_network
 from .views import union_of_stacks
+
+if TYPE_CHECKING:  # (loaded only when a mirror is remote: see discovery._client)
+    from .http import HttpClient
 
 __all__ = ["MirrorRead", "StackReads", "TagReader", "mirror_row"]
 

@@ -18,7 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..errors import CachedexError, SourceError, SourceNotFound
-from .http import Request, Response
+from .http_requests import Request, Response
 from .sources import HttpSource, LocalSource, Source
 
 __all__ = ["CHUNK", "DeepResult", "checksums", "sizes"]
