@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -133,9 +134,15 @@ def test_a_forked_process_reads_what_this_one_would(
 
         monkeypatch.setattr(os, "fork", no_fork)
     forked = os.getpid()
-    chunks = ForkedSizes(source, [*hashes, unknown], _path_of(index, refused, die_at), limit=65_536)
+    path_of = _path_of(index, refused, die_at)
+    made_paths = weakref.ref(path_of)
+    chunks = ForkedSizes(source, [*hashes, unknown], path_of, limit=65_536)
+    del path_of
     results = [result for sizes, others in chunks for result in [*sizes.items(), *others]]
     assert os.getpid() == forked  # (the forked process never returns here)
+    # Read, it lets the paths' maker go (a sync's root index, its bytes) while a sync
+    # still holds it, until the write ends.
+    assert made_paths() is None and chunks is not None
     assert sorted(key for key, _ in results) == sorted([*hashes, unknown])
     found = dict(results)
     assert found[unknown] == Unasked(None)
