@@ -226,6 +226,33 @@ def test_a_sync_of_many_manifests_reads_them_in_the_process(
     assert not [s for s in statements if "new_sizes" in s]  # all written with their specs
 
 
+@pytest.mark.skipif(not can_fork(), reason="a folder's manifests are read by a forked process on Linux only")
+@pytest.mark.parametrize("least", [6, 7])
+def test_a_forked_reader_takes_fewer_manifests_than_a_started_one(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, least: int
+) -> None:
+    """Forking costs milliseconds, starting an interpreter ~0.3 s: from a folder, a forked
+    reader takes from FORKED_READER_MIN manifests on (lowered here to this mirror's 6),
+    below IN_PROCESS_MIN; under it, they are read here."""
+    forked: list[int] = []
+    real_fork = reading_process.ForkedSizes
+
+    def counted_fork(source: LocalSource, hashes: list[str], path_of: PathOf, *, limit: int):  # type: ignore[no-untyped-def]
+        forked.append(len(hashes))
+        return real_fork(source, hashes, path_of, limit=limit)
+
+    monkeypatch.setattr(sizes, "ForkedSizes", counted_fork)
+    monkeypatch.setattr(sizes, "FORKED_READER_MIN", least)
+    assert sizes.IN_PROCESS_MIN > 6
+    expected = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok and outcome.sizes_fetched == 6
+        assert {h: spec_row(catalog, h)["size"] for h in expected} == expected  # type: ignore[index]
+    assert forked == ([6] if least <= 6 else [])
+
+
 @pytest.mark.parametrize("stopped", [False, True], ids=["first sync", "a stopped sync's rest"])
 def test_a_sync_over_http_reads_many_manifests_in_the_process(
     mirrors: Path, tmp_path: Path, processes_read: list[tuple[str, int]], stopped: bool
