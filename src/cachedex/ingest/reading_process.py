@@ -171,15 +171,12 @@ class ForkedSizes:
             self._end(reap=True)
         if self._stopped:
             return
-        missing = [h for h in self._hashes if h not in received]
-        path_of = self._path_of
-        # Nothing is left to read here once that process has reported every hash: the
-        # paths' maker (the root's decoded index, and the index's bytes its raw nodes
-        # view) is let go before the sync's write ends (a 30,000-record tag's peak).
-        self._hashes, self._path_of = (), _released
         unasked: list[tuple[str, str | None]] = []
-        rest = list(_paths(missing, path_of, unasked))
-        del path_of
+        rest = list(_paths((h for h in self._hashes if h not in received), self._path_of, unasked))
+        # Nothing is left to make here: the paths' maker (the root's decoded index, and
+        # the index's bytes its raw nodes view) is let go before the sync's write ends
+        # (a 30,000-record tag's peak).
+        self._hashes, self._path_of = (), _released
         yield {}, [(key, Unasked(why)) for key, why in unasked]
         for key, result in self._source.read_many(rest, manifest_size, limit=self._limit):
             yield ({key: result}, []) if isinstance(result, int) else ({}, [(key, result)])
