@@ -24,6 +24,7 @@ from ..config import Config, TagConfig, check_unique
 from ..errors import CachedexError, ConfigError
 from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
 from .credentials import auth_for, authorization
+from .http_requests import Request
 from .sources import over_network, read_at_most
 
 if TYPE_CHECKING:
@@ -98,8 +99,6 @@ def with_discovered_tags(config: Config, client: HttpClient | None) -> Config:
         if remote:
             if client is None:
                 raise RuntimeError("reading tags_from over HTTP needs the sync's HTTP client")
-            from .http import Request  # (loaded with the client: see _client)
-
             auth = auth_for(source, config.registries)  # (a private server's file: its credentials)
             headers = [authorization(source, auth)] if auth is not None else []
             data: bytes | bytearray = client.request(Request(source, headers=headers, limit=limit)).body

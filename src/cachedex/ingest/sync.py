@@ -38,10 +38,10 @@ from .sizes import Prefetch, SizeReport, fetch_sizes
 from .snapshots import OCI_LAYOUT
 from .sources import open_source, over_network
 from .tag_reads import MirrorRead, TagReader, mirror_row
+from .views import with_found_views
 
 if TYPE_CHECKING:  # (the HTTP engine, pycurl and ssl load only when a mirror is remote)
     from .http import HttpClient
-from .views import with_found_views
 
 __all__ = ["MirrorOutcome", "TagOutcome", "batch_size", "sync"]
 
