@@ -1,8 +1,10 @@
 """``python -m cachedex`` and the ``cachedex`` command: the command line."""
 
+import atexit
 import io
 import os
 import sys
+import threading
 
 __all__ = ["run"]
 
@@ -20,6 +22,29 @@ def _usable_streams() -> None:
             stream.reconfigure(errors="backslashreplace")
 
 
+def _exit_at_once(code: object) -> None:
+    """End the process with ``code`` without the interpreter's teardown, when nothing is
+    left that needs it: no thread but this one (Python would wait for the others), an
+    exit status that is a number, and standard streams that take what is left in them.
+    What ``atexit`` holds still runs. The teardown frees each module and object one by
+    one, memory the system takes back at once anyway: ~50 ms of a command that takes
+    0.3-0.4 s (a no-op re-sync), more after a sync that made millions of objects."""
+    if threading.active_count() != 1 or not (code is None or isinstance(code, int)):
+        return
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        return  # (a closed or broken stream: Python's own exit says so, as it would)
+    atexit._run_exitfuncs()  # noqa: SLF001  # (the handlers os._exit skips; CPython since 3.0)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        code = code or 120  # what Python's exit gives when its last flush fails
+    os._exit(code or 0)
+
+
 def run() -> None:
     """The command line. Ctrl-C while it loads (a tenth of a second of imports) says
     "interrupted" and exits 130, as it does later, rather than print a traceback."""
@@ -29,7 +54,11 @@ def run() -> None:
     except KeyboardInterrupt:
         sys.stderr.write("interrupted\n")
         sys.exit(130)  # (cli.state.INTERRUPTED, which this must not import first)
-    main()
+    try:
+        main()
+    except SystemExit as done:  # (click ends every command so, 0 included)
+        _exit_at_once(done.code)
+        raise
 
 
 if __name__ == "__main__":
