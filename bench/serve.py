@@ -54,12 +54,36 @@ import httpx
 
 HERE = Path(__file__).resolve().parent
 
+#: The server as ``cachedex serve --workers N`` runs it: uvicorn importing the CLI's
+#: app factory (the one that answers ``POST /api/reuse`` too) in each worker.
 SERVER = (
     "import os, sys, uvicorn\n"
-    "os.environ['CACHEDEX_SERVE_CATALOG'] = sys.argv[1]\n"
-    "uvicorn.run('cachedex.publish.serve:app_from_environment', factory=True, host='127.0.0.1',\n"
+    "from cachedex.cli.serve_app import FACTORY\n"
+    "from cachedex.publish.serve import CATALOG_ENV\n"
+    "os.environ[CATALOG_ENV] = sys.argv[1]\n"
+    "uvicorn.run(FACTORY, factory=True, host='127.0.0.1',\n"
     "            port=int(sys.argv[2]), workers=int(sys.argv[3]), log_level='warning')\n"
 )
+
+
+def start_server(catalog: Path, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+    """The server over ``catalog`` on a free port of 127.0.0.1, once it answers: (its
+    process, its base URL). SystemExit if it does not answer within a minute."""
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-c", SERVER, str(catalog), str(port), str(workers)])
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if httpx.get(base + "/api/tags", timeout=2).status_code == 200:
+                return server, base
+        except httpx.HTTPError:
+            pass
+        if time.monotonic() > deadline or server.poll() is not None:
+            server.terminate()
+            server.wait(timeout=30)
+            raise SystemExit("the server did not start")
+        time.sleep(0.2)
 
 
 def free_port() -> int:
@@ -305,20 +329,8 @@ def main() -> None:
 
     package_paths = [f"/tags/{args.tag}/packages/{n}/" for n in rng.sample(names, min(200, len(names)))]
 
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(args.catalog), str(port), str(args.workers)])
-    base = f"http://127.0.0.1:{port}"
+    server, base = start_server(args.catalog, args.workers)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(base + "/api/tags", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            if time.monotonic() > deadline or server.poll() is not None:
-                raise SystemExit("the server did not start")
-            time.sleep(0.2)
         print(
             f"server up ({args.workers} processes); {len(names):,} packages in {args.tag}; {args.clients} connections"
             + (f"; idle {args.settle:g} s before the first phase" if args.settle else "")

@@ -32,3 +32,22 @@ def test_cos9_bench_stacks_hold_each_record_once(tmp_path: Path, stacks: int) ->
         (outcome,) = sync(config, catalog)
     assert outcome.ok, outcome.error
     assert outcome.stacks == stacks and facts["stacks"] == stacks
+
+
+def test_the_serve_bench_starts_the_server_cachedex_serve_runs(tmp_path: Path) -> None:
+    """serve.py named an app factory that had moved: its server never started."""
+    _bench_module("ingest").generate(tmp_path / "data", 400, 1)
+    config = make_config(tmp_path, [{"name": "bench", "url": str(tmp_path / "data/root")}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok, outcome.error
+    bench = _bench_module("serve")
+    server, base = bench.start_server(config.catalog, 1)
+    try:
+        answer = bench.httpx.get(base + "/api/tags", timeout=10).json()
+        assert [tag["name"] for tag in answer] == ["bench"], answer
+        # The reuse route is the CLI's app's own: the one `cachedex serve` runs.
+        assert bench.httpx.post(base + "/api/reuse", content=b"", timeout=10).status_code == 400
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
