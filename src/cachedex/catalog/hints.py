@@ -19,7 +19,15 @@ from ..query import Query, format_query, query_parts, target_names
 from ..values import LINK_RUN, counted, decode_variants, variant_name
 from ..versions import has_prefix, version_key
 from .facets import STATE_CACHE, one_per_compiler
-from .hint_values import FACETS_LISTED, close_variants, facet_values, finds, lacking_facets, listed
+from .hint_values import (
+    FACETS_LISTED,
+    close_variants,
+    counted_by_indexes,
+    facet_values,
+    finds,
+    lacking_facets,
+    listed,
+)
 from .names import NameIndex
 from .reads import package_tags
 from .rows import SpecSummary
@@ -179,29 +187,37 @@ def _what_they_have(
     facet = next((f for f, _ in FACETS_LISTED if getattr(query, f) is not None and getattr(rest, f) is None), "")
     if total > _COUNTED or not (at_versions or total > 1 and (versions_dropped or dropped or facet)):
         return ""
-    # Their ids, then the one column asked about: no summary of each (with what holds
-    # it) is made, which for thousands of matches was most of a search that found nothing.
-    ids = search_ids(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0).ids
-    if at_versions:
-        depended = _dependency_versions(db, ids, at_versions[0])
-        none = "it does not depend" if total == 1 else "none of them depends"
-        return listed(depended) if depended else f"{none} on {at_versions[0]} through link or run"
-    column = "version" if versions_dropped else facet or "variants"  # (a facet is its column's name)
-    read = f"SELECT id, {column} FROM specs WHERE id IN (SELECT value FROM json_each(?))"
-    by_id = dict(db.execute(read, (json.dumps(ids),)))
-    values = [by_id[spec_id] for spec_id in ids]  # (in result order: it orders ties)
-    if versions_dropped:
-        versions = Counter(values)
-        newest = sorted(versions, key=version_key, reverse=True)
-        return listed([(f"{query.name}{_version_label(version, newest)}", versions[version]) for version in newest])
-    if facet:
-        if facet != "compiler":
-            return listed([(f"{facet}={value}", n) for value, n in Counter(values).most_common()])
-        common = one_per_compiler(Counter(values)).most_common()
-        # (specs of pure Python packages are built by no compiler: "%none" is no compiler to ask for)
-        return listed([("no compiler" if value == "none" else f"%{value}", n) for value, n in common])
-    chosen = Counter(text for v in values for text in decode_variants(v) if variant_name(text) == dropped[0])
-    return listed(chosen.most_common())
+    counts = None
+    if facet and not (versions_dropped or at_versions):  # a facet's values: from bit sets
+        counts = counted_by_indexes(db, path, token, rest, facet, tag=tag, stack=stack)
+    if counts is None:
+        # Their ids, then the one column asked about: no summary of each (with what holds
+        # it) is made, which for thousands of matches was most of a search that found nothing.
+        ids = search_ids(db, path, token, rest, tag=tag, stack=stack, limit=total, offset=0).ids
+        if at_versions:
+            depended = _dependency_versions(db, ids, at_versions[0])
+            none = "it does not depend" if total == 1 else "none of them depends"
+            return listed(depended) if depended else f"{none} on {at_versions[0]} through link or run"
+        column = "version" if versions_dropped else facet or "variants"  # (a facet is its column's name)
+        read = f"SELECT id, {column} FROM specs WHERE id IN (SELECT value FROM json_each(?))"
+        by_id = dict(db.execute(read, (json.dumps(ids),)))
+        values = [by_id[spec_id] for spec_id in ids]  # (in result order: it orders ties)
+        if versions_dropped:
+            versions = Counter(values)
+            newest = sorted(versions, key=version_key, reverse=True)
+            return listed([(f"{query.name}{_version_label(version, newest)}", versions[version]) for version in newest])
+        counts = (
+            Counter(values)
+            if facet
+            else Counter(text for v in values for text in decode_variants(v) if variant_name(text) == dropped[0])
+        )
+    if not facet:
+        return listed(counts.most_common())
+    if facet != "compiler":
+        return listed([(f"{facet}={value}", n) for value, n in counts.most_common()])
+    common = one_per_compiler(counts).most_common()
+    # (specs of pure Python packages are built by no compiler: "%none" is no compiler to ask for)
+    return listed([("no compiler" if value == "none" else f"%{value}", n) for value, n in common])
 
 
 #: The link/run edges below some specs (``?1``: their ids as JSON), at any depth.

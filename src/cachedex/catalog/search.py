@@ -47,6 +47,7 @@ __all__ = [
     "Where",
     "explain_search",
     "facet_index",
+    "found_bits",
     "search",
     "search_ids",
     "term_index",
@@ -203,6 +204,21 @@ def _terms_and_facets(
     """(total, spec ids of the page) of a query of versions, variants, dependencies and
     facets: bit sets over the tag's (or the catalog's) positions, one per constraint,
     ANDed with the stack's; a stack shares its tag's indexes."""
+    index, found = _found_bits(db, path, token, query, facets, root, stack)
+    return found.bit_count(), [index.ids[position] for position in lowest_positions(found, offset, limit)]
+
+
+def _found_bits(
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    query: Query,
+    facets: FacetTerms,
+    root: int | None,
+    stack: int | None,
+) -> tuple[FacetIndex, int]:
+    """The tag's (or the catalog's) facet index, and the positions in it of the specs
+    matching ``query`` and ``facets`` within the scope, as a bit set."""
     index = facet_index(db, path, token, root, None)
     every = (1 << index.size) - 1
     found = term_index(db, path, token, root).bits(query) if query.versions or query.variants else every
@@ -212,7 +228,21 @@ def _terms_and_facets(
         found &= index.dependents_bits(key, walked)
     if root is not None and stack is not None:  # (a stack is always a tag's)
         found &= _stack_scope(db, path, token, root, stack)[1]
-    return found.bit_count(), [index.ids[position] for position in lowest_positions(found, offset, limit)]
+    return index, found
+
+
+def found_bits(
+    db: sqlite3.Connection, path: str, token: str, query: Query, *, tag: str | None, stack: str | None
+) -> tuple[FacetIndex, int] | None:
+    """For a query without a name or a hash: the facet index of the scope's tag (or of
+    the catalog), and the positions in it of the specs ``query`` finds, as a bit set (in
+    result order: the lowest position first). None for a query that names a package or
+    a hash (its rows are read instead)."""
+    if not _by_indexes(query):
+        return None
+    root, stack_id = scope_mirrors(db, path, token, tag, stack)
+    facets = facet_terms(query, lambda: _compilers(db, path, token))
+    return _found_bits(db, path, token, query, facets, root, stack_id)
 
 
 def _compilers(db: sqlite3.Connection, path: str, token: str) -> list[str]:
