@@ -190,24 +190,6 @@ def term_index(db: sqlite3.Connection, path: str, token: str, root: int | None) 
     return STATE_CACHE.get(path, token, ("terms", root), make)  # type: ignore[no-any-return]
 
 
-def _terms_and_facets(
-    db: sqlite3.Connection,
-    path: str,
-    token: str,
-    query: Query,
-    facets: FacetTerms,
-    root: int | None,
-    stack: int | None,
-    offset: int,
-    limit: int,
-) -> tuple[int, list[int]]:
-    """(total, spec ids of the page) of a query of versions, variants, dependencies and
-    facets: bit sets over the tag's (or the catalog's) positions, one per constraint,
-    ANDed with the stack's; a stack shares its tag's indexes."""
-    index, found = _found_bits(db, path, token, query, facets, root, stack)
-    return found.bit_count(), [index.ids[position] for position in lowest_positions(found, offset, limit)]
-
-
 def _found_bits(
     db: sqlite3.Connection,
     path: str,
@@ -218,7 +200,9 @@ def _found_bits(
     stack: int | None,
 ) -> tuple[FacetIndex, int]:
     """The tag's (or the catalog's) facet index, and the positions in it of the specs
-    matching ``query`` and ``facets`` within the scope, as a bit set."""
+    matching a query of versions, variants, dependencies and facets within the scope, as
+    a bit set: one per constraint, ANDed with the stack's (a stack shares its tag's
+    indexes)."""
     index = facet_index(db, path, token, root, None)
     every = (1 << index.size) - 1
     found = term_index(db, path, token, root).bits(query) if query.versions or query.variants else every
@@ -367,7 +351,8 @@ def search_ids(
     facets = facet_terms(query, lambda: _compilers(db, path, token))
     if _by_indexes(query):
         if query.versions or query.variants or query.dependencies:
-            total, ids = _terms_and_facets(db, path, token, query, facets, *mirrors, offset, limit)
+            index, found = _found_bits(db, path, token, query, facets, *mirrors)
+            total, ids = found.bit_count(), [index.ids[position] for position in lowest_positions(found, offset, limit)]
         else:
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
         return Matches(total, ids)
