@@ -16,11 +16,15 @@ from pathlib import Path
 marks = Path(sys.argv[1])
 
 class TornDown:
-    def __del__(self):
-        with marks.open("a") as out:
+    # Self-contained: the teardown may clear this module's other names before it.
+    def __init__(self, path):
+        self.path = path
+
+    def __del__(self, open=open):
+        with open(self.path, "a") as out:
             out.write("teardown\\n")
 
-torn_down = TornDown()
+torn_down = TornDown(str(marks))
 atexit.register(lambda: marks.open("a").write("atexit\\n"))
 if sys.argv[2] == "thread":
     def late():
