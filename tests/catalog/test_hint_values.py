@@ -1,5 +1,5 @@
-"""The facet values a hint counts among a search's matches, from the search's bit sets
-(catalog/hint_values.py), against a count of their rows in result order."""
+"""The facet values and variant strings a hint counts among a search's matches, from the
+search's indexes (catalog/hint_values.py), against a count of their rows in result order."""
 
 from __future__ import annotations
 
@@ -11,8 +11,10 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.catalog.facets import FACET_COLUMNS
 from cachedex.catalog.hint_values import counted_by_indexes
-from cachedex.catalog.search import search_ids
+from cachedex.catalog.scopes import scope_mirrors
+from cachedex.catalog.search import search_ids, term_index
 from cachedex.query import parse
+from cachedex.values import decode_variants, variant_name
 from tests.helpers import Demo
 
 #: Scopes of the demo: the catalog, a tag, stacks of it (one with few specs).
@@ -21,36 +23,46 @@ _SCOPES = [(None, None), ("develop", None), ("develop", "e4s"), ("develop", "tut
 _QUERIES = ["", "+mpi", "~shared", "@1:", "@:2 +shared", "target=x86_64_v3", "os=ubuntu24.04 build_type=Release"]
 
 
-def _by_rows(catalog: Catalog, query: str, column: str, tag: str | None, stack: str | None) -> Counter[str]:
+def _by_rows(
+    catalog: Catalog, query: str, column: str, variant: str, tag: str | None, stack: str | None
+) -> Counter[str]:
     """What the hint counted before: each match's row, in result order."""
     db, path, token = catalog._db, str(catalog.path), catalog.state_token()[0]  # noqa: SLF001
     found = search_ids(db, path, token, parse(query), tag=tag, stack=stack, limit=10**6, offset=0)
     read = f"SELECT id, {column} FROM specs WHERE id IN (SELECT value FROM json_each(?))"
     rows = dict(db.execute(read, (json.dumps(found.ids),)))
-    return Counter(rows[spec_id] for spec_id in found.ids)
+    values = [rows[spec_id] for spec_id in found.ids]
+    if column != "variants":
+        return Counter(values)
+    return Counter(text for value in values for text in decode_variants(value) if variant_name(text) == variant)
 
 
 @pytest.mark.parametrize(("tag", "stack"), _SCOPES)
-def test_values_counted_from_bit_sets_are_those_of_the_rows_in_order(
+def test_values_counted_from_the_indexes_are_those_of_the_rows_in_order(
     demo_run: Demo, tag: str | None, stack: str | None
 ) -> None:
     with Catalog(demo_run.catalog, readonly=True) as catalog, catalog.snapshot():
         db, path, token = catalog._db, str(catalog.path), catalog.state_token()[0]  # noqa: SLF001
+        root = scope_mirrors(db, path, token, tag, stack)[0]
+        variants = term_index(db, path, token, root).variant_names()
+        assert len(variants) > 5
+        asked = [(facet, "") for facet in FACET_COLUMNS] + [("", variant) for variant in sorted(variants)]
         compared = 0
         for query in _QUERIES:
-            for facet in FACET_COLUMNS:
-                counted = counted_by_indexes(db, path, token, parse(query), facet, tag=tag, stack=stack)
-                assert counted is not None
-                # Insertion order too: it orders ties in most_common() as the rows did.
-                assert list(counted.items()) == list(_by_rows(catalog, query, facet, tag, stack).items()), (
-                    query,
-                    facet,
+            for facet, variant in asked:
+                counted = counted_by_indexes(
+                    db, path, token, parse(query), facet=facet, variant=variant, tag=tag, stack=stack
                 )
+                assert counted is not None
+                by_rows = _by_rows(catalog, query, facet or "variants", variant, tag, stack)
+                # Insertion order too: it orders ties in most_common() as the rows did.
+                assert list(counted.items()) == list(by_rows.items()), (query, facet, variant)
                 compared += len(counted) > 1
         assert compared >= 3  # (values were found: not only empty or single counts compared)
 
 
-def test_a_search_by_name_is_not_counted_from_bit_sets(demo_run: Demo) -> None:
+def test_a_search_by_name_is_not_counted_from_the_indexes(demo_run: Demo) -> None:
     with Catalog(demo_run.catalog, readonly=True) as catalog, catalog.snapshot():
         db, path, token = catalog._db, str(catalog.path), catalog.state_token()[0]  # noqa: SLF001
-        assert counted_by_indexes(db, path, token, parse("zlib"), "os", tag=None, stack=None) is None
+        query = parse("zlib")
+        assert counted_by_indexes(db, path, token, query, facet="os", variant="", tag=None, stack=None) is None

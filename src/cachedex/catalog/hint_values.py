@@ -162,22 +162,34 @@ def close_variants(
 
 
 def counted_by_indexes(
-    db: sqlite3.Connection, path: str, token: str, query: Query, facet: str, *, tag: str | None, stack: str | None
+    db: sqlite3.Connection,
+    path: str,
+    token: str,
+    query: Query,
+    *,
+    facet: str,
+    variant: str,
+    tag: str | None,
+    stack: str | None,
 ) -> Counter[str] | None:
     """How many of the specs ``query`` finds have each value of ``facet`` (``os``,
-    ``target``, ``compiler``, ``platform``), in the order a count of their rows in result
-    order gives (the first found, first), from the search's bit sets: no row is read.
-    None for a query that names a package or a hash. Reading the matches' rows (up to
-    2,000 by id, for each hint) took 15 % of a server's time under the bench's
-    name-less searches (``serve.py`` (a''), py-spy)."""
+    ``target``, ``compiler``, ``platform``) or, without one, each string of ``variant``
+    (``+mpi``, ``~mpi``), in the order a count of their rows in result order gives (the
+    first found, first), from the search's indexes: no row is read. None for a query
+    that names a package or a hash. Reading the matches' rows (up to 2,000 by id, for
+    each hint) took 15 % of a server's time under the bench's name-less searches
+    (``serve.py`` (a''), py-spy)."""
     found = found_bits(db, path, token, query, tag=tag, stack=stack)
     if found is None:
         return None
-    index, bits = found
-    firsts = []
-    for value, value_bits in index.value_bits(FACET_COLUMNS.index(facet)):
-        both = value_bits & bits
-        if both:  # (its lowest position: the first of them in result order)
-            firsts.append(((both & -both).bit_length(), value, both.bit_count()))
+    facets, terms, bits = found
+    if facet:
+        firsts = []
+        for value, value_bits in facets.value_bits(FACET_COLUMNS.index(facet)):
+            both = value_bits & bits
+            if both:  # (its lowest position: the first of them in result order)
+                firsts.append(((both & -both).bit_length() - 1, value, both.bit_count()))
+    else:
+        firsts = terms.strings_among(variant, bits)
     firsts.sort()
     return Counter({value: count for _first, value, count in firsts})

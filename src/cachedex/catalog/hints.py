@@ -188,8 +188,9 @@ def _what_they_have(
     if total > _COUNTED or not (at_versions or total > 1 and (versions_dropped or dropped or facet)):
         return ""
     counts = None
-    if facet and not (versions_dropped or at_versions):  # a facet's values: from bit sets
-        counts = counted_by_indexes(db, path, token, rest, facet, tag=tag, stack=stack)
+    if not (versions_dropped or at_versions):  # a facet's or a variant's values: from the indexes
+        variant = "" if facet else dropped[0]
+        counts = counted_by_indexes(db, path, token, rest, facet=facet, variant=variant, tag=tag, stack=stack)
     if counts is None:
         # Their ids, then the one column asked about: no summary of each (with what holds
         # it) is made, which for thousands of matches was most of a search that found nothing.

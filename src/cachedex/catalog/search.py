@@ -217,16 +217,17 @@ def _found_bits(
 
 def found_bits(
     db: sqlite3.Connection, path: str, token: str, query: Query, *, tag: str | None, stack: str | None
-) -> tuple[FacetIndex, int] | None:
-    """For a query without a name or a hash: the facet index of the scope's tag (or of
-    the catalog), and the positions in it of the specs ``query`` finds, as a bit set (in
-    result order: the lowest position first). None for a query that names a package or
-    a hash (its rows are read instead)."""
+) -> tuple[FacetIndex, TermIndex, int] | None:
+    """For a query without a name or a hash: the facet and term indexes of the scope's
+    tag (or of the catalog), and the positions in them of the specs ``query`` finds, as a
+    bit set (in result order: the lowest position first). None for a query that names a
+    package or a hash (its rows are read instead)."""
     if not _by_indexes(query):
         return None
     root, stack_id = scope_mirrors(db, path, token, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
-    return _found_bits(db, path, token, query, facets, root, stack_id)
+    index, found = _found_bits(db, path, token, query, facets, root, stack_id)
+    return index, term_index(db, path, token, root), found
 
 
 def _compilers(db: sqlite3.Connection, path: str, token: str) -> list[str]:

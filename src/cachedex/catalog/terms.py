@@ -225,6 +225,27 @@ class TermIndex:
         """The names of the variants the scope's specs have (``mpi``, ``cuda_arch``)."""
         return list(self._by_name)
 
+    def strings_among(self, name: str, found: int) -> list[tuple[int, str, int]]:
+        """(first position, string, how many) of each string of variant ``name`` (``+mpi``,
+        ``~mpi``, ``build_type=Release``) the positions of the bit set ``found`` have: a
+        common string by its bit set, another by its positions, looked up among those of
+        ``found`` (read once; a hint asks with at most 2,000)."""
+        among: set[int] | None = None
+        counted = []
+        for string in self._by_name.get(name, ()):
+            common = self._common.get(string)
+            if common is not None:
+                both = common & found
+                if both:
+                    counted.append(((both & -both).bit_length() - 1, string, both.bit_count()))
+                continue
+            if among is None:
+                among = set(lowest_positions(found, 0, found.bit_count()))
+            hits = [position for position in self._by_variant[string] if position in among]
+            if hits:
+                counted.append((min(hits), string, len(hits)))
+        return counted
+
     def bits(self, query: Query) -> int:
         """The positions of the specs satisfying ``query``'s versions and variants (it
         must have at least one of them) as a bit set."""
