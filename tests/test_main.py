@@ -27,8 +27,9 @@ class TornDown:
 torn_down = TornDown(str(marks))
 atexit.register(lambda: marks.open("a").write("atexit\\n"))
 if sys.argv[2] == "thread":
-    def late():
-        time.sleep(0.3)
+    def late():  # (works until the command has ended, however long it takes)
+        while threading.main_thread().is_alive():
+            time.sleep(0.01)
         with marks.open("a") as out:
             out.write("thread\\n")
     threading.Thread(target=late).start()
