@@ -15,6 +15,7 @@ from ..versions import version_key
 from .facets import COMPILER_ALIASES, FACET_COLUMNS, one_per_compiler
 from .scopes import scope_mirrors
 from .search import facet_index, found_bits, search_ids, term_index
+from .terms import firsts_among
 
 __all__ = [
     "FACETS_LISTED",
@@ -184,11 +185,7 @@ def counted_by_indexes(
         return None
     facets, terms, bits = found
     if facet:
-        firsts = []
-        for value, value_bits in facets.value_bits(FACET_COLUMNS.index(facet)):
-            both = value_bits & bits
-            if both:  # (its lowest position: the first of them in result order)
-                firsts.append(((both & -both).bit_length() - 1, value, both.bit_count()))
+        firsts = firsts_among(facets.value_bits(FACET_COLUMNS.index(facet)), bits)
     else:
         firsts = terms.strings_among(variant, bits)
     firsts.sort()

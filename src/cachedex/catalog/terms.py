@@ -32,6 +32,7 @@ __all__ = [
     "RankColumn",
     "TermIndex",
     "bits_of",
+    "firsts_among",
     "index_numbers",
     "lowest_positions",
 ]
@@ -55,6 +56,18 @@ def bits_of(positions: Iterable[int], size: int) -> int:
         digits[position] = _ONE
     digits.reverse()  # the lowest bit is the last digit
     return int(digits, 2)  # base 2 parses in linear time
+
+
+def firsts_among(sets: Iterable[tuple[str, int]], found: int) -> list[tuple[int, str, int]]:
+    """(first position, value, how many) of each ``(value, bit set)`` of ``sets`` that
+    has positions in the bit set ``found``; the first is its lowest position there (the
+    first in result order)."""
+    counted = []
+    for value, bits in sets:
+        both = bits & found
+        if both:
+            counted.append(((both & -both).bit_length() - 1, value, both.bit_count()))
+    return counted
 
 
 def lowest_positions(bits: int, offset: int, limit: int) -> list[int]:
@@ -230,14 +243,12 @@ class TermIndex:
         ``~mpi``, ``build_type=Release``) the positions of the bit set ``found`` have: a
         common string by its bit set, another by its positions, looked up among those of
         ``found`` (read once; a hint asks with at most 2,000)."""
+        strings = self._by_name.get(name, ())
+        common = self._common
+        counted = firsts_among(((s, common[s]) for s in strings if s in common), found)
         among: set[int] | None = None
-        counted = []
-        for string in self._by_name.get(name, ()):
-            common = self._common.get(string)
-            if common is not None:
-                both = common & found
-                if both:
-                    counted.append(((both & -both).bit_length() - 1, string, both.bit_count()))
+        for string in strings:
+            if string in common:
                 continue
             if among is None:
                 among = set(lowest_positions(found, 0, found.bit_count()))
