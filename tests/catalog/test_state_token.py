@@ -26,3 +26,22 @@ def test_sizes_recorded_after_a_sync_change_the_token_and_what_the_server_answer
         again = get(app, f"/api/specs/{dag_hash}", **{"If-None-Match": first.headers["etag"]})
         assert again.status_code == 200 and again.json()["spec"]["size"] == 1234
         assert again.headers["etag"] != first.headers["etag"]
+
+
+def test_a_read_only_catalog_reads_its_token_again_only_after_another_connection_commits(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite"
+    with Catalog(path) as writer:
+        write_tag(writer, "t", [record("a" * 32)])
+        with Catalog(path, readonly=True) as reader:
+            statements: list[str] = []
+            _db(reader).set_trace_callback(statements.append)
+            first = reader.state_token()
+            assert reader.state_token() == first and reader.state_token() == first
+            assert sum("FROM syncs" in s for s in statements) == 1  # read once, then kept
+            write_tag(writer, "u", [record("b" * 32)])
+            second = reader.state_token()
+            assert second != first and sum("FROM syncs" in s for s in statements) == 2
+            (spec_id,) = _db(writer).execute("SELECT id FROM specs WHERE hash = ?", ("b" * 32,)).fetchone()
+            assert writer.record_sizes({spec_id: 1}) == 1
+            assert reader.state_token() != second  # any commit elsewhere, sizes too
+            assert writer.state_token() == reader.state_token()  # (a writer reads it every time)
