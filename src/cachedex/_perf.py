@@ -6,9 +6,6 @@
 - :func:`gc_frozen`: before forking worker processes, move every object to the
   collector's permanent generation, so that the workers' collections never write to
   (and so copy) the memory pages they share with the parent.
-- :func:`freeze_long_lived`: a server builds its search indexes once per catalog state
-  and keeps them for every request; frozen, they are left out of the collector's full
-  passes, each of which otherwise held up every request waiting on that process.
 - :func:`release_free_heap`: memory that threads freed stays in their own malloc heaps
   (glibc keeps one per thread), where the thread that goes on allocating cannot reuse
   it; a sync gives it back to the kernel once the indexes its threads read are decoded.
@@ -35,16 +32,7 @@ from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from typing import TypeVar
 
-__all__ = [
-    "BoundedMemo",
-    "can_fork",
-    "end_fork",
-    "fork_alone",
-    "freeze_long_lived",
-    "gc_frozen",
-    "gc_paused",
-    "release_free_heap",
-]
+__all__ = ["BoundedMemo", "can_fork", "end_fork", "fork_alone", "gc_frozen", "gc_paused", "release_free_heap"]
 
 #: Above any file descriptor a process has open (a forked one closes all but its own).
 _MAX_FD = 1 << 20
@@ -75,17 +63,6 @@ def gc_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
-
-
-def freeze_long_lived() -> None:
-    """Collect once, then move every object the process holds into the collector's
-    permanent generation, where its full passes no longer walk them. For what is built
-    once and then kept (a server's search indexes after its warm-up): a full pass over
-    the bench tag's took 40-60 ms, every few seconds under load, while every request on
-    that process waited. What is frozen is still freed when no longer referenced; only
-    a reference cycle among frozen objects would stay, so call it once per such build."""
-    gc.collect()
-    gc.freeze()
 
 
 @functools.cache

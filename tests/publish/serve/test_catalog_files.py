@@ -146,35 +146,3 @@ def test_a_deleted_catalog_is_an_error_answer_in_a_thread_that_never_read_it(tmp
         file.unlink()
     answer = get(app, "/api/tags/t/packages")  # built in a new worker thread
     assert answer.status_code == 500 and "no catalog here yet" in answer.text
-
-
-def test_a_started_servers_warm_indexes_are_left_out_of_the_collectors_full_passes(tmp_path: Path) -> None:
-    import gc
-
-    from cachedex.catalog.facets import STATE_CACHE, FacetIndex
-
-    path = tmp_path / "c.sqlite"
-    with Catalog(path) as catalog:
-        write_tag(catalog, "t", [record("b" * 32, "base"), record("z" * 32, "zlib")])
-    app = create_app(path)
-    gc.unfreeze()
-
-    async def session() -> None:
-        async with app.router.lifespan_context(app):
-            _quiet_warmers()
-
-    try:
-        asyncio.run(session())
-        indexes = [
-            value
-            for _, values in STATE_CACHE._states.values()  # noqa: SLF001 (what the warm-up built)
-            for value in values.values()
-            if isinstance(value, FacetIndex)
-        ]
-        assert indexes and all(gc.is_tracked(index) for index in indexes)
-        # Frozen: in the permanent generation, which no collection walks (get_objects
-        # lists the three generations the collector does walk).
-        walked = {id(o) for o in gc.get_objects()}
-        assert gc.get_freeze_count() > 0 and not any(id(index) in walked for index in indexes)
-    finally:
-        gc.unfreeze()

@@ -17,7 +17,6 @@ import threading
 import uuid
 from pathlib import Path
 
-from ..._perf import freeze_long_lived
 from ...catalog import Catalog
 from ...catalog.facets import STATE_CACHE
 from ...errors import CachedexError
@@ -112,9 +111,6 @@ class Catalogs:
                 catalog.warm_walks()
         except (sqlite3.DatabaseError, CachedexError) as exc:
             _log.warning("%s: cannot walk the most depended-on packages (%s)", self.path, exc)
-        # What the warm-up built is kept for this state's every request: out of the
-        # collector's way (its full passes, 40-60 ms each, held up every request waiting).
-        freeze_long_lived()
 
     def _warm(self, state: State) -> None:
         try:
@@ -125,6 +121,5 @@ class Catalogs:
         except (sqlite3.DatabaseError, CachedexError) as exc:
             _log.warning("%s: cannot build the search indexes (%s); searches build what they need", self.path, exc)
             return
-        freeze_long_lived()  # (the indexes now; the walks' results once they are made)
         with self._warming:
             self.ready = self._warmed == state
