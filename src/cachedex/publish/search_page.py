@@ -15,7 +15,7 @@ import msgspec
 
 from ..catalog import Catalog, SpecSummary
 from ..errors import BadQuery
-from ..query import format_query, parse
+from ..query import format_query, parse_remembered
 from ..values import ROOT_STACK
 from .package_pages import differing_variants
 
@@ -110,7 +110,7 @@ def _search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
     elif stack and stack != ROOT_STACK and stack not in stacks:
         view = msgspec.structs.replace(view, stack="", note=f"Tag {tag} has no stack {stack}: searched the whole tag.")
     try:
-        query = parse(text)
+        query = parse_remembered(text)
     except BadQuery as exc:
         return msgspec.structs.replace(view, error=str(exc))
     if query.is_empty:

@@ -266,3 +266,19 @@ def test_an_error_page_keeps_the_sites_ways_and_a_bad_querys_caret() -> None:
     assert "<title>400 Bad Request &middot; cachedex</title>" in page and "<h1>400 Bad Request</h1>" in page
     assert '<pre class="error" tabindex="0">bad query: a version expected\n  zlib@@1\n       ^</pre>' in page
     assert '<nav aria-label="Site">' in page and "<style>" in page  # self-contained, as the 404 page
+
+
+def test_a_searchs_query_is_parsed_once_though_read_twice(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a search is cheap, then its answer (the API's or the search page's), both
+    read the query: one parse."""
+    from cachedex import query
+
+    parsed: list[str] = []
+    parse = query.parse
+    monkeypatch.setattr(query, "parse", lambda text: parsed.append(text) or parse(text))
+    text = "zlib +parsed-once"  # a query no other test asks, so not remembered from one
+    answer = get(app, "/api/search?" + str(httpx.QueryParams({"q": text, "tag": "t"})))
+    assert answer.status_code == 200 and parsed == [text]
+    again = get(app, "/search.html?" + str(httpx.QueryParams({"q": text, "tag": "t", "page": 2})))
+    assert again.status_code == 200 and parsed == [text]  # another page of it: still remembered
+    assert get(app, "/api/search?q=%40%40%40").status_code == 400  # (a refusal is raised each time)

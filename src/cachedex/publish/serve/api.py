@@ -22,7 +22,7 @@ from starlette.requests import Request
 from ...catalog import Catalog
 from ...diff import diff_since, diff_tags, parse_since
 from ...errors import BadQuery, LookupFailed, UnknownPackage, UnknownSpec, UnknownStack
-from ...query import Query, parse, query_parts
+from ...query import Query, parse_remembered, query_parts
 from ..badges import SVG, package_badge
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags, since_page
 from ..coverage import coverage_page
@@ -150,7 +150,7 @@ def _api_spec(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     limit = int_parameter(request, "limit", 50, 1, MAX_LIMIT)
     offset = int_parameter(request, "offset", 0, 0, MAX_OFFSET)
-    query = parse(request.query_params.get("q", ""))
+    query = parse_remembered(request.query_params.get("q", ""))
     tag = request.query_params.get("tag") or None
     stack = request.query_params.get("stack") or None
     return _json(catalog.search(query, tag=tag, stack=stack, limit=limit, offset=offset, hints=True))
@@ -245,7 +245,7 @@ def is_cheap_search(request: Request, *, indexes_ready: bool, walked: Callable[[
     state has its walk, made by the warm-up, a search before, or just now if it was
     small; asked last, when the rest of the search is cheap."""
     try:
-        query = parse(request.query_params.get("q", ""))
+        query = parse_remembered(request.query_params.get("q", ""))
     except BadQuery:
         return True  # answered at once with a 400
     conditions = len(query_parts(query))
