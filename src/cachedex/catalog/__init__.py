@@ -164,8 +164,8 @@ class Catalog:
             return self._read_state_token()
         # A read-only connection commits nothing, so SQLite's data_version moves when, and
         # only when, another connection has committed: the token is read again only then
-        # (its query took ~5 % of a server's search, asked twice per request). Read after
-        # the version, the token is never older than the state the version stands for.
+        # (a query of ~14 µs against the pragma's ~5, asked twice per search a server
+        # answers). Read after the version, it is never older than the version's state.
         (version,) = self._db.execute("PRAGMA data_version").fetchone()
         if self._token is None or self._token[0] != version:
             self._token = (version, self._read_state_token())
