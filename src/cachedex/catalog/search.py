@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from ..query import ANY, Query, format_query
-from ..values import ROOT_STACK, decode_variants
+from ..values import ROOT_STACK
 from .dependents import (
     WARMED_WALKS,
     Dependents,
@@ -37,8 +37,9 @@ from .dependents import (
 )
 from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_rows
 from .order import in_result_order
-from .rows import HAS_BINARY, SearchPage, SpecSummary
-from .scopes import holder_index, holders_key, mirror_ids, page_holders, scope_mirrors
+from .rows import HAS_BINARY, SearchPage
+from .scopes import holder_index, mirror_ids, scope_mirrors
+from .summaries import RESULT_COLUMNS, found_specs, summaries
 from .terms import TermIndex, bits_of, lowest_positions
 from .virtuals import is_virtual, virtual_names, virtual_providers, virtual_users
 
@@ -259,51 +260,6 @@ def _stack_scope(db: sqlite3.Connection, path: str, token: str, root: int, stack
     return STATE_CACHE.get(path, token, ("stack", root, stack), make)  # type: ignore[no-any-return]
 
 
-#: The columns of a search result's row, in the order :func:`_summaries` reads them.
-_RESULT_COLUMNS = "s.id, s.hash, s.name, s.version, s.compiler, s.platform, s.os, s.target, s.variants, s.size"
-
-
-def _found_specs(
-    db: sqlite3.Connection, path: str, token: str, tag: str | None, ids: list[int]
-) -> tuple[SpecSummary, ...]:
-    """The summaries of the specs ``ids``, in that order."""
-    rows = db.execute(
-        f"SELECT {_RESULT_COLUMNS} FROM specs s WHERE s.id IN (SELECT value FROM json_each(?))",
-        (_encode(ids).decode(),),
-    ).fetchall()
-    at = {spec_id: n for n, spec_id in enumerate(ids)}
-    rows.sort(key=lambda row: at[row[0]])
-    return _summaries(db, path, token, tag, rows)
-
-
-def _summaries(
-    db: sqlite3.Connection, path: str, token: str, tag: str | None, rows: list[Any]
-) -> tuple[SpecSummary, ...]:
-    """Result rows (:data:`_RESULT_COLUMNS`) as summaries, with what holds each."""
-    if not rows:
-        return ()
-    # A server builds the holder index when it warms up. A one-off search (the CLI) asks
-    # SQL for its page's holders instead: the index of a big tag takes ~0.4 s to read.
-    index = STATE_CACHE.peek(path, token, holders_key(tag))
-    held = index.of if index is not None else page_holders(db, path, token, tag, [row[0] for row in rows])
-    return tuple(
-        SpecSummary(
-            hash=h,
-            name=n,
-            version=v,
-            compiler=c,
-            platform=p,
-            os=o,
-            target=t,
-            variants=decode_variants(var),
-            size=size,
-            tags=(tag,) if tag is not None else held(spec),
-            stacks=held(spec) if tag is not None else (),
-        )
-        for spec, h, n, v, c, p, o, t, var, size in rows
-    )
-
-
 def search(
     db: sqlite3.Connection,
     path: str,
@@ -320,9 +276,9 @@ def search(
     ``token``. See ``Catalog.search``."""
     found = search_ids(db, path, token, query, tag=tag, stack=stack, limit=limit, offset=offset)
     if found.rows is not None:
-        specs = _summaries(db, path, token, tag, found.rows)
+        specs = summaries(db, path, token, tag, found.rows)
     else:
-        specs = _found_specs(db, path, token, tag, found.ids) if found.ids else ()
+        specs = found_specs(db, path, token, tag, found.ids) if found.ids else ()
     return SearchPage(total=found.total, offset=offset, limit=limit, specs=specs)
 
 
@@ -364,9 +320,7 @@ def search_ids(
     # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
     # index, as it did when it made the page. The rows are whole: one query, not a
     # count and then a page.
-    rows: Iterable[Any] = db.execute(
-        f"SELECT {_RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
-    )
+    rows: Iterable[Any] = db.execute(f"SELECT {RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params)
     if query.dependencies:  # each looked up in the walks
         walks = [walked for _, walked in _walks(db, path, token, query)]
         rows = (row for row in rows if all(row[0] in walked for walked in walks))
@@ -403,7 +357,7 @@ def explain_search(
     where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
     _scope_where(where, *mirrors)
     plan = db.execute(
-        f"EXPLAIN QUERY PLAN SELECT {_RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
+        f"EXPLAIN QUERY PLAN SELECT {RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
     )
     return [
         *(str(row[-1]) for row in plan),
