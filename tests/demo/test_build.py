@@ -17,8 +17,9 @@ import pytest
 import yaml
 
 from cachedex.demo.build import build_demo_mirrors, demo_records
-from cachedex.demo.data import NEW_IN_REVISION_1, PACKAGES, TAGS
+from cachedex.demo.data import NEW_IN_REVISION_1, TAGS
 from cachedex.demo.mirrorgen import dag_hash, write_mirror
+from cachedex.demo.packages import PACKAGES
 
 OLD_TAGS = ("develop-2026-11-01", "v1.0.2")  # layout 2, DB 7, spec v4
 NEW_TAGS = ("develop", "develop-2026-11-08")  # layout 3, DB 8, spec v5

@@ -1,6 +1,6 @@
 """The demo data set: realistic sample build caches of four tags, written as real mirrors.
 
-:func:`build_demo_mirrors` concretizes the packages of :mod:`cachedex.demo_data` for every
+:func:`build_demo_mirrors` concretizes the packages of :mod:`cachedex.demo.packages` for every
 stack of every tag (one node per package per stack, compilers and runtimes included),
 then writes each tag's root mirror (complete) and one mirror per stack (its index) with
 :mod:`cachedex.mirrorgen`, and a ``cachedex.yaml`` that lists them. Output is deterministic: the same arguments give
@@ -25,8 +25,9 @@ from typing import Any
 
 import archspec.cpu
 
-from .data import COMPILERS, GLIBC, NEW_IN_REVISION_1, PACKAGES, PROVIDES, STACKS, TAGS, Compiler, Stack, Tag
+from .data import COMPILERS, GLIBC, NEW_IN_REVISION_1, PROVIDES, STACKS, TAGS, Compiler, Stack, Tag
 from .mirrorgen import edge, make_node, target_object, write_mirror, write_view
+from .packages import PACKAGES
 
 __all__ = ["CONFIG_NAME", "build_demo_mirrors", "bump_version", "demo_records"]
 
