@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cachedex.catalog import Catalog
-from cachedex.catalog import writer as writer_module
+from cachedex.catalog import Catalog, bulk_load
 from cachedex.errors import CatalogError
 from tests.helpers import dump, replace_mirror, spec_row, write_tag
 
@@ -123,7 +122,7 @@ def test_a_reader_does_not_read_a_killed_first_write_s_pages(tmp_path: Path) -> 
 def test_a_bulk_load_builds_its_indexes_with_a_small_cache_then_gives_the_cache_back(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(writer_module, "BULK_MIN", 1)
+    monkeypatch.setattr(bulk_load, "BULK_MIN", 1)
     with Catalog(tmp_path / "c.sqlite") as catalog:
         (cache,) = catalog._db.execute("PRAGMA cache_size").fetchone()
         seen: list[str] = []
@@ -134,7 +133,7 @@ def test_a_bulk_load_builds_its_indexes_with_a_small_cache_then_gives_the_cache_
             replace_mirror(writer, "root", {"a" * 32: True, "b" * 32: True})
         catalog._db.set_trace_callback(None)
         built = [s for s in seen if s.startswith(("PRAGMA cache_size=", "CREATE INDEX edges_child"))]
-        small = f"PRAGMA cache_size={writer_module.SORT_CACHE_KIB}"
+        small = f"PRAGMA cache_size={bulk_load.SORT_CACHE_KIB}"
         edges = "CREATE INDEX edges_child ON edges (child, parent, deptypes, virtuals)"
         assert built == [small, edges, f"PRAGMA cache_size={cache}"]
         assert catalog._db.execute("PRAGMA cache_size").fetchone()[0] == cache

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cachedex.catalog import Catalog, writer
+from cachedex.catalog import Catalog, bulk_load, writer
 from cachedex.diff import diff_since
 from cachedex.ingest.sync import sync
 from cachedex.ingest.tag_reads import MirrorRead, TagReader
@@ -208,7 +208,7 @@ def test_a_dependency_only_a_stack_holds_is_linked_once_the_stack_is_read(
     """In a bulk load the stacks are read after the root's new specs are written (while
     SQLite indexes them): an edge from one of those to a spec that only a stack holds
     waits for it, and is written then, as when the root index holds every spec."""
-    monkeypatch.setattr(writer, "BULK_MIN", 1)  # (the fixture's few specs, loaded in bulk)
+    monkeypatch.setattr(bulk_load, "BULK_MIN", 1)  # (the fixture's few specs, loaded in bulk)
     write_v2_mirror(tmp_path / "root", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
     write_v2_mirror(tmp_path / "stack", fixture_index(mirrors))
     config = make_config(
@@ -230,7 +230,7 @@ def test_a_stack_that_fails_after_the_roots_specs_are_written_leaves_the_catalog
 ) -> None:
     """The root's new specs are in the tag's transaction when a stack read later fails:
     the tag is rolled back whole, and the next sync writes it."""
-    monkeypatch.setattr(writer, "BULK_MIN", 1)
+    monkeypatch.setattr(bulk_load, "BULK_MIN", 1)
     write_v2_mirror(tmp_path / "root", fixture_index(mirrors))
     write_v2_mirror(tmp_path / "stack", fixture_index(mirrors))
     stacks = {"e4s": str(tmp_path / "stack")}
@@ -258,7 +258,7 @@ def test_stacks_are_read_under_the_write_lock_only_beside_a_bulk_loads_index_bui
     new rows' indexes. A re-sync whose root changed, a load not in bulk, a stack over the
     network: read before the lock, as the root is."""
     if case != "not in bulk":
-        monkeypatch.setattr(writer, "BULK_MIN", 1)
+        monkeypatch.setattr(bulk_load, "BULK_MIN", 1)
     write_v2_mirror(tmp_path / "root", fixture_index(mirrors))
     write_v2_mirror(http_server.state.root / "stack", fixture_index(mirrors))
     stack = f"{http_server.url}/stack" if case == "a stack over HTTP" else str(http_server.state.root / "stack")
@@ -288,7 +288,7 @@ def test_a_first_sync_finds_its_listings_ids_beside_the_index_build(
     """The thread that reads the stacks finds each listing's ids, the root's first; a
     stack holding a spec the root lacks gets its id from the write, after. Every mirror
     lists what its index does."""
-    monkeypatch.setattr(writer, "BULK_MIN", 1)
+    monkeypatch.setattr(bulk_load, "BULK_MIN", 1)
     write_v2_mirror(tmp_path / "root", fixture_index(mirrors))
     write_v2_mirror(tmp_path / "e4s", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
     stacks = {"e4s": str(tmp_path / "e4s"), "old": str(mirrors / "legacy_yaml")}

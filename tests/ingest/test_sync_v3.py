@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cachedex.catalog import Catalog, writer
+from cachedex.catalog import Catalog, bulk_load
 from cachedex.config import Config, Limits, TagConfig
 from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest.layouts import read_index
@@ -245,7 +245,7 @@ def test_the_decoded_indexes_are_let_go_before_the_new_rows_are_indexed(
         reads.extend(found[0])
         return found
 
-    built_after = writer._indexes_built_after
+    built_after = bulk_load.indexes_built_after
     held_then: list[bool] = []
 
     @contextmanager
@@ -255,7 +255,7 @@ def test_the_decoded_indexes_are_let_go_before_the_new_rows_are_indexed(
             held_then.extend(read.index is not None for read in reads)
 
     monkeypatch.setattr(TagReader, "read_all", kept)
-    monkeypatch.setattr(writer, "_indexes_built_after", indexed)
+    monkeypatch.setattr(bulk_load, "indexes_built_after", indexed)
     with Catalog(config.catalog) as catalog:
         (outcome,) = sync(config, catalog)
     assert outcome.ok and outcome.new_specs > 0
@@ -311,7 +311,7 @@ def test_a_first_sync_whose_later_batches_a_forked_process_builds_writes_what_on
 
     monkeypatch.setattr(sync_module, "BATCH_SIZE", 100)
     monkeypatch.setattr(nodes, "MIN_TRAINING_NODES", 100)
-    monkeypatch.setattr(writer, "BULK_MIN", 1)
+    monkeypatch.setattr(bulk_load, "BULK_MIN", 1)
     monkeypatch.setattr(batches, "FORK_MIN_SPECS", 300)
     forked: list[bool] = []
     results = batches.ForkedBatches.results

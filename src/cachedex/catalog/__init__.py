@@ -23,7 +23,9 @@ each a function of an open connection:
     search    a Query answered from the indexes; explain_search
     facets    facet indexes of search scopes, cached per catalog state
     writer    TagWriter: the only code that writes a tag (batches: a bulk load's later
-              batches built by a forked process meanwhile; forgetting: forget and gc)
+              batches built by a forked process meanwhile; bulk_load: a first sync's
+              indexes built after its rows; totals: a tag's totals and sizes;
+              forgetting: forget and gc)
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from ..query import Query
 from ..values import ROOT_STACK
 from . import bulk, history, reads, scopes, verifications
 from . import search as searching
+from .bulk_load import is_bulk_load
 from .connection import (
     PAGE_SIZE,
     WRITE_WAIT_SECONDS,
@@ -71,7 +74,8 @@ from .rows import (
 )
 from .schema import SCHEMA_VERSION, migrate, schema_version
 from .sql_functions import register_functions
-from .writer import TagWriter, is_bulk_load, record_sizes
+from .totals import record_sizes
+from .writer import TagWriter
 
 __all__ = [
     "PAGE_SIZE",

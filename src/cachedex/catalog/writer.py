@@ -1,10 +1,11 @@
 """Writing one tag: the only code that changes the catalog, inside ``Catalog.writing_tag``.
 
-A :class:`TagWriter` inserts the specs a sync found new (with their nodes and edges),
-records binary sizes, replaces each changed mirror's membership (recording what its
-listing gained and lost as history), and at the end records the sync and the tag's
-totals. ``Catalog.writing_tag`` opens the transaction and rolls it back if anything
-fails: a tag is written whole or not at all.
+A :class:`TagWriter` inserts the specs a sync found new (with their nodes and edges;
+in bulk on a first sync, ``bulk_load.py``), replaces each changed mirror's membership
+(recording what its listing gained and lost as history), and at the end records the
+sync and the tag's totals (``totals.py``, which also records binary sizes).
+``Catalog.writing_tag`` opens the transaction and rolls it back if anything fails: a tag
+is written whole or not at all.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from contextlib import contextmanager
 import msgspec
 
 from ..values import ROOT_STACK, Dependency, SpecRecord
+from . import bulk_load
 from .batches import (
     INSERT_NODE,
     INSERT_SPEC,
@@ -32,26 +34,11 @@ from .edge_writer import EdgeWriter, insert_edge_rows
 from .nodes import NodePacker
 from .reads import spec_ids
 from .schema import BULK_INDEXES, BULK_MEMBER_INDEXES
+from .totals import update_totals
 
-__all__ = ["BULK_MIN", "TagWriter", "is_bulk_load", "record_sizes"]
+__all__ = ["TagWriter"]
 
 _encode = msgspec.json.encode
-
-#: Rows a write must bring, at least, to load them in bulk (see :func:`is_bulk_load`).
-BULK_MIN = 20_000
-
-
-def is_bulk_load(db: sqlite3.Connection, new_specs: int) -> bool:
-    """Whether ``new_specs`` new specs are written in bulk (:meth:`TagWriter.specs_in_bulk`):
-    many, and more than the catalog holds (a first sync)."""
-    return new_specs > max(BULK_MIN, _max_spec_id(db))
-
-
-def _max_spec_id(db: sqlite3.Connection) -> int:
-    # max(id), not count(*): ids are given in order, so it bounds the count, and it is
-    # read from the end of the table rather than by a scan of it.
-    (top,) = db.execute("SELECT coalesce(max(id), 0) FROM specs").fetchone()
-    return int(top)
 
 
 class TagWriter:
@@ -107,7 +94,7 @@ class TagWriter:
         """
         if not hashes:
             return 0  # a re-sync with nothing new: not even a count of the table
-        next_id = _max_spec_id(self._db) + 1
+        next_id = bulk_load.max_spec_id(self._db) + 1
         ids = self._ids
         for offset, dag_hash in enumerate(hashes):
             ids[dag_hash] = next_id + offset
@@ -123,7 +110,7 @@ class TagWriter:
         edges' secondary indexes, which are built once afterwards from sorted data: kept
         up row by row, they cost more. That build runs in SQLite without the GIL, so
         what the block starts in other threads goes on meanwhile."""
-        with _indexes_built_after(self._db, BULK_INDEXES, is_bulk_load(self._db, count)):
+        with bulk_load.indexes_built_after(self._db, BULK_INDEXES, bulk_load.is_bulk_load(self._db, count)):
             yield
 
     def _insert_batches(
@@ -225,7 +212,7 @@ class TagWriter:
         without the index by spec, which is then built once from sorted data: kept up
         row by row, it took most of their write."""
         (existing,) = self._db.execute("SELECT coalesce(sum(records), 0) FROM mirrors").fetchone()
-        with _indexes_built_after(self._db, BULK_MEMBER_INDEXES, rows > max(BULK_MIN, existing)):
+        with bulk_load.indexes_built_after(self._db, BULK_MEMBER_INDEXES, rows > max(bulk_load.BULK_MIN, existing)):
             yield
 
     def keep_mirror(
@@ -406,84 +393,4 @@ class TagWriter:
         )
         self._db.execute("UPDATE tags SET synced_at = ? WHERE id = ?", (now, self._tag_id))
         if self._changed:
-            self._update_totals()
-
-    def _update_totals(self) -> None:
-        db, tag_id = self._db, self._tag_id
-        mirrors = [row[0] for row in db.execute("SELECT id FROM mirrors WHERE tag_id = ?", (tag_id,))]
-        if all(mirror in self._replaced for mirror in mirrors):
-            # Every mirror's listing was written here (a first sync): counted from its ids
-            # in ~0.02 s rather than by SQLite's DISTINCT over its 550,000 rows (~0.1 s).
-            records = len(set().union(*(self._replaced[mirror] for mirror in mirrors)))
-        else:
-            (records,) = db.execute(
-                "SELECT count(DISTINCT spec_id) FROM members WHERE mirror_id IN "
-                "(SELECT id FROM mirrors WHERE tag_id = ?)",
-                (tag_id,),
-            ).fetchone()
-        specs, packages, size, sized = db.execute(
-            "SELECT count(*), count(DISTINCT s.name), coalesce(sum(s.size), 0), count(s.size) "
-            "FROM members mb JOIN specs s ON s.id = mb.spec_id "
-            "WHERE mb.listed AND mb.mirror_id = "
-            "(SELECT id FROM mirrors WHERE tag_id = ? AND stack = 'root')",
-            (tag_id,),
-        ).fetchone()
-        db.execute(
-            "UPDATE tags SET records = ?, specs = ?, packages = ?, size = ?, sized = ? WHERE id = ?",
-            (records, specs, packages, size, sized, tag_id),
-        )
-
-
-#: The page cache while a bulk load's indexes are built (negative: KiB), see below.
-SORT_CACHE_KIB = -16384
-
-
-@contextmanager
-def _indexes_built_after(db: sqlite3.Connection, indexes: Mapping[str, str], bulk: bool) -> Iterator[None]:
-    """Around the rows of a bulk load (if ``bulk``): ``indexes`` (name -> CREATE) are
-    dropped first and built once afterwards from sorted data, which costs less than
-    keeping them up row by row. Not after a failure: the rollback restores them."""
-    if bulk:
-        for name in indexes:
-            db.execute(f"DROP INDEX IF EXISTS {name}")
-    yield
-    if bulk:
-        (cache,) = db.execute("PRAGMA cache_size").fetchone()
-        # SQLite sorts an index's entries in runs of as many bytes as the page cache
-        # holds, then merges them: runs of 16 MiB stay in the processor's caches (a
-        # first sync's indexes 0.80 s against 0.95 s with its 128 MiB, bench/README.md).
-        db.execute(f"PRAGMA cache_size={SORT_CACHE_KIB}")
-        try:
-            for statement in indexes.values():
-                db.execute(statement)
-        finally:
-            db.execute(f"PRAGMA cache_size={int(cache)}")
-
-
-def record_sizes(db: sqlite3.Connection, sizes: Mapping[int, int]) -> int:
-    """Record binary sizes (by spec id) the catalog did not know (a hash's size never
-    changes), and add them to the totals of every tag whose root mirror lists them,
-    inside the caller's write transaction. Returns how many sizes were new.
-
-    The pairs go in as one JSON text and every row is written by SQLite itself: a sync
-    records a hundred thousand sizes, and a Python call per row would cost more than
-    reading them did."""
-    db.execute("CREATE TEMP TABLE IF NOT EXISTS new_sizes (id INTEGER PRIMARY KEY, size INTEGER NOT NULL)")
-    db.execute("DELETE FROM new_sizes")
-    db.execute(
-        "INSERT OR IGNORE INTO new_sizes SELECT s.id, json_extract(j.value, '$[1]') FROM json_each(?) j "
-        "JOIN specs s ON s.id = json_extract(j.value, '$[0]') WHERE s.size IS NULL",
-        (_encode(list(sizes.items())).decode(),),
-    )
-    (new,) = db.execute("SELECT count(*) FROM new_sizes").fetchone()
-    db.execute(
-        "UPDATE specs SET size = (SELECT n.size FROM new_sizes n WHERE n.id = specs.id) "
-        "WHERE id IN (SELECT id FROM new_sizes)"
-    )
-    db.execute(
-        "UPDATE tags SET size = tags.size + t.bytes, sized = tags.sized + t.count FROM (SELECT m.tag_id, "
-        "sum(n.size) AS bytes, count(*) AS count FROM new_sizes n JOIN members mb ON mb.spec_id = n.id "
-        "AND mb.listed JOIN mirrors m ON m.id = mb.mirror_id AND m.stack = 'root' GROUP BY m.tag_id) AS t "
-        "WHERE tags.id = t.tag_id"
-    )
-    return int(new)
+            update_totals(self._db, self._tag_id, self._replaced)
