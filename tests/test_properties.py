@@ -19,7 +19,8 @@ from cachedex.ingest.lockfile import parse_lockfile
 from cachedex.ingest.manifests import decode_manifest, manifest_size
 from cachedex.ingest.records import build_records
 from cachedex.ingest.sync import sync
-from cachedex.query import format_query, parse
+from cachedex.query import parse
+from cachedex.query_text import format_query
 from tests.helpers import MIRRORS, UNSIGNED_INDEX, make_config, write_v2_mirror
 
 REAL_INDEX: dict[str, Any] = json.loads((MIRRORS / UNSIGNED_INDEX).read_bytes())

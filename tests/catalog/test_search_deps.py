@@ -16,7 +16,8 @@ from cachedex.catalog import Catalog
 from cachedex.catalog.dependents import Dependents
 from cachedex.catalog.schema import migrate
 from cachedex.errors import BadQuery
-from cachedex.query import format_query, parse
+from cachedex.query import parse
+from cachedex.query_text import format_query
 from cachedex.values import DEPTYPE_BITS, Dependency
 from tests.helpers import (
     Listed,

@@ -9,7 +9,8 @@ import difflib
 import sqlite3
 from collections import Counter
 
-from ..query import Query, query_parts
+from ..query import Query
+from ..query_text import query_parts
 from ..values import counted
 from ..versions import version_key
 from .facets import COMPILER_ALIASES, FACET_COLUMNS, one_per_compiler

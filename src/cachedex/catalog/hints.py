@@ -15,7 +15,8 @@ from typing import NamedTuple
 
 import msgspec
 
-from ..query import Query, format_query, query_parts, target_names
+from ..query import Query, target_names
+from ..query_text import format_query, query_parts
 from ..values import LINK_RUN, counted, decode_variants, variant_name
 from ..versions import has_prefix, version_key
 from .facets import STATE_CACHE, one_per_compiler

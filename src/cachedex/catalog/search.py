@@ -23,7 +23,8 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ..query import ANY, Query, format_query
+from ..query import ANY, Query
+from ..query_text import format_query
 from ..values import ROOT_STACK
 from .dependents import (
     WARMED_WALKS,

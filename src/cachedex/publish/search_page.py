@@ -15,7 +15,8 @@ import msgspec
 
 from ..catalog import Catalog, SpecSummary
 from ..errors import BadQuery
-from ..query import format_query, parse_remembered
+from ..query import parse_remembered
+from ..query_text import format_query
 from ..values import ROOT_STACK
 from .package_pages import differing_variants
 

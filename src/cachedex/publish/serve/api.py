@@ -22,7 +22,8 @@ from starlette.requests import Request
 from ...catalog import Catalog
 from ...diff import diff_since, diff_tags, parse_since
 from ...errors import BadQuery, LookupFailed, UnknownPackage, UnknownSpec, UnknownStack
-from ...query import Query, parse_remembered, query_parts
+from ...query import Query, parse_remembered
+from ...query_text import query_parts
 from ..badges import SVG, package_badge
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags, since_page
 from ..coverage import coverage_page
