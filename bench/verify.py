@@ -41,8 +41,9 @@ from tests.servers import Nginx  # noqa: E402
 from cachedex.config import HttpOptions  # noqa: E402
 from cachedex.demo.mirrorgen import make_node, write_mirror  # noqa: E402
 from cachedex.ingest.http import HttpClient  # noqa: E402
+from cachedex.ingest.local_source import LocalSource  # noqa: E402
 from cachedex.ingest.manifests import read_clearsigned  # noqa: E402
-from cachedex.ingest.sources import HttpSource, LocalSource  # noqa: E402
+from cachedex.ingest.sources import HttpSource  # noqa: E402
 from cachedex.ingest.verify_io import checksums, sizes  # noqa: E402
 
 OUT = HERE / "out" / "verify"

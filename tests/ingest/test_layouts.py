@@ -14,10 +14,11 @@ from cachedex.config import Limits
 from cachedex.errors import ChecksumError, IndexFormatError, SourceNotFound
 from cachedex.ingest.index import decode_index
 from cachedex.ingest.layouts import read_index as _read_index
+from cachedex.ingest.local_source import LocalSource
 from cachedex.ingest.manifests import read_clearsigned, spec_manifest_path, tarball_path_v2
 from cachedex.ingest.records import build_records
 from cachedex.ingest.snapshots import PreviousState
-from cachedex.ingest.sources import LocalSource, open_source
+from cachedex.ingest.sources import open_source
 
 LIMITS = Limits()
 

@@ -17,11 +17,12 @@ from cachedex._perf import can_fork
 from cachedex.catalog import Catalog
 from cachedex.config import HttpOptions, Limits
 from cachedex.errors import CachedexError, IndexFormatError
-from cachedex.ingest import reading_process, sizes, sources
+from cachedex.ingest import local_source, reading_process, sizes
 from cachedex.ingest.http import HttpClient
+from cachedex.ingest.local_source import LocalSource
 from cachedex.ingest.manifests import manifest_size, spec_manifest_path
 from cachedex.ingest.reading_process import ForkedSizes, PathOf, Unasked, sizes_in_process
-from cachedex.ingest.sources import HttpSource, LocalSource
+from cachedex.ingest.sources import HttpSource
 from cachedex.ingest.sync import sync
 from cachedex.progress import SILENT
 from tests.helpers import fixture_index, make_config, spec_row, write_v3_mirror
@@ -162,7 +163,7 @@ def test_a_batch_does_not_wait_for_what_the_forked_reader_does_not_ask(
     *hashes, held = list(expected)
     monkeypatch.setattr(sizes, "IN_PROCESS_MIN", 1)
     # Each read, and each result sent, at once (not a window, a chunk at a time).
-    monkeypatch.setattr(sources, "_WINDOW", 1)
+    monkeypatch.setattr(local_source, "_WINDOW", 1)
     monkeypatch.setattr(reading_process, "_CHUNK", 1)
     source = LocalSource(tmp_path / "m", (tmp_path / "m").as_uri())
     names, parent, bad, unknown = _name_version(index), os.getpid(), hashes[1], "u" * 32

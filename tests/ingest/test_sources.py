@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from cachedex.errors import CachedexError, SourceNotFound
-from cachedex.ingest.sources import LocalSource
+from cachedex.ingest.local_source import LocalSource
 
 
 def _folder(tmp_path: Path, count: int) -> list[tuple[int, str]]:

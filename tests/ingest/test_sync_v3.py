@@ -307,9 +307,9 @@ def test_a_first_sync_whose_later_batches_a_forked_process_builds_writes_what_on
     edges; catalog/batches.py), against the same sync with every batch built here. Over
     HTTP, where reading the sizes is the bound, no process is forked."""
     from cachedex.catalog import batches, nodes
-    from cachedex.ingest import sync as sync_module
+    from cachedex.ingest import index_batches
 
-    monkeypatch.setattr(sync_module, "BATCH_SIZE", 100)
+    monkeypatch.setattr(index_batches, "BATCH_SIZE", 100)
     monkeypatch.setattr(nodes, "MIN_TRAINING_NODES", 100)
     monkeypatch.setattr(bulk_load, "BULK_MIN", 1)
     monkeypatch.setattr(batches, "FORK_MIN_SPECS", 300)
@@ -345,7 +345,7 @@ def test_a_small_write_goes_in_smaller_batches() -> None:
     """A batch's records weigh about half their index's bytes: a 30,000-record tag in
     batches of 20,000 peaked at 3.2 x its root index (bench/ingest.py); in a quarter of
     its specs, but never fewer than 8,000, it stays under 3 x at the same speed."""
-    from cachedex.ingest.sync import BATCH_SIZE, SMALL_BATCH_SIZE, batch_size
+    from cachedex.ingest.index_batches import BATCH_SIZE, SMALL_BATCH_SIZE, batch_size
 
     assert (BATCH_SIZE, SMALL_BATCH_SIZE) == (20_000, 8_000)
     assert batch_size(250_000) == batch_size(100_000) == BATCH_SIZE

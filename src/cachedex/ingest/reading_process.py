@@ -37,8 +37,9 @@ import msgspec
 
 from .._perf import can_fork, end_fork, fork_alone
 from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound, TooBig
+from .local_source import LocalSource
 from .manifests import manifest_size
-from .sources import HttpSource, LocalSource
+from .sources import HttpSource
 
 __all__ = ["ForkedSizes", "PathOf", "Results", "Unasked", "sizes_in_process"]
 

@@ -22,11 +22,12 @@ from ..config import Limits
 from ..errors import CachedexError, IndexFormatError, SourceNotFound
 from ..progress import ProgressLine
 from ..values import short_repr
+from .local_source import LocalSource
 from .manifests import MAX_SIZE, manifest_size, spec_manifest_path, tarball_path_v2
 from .oci import OciSource
 from .reading_process import ForkedSizes, PathOf, Results, Unasked, sizes_in_process
 from .snapshots import OCI_LAYOUT
-from .sources import Decoder, HttpSource, LocalSource, Source
+from .sources import Decoder, HttpSource, Source
 from .verify_io import sizes as head_sizes
 
 __all__ = ["Prefetch", "SizeReport", "fetch_sizes", "is_path_safe"]

@@ -19,7 +19,8 @@ from typing import TypeVar
 
 from ..errors import CachedexError, SourceError, SourceNotFound
 from .http_requests import Request, Response
-from .sources import HttpSource, LocalSource, Source
+from .local_source import LocalSource
+from .sources import HttpSource, Source
 
 __all__ = ["CHUNK", "DeepResult", "checksums", "sizes"]
 

@@ -16,7 +16,8 @@ from ..config import TagConfig
 from ..errors import IndexFormatError, SourceNotFound
 from ..values import MirrorRef, check_label
 from .layouts import find_views, view_manifest
-from .sources import LocalSource, Source
+from .local_source import LocalSource
+from .sources import Source
 
 __all__ = ["union_of_stacks", "with_found_views"]
 
