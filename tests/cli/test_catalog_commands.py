@@ -125,10 +125,10 @@ def test_a_jekyll_tag_a_stopped_run_began_is_known_as_this_catalog_s(
 ) -> None:
     """A run removed a tag's record before writing its pages: stopped then, the pages it
     had written named no catalog, and a later `forget` of the tag left them for good."""
-    from cachedex.publish import jekyll
+    from cachedex.publish import jekyll, jekyll_shares
 
     folder, tree = two_tags.parent, two_tags.parent / "fresh-jekyll"
-    write_pages = jekyll._write_pages
+    write_pages = jekyll_shares.write_pages
 
     def stopped(rows: object, tag: str, where: str, existing: object) -> object:
         if tag == "b":
@@ -139,7 +139,7 @@ def test_a_jekyll_tag_a_stopped_run_began_is_known_as_this_catalog_s(
 
     _config(two_tags, ["a", "b"])
     with monkeypatch.context() as patch:
-        patch.setattr(jekyll, "_write_pages", stopped)
+        patch.setattr(jekyll, "write_pages", stopped)
         assert run(two_tags, "jekyll", str(tree))[0] == 1
     assert (tree / "_cache/b/libelf/specs.md").is_file()
     _config(two_tags, ["a"])

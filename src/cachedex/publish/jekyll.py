@@ -46,13 +46,13 @@ import os
 import re
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
-from ..catalog import Catalog, ListedRow
+from ..catalog import Catalog
 from ..errors import JekyllError, UnknownTag
 from ..values import ROOT_STACK
 from .files import (
@@ -62,15 +62,13 @@ from .files import (
     remove_stale_temporaries,
     safe_folder,
     update_file,
-    write_atomically,
 )
 from .jekyll_data import ALL_KEY, RECORD, Record, TagSummary, meta_yaml, read_record, read_yaml, tag_state, tags_yaml
-from .jekyll_pages import PageWriter, SpecCounts
+from .jekyll_shares import PAGE_NAME, ShareJob, write_pages, write_share
 from .parallel import new_pool, worker_count
 
 __all__ = ["PARALLEL_MIN_SPECS", "JekyllReport", "TagReport", "write_jekyll"]
 
-PAGE_NAME = "specs.md"
 #: The files a run writes (through ``.<name>.<pid>.tmp``) in a tag's folders, and in _data.
 _TAG_FILES = re.compile(re.escape(PAGE_NAME) + "|" + re.escape(RECORD))
 _DATA_FILES = re.compile(r"tags\.yaml|meta\.yaml")
@@ -141,91 +139,10 @@ def _safe_folder(outdir: Path, *parts: str) -> Path:
 # -- one tag -------------------------------------------------------------------------
 
 
-def _packages(rows: Iterable[ListedRow]) -> Iterator[tuple[str, list[ListedRow]]]:
-    """Group rows ordered by package name into (name, rows of that package)."""
-    name: str | None = None
-    group: list[ListedRow] = []
-    for row in rows:
-        if row.name != name:
-            if group:
-                yield name, group  # type: ignore[misc]
-            name, group = row.name, []
-        group.append(row)
-    if group:
-        yield name, group  # type: ignore[misc]
-
-
 def _existing_folders(folder: Path) -> dict[str, os.DirEntry[str]]:
     """The entries of a tag folder (package folders of an earlier run, and anything else)."""
     with os.scandir(folder) as entries:
         return {entry.name: entry for entry in entries}
-
-
-@dataclass
-class _Share:
-    """What writing one share of a tag's packages did (picklable, for worker processes)."""
-
-    kept: list[str] = field(default_factory=list)  # packages that have a page now
-    skipped: list[str] = field(default_factory=list)
-    specs: int = 0
-    written: int = 0
-    unchanged: int = 0
-    compilers: Counter[str] = field(default_factory=Counter)
-    parameters: Counter[str] = field(default_factory=Counter)
-
-
-def _write_pages(rows: Iterable[ListedRow], tag: str, folder: str, existing: Mapping[str, bool]) -> _Share:
-    """Write the page of each package in ``rows`` into ``folder/<package>/``.
-
-    ``existing`` maps the names already in ``folder`` to True for a real folder (compare,
-    then replace if changed) or False for a symlink or a file (skipped, never followed).
-    """
-    writer = PageWriter()
-    counts = SpecCounts()
-    share = _Share()
-    for package, package_rows in _packages(rows):
-        why = name_problem(package)
-        usable = existing.get(package)
-        if why is None and usable is False:
-            why = f"{os.path.join(folder, package)} is a symlink or a file; not followed"
-        if why is not None:
-            share.skipped.append(f"package {quoted(package)}: {why}")
-            continue
-        share.kept.append(package)
-        share.specs += len(package_rows)
-        data = writer.page(tag, package, package_rows, counts)
-        page_folder = os.path.join(folder, package)
-        page = os.path.join(page_folder, PAGE_NAME)
-        if usable is None:
-            os.mkdir(page_folder)
-            write_atomically(page, data)
-            share.written += 1
-        elif update_file(page, data):
-            share.written += 1
-        else:
-            share.unchanged += 1
-    share.compilers = counts.compilers()
-    share.parameters = counts.parameters()
-    return share
-
-
-@dataclass(frozen=True)
-class _ShareJob:
-    """One worker's part of a tag."""
-
-    catalog: Path
-    tag: str
-    folder: str
-    existing: dict[str, bool]
-    part: int
-    parts: int
-
-
-def _write_share(job: _ShareJob) -> _Share:
-    """Worker process: write the pages of share ``job.part`` of ``job.parts``."""
-    with Catalog(job.catalog, readonly=True) as catalog:
-        rows = catalog.listed_rows(job.tag, part=job.part, parts=job.parts)
-        return _write_pages(rows, job.tag, job.folder, job.existing)
 
 
 def _write_tag(
@@ -253,11 +170,11 @@ def _write_tag(
     root = next((m for m in catalog.mirrors(tag) if m.stack == ROOT_STACK), None)
     parts = worker_count((root.listed or 0) if root else 0, threshold=PARALLEL_MIN_SPECS, requested=workers)
     if parts == 1:
-        shares = [_write_pages(catalog.listed_rows(tag), tag, str(folder), existing)]
+        shares = [write_pages(catalog.listed_rows(tag), tag, str(folder), existing)]
     else:
-        jobs = [_ShareJob(catalog.path, tag, str(folder), existing, part, parts) for part in range(parts)]
+        jobs = [ShareJob(catalog.path, tag, str(folder), existing, part, parts) for part in range(parts)]
         with new_pool(parts) as pool:
-            shares = pool.map(_write_share, jobs, chunksize=1)
+            shares = pool.map(write_share, jobs, chunksize=1)
     summary = TagSummary(
         version=str(root.db_version) if root and root.db_version is not None else "",
         # (cache.spack.io's generator counts the binaries its pages list, and the index's

@@ -82,7 +82,7 @@ def _code_stamp() -> bytes:
     """What the pages depend on besides the catalog: this code."""
     digest = hashlib.sha256(__version__.encode())
     here = Path(__file__)
-    for module in ("jekyll.py", "jekyll_pages.py", here.name):
+    for module in ("jekyll.py", "jekyll_pages.py", "jekyll_shares.py", here.name):
         digest.update(here.with_name(module).read_bytes())
     return digest.digest()
 
