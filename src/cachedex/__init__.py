@@ -8,6 +8,7 @@ The pipeline, one subpackage a stage; each imports only from the lines below it:
     ingest/     mirrors -> catalog: sources (local, HTTP, OCI), layouts and views, index decoding, sync
     publish/    catalog -> pages -> a static site, Jekyll data, a live server with an API
     catalog/    the SQLite catalog: schema, row shapes, reads, search, the tag writer
+    query_text.py      a query written back as Spack syntax (the search page's, the hints')
     diff.py     what changed between tags, or in a tag since a date
     reuse.py    which specs of a Spack environment (its lockfile) each tag has as binaries, and why not
     config/     the configuration file (tags, stacks and views, mirror URLs, HTTP, limits)
