@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from cachedex.cli import main
 from cachedex.config import HttpOptions
 from cachedex.errors import CatalogError
-from cachedex.ingest.http import HttpClient, fitting_concurrency
+from cachedex.ingest.curl_handles import fitting_concurrency
+from cachedex.ingest.http import HttpClient
 from cachedex.publish.serve.server import concurrency_limit
 from tests.helpers import Demo, fixture_index, write_v2_mirror
 

@@ -31,6 +31,7 @@ _NOT_FOR_FOLDERS = {
     "ssl",  # (~10 ms)
     "urllib.request",  # proxies from the environment (~13 ms)
     "cachedex.ingest.http",
+    "cachedex.ingest.curl_handles",
     "gnupg",  # signatures: verify and signed lockfiles only (~17 ms)
     "cachedex.reuse",
     "rich.progress",  # bars: only on a terminal (~9 ms)

@@ -30,9 +30,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import os
-import resource
-import ssl
 import threading
 import time
 import urllib.request
@@ -44,12 +41,10 @@ from urllib.parse import urlsplit
 
 import pycurl
 
-from .. import __version__
 from ..config import HttpOptions
-from ..errors import CachedexError, ConfigError, SourceError, SourceNotFound, TooBig
-from ..values import short_repr
-from .credentials import endpoint
+from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
 from .curl_errors import RETRYABLE, describe_failure
+from .curl_handles import ca_bundle, fitting_concurrency, new_handle, unauthorized
 from .http_requests import (
     MAX_RETRY_AFTER,
     MapJob,
@@ -63,7 +58,7 @@ from .http_requests import (
     undo_content_encoding,
 )
 
-__all__ = ["HttpClient", "ProgressCallback", "Request", "Response", "TooBig", "fitting_concurrency"]
+__all__ = ["HttpClient", "ProgressCallback", "Request", "Response", "TooBig"]
 
 #: The longest the engine waits on its transfers before it looks for new requests (seconds).
 _POLL = 0.005
@@ -77,7 +72,7 @@ class HttpClient:
 
     def __init__(self, options: HttpOptions) -> None:
         self.options = options
-        self._cainfo = _ca_bundle(options)  # (first: a ConfigError leaves nothing to close)
+        self._cainfo = ca_bundle(options)  # (first: a ConfigError leaves nothing to close)
         #: Requests in flight at once: ``http.concurrency``, or fewer when the process may
         #: not open that many files (each is a socket, and a name being resolved two more):
         #: past the limit, connections failed as "cannot connect", then anything else did.
@@ -244,28 +239,8 @@ class HttpClient:
             timeout = 0.0  # (more to start: back at once)
         self._multi.select(min(timeout, due))
 
-    def _new_handle(self) -> pycurl.Curl:
-        """A handle with every option that is the same for all requests."""
-        handle = pycurl.Curl()
-        options = self.options
-        handle.setopt(pycurl.NOSIGNAL, 1)
-        handle.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
-        handle.setopt(pycurl.REDIR_PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
-        handle.setopt(pycurl.FOLLOWLOCATION, 1)
-        handle.setopt(pycurl.MAXREDIRS, 10)
-        handle.setopt(pycurl.USERAGENT, f"cachedex/{__version__}")
-        handle.setopt(pycurl.CONNECTTIMEOUT_MS, int(options.timeout * 1000))
-        # Idle timeout: fewer than 1 byte a second, on average over 'timeout' seconds.
-        handle.setopt(pycurl.LOW_SPEED_LIMIT, 1)
-        handle.setopt(pycurl.LOW_SPEED_TIME, max(1, round(options.timeout)))
-        handle.setopt(pycurl.TIMEOUT_MS, int(options.deadline * 1000))
-        handle.setopt(pycurl.PIPEWAIT, 1)
-        if self._cainfo is not None:
-            handle.setopt(pycurl.CAINFO, self._cainfo)
-        return handle
-
     def _start(self, request: Request) -> None:
-        handle = self._idle.pop() if self._idle else self._new_handle()
+        handle = self._idle.pop() if self._idle else new_handle(self.options, self._cainfo)
         try:
             self._prepare(handle, request)
         except BaseException:
@@ -366,7 +341,7 @@ class HttpClient:
             retry_after = parse_headers(request._raw_headers).get("retry-after")
             result = self._retry_or(request, problem, retry_after)
         elif status == 401:  # (an OCI registry's first 401 is its session's to answer)
-            result = SourceError(url, f"request refused (HTTP 401: {_unauthorized(request, handle, url)})")
+            result = SourceError(url, f"request refused (HTTP 401: {unauthorized(request, handle, url)})")
         else:
             result = SourceError(url, f"request refused (HTTP {status})")
         if result is not _RETRIED:
@@ -416,36 +391,3 @@ class _Retried(CachedexError):
 
 
 _RETRIED = _Retried("retried")
-
-
-def _unauthorized(request: Request, handle: pycurl.Curl, url: str) -> str:
-    """Why a server answered 401: credentials refused, or none sent (none configured, or a
-    redirect to another host, which libcurl does not send them to)."""
-    final = str(handle.getinfo(pycurl.EFFECTIVE_URL) or url)
-    if not any(header[:14].lower() == "authorization:" for header in request.headers):
-        return "it asks for credentials: 'registries' names them"
-    if (urlsplit(final).scheme, endpoint(final)) != (urlsplit(url).scheme, endpoint(url)):
-        return f"at {final}, a redirect to another host, which is not sent the credentials"
-    return "the credentials were refused"
-
-
-def fitting_concurrency(requested: int) -> int:
-    """``requested``, or what the open-file limit leaves room for (descriptors kept for
-    the catalog, the files being read and the interpreter)."""
-    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if soft == resource.RLIM_INFINITY:
-        return requested
-    return max(1, min(requested, (soft - 48) // 3))
-
-
-def _ca_bundle(options: HttpOptions) -> str | None:
-    """The CA certificates to trust: ``http.ca_bundle``, else ``$SSL_CERT_FILE``, else
-    the system's (what Python's own ssl module uses), else libcurl's default. ConfigError
-    if ``http.ca_bundle`` is not a file (passed over, it made a TLS error that said to
-    set it)."""
-    if options.ca_bundle and not os.path.isfile(options.ca_bundle):
-        raise ConfigError([f"'http.ca_bundle': no such file: {short_repr(options.ca_bundle)}"])
-    for candidate in (options.ca_bundle, os.environ.get("SSL_CERT_FILE"), ssl.get_default_verify_paths().cafile):
-        if candidate and os.path.isfile(candidate):
-            return candidate
-    return None
