@@ -35,6 +35,9 @@ _NOT_FOR_FOLDERS = {
     "gnupg",  # signatures: verify and signed lockfiles only (~17 ms)
     "cachedex.reuse",
     "rich.progress",  # bars: only on a terminal (~9 ms)
+    "cachedex.catalog.search",  # searches load it, with their scopes, hints and indexes
+    "cachedex.catalog.hints",
+    "cachedex.catalog.scopes",
 }
 
 
@@ -52,7 +55,7 @@ def _loaded_by(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[
     return done, set(listing.read_text().split())
 
 
-def test_a_sync_of_folders_loads_no_http_gnupg_or_bars(mirrors: Path, tmp_path: Path) -> None:
+def test_a_sync_of_folders_loads_no_http_gnupg_bars_or_search(mirrors: Path, tmp_path: Path) -> None:
     config = tmp_path / "cachedex.yaml"
     config.write_text(
         f"tags:\n  - name: develop\n    url: {mirrors / 'v2_layout/unsigned'}\n"
@@ -73,3 +76,14 @@ def test_an_http_mirror_still_loads_the_engine(http_server: TestServer, mirrors:
     done, loaded = _loaded_by(tmp_path, "--config", str(config), "sync")
     assert done.returncode == 0 and "develop" in done.stdout, done.stderr[-800:]
     assert {"pycurl", "cachedex.ingest.http"} <= loaded
+
+
+def test_a_search_still_loads_the_search_modules(mirrors: Path, tmp_path: Path) -> None:
+    """The other side of the search modules' lazy load: a search loads them, and answers."""
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(f"tags:\n  - name: develop\n    url: {mirrors / 'v2_layout/unsigned'}\n")
+    done, _ = _loaded_by(tmp_path, "--config", str(config), "sync")
+    assert done.returncode == 0, done.stderr[-800:]
+    done, loaded = _loaded_by(tmp_path, "--config", str(config), "search", "zlib")
+    assert done.returncode == 0 and "zlib" in done.stdout, done.stderr[-800:]
+    assert {"cachedex.catalog.search", "cachedex.catalog.hints", "cachedex.catalog.scopes"} <= loaded

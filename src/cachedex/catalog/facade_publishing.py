@@ -1,6 +1,8 @@
 """The reads the publishers make through the :class:`~cachedex.catalog.Catalog` facade:
 whole-catalog streams a batch at a time (``bulk.py``) and searches (``search.py``), each in
-one read state.
+one read state. The search modules (search, scopes, hints and what they import) are loaded
+by a catalog's first search, not with the catalog: a command that never searches (a sync,
+a site or Jekyll build) starts without them.
 """
 
 from __future__ import annotations
@@ -10,10 +12,8 @@ from collections.abc import Collection, Iterator, Sequence
 import msgspec
 
 from ..query import Query
-from . import bulk, reads, scopes
-from . import search as searching
+from . import bulk, reads
 from .facade_core import CatalogCore
-from .hints import zero_hints
 from .inputs import PageInputs
 from .rows import (
     HolderRow,
@@ -106,6 +106,9 @@ class PublishingReads(CatalogCore):
         mirror lists, with the tags listing it. With ``hints``, a search that finds
         nothing says which condition nothing satisfies. UnknownTag or UnknownStack when
         the scope does not exist."""
+        from . import search as searching  # (loaded on a first search: see the module docstring)
+        from .hints import zero_hints
+
         with self.snapshot():
             token = self.state_token()[0]
             page = searching.search(
@@ -120,6 +123,8 @@ class PublishingReads(CatalogCore):
         self, query: Query, *, tag: str | None = None, stack: str | None = None, limit: int = 50, offset: int = 0
     ) -> list[str]:
         """How :meth:`search` would answer: SQLite's query plan, or the facet index used."""
+        from . import search as searching
+
         with self.snapshot():
             token = self.state_token()[0]
             return searching.explain_search(
@@ -129,6 +134,8 @@ class PublishingReads(CatalogCore):
     def stack_names(self, tag: str) -> list[str]:
         """A tag's stacks, ``root`` first, then by name ([] for an unknown tag); read once
         per catalog state, as every search page asks."""
+        from . import scopes
+
         with self.snapshot():
             return scopes.stack_names(self._db, str(self.path), self.state_token()[0], tag)
 
@@ -136,6 +143,8 @@ class PublishingReads(CatalogCore):
         """Build now what the first facet query of each scope (the whole catalog, each
         tag, each of its stacks) would otherwise build: a server calls this at start and
         after a sync. Returns the number of scopes."""
+        from . import search as searching
+
         with self.snapshot():
             return searching.warm_search(self._db, str(self.path), self.state_token()[0])
 
@@ -143,6 +152,8 @@ class PublishingReads(CatalogCore):
         """Read the edges into the graph that ``^dep`` searches then walk (~2.5 times
         faster than in SQL), and walk up from the most depended-on packages now: a
         server calls this after :meth:`warm_search`. Returns the names walked."""
+        from . import search as searching
+
         with self.snapshot():
             return searching.warm_walks(self._db, str(self.path), self.state_token()[0])
 
@@ -151,6 +162,8 @@ class PublishingReads(CatalogCore):
         state (by the warm-up or a search before), so that its search walks nothing;
         with ``walk_up_to``, one not walked yet is walked now if it names a package or a
         hash and reaches at most that many specs (given up as soon as it reaches more)."""
+        from . import search as searching
+
         with self.snapshot():
             return searching.walks_made(self._db, str(self.path), self.state_token()[0], query, walk_up_to)
 
