@@ -32,6 +32,7 @@ from .versions import VersionRange, has_prefix, version_key
 
 __all__ = [
     "ANY",
+    "NAME_PATTERN",
     "Query",
     "parse",
     "parse_remembered",
@@ -68,24 +69,25 @@ class Query(msgspec.Struct, frozen=True, kw_only=True):
 
 _EMPTY = Query()
 
-_NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
+#: A package, variant or key name, as a regular expression (the query's text writer reads
+#: it too, to tell a value that would read back as a key).
+NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
 _TOKEN = re.compile(
     rf"""
     (?P<space>\s+)
   | /(?P<hash>[a-z0-9]*)
-  | %\s*(?P<compiler>{_NAME})(?:@(?P<cversion>[^\s%+~]*))?
+  | %\s*(?P<compiler>{NAME_PATTERN})(?:@(?P<cversion>[^\s%+~]*))?
   | @(?P<version>[^\s%+~]*)
-  | (?P<bool>[+~])\s*(?P<bool_name>{_NAME})
-  | (?P<key>{_NAME})\s*(?P<op>==|:=|=)\s*(?P<value>"[^"]*"|'[^']*'|[^\s"']*)
-  | (?P<word>{_NAME})
+  | (?P<bool>[+~])\s*(?P<bool_name>{NAME_PATTERN})
+  | (?P<key>{NAME_PATTERN})\s*(?P<op>==|:=|=)\s*(?P<value>"[^"]*"|'[^']*'|[^\s"']*)
+  | (?P<word>{NAME_PATTERN})
     """,
     re.VERBOSE,
 )
 #: A dependency written ``^virtual=provider`` (Spack 1.0's ``^mpi=openmpi``).
-_PROVIDER_ASSIGNED = re.compile(rf"\s*(?P<virtual>{_NAME})\s*=\s*(?P<provider>{_NAME})")
+_PROVIDER_ASSIGNED = re.compile(rf"\s*(?P<virtual>{NAME_PATTERN})\s*=\s*(?P<provider>{NAME_PATTERN})")
 # A '-' starting a word switches a variant off, as '~' does (Spack accepts both).
-_MINUS = re.compile(rf"-(?P<name>{_NAME})")
-_HASH_CHARS = re.compile(r"[a-z0-9]+")
+_MINUS = re.compile(rf"-(?P<name>{NAME_PATTERN})")
 #: A version as an index may hold it: a git branch's (``git.release/1.0``) and a git
 #: ref's with its Spack version (``git.abc=2.2.1``) included.
 #: It starts and ends with a letter, digit or "_", as Spack's parser has it (``1.`` is refused).

@@ -12,7 +12,7 @@ import re
 
 import msgspec
 
-from .query import _NAME, Query
+from .query import NAME_PATTERN, Query
 from .versions import VersionRange
 
 __all__ = ["format_query", "query_parts"]
@@ -43,7 +43,7 @@ def _value_text(value: str) -> str:
 
 #: A part written ``key=value``: a dependency cannot start with one (``^mpi=openmpi``
 #: names a virtual's provider in Spack 1.0).
-_KEYED_PART = re.compile(rf"{_NAME}:?=")
+_KEYED_PART = re.compile(rf"{NAME_PATTERN}:?=")
 
 
 def query_parts(query: Query) -> list[tuple[str, Query]]:
