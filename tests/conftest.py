@@ -30,6 +30,12 @@ settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
+# pytest-xdist's workers (``-n``) start with COLUMNS=80, which a plain pytest run has not:
+# the CLI reads its output width once, at import, and tests that ask for another width
+# (``env={"COLUMNS": ...}``) or none would see every table folded at 80 columns.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.pop("COLUMNS", None)
+
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that run the whole demo (the session's ``demo_run``) are ``slow``: the fast

@@ -23,10 +23,19 @@ __all__ = ["Nginx", "Tinyproxy", "free_port", "make_certificates", "wait_for_por
 
 
 def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A TCP port free on 127.0.0.1 now. Under pytest-xdist (``-n``), one of this
+    worker's share only: a port is free from this call until a server binds it, and
+    another worker must not be given it meanwhile."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    for _ in range(1000):
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = int(s.getsockname()[1])
+        # Linux gives bind() odd ports (connect() the even ones): pairs are shared out.
+        if port // 2 % workers == int(worker) % workers:
+            return port
+    raise RuntimeError(f"no free port of worker {worker}'s share in 1,000 tries")
 
 
 def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path, seconds: float = 10.0) -> None:

@@ -77,24 +77,30 @@ AXE_VERSION = "4.10"
 @pytest.fixture(scope="session")
 def axe_source() -> str:
     """axe-core's script, installed with npm on first use."""
+    import fcntl
     import shutil
     import subprocess
 
     script = AXE_HOME / "node_modules" / "axe-core" / "axe.min.js"
-    if not script.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            pytest.fail("npm is not installed: cannot install axe-core (apt-get install npm; scripts/test does)")
-        AXE_HOME.mkdir(parents=True, exist_ok=True)
-        done = subprocess.run(
-            [npm, "install", "--prefix", str(AXE_HOME), "--no-audit", "--no-fund", f"axe-core@{AXE_VERSION}"],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=False,
-        )
-        assert done.returncode == 0 and script.exists(), f"npm install axe-core failed:\n{done.stdout}\n{done.stderr}"
-    return script.read_text()
+    AXE_HOME.mkdir(parents=True, exist_ok=True)
+    # Each pytest-xdist worker asks on its own: one installs while the others wait.
+    with (AXE_HOME / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not script.exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                pytest.fail("npm is not installed: cannot install axe-core (apt-get install npm; scripts/test does)")
+            done = subprocess.run(
+                [npm, "install", "--prefix", str(AXE_HOME), "--no-audit", "--no-fund", f"axe-core@{AXE_VERSION}"],
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
+            assert done.returncode == 0 and script.exists(), (
+                f"npm install axe-core failed:\n{done.stdout}\n{done.stderr}"
+            )
+        return script.read_text()
 
 
 @pytest.fixture(scope="module")
