@@ -39,10 +39,13 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that run the whole demo (the session's ``demo_run``) are ``slow``: the fast
-    loop (``-m 'not slow'``) leaves them out."""
+    loop (``-m 'not slow'``) leaves them out. The ``long`` ones go first."""
     for item in items:
         if "demo_run" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.slow)
+    # The ``long`` tests first (a stable sort keeps the others' order): started last, one
+    # of them would keep the run going minutes after the other workers ran out of tests.
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
 @pytest.fixture(scope="session")

@@ -66,6 +66,7 @@ class _Load:
         return self.statuses
 
 
+@pytest.mark.long
 def test_sync_site_and_serve_at_once(tmp_path: Path) -> None:
     generate = _bench_module("ingest").generate
     configs = []

@@ -77,6 +77,7 @@ def _timed_sync(folder: Path, data: Path, start: Path) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.long
 def test_kill_9_during_syncs_never_leaves_a_half_tag(tmp_path: Path) -> None:
     generate = _bench_module("ingest").generate
     a, b = tmp_path / "a", tmp_path / "b"
