@@ -79,6 +79,12 @@ def test_what_is_not_a_lockfile_cachedex_reads_is_refused_by_name(tmp_path: Path
     swapped = {**good, "concrete_specs": {**specs, key: {**specs[key], "hash": "b" * 32}}}
     assert "holds the node of another hash" in _refused(tmp_path, swapped)
     assert "malformed DAG hash" in _refused(tmp_path, {**good, "concrete_specs": {**specs, "../x": specs[key]}})
+    # a hash named twice (the second time with an escape): which node is the spec?
+    escaped = f"\\u{ord(key[0]):04x}{key[1:]}"
+    inner = json.dumps(specs)[1:-1] + f', "{escaped}": {{"name": "other"}}'
+    twice = json.dumps({**good, "concrete_specs": "@"}).replace('"@"', "{" + inner + "}")
+    assert json.loads(twice)["concrete_specs"][key] == {"name": "other"}  # (the decoders keep the last)
+    assert f"DAG hash {key} appears 2 times in concrete_specs" in _refused(tmp_path, twice)
     # a dependency the lockfile lacks would leave the report without it, unsaid
     edge = specs[key]["dependencies"][0]
     lacking = {**good, "concrete_specs": {k: v for k, v in specs.items() if k != edge["hash"]}}

@@ -23,7 +23,7 @@ from .._perf import gc_paused
 from ..errors import IndexFormatError
 from ..values import format_version, is_dag_hash, short_repr
 
-__all__ = ["SUPPORTED_DB_VERSIONS", "IndexRecord", "RawIndex", "decode_index"]
+__all__ = ["SUPPORTED_DB_VERSIONS", "IndexRecord", "RawIndex", "decode_index", "reject_duplicate_hashes"]
 
 #: Database versions whose node formats we read (format doc §2.3).
 SUPPORTED_DB_VERSIONS = (6, 7, 8, 9)
@@ -48,7 +48,7 @@ class IndexRecord(msgspec.Struct):
     in_buildcache: bool = False
 
     # Every record decoded is counted, those a repeated key overwrites too: more records
-    # than keys means a key repeats (see _reject_duplicate_hashes).
+    # than keys means a key repeats (see reject_duplicate_hashes).
     __post_init__ = _made.append  # type: ignore[misc]  # msgspec calls it with the record
 
 
@@ -122,7 +122,7 @@ def decode_index(data: bytes | bytearray | memoryview, *, url: str) -> RawIndex:
             _db_version_number(version, url)
         raise IndexFormatError(url, f"not a valid Spack index: {exc}") from exc
     number = _db_version_number(parsed.database.version, url)
-    _reject_duplicate_hashes(data, parsed.database.installs, made, url)
+    reject_duplicate_hashes(data, len(parsed.database.installs), made, url)
     _reject_malformed_hashes(parsed.database.installs, url)
     return RawIndex(url=url, db_version=number, records=parsed.database.installs)
 
@@ -148,10 +148,10 @@ def _reject_malformed_hashes(keys: Iterable[str], url: str) -> None:
 _HASH_CHARACTERS = b"abcdefghijklmnopqrstuvwxyz0123456789"
 
 
-def _reject_duplicate_hashes(
-    data: bytes | bytearray | memoryview, installs: dict[str, IndexRecord], decoded: int, url: str
+def reject_duplicate_hashes(
+    data: bytes | bytearray | memoryview, keys: int, decoded: int, url: str, where: str = "database.installs"
 ) -> None:
-    """Reject ``installs`` objects that hold the same DAG hash twice.
+    """Reject a document whose ``where`` objects hold the same DAG hash twice.
 
     A repeated JSON key silently decodes to its last value, but the decoder made a record
     for each (``decoded``), so more records than keys tell that a key repeats, whatever
@@ -159,7 +159,7 @@ def _reject_duplicate_hashes(
     the bytes ``"spec"`` instead took ~1 s over the bench tag's 966 MB of indexes. Only
     then is the file parsed again, slowly, to name the repeated key.
     """
-    if decoded <= len(installs):
+    if decoded <= keys:
         return
     blob = bytes(data) if isinstance(data, memoryview) else data
     repeated: list[str] = []
@@ -183,7 +183,7 @@ def _reject_duplicate_hashes(
         raise IndexFormatError(
             url,
             f"DAG hash {repeated[0]} appears {repeated.count(repeated[0]) + 1} times in "
-            f"database.installs ({len(set(repeated))} duplicated hashes in all)",
+            f"{where} ({len(set(repeated))} duplicated hashes in all)",
         )
 
 

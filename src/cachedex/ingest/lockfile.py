@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from pathlib import Path
 
 import msgspec
@@ -27,7 +28,7 @@ import msgspec
 from .._perf import gc_paused
 from ..errors import IndexFormatError, SourceError, TooBig
 from ..values import SpecRecord, short_repr
-from .index import decode_index
+from .index import decode_index, reject_duplicate_hashes
 from .manifests import read_clearsigned
 from .records import build_records
 from .signatures import is_clearsigned
@@ -111,7 +112,31 @@ class _Hashed(msgspec.Struct):
     name: str = ""
 
 
+#: Every concrete spec :data:`_count_decoder` makes, until counted: a repeated key of
+#: ``concrete_specs`` silently keeps its last node, but each node is made (as an index's
+#: records are: see :mod:`.index`). One count at a time (the server reads lockfiles in
+#: several threads).
+_made: list[object] = []
+_counting = threading.Lock()
+
+
+class _Counted(msgspec.Struct):
+    """A concrete spec, its fields skipped: only counted."""
+
+    __post_init__ = _made.append  # type: ignore[misc]  # msgspec calls it with the node
+
+
+class _CountedIncluded(msgspec.Struct):
+    concrete_specs: dict[str, _Counted] = {}
+
+
+class _CountedFile(msgspec.Struct):
+    concrete_specs: dict[str, _Counted] = {}
+    include_concrete: dict[str, _CountedIncluded] = {}
+
+
 _decoder = msgspec.json.Decoder(_File)
+_count_decoder = msgspec.json.Decoder(_CountedFile)
 _kind_decoder = msgspec.json.Decoder(_Kind)
 _spec_decoder = msgspec.json.Decoder(_SpecFile)
 _hashed_decoder = msgspec.json.Decoder(_Hashed)
@@ -155,6 +180,7 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
         raise IndexFormatError(name, "not a valid Spack lockfile: nested too deeply") from exc
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise IndexFormatError(name, f"not a valid Spack lockfile: {exc}") from exc
+    _reject_repeated_hashes(data, parsed, name)
     nodes = dict(parsed.concrete_specs)
     roots = list(parsed.roots)
     for included in parsed.include_concrete.values():
@@ -171,6 +197,22 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
     version = parsed.meta.lockfile_version
     assert version is not None  # _check_meta saw it
     return Lockfile(name, version, tuple(dict.fromkeys(roots)), tuple(specs))
+
+
+def _reject_repeated_hashes(data: bytes, parsed: _File, name: str) -> None:
+    """Refuse a ``concrete_specs`` that names a DAG hash twice: which of its nodes is the
+    spec would be a guess (the JSON decoder keeps the last)."""
+    try:
+        with _counting:
+            try:
+                _count_decoder.decode(data)
+                made = len(_made)
+            finally:
+                _made.clear()
+    except msgspec.DecodeError:
+        return  # a node that is not an object: decoding it as a spec says so, by its hash
+    keys = len(parsed.concrete_specs) + sum(len(i.concrete_specs) for i in parsed.include_concrete.values())
+    reject_duplicate_hashes(data, keys, made, name, where="concrete_specs")
 
 
 def _check_meta(meta: _Meta, name: str) -> None:
