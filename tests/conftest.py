@@ -237,16 +237,27 @@ def http_server(tmp_path: Path) -> Iterator[TestServer]:
 
 
 @pytest.fixture(scope="session")
-def demo_run(tmp_path_factory: pytest.TempPathFactory) -> Demo:
-    """Tests must not change it (copy what you modify)."""
+def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Demo:
+    """``cachedex demo``, run once for the whole run: pytest-xdist's workers share it (the
+    first to ask runs it while the others wait). Tests must not change it (copy what you
+    modify): another worker may be reading it."""
+    import fcntl
+
     from click.testing import CliRunner
 
     from cachedex.cli import main
 
-    folder = tmp_path_factory.mktemp("demo") / "cachedex-demo"
-    result = CliRunner().invoke(main, ["demo", str(folder)])
-    assert result.exit_code == 0, result.output
-    return Demo(folder, result.output)
+    # The folder all workers' temporary folders are in (without workers: this run's own).
+    shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
+    folder, said = shared / "demo" / "cachedex-demo", shared / "demo" / "output.txt"
+    said.parent.mkdir(exist_ok=True)
+    with (shared / "demo" / ".lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not said.exists():  # (written last: a demo that failed is run again, and fails again)
+            result = CliRunner().invoke(main, ["demo", str(folder)])
+            assert result.exit_code == 0, result.output
+            said.write_text(result.output)
+        return Demo(folder, said.read_text())
 
 
 @pytest.fixture(scope="module")

@@ -4,7 +4,7 @@ search's indexes (catalog/hint_values.py), against a count of their rows in resu
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, defaultdict
 
 import pytest
 
@@ -23,18 +23,36 @@ _SCOPES = [(None, None), ("develop", None), ("develop", "e4s"), ("develop", "tut
 _QUERIES = ["", "+mpi", "~shared", "@1:", "@:2 +shared", "target=x86_64_v3", "os=ubuntu24.04 build_type=Release"]
 
 
-def _by_rows(
-    catalog: Catalog, query: str, column: str, variant: str, tag: str | None, stack: str | None
-) -> Counter[str]:
-    """What the hint counted before: each match's row, in result order."""
-    db, path, token = catalog._db, str(catalog.path), catalog.state_token()[0]  # noqa: SLF001
-    found = search_ids(db, path, token, parse(query), tag=tag, stack=stack, limit=10**6, offset=0)
-    read = f"SELECT id, {column} FROM specs WHERE id IN (SELECT value FROM json_each(?))"
-    rows = dict(db.execute(read, (json.dumps(found.ids),)))
-    values = [rows[spec_id] for spec_id in found.ids]
-    if column != "variants":
-        return Counter(values)
-    return Counter(text for value in values for text in decode_variants(value) if variant_name(text) == variant)
+class _Rows:
+    """What the hint counted before: each match's row, in result order. A search's rows
+    are read once, then counted for each facet and variant asked."""
+
+    def __init__(self, catalog: Catalog, tag: str | None, stack: str | None) -> None:
+        self.catalog, self.tag, self.stack = catalog, tag, stack
+        self.counts: dict[str, dict[tuple[str, str], Counter[str]]] = {}
+
+    def counted(self, query: str, column: str, variant: str) -> Counter[str]:
+        if query not in self.counts:
+            self.counts[query] = self._count(query)
+        return self.counts[query].get((column, variant), Counter())
+
+    def _count(self, query: str) -> dict[tuple[str, str], Counter[str]]:
+        """Each facet's values and each variant's strings in the matches' rows, keyed
+        (column, variant name), each counted in result order."""
+        catalog = self.catalog
+        db, path, token = catalog._db, str(catalog.path), catalog.state_token()[0]  # noqa: SLF001
+        found = search_ids(db, path, token, parse(query), tag=self.tag, stack=self.stack, limit=10**6, offset=0)
+        columns = ", ".join((*FACET_COLUMNS, "variants"))
+        read = f"SELECT id, {columns} FROM specs WHERE id IN (SELECT value FROM json_each(?))"
+        rows = {row[0]: row[1:] for row in db.execute(read, (json.dumps(found.ids),))}
+        counts: defaultdict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+        for spec_id in found.ids:
+            *facets, variants = rows[spec_id]
+            for column, value in zip(FACET_COLUMNS, facets, strict=True):
+                counts[column, ""][value] += 1
+            for text in decode_variants(variants):
+                counts["variants", variant_name(text)][text] += 1
+        return counts
 
 
 @pytest.mark.parametrize(("tag", "stack"), _SCOPES)
@@ -47,16 +65,16 @@ def test_values_counted_from_the_indexes_are_those_of_the_rows_in_order(
         variants = term_index(db, path, token, root).variant_names()
         assert len(variants) > 5
         asked = [(facet, "") for facet in FACET_COLUMNS] + [("", variant) for variant in sorted(variants)]
-        compared = 0
+        by_rows, compared = _Rows(catalog, tag, stack), 0
         for query in _QUERIES:
             for facet, variant in asked:
                 counted = counted_by_indexes(
                     db, path, token, parse(query), facet=facet, variant=variant, tag=tag, stack=stack
                 )
                 assert counted is not None
-                by_rows = _by_rows(catalog, query, facet or "variants", variant, tag, stack)
+                expected = by_rows.counted(query, facet or "variants", variant)
                 # Insertion order too: it orders ties in most_common() as the rows did.
-                assert list(counted.items()) == list(by_rows.items()), (query, facet, variant)
+                assert list(counted.items()) == list(expected.items()), (query, facet, variant)
                 compared += len(counted) > 1
         assert compared >= 3  # (values were found: not only empty or single counts compared)
 

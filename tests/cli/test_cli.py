@@ -33,7 +33,7 @@ def test_sync_then_stats(mirrors: Path, tmp_path: Path) -> None:
     assert "develop" in result.output and "records" in result.output
     result = runner.invoke(main, ["--config", str(config), "stats", "--json"])
     assert result.exit_code == 0, result.output
-    (stats,) = json.loads(result.output)
+    (stats,) = json.loads(result.stdout)
     assert (stats["tag"], stats["records"], stats["specs"], stats["packages"], stats["stacks"]) == (
         "develop",
         7,
@@ -48,7 +48,7 @@ def test_sync_then_stats(mirrors: Path, tmp_path: Path) -> None:
     (row,) = [line for line in result.output.splitlines() if "develop" in line]
     assert row.split("│")[8].strip() == "first sync", row
     assert runner.invoke(main, ["--config", str(config), "sync"]).exit_code == 0
-    (stats,) = json.loads(runner.invoke(main, ["--config", str(config), "stats", "--json"]).output)
+    (stats,) = json.loads(runner.invoke(main, ["--config", str(config), "stats", "--json"]).stdout)
     assert (stats["last_sync_first"], stats["last_sync_added"], stats["last_sync_removed"]) == (False, 0, 0)
     result = runner.invoke(main, ["--config", str(config), "stats"], env={"COLUMNS": "160"})
     (row,) = [line for line in result.output.splitlines() if "develop" in line]

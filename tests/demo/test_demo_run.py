@@ -74,7 +74,7 @@ def test_demo_writes_an_environment_whose_zlib_ng_is_newer(demo_run: Demo) -> No
     assert f"cachedex --config {demo_run.config} reuse {lock}" in demo_run.output
     result = CliRunner().invoke(main, ["--config", str(demo_run.config), "reuse", str(lock), "--json"])
     assert result.exit_code == 0, result.output
-    best = json.loads(result.output)["tags"][0]
+    best = json.loads(result.stdout)["tags"][0]
     assert best["tag"] == "develop"
     causes = [m for m in best["missing"] if not m["follows"]]
     assert [(m["name"], [d["what"] for d in m["nearest"]["differences"]]) for m in causes] == [("zlib-ng", ["version"])]

@@ -434,7 +434,7 @@ def test_the_command_exit_codes_lines_and_json(tmp_path: Path, mirror: Path) -> 
         broken.output.splitlines()[0] == f"{mirror / _manifest('openssl')}: openssl@3.4.0 /{OPENSSL['hash']}: not found"
     )
     as_json = runner.invoke(_cli(), ["--config", str(config), "verify", "--json"])
-    report = json.loads(as_json.output)
+    report = json.loads(as_json.stdout)
     assert as_json.exit_code == 1 and report["ok"] is False and report["problems"] == 1
     assert report["tags"][0]["mirrors"][0]["problems"][0]["kind"] == "manifest-missing"
     assert runner.invoke(_cli(), ["--config", str(config), "verify", "nope"]).exit_code == 2
@@ -505,7 +505,7 @@ def test_a_fault_repeated_per_spec_prints_some_of_it_and_counts_the_rest(
     folder = tmp_path / "demo"
     shutil.copytree(demo_run.folder, folder, ignore=shutil.ignore_patterns("site", "jekyll"))
     config = ["--config", str(folder / "cachedex.yaml"), "verify", "develop"]
-    report = json.loads(CliRunner().invoke(_cli(), [*config, "--json"]).output)
+    report = json.loads(CliRunner().invoke(_cli(), [*config, "--json"]).stdout)
     root = next(m for m in report["tags"][0]["mirrors"] if m["stack"] == "root")
     kinds = Counter(problem["kind"] for problem in root["problems"])
     kind, count = kinds.most_common(1)[0]

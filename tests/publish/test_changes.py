@@ -98,7 +98,7 @@ def test_since_and_compare_agree_with_cachedex_diff(demo_run: Demo) -> None:
             main, ["--config", str(demo_run.config), "diff", "develop-2026-11-01", "develop-2026-11-08", "--json"]
         )
         assert result.exit_code == 0, result.output
-        cli = json.loads(result.output)
+        cli = json.loads(result.stdout)
         assert {s["stack"]: len(s["added"]) for s in cli["stacks"]} == {s.stack: s.added_count for s in page.stacks}
 
 
