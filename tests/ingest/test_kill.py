@@ -20,7 +20,7 @@ from tests.test_bench import _bench_module
 
 pytestmark = pytest.mark.slow
 
-RECORDS = 12_000
+RECORDS = 6_000
 STACKS = 4
 
 
