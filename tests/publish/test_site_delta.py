@@ -22,6 +22,8 @@ from cachedex.values import DEPTYPE_BITS, ROOT_STACK, Dependency
 from tests.helpers import Demo, file_bytes, record
 
 NEW = "n" * 32  # the hash of a spec a change adds
+#: :func:`first_sites`: the demo's first site of some tags (None: every tag), its pages.
+FirstSites = Callable[[list[str] | None], tuple[Path, int]]
 
 
 def _resync(
@@ -168,6 +170,40 @@ CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
 }
 
 
+@pytest.fixture(scope="module")
+def first_sites(demo_run: Demo, tmp_path_factory: pytest.TempPathFactory) -> FirstSites:
+    """The demo catalog's site (of ``tags``: None, every tag), built once in this module
+    from a copy of the catalog: each test starts from a copy of it, with a copy of the
+    catalog it records (the same catalog id and state, so trusted as a build of it). It
+    gives the site and how many pages the build made."""
+    built: dict[tuple[str, ...] | None, tuple[Path, int]] = {}
+
+    def site_of(tags: list[str] | None) -> tuple[Path, int]:
+        key = None if tags is None else tuple(tags)
+        if key not in built:
+            folder = tmp_path_factory.mktemp("first-site")
+            shutil.copy(demo_run.catalog, folder / "c.sqlite")
+            with Catalog(folder / "c.sqlite") as catalog:
+                first = write_site(catalog, folder / "site", tags=tags)
+            assert first.complete and not first.changed_only
+            built[key] = folder / "site", first.pages
+        return built[key]
+
+    return site_of
+
+
+def _built(
+    folder: Path, demo_run: Demo, first_sites: FirstSites, tags: list[str] | None = None
+) -> tuple[Path, Path, int]:
+    """A copy of the demo catalog at ``folder``/c.sqlite and of its first site at
+    ``folder``/site, as a first build there would write it: (catalog, site, its pages)."""
+    path, site = folder / "c.sqlite", folder / "site"
+    shutil.copy(demo_run.catalog, path)
+    first, pages = first_sites(tags)
+    shutil.copytree(first, site)
+    return path, site, pages
+
+
 def test_a_dropped_stack_s_verification_is_not_shown(tmp_path: Path, demo_run: Demo) -> None:
     """A stack no longer the tag's still showed its latest verification: on the tag's
     and its specs' pages, though they had left it. Put back, it shows again."""
@@ -204,32 +240,34 @@ def test_a_dropped_stack_s_verification_is_not_shown(tmp_path: Path, demo_run: D
     + [("a dependency leaves every mirror", "workers, develop only"), ("a new dependent comes", "one, develop only")],
 )
 def test_a_build_after_a_change_writes_what_it_reaches_and_equals_a_full_build(
-    tmp_path: Path, demo_run: Demo, change: str, processes: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    demo_run: Demo,
+    first_sites: FirstSites,
+    change: str,
+    processes: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     if processes.startswith("workers"):  # every build in worker processes, as a big site's
         monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)
     tags = ["develop"] if processes.endswith("develop only") else None
-    path = tmp_path / "c.sqlite"
-    shutil.copy(demo_run.catalog, path)
-    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    path, site, first_pages = _built(tmp_path, demo_run, first_sites, tags)
+    fresh = tmp_path / "fresh"
     with Catalog(path) as catalog:
-        first = write_site(catalog, site, tags=tags)
         for step in CHANGES[change]:
             step(catalog)
             after = write_site(catalog, site, tags=tags)
             assert after.complete and after.changed_only, after
-            assert after.written > 0 and after.pages < first.pages / 4  # a few pages, not the site
+            assert after.written > 0 and after.pages < first_pages / 4  # a few pages, not the site
         full = write_site(catalog, fresh, tags=tags)
         assert full.complete and not full.changed_only
     assert file_bytes(site) == file_bytes(fresh)
 
 
-def test_a_build_that_did_not_complete_makes_the_next_compare_every_page(tmp_path: Path, demo_run: Demo) -> None:
-    path = tmp_path / "c.sqlite"
-    shutil.copy(demo_run.catalog, path)
-    site = tmp_path / "site"
+def test_a_build_that_did_not_complete_makes_the_next_compare_every_page(
+    tmp_path: Path, demo_run: Demo, first_sites: FirstSites
+) -> None:
+    path, site, _ = _built(tmp_path, demo_run, first_sites)
     with Catalog(path) as catalog:
-        write_site(catalog, site)
         _add_a_dependent(catalog)
         (site / BUILDING).write_bytes(b"")  # as a build killed while writing leaves it
         after = write_site(catalog, site)
@@ -240,16 +278,15 @@ def test_a_build_that_did_not_complete_makes_the_next_compare_every_page(tmp_pat
 
 
 def test_a_build_a_sync_overtook_leaves_its_pages_to_the_next(
-    tmp_path: Path, demo_run: Demo, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, demo_run: Demo, first_sites: FirstSites, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Workers that find the catalog changed write nothing more and the build does not
     complete; the pages written by then (of the sync it began with) are named in
     ``BUILDING``, and the next build writes them again, though its own changes (here
     none: the sync that overtook it undid the first) do not reach them."""
     monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)  # workers, which check the catalog's state
-    path = tmp_path / "c.sqlite"
-    shutil.copy(demo_run.catalog, path)
-    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    path, site, _ = _built(tmp_path, demo_run, first_sites)
+    fresh = tmp_path / "fresh"
     write_spec_pages = site_build._write_spec_pages
 
     def overtaken(*args: Any, **kwargs: Any) -> Any:
@@ -258,7 +295,6 @@ def test_a_build_a_sync_overtook_leaves_its_pages_to_the_next(
         return stale
 
     with Catalog(path) as catalog:
-        write_site(catalog, site)
         _add_a_dependent(catalog)
         monkeypatch.setattr(site_build, "_write_spec_pages", overtaken)
         stopped = write_site(catalog, site)
@@ -279,7 +315,7 @@ def test_a_build_a_sync_overtook_leaves_its_pages_to_the_next(
 
 
 def test_a_sync_after_the_plan_stops_the_build_before_it_writes_anything(
-    tmp_path: Path, demo_run: Demo, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, demo_run: Demo, first_sites: FirstSites, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A build plans, guesses the tags a sync changed and starts workers on their pages,
     then reads the rest in a second snapshot: a sync committed in between stops it
@@ -287,9 +323,8 @@ def test_a_sync_after_the_plan_stops_the_build_before_it_writes_anything(
     and the next build catches up."""
     monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)  # workers, and the guess
     monkeypatch.setattr(site_module, "BUILD_ATTEMPTS", 1)  # (one build, not made again)
-    path = tmp_path / "c.sqlite"
-    shutil.copy(demo_run.catalog, path)
-    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    path, site, _ = _built(tmp_path, demo_run, first_sites)
+    fresh = tmp_path / "fresh"
     guess = site_module.tags_changed
     guessed: list[list[str]] = []
 
@@ -300,7 +335,6 @@ def test_a_sync_after_the_plan_stops_the_build_before_it_writes_anything(
         return tags
 
     with Catalog(path) as catalog:
-        write_site(catalog, site)
         _add_a_dependent(catalog)
         before = file_bytes(site)
         monkeypatch.setattr(site_module, "tags_changed", overtaken)
@@ -317,17 +351,15 @@ def test_a_sync_after_the_plan_stops_the_build_before_it_writes_anything(
 
 @pytest.mark.parametrize("processes", ["one", "workers"])
 def test_forgotten_history_makes_the_next_build_compare_every_page(
-    tmp_path: Path, demo_run: Demo, processes: str, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, demo_run: Demo, first_sites: FirstSites, processes: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With workers, the build has started on the tag pages of the tag that changed
     before it finds it cannot tell which other pages changed: those are still written."""
     if processes == "workers":
         monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)
-    path = tmp_path / "c.sqlite"
-    shutil.copy(demo_run.catalog, path)
-    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    path, site, _ = _built(tmp_path, demo_run, first_sites)
+    fresh = tmp_path / "fresh"
     with Catalog(path) as catalog:
-        write_site(catalog, site)
         _add_a_dependent(catalog)
         catalog.collect_garbage(history_before=float("inf"), vacuum=False)  # "first seen" moves
         after = write_site(catalog, site)
@@ -336,17 +368,17 @@ def test_forgotten_history_makes_the_next_build_compare_every_page(
     assert file_bytes(site) == file_bytes(fresh)
 
 
-def test_a_catalog_restored_from_a_copy_makes_the_next_build_compare_every_page(tmp_path: Path, demo_run: Demo) -> None:
+def test_a_catalog_restored_from_a_copy_makes_the_next_build_compare_every_page(
+    tmp_path: Path, demo_run: Demo, first_sites: FirstSites
+) -> None:
     """A copy put back, then synced as often as the syncs it lost and with as many
     changes: the record's last sync id and history count were those of the catalog, and
     the build trusted it (its pages kept the lost syncs' times: "first seen", feeds).
     Another catalog made at the same path (``rm``, then a first sync) likewise."""
-    path, backup = tmp_path / "c.sqlite", tmp_path / "backup.sqlite"
-    shutil.copy(demo_run.catalog, path)
+    (path, site, _), backup = _built(tmp_path, demo_run, first_sites), tmp_path / "backup.sqlite"
     shutil.copy(demo_run.catalog, backup)
-    site, fresh = tmp_path / "site", tmp_path / "fresh"
+    fresh = tmp_path / "fresh"
     with Catalog(path) as catalog:
-        write_site(catalog, site)
         _add_a_dependent(catalog)
         assert write_site(catalog, site).changed_only
     for file in tmp_path.glob("c.sqlite*"):
