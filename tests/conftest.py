@@ -37,6 +37,19 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
 
 
+#: Workers for a run of the suite or of folders (``-n auto`` in pyproject.toml; ``-n N``
+#: chooses). Most tests wait on servers, browsers and processes, so four beat two cores.
+WORKERS = 4
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """Four workers for the suite or folders of it; none when the run names test files or
+    tests (``tests/test_values.py``, ``path::test``), whose few tests would wait ~10 s
+    for workers to start."""
+    named = [arg.split("::")[0] for arg in config.args]
+    return 0 if named and all(Path(path).is_file() for path in named) else WORKERS
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that run the whole demo (the session's ``demo_run``) are ``slow``: the fast
     loop (``-m 'not slow'``) leaves them out. The ``long`` ones go first."""
