@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterable
+from typing import TypeVar
 
 import msgspec
 
@@ -23,7 +24,15 @@ from .._perf import gc_paused
 from ..errors import IndexFormatError
 from ..values import format_version, is_dag_hash, short_repr
 
-__all__ = ["SUPPORTED_DB_VERSIONS", "IndexRecord", "RawIndex", "decode_index", "reject_duplicate_hashes"]
+__all__ = [
+    "SUPPORTED_DB_VERSIONS",
+    "IndexRecord",
+    "RawIndex",
+    "count_made",
+    "counting_decode",
+    "decode_index",
+    "reject_duplicate_hashes",
+]
 
 #: Database versions whose node formats we read (format doc §2.3).
 SUPPORTED_DB_VERSIONS = (6, 7, 8, 9)
@@ -31,14 +40,29 @@ SUPPORTED_DB_VERSIONS = (6, 7, 8, 9)
 # -- typed views of the JSON: only the fields we use are declared ---------------------
 
 
-#: Every record the decoder makes, until :func:`decode_index` has counted them. Appending
-#: is the records' ``__post_init__``: a call into C, where a Python method cost ~0.1 s a
-#: first sync (550,000 records) and let other threads take the GIL in every decode.
-_made: list[IndexRecord] = []
+#: Every counted struct a decode makes, until :func:`counting_decode` has counted them.
+_made: list[object] = []
+#: The ``__post_init__`` of a struct that counts itself (index records, a lockfile's
+#: specs): an append, a call into C, where a Python method cost ~0.1 s a first sync
+#: (550,000 records) and let other threads take the GIL in every decode.
+count_made = _made.append
 #: One decode at a time appends to ``_made``: a sync decodes its stacks in several
 #: threads, and each must count only its own records (the decodes take turns with the
 #: GIL anyway, so waiting here costs nothing).
 _counting = threading.Lock()
+
+_T = TypeVar("_T")
+
+
+def counting_decode(decoder: msgspec.json.Decoder[_T], data: bytes | bytearray | memoryview) -> tuple[_T, int]:
+    """``decoder``'s value for ``data``, and how many structs whose ``__post_init__`` is
+    :data:`count_made` it made: more than the keys of the objects holding them means a
+    key repeats (a repeated JSON key silently decodes to its last value)."""
+    with _counting, gc_paused():
+        try:
+            return decoder.decode(data), len(_made)
+        finally:
+            _made.clear()
 
 
 class IndexRecord(msgspec.Struct):
@@ -49,7 +73,7 @@ class IndexRecord(msgspec.Struct):
 
     # Every record decoded is counted, those a repeated key overwrites too: more records
     # than keys means a key repeats (see reject_duplicate_hashes).
-    __post_init__ = _made.append  # type: ignore[misc]  # msgspec calls it with the record
+    __post_init__ = count_made  # type: ignore[misc]  # msgspec calls it with the record
 
 
 class _Database(msgspec.Struct):
@@ -107,12 +131,7 @@ def decode_index(data: bytes | bytearray | memoryview, *, url: str) -> RawIndex:
     nesting too deep, an unsupported Database version or a malformed hash.
     """
     try:
-        with _counting, gc_paused():
-            try:
-                parsed = _index_decoder.decode(data)
-                made = len(_made)
-            finally:
-                _made.clear()
+        parsed, made = counting_decode(_index_decoder, data)
     except RecursionError as exc:  # msgspec's depth limit, even inside Raw values
         raise IndexFormatError(url, "not a valid Spack index: nested too deeply") from exc
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # bytes that are not UTF-8 too

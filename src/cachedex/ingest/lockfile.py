@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 from pathlib import Path
 
 import msgspec
@@ -28,7 +27,7 @@ import msgspec
 from .._perf import gc_paused
 from ..errors import IndexFormatError, SourceError, TooBig
 from ..values import SpecRecord, short_repr
-from .index import decode_index, reject_duplicate_hashes
+from .index import count_made, counting_decode, decode_index, reject_duplicate_hashes
 from .manifests import read_clearsigned
 from .records import build_records
 from .signatures import is_clearsigned
@@ -112,18 +111,11 @@ class _Hashed(msgspec.Struct):
     name: str = ""
 
 
-#: Every concrete spec :data:`_count_decoder` makes, until counted: a repeated key of
-#: ``concrete_specs`` silently keeps its last node, but each node is made (as an index's
-#: records are: see :mod:`.index`). One count at a time (the server reads lockfiles in
-#: several threads).
-_made: list[object] = []
-_counting = threading.Lock()
-
-
 class _Counted(msgspec.Struct):
-    """A concrete spec, its fields skipped: only counted."""
+    """A concrete spec, its fields skipped: only counted (a repeated key of
+    ``concrete_specs`` keeps its last node, but each node is made)."""
 
-    __post_init__ = _made.append  # type: ignore[misc]  # msgspec calls it with the node
+    __post_init__ = count_made  # type: ignore[misc]  # msgspec calls it with the node
 
 
 class _CountedIncluded(msgspec.Struct):
@@ -203,12 +195,7 @@ def _reject_repeated_hashes(data: bytes, parsed: _File, name: str) -> None:
     """Refuse a ``concrete_specs`` that names a DAG hash twice: which of its nodes is the
     spec would be a guess (the JSON decoder keeps the last)."""
     try:
-        with _counting:
-            try:
-                _count_decoder.decode(data)
-                made = len(_made)
-            finally:
-                _made.clear()
+        made = counting_decode(_count_decoder, data)[1]
     except msgspec.DecodeError:
         return  # a node that is not an object: decoding it as a spec says so, by its hash
     keys = len(parsed.concrete_specs) + sum(len(i.concrete_specs) for i in parsed.include_concrete.values())
