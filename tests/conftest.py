@@ -22,7 +22,8 @@ import pytest
 from hypothesis import settings
 
 from cachedex.catalog import Catalog
-from tests.helpers import MIRRORS, Demo, free_port, record, write_tag
+from tests.helpers import MIRRORS, Demo, one_worker_at_a_time, record, write_tag
+from tests.servers import free_port
 
 # Property tests run the same examples on every run, so a CI verdict can be reproduced;
 # HYPOTHESIS_PROFILE=explore draws new ones on each run to hunt for new failures.
@@ -37,8 +38,8 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
 
 
-#: Workers for a run of the suite or of folders (``-n auto`` in pyproject.toml; ``-n N``
-#: chooses). Most tests wait on servers, browsers and processes, so four beat two cores.
+#: Workers for a run of the suite or of folders (``-n auto`` in pyproject.toml, which says
+#: why four; ``-n N`` chooses).
 WORKERS = 4
 
 
@@ -254,8 +255,6 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Demo:
     """``cachedex demo``, run once for the whole run: pytest-xdist's workers share it (the
     first to ask runs it while the others wait). Tests must not change it (copy what you
     modify): another worker may be reading it."""
-    import fcntl
-
     from click.testing import CliRunner
 
     from cachedex.cli import main
@@ -264,8 +263,7 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Demo:
     shared = tmp_path_factory.getbasetemp() if worker_id == "master" else tmp_path_factory.getbasetemp().parent
     folder, said = shared / "demo" / "cachedex-demo", shared / "demo" / "output.txt"
     said.parent.mkdir(exist_ok=True)
-    with (shared / "demo" / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with one_worker_at_a_time(shared / "demo" / ".lock"):
         if not said.exists():  # (written last: a demo that failed is run again, and fails again)
             result = CliRunner().invoke(main, ["demo", str(folder)])
             assert result.exit_code == 0, result.output

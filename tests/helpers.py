@@ -6,14 +6,15 @@ Fixtures live in ``conftest.py``; what tests import lives here.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import functools
 import hashlib
 import json
 import os
-import socket
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -427,11 +428,13 @@ def file_bytes(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
-def free_port() -> int:
-    """A TCP port free on 127.0.0.1 now."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+@contextlib.contextmanager
+def one_worker_at_a_time(lock: Path) -> Iterator[None]:
+    """Hold the file lock ``lock`` (made if missing) while the block runs: pytest-xdist's
+    workers take turns, so the first makes what the others then find made."""
+    with lock.open("w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        yield
 
 
 def as_row(spec: Listed) -> ListedRow:

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from cachedex.catalog import Catalog
-from tests.helpers import free_port, integrity_check
+from tests.helpers import integrity_check
 from tests.publish.test_site_consistency import broken_links
+from tests.servers import free_port
 from tests.test_bench import _bench_module
 
 pytestmark = pytest.mark.slow

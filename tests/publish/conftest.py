@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import REPO, Demo, StaticServer
+from tests.helpers import REPO, Demo, StaticServer, one_worker_at_a_time
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -77,15 +77,13 @@ AXE_VERSION = "4.10"
 @pytest.fixture(scope="session")
 def axe_source() -> str:
     """axe-core's script, installed with npm on first use."""
-    import fcntl
     import shutil
     import subprocess
 
     script = AXE_HOME / "node_modules" / "axe-core" / "axe.min.js"
     AXE_HOME.mkdir(parents=True, exist_ok=True)
     # Each pytest-xdist worker asks on its own: one installs while the others wait.
-    with (AXE_HOME / ".lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with one_worker_at_a_time(AXE_HOME / ".lock"):
         if not script.exists():
             npm = shutil.which("npm")
             if npm is None:

@@ -25,8 +25,9 @@ from cachedex.config import load_config
 from cachedex.demo.build import build_demo_mirrors
 from cachedex.ingest.sync import sync
 from cachedex.publish.serve import create_app
-from tests.helpers import Demo, free_port
+from tests.helpers import Demo
 from tests.lockfiles import closure, demo_nodes, lockfile, roots_named
+from tests.servers import free_port
 
 
 def get(app: Any, path: str, **headers: str) -> httpx.Response:

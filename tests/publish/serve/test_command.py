@@ -21,8 +21,8 @@ from cachedex.catalog import Catalog
 from cachedex.cli import main
 from cachedex.publish.serve.server import HEAD_SECONDS
 from cachedex.query import parse
-from tests.helpers import free_port
 from tests.publish.serve import corrupt_catalog
+from tests.servers import free_port
 
 CLI = [sys.executable, "-c", "from cachedex.cli import main; main()"]
 
