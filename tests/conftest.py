@@ -39,13 +39,14 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     os.environ.pop("COLUMNS", None)
 
 
-#: Free memory a RAM-backed /dev/shm must offer to hold the tests' temporary folders.
-MEMORY_FOR_TEMPORARY_FILES = 8 * 2**30
+#: Free memory a RAM-backed /dev/shm must offer to hold the tests' temporary folders
+#: (a passing run's peak at once: ~0.9 GB, the last site-delta tests side by side).
+MEMORY_FOR_TEMPORARY_FILES = 4 * 2**30
 
 
 def _temporary_files_in_memory() -> None:
     """The tests write some 4 GB of short-lived files (sites, catalogs, mirrors): on a
-    disk, the kernel's journal and writeback took a third of the run's CPU (a site built
+    disk, the kernel's journal and writeback took a fifth of the run's CPU (a site built
     and compared three times: 17.7-39.6 s on ext4, 11-12 s on tmpfs). They go to
     /dev/shm when it is a tmpfs with room, unless TMPDIR chooses; subprocesses inherit
     it, and /dev/shm lets other users in (the read-only tests' ``nobody``)."""
