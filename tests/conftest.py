@@ -44,19 +44,33 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
 MEMORY_FOR_TEMPORARY_FILES = 4 * 2**30
 
 
+def _mounted_tmpfs(folder: str) -> bool:
+    """Whether ``folder`` is a tmpfs's mount point where files may be run (Docker mounts
+    /dev/shm ``noexec``; a helper a test writes there might need running)."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return False
+    return any(
+        fields[1] == folder and fields[2] == "tmpfs" and "noexec" not in fields[3].split(",")
+        for fields in (line.split() for line in mounts)
+        if len(fields) >= 4
+    )
+
+
 def _temporary_files_in_memory() -> None:
     """The tests write some 4 GB of short-lived files (sites, catalogs, mirrors): on a
     disk, the kernel's journal and writeback took a fifth of the run's CPU (a site built
     and compared three times: 17.7-39.6 s on ext4, 11-12 s on tmpfs). They go to
     /dev/shm when it is a tmpfs with room, unless TMPDIR chooses; subprocesses inherit
     it, and /dev/shm lets other users in (the read-only tests' ``nobody``)."""
-    shm = Path("/dev/shm")
-    if "TMPDIR" in os.environ or not os.access(shm, os.W_OK | os.X_OK):
+    shm = "/dev/shm"
+    if "TMPDIR" in os.environ or not _mounted_tmpfs(shm) or not os.access(shm, os.W_OK | os.X_OK):
         return
     free = os.statvfs(shm)
     if free.f_bavail * free.f_frsize < MEMORY_FOR_TEMPORARY_FILES:
         return
-    os.environ["TMPDIR"] = str(shm)
+    os.environ["TMPDIR"] = shm
     tempfile.tempdir = None  # (read again from TMPDIR)
 
 
