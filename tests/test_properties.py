@@ -45,7 +45,7 @@ json_values = st.recursive(
 )
 _NODE_KEYS = ["name", "version", "arch", "compiler", "parameters", "dependencies", "hash", "annotations", "external"]
 
-fast = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+fast = settings(max_examples=150, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @fast
@@ -262,7 +262,7 @@ def test_any_query_searches_or_is_a_bad_query(catalog: Catalog, text: str) -> No
     catalog.search(query, tag="t", limit=5)
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(key=st.sampled_from(_NODE_KEYS), value=json_values)
 def test_a_sync_of_hostile_content_fails_its_tag_only(
     tmp_path_factory: pytest.TempPathFactory, key: str, value: object

@@ -13,7 +13,7 @@ from cachedex.catalog.names import NameIndex
 _name = st.text(alphabet="abcelp-0", min_size=1, max_size=12)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400)
 @given(st.lists(_name, max_size=60), _name, st.sampled_from([0.6, 0.3, 0.8]))
 def test_close_names_are_difflibs_over_every_name(names: list[str], wanted: str, cutoff: float) -> None:
     index = NameIndex(names)

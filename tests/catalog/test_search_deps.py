@@ -481,7 +481,7 @@ def _edges_db(edges: list[tuple[int, int, int]]) -> sqlite3.Connection:
     return db
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(
     edges=st.lists(st.tuples(st.integers(1, 40), st.integers(1, 40), st.integers(0, 15)), max_size=120),
     start=st.lists(st.integers(0, 45), max_size=6),
@@ -544,7 +544,7 @@ def test_the_graph_walks_up_the_demo_as_sql_does(demo_run) -> None:  # type: ign
         assert walked > 10  # the demo's libraries have dependents
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     ids=st.lists(st.integers(0, 300), unique=True, max_size=60).flatmap(st.permutations),
     held=st.sets(st.integers(0, 200), max_size=80),

@@ -18,7 +18,7 @@ _positions = st.integers(min_value=0, max_value=9000).flatmap(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150)
 @given(_positions, st.integers(0, 400), st.integers(1, 120))
 def test_a_page_of_a_bit_set_is_the_same_slice_of_its_sorted_positions(
     case: tuple[int, set[int]], offset: int, limit: int
@@ -37,7 +37,7 @@ def test_a_page_starting_inside_a_later_chunk() -> None:
     assert lowest_positions(bits, 4100, 5) == []
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(
     st.lists(st.integers(0, 700), max_size=2000),
     st.sets(st.integers(0, 700), max_size=400),

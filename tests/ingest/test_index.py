@@ -225,7 +225,7 @@ def test_a_compiler_version_written_as_a_json_number_with_a_fraction_is_refused(
         build_records(decode_index(_index(node), url="x"))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.lists(
         st.one_of(

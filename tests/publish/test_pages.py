@@ -185,7 +185,7 @@ _VARIANTS = st.dictionaries(st.sampled_from(["mpi", "cuda", "shared", "build_typ
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(st.lists(_VARIANTS, max_size=6))
 def test_differing_variants_are_those_whose_value_is_not_the_same_in_every_spec(
     variant_lists: list[tuple[str, ...]],

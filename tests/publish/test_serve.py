@@ -338,7 +338,7 @@ def test_api_conforms_to_its_openapi_document(demo_run: Demo, operation_id: str)
     operation = next(o for o in operations if o.definition.raw["operationId"] == operation_id)
 
     @given(case=operation.as_strategy())
-    @settings(max_examples=40, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @settings(max_examples=40, database=None, suppress_health_check=list(HealthCheck))
     def check(case: Any) -> None:
         # Schema-valid is not always valid here: a query string must parse, a stack needs
         # a tag. OpenAPI cannot say that, so such requests get a documented 400, and the
