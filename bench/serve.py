@@ -49,6 +49,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import httpx
 
@@ -234,6 +235,87 @@ def walk_each(base: str, tag: str, needed: list[str], workers: int) -> None:
     print(f"  (each dependency walked in every process first: {time.monotonic() - started:.1f} s, not timed)")
 
 
+Query = tuple[str, str | None, int]
+
+
+class BenchQueries(NamedTuple):
+    """The queries of every phase, made from the catalog with a fixed seed: the same in
+    every run (and in ``search_times.py``)."""
+
+    names: list[str]
+    named: list[Query]
+    broad: list[Query]
+    nameless: list[Query]
+    needed: list[str]
+    walked: list[list[Query]]
+    packages: list[str]
+
+
+def bench_queries(catalog_path: Path, tag: str, requests: int) -> BenchQueries:
+    """The phases' distinct queries (``requests`` of each kind, fewer once deduplicated)
+    over the tag ``tag`` of the catalog at ``catalog_path``."""
+    from cachedex.catalog import Catalog
+
+    Catalog(catalog_path).close()  # upgrade the schema in place if it is older
+    with Catalog(catalog_path, readonly=True) as catalog:
+        names = sorted(name for name, tags in catalog.package_names().items() if tag in tags)
+        facets = {
+            column: sorted(
+                {
+                    row[0]
+                    for row in catalog._db.execute(  # noqa: SLF001 (bench only)
+                        f"SELECT DISTINCT {column} FROM specs WHERE {column} NOT IN ('', 'none')"
+                    )
+                }
+            )
+            for column in ("target", "os", "compiler")
+        }
+        stacks = [m.stack for m in catalog.mirrors(tag) if m.stack != "root"]
+        hubs = [
+            row[0]
+            for row in catalog._db.execute(  # noqa: SLF001 (bench only)
+                "SELECT s.name FROM edges e JOIN specs s ON s.id = e.child WHERE e.deptypes & 6 "
+                "GROUP BY s.name ORDER BY count(*) DESC LIMIT 20"
+            )
+        ]
+    rng = random.Random(3)
+    named = [(f"{rng.choice(names)}@{rng.randint(0, 3)}:", None, 0) for _ in range(requests // 2)]
+    named += [(f"{rng.choice(names)} +shared", None, 0) for _ in range(requests // 2)]
+    rng.shuffle(named)
+    # Each facet query at one of its first ten pages, as a user paging through results.
+    broad = sorted(
+        {(*facet_query(rng, facets, stacks), 50 * rng.randrange(10)) for _ in range(requests)},
+        key=lambda q: (q[0], q[1] or "", q[2]),
+    )
+    rng.shuffle(broad)
+    nameless = sorted(
+        {(*nameless_query(rng, facets, stacks), 50 * rng.randrange(10)) for _ in range(requests)},
+        key=lambda q: (q[0], q[1] or "", q[2]),
+    )
+    rng.shuffle(nameless)
+    others = sorted(set(names) - set(hubs))
+    needed = hubs + rng.sample(others, min(20, len(others)))
+    # (d') answers thousands a second: enough distinct queries that the server's response
+    # cache does not answer repeats within its ten seconds.
+    walked = [dependency_queries(rng, needed, names, facets, stacks, count) for count in (5_000, 100_000)]
+    walked[1] = [query for query in walked[1] if query not in set(walked[0])]
+    packages = rng.sample(names, min(200, len(names)))  # (b)'s pages
+    return BenchQueries(names, named, broad, nameless, needed, walked, packages)
+
+
+def search_paths(tag: str, queries: list[Query]) -> list[str]:
+    """The API's search URLs (paths and query strings) of ``queries`` in ``tag``, 50 a page."""
+    return [
+        str(
+            httpx.URL(
+                "/api/search",
+                params={"q": q, "tag": tag, "limit": 50, "offset": offset, **({"stack": stack} if stack else {})},
+            )
+        )
+        for q, stack, offset in queries
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--catalog", type=Path, default=HERE / "out" / "ingest" / "catalog.sqlite")
@@ -253,67 +335,10 @@ def main() -> None:
     args = parser.parse_args()
     chosen = args.phases.split(",")
 
-    from cachedex.catalog import Catalog
+    names, named, broad, nameless, needed, walked, packages = bench_queries(args.catalog, args.tag, args.requests)
 
-    Catalog(args.catalog).close()  # upgrade the schema in place if it is older
-    with Catalog(args.catalog, readonly=True) as catalog:
-        names = sorted(name for name, tags in catalog.package_names().items() if args.tag in tags)
-        facets = {
-            column: sorted(
-                {
-                    row[0]
-                    for row in catalog._db.execute(  # noqa: SLF001 (bench only)
-                        f"SELECT DISTINCT {column} FROM specs WHERE {column} NOT IN ('', 'none')"
-                    )
-                }
-            )
-            for column in ("target", "os", "compiler")
-        }
-        stacks = [m.stack for m in catalog.mirrors(args.tag) if m.stack != "root"]
-        hubs = [
-            row[0]
-            for row in catalog._db.execute(  # noqa: SLF001 (bench only)
-                "SELECT s.name FROM edges e JOIN specs s ON s.id = e.child WHERE e.deptypes & 6 "
-                "GROUP BY s.name ORDER BY count(*) DESC LIMIT 20"
-            )
-        ]
-    rng = random.Random(3)
-    named = [(f"{rng.choice(names)}@{rng.randint(0, 3)}:", None, 0) for _ in range(args.requests // 2)]
-    named += [(f"{rng.choice(names)} +shared", None, 0) for _ in range(args.requests // 2)]
-    rng.shuffle(named)
-    # Each facet query at one of its first ten pages, as a user paging through results.
-    broad = sorted(
-        {(*facet_query(rng, facets, stacks), 50 * rng.randrange(10)) for _ in range(args.requests)},
-        key=lambda q: (q[0], q[1] or "", q[2]),
-    )
-    rng.shuffle(broad)
-    nameless = sorted(
-        {(*nameless_query(rng, facets, stacks), 50 * rng.randrange(10)) for _ in range(args.requests)},
-        key=lambda q: (q[0], q[1] or "", q[2]),
-    )
-    rng.shuffle(nameless)
-    needed = hubs + rng.sample(sorted(set(names) - set(hubs)), 20)
-    # (d') answers thousands a second: enough distinct queries that the server's response
-    # cache does not answer repeats within its ten seconds.
-    walked = [dependency_queries(rng, needed, names, facets, stacks, count) for count in (5_000, 100_000)]
-    walked[1] = [query for query in walked[1] if query not in set(walked[0])]
-
-    def searches(queries: list[tuple[str, str | None, int]]) -> list[str]:
-        return [
-            str(
-                httpx.URL(
-                    "/api/search",
-                    params={
-                        "q": q,
-                        "tag": args.tag,
-                        "limit": 50,
-                        "offset": offset,
-                        **({"stack": stack} if stack else {}),
-                    },
-                )
-            )
-            for q, stack, offset in queries
-        ]
+    def searches(queries: list[Query]) -> list[str]:
+        return search_paths(args.tag, queries)
 
     def search_pages(queries: list[tuple[str, str | None, int]]) -> list[str]:
         """The same searches as the website's search page (HTML, 50 a page)."""
@@ -327,7 +352,7 @@ def main() -> None:
             for q, stack, offset in queries
         ]
 
-    package_paths = [f"/tags/{args.tag}/packages/{n}/" for n in rng.sample(names, min(200, len(names)))]
+    package_paths = [f"/tags/{args.tag}/packages/{n}/" for n in packages]
 
     server, base = start_server(args.catalog, args.workers)
     try:

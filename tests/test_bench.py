@@ -51,3 +51,27 @@ def test_the_serve_bench_starts_the_server_cachedex_serve_runs(tmp_path: Path) -
     finally:
         server.terminate()
         server.wait(timeout=30)
+
+
+def test_search_times_answers_the_serve_bench_queries_in_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """search_times.py times serve.py's (a'') queries through the app `cachedex serve`
+    runs, and its queueing model sums the service times a worker's connections wait for."""
+    _bench_module("ingest").generate(tmp_path / "data", 400, 2)
+    tag = {"name": "bench", "url": str(tmp_path / "data/root")}
+    tag["stacks"] = {f"stack-{n:02d}": str(tmp_path / f"data/stack-{n:02d}") for n in range(2)}
+    config = make_config(tmp_path, [tag])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok, outcome.error
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
+    bench = _bench_module("search_times")
+    queries = bench.bench_queries(config.catalog, "bench", 40)
+    urls = bench.search_paths("bench", queries.nameless)
+    assert len(urls) > 20 and all(url.startswith("/api/search?q=") for url in urls)
+    timed = bench.asyncio.run(bench.measure(config.catalog, urls, 0))
+    assert [url for _, url in timed] == urls and all(seconds > 0 for seconds, _ in timed)
+    # Two workers, two connections each: worker 0 answers 1, 3, 5, 7; worker 1 2, 4, 6, 8.
+    p50, p99 = bench.queue_model([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], 2, 2)
+    assert (p50, p99) == (9.0, 14.0)  # windows 1+3, 3+5, 5+7 and 2+4, 4+6, 6+8
