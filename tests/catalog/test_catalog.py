@@ -308,3 +308,15 @@ def test_held_hashes_read_whole_or_looked_up_say_the_same(tmp_path: Path) -> Non
         few = [records[0].hash, records[35].hash, "z" * 32]  # looked up
         assert catalog.held_hashes(few) == {records[0].hash}
         assert catalog.held_hashes() == held
+
+
+def test_a_catalog_opened_not_to_be_created_must_exist(tmp_path: Path) -> None:
+    """``create=False`` (gc, forget) refuses a missing catalog as a reader does, and
+    makes neither the file nor its folder; an existing one opens to write."""
+    missing = tmp_path / "not-yet" / "cachedex.sqlite"
+    with pytest.raises(CatalogError, match="no catalog here yet; run 'cachedex sync' first"):
+        Catalog(missing, create=False)
+    assert not missing.parent.exists()
+    Catalog(tmp_path / "c.sqlite").close()
+    with Catalog(tmp_path / "c.sqlite", create=False) as catalog:
+        assert catalog.tag_names() == [] and not catalog.readonly

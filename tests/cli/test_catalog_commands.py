@@ -288,3 +288,17 @@ def test_the_size_gc_says_the_catalog_was_counts_its_write_ahead_log(two_tags: P
     finally:
         holder.close()
     assert code == 0 and f"(was {human_size(was)})" in out, (out, was)
+
+
+def test_gc_and_forget_make_no_catalog_where_there_is_none(tmp_path: Path) -> None:
+    """Before any sync there is nothing to collect or forget: said in one line, as every
+    reading command says it, and no empty catalog (nor its folder) is left behind; gc
+    said "removed 0 specs ... (was 0 B)", forget "not in the catalog (tags: none)"."""
+    config = tmp_path / "cachedex.yaml"
+    config.write_text("catalog: ./not-yet/cachedex.sqlite\ntags:\n  - name: a\n    url: ./m-a\n")
+    line = f"error: {tmp_path / 'not-yet/cachedex.sqlite'}: no catalog here yet; run 'cachedex sync' first\n"
+    for args in (["gc"], ["forget", "b"]):
+        assert run(config, *args) == (1, "", line), args
+        assert not (tmp_path / "not-yet").exists(), args
+    code, _, err = run(config, "forget", "a")  # (a tag the config names is refused first, as before)
+    assert code == 2 and "a: still in" in err and not (tmp_path / "not-yet").exists()

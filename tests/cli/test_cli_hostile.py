@@ -176,3 +176,40 @@ def test_an_argument_that_was_not_utf8_is_one_error_line(small_config: Path, arg
     result = CliRunner().invoke(main, ["--config", str(small_config), *args])
     assert result.exit_code == 1
     assert result.stderr.startswith("error: ") and "\\udcff" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["site", ""],
+        ["jekyll", ""],
+        ["export", "spack-cache", ""],
+        ["demo", ""],
+        ["reuse", ""],
+        ["--config", "", "stats"],
+    ],
+)
+def test_an_empty_path_is_wrong_usage(
+    small_config: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str]
+) -> None:
+    """An empty path (``cachedex site "$OUT"`` with $OUT unset) is refused: as an output
+    folder it wrote into the current folder, as --config it fell back on
+    $CACHEDEX_CONFIG or ./cachedex.yaml, as a lockfile it said "error: : not found"."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    (here / "cachedex.yaml").write_text(small_config.read_text())  # what --config "" fell back on
+    config = [] if "--config" in args else ["--config", str(small_config)]
+    result = CliRunner().invoke(main, [*config, *args])
+    assert result.exit_code == 2, result.output
+    assert "Invalid value for " in result.stderr and ": an empty path; give a " in result.stderr
+    assert [path.name for path in here.iterdir()] == ["cachedex.yaml"]
+
+
+def test_show_with_an_empty_tag_is_no_tag_not_every_tag(small_config: Path) -> None:
+    """``show zlib --tag ""`` (an unset variable) names a tag the catalog has not, as
+    search, diff and coverage say; it showed the package in every tag, as without --tag."""
+    for json_flag in ([], ["--json"]):
+        result = CliRunner().invoke(main, ["--config", str(small_config), "show", "zlib", "--tag", "", *json_flag])
+        assert (result.exit_code, result.stdout) == (1, ""), result.output
+        assert result.stderr.startswith("error: no tag '' in the catalog (tags: t)"), result.stderr

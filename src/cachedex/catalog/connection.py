@@ -20,6 +20,7 @@ __all__ = [
     "WRITE_WAIT_SECONDS",
     "back_to_wal",
     "busy_timeout",
+    "must_exist",
     "open_readonly",
     "open_writable",
     "rollback_journal_if_alone",
@@ -124,12 +125,17 @@ def back_to_wal(db: sqlite3.Connection, write_wait: float) -> None:
 _BACK_TO_WAL_SECONDS = 5.0
 
 
+def must_exist(path: Path) -> None:
+    """Refuse a catalog that is not there yet, in the one line every command gives."""
+    if not path.exists():
+        raise CatalogError(f"{path}: no catalog here yet; run 'cachedex sync' first")
+
+
 def open_readonly(path: Path) -> sqlite3.Connection:
     """A read-only connection. On read-only storage SQLite cannot create the ``-shm``
     file WAL mode needs; a catalog closed cleanly (no ``-wal`` left) is then opened as
     immutable, which needs no ``-shm`` (MSG-1)."""
-    if not path.exists():
-        raise CatalogError(f"{path}: no catalog here yet; run 'cachedex sync' first")
+    must_exist(path)
     db = sqlite3.connect(
         f"file:{quote(os.fsencode(path))}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
     )

@@ -17,6 +17,7 @@ from .connection import (
     WRITE_WAIT_SECONDS,
     back_to_wal,
     busy_timeout,
+    must_exist,
     open_readonly,
     open_writable,
     rollback_journal_if_alone,
@@ -36,9 +37,16 @@ class CatalogCore:
     the reads."""
 
     def __init__(
-        self, path: str | os.PathLike[str], *, readonly: bool = False, write_wait: float = WRITE_WAIT_SECONDS
+        self,
+        path: str | os.PathLike[str],
+        *,
+        readonly: bool = False,
+        write_wait: float = WRITE_WAIT_SECONDS,
+        create: bool = True,
     ) -> None:
         self.path = path = Path(path)
+        if not create:  # (a command with nothing to do on a new catalog: gc, forget)
+            must_exist(path)
         self.readonly = readonly
         self.write_wait = write_wait
         #: (SQLite's data_version, the state token read with it): see :meth:`state_token`.

@@ -26,14 +26,20 @@ from .progress import Reporter
 from .publish_commands import export_group, jekyll_command, serve_command, site_command
 from .query_words import QueryCommand, query_text
 from .reuse_command import reuse_command
-from .state import State, friendly
+from .state import OutputFolder, State, friendly, not_empty
 from .verify_command import verify_command
 
 __all__ = ["main", "reference_markdown"]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--config", "-c", metavar="FILE", help="Config file (default: $CACHEDEX_CONFIG, else ./cachedex.yaml).")
+@click.option(
+    "--config",
+    "-c",
+    metavar="FILE",
+    callback=not_empty,
+    help="Config file (default: $CACHEDEX_CONFIG, else ./cachedex.yaml).",
+)
 @click.option("--debug", is_flag=True, help="Show the full traceback of errors.")
 @click.version_option(__version__, prog_name="cachedex")
 @click.pass_context
@@ -110,7 +116,7 @@ def stats_command(state: State, as_json: bool) -> None:
 
 
 @main.command("demo")
-@click.argument("directory", default="cachedex-demo", metavar="[DIR]", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("directory", default="cachedex-demo", metavar="[DIR]", type=OutputFolder())
 @click.pass_obj
 @friendly
 def demo_command(state: State, directory: Path) -> None:
@@ -215,7 +221,7 @@ def show_command(state: State, what: str, tag: str | None, as_json: bool) -> Non
                 present.print_spec(page, catalog.spec_configs)
             return
         # in the order people look for tags (a branch, its snapshots newest first, releases)
-        tags = [tag] if tag else tag_order(t for t, _ in catalog.package_tags(found))
+        tags = [tag] if tag is not None else tag_order(t for t, _ in catalog.package_tags(found))
         pages = [package_page(catalog, t, found) for t in tags]
     if as_json:
         present.print_json(pages)

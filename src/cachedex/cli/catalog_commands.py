@@ -74,7 +74,7 @@ def forget_command(state: State, tags: tuple[str, ...]) -> None:
             f"{', '.join(configured)}: still in {config.path or 'the config'} (the next sync would read "
             "it again); remove it from the config first"
         )
-    with Catalog(config.catalog) as catalog:
+    with Catalog(config.catalog, create=False) as catalog:  # (none: nothing to forget)
         known = set(catalog.tag_names())
         unknown = [tag for tag in tags if tag not in known]
         if unknown:
@@ -103,7 +103,7 @@ def gc_command(state: State) -> None:
     """
     config = state.config()
     before = _file_size(config.catalog)
-    with Catalog(config.catalog) as catalog:
+    with Catalog(config.catalog, create=False) as catalog:  # (none: nothing to collect)
         specs, _ = catalog.collect_garbage()
     _said_space(specs, before, _file_size(config.catalog))
 

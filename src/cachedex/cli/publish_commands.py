@@ -11,13 +11,13 @@ from ..catalog import Catalog
 from ..errors import OutputError
 from . import present
 from .progress import Reporter
-from .state import State, friendly
+from .state import OutputFolder, State, friendly
 
 __all__ = ["export_group", "jekyll_command", "serve_command", "site_command"]
 
 
 @click.command("jekyll")
-@click.argument("outdir", metavar="OUTDIR", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("outdir", metavar="OUTDIR", type=OutputFolder())
 @click.option(
     "--tag",
     "-t",
@@ -69,7 +69,7 @@ def export_group() -> None:
 
 
 @export_group.command("spack-cache")
-@click.argument("outdir", metavar="OUTDIR", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("outdir", metavar="OUTDIR", type=OutputFolder())
 @click.option("--tag", "-t", "tags", multiple=True, metavar="TAG", help="Only this tag (repeatable).")
 @click.option("--stack", "-s", "stacks", multiple=True, metavar="STACK", help="Only this stack (repeatable).")
 @click.option("--package", "-p", "packages", multiple=True, metavar="NAME", help="Only this package (repeatable).")
@@ -119,7 +119,7 @@ def export_spack_cache_command(
 
 
 @click.command("site")
-@click.argument("outdir", type=click.Path(file_okay=False, path_type=Path))
+@click.argument("outdir", type=OutputFolder())
 @click.option(
     "--tag",
     "-t",

@@ -13,7 +13,7 @@ import click
 
 from ..values import ROOT_STACK, counted, total_size_text
 from .present import OUT, print_json, print_table, shown
-from .state import State, friendly
+from .state import State, friendly, not_empty
 
 if TYPE_CHECKING:  # (loaded by the command itself: not on every command's start)
     from ..reuse import Difference, Missing, ReuseReport, TagReuse
@@ -25,7 +25,7 @@ LISTED = 25
 
 
 @click.command("reuse", context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("lockfile", metavar="LOCKFILE|SPECFILE")
+@click.argument("lockfile", metavar="LOCKFILE|SPECFILE", callback=not_empty)
 @click.option(
     "--tag", "-t", "tags", multiple=True, help="Compare with this tag only (repeat for several; default: all)."
 )

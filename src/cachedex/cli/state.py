@@ -18,7 +18,7 @@ from ..config import Config, find_config, load_config
 from ..errors import CachedexError, resource_problem
 from ..values import visible
 
-__all__ = ["State", "friendly"]
+__all__ = ["OutputFolder", "State", "friendly", "not_empty"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,6 +39,27 @@ class State:
 
     def catalog(self, *, readonly: bool = True) -> Catalog:
         return Catalog(self.config().catalog, readonly=readonly)
+
+
+class OutputFolder(click.Path):
+    """A folder to write into (``OUTDIR``), given as click's Path; an empty one is refused:
+    ``cachedex site "$OUT"`` with $OUT unset wrote the site into the current folder."""
+
+    def __init__(self) -> None:
+        super().__init__(file_okay=False, path_type=Path)
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if isinstance(value, (str, bytes)) and not value:
+            self.fail("an empty path; give a folder ('.' is the current one)", param, ctx)
+        return super().convert(value, param, ctx)
+
+
+def not_empty(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A callback refusing an empty file name (``--config ""`` used $CACHEDEX_CONFIG or
+    ./cachedex.yaml as if none were given; ``reuse ""`` said "error: : not found")."""
+    if value == "":
+        raise click.BadParameter("an empty path; give a file's path", ctx=ctx, param=param)
+    return value
 
 
 #: SQLite's primary result codes that mean the file itself is damaged (or no database).
