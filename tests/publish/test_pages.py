@@ -109,6 +109,38 @@ def test_a_package_page_counts_its_facets(small_catalog: Catalog) -> None:
         package_page(small_catalog, "t", "gcc")
 
 
+def test_page_leads_count_one_in_the_singular_as_the_badge_and_the_cli_do(small_catalog: Catalog) -> None:
+    # Tag t: zlib and cmake listed (2 specs of 2 packages), one stack besides the root;
+    # cmake has 1 spec, which its badge says "1 spec" and `cachedex show` too.
+    from cachedex.publish.badges import count_text
+    from cachedex.publish.coverage import coverage_page
+    from cachedex.publish.pages import tag_page
+
+    def lead(text: str) -> str:
+        (found,) = re.findall(r'<p class="lead">(.*?)</p>', text, flags=re.S)
+        return html.unescape(re.sub(r"<[^>]+>", "", found))
+
+    assert lead(render(tag_page(small_catalog, "t"))).startswith("2 specs of 2 packages in 1 stack \u00b7 ")
+    assert lead(render(package_page(small_catalog, "t", "cmake"))).startswith(f"{count_text(1)} \u00b7 ")
+    # A tag listing cmake alone: one spec of one package, and no stack.
+    write_tag(small_catalog, "one", [], members={"c" * 32: True}, checksum="one")
+    assert lead(render(tag_page(small_catalog, "one"))).startswith("1 spec of 1 package in 0 stacks \u00b7 ")
+    assert '<p class="muted">1 package; a family' in render(coverage_page(small_catalog, "one"))
+
+
+def test_an_empty_tag_s_page_does_not_blame_filters_it_has_not(tmp_path: Path) -> None:
+    from cachedex.publish.pages import tag_page
+
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "empty", [], members={})
+        page = tag_page(catalog, "empty")
+        text = render(page)
+    assert not page.packages and not page.filters and not page.text
+    (said,) = re.findall(r'<div class="empty" id="empty">\s*<p>(.*?)</p>', text)
+    assert "filters" not in said and "lists no spec" in said
+    assert "0 specs of 0 packages in 0 stacks" in text
+
+
 def test_resolve_tells_hashes_from_package_names(small_catalog: Catalog) -> None:
     assert resolve(small_catalog, "zlib") == "zlib"
     found = resolve(small_catalog, "/zzzz")
