@@ -72,7 +72,19 @@ def test_hang2_messages_quote_huge_values_briefly() -> None:
 
 @pytest.mark.parametrize(
     ("size", "shown"),
-    [(None, "-"), (0, "0 B"), (999, "999 B"), (1000, "1.0 kB"), (12_345_678, "12.3 MB"), (2 * 10**12, "2.0 TB")],
+    [
+        (None, "-"),
+        (0, "0 B"),
+        (999, "999 B"),
+        (1000, "1.0 kB"),
+        (12_345_678, "12.3 MB"),
+        (2 * 10**12, "2.0 TB"),
+        # Rounded up to the next unit, not "1000.0 kB"
+        (999_949, "999.9 kB"),
+        (999_960, "1.0 MB"),
+        (999_950_000, "1.0 GB"),
+        (999_999_999_999, "1.0 TB"),
+    ],
 )
 def test_human_size(size: int | None, shown: str) -> None:
     assert human_size(size) == shown

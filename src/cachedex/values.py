@@ -186,10 +186,13 @@ def human_size(size: int | None) -> str:
     """Bytes for people, in powers of 1000 as Spack and browsers show them; "-" if unknown."""
     if size is None:
         return "-"
-    value = float(size)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1000:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+    if size < 1000:
+        return f"{size} B"
+    value = size / 1000
+    for unit in ("kB", "MB", "GB"):
+        shown = f"{value:.1f}"
+        if value < 1000 and shown != "1000.0":  # (999,960 bytes rounded is 1.0 MB, not "1000.0 kB")
+            return f"{shown} {unit}"
         value /= 1000
     return f"{value:.1f} TB"
 

@@ -177,7 +177,25 @@ def test_facets_in_chromium(core: Any) -> None:
 def test_sizes_read_the_same_in_chromium(core: Any) -> None:
     from cachedex.values import human_size
 
-    sizes = [None, 0, 7, 999, 1000, 1250, 1350, 1750, 3350, 999_949, 999_950, 1_000_000, 2_250_000, 12_345_678_901_234]
+    sizes = [
+        None,
+        0,
+        7,
+        999,
+        1000,
+        1250,
+        1350,
+        1750,
+        3350,
+        999_949,
+        999_950,
+        999_960,
+        999_950_000,
+        999_999_999_999,
+        1_000_000,
+        2_250_000,
+        12_345_678_901_234,
+    ]
     got = core.evaluate("(s) => s.map(window.cachedex.humanSize)", sizes)
     assert got == ["unknown" if s is None else human_size(s) for s in sizes]
 

@@ -220,9 +220,11 @@
   // exactly) to even where toFixed rounds it up.
   function humanSize(size) {
     if (size === null || size === undefined) return "unknown";
-    let value = size;
-    for (const unit of ["B", "kB", "MB", "GB"]) {
-      if (value < 1000) return unit === "B" ? `${Math.round(value)} B` : `${oneDecimal(value)} ${unit}`;
+    if (size < 1000) return `${Math.round(size)} B`;
+    let value = size / 1000;
+    for (const unit of ["kB", "MB", "GB"]) {
+      const shown = oneDecimal(value);
+      if (value < 1000 && shown !== "1000.0") return `${shown} ${unit}`; // (999,960 bytes is 1.0 MB)
       value /= 1000;
     }
     return `${oneDecimal(value)} TB`;
