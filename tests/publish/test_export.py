@@ -403,6 +403,10 @@ def test_unknown_tags_and_stacks_are_refused_and_write_nothing(demo_run: Demo, t
         with pytest.raises(LookupFailed, match="no chosen stack lists a binary of zlib; nothing written"):
             export_spack_cache(catalog, tmp_path / "d", tags=["develop"], stacks=["e4s"], packages=["zlib"])
         assert {path.name: path.read_bytes() for path in (tmp_path / "d").iterdir()} == before
+        # ... and into a new folder, makes none (it was left there, empty)
+        with pytest.raises(LookupFailed, match="no chosen stack lists a binary of zlib; nothing written"):
+            export_spack_cache(catalog, tmp_path / "e", tags=["develop"], stacks=["e4s"], packages=["zlib"])
+    assert not (tmp_path / "e").exists()
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 

@@ -597,6 +597,15 @@ def test_bad_tag_names_in_the_catalog_are_skipped(tmp_path: Path) -> None:
         report = write_jekyll(catalog, tmp_path / "site")
     assert report.tags == () and len(report.skipped) == 2
     assert not (tmp_path / "x").exists() and not (tmp_path / "site/_cache").exists()
+    assert not (tmp_path / "site").exists()  # (nothing to write: no empty OUTDIR made either)
+
+
+def test_a_catalog_without_tags_makes_no_outdir(tmp_path: Path) -> None:
+    """ "No tags to write" left an empty OUTDIR behind."""
+    Catalog(tmp_path / "catalog.sqlite").close()
+    with Catalog(tmp_path / "catalog.sqlite", readonly=True) as catalog:
+        report = write_jekyll(catalog, tmp_path / "site")
+    assert report.tags == () and not (tmp_path / "site").exists()
 
 
 # -- 3. a real Jekyll build -------------------------------------------------------------

@@ -222,6 +222,7 @@ def test_unknown_tag_is_one_clear_error(demo_run: Demo, tmp_path: Path) -> None:
         pytest.raises(UnknownTag, match="no tag 'nope' in the catalog"),
     ):
         write_site(catalog, tmp_path / "s", tags=["nope"])
+    assert not (tmp_path / "s").exists()  # (a typo left an OUTDIR holding a lock file)
 
 
 def test_one_tag_into_a_folder_without_the_others_names_them(demo_run: Demo, tmp_path: Path) -> None:

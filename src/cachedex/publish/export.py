@@ -140,7 +140,6 @@ def export_spack_cache(
     include_root = include_root or (wanted_stacks is not None and ROOT_STACK in wanted_stacks)
     with catalog.snapshot(), gc_paused():
         _check_scope(catalog, wanted_tags, wanted_stacks, wanted_packages)
-        _prepare(outdir)
         mirrors, listings = catalog.stack_listings(
             tags=wanted_tags, stacks=wanted_stacks, packages=wanted_packages, include_root=include_root
         )
@@ -168,6 +167,7 @@ def export_spack_cache(
             f"no chosen stack lists a binary of {', '.join(wanted_packages)}; nothing written to {outdir}"
         )
     del members, parts
+    _prepare(outdir)  # (once there is something to write: a refused export leaves no folder)
     # Specs first: the app looks a package's specs up in specs_data, so new package
     # data never names a spec the files lack.
     for name, data in ((SPECS_FILE, specs_data), (PACKAGES_FILE, package_data)):

@@ -291,9 +291,9 @@ def write_jekyll(
     data_unchanged: list[str] = []
     reports: list[TagReport] = []
     try:
-        outdir.mkdir(parents=True, exist_ok=True)
-        if not selected and (tags is not None or not (outdir / "_cache").is_dir()):
+        if not selected and (tags is not None or not (outdir / "_cache").is_dir()):  # (nothing to write or remove)
             return JekyllReport(outdir, (), (), (), time.perf_counter() - started, tuple(skipped_tags))
+        outdir.mkdir(parents=True, exist_ok=True)
         with held_alone(outdir, JekyllError):  # one run at a time: two race for the same folders
             # Read the _data files first: a broken one stops the run before any page changes.
             data = _safe_folder(outdir, "_data")

@@ -111,14 +111,20 @@ BUILD_ATTEMPTS = 3
 PARALLEL_MIN_PAGES = 5_000
 
 
-def _plan(
-    catalog: Catalog, tags: list[str] | None, workers: int | None, compare: Sequence[tuple[str, str]] = ()
-) -> Plan:
-    token, _ = catalog.state_token()
+def _known_tags(catalog: Catalog, tags: list[str] | None) -> list[str]:
+    """The catalog's tags; UnknownTag if ``tags`` names another."""
     known = catalog.tag_names()
     for tag in tags or ():
         if tag not in known:
             raise UnknownTag(tag, known)
+    return known
+
+
+def _plan(
+    catalog: Catalog, tags: list[str] | None, workers: int | None, compare: Sequence[tuple[str, str]] = ()
+) -> Plan:
+    token, _ = catalog.state_token()
+    known = _known_tags(catalog, tags)
     package_tags = catalog.all_package_tags()  # {package: [(tag, specs)]}, tags sorted
     plan = Plan(token, known, [], {}, package_tags, [], 1)
     for tag in tags or known:
@@ -173,6 +179,7 @@ def write_site(
     previous of its series."""
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
+    _known_tags(catalog, tags)  # (before OUTDIR is made: a typo leaves no folder behind)
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
