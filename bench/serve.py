@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import random
 import re
 import shutil
@@ -53,25 +54,34 @@ from typing import NamedTuple
 
 import httpx
 
+from serve_timing import TIMES_ENV, server_times
+
 HERE = Path(__file__).resolve().parent
 
-#: The server as ``cachedex serve --workers N`` runs it: uvicorn importing the CLI's
-#: app factory (the one that answers ``POST /api/reuse`` too) in each worker.
+#: The server as ``cachedex serve --workers N`` runs it: uvicorn with its httptools
+#: protocol importing the CLI's app factory (the one that answers ``POST /api/reuse``
+#: too) in each worker, through ``serve_timing.py``, which times each request in the
+#: worker when asked (the workers find this folder on the path multiprocessing gives them).
 SERVER = (
     "import os, sys, uvicorn\n"
-    "from cachedex.cli.serve_app import FACTORY\n"
+    "sys.path.insert(0, sys.argv[4])\n"
+    "from serve_timing import FACTORY\n"
     "from cachedex.publish.serve import CATALOG_ENV\n"
     "os.environ[CATALOG_ENV] = sys.argv[1]\n"
-    "uvicorn.run(FACTORY, factory=True, host='127.0.0.1',\n"
+    "uvicorn.run(FACTORY, factory=True, host='127.0.0.1', http='httptools',\n"
     "            port=int(sys.argv[2]), workers=int(sys.argv[3]), log_level='warning')\n"
 )
 
 
-def start_server(catalog: Path, workers: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_server(catalog: Path, workers: int, times: Path | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """The server over ``catalog`` on a free port of 127.0.0.1, once it answers: (its
-    process, its base URL). SystemExit if it does not answer within a minute."""
+    process, its base URL); with ``times``, each worker writes its requests' times there
+    (``serve_timing.py``). SystemExit if it does not answer within a minute."""
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-c", SERVER, str(catalog), str(port), str(workers)])
+    environment = dict(os.environ, **({TIMES_ENV: str(times)} if times is not None else {}))
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER, str(catalog), str(port), str(workers), str(HERE)], env=environment
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while True:
@@ -354,7 +364,8 @@ def main() -> None:
 
     package_paths = [f"/tags/{args.tag}/packages/{n}/" for n in packages]
 
-    server, base = start_server(args.catalog, args.workers)
+    times = Path(tempfile.mkdtemp(prefix="cachedex-bench-times-"))
+    server, base = start_server(args.catalog, args.workers, times)
     try:
         print(
             f"server up ({args.workers} processes); {len(names):,} packages in {args.tag}; {args.clients} connections"
@@ -377,10 +388,13 @@ def main() -> None:
                     continue
                 if label.startswith("(d')"):
                     walk_each(base, args.tag, needed, args.workers)
+                started = time.time()
                 rate, p50, p99, bad = wrk(base, paths, args.clients, min(args.seconds, 10))
+                ended = time.time()
+                time.sleep(1)  # (each worker writes its times at least every half second)
                 print(
                     f"{label}: {rate:,.0f} requests/s over {len(paths):,} distinct queries, {bad} errors; "
-                    f"p50 {p50:.1f} ms, p99 {p99:.1f} ms   [target p99 < 50 ms]"
+                    f"p50 {p50:.1f} ms, p99 {p99:.1f} ms   [target p99 < 50 ms]; {in_server(times, started, ended)}"
                 )
             if "b" not in chosen:
                 return
@@ -416,6 +430,18 @@ def main() -> None:
         except subprocess.TimeoutExpired:  # a worker busy in a long query
             server.kill()
             server.wait(timeout=10)
+        shutil.rmtree(times, ignore_errors=True)
+
+
+def in_server(times: Path, started: float, ended: float) -> str:
+    """The p50 and p99 of the requests' times inside the workers between ``started`` and
+    ``ended`` (``serve_timing.py``): from the first byte of a request read to the last of
+    its response written, without the time it spends in the client and the kernel."""
+    taken = server_times(times, started, ended)
+    if not taken:
+        return "no time from the workers"
+    p99 = taken[min(len(taken) - 1, int(len(taken) * 0.99))]
+    return f"in the workers p50 {statistics.median(taken):.1f} ms, p99 {p99:.1f} ms ({len(taken):,} requests)"
 
 
 if __name__ == "__main__":

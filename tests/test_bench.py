@@ -34,20 +34,30 @@ def test_cos9_bench_stacks_hold_each_record_once(tmp_path: Path, stacks: int) ->
     assert outcome.stacks == stacks and facts["stacks"] == stacks
 
 
-def test_the_serve_bench_starts_the_server_cachedex_serve_runs(tmp_path: Path) -> None:
-    """serve.py named an app factory that had moved: its server never started."""
+def test_the_serve_bench_starts_the_server_cachedex_serve_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """serve.py named an app factory that had moved: its server never started. Its
+    workers time each request when asked (serve_timing.py)."""
+    monkeypatch.syspath_prepend(str(REPO / "bench"))
     _bench_module("ingest").generate(tmp_path / "data", 400, 1)
     config = make_config(tmp_path, [{"name": "bench", "url": str(tmp_path / "data/root")}])
     with Catalog(config.catalog) as catalog:
         (outcome,) = sync(config, catalog)
     assert outcome.ok, outcome.error
     bench = _bench_module("serve")
-    server, base = bench.start_server(config.catalog, 1)
+    times = tmp_path / "times"
+    times.mkdir()
+    server, base = bench.start_server(config.catalog, 1, times)
     try:
+        started = bench.time.time()
         answer = bench.httpx.get(base + "/api/tags", timeout=10).json()
         assert [tag["name"] for tag in answer] == ["bench"], answer
         # The reuse route is the CLI's app's own: the one `cachedex serve` runs.
         assert bench.httpx.post(base + "/api/reuse", content=b"", timeout=10).status_code == 400
+        for _ in range(3):  # (a worker writes its times at least every half second, with a request)
+            bench.time.sleep(0.6)
+            bench.httpx.get(base + "/api/tags", timeout=10)
+        taken = bench.server_times(times, started, bench.time.time())
+        assert len(taken) >= 2 and all(0 < millis < 10_000 for millis in taken), taken
     finally:
         server.terminate()
         server.wait(timeout=30)
