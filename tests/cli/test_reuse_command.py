@@ -92,3 +92,11 @@ def test_long_lists_are_cut_unless_all_and_an_environment_of_externals(demo_run:
     code, out = _run(demo_run, str(external), "--tag", "develop")
     assert code == 0 and "No spec of the environment comes from a build cache: every one is external." in out
     assert "has a binary of every spec" not in out
+
+
+def test_an_environment_without_specs_is_said_to_have_none(demo_run: Demo, tmp_path: Path) -> None:
+    """An empty environment (nothing concretized yet) was said to be all externals."""
+    path = write_lockfile(tmp_path / "spack.lock", lockfile({}, []))
+    code, out = _run(demo_run, str(path), "--tag", "develop")
+    assert code == 0 and "0 specs, 0 roots; 0 external" in out, out
+    assert "The environment has no spec." in out and "external." not in out.splitlines()[-1]

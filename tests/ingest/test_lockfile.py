@@ -42,6 +42,31 @@ def test_included_environments_add_their_roots_and_specs(tmp_path: Path) -> None
     assert {spec.hash for spec in read.specs} == set(own) | set(included)
 
 
+def test_environments_an_included_one_includes_are_read_too(tmp_path: Path) -> None:
+    """Spack copies an included environment's own includes into it, nested (its
+    ``include_concrete``): their roots and specs are the environment's too."""
+    nodes = demo_nodes()
+    zlib, hdf5, numpy = roots_named(nodes, "zlib-ng", "hdf5", "py-numpy")
+    own, middle, inner = closure(nodes, [zlib]), closure(nodes, [hdf5]), closure(nodes, [numpy])
+    innermost = {"roots": [{"hash": numpy, "spec": "py-numpy"}], "concrete_specs": inner}
+    included = {"roots": [{"hash": hdf5, "spec": "hdf5"}], "concrete_specs": middle}
+    document = lockfile(
+        own, [zlib], include_concrete={"../mid": {**included, "include_concrete": {"../in": innermost}}}
+    )
+    read = read_lockfile(write_lockfile(tmp_path / "spack.lock", document))
+    assert [root.hash for root in read.roots] == [zlib, hdf5, numpy]
+    assert {spec.hash for spec in read.specs} == set(own) | set(middle) | set(inner)
+    # a hash named twice in a nested one is refused as in the lockfile's own specs
+    (key,) = roots_named(inner, "py-numpy")
+    escaped = f"\\u{ord(key[0]):04x}{key[1:]}"
+    text = json.dumps(document).replace(f'"{key}": {{', f'"{escaped}": {{"name": "other"}}, "{key}": {{', 1)
+    assert json.loads(text)["include_concrete"]["../mid"]["include_concrete"]["../in"]["concrete_specs"][key]
+    path = tmp_path / "twice.lock"
+    path.write_text(text)
+    with pytest.raises(IndexFormatError, match=f"DAG hash {key} appears 2 times"):
+        read_lockfile(path)
+
+
 def test_standard_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     nodes = demo_nodes()
     roots = roots_named(nodes, "zlib-ng")
@@ -50,6 +75,23 @@ def test_standard_input(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None
         monkeypatch.setattr("sys.stdin", type("In", (), {"buffer": stream})())
         read = read_lockfile("-")
     assert read.path == "<stdin>" and [root.hash for root in read.roots] == roots
+
+
+@pytest.mark.parametrize(
+    ("encoding", "mark"), [("utf-8", b"\xef\xbb\xbf"), ("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")]
+)
+def test_a_byte_order_mark_as_windows_tools_write_it(tmp_path: Path, encoding: str, mark: bytes) -> None:
+    """Notepad and PowerShell 5's ``Out-File -Encoding utf8`` start a file with a UTF-8
+    byte order mark; PowerShell 5's ``spack spec --json hdf5 > spec.json`` writes UTF-16."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "zlib-ng")
+    text = json.dumps(lockfile(closure(nodes, roots), roots), indent=2).replace("\n", "\r\n")
+    (tmp_path / "spack.lock").write_bytes(mark + text.encode(encoding))
+    read = read_lockfile(tmp_path / "spack.lock")
+    assert [root.hash for root in read.roots] == roots and len(read.specs) == len(closure(nodes, roots))
+    signed = next((SPEC_FILES / "signed/build_cache").glob("test-debian6-core2-gcc-10.2.1-libdwarf-*.spec.json.sig"))
+    (tmp_path / "spec.json.sig").write_bytes(mark + signed.read_text().encode(encoding))
+    assert [s.name for s in read_lockfile(tmp_path / "spec.json.sig").specs] == ["libdwarf", "libelf"]
 
 
 def _refused(tmp_path: Path, document: object) -> str:

@@ -105,7 +105,11 @@ def _print(report: ReuseReport, show_all: bool) -> None:
         OUT.print(shown(f"Not compared (no stack {stack}): {', '.join(report.without_stack)}"))
     best = report.tags[0]
     if not best.needed:
-        OUT.print("No spec of the environment comes from a build cache: every one is external.")
+        OUT.print(
+            "The environment has no spec."
+            if not report.specs
+            else "No spec of the environment comes from a build cache: every one is external."
+        )
         return
     if not best.missing:
         OUT.print(shown(f"{best.tag} has a binary of every spec of the environment."))

@@ -3,7 +3,8 @@
 A lockfile is JSON: ``_meta`` (``file-type`` "spack-lockfile", ``lockfile-version``),
 ``roots`` (``{hash, spec}``, the abstract spec each root was concretized from),
 ``concrete_specs`` (DAG hash -> node, the nodes a build cache index holds) and, since
-version 5, ``include_concrete`` (the same two, per included environment). Versions 4 to
+version 5, ``include_concrete`` (the same two, per included environment, and the
+environments that one includes, nested in its own ``include_concrete``). Versions 4 to
 7 (Spack 0.18 and later) key specs by the DAG hash a build cache lists them by; versions
 1 to 3 key them by hashes no build cache has, and are refused.
 
@@ -18,6 +19,7 @@ The nodes are decoded as an index's are (:mod:`.records`): the same checks, the 
 
 from __future__ import annotations
 
+import codecs
 import os
 import sys
 from pathlib import Path
@@ -76,6 +78,8 @@ class _Meta(msgspec.Struct):
 class _Included(msgspec.Struct):
     roots: list[LockRoot] = []
     concrete_specs: dict[str, msgspec.Raw] = {}
+    #: the environments it includes in turn (Spack copies them in, nested)
+    include_concrete: dict[str, _Included] = {}
 
 
 class _File(msgspec.Struct):
@@ -120,6 +124,7 @@ class _Counted(msgspec.Struct):
 
 class _CountedIncluded(msgspec.Struct):
     concrete_specs: dict[str, _Counted] = {}
+    include_concrete: dict[str, _CountedIncluded] = {}
 
 
 class _CountedFile(msgspec.Struct):
@@ -149,6 +154,7 @@ def read_lockfile(path: str | Path) -> Lockfile:
 def parse_lockfile(data: bytes, name: str) -> Lockfile:
     """The :class:`Lockfile` in ``data`` (a lockfile or a spec file, clearsigned or not);
     ``name`` says where it came from in errors."""
+    data = _without_bom(data, name)
     if not data.strip():  # (the decoder would say "Input data was truncated")
         raise IndexFormatError(name, "empty: expected a Spack lockfile (spack.lock) or a spec file")
     if is_clearsigned(data):
@@ -175,7 +181,7 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
     _reject_repeated_hashes(data, parsed, name)
     nodes = dict(parsed.concrete_specs)
     roots = list(parsed.roots)
-    for included in parsed.include_concrete.values():
+    for included in _included(parsed.include_concrete):
         roots += included.roots
         for key, node in included.concrete_specs.items():
             nodes.setdefault(key, node)
@@ -191,6 +197,32 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
     return Lockfile(name, version, tuple(dict.fromkeys(roots)), tuple(specs))
 
 
+def _included(environments: dict[str, _Included]) -> list[_Included]:
+    """The included environments, each followed by those it includes (an included
+    environment's own ``include_concrete``, as Spack reads them: depth first)."""
+    found: list[_Included] = []
+    pending = list(reversed(environments.values()))
+    while pending:
+        included = pending.pop()
+        found.append(included)
+        pending += reversed(included.include_concrete.values())
+    return found
+
+
+def _without_bom(data: bytes, name: str) -> bytes:
+    """``data`` as UTF-8 without a byte order mark: Windows tools write one (Notepad,
+    PowerShell 5's ``Out-File -Encoding utf8``), and PowerShell 5's ``>`` writes UTF-16
+    (``spack spec --json hdf5 > spec.json``)."""
+    if data.startswith(codecs.BOM_UTF8):
+        return data[len(codecs.BOM_UTF8) :]
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16").encode("utf-8")
+        except UnicodeError as exc:
+            raise IndexFormatError(name, f"not valid UTF-16: {exc}") from exc
+    return data
+
+
 def _reject_repeated_hashes(data: bytes, parsed: _File, name: str) -> None:
     """Refuse a ``concrete_specs`` that names a DAG hash twice: which of its nodes is the
     spec would be a guess (the JSON decoder keeps the last)."""
@@ -198,7 +230,7 @@ def _reject_repeated_hashes(data: bytes, parsed: _File, name: str) -> None:
         made = counting_decode(_count_decoder, data)[1]
     except msgspec.DecodeError:
         return  # a node that is not an object: decoding it as a spec says so, by its hash
-    keys = len(parsed.concrete_specs) + sum(len(i.concrete_specs) for i in parsed.include_concrete.values())
+    keys = len(parsed.concrete_specs) + sum(len(i.concrete_specs) for i in _included(parsed.include_concrete))
     reject_duplicate_hashes(data, keys, made, name, where="concrete_specs")
 
 
