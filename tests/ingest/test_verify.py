@@ -331,6 +331,58 @@ def test_a_blob_whose_dag_hash_differs_from_its_name(
     assert result.problems[0].hash == CURL["hash"] and ZLIB["hash"] in result.problems[0].message
 
 
+def test_a_folder_where_a_binary_should_be_is_no_binary(tmp_path: Path, mirror: Path) -> None:
+    """A folder's size (4,096 bytes) was compared with the manifest's as a binary's."""
+    tarball = _blob(mirror, "curl", "tar")
+    (mirror / tarball).unlink()
+    (mirror / tarball).mkdir()
+    result = _verify(tmp_path, str(mirror), deep=True)
+    assert _found(result, mirror) == {("tarball-missing", tarball)}
+    assert result.problems[0].hash == CURL["hash"] and result.binaries == 3
+
+
+def test_a_binary_deep_cannot_read_is_its_spec_s_problem(tmp_path: Path, signed_v3: Path) -> None:
+    """A binary that answers HEAD but not GET: its problem names its spec, as the
+    other problems of a binary do (catalog.spec_verifications lists it on its page)."""
+    tarball = _blob(signed_v3, "curl", "tar")
+    refuse = f"location = /m/{tarball} {{ if ($request_method = GET) {{ return 403; }} }}"
+    with Nginx(signed_v3.parent, extra=refuse) as nginx:
+        assert _verify(tmp_path, f"{nginx.url}/m").problems == ()
+        result = _verify(tmp_path, f"{nginx.url}/m", deep=True)
+    assert _found(result, f"{nginx.url}/m") == {("tarball-unreadable", tarball)}
+    assert result.problems[0].hash == CURL["hash"]
+    assert result.problems[0].message.startswith(f"binary of curl@8.11.1 /{CURL['hash']}: ")
+
+
+def test_an_index_that_is_gone_is_missing_not_unreadable(tmp_path: Path, mirror: Path) -> None:
+    """v2: index.json deleted beside its index.json.hash; v3: the index blob the index
+    manifest lists deleted. Either mirror has no index: index-missing."""
+    v2 = Path(shutil.copytree(MIRRORS / "v2_layout/signed", tmp_path / "v2"))
+    (v2 / "build_cache/index.json").unlink()
+    assert _found(_verify(tmp_path, str(v2)), v2) == {("index-missing", "build_cache/index.json")}
+    blob = _blob_of_index(mirror)
+    (mirror / blob).unlink()
+    assert _found(_verify(tmp_path, str(mirror)), mirror) == {("index-missing", blob)}
+
+
+@pytest.mark.parametrize("over", ["folder", "http"])
+def test_a_v2_spec_file_that_is_not_one_is_named_as_the_file_read(tmp_path: Path, over: str) -> None:
+    """A .spec.json.sig holding no signature (emptied, garbage): its problems named a
+    .spec.json, which is not there."""
+    root = Path(shutil.copytree(MIRRORS / "v2_layout/signed", tmp_path / "v2/signed"))
+    dag_hash = "jr3yipyxyjulcdvckwwwjrrumis7glpa"
+    name = f"build_cache/test-debian6-m1-gcc-10.2.1-libelf-0.8.13-{dag_hash}.spec.json.sig"
+    (root / name).write_text("garbage\n")
+    if over == "folder":
+        result = _verify(tmp_path, str(root))
+    else:
+        with Nginx(tmp_path / "v2") as nginx:
+            result = _verify(tmp_path, f"{nginx.url}/signed")
+    mine = {(p.kind, p.url) for p in result.problems if p.hash == dag_hash and p.kind != "tarball-missing"}
+    url = f"{root}/{name}" if over == "folder" else f"{nginx.url}/signed/{name}"
+    assert mine == {("manifest-unreadable", url), ("unsigned", url)}
+
+
 # -- OCI --------------------------------------------------------------------------------------------
 
 

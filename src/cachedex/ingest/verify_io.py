@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
@@ -49,11 +50,14 @@ def sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, i
         root = str(source.root)
         for key, path in items:
             try:
-                yield key, os.stat(os.path.join(root, path)).st_size
+                status = os.stat(os.path.join(root, path))
             except FileNotFoundError:
                 yield key, SourceNotFound(source.join(path), "not found")
             except (OSError, ValueError) as exc:
                 yield key, SourceError(source.join(path), f"cannot stat: {getattr(exc, 'strerror', None) or exc}")
+            else:  # a folder is no binary, whatever its size (as LocalSource.read has it)
+                is_folder = stat.S_ISDIR(status.st_mode)
+                yield key, SourceNotFound(source.join(path), "is a folder, not a file") if is_folder else status.st_size
         return
     if isinstance(source, HttpSource):
         headers = source.headers()  # (a private mirror's credentials)

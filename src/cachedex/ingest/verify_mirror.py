@@ -156,7 +156,15 @@ class MirrorChecker:
         except SourceNotFound as exc:
             out.problem("index-missing", exc.url, exc.problem)
             return None
-        except (SourceError, IndexFormatError) as exc:
+        except SourceError as exc:
+            # index.json gone beside its index.json.hash, the index blob a manifest lists
+            # gone: the mirror has no index (not an error reading one)
+            cause = exc.__cause__
+            gone = isinstance(cause, SourceNotFound) and cause.url == exc.url
+            kind = "index-missing" if gone else "index-unreadable"
+            out.problem(kind, exc.url, exc.problem)
+            return None
+        except IndexFormatError as exc:
             out.problem("index-unreadable", exc.url, exc.problem)
             return None
         out.layout = snapshot.layout
@@ -285,7 +293,8 @@ class MirrorChecker:
             path, digest = expected[dag_hash]
             url = self.source.join(path)
             if result.error is not None:
-                self.out.problem("tarball-unreadable", url, f"binary of {self.label(dag_hash)}: {result.error}")
+                message = f"binary of {self.label(dag_hash)}: {without_url(result.error)}"
+                self.out.problem("tarball-unreadable", url, message, dag_hash)
             elif result.digest != digest:
                 message = f"binary of {self.label(dag_hash)}: checksum {result.digest[:12]}…, expected {digest[:12]}…"
                 self.out.problem("tarball-checksum", url, message, dag_hash)

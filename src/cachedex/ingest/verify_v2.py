@@ -36,17 +36,17 @@ def check_v2(checker: MirrorChecker, listed: list[SpecRecord]) -> None:
     checker.phase("spec files", len(listed))
     stems = dict(checker.manifest_paths(listed, spec_file_stem))
     names = source.list_dir("build_cache")
+    chosen: dict[str, str] = {}  #: the spec file read, by hash
     if names is not None:  # a folder: take the file that is there
         present = set(names)
-        chosen = {}
         for dag_hash, stem in stems.items():
             base = stem.rpartition("/")[2]
             suffix = next((s for s in (".spec.json.sig", ".spec.json") if base + s in present), ".spec.json.sig")
             chosen[dag_hash] = stem + suffix
         results = source.read_many(chosen.items(), raw_bytes, limit=checker.limits.spec_file_bytes)
     else:
-        results = _signed_then_plain(checker, stems)
-    decoded = checker.decode_all(results, lambda h, data: _decode(checker, h, data, stems[h]))
+        results = _signed_then_plain(checker, stems, chosen)
+    decoded = checker.decode_all(results, lambda h, data: _decode(checker, h, data, chosen[h]))
     checker.note_signatures(decoded)
     by_hash = {record.hash: record for record in listed}
     tarballs = {d.hash: _tarball(by_hash[d.hash]) for d in decoded}
@@ -69,8 +69,11 @@ def check_v2(checker: MirrorChecker, listed: list[SpecRecord]) -> None:
             out.problem("unindexed", url, "a spec file the index does not list", match.group(1))
 
 
-def _signed_then_plain(checker: MirrorChecker, stems: dict[str, str]) -> Iterator[tuple[str, bytes | CachedexError]]:
-    """Over HTTP: each ``.spec.json.sig``, then the ``.spec.json`` of those without one."""
+def _signed_then_plain(
+    checker: MirrorChecker, stems: dict[str, str], chosen: dict[str, str]
+) -> Iterator[tuple[str, bytes | CachedexError]]:
+    """Over HTTP: each ``.spec.json.sig``, then the ``.spec.json`` of those without one;
+    notes in ``chosen`` the path of each spec file read."""
     limit = checker.limits.spec_file_bytes
     unsigned: list[tuple[str, str]] = []
     for dag_hash, result in checker.source.read_many(
@@ -79,18 +82,19 @@ def _signed_then_plain(checker: MirrorChecker, stems: dict[str, str]) -> Iterato
         if isinstance(result, SourceNotFound):
             unsigned.append((dag_hash, stems[dag_hash] + ".spec.json"))
         else:
+            chosen[dag_hash] = stems[dag_hash] + ".spec.json.sig"
             yield dag_hash, result
     for dag_hash, result in checker.source.read_many(unsigned, raw_bytes, limit=limit):
         if isinstance(result, SourceNotFound):
             base = checker.source.join(stems[dag_hash])
             yield dag_hash, SourceNotFound(base + ".spec.json.sig", "not found (nor .spec.json)")
         else:
+            chosen[dag_hash] = stems[dag_hash] + ".spec.json"
             yield dag_hash, result
 
 
-def _decode(checker: MirrorChecker, dag_hash: str, data: bytes, stem: str) -> DecodedSpec:
-    signed = data.lstrip().startswith(b"-----BEGIN PGP SIGNED MESSAGE-----")
-    url = checker.source.join(stem + (".spec.json.sig" if signed else ".spec.json"))
+def _decode(checker: MirrorChecker, dag_hash: str, data: bytes, path: str) -> DecodedSpec:
+    url = checker.source.join(path)  # the file read, whatever it holds
     check, digest, text = checker.signature(dag_hash, data)
     decoded = DecodedSpec(dag_hash, url, check, digest)
     try:
