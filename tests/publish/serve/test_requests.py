@@ -258,6 +258,55 @@ def test_cos2_a_405_is_html_on_pages_and_json_on_the_api(app: Any, path: str, me
             assert response.json() == {"error": {"status": 405, "message": f"{method} is not allowed here"}}
 
 
+def test_a_head_refused_is_answered_as_its_get_content_length_included(small_catalog: Catalog) -> None:
+    """RFC 9110: HEAD gets the headers GET would; the 405's message named the method, so
+    its Content-Length was one more than the GET's."""
+    from cachedex.cli.serve_app import serve_app
+
+    app = serve_app(small_catalog.path)  # (with the one POST route)
+    got, head = get(app, "/api/reuse"), get(app, "/api/reuse", method="HEAD")
+    assert got.status_code == head.status_code == 405 and head.content == b""
+    assert head.headers["content-length"] == got.headers["content-length"]
+    assert head.headers["allow"] == got.headers["allow"] == "POST"
+
+
+@pytest.mark.parametrize(
+    ("path", "method", "status"),
+    [
+        ("/nothing", "GET", 404),
+        ("/api/nothing", "GET", 404),
+        ("/static/cachedex-99.0.css", "GET", 404),  # a newer version's asset, during an upgrade
+        ("/tags/t/", "POST", 405),
+        ("/api/tags", "DELETE", 405),
+    ],
+)
+def test_an_error_no_route_makes_is_not_kept_by_caches(app: Any, path: str, method: str, status: int) -> None:
+    """A 404 and a 405 are cacheable by default (RFC 9111, heuristically): without a
+    Cache-Control, a proxy or CDN could keep a missing page, as the routes' own errors
+    (no-cache) are not kept."""
+    answer = get(app, path, method=method)
+    assert answer.status_code == status and answer.headers.get("cache-control") == "no-cache", path
+    assert get(app, "/tags/nope/").headers["cache-control"] == "no-cache"  # (as a route's own 404)
+
+
+def test_an_internal_error_is_not_kept_by_caches(app: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from cachedex.publish.serve.catalogs import Catalogs
+
+    def broken(self: Catalogs) -> Any:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(Catalogs, "get", broken)
+
+    async def go() -> httpx.Response:
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://test") as client:
+            return await client.get("/api/tags")
+
+    answer = asyncio.run(go())
+    assert answer.status_code == 500 and answer.headers.get("cache-control") == "no-cache"
+    assert answer.json() == {"error": {"status": 500, "message": "internal error; see the server's log"}}
+
+
 def test_an_error_page_keeps_the_sites_ways_and_a_bad_querys_caret() -> None:
     from cachedex.errors import BadQuery
     from cachedex.publish.serve.refusals import error_page

@@ -21,10 +21,10 @@ from tests.helpers import Demo
 from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named
 
 
-def _post(app: Any, path: str, body: bytes | AsyncIterator[bytes]) -> httpx.Response:
+def _post(app: Any, path: str, body: bytes | AsyncIterator[bytes], **headers: str) -> httpx.Response:
     async def go() -> httpx.Response:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
-            return await client.post(path, content=body)
+            return await client.post(path, content=body, headers=headers)
 
     return asyncio.run(go())
 
@@ -48,6 +48,23 @@ def test_the_report_is_cachedex_reuses(demo_run: Demo) -> None:
     assert sum(not m["follows"] for m in answer.json()["tags"][0]["missing"]) == 1
     stack = _post(serve_app(demo_run.catalog), "/api/reuse?tag=develop&stack=e4s", body).json()
     assert stack["tags"][0]["stack"] == "e4s"
+
+
+def test_the_report_is_gzipped_as_every_answer(demo_run: Demo) -> None:
+    """The README: answers of 800 bytes or more are gzipped. The report was sent as is,
+    whatever the client accepted (the reuse page's browser, curl --compressed): an
+    environment of thousands of specs has a report of megabytes."""
+    app, body = serve_app(demo_run.catalog), _environment()
+    zipped = _post(app, "/api/reuse?tag=develop", body, **{"accept-encoding": "gzip"})
+    plain = _post(app, "/api/reuse?tag=develop", body, **{"accept-encoding": "identity"})
+    assert zipped.status_code == plain.status_code == 200 and len(plain.content) >= 800
+    assert zipped.headers["content-encoding"] == "gzip" and "content-encoding" not in plain.headers
+    assert int(zipped.headers["content-length"]) < len(plain.content) // 2
+    assert zipped.json() == plain.json()
+    for answer in (zipped, plain):
+        assert answer.headers["vary"] == "Accept-Encoding" and answer.headers["cache-control"] == "no-store"
+    short = _post(app, "/api/reuse", b"{}", **{"accept-encoding": "gzip"})  # (a short error: as is)
+    assert short.status_code == 400 and "content-encoding" not in short.headers
 
 
 def test_what_the_route_refuses(demo_run: Demo, monkeypatch: pytest.MonkeyPatch) -> None:

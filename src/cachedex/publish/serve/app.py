@@ -44,7 +44,7 @@ from ..urls import spec_url
 from .api import API, HTML, JSON, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
 from .catalogs import Catalogs
-from .headers import SecurityHeaders, StateDates, code_modified
+from .headers import SecurityHeaders, StateDates, accepts_gzip, code_modified
 from .openapi import openapi_document
 from .refusals import check_parameters, error_body, error_page
 from .reuse_route import ReadEnvironment, reuse_endpoint
@@ -192,7 +192,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     async def static(request: Request) -> Response:
         found = assets.get(request.path_params["file"])
         if found is None:
-            return Response(render_not_found(), status_code=404, media_type=HTML)
+            return Response(render_not_found(), status_code=404, media_type=HTML, headers=_NOT_KEPT)
         # The version is in the file's name: it never changes under that name.
         return _send(request, found, None, "public, max-age=31536000, immutable")
 
@@ -224,17 +224,20 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         if moved is not None:
             return RedirectResponse(moved, status_code=307)
         if request.url.path.startswith("/api/"):
-            return Response(error_body(404, f"no such endpoint: {request.url.path}"), status_code=404, media_type=JSON)
-        return Response(render_not_found(), status_code=404, media_type=HTML)
+            message = error_body(404, f"no such endpoint: {request.url.path}")
+            return Response(message, status_code=404, media_type=JSON, headers=_NOT_KEPT)
+        return Response(render_not_found(), status_code=404, media_type=HTML, headers=_NOT_KEPT)
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
-        hit = _error(request, 405, f"{request.method} is not allowed here")
+        # HEAD is answered as GET would be, Content-Length included: the same message.
+        method = "GET" if request.method == "HEAD" else request.method
+        hit = _error(request, 405, f"{method} is not allowed here")
         allowed = "POST" if request.url.path == "/api/reuse" else "GET, HEAD"  # (the one POST route)
-        return Response(hit.body, status_code=405, media_type=hit.media_type, headers={"Allow": allowed})
+        return Response(hit.body, status_code=405, media_type=hit.media_type, headers={"Allow": allowed, **_NOT_KEPT})
 
     async def server_error(request: Request, exc: Exception) -> Response:
         hit = _error(request, 500, "internal error; see the server's log")
-        return Response(hit.body, status_code=500, media_type=hit.media_type)
+        return Response(hit.body, status_code=500, media_type=hit.media_type, headers=_NOT_KEPT)
 
     def walked(query: Query) -> bool:
         try:
@@ -313,6 +316,13 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     return app
 
 
+#: On the errors made outside :func:`_send` (no such route, a method refused, a 500), as
+#: on the routes' own: a 404 or a 405 is cacheable by default (RFC 9111, heuristically),
+#: and what another version of the server has (its assets, during an upgrade) must not
+#: stay missing in a proxy's cache.
+_NOT_KEPT = {"Cache-Control": "no-cache"}
+
+
 def _slash_toggled(request: Request, routes: Sequence[BaseRoute]) -> str | None:
     """A relative URL to the request's path with its trailing "/" added or dropped, if
     a route serves that path (with the query kept); else None. Written from the path as
@@ -331,23 +341,6 @@ def _slash_toggled(request: Request, routes: Sequence[BaseRoute]) -> str | None:
     # /api/tags/ -> "../tags".
     target = f"../{name}" if sent.endswith("/") else f"{'./' if ':' in name else ''}{name}/"
     return target + (f"?{request.url.query}" if request.url.query else "")
-
-
-def _accepts_gzip(accept_encoding: str) -> bool:
-    """Whether an Accept-Encoding header takes gzip: named, or as ``*``, with a weight
-    above 0 (``gzip;q=0`` refuses it, RFC 9110)."""
-    weights: dict[str, float] = {}
-    for item in accept_encoding.lower().split(","):
-        coding, _, parameters = item.strip().partition(";")
-        weight = 1.0
-        name, _, value = parameters.strip().partition("=")
-        if name.strip() == "q":
-            try:
-                weight = float(value)
-            except ValueError:
-                weight = 0.0
-        weights[coding.strip()] = weight
-    return weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0))) > 0
 
 
 def _matches(if_none_match: str | None, etag: str) -> bool:
@@ -382,7 +375,7 @@ def _send(request: Request, hit: Cached, date: int | None, cache_control: str = 
     body is gzipped here, once, when cached (so no GZipMiddleware, which would compress
     again and add a second Vary)."""
     headers = {"Cache-Control": cache_control}
-    gzipped = hit.gzipped is not None and _accepts_gzip(request.headers.get("accept-encoding", ""))
+    gzipped = hit.gzipped is not None and accepts_gzip(request.headers.get("accept-encoding", ""))
     if hit.gzipped is not None:
         headers["Vary"] = "Accept-Encoding"
     if hit.etag:

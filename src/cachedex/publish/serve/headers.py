@@ -18,7 +18,7 @@ from typing import Any
 
 from ..render import render_not_found
 
-__all__ = ["SecurityHeaders", "StateDates", "code_modified", "security_headers"]
+__all__ = ["SecurityHeaders", "StateDates", "accepts_gzip", "code_modified", "security_headers"]
 
 Scope = MutableMapping[str, Any]
 Message = MutableMapping[str, Any]
@@ -35,6 +35,23 @@ def code_modified() -> float:
         (p.stat().st_mtime for p in package.rglob("*") if p.is_file() and "__pycache__" not in p.parts),
         default=0.0,
     )
+
+
+def accepts_gzip(accept_encoding: str) -> bool:
+    """Whether an Accept-Encoding header takes gzip: named, or as ``*``, with a weight
+    above 0 (``gzip;q=0`` refuses it, RFC 9110)."""
+    weights: dict[str, float] = {}
+    for item in accept_encoding.lower().split(","):
+        coding, _, parameters = item.strip().partition(";")
+        weight = 1.0
+        name, _, value = parameters.strip().partition("=")
+        if name.strip() == "q":
+            try:
+                weight = float(value)
+            except ValueError:
+                weight = 0.0
+        weights[coding.strip()] = weight
+    return weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0))) > 0
 
 
 class StateDates:

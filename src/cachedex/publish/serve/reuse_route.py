@@ -26,7 +26,10 @@ from starlette.responses import Response
 from ...errors import BadQuery, CachedexError, IndexFormatError, SourceError
 from ...reuse import reuse_report
 from ...values import ROOT_STACK, SpecRecord
+from ..gzipped import gzip_bytes
+from .cache import GZIP_MIN
 from .catalogs import Catalogs
+from .headers import accepts_gzip
 from .refusals import check_parameters, error_body
 
 __all__ = ["BODIES_BYTES", "BODY_BYTES", "BODY_SECONDS", "ReadEnvironment", "reuse_endpoint"]
@@ -100,6 +103,13 @@ def reuse_endpoint(
             return 500, error_body(500, "the catalog cannot be read; see the server's log")
         return 200, msgspec.json.encode(report)
 
+    def work_gzipped(data: bytes, tags: list[str] | None, stack: str, gzipped: bool) -> tuple[int, bytes, bool | None]:
+        """The answer, gzipped if the client takes it; the last item None when too short to gain."""
+        status, body = work(data, tags, stack)
+        if len(body) < GZIP_MIN:
+            return status, body, None
+        return (status, gzip_bytes(body, 3), True) if gzipped else (status, body, False)
+
     async def respond(request: Request) -> Response:
         taken = _Taken()
         try:
@@ -125,9 +135,15 @@ def reuse_endpoint(
             return _error(408, f"the body did not arrive within {BODY_SECONDS:.0f} s")
         if not data:
             return _error(400, "send a Spack lockfile (spack.lock) or spec file as the request's body")
+        gzipped = accepts_gzip(request.headers.get("accept-encoding", ""))
         async with heavy():
-            status, body = await run_in_threadpool(work, data, tags, stack)
-        return Response(body, status_code=status, media_type=_JSON, headers={"Cache-Control": "no-store"})
+            status, body, encoded = await run_in_threadpool(work_gzipped, data, tags, stack, gzipped)
+        headers = {"Cache-Control": "no-store"}
+        if encoded is not None:  # gzipped as every other answer (a big report is megabytes)
+            headers["Vary"] = "Accept-Encoding"
+            if encoded:
+                headers["Content-Encoding"] = "gzip"
+        return Response(body, status_code=status, media_type=_JSON, headers=headers)
 
     return respond
 
