@@ -157,3 +157,19 @@ def test_a_spec_page_tells_the_mirrors_with_its_binary_from_those_without(demo_r
             assert [item.split(" &middot; ")[0] for item in items] == found, (page.spec.hash, said)
         seen.add(tuple(expected))
     assert {("Binary in",), ("No binary in",)} <= seen  # both kinds of spec are in the demo
+
+
+def test_an_asset_s_name_changes_with_its_text() -> None:
+    """Browsers keep an asset for a year (immutable), and a version number is kept while
+    its assets change until it is tagged: the name carries the text's digest."""
+    import hashlib
+
+    from cachedex import __version__
+    from cachedex.publish.render import ASSETS, asset_text
+
+    for kind, name in ASSETS.items():
+        digest = hashlib.sha256(asset_text(kind)).hexdigest()[:10]
+        assert name.startswith("static/cachedex") and name.endswith(
+            f"-{__version__}-{digest}.{name.rpartition('.')[2]}"
+        )
+    assert len(set(ASSETS.values())) == 3

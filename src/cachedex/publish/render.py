@@ -75,14 +75,25 @@ def live_marker(live: bool) -> bytes:
     return b'{"live":true}\n' if live else b'{"live":false}\n'
 
 
-#: The site's own assets, their version in their names (cache forever, never stale).
-ASSETS = {
-    "css": f"static/cachedex-{__version__}.css",
-    "core": f"static/cachedex-core-{__version__}.js",
-    "js": f"static/cachedex-{__version__}.js",
-}
 #: Where each asset's text lives in the package.
 ASSET_SOURCES = {"css": "cachedex.css", "core": "cachedex-core.js", "js": "cachedex.js"}
+
+
+def _asset_name(kind: str) -> str:
+    """``static/<name>-<version>-<digest>.<ext>``: a browser keeps an asset for a year
+    (``immutable``), and a version is kept until it is tagged while its assets change:
+    the name must change with the text."""
+    from importlib.resources import files
+
+    source = ASSET_SOURCES[kind]
+    digest = hashlib.sha256(files("cachedex.publish").joinpath("static", source).read_bytes()).hexdigest()[:10]
+    stem, _, extension = source.rpartition(".")
+    return f"static/{stem}-{__version__}-{digest}.{extension}"
+
+
+#: The site's own assets, their version and their text's digest in their names (cache
+#: forever, never stale).
+ASSETS = {kind: _asset_name(kind) for kind in ASSET_SOURCES}
 
 _TEMPLATES = {
     HomePage: "home.html",

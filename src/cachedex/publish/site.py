@@ -12,7 +12,7 @@ Layout (every page has its JSON twin beside it: ``index.json`` beside ``index.ht
     tags/<tag>/compare/<old>/...       the tag against the previous of its series
     changes.atom                       the newest syncs of every tag
     specs/<ab>/<hash>.html             one spec (<ab>: the hash's first two characters)
-    mirrors/index.html, 404.html, static/cachedex-<version>.{css,js}
+    mirrors/index.html, 404.html, static/cachedex-<version>-<digest>.{css,js}
 
 Re-running rewrites only pages whose bytes changed, removes pages of packages and
 specs that left, replaces each file atomically, and never writes outside OUTDIR: a tag
