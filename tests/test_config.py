@@ -371,3 +371,114 @@ def test_a_tag_refused_for_its_url_is_still_checked_against_the_others(tmp_path:
         load_config(_write(tmp_path, text))
     assert len(caught.value.problems) == 2, caught.value.problems
     assert "credentials in a URL" in caught.value.problems[0] and "differ only in case" in caught.value.problems[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "tags: [{name: a, url: /tmp}]\ntags: [{name: b, url: /tmp}]\n",
+            "line 2, column 1: key 'tags' is given twice (first at line 1)",
+        ),
+        (
+            "tags:\n  - name: a\n    url: /tmp\n    name: b\n",
+            "line 4, column 5: key 'name' is given twice (first at line 2)",
+        ),
+        (
+            "http: {timeout: 5, timeout: 50}\ntags: [{name: a, url: /tmp}]\n",
+            "line 1, column 20: key 'timeout' is given twice (first at line 1)",
+        ),
+    ],
+)
+def test_a_key_given_twice_is_refused_with_its_lines(tmp_path: Path, text: str, message: str) -> None:
+    """PyYAML keeps the last of two equal keys without a word: a second 'tags:' dropped
+    every tag of the first, a second 'name:' renamed the tag."""
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError, match=re.escape(f"{path}: not valid YAML: {message}")):
+        load_config(path)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "tags:\n\t- name: a\n",
+            "not valid YAML: line 2, column 1: found character '\\t' that cannot start any token",
+        ),
+        ("tags: [{name: a, url: /tmp}\n", "not valid YAML: line 2, column 1: expected ',' or ']'"),
+        (
+            "x: &a /tmp\ntags: [{name: a, url: *a}]\n",
+            "not valid YAML: line 2, column 23: aliases (*name) are not allowed",
+        ),
+    ],
+)
+def test_invalid_yaml_says_the_line_and_column_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+    """PyYAML's own message named the file "<unicode string>" and put a three-line
+    excerpt with a caret on one line."""
+    path = _write(tmp_path, text)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}: {message}"), str(caught.value)
+    assert "<unicode string>" not in str(caught.value) and "^" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("tags: [{name: t, url: 'file://mirrors/develop'}]", "tags[0].url"),
+        ("tags: [{name: t, url: 'file:mirrors/develop'}]", "tags[0].url"),
+        ("tags: [{name: t, url: /tmp, stacks: {e: 'file://./e4s'}}]", "tags[0].stacks.e"),
+        ("tags: [{name: t, url: /tmp, stacks: {e: {url: 'file:m', view: v}}}]", "tags[0].stacks.e.url"),
+        ("tags_from: 'file://tags.json'", "tags_from"),
+    ],
+)
+def test_a_file_url_that_is_not_absolute_is_refused(tmp_path: Path, text: str, key: str) -> None:
+    """file://mirrors/develop is the file /develop on a host "mirrors" (the sync read
+    /develop), and file:mirrors/develop is relative to the current folder, not to the
+    config's."""
+    with pytest.raises(ConfigError, match=rf"'{re.escape(key)}': a file:// URL takes an absolute path"):
+        load_config(_write(tmp_path, text + "\n"))
+    text = "tags: [{name: t, url: 'file:///srv/m/', stacks: {a: 'file://localhost/srv/a', b: 'file:/srv/b'}}]\n"
+    urls = [m.url for m in load_config(_write(tmp_path, text)).tags[0].mirrors]
+    assert urls == ["file:///srv/m/", "file://localhost/srv/a", "file:/srv/b"]
+
+
+def test_an_environment_variable_in_a_path_is_its_value(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Taken as they were, "$HOME/c.sqlite" made a folder named "$HOME" beside the config
+    (and `rm -rf $HOME` removes another)."""
+    monkeypatch.setenv("MIRRORS", str(tmp_path / "m"))
+    monkeypatch.delenv("CACHEDEX_UNSET", raising=False)
+    text = (
+        "catalog: $MIRRORS/c.sqlite\nhttp:\n  ca_bundle: ${MIRRORS}/ca.pem\n"
+        "tags:\n  - name: t\n    url: $MIRRORS/t\n    stacks: {s: $MIRRORS/s, h: 'https://h/$x'}\n"
+    )
+    config = load_config(_write(tmp_path, text))
+    assert config.catalog == tmp_path / "m/c.sqlite" and config.http.ca_bundle == str(tmp_path / "m/ca.pem")
+    assert [m.url for m in config.tags[0].mirrors] == [str(tmp_path / "m/t"), str(tmp_path / "m/s"), "https://h/$x"]
+    text = "catalog: $CACHEDEX_UNSET/c.sqlite\ntags: [{name: t, url: '${CACHEDEX_UNSET}/t'}]\n"
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text))
+    assert caught.value.problems == [
+        "'catalog': environment variable $CACHEDEX_UNSET is not set (or empty): '$CACHEDEX_UNSET/c.sqlite'",
+        "'tags[0].url': environment variable $CACHEDEX_UNSET is not set (or empty): '${CACHEDEX_UNSET}/t'",
+    ]
+
+
+def test_a_section_given_no_value_is_left_at_its_default(tmp_path: Path) -> None:
+    """A section whose every line is commented out ('http:' alone) is null in YAML: it
+    was refused as "got None" ('compare', 'tags': "got NoneType"), while 'registries:'
+    and 'views:' alone were taken as left out."""
+    text = "tags:\n  - name: t\n    url: /tmp\n    stacks:\n    views:\nhttp:\nlimits:\ncompare:\nregistries:\n"
+    config = load_config(_write(tmp_path, text))
+    assert [m.stack for m in config.tags[0].mirrors] == ["root"] and config.compare == ()
+    assert config.http.timeout == 30.0 and config.limits.index_bytes == 1_000_000_000
+    with pytest.raises(ConfigError, match="^[^;]*: no tags configured: add a 'tags' list or 'tags_from'$"):
+        load_config(_write(tmp_path, "tags:\n"))
+
+
+def test_tags_from_is_not_an_oci_url(tmp_path: Path) -> None:
+    """A discovery file is a file: 'oci://' passed, then was read as a local path."""
+    with pytest.raises(
+        ConfigError, match=r"'tags_from': expected a path, file:// or http\(s\):// URL, got 'oci://r/x'"
+    ):
+        load_config(_write(tmp_path, "tags_from: oci://r/x\n"))

@@ -25,6 +25,7 @@ from .tags import (
     RegistryAuth,
     TagConfig,
     check_url,
+    check_variables,
     is_path_text,
     local_path,
     parse_registries,
@@ -143,11 +144,49 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
-def load_yaml(text: str) -> Any:
+class _UniqueKeysLoader(_NoAliasLoader):
+    """Refusing a key given twice in one mapping, too: PyYAML keeps the last silently, so
+    a second ``tags:`` or ``http:`` would drop the first without a word."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if isinstance(node, yaml.MappingNode):
+            lines: dict[Any, int] = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    first = lines.get(key)
+                except TypeError:  # an unhashable key: the constructor says so
+                    continue
+                if first is not None:
+                    problem = f"key {short_repr(key)} is given twice (first at line {first})"
+                    raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
+                lines[key] = key_node.start_mark.line + 1
+        return super().construct_mapping(node, deep=deep)
+
+
+def _marked(exc: yaml.MarkedYAMLError) -> str:
+    """A YAML error as ``line L, column C: problem``: PyYAML's own text names the input
+    "<unicode string>" and shows it over three lines, with a caret under the column."""
+    mark = exc.problem_mark or exc.context_mark
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    text = f"{where}{exc.problem or exc.context}"
+    if exc.problem and exc.context:
+        start = exc.context_mark
+        text += f" ({exc.context}" + (f" from line {start.line + 1}, column {start.column + 1})" if start else ")")
+    return text
+
+
+def load_yaml(text: str, *, unique_keys: bool = False) -> Any:
     """Parse one YAML document from outside. Raises ValueError, in one line, for invalid
-    YAML, aliases, or nesting too deep for Python's stack."""
+    YAML, aliases, a key given twice in one mapping (with ``unique_keys``), or nesting
+    too deep for Python's stack."""
     try:
-        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+        loader = _UniqueKeysLoader if unique_keys else _NoAliasLoader
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        raise ValueError(f"not valid YAML: {_marked(exc)}".replace("\n", " ")) from exc
     except yaml.YAMLError as exc:
         raise ValueError(f"not valid YAML: {exc}".replace("\n", " ")) from exc
     except RecursionError as exc:
@@ -180,7 +219,7 @@ def load_config(path: Path) -> Config:
     except UnicodeDecodeError as exc:
         raise ConfigError([f"not UTF-8 text (byte {exc.start}); a config file is YAML"], path=str(path)) from exc
     try:
-        document = load_yaml(text)
+        document = load_yaml(text, unique_keys=True)
     except ValueError as exc:
         raise ConfigError([str(exc)], path=str(path)) from exc
     base = path.resolve().parent
@@ -213,11 +252,13 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
     if not is_path_text(catalog_value):
         problems.append(f"'catalog': expected a file path, got {short_repr(catalog_value)}")
         catalog_value = _default("catalog")
+    elif not check_variables("catalog", catalog_value, problems):
+        catalog_value = _default("catalog")
 
-    http = HttpOptions(**_parse_numbers("http", document.get("http", {}), problems, base))
-    limits = Limits(**_parse_numbers("limits", document.get("limits", {}), problems, base))
+    http = HttpOptions(**_parse_numbers("http", _given(document, "http", {}), problems, base))
+    limits = Limits(**_parse_numbers("limits", _given(document, "limits", {}), problems, base))
     tags: list[TagConfig] = []
-    raw_tags = document.get("tags", [])
+    raw_tags = _given(document, "tags", [])
     if not isinstance(raw_tags, list):
         problems.append(f"'tags': expected a list, got {type(raw_tags).__name__}")
         raw_tags = []
@@ -234,7 +275,7 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
     if source is not None and check_url("tags_from", source, problems, mirror=False):
         tags_from = resolve_url(str(source), base)
     registries = parse_registries(document.get("registries"), problems)
-    compare = _parse_pairs(document.get("compare", []), problems)
+    compare = _parse_pairs(_given(document, "compare", []), problems)
     check_unique(names, problems)
     if not tags and tags_from is None and not problems:
         problems.append("no tags configured: add a 'tags' list or 'tags_from'")
@@ -252,6 +293,13 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
         registries=registries,
         compare=compare,
     )
+
+
+def _given(mapping: dict[Any, Any], key: str, default: Any) -> Any:
+    """``mapping[key]``, or ``default`` when it is left out or given no value (a section
+    whose every line is commented out: ``http:`` alone)."""
+    value = mapping.get(key)
+    return default if value is None else value
 
 
 def _parse_pairs(raw: Any, problems: list[str]) -> tuple[tuple[str, str], ...]:
@@ -304,7 +352,8 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
         if section == "http" and key == "ca_bundle":
             if not is_path_text(value):
                 problems.append(f"'http.ca_bundle': expected a file path, got {short_repr(value)}")
-            else:  # (that it is a file is checked when HTTP is used: a site's host may lack it)
+            # (that it is a file is checked when HTTP is used: a site's host may lack it)
+            elif check_variables("http.ca_bundle", value, problems):
                 values[key] = str(local_path(value, base).resolve())
             continue
         expected = fields.get(key)

@@ -16,6 +16,7 @@ A stack is written in one of these ways::
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import TypeGuard
 from urllib.parse import urlsplit
@@ -30,6 +31,7 @@ __all__ = [
     "RegistryAuth",
     "TagConfig",
     "check_url",
+    "check_variables",
     "host_and_port",
     "is_path_text",
     "local_path",
@@ -65,11 +67,25 @@ class RegistryAuth(msgspec.Struct, frozen=True):
     token_env: str | None = None
 
 
+#: An environment variable in a path: ``$NAME`` or ``${NAME}``.
+_VARIABLE = re.compile(r"\$(?:(\w+)|\{(\w+)\})")
+
+
 def local_path(value: str, base: Path) -> Path:
     """A path the config gives: relative to its folder ``base``; ``~`` or ``~user``
-    starts one in that home folder, as in a shell and in Spack's own config (taken as
-    a folder named "~", it once made one beside the config)."""
-    return base / os.path.expanduser(value)
+    starts one in that home folder, and ``$NAME`` or ``${NAME}`` is that environment
+    variable's value, as in a shell and in Spack's own config (taken as they are, they
+    once made a folder named "~" or "$HOME" beside the config)."""
+    return base / os.path.expanduser(os.path.expandvars(value))
+
+
+def check_variables(key: str, value: str, problems: list[str]) -> bool:
+    """Whether every environment variable that the path ``value`` names is set (to
+    something); else the problem is added."""
+    unset = [m[1] or m[2] for m in _VARIABLE.finditer(value) if not os.environ.get(m[1] or m[2])]
+    if unset:
+        problems.append(f"'{key}': environment variable ${unset[0]} is not set (or empty): {short_repr(value)}")
+    return not unset
 
 
 def resolve_url(value: str, base: Path) -> str:
@@ -108,6 +124,19 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
     if len(scheme) > 1 and scheme not in URL_SCHEMES:
         problems.append(
             f"'{key}': expected a path, file://, http(s)://, oci:// or oci+http:// URL, got {short_repr(value)}"
+        )
+        return False
+    if not mirror and scheme in ("oci", "oci+http"):  # (it was read as a local path)
+        problems.append(f"'{key}': expected a path, file:// or http(s):// URL, got {short_repr(value)}")
+        return False
+    if scheme not in URL_SCHEMES and not check_variables(key, value, problems):
+        return False
+    if scheme == "file" and (parts.netloc not in ("", "localhost") or not parts.path.startswith("/")):
+        # (file://mirrors/x is the file /x on a host "mirrors", and file:mirrors/x a path
+        # relative to the current folder, not to the config's: each read another folder)
+        problems.append(
+            f"'{key}': a file:// URL takes an absolute path (file:///srv/mirror); a path relative to "
+            f"the config is written plain (./mirror): got {short_repr(value)}"
         )
         return False
     if scheme in ("http", "https"):
@@ -150,7 +179,8 @@ def parse_tag(raw: object, key: str, base: Path, problems: list[str]) -> TagConf
     root_url = resolve_url(str(url), base) if url_ok else ""
     mirrors: list[MirrorRef] = []
     seen: set[str] = set()
-    for stack, value in _stack_entries(raw.get("stacks", []), key, problems):
+    stacks = raw.get("stacks")  # (None: left out, or given no value)
+    for stack, value in _stack_entries([] if stacks is None else stacks, key, problems):
         if isinstance(stack, str) and stack in seen:
             problems.append(f"'{key}.stacks': stack {short_repr(stack)} is listed twice")
             continue
