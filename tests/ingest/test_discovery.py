@@ -159,3 +159,16 @@ def test_a_small_discovery_file_is_read_under_a_memory_limit(tmp_path: Path) -> 
         [sys.executable, "-c", script, str(path)], capture_output=True, text=True, timeout=60, check=False
     )
     assert done.returncode == 0 and done.stdout.strip() == "1", done.stderr[-500:]
+
+
+def test_a_discovery_file_missing_or_not_json_is_said_once_and_plainly(tmp_path: Path) -> None:
+    """A missing file was named twice in its line (the OS error names it again); a
+    truncated one said "Input data was truncated", not that it is not JSON."""
+    config = _write(tmp_path, "tags_from: nope.json\n")
+    with pytest.raises(ConfigError) as missing:
+        discovered(config)
+    (line,) = str(missing.value).splitlines()[-1:]
+    assert line.count("nope.json") == 1 and line.endswith(": No such file or directory"), line
+    (tmp_path / "nope.json").write_text('{"a": [')
+    with pytest.raises(ConfigError, match=r"'tags_from': '.*nope\.json' is not valid JSON: Input data was truncated"):
+        discovered(config)

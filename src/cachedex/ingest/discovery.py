@@ -107,9 +107,15 @@ def with_discovered_tags(config: Config, client: HttpClient | None) -> Config:
             local = Path(unquote(urlsplit(source).path)) if source.startswith("file:") else Path(source)
             data = _read_local(local, limit)
             base = local.resolve().as_uri()
-        document = msgspec.json.decode(data)
-    except (OSError, CachedexError, msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+    except OSError as exc:  # (its text names the file again: only what went wrong)
+        why = exc.strerror or str(exc)
+        raise ConfigError([f"'tags_from': cannot read {source!r}: {why}"], path=where) from exc
+    except CachedexError as exc:
         raise ConfigError([f"'tags_from': cannot read {source!r}: {exc}"], path=where) from exc
+    try:
+        document = msgspec.json.decode(data)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise ConfigError([f"'tags_from': {source!r} is not valid JSON: {exc}"], path=where) from exc
     tags, problems = mirrors_from_discovery(document, base=base, remote=remote)
     everything = [*config.tags, *tags]
     check_unique([tag.name for tag in everything], problems)
