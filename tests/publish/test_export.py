@@ -589,3 +589,10 @@ def test_the_command_exports_and_says_what_it_wrote(demo_run: Demo, tmp_path: Pa
     assert missing.exit_code == 0 and "warning: not exported" in missing.output and "zlib" in missing.output
     typo = CliRunner().invoke(main, [*args, "-p", "nope"])
     assert typo.exit_code == 1 and "error: no tag lists a package 'nope'" in typo.output
+
+
+def test_include_root_with_stacks_adds_the_root_to_them(demo_run: Demo, tmp_path: Path) -> None:
+    """``-s e4s --include-root`` exported e4s alone: the stacks filter dropped the root."""
+    with_root = _export(demo_run.catalog, tmp_path / "a", stacks=["e4s"], include_root=True)
+    assert with_root == _export(demo_run.catalog, tmp_path / "b", stacks=["e4s", "root"])
+    assert with_root != _export(demo_run.catalog, tmp_path / "c", stacks=["e4s"])

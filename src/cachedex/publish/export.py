@@ -126,7 +126,8 @@ def export_spack_cache(
     cache.spack.io's app from the catalog (see the module's docstring).
 
     ``tags``, ``stacks`` and ``packages`` narrow the export (default: everything);
-    naming ``root`` among ``stacks`` implies ``include_root``. An unknown tag or stack
+    naming ``root`` among ``stacks`` implies ``include_root``, and ``include_root`` with
+    ``stacks`` adds the root to them. An unknown tag or stack
     raises :class:`~cachedex.errors.UnknownTag` / :class:`~cachedex.errors.UnknownStack`
     (and writes nothing), and so does :class:`~cachedex.errors.UnknownPackage` for a
     package no tag lists; packages the chosen stacks do not list are reported, not
@@ -138,6 +139,8 @@ def export_spack_cache(
     wanted_stacks = sorted(set(stacks)) if stacks else None
     wanted_packages = sorted(set(packages)) if packages else None
     include_root = include_root or (wanted_stacks is not None and ROOT_STACK in wanted_stacks)
+    if include_root and wanted_stacks is not None and ROOT_STACK not in wanted_stacks:
+        wanted_stacks = sorted([*wanted_stacks, ROOT_STACK])  # (with --stack, the root is one more chosen)
     with catalog.snapshot(), gc_paused():
         _check_scope(catalog, wanted_tags, wanted_stacks, wanted_packages)
         mirrors, listings = catalog.stack_listings(
