@@ -482,3 +482,14 @@ def test_tags_from_is_not_an_oci_url(tmp_path: Path) -> None:
         ConfigError, match=r"'tags_from': expected a path, file:// or http\(s\):// URL, got 'oci://r/x'"
     ):
         load_config(_write(tmp_path, "tags_from: oci://r/x\n"))
+
+
+def test_a_path_or_url_with_spaces_around_it_is_refused(tmp_path: Path) -> None:
+    """A quoted "https://h/m " made its stacks "https://h/m /e4s", and " /m" a folder
+    whose name starts with a space."""
+    text = "tags: [{name: t, url: 'https://h/m ', stacks: {e4s: ' ./e4s'}}]\n"
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text))
+    message = str(caught.value)
+    assert "'tags[0].url': spaces before or after the path or URL: 'https://h/m '" in message, message
+    assert "spaces before or after the path or URL: ' ./e4s'" in message, message

@@ -114,6 +114,9 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
     if not is_path_text(value):
         problems.append(f"'{key}': expected a path or URL, got {short_repr(value)}")
         return False
+    if value != value.strip():  # ("https://h/m " made its stacks "https://h/m /e4s")
+        problems.append(f"'{key}': spaces before or after the path or URL: {short_repr(value)}")
+        return False
     try:
         parts = urlsplit(value)
         parts.port  # noqa: B018  # (a port out of range raises only when asked for)
