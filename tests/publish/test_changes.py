@@ -305,3 +305,16 @@ def test_a_stack_s_new_version_of_a_package_it_had_is_a_version_change(tmp_path:
     (stack,) = sync.stacks
     assert stack.stack == "s" and stack.added_count == 1 and not stack.added_packages
     assert [(c.name, c.new) for c in stack.version_changes] == [("p", ("2.0",))]
+
+
+def test_a_spec_only_a_stack_lists_links_to_its_page_in_a_comparison(tmp_path: Path) -> None:
+    """Neither root lists x (stack s of a does): it has a page, and the comparison links it."""
+    x = record("e" * 32, name="x")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "a", [record("c" * 32, name="q"), x], members={"c" * 32: True})
+        write_tag(catalog, "a", [], members={x.hash: True}, stack="s", checksum="s")
+        write_tag(catalog, "b", [], members={"c" * 32: True})
+        assert catalog.held_hashes([x.hash]) == {x.hash}
+        for old, new, kind in (("a", "b", "removed"), ("b", "a", "added")):
+            (stack,) = compare_page(catalog, old, new).stacks
+            assert stack.stack == "s" and [(s.hash, s.page) for s in getattr(stack, kind)] == [(x.hash, True)]

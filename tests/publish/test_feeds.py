@@ -210,3 +210,16 @@ def test_a_catalog_made_again_gives_its_entries_new_ids(tmp_path: Path) -> None:
         ids.append({f.feed.id for f in parsed} | {e.id for f in parsed for e in f.entries})
         assert len(ids[-1]) == 5, ids[-1]  # three feeds' ids; the sync's entry, in two of them, and the package's
     assert not ids[0] & ids[1]
+
+
+def test_an_entry_says_how_many_version_changes_it_leaves_out(tmp_path: Path) -> None:
+    """An entry lists 30 version changes: the others were left out without a word."""
+    old = [record(f"{n:031d}a", f"p{n:02d}", version="1.0") for n in range(35)]
+    new = [record(f"{n:031d}b", f"p{n:02d}", version="2.0") for n in range(35)]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", old)
+        write_tag(catalog, "t", new, checksum="2")
+        (entry,) = _parse(tag_feed(changes_page(catalog, "t"), catalog.identity())).entries
+    content = entry.content[0].value
+    assert content.count("1.0 \u2192 2.0</li>") == 30 and "p29 1.0" in content and "p30 1.0" not in content
+    assert "<li>and 5 more</li>" in content

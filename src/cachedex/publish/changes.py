@@ -296,7 +296,9 @@ def _detail(catalog: Catalog, known: Mapping[str, SpecChange], dag_hash: str, na
     if summary is None:
         return SpecChange(dag_hash, name, version, "", "", None, False)
     arch = f"{summary.platform}-{summary.os}-{summary.target}"
-    return SpecChange(dag_hash, name, version, summary.compiler, arch, summary.size, bool(summary.tags))
+    # (spec_summary leaves its tags empty: ask whether any mirror, a stack's say, holds it)
+    held = bool(catalog.held_hashes([dag_hash]))
+    return SpecChange(dag_hash, name, version, summary.compiler, arch, summary.size, held)
 
 
 def _compare(

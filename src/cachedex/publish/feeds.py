@@ -79,7 +79,8 @@ def _stack_summary(c: StackChanges) -> str:
             f"<li>{html(v.name)} {html(', '.join(v.old) or '(none)')} \u2192 {html(', '.join(v.new) or '(none)')}</li>"
             for v in c.version_changes[:30]
         )
-        parts.append(f"<ul>{items}</ul>")
+        more = len(c.version_changes) - 30
+        parts.append(f"<ul>{items}{f'<li>and {more} more</li>' if more > 0 else ''}</ul>")
     return "".join(parts)
 
 
