@@ -223,3 +223,30 @@ def test_an_entry_says_how_many_version_changes_it_leaves_out(tmp_path: Path) ->
     content = entry.content[0].value
     assert content.count("1.0 \u2192 2.0</li>") == 30 and "p29 1.0" in content and "p30 1.0" not in content
     assert "<li>and 5 more</li>" in content
+
+
+def test_a_sync_that_changed_only_stacks_is_no_plus_zero_minus_zero(tmp_path: Path) -> None:
+    """A spec left a stack, the tag's listing unchanged: the feeds' titles and the tag
+    page's recent changes said "+0 −0 specs", as if nothing had happened."""
+    from cachedex.publish.pages import tag_page
+    from cachedex.publish.recent_changes import history_from
+    from cachedex.publish.render import render
+
+    zlib, cmake = record("a" * 32, "zlib"), record("b" * 32, "cmake")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([zlib, cmake], {})
+            replace_mirror(writer, "root", {zlib.hash: True, cmake.hash: True})
+            replace_mirror(writer, "s", {zlib.hash: True, cmake.hash: True}, url="/s", checksum="s1")
+        with catalog.writing_tag("t") as writer:
+            writer.keep_mirror("root", "/m", fetched_at=1.0, etag=None, last_modified=None)
+            replace_mirror(writer, "s", {zlib.hash: True}, url="/s", checksum="s2")
+        (entry,) = _parse(tag_feed(changes_page(catalog, "t"), catalog.identity())).entries
+        (every,) = _parse(all_tags_feed(catalog)).entries
+        with history_from(catalog):
+            page = render(tag_page(catalog, "t"))
+    assert entry.title.startswith("t: its stacks changed (") and "+0" not in entry.title
+    assert every.title == entry.title and "its stacks changed" in every.content[0].value
+    recent = page[page.index('<section class="recent-changes"') :]
+    recent = recent[: recent.index("</section>")]
+    assert "+0" not in recent and "removed from it; changed in 1 stack: s</li>" in recent, recent

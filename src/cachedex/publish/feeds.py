@@ -87,7 +87,15 @@ def _stack_summary(c: StackChanges) -> str:
 def _title(tag: str, sync: SyncChanges) -> str:
     root = next((s for s in sync.stacks if s.stack == ROOT_STACK), None)
     added, removed = (root.added_count, root.removed_count) if root else (0, 0)
-    return f"{tag}: +{added} \u2212{removed} specs ({_time(sync.finished_at)[:10]})"
+    return _counts_title(tag, added, removed, sync.finished_at)
+
+
+def _counts_title(tag: str, added: int, removed: int, at: float) -> str:
+    """An entry's title: the tag's counts, or, for a sync that changed only its stacks
+    (the tag lists the same specs), that ("+0 −0 specs" said nothing happened)."""
+    if not added and not removed:
+        return f"{tag}: its stacks changed ({_time(at)[:10]})"
+    return f"{tag}: +{added} \u2212{removed} specs ({_time(at)[:10]})"
 
 
 def _feed(feed_id: str, title: str, alternate: str, updated: float, entries: Iterable[str]) -> bytes:
@@ -143,12 +151,16 @@ def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
         root = catalog.changed_packages(sync.id, ROOT_STACK)
         added = sorted({name for up, name in root if up})
         removed = sorted({name for up, name in root if not up})
-        body = f"<p>+{sync.added} \u2212{sync.removed} specs in {html(sync.tag)}</p>"
+        body = (
+            f"<p>+{sync.added} \u2212{sync.removed} specs in {html(sync.tag)}</p>"
+            if sync.added or sync.removed
+            else f"<p>No spec added to {html(sync.tag)} or removed from it; its stacks changed.</p>"
+        )
         if added:
             body += f"<p>Specs added of: {html(_names(added))}</p>"
         if removed:
             body += f"<p>Specs removed of: {html(_names(removed))}</p>"
-        title = f"{sync.tag}: +{sync.added} \u2212{sync.removed} specs ({_time(sync.finished_at)[:10]})"
+        title = _counts_title(sync.tag, sync.added, sync.removed, sync.finished_at)
         href = f"tags/{segment(sync.tag)}/changes/index.html#sync-{sync.id}" if has_page(sync.tag) else "index.html"
         entry_id = _urn(origin, "tag", segment(sync.tag), "sync", sync.id)
         entries.append(_entry(entry_id, title, href, sync.finished_at, body))

@@ -35,6 +35,8 @@ class RecentSync(msgspec.Struct, frozen=True):
     packages_added: tuple[str, ...]
     packages_removed: tuple[str, ...]
     versions: tuple[VersionChange, ...]
+    #: the other stacks it changed (a sync that changed only stacks is no "+0 −0")
+    stacks: tuple[str, ...] = ()
 
 
 class _Source:
@@ -76,8 +78,9 @@ def recent_syncs(tag: str) -> tuple[RecentSync, ...]:
     out = []
     for sync in page.syncs[:RECENT]:
         root = next((s for s in sync.stacks if s.stack == ROOT_STACK), None)
+        stacks = tuple(s.stack for s in sync.stacks if s.stack != ROOT_STACK)
         if root is None:
-            out.append(RecentSync(sync.id, sync.finished_at, 0, 0, (), (), ()))
+            out.append(RecentSync(sync.id, sync.finished_at, 0, 0, (), (), (), stacks))
         else:
             out.append(
                 RecentSync(
@@ -88,6 +91,7 @@ def recent_syncs(tag: str) -> tuple[RecentSync, ...]:
                     root.added_packages,
                     root.removed_packages,
                     root.version_changes,
+                    stacks,
                 )
             )
     return tuple(out)
