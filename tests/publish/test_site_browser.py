@@ -564,3 +564,53 @@ def test_a_variant_every_spec_holds_keeps_every_row(page: Any, served: str, demo
     page.wait_for_function(PAGE_READY)
     assert page.inner_text("#shown") == str(len(whole.specs))
     assert page.locator("#rows tbody tr:not([hidden])").count() == len(whole.specs)
+
+
+def test_a_deep_link_with_a_malformed_fragment_or_an_unknown_machine(page: Any, served: str) -> None:
+    """A link ending in a malformed escape (``#%E0``) threw in the script (URI
+    malformed): the page never said it was ready and a package page's columns did not
+    sort. An unknown ``runs_on`` showed as "nope (0)", a count the filter never has
+    (the server writes "nope")."""
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(served + "tags/develop/packages/gcc-runtime/index.html#%E0")
+    page.wait_for_function(PAGE_READY)
+    versions = _texts(page, "#rows tbody td:nth-child(2)")
+    page.click("th[data-key=version] button")
+    assert _texts(page, "#rows tbody td:nth-child(2)") == versions[::-1]
+    page.goto(served + "tags/develop/index.html?runs_on=nope#%E0")
+    page.wait_for_function(PAGE_READY)
+    assert page.inner_text("#shown") == "0"
+    assert _texts(page, "select[name=runs_on] option:checked") == ["nope"]
+    assert not errors, errors
+
+
+def test_showing_the_last_rows_keeps_the_keyboard_in_the_table(page: Any, served: str, demo_run: Demo) -> None:
+    """Enter on "Show more" that draws the last rows hides the button: focus fell to the
+    page's start, and the next Tab skipped the rows just shown. It goes to the first of
+    them."""
+    total = len(json.loads((demo_run.site / "tags/develop/index.json").read_text())["packages"])
+    page.goto(served + "tags/develop/index.html")
+    page.wait_for_function(PAGE_READY)
+    page.focus("#more")
+    for _ in range(total // FIRST_ROWS - 1):
+        page.keyboard.press("Enter")
+        assert page.evaluate("document.activeElement.id") == "more"
+    drawn = page.locator("#rows tbody tr").count()
+    page.keyboard.press("Enter")  # the last rows
+    assert page.locator("#more").is_hidden() and page.locator("#rows tbody tr").count() == total
+    first_new = page.locator("#rows tbody tr").nth(drawn).locator("td.name").inner_text()
+    assert page.evaluate("document.activeElement.closest('#rows') !== null")
+    assert page.evaluate("document.activeElement.textContent") == first_new
+
+
+def test_a_static_search_page_keeps_the_tag_its_url_asks_for(page: Any, served: str) -> None:
+    """The static search page restored ``q`` from its URL but not ``tag``: the form
+    showed "every tag", and Enter on a name opened the package in the first tag that
+    has it, not the one asked for."""
+    page.goto(served + "search.html?q=nothing-by-this-name&tag=v1.0.2&stack=")
+    page.wait_for_selector("#search-results li")
+    assert page.input_value("select[name=tag]") == "v1.0.2"
+    page.fill("#package-search", "zlib")
+    page.press("#package-search", "Enter")
+    page.wait_for_url("**/tags/v1.0.2/packages/zlib/index.html")

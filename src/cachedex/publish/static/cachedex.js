@@ -252,8 +252,13 @@
         stackSelect.value = stacks.includes(keep) ? keep : "";
       });
     }
-    const asked0 = new URLSearchParams(location.search).get("q");
+    const askedBy = new URLSearchParams(location.search), asked0 = askedBy.get("q");
     if (asked0 && !search.value) search.value = asked0; // a static search page, asked by URL
+    // and its tag (Enter opens the package in it), as the form sent it
+    const askedTag = askedBy.get("tag");
+    if (tagSelect && askedTag && !tagSelect.value && [...tagSelect.options].some((o) => o.value === askedTag)) {
+      tagSelect.value = askedTag;
+    }
     // A static search page asked by URL lists the names; a live one has its results below.
     if (search.value) isLive().then((served) => { if (!served) show(); });
   }
@@ -408,7 +413,9 @@
   for (const select of selects) {
     const wanted = params.get(select.name);
     if (wanted) {
-      if (![...select.options].some((o) => o.value === wanted)) select.add(new Option(`${cx.visible(wanted)} (0)`, wanted));
+      // (a value the page does not list: none of its specs has it; runs_on has no counts)
+      const label = counted.includes(select) ? `${cx.visible(wanted)} (0)` : cx.visible(wanted);
+      if (![...select.options].some((o) => o.value === wanted)) select.add(new Option(label, wanted));
       select.value = wanted;
     }
   }
@@ -435,7 +442,9 @@
   // A page opened at a #fragment (a package page's #coverage): there once filtered, as
   // the rows above it may have moved it.
   const landed = () => {
-    const target = location.hash && document.getElementById(decodeURIComponent(location.hash.slice(1)));
+    let id = location.hash.slice(1);
+    try { id = decodeURIComponent(id); } catch (error) { /* a malformed escape (#%E0): the id as written */ }
+    const target = id && document.getElementById(id);
     if (target) target.scrollIntoView();
   };
   // Each select's options, their counts with the other filters applied; none disabled
@@ -532,7 +541,19 @@
       remember(filters, typed);
       draw(filters);
     };
-    more.addEventListener("click", () => { limit += step; draw(state()[0]); });
+    more.addEventListener("click", () => {
+      const drawn = body.rows.length, focused = document.activeElement === more;
+      limit += step;
+      draw(state()[0]);
+      // The last rows drawn hide the button: its focus goes to the first of them, not to
+      // the page's start (the next Tab would skip them).
+      const first = more.hidden && focused ? body.rows[drawn] : null;
+      if (first) {
+        const link = first.querySelector("a");
+        if (link) link.focus();
+        else { first.tabIndex = -1; first.focus(); }
+      }
+    });
     sorter(table, (key, dir) => { sortKey = key; sortDir = dir; if (page) run(); });
     form.addEventListener("submit", (event) => event.preventDefault());
     // Until the tag's data has come, the rows are the unfiltered ones the server wrote:
