@@ -281,3 +281,16 @@ def test_a_package_page_lists_a_version_s_builds_in_the_order_searches_do(demo_r
             assert page == searched, name
             tied += len(page) - len({s.version for s in package_page(catalog, "develop", name).specs})
         assert tied > 100  # many versions with several builds
+
+
+def test_a_tag_page_filtered_to_its_root_says_so_in_its_stack_filter(small_catalog: Catalog) -> None:
+    """``?stack=root`` was applied, but the select said "any": the root is no option
+    (every spec is in it) unless it is the one chosen."""
+    from cachedex.publish.pages import tag_page
+
+    select = re.search(
+        r'<select name="stack".*?</select>', render(tag_page(small_catalog, "t", {"stack": "root"})), re.S
+    )
+    assert select is not None and re.search(r'<option value="root" selected>root \(\d+\)</option>', select[0]), select
+    unfiltered = re.search(r'<select name="stack".*?</select>', render(tag_page(small_catalog, "t")), re.S)
+    assert unfiltered is not None and 'value="root"' not in unfiltered[0]
