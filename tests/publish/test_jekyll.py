@@ -73,7 +73,7 @@ def fixture_page(package: str) -> bytes:
 
 def front_matter(page: bytes) -> dict[str, str]:
     """The ``key: value`` lines between the two ``---`` lines of a page, values as text."""
-    lines = page.decode("ascii").split("\n")
+    lines = page.decode("utf-8").split("\n")
     assert lines[0] == "---" and lines[-1] == "---", "not a front-matter-only page"
     return dict(line.split(": ", 1) for line in lines[1:-1])
 
@@ -341,7 +341,9 @@ def test_json_pieces_match_json_dumps_for_awkward_strings() -> None:
         }
         for s in specs
     ]
-    assert fields["spec_details"] == json.dumps(details, sort_keys=True)
+    # (json.dumps's surrogate pair for the emoji would make Jekyll's YAML refuse the page)
+    emoji = ("\\ud83d\\ude00", "😀")
+    assert fields["spec_details"] == json.dumps(details, sort_keys=True).replace(*emoji)
     assert fields["title"] == json.dumps('pk"g')
     assert fields["categories"] == "[package, t]"
     for tag in ("1.10", "true", "2025-07-13", "a b"):  # YAML would not read these back as strings
@@ -358,7 +360,7 @@ def test_json_pieces_match_json_dumps_for_awkward_strings() -> None:
         "targets": sorted({s.target for s in specs}),
         "versions": sorted({s.version for s in specs}),
     }
-    assert fields["meta"] == json.dumps(meta, sort_keys=True)  # what cache.spack.io's generator writes
+    assert fields["meta"] == json.dumps(meta, sort_keys=True).replace(*emoji)  # as cache.spack.io writes it
 
 
 # -- 2. safe regeneration ---------------------------------------------------------------
@@ -721,3 +723,71 @@ def test_one_run_at_a_time_and_what_killed_runs_left_goes(small_tag: tuple[Path,
         assert all(path.exists() for path in planted)  # (refused before anything)
         write_jekyll(catalog, out, full=True)
     assert not [path for path in planted if path.exists()]
+
+
+def test_characters_beyond_the_bmp_reach_jekyll_intact() -> None:
+    """json.dumps writes 😀 as a surrogate pair (``\\ud83d\\ude00``), which Jekyll's YAML
+    (libyaml) refuses ("invalid Unicode character escape code"): the page lost its front
+    matter, and PyYAML read two surrogates. Such a character is written as itself."""
+    odd = "1.0-😀"
+    spec = Listed(
+        name="pkg😀",
+        hash="a" * 32,
+        version=odd,
+        platform="linux",
+        os="os𝔘",
+        target="t",
+        compiler="none",
+        variants=(f"v={odd}", "+x", "é"),
+        size=None,
+        stacks=("root", "s😀"),
+    )
+    page = render_page("t", "pkg😀", [as_row(spec)])
+    text = page.decode("utf-8")
+    assert text.startswith("---\n") and text.endswith("\n---")
+    expected_detail = {
+        "compiler": "none",
+        "hash": "a" * 32,
+        "os": "os𝔘",
+        "platform": "linux",
+        "size": "-",
+        "stacks": ["root", "s😀"],
+        "target": "t",
+        "variants": [f"v={odd}", "+x", "é"],
+        "versions": [odd],
+    }
+    for line in text.split("\n")[1:-1]:  # still JSON, as json.dumps(..., ensure_ascii=False) writes these
+        key, value = line.split(": ", 1)
+        if key == "spec_details":
+            assert json.loads(value) == [expected_detail]
+    data = yaml.safe_load(text[4:-4])
+    assert data["title"] == "pkg😀" and data["spec_details"] == [expected_detail]
+    assert data["meta"]["versions"] == [odd] and data["meta"]["num_specs_by_stack"] == {"root": 1, "s😀": 1}
+    ruby = "require 'yaml'; require 'json'; print JSON.dump(YAML.safe_load(ARGV[0]))"
+    done = subprocess.run(["ruby", "-e", ruby, text[4:-4]], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == data
+
+
+def test_a_root_of_views_only_lists_every_spec_under_root(mirrors: Path, tmp_path: Path) -> None:
+    """A mirror of views only has no root index, yet its root lists every spec of the
+    tag (tags.yaml names it): as cache.spack.io's generator has it, every spec's stacks
+    hold ``root`` and ``num_specs_by_stack["root"]`` is ``num_specs``."""
+    from tests import helpers
+
+    helpers.write_v3_mirror(tmp_path / "m", helpers.fixture_index(mirrors))
+    shutil.rmtree(tmp_path / "m/v3/manifests/index")  # no root index at all
+    helpers.write_v3_view(tmp_path / "m", "one", helpers.fixture_index(mirrors))
+    config = tmp_path / "views.yaml"
+    config.write_text(yaml.safe_dump({"catalog": "c.sqlite", "tags": [{"name": "t", "url": "./m", "views": "all"}]}))
+    cli(config, "sync")
+    out = tmp_path / "site"
+    cli(config, "jekyll", str(out))
+    pages = sorted((out / "_cache/t").glob("*/specs.md"))
+    assert len(pages) == 4
+    for page in pages:
+        fields = front_matter(page.read_bytes())
+        meta, details = json.loads(fields["meta"]), json.loads(fields["spec_details"])
+        assert meta["num_specs_by_stack"] == {"one": meta["num_specs"], "root": meta["num_specs"]}, page
+        assert meta["stacks"] == ["one", "root"] and all(d["stacks"] == ["one", "root"] for d in details)
+    assert yaml.safe_load((out / "_data/tags.yaml").read_text()) == [{"name": "t", "stacks": ["one", "root"]}]

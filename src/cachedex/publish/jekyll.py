@@ -18,7 +18,8 @@ truthy variant name; ``all`` sums them). Unlike cache.spack.io, which counts eve
 of each listed spec's DAG and includes compiler flags, meta.yaml counts each listed
 spec once and variants only: flags live in the raw node, and parsing every node would
 cost more than all the pages. The JSON is what ``json.dumps(value, sort_keys=True)`` gives
-(``", "`` and ``": "`` separators, non-ASCII escaped); it is assembled from memoised
+(``", "`` and ``": "`` separators, non-ASCII escaped, but a character beyond U+FFFF as
+itself: see :mod:`.jekyll_pages`); it is assembled from memoised
 pieces because a big tag has hundreds of thousands of specs, and a big tag is shared
 among worker processes (each writes whole packages).
 

@@ -11,9 +11,15 @@ A page is Jekyll front matter only::
     ---
 
 (no newline after the closing ``---``). The JSON is what ``json.dumps(value,
-sort_keys=True)`` gives (``", "`` and ``": "`` separators, non-ASCII escaped); it is
-assembled from memoised pieces, because a big tag has hundreds of thousands of specs
-but few distinct compilers, targets, stack sets or variant lists.
+sort_keys=True)`` gives (``", "`` and ``": "`` separators, non-ASCII escaped), except
+that a character beyond U+FFFF is written as itself (UTF-8): json.dumps escapes it as a
+surrogate pair, which Jekyll's YAML (libyaml) refuses, losing the page's front matter.
+It is assembled from memoised pieces, because a big tag has hundreds of thousands of
+specs but few distinct compilers, targets, stack sets or variant lists.
+
+Every spec a page shows is listed by the tag's root mirror: its ``stacks`` always hold
+``root`` (so ``num_specs_by_stack["root"]`` is ``num_specs``, format doc §6.3), also for
+a root of views only, whose catalog rows name only the views.
 """
 
 from __future__ import annotations
@@ -24,14 +30,14 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
-from json.encoder import encode_basestring_ascii as _json_string
+from json.encoder import encode_basestring_ascii as _json_ascii
 from operator import attrgetter
 
 import yaml
 
 from .._perf import BoundedMemo
 from ..catalog import ListedRow
-from ..values import decode_variants
+from ..values import ROOT_STACK, decode_variants
 
 __all__ = ["JekyllDumper", "PageWriter", "SpecCounts", "render_page"]
 
@@ -41,6 +47,15 @@ __all__ = ["JekyllDumper", "PageWriter", "SpecCounts", "render_page"]
 _MEMO_LIMIT = 200_000
 
 _Arch = tuple[str, str, str, str]  # (compiler, os, platform, target)
+
+
+def _json_string(text: str) -> str:
+    """``json.dumps(text)``, but a character beyond U+FFFF as itself: libyaml (Jekyll)
+    refuses the surrogate pair escapes json.dumps writes for it."""
+    escaped = _json_ascii(text)
+    if text.isascii() or max(text) <= "\uffff":
+        return escaped
+    return '"' + "".join(c if c > "\uffff" else _json_ascii(c)[1:-1] for c in text) + '"'
 
 
 @dataclass
@@ -119,15 +134,16 @@ class PageWriter:
                 # No escapes: every '","' separates two items.
                 text = stored.replace('","', '", "')
             else:
-                text = json.dumps(json.loads(stored))
+                text = "[" + ", ".join(map(self.string, json.loads(stored))) + "]"
             return self._variants.remember(stored, text)
 
     def _stack_set(self, joined: str) -> tuple[tuple[str, ...], str]:
-        """(sorted stack names, their JSON list) of a ``\\x1f``-joined set of stacks."""
+        """(sorted stack names, their JSON list) of a ``\\x1f``-joined set of stacks,
+        ``root`` added (a root of views only is not among them, yet lists the spec)."""
         try:
             return self._stacks[joined]
         except KeyError:
-            names = tuple(sorted(joined.split("\x1f"))) if joined else ()
+            names = tuple(sorted({ROOT_STACK, *joined.split("\x1f")} if joined else {ROOT_STACK}))
             return self._stacks.remember(joined, (names, self.string_list(names)))
 
     def page(self, tag: str, package: str, rows: list[ListedRow], counts: SpecCounts | None = None) -> bytes:
@@ -179,7 +195,7 @@ class PageWriter:
             f"categories: [package, {_yaml_flow_item(tag)}]\n"
             f"meta: {meta}\nspec_details: [{', '.join(details)}]\n---"
         )
-        return text.encode("ascii")  # the JSON escaping left nothing else
+        return text.encode("utf-8")  # ASCII, unless a character beyond U+FFFF
 
 
 # Fields read by name, several at once in C: a tag's every spec passes through these.
