@@ -73,7 +73,7 @@ def test_tag_facets_in_python(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", FACETS["package"], ids=lambda c: c["name"])
 def test_package_facets_in_python(case: dict[str, Any]) -> None:
-    chosen = select_specs(_specs(case["package"]), case["filters"], PACKAGE_KEYS)
+    chosen = select_specs(_specs(case["package"]), case["filters"], PACKAGE_KEYS, case.get("text", ""))
     assert chosen.matches == case["matches"]
     assert chosen.facets == case["facets"] and chosen.relax == case["relax"]
 
@@ -167,8 +167,8 @@ def test_facets_in_chromium(core: Any) -> None:
         # (a package page gives its script each target's machines: see package.html)
         specs = [{**vars(spec), "runs_on": list(machines(spec.target))} for spec in _specs(case["package"])]
         got = core.evaluate(
-            "([specs, filters, facets]) => window.cachedex.selectSpecs(specs, filters, facets)",
-            [specs, case["filters"], list(PACKAGE_KEYS)],
+            "([specs, filters, facets, text]) => window.cachedex.selectSpecs(specs, filters, facets, text)",
+            [specs, case["filters"], list(PACKAGE_KEYS), case.get("text", "")],
         )
         assert got == {k: case[k] for k in ("matches", "facets", "relax")}, case["name"]
 

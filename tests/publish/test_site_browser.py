@@ -19,7 +19,7 @@ from cachedex.publish.site import write_site
 from cachedex.query import parse
 from tests.helpers import Demo, StaticServer
 from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, write_lockfile
-from tests.publish.conftest import PAGE_READY, shot
+from tests.publish.conftest import PAGE_READY, TIMEOUT_MS, shot
 
 pytestmark = pytest.mark.browser
 
@@ -138,6 +138,35 @@ def test_an_impossible_combination_lists_nothing_and_offers_a_way_on(page: Any, 
     page.wait_for_function(PAGE_READY)
     assert page.locator("#rows tbody tr:visible").count() == 0 and page.locator("#empty").is_visible()
     assert "No spec of cmake" in page.inner_text("#empty")
+
+
+@pytest.mark.parametrize("script", [False, True], ids=["server", "script"])
+def test_a_version_filter_stays_in_the_relax_links_and_their_counts(
+    browser: Any, uvicorn_server: str, demo_run: Demo, script: bool
+) -> None:
+    """With nothing found, "Without os=...: N specs" counts the specs the Version text
+    keeps, and its link keeps the text: it lands on N specs (live, with the script and
+    without)."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        whole = package_page(catalog, "develop", "hdf5")
+    text = min({s.version for s in whole.specs}, key=lambda v: sum(v in s.version for s in whole.specs))
+    found = sum(text in s.version for s in whole.specs)
+    assert 0 < found < len(whole.specs)  # the text narrows: the relax must not count the rest
+    context = browser.new_context(java_script_enabled=script)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{uvicorn_server}/tags/develop/packages/hdf5/index.html?os=nope&q={text}")
+    if script:
+        page.wait_for_function(PAGE_READY)
+    assert page.locator("#empty").is_visible()
+    assert _texts(page, "#relax li") == [f"Without os=nope: {found} spec{'s' if found != 1 else ''}"]
+    page.click("#relax a")
+    page.wait_for_url(f"**/hdf5/index.html?q={text}")
+    if script:
+        page.wait_for_function(PAGE_READY)
+    assert page.inner_text("#shown") == str(found) and page.input_value("input[data-text]") == text
+    assert page.locator("#rows tbody tr:visible").count() == found
+    context.close()
 
 
 def test_tag_page_rows_sorting_and_more(page: Any, served: str, demo_run: Demo) -> None:

@@ -128,14 +128,20 @@ class SpecSelection(NamedTuple):
     relax: dict[str, int]  #: active facet -> specs matching the other filters
 
 
-def select_specs(specs: Sequence[Any], filters: Mapping[str, str], facets: Iterable[str] = FACET_KEYS) -> SpecSelection:
-    """A package page's selection: the specs matching ``filters``, and contextual counts."""
+def select_specs(
+    specs: Sequence[Any], filters: Mapping[str, str], facets: Iterable[str] = FACET_KEYS, needle: str = ""
+) -> SpecSelection:
+    """A package page's selection: the specs matching ``filters`` and the Version filter
+    (``needle``, lower case: a spec whose version holds it), and contextual counts. The
+    Version filter stays when one of ``filters`` is relaxed (its link keeps it): a spec
+    it drops counts for no relax (the facet counts do not apply it)."""
     counts: dict[str, dict[str, int]] = {facet: {} for facet in facets}
     relax = dict.fromkeys(filters, 0)
     matches = []
     for spec in specs:
         missed = _misses(spec, filters)
-        matches.append(not missed)
+        texted = not needle or needle in spec.version.lower()
+        matches.append(not missed and texted)
         if len(missed) > 1:
             continue
         for facet, found in counts.items():
@@ -144,7 +150,7 @@ def select_specs(specs: Sequence[Any], filters: Mapping[str, str], facets: Itera
             for value in set(_values(spec, facet)):
                 found[value] = found.get(value, 0) + 1
         for facet in relax:
-            relax[facet] += not missed or missed[0] == facet
+            relax[facet] += texted and (not missed or missed[0] == facet)
     return SpecSelection(matches, {facet: dict(sorted(found.items())) for facet, found in counts.items()}, relax)
 
 

@@ -52,7 +52,7 @@ class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
     differing: tuple[str, ...] = ()  #: the variants whose values differ between its specs (their names)
     filters: dict[str, str] = {}  #: the filters applied: facets, and ``variant`` (e.g. ``+mpi``)
     matches: tuple[bool, ...] = ()  #: for each spec, whether it matches the filters
-    relax: dict[str, int] = {}  #: filter -> specs that would match with it alone dropped
+    relax: dict[str, int] = {}  #: filter -> specs that would match with it alone dropped (the Version text kept)
     install: str = ""  #: shell commands that add the tag's mirror and trust its keys
     recipe: str = ""  #: the package's page on packages.spack.io
     #: each target of its specs -> the machines that run its binaries (the ``runs_on`` filter)
@@ -140,6 +140,7 @@ def differing_variants(specs: Sequence[SpecSummary]) -> tuple[str, ...]:
 class _Faceted(msgspec.Struct, frozen=True, gc=False):
     """A spec as a package page's filters read it: its variants only those that differ."""
 
+    version: str
     stacks: tuple[str, ...]
     os: str
     target: str
@@ -174,6 +175,7 @@ def _package_page(
     also = (chosen_variant,) if chosen_variant and chosen_variant in shared_variants(specs) else ()
     faceted = [
         _Faceted(
+            s.version,
             s.stacks,
             s.os,
             s.target,
@@ -183,13 +185,10 @@ def _package_page(
         )
         for s in specs
     ]
-    chosen = select_specs(faceted, wanted, PACKAGE_KEYS)  # (runs_on filters, and has no counts)
+    needle = text.strip().lower()  # (as the script reads the Version box: part of a version)
+    chosen = select_specs(faceted, wanted, PACKAGE_KEYS, needle)  # (runs_on filters, and has no counts)
     sizes = [s.size for s in specs if s.size is not None]
     facets = with_every_value(chosen.facets, spec_values(faceted, PACKAGE_KEYS)) if wanted else chosen.facets
-    needle = text.strip().lower()  # (as the script reads the Version box: part of a version)
-    matches = chosen.matches
-    if needle:
-        matches = [match and needle in s.version.lower() for match, s in zip(matches, specs, strict=True)]
     return PackagePage(
         tag=tag,
         name=name,
@@ -200,7 +199,7 @@ def _package_page(
         sized=len(sizes),
         differing=differing,
         filters=wanted,
-        matches=tuple(matches),
+        matches=tuple(chosen.matches),
         text=text.strip(),
         relax=chosen.relax,
         install=install_preamble(tag, url) if url else "",

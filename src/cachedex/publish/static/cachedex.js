@@ -461,7 +461,7 @@
     }
   };
   // An empty result says so, and offers each filter's removal with what it would find.
-  // Each count was made with the name filter (needle) applied: its link keeps it.
+  // Each count was made with the name (or Version) filter applied: its link keeps it.
   const explainEmpty = (count, filters, relax, noun, needle) => {
     empty.hidden = count > 0;
     if (count) return;
@@ -607,6 +607,7 @@
     const runsOn = JSON.parse(table.dataset.runsOn || "{}"); // target -> the machines that run it
     const shared = JSON.parse(table.dataset.sharedVariants || "[]"); // every spec's: a filter on one keeps them all
     const specs = rows.map((row) => ({
+      version: row.dataset.version,
       stacks: JSON.parse(row.dataset.stacks || "[]"), variants: JSON.parse(row.dataset.variants || "[]").concat(shared),
       os: row.dataset.os, target: row.dataset.target, compiler: row.dataset.compiler, platform: row.dataset.platform,
       runs_on: runsOn[row.dataset.target] || [row.dataset.target],
@@ -614,16 +615,15 @@
     const facets = counted.map((s) => s.name);
     const run = () => {
       const [filters, needle, typed] = state();
-      const chosen = cx.selectSpecs(specs, filters, facets);
+      const chosen = cx.selectSpecs(specs, filters, facets, needle);
       let count = 0;
       rows.forEach((row, i) => {
-        const ok = chosen.matches[i] && (!needle || row.dataset.version.toLowerCase().includes(needle));
-        row.hidden = !ok;
-        count += ok;
+        row.hidden = !chosen.matches[i];
+        count += chosen.matches[i];
       });
       shown.textContent = cx.formatCount(count);
       recount(chosen.facets);
-      explainEmpty(count, filters, chosen.relax, "specs");
+      explainEmpty(count, filters, chosen.relax, "specs", typed); // (the Version box as typed, as the server's links)
       remember(filters, typed);
     };
     form.addEventListener("submit", (event) => event.preventDefault());
