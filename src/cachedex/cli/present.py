@@ -193,7 +193,9 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
         for hint in page.hints:  # for the person running the script; its output stays JSON
             click.echo(visible(f"hint: {hint}"), err=True)
         return
-    more = f" (showing {len(page.specs)})" if page.total > len(page.specs) else ""
+    # (from where, after --offset: "(showing 50)" did not say which 50)
+    start = f" from --offset {page.offset:,}" if page.offset else ""
+    more = f" (showing {len(page.specs):,}{start})" if page.total > len(page.specs) else ""
     if page.total and not page.specs:  # --offset past the last
         more = f" (none from --offset {page.offset:,}: the last is {page.total - 1:,})"
     matching = f"{counted(page.total, 'spec')} match{'es' if page.total == 1 else ''}"
@@ -207,7 +209,7 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
                 f"{s.platform}-{s.os}-{s.target}",
                 " ".join(s.variants),
                 ", ".join(s.stacks if by_stack else s.tags),
-                human_size(s.size),
+                size_text(s.size),  # "unknown" (never "-"), as show, stats and the pages say it
             )
         )
         for s in page.specs
@@ -256,10 +258,15 @@ def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
     OUT.print(f"[bold]{shown(s.name)}@{shown(s.version)}[/bold] /{shown(s.hash)}")
     OUT.print(shown(f"  compiler {s.compiler}  arch {s.platform}-{s.os}-{s.target}"))
     OUT.print(shown(f"  variants {' '.join(s.variants) or '-'}"))
-    OUT.print(
-        f"  size {size_text(s.size)}; with its link/run closure "
-        f"{size_text(page.closure_size)}" + (f" ({page.closure_unknown} sizes unknown)" if page.closure_unknown else "")
+    # A total says how many sizes it knows ("3.0 MB (2 of 3 known)"), as the spec page
+    # does; no binary to download at all is nothing, not a size nobody knows.
+    known = page.closure_binaries - page.closure_unknown
+    closure = (
+        total_size_text(page.closure_size, known, page.closure_binaries)
+        if page.closure_binaries
+        else "nothing to download (no binary)"
     )
+    OUT.print(f"  size {size_text(s.size)}; with its link/run closure {closure}")
     from ..publish.spec_pages import CLOSURE_LISTED, largest_dependencies  # (a spec's summary only)
 
     if largest := largest_dependencies(page.closure, page.closure_size):
