@@ -12,22 +12,16 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Iterable
 
 __all__ = ["HolderIndex"]
 
 
 class HolderIndex:
-    """Each spec's holders (names sorted by ``order``, default by name), from (spec id,
-    holder bit) pairs and the holders' names by bit."""
+    """Each spec's holders (sorted names), from (spec id, holder bit) pairs and the
+    holders' names by bit."""
 
-    def __init__(
-        self,
-        pairs: Iterable[tuple[int, int]],
-        names: list[str],
-        order: Callable[[str], Any] | None = None,
-    ) -> None:
+    def __init__(self, pairs: Iterable[tuple[int, int]], names: list[str]) -> None:
         masks: dict[int, int] = {}
         get = masks.get
         for spec, bit in pairs:
@@ -36,8 +30,7 @@ class HolderIndex:
         number: dict[int, int] = {}
         self._codes = array("I", [number.setdefault(masks[spec], len(number)) for spec in self._ids])
         self._names = [
-            tuple(sorted((names[bit] for bit in range(mask.bit_length()) if mask >> bit & 1), key=order))
-            for mask in number
+            tuple(sorted(names[bit] for bit in range(mask.bit_length()) if mask >> bit & 1)) for mask in number
         ]
 
     def __len__(self) -> int:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterator
-from typing import Any
 
 import msgspec
 
@@ -109,7 +108,7 @@ def holder_index(db: sqlite3.Connection, path: str, token: str, tag: str | None)
                 for (spec,) in db.execute(f"SELECT spec_id FROM members WHERE mirror_id = ?{listed}", (mirror,)):
                     yield spec, bit
 
-        return HolderIndex(pairs(), [name for _, name in chosen], _holder_order(tag))
+        return HolderIndex(pairs(), [name for _, name in chosen])
 
     return STATE_CACHE.get(path, token, holders_key(tag), read)  # type: ignore[no-any-return]
 
@@ -127,11 +126,4 @@ def page_holders(
         name = names.get(mirror)
         if name is not None and (listed or tag is not None):
             held[spec].append(name)
-    order = _holder_order(tag)
-    return lambda spec: tuple(sorted(held[spec], key=order))
-
-
-def _holder_order(tag: str | None) -> Callable[[str], Any] | None:
-    """How a spec's holders are sorted: a tag's stacks ``root`` first, as every answer
-    shows them (``stack_order``); the catalog's tags by name."""
-    return stack_order if tag is not None else None
+    return lambda spec: tuple(sorted(held[spec]))
