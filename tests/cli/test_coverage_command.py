@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -12,7 +13,7 @@ from click.testing import CliRunner
 from cachedex.catalog import Catalog
 from cachedex.cli import main
 from cachedex.publish.coverage import target_family
-from tests.helpers import Demo, listed_specs
+from tests.helpers import Demo, listed_specs, record, replace_mirror
 
 
 def _run(demo: Demo, *args: str) -> tuple[int, str]:
@@ -109,3 +110,27 @@ def test_a_row_s_total_counts_each_spec_once_when_stacks_are_the_columns(
         else:  # a stack's row: its own specs, one target each
             assert totals == {stack: sum(stack in s.stacks for s in specs) for stack in totals}
             assert totals["root"] == len(specs)
+
+
+def test_a_stack_that_lists_nothing_is_counted_as_zeros(tmp_path: Path) -> None:
+    """A stack whose index lists nothing was no row (and no column) at all, where the
+    tag's page counts it among its stacks."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        a = record("a" * 32, "zlib")
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([a], {})
+            replace_mirror(writer, "root", {a.hash: True})
+            replace_mirror(writer, "empty", {a.hash: False}, url="/empty")
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(f"catalog: {tmp_path / 'c.sqlite'}\ntags:\n  - name: t\n    url: ./m\n")
+
+    def matrix(*args: str) -> dict[str, object]:
+        result = CliRunner().invoke(main, ["--config", str(config), "coverage", "t", *args])
+        assert result.exit_code == 0, result.output
+        return dict(json.loads(result.output))
+
+    assert matrix("--json")["counts"] == {"root": [1], "empty": [0]}
+    by_target = matrix("--by", "target,stack", "--json")
+    assert (by_target["names"], by_target["counts"]) == (["root", "empty"], {"x86_64_v3": [1, 0]})
+    result = CliRunner().invoke(main, ["--config", str(config), "coverage", "t"])
+    assert result.exit_code == 0 and "│ empty │" in result.output

@@ -20,7 +20,7 @@ from cachedex.publish.render import render
 from cachedex.publish.serve import create_app
 from cachedex.values import human_size
 from cachedex.versions import version_key
-from tests.helpers import Demo, evil_catalog, listed_specs
+from tests.helpers import Demo, evil_catalog, listed_specs, record, replace_mirror, write_tag
 from tests.publish.conftest import MAIN_OPENS
 from tests.publish.serve import get
 
@@ -38,10 +38,29 @@ from tests.publish.serve import get
         ("darwin", "x86_64", "darwin"),
         ("linux", "riscv64", "riscv64"),
         ("windows", "x86_64", "windows x86_64"),
+        ("linux", "none", "none"),  # (no family: the target itself)
     ],
 )
 def test_target_families(platform: str, target: str, family: str) -> None:
     assert target_family(platform, target) == family
+
+
+@pytest.mark.parametrize(
+    ("target", "family"),
+    [("power9", "ppc64"), ("i686", "x86"), ("arm", "arm"), ("ampere1", "aarch64"), ("u74mc", "riscv64")],
+)
+def test_a_target_s_family_is_archspec_s(target: str, family: str) -> None:
+    """Names were matched by patterns: i686 and 32-bit arm ran on x86_64 and aarch64,
+    and power9, ampere1 or u74mc were each a family of its own."""
+    import archspec.cpu
+
+    assert target_family("linux", target) == family
+    wrong = {
+        name: target_family("linux", name)
+        for name, known in archspec.cpu.TARGETS.items()
+        if target_family("linux", name) != known.family.name
+    }
+    assert not wrong
 
 
 def test_the_matrices_count_every_listed_spec(demo_run: Demo) -> None:
@@ -142,3 +161,46 @@ def test_hostile_names_in_coverage(tmp_path: Path) -> None:
     for path in ("/tags/t%3Ci%3Ex/coverage/", "/api/tags/t%3Ci%3Ex/coverage"):
         answer = get(create_app(tmp_path / "evil.sqlite"), path)
         assert answer.status_code == 200 and "<i>" not in answer.text.replace('"t<i>x"', ""), path
+
+
+def _stacks_catalog(path: Path) -> Catalog:
+    """Tag t: root lists two specs, stack full one, stack empty none (it holds one without
+    a binary); tag bare: a root that lists nothing."""
+    catalog = Catalog(path)
+    a, b = record("a" * 32, "zlib"), record("b" * 32, "cmake", target="neoverse_v1")
+    with catalog.writing_tag("t") as writer:
+        writer.add_specs([a, b], {"a" * 32: 1000})
+        replace_mirror(writer, "root", {a.hash: True, b.hash: True})
+        replace_mirror(writer, "full", {a.hash: True}, url="/full")
+        replace_mirror(writer, "empty", {a.hash: False}, url="/empty")
+    with catalog.writing_tag("bare") as writer:
+        replace_mirror(writer, "root", {})
+    return catalog
+
+
+def test_a_stack_that_lists_nothing_is_a_row_of_zeros(tmp_path: Path) -> None:
+    """A stack whose index lists nothing (and a tag whose root lists nothing) had no row:
+    the tag's page counted it among its stacks, its coverage left it out."""
+    with _stacks_catalog(tmp_path / "c.sqlite") as catalog:
+        page = coverage_page(catalog, "t")
+        assert [row.name for row in page.stacks] == ["root", "empty", "full"]
+        empty = page.stacks[1]
+        assert (empty.counts, empty.total, empty.size, empty.sized) == ((0,) * len(page.archs), 0, None, 0)
+        html = render(page)
+        row = html.split('<th scope="row">empty</th>')[1].split("</tr>")[0]
+        assert '<td class="num">0</td>' in row and "unknown" not in row and "<a " not in row
+        bare = coverage_page(catalog, "bare")
+        assert [(row.name, row.total) for row in bare.stacks] == [("root", 0)] and not bare.packages
+        assert '<th scope="row">whole tag</th><td class="num">0</td>' in render(bare)
+
+
+def test_the_packages_table_writes_counts_as_the_stacks_table_does(tmp_path: Path) -> None:
+    """A package's 1,200 specs of a family were "1200" where the stacks' table says "1,200";
+    and the page said each count leads to its specs, where a package's counts lead nowhere."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record(f"{n:032x}", "zlib", version=f"1.{n}") for n in range(1200)])
+        html = render(coverage_page(catalog, "t"))
+    families = html.split('id="packages"')[1]
+    assert '<td class="num">1,200</td><td class="num">1,200</td></tr>' in families and "1200" not in families
+    cells = families.split('<th scope="row">')[1].split("</th>", 1)[1].split("</tr>")[0]
+    assert "Each count leads" not in html and "1,200" in cells and "<a " not in cells

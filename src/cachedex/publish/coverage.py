@@ -3,8 +3,9 @@ target family (``tags/<tag>/coverage/``, ``/api/tags/{tag}/coverage``, ``cachede
 coverage``), and a package's versions per architecture (its page's bottle table).
 
 A *family* is where a binary runs: ``darwin`` (any macOS target), else the
-microarchitecture family of the target (``x86_64`` for ``x86_64_v3``, ``zen4`` or
-``haswell``; ``aarch64`` for ``neoverse_v1`` or ``a64fx``; ``ppc64le``), with the
+microarchitecture family archspec gives the target (``x86_64`` for ``x86_64_v3``,
+``zen4`` or ``haswell``; ``aarch64`` for ``neoverse_v1`` or ``a64fx``; ``ppc64le``;
+``ppc64`` for ``power9``; ``x86`` for ``i686``; ``riscv64`` for ``u74mc``), with the
 platform in front when it is neither linux nor darwin.
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from typing import Any, Protocol
 
 import msgspec
@@ -42,12 +44,20 @@ _ARM = re.compile(r"aarch64|arm.*|neoverse.*|a64fx|graviton\d*|thunderx\d*|corte
 _PPC = re.compile(r"ppc64le|power\d+le")
 
 
+@lru_cache(maxsize=4096)
 def target_family(platform: str, target: str) -> str:
-    """Where a binary of ``platform`` and ``target`` runs: ``darwin``, ``x86_64``,
-    ``aarch64``, ``ppc64le``, or the target itself (``<platform> <family>`` off linux)."""
+    """Where a binary of ``platform`` and ``target`` runs: ``darwin``, the family
+    archspec gives the target (``x86_64``, ``aarch64``, ``ppc64le``, ``ppc64``, ``x86``,
+    ``riscv64`` ...), for a target archspec does not know the family its name suggests,
+    or the target itself (``<platform> <family>`` off linux)."""
+    import archspec.cpu
+
     if platform == "darwin":
         return "darwin"
-    if _X86.fullmatch(target):
+    known = archspec.cpu.TARGETS.get(target)
+    if known is not None:
+        family = str(known.family.name)
+    elif _X86.fullmatch(target):
         family = "x86_64"
     elif _ARM.fullmatch(target):
         family = "aarch64"
@@ -111,9 +121,10 @@ def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
         root.keys() | {Arch(c.platform, c.os, c.target) for c in cells}, key=lambda a: (a.platform, a.os, a.target)
     )
     column = {arch: n for n, arch in enumerate(archs)}
-    per_stack: dict[str, list[int]] = {}
-    sizes: dict[str, tuple[int, int]] = {}  # stack -> (bytes known, specs sized)
-    if root:
+    # Every stack of the tag is a row, one that lists nothing too (its counts all 0).
+    per_stack: dict[str, list[int]] = {m.stack: [0] * len(archs) for m in catalog.mirrors(tag)}
+    sizes: dict[str, tuple[int, int]] = dict.fromkeys(per_stack, (0, 0))  # stack -> (bytes known, specs sized)
+    if root or ROOT_STACK in per_stack:
         per_stack[ROOT_STACK] = [root[arch] for arch in archs]
         (totals,) = catalog.tag_stats([tag])  # (the root's, kept with the tag)
         sizes[ROOT_STACK] = (totals.size, totals.sized)
@@ -138,7 +149,7 @@ def coverage_page(catalog: Catalog, tag: str) -> CoveragePage:
         tuple(archs),
         tuple(
             CoverageRow(stack, tuple(row), sum(row), sizes[stack][0] if sizes[stack][1] else None, sizes[stack][1])
-            for stack, row in per_stack.items()
+            for stack, row in sorted(per_stack.items(), key=lambda item: stack_order(item[0]))
         ),
         tuple(ordered),
         tuple(
@@ -179,7 +190,15 @@ def pivot(catalog: Catalog, tag: str, rows: str, columns: str) -> tuple[list[str
                 continue
             values = _values(c.platform, c.os, c.target, stack=c.stack)
             counts[values[rows]][values[columns]] += c.specs
-    names = sorted({name for row in counts.values() for name in row}, key=_axis_key(columns))
+    # Every stack of the tag, one that lists nothing too (its counts all 0).
+    stacks = [m.stack for m in catalog.mirrors(tag)] if "stack" in (rows, columns) else []
+    if rows == "stack":
+        for stack in stacks:
+            counts.setdefault(stack, Counter())
+    names = sorted(
+        {name for row in counts.values() for name in row} | set(stacks if columns == "stack" else ()),
+        key=_axis_key(columns),
+    )
     ordered = sorted(counts, key=_axis_key(rows))
     return names, [(row, [counts[row][name] for name in names]) for row in ordered]
 
