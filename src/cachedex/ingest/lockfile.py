@@ -178,10 +178,11 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
         raise IndexFormatError(name, "not a valid Spack lockfile: nested too deeply") from exc
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
         raise IndexFormatError(name, f"not a valid Spack lockfile: {exc}") from exc
-    _reject_repeated_hashes(data, parsed, name)
+    included_environments = _included(parsed.include_concrete)
+    _reject_repeated_hashes(data, parsed, included_environments, name)
     nodes = dict(parsed.concrete_specs)
     roots = list(parsed.roots)
-    for included in _included(parsed.include_concrete):
+    for included in included_environments:
         roots += included.roots
         for key, node in included.concrete_specs.items():
             nodes.setdefault(key, node)
@@ -223,14 +224,15 @@ def _without_bom(data: bytes, name: str) -> bytes:
     return data
 
 
-def _reject_repeated_hashes(data: bytes, parsed: _File, name: str) -> None:
-    """Refuse a ``concrete_specs`` that names a DAG hash twice: which of its nodes is the
-    spec would be a guess (the JSON decoder keeps the last)."""
+def _reject_repeated_hashes(data: bytes, parsed: _File, included: list[_Included], name: str) -> None:
+    """Refuse a ``concrete_specs`` (the lockfile's own or an ``included`` environment's)
+    that names a DAG hash twice: which of its nodes is the spec would be a guess (the JSON
+    decoder keeps the last)."""
     try:
         made = counting_decode(_count_decoder, data)[1]
     except msgspec.DecodeError:
         return  # a node that is not an object: decoding it as a spec says so, by its hash
-    keys = len(parsed.concrete_specs) + sum(len(i.concrete_specs) for i in _included(parsed.include_concrete))
+    keys = len(parsed.concrete_specs) + sum(len(i.concrete_specs) for i in included)
     reject_duplicate_hashes(data, keys, made, name, where="concrete_specs")
 
 

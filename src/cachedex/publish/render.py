@@ -79,15 +79,19 @@ def live_marker(live: bool) -> bytes:
 ASSET_SOURCES = {"css": "cachedex.css", "core": "cachedex-core.js", "js": "cachedex.js"}
 
 
+def asset_text(kind: str) -> bytes:
+    """The bytes of a static asset (``css`` or ``js``)."""
+    from importlib.resources import files
+
+    return files("cachedex.publish").joinpath("static", ASSET_SOURCES[kind]).read_bytes()
+
+
 def _asset_name(kind: str) -> str:
     """``static/<name>-<version>-<digest>.<ext>``: a browser keeps an asset for a year
     (``immutable``), and a version is kept until it is tagged while its assets change:
     the name must change with the text."""
-    from importlib.resources import files
-
-    source = ASSET_SOURCES[kind]
-    digest = hashlib.sha256(files("cachedex.publish").joinpath("static", source).read_bytes()).hexdigest()[:10]
-    stem, _, extension = source.rpartition(".")
+    digest = hashlib.sha256(asset_text(kind)).hexdigest()[:10]
+    stem, _, extension = ASSET_SOURCES[kind].rpartition(".")
     return f"static/{stem}-{__version__}-{digest}.{extension}"
 
 
@@ -367,10 +371,3 @@ def render_stamp() -> bytes:
     for module in sorted(package.rglob("*.py")):
         digest.update(str(module.relative_to(package)).encode() + b"\0" + module.read_bytes())
     return f"cachedex {__version__} {digest.hexdigest()}\n".encode()
-
-
-def asset_text(kind: str) -> bytes:
-    """The bytes of a static asset (``css`` or ``js``)."""
-    from importlib.resources import files
-
-    return files("cachedex.publish").joinpath("static", ASSET_SOURCES[kind]).read_bytes()
