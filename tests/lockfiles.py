@@ -11,7 +11,7 @@ from cachedex.demo.build import demo_records
 from cachedex.demo.data import TAGS
 from cachedex.demo.environment import Node, changed, closure, lockfile
 
-__all__ = ["above", "changed", "closure", "demo_nodes", "lockfile", "roots_named", "write_lockfile"]
+__all__ = ["above", "changed", "closure", "demo_nodes", "lockfile", "roots_named", "spliced", "write_lockfile"]
 
 
 def demo_nodes(tag: str = "develop", stack: str = "e4s") -> dict[str, Node]:
@@ -41,3 +41,15 @@ def write_lockfile(path: Path, document: dict[str, Any]) -> Path:
 def roots_named(nodes: dict[str, Node], *names: str) -> list[str]:
     """The hash of the one node of each name."""
     return [next(key for key, node in nodes.items() if node["name"] == name) for name in names]
+
+
+def spliced(nodes: dict[str, Node], roots: list[str], name: str) -> tuple[dict[str, Node], dict[str, str]]:
+    """The closure of ``roots`` with ``name`` spliced in at version 9.9.9, as Spack writes
+    it: each spec above it spliced (its ``build_spec`` the spec it was spliced from), and
+    the build specs' nodes beside (old hash -> new in the second item)."""
+    built = closure(nodes, roots)
+    specs, renamed = changed(built, name, lambda node: node.update(version="9.9.9"))
+    for old, new in renamed.items():
+        if new != old and specs[new]["name"] != name:
+            specs[new]["build_spec"] = {"name": specs[new]["name"], "hash": old}
+    return {**specs, **{key: node for key, node in built.items() if key not in specs}}, renamed

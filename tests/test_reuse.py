@@ -13,7 +13,7 @@ from cachedex.errors import LookupFailed, UnknownStack, UnknownTag
 from cachedex.ingest.lockfile import Lockfile, read_lockfile
 from cachedex.reuse import ReuseReport, reuse_report
 from tests.helpers import Demo
-from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, write_lockfile
+from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, spliced, write_lockfile
 
 
 def _report(demo_run: Demo, tmp_path: Path, specs: dict[str, Any], roots: list[str], **scope: Any) -> ReuseReport:
@@ -176,3 +176,30 @@ def test_a_target_says_whether_the_cached_build_runs_there(
     assert [(d.what, d.cached, d.wanted, d.runs) for d in only.nearest.differences] == [
         ("target", "x86_64_v3", target, runs)
     ]
+
+
+def test_a_spliced_spec_comes_from_its_build_specs_binary(demo_run: Demo, tmp_path: Path) -> None:
+    """Spack installs a spliced spec from its build spec's binary, rewired: the tag that
+    lists that binary gives it; the build specs' own nodes are not the environment's."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    (zlib,) = roots_named(nodes, "zlib-ng")
+    specs, renamed = spliced(nodes, roots, "zlib-ng")
+    lock = _lock(tmp_path, specs, [renamed[r] for r in roots])
+    environment = closure(specs, [renamed[r] for r in roots])
+    splices = {new: old for old, new in renamed.items() if new != old and specs[new]["name"] != "zlib-ng"}
+    assert splices and lock.splices == splices
+    assert {spec.hash for spec in lock.specs} == set(environment) < set(specs)  # the build specs' apart
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        report = reuse_report(
+            catalog, lock.path, lock.specs, [renamed[r] for r in roots], tags=["develop"], splices=lock.splices
+        )
+        sizes = catalog.spec_sizes([splices.get(key, key) for key in environment])
+    (develop,) = report.tags
+    external = {key for key, node in environment.items() if "external" in node}
+    assert develop.needed == len(environment) - len(external)
+    # only the new zlib-ng is to build; each spec spliced onto it comes from its build spec
+    assert [m.hash for m in develop.missing] == [renamed[zlib]]
+    assert develop.rewired == len(splices) and develop.cached == develop.needed - 1
+    known = [size for key, size in sizes.items() if size is not None and key != zlib]
+    assert develop.sized == len(known) and develop.size == sum(known)

@@ -7,7 +7,9 @@ it names the nearest build of the same package the tag does list and what differ
 version, compiler, OS, target, variants, or, when none of those, the dependencies (a
 build of the same configuration against another ``openssl`` has another hash). That is
 the question "why is my binary not reused?" (spack/spack#38590) answered from the cache
-side. Externals are never in a build cache and are counted apart.
+side. Externals are never in a build cache and are counted apart. A spliced spec is
+installed from its build spec's binary, rewired (Spack's ``install_from_buildcache``
+downloads ``spec.build_spec``): a tag that lists that binary gives it.
 """
 
 from __future__ import annotations
@@ -72,6 +74,8 @@ class TagReuse(msgspec.Struct, frozen=True):
     needed: int  #: specs a build cache could give (the environment's, externals aside)
     size: int | None  #: bytes of the cached binaries whose size is known; None: none is
     sized: int  #: how many of ``cached`` have a known size
+    #: of ``cached``, the spliced specs given by their build spec's binary (rewired)
+    rewired: int = 0
     missing: tuple[Missing, ...] = ()  #: filled for the best tag (and any asked for alone)
 
 
@@ -95,17 +99,22 @@ def reuse_report(
     *,
     tags: Sequence[str] | None = None,
     stack: str = ROOT_STACK,
+    splices: Mapping[str, str] | None = None,
 ) -> ReuseReport:
     """How much of an environment (``specs``, its ``roots`` by hash) each tag lists.
 
     ``tags`` (default: every tag of the catalog) are compared in ``stack`` (default the
     tag's whole mirror; with no ``tags``, the tags that have that stack). The best tag's
     missing specs, with their nearest builds, are listed; with one tag asked for, that
-    tag's. UnknownTag or UnknownStack when a tag asked for, or its stack, does not exist;
-    LookupFailed when no tag has the stack."""
+    tag's. ``splices`` ({spliced spec's hash: its build spec's}, a lockfile's
+    :attr:`~cachedex.ingest.lockfile.Lockfile.splices`): a spliced spec is given by
+    either binary, its own or its build spec's. UnknownTag or UnknownStack when a tag
+    asked for, or its stack, does not exist; LookupFailed when no tag has the stack."""
     lock = {spec.hash: spec for spec in specs}
     wanted = [spec for spec in specs if not spec.external]
     hashes = [spec.hash for spec in wanted]
+    builds = {h: build for h in hashes if (build := (splices or {}).get(h)) is not None}
+    binaries = [*hashes, *builds.values()]
     names = list(dict.fromkeys(tags)) if tags else tag_order(catalog.tag_names())
     without_stack: list[str] = []
     with catalog.snapshot():
@@ -118,23 +127,36 @@ def reuse_report(
             catalog.require_tag(tag)
             if stack != ROOT_STACK and stack not in catalog.stack_names(tag):
                 raise UnknownStack(tag, stack)
-        sizes = catalog.spec_sizes(hashes)
-        listed = {tag: catalog.listed_hashes(tag, stack, among=hashes) for tag in names}
+        sizes = catalog.spec_sizes(binaries)
+        listed = {tag: _given(catalog.listed_hashes(tag, stack, among=binaries), hashes, builds) for tag in names}
         order = {tag: n for n, tag in enumerate(names)}
         ranked = sorted(names, key=lambda tag: (-len(listed[tag]), order[tag]))
         rooted = set(roots)
         rows = []
         for n, tag in enumerate(ranked):
             have = listed[tag]
-            known = [size for h in have if (size := sizes.get(h)) is not None]
+            known = [size for binary in have.values() if (size := sizes.get(binary)) is not None]
+            rewired = sum(1 for h, binary in have.items() if binary != h)
             missing: tuple[Missing, ...] = ()
             if n == 0:
                 lacking = {h for h in hashes if h not in have}
                 find = _Nearest(catalog, tag, stack, lock, lacking)
                 missing = tuple(find(spec, spec.hash in rooted) for spec in wanted if spec.hash in lacking)
             total = sum(known) if known else None  # (unknown, as everywhere: not 0)
-            rows.append(TagReuse(tag, stack, len(have), len(wanted), total, len(known), missing))
+            rows.append(TagReuse(tag, stack, len(have), len(wanted), total, len(known), rewired, missing))
     return ReuseReport(lockfile, len(specs), len(rooted), len(specs) - len(wanted), tuple(rows), tuple(without_stack))
+
+
+def _given(listed: set[str], hashes: list[str], builds: Mapping[str, str]) -> dict[str, str]:
+    """{spec's hash: the hash of the binary that gives it} of the specs a tag gives: by
+    their own hash, else (spliced) by their build spec's."""
+    given = {}
+    for h in hashes:
+        if h in listed:
+            given[h] = h
+        elif (build := builds.get(h)) is not None and build in listed:
+            given[h] = build
+    return given
 
 
 class _Nearest:

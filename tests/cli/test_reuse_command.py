@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from cachedex.cli import main
 from tests.helpers import Demo
-from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named, write_lockfile
+from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named, spliced, write_lockfile
 
 
 def _run(demo: Demo, *args: str, stdin: bytes | None = None) -> tuple[int, str]:
@@ -100,3 +100,16 @@ def test_an_environment_without_specs_is_said_to_have_none(demo_run: Demo, tmp_p
     code, out = _run(demo_run, str(path), "--tag", "develop")
     assert code == 0 and "0 specs, 0 roots; 0 external" in out, out
     assert "The environment has no spec." in out and "external." not in out.splitlines()[-1]
+
+
+def test_spliced_specs_are_counted_from_their_build_specs(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = spliced(nodes, roots, "zlib-ng")
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots]))
+    code, out = _run(demo_run, str(path), "--tag", "develop")
+    assert code == 0, out
+    above = sum("build_spec" in node for node in specs.values())
+    assert f"develop: {above} spliced specs from the binary of the spec each was spliced from" in out
+    (to_build,) = [line for line in out.splitlines() if line.startswith("To build from source")]
+    assert to_build == "To build from source with develop: 1 spec."

@@ -52,8 +52,10 @@ def reuse_command(
     (what Spack installs from a binary) and what those weigh. For the tag that lists
     the most, each spec it lacks with the nearest build of that package it has, and
     what differs: version, compiler, OS, target, variants, or its dependencies' hashes
-    (the same build against another dependency is another binary). Externals are
-    never in a build cache. '-' reads standard input.
+    (the same build against another dependency is another binary). A spliced spec
+    counts where the binary of the spec it was spliced from is (Spack installs it
+    from that, rewired). Externals are never in a build cache. '-' reads standard
+    input.
 
     \b
     Examples:
@@ -68,7 +70,13 @@ def reuse_command(
     lock = read_lockfile(lockfile)
     with state.catalog() as catalog:
         report = reuse_report(
-            catalog, lock.path, lock.specs, [root.hash for root in lock.roots], tags=tags or None, stack=stack
+            catalog,
+            lock.path,
+            lock.specs,
+            [root.hash for root in lock.roots],
+            tags=tags or None,
+            stack=stack,
+            splices=lock.splices,
         )
     if as_json:
         print_json(report)
@@ -100,6 +108,14 @@ def _print(report: ReuseReport, show_all: bool) -> None:
             for row in report.tags
         ),
     )
+    for row in report.tags:
+        if row.rewired:
+            OUT.print(
+                shown(
+                    f"{row.tag}: {counted(row.rewired, 'spliced spec')} from the binary of the spec each was "
+                    "spliced from (Spack installs it so, rewired)"
+                )
+            )
     if report.without_stack:
         stack = report.tags[0].stack
         OUT.print(shown(f"Not compared (no stack {stack}): {', '.join(report.without_stack)}"))

@@ -10,7 +10,7 @@ name (``cachedex.cli.serve_app:app_from_environment``) and find the catalog's pa
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from starlette.applications import Starlette
@@ -25,10 +25,10 @@ __all__ = ["FACTORY", "app_from_environment", "read_environment", "serve_app"]
 FACTORY = f"{__name__}:app_from_environment"
 
 
-def read_environment(data: bytes, name: str) -> tuple[Sequence[SpecRecord], Sequence[str]]:
-    """A lockfile's or a spec file's concrete specs and its roots' hashes."""
+def read_environment(data: bytes, name: str) -> tuple[Sequence[SpecRecord], Sequence[str], Mapping[str, str]]:
+    """A lockfile's or a spec file's concrete specs, its roots' hashes and its splices."""
     lock = parse_lockfile(data, name)
-    return lock.specs, [root.hash for root in lock.roots]
+    return lock.specs, [root.hash for root in lock.roots], lock.splices
 
 
 def serve_app(catalog: Path) -> Starlette:

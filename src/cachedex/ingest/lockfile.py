@@ -15,6 +15,11 @@ caches list; older ones are refused.
 
 The nodes are decoded as an index's are (:mod:`.records`): the same checks, the same
 :class:`~cachedex.values.SpecRecord` values.
+
+A spliced spec (``spack.solve_splices``, ``Spec.splice``) names its ``build_spec``: Spack
+installs it from that spec's binary, rewired, and writes the build spec's nodes beside the
+environment's. Those nodes are not the environment's specs: only the spliced spec's link
+to its build spec is kept (:attr:`Lockfile.splices`).
 """
 
 from __future__ import annotations
@@ -67,7 +72,9 @@ class Lockfile(msgspec.Struct, frozen=True):
     path: str
     version: int  #: the lockfile's version, or the spec file's format
     roots: tuple[LockRoot, ...]
-    specs: tuple[SpecRecord, ...]
+    specs: tuple[SpecRecord, ...]  #: the environment's (a spliced spec's build spec's nodes aside)
+    #: a spliced spec's hash -> its build spec's, whose binary Spack installs it from
+    splices: dict[str, str] = {}
 
 
 class _Meta(msgspec.Struct):
@@ -115,6 +122,12 @@ class _Hashed(msgspec.Struct):
     name: str = ""
 
 
+class _Spliced(msgspec.Struct):
+    """A node's link to the spec it was spliced from, if it was."""
+
+    build_spec: _Hashed | None = None
+
+
 class _Counted(msgspec.Struct):
     """A concrete spec, its fields skipped: only counted (a repeated key of
     ``concrete_specs`` keeps its last node, but each node is made)."""
@@ -137,6 +150,7 @@ _count_decoder = msgspec.json.Decoder(_CountedFile)
 _kind_decoder = msgspec.json.Decoder(_Kind)
 _spec_decoder = msgspec.json.Decoder(_SpecFile)
 _hashed_decoder = msgspec.json.Decoder(_Hashed)
+_spliced_decoder = msgspec.json.Decoder(_Spliced)
 
 
 def read_lockfile(path: str | Path) -> Lockfile:
@@ -195,7 +209,9 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
             )
     version = parsed.meta.lockfile_version
     assert version is not None  # _check_meta saw it
-    return Lockfile(name, version, tuple(dict.fromkeys(roots)), tuple(specs))
+    splices = _splices(data, nodes, name)
+    specs = _without_build_specs(specs, [root.hash for root in roots], splices)
+    return Lockfile(name, version, tuple(dict.fromkeys(roots)), tuple(specs), splices)
 
 
 def _included(environments: dict[str, _Included]) -> list[_Included]:
@@ -283,7 +299,45 @@ def _spec_file(data: bytes, name: str) -> Lockfile:
         nodes.setdefault(named.hash, node)
     specs = _records(nodes, name)
     root = specs[0]
-    return Lockfile(name, version, (LockRoot(root.hash, root.name),), tuple(specs))
+    splices = _splices(data, nodes, name)
+    specs = _without_build_specs(specs, [root.hash], splices)
+    return Lockfile(name, version, (LockRoot(root.hash, root.name),), tuple(specs), splices)
+
+
+def _splices(data: bytes, nodes: dict[str, msgspec.Raw], name: str) -> dict[str, str]:
+    """{spliced spec's hash: its build spec's hash} of the ``nodes`` that name one."""
+    if b'"build_spec"' not in data:  # (most files: no second look at each node)
+        return {}
+    found = {}
+    for key, node in nodes.items():
+        try:
+            build = _spliced_decoder.decode(node).build_spec
+        except msgspec.DecodeError as exc:
+            raise IndexFormatError(name, f"/{key[:7]}: its build_spec is not a spec's name and hash: {exc}") from exc
+        if build is not None and build.hash and build.hash != key:
+            found[key] = build.hash
+    return found
+
+
+def _without_build_specs(specs: list[SpecRecord], roots: list[str], splices: dict[str, str]) -> list[SpecRecord]:
+    """``specs`` less the nodes only a spliced spec's build spec reaches (Spack writes
+    them for the build spec's sake: the environment installs none of them)."""
+    if not splices:
+        return specs
+    by_hash = {spec.hash: spec for spec in specs}
+
+    def reached(start: list[str]) -> set[str]:
+        found: set[str] = set()
+        pending = [key for key in start if key in by_hash]
+        while pending:
+            key = pending.pop()
+            if key not in found:
+                found.add(key)
+                pending += [edge.hash for edge in by_hash[key].dependencies]
+        return found
+
+    apart = reached(list(splices.values())) - reached(roots)
+    return [spec for spec in specs if spec.hash not in apart]
 
 
 def _records(nodes: dict[str, msgspec.Raw], name: str) -> list[SpecRecord]:

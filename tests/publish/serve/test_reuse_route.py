@@ -18,7 +18,7 @@ from cachedex.ingest.lockfile import parse_lockfile
 from cachedex.publish.serve import create_app, reuse_route
 from cachedex.reuse import reuse_report
 from tests.helpers import Demo
-from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named
+from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named, spliced
 
 
 def _post(app: Any, path: str, body: bytes | AsyncIterator[bytes], **headers: str) -> httpx.Response:
@@ -48,6 +48,16 @@ def test_the_report_is_cachedex_reuses(demo_run: Demo) -> None:
     assert sum(not m["follows"] for m in answer.json()["tags"][0]["missing"]) == 1
     stack = _post(serve_app(demo_run.catalog), "/api/reuse?tag=develop&stack=e4s", body).json()
     assert stack["tags"][0]["stack"] == "e4s"
+
+
+def test_spliced_specs_come_from_their_build_specs(demo_run: Demo) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = spliced(nodes, roots, "zlib-ng")
+    body = json.dumps(lockfile(specs, [renamed[r] for r in roots])).encode()
+    (develop,) = _post(serve_app(demo_run.catalog), "/api/reuse?tag=develop", body).json()["tags"]
+    assert develop["rewired"] == sum("build_spec" in node for node in specs.values()) > 0
+    assert [m["name"] for m in develop["missing"]] == ["zlib-ng"]
 
 
 def test_the_report_is_gzipped_as_every_answer(demo_run: Demo) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 
 import msgspec
@@ -36,7 +36,7 @@ __all__ = ["BODIES_BYTES", "BODY_BYTES", "BODY_SECONDS", "ReadEnvironment", "reu
 
 #: Reads a lockfile or a spec file from its bytes (and a name for its errors): its
 #: concrete specs and its roots' hashes. IndexFormatError when it is neither.
-ReadEnvironment = Callable[[bytes, str], tuple[Sequence[SpecRecord], Sequence[str]]]
+ReadEnvironment = Callable[[bytes, str], tuple[Sequence[SpecRecord], Sequence[str], Mapping[str, str]]]
 
 #: The largest body read: an environment of ~10,000 specs is ~20 MB.
 BODY_BYTES = 64 * 1024 * 1024
@@ -92,9 +92,9 @@ def reuse_endpoint(
 
     def work(data: bytes, tags: list[str] | None, stack: str) -> tuple[int, bytes]:
         try:
-            specs, roots = read(data, _NAME)
+            specs, roots, splices = read(data, _NAME)
             catalog, _ = catalogs.get()
-            report = reuse_report(catalog, _NAME, specs, roots, tags=tags, stack=stack)
+            report = reuse_report(catalog, _NAME, specs, roots, tags=tags, stack=stack, splices=splices)
         except (IndexFormatError, SourceError) as exc:  # the body is not what it should be
             return 400, error_body(400, str(exc))
         except CachedexError as exc:
