@@ -325,3 +325,18 @@ def test_a_legacy_compiler_name_and_its_package_s_are_listed_once(tmp_path: Path
     assert not any("intel-oneapi-compilers" in hint for hint in hints)
     versions = catalog.search(parse("hdf5 %intel-oneapi-compilers@2024"), tag="t", hints=True).hints
     assert any("%intel-oneapi-compilers@2025.1.0 (3 specs)" in hint for hint in versions), versions
+
+
+@pytest.mark.parametrize(
+    ("text", "hint"),
+    [
+        ("builtin.p3", "no package 'builtin.p3' in t; builtin. is a repository's namespace, which cachedex does "
+         "not search: search p3"),
+        ("^builtin.p3", "nothing in t matches ^builtin.p3: no package 'builtin.p3' in the catalog; builtin. is a "
+         "repository's namespace, which cachedex does not search: search ^p3"),
+        ("builtin.nothing", "no package 'builtin.nothing' in t"),
+    ],
+)  # fmt: skip
+def test_a_name_written_with_its_namespace_is_told_the_name(catalog: Catalog, text: str, hint: str) -> None:
+    """``spack spec -N`` writes ``builtin.hdf5``; cachedex keys packages by name alone."""
+    assert catalog.search(parse(text), tag="t", hints=True).hints == (hint,)

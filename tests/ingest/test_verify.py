@@ -131,6 +131,18 @@ def test_the_signed_fixture(tmp_path: Path) -> None:
     assert "unindexed" in result.checks and "dependencies" in result.checks
 
 
+def test_without_gpg_a_signed_mirror_is_not_called_unsigned(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No gpg on the PATH: the signatures are not checked (and that is said), but the
+    mirror still signs its specs; the unsigned fixture is still unsigned."""
+    monkeypatch.setenv("PATH", str(tmp_path / "no-gpg-here"))
+    signed = _verify(tmp_path, str(MIRRORS / "v2_layout/signed"))
+    assert signed.signing == "signed"
+    assert any(s.startswith("signatures: ") for s in signed.skipped)
+    assert {p.kind for p in signed.problems} == {"tarball-missing"}  # (none checked, none bad)
+    unsigned = _verify(tmp_path, str(MIRRORS / "v2_layout/unsigned"))
+    assert unsigned.signing == "unsigned" and unsigned.signatures.unsigned == 6
+
+
 def test_the_signed_fixture_over_http_knows_only_the_keys_its_key_index_names(tmp_path: Path) -> None:
     # Over HTTP the _pgp/ folder cannot be listed: only CBAB..., which _pgp/index.json
     # names, is published; the spec files signed by the two other keys are by unknown keys.
@@ -363,6 +375,27 @@ def test_an_index_that_is_gone_is_missing_not_unreadable(tmp_path: Path, mirror:
     blob = _blob_of_index(mirror)
     (mirror / blob).unlink()
     assert _found(_verify(tmp_path, str(mirror)), mirror) == {("index-missing", blob)}
+
+
+@pytest.mark.parametrize("where", ["no mirror", "no view"])
+def test_views_that_cannot_be_found_are_the_root_s_problem_counted_once(
+    tmp_path: Path, mirror: Path, where: str
+) -> None:
+    """views: all on a folder that is not there, or on a mirror with no view: one
+    verification of the root (not two, each counted), with its one problem, which names
+    the folder once."""
+    url = str(tmp_path / "nothere") if where == "no mirror" else str(mirror)
+    config = make_config(tmp_path, [{"name": "t", "url": url, "views": "all"}])
+    with Catalog(config.catalog) as catalog:
+        report = verify(config, catalog)
+    (tag,) = report.tags
+    assert [(m.tag, m.stack) for m in tag.mirrors] == [("t", "root")]
+    unlisted = [p for p in tag.mirrors[0].problems if p.kind == "mirror-unreadable"]
+    assert len(unlisted) == 1 and unlisted[0].message.startswith("its views cannot be found: ")
+    assert url not in unlisted[0].message  # (the line prints the URL, then this)
+    assert report.problems == tag.problems == tag.mirrors[0].problem_count
+    if where == "no view":  # the root itself is sound: its views are the only problem
+        assert _found(tag.mirrors[0], mirror) == {("mirror-unreadable", "v3/manifests/index/")}
 
 
 @pytest.mark.parametrize("over", ["folder", "http"])

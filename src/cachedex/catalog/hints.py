@@ -306,7 +306,9 @@ def _one_condition_hint(
             return f"{said}; {loose_label} alone: {_matching(found.total, scope, found.specs[0], had)}"
     name = query.dependencies[0].name
     if not db.execute("SELECT 1 FROM specs WHERE name = ? LIMIT 1", (name,)).fetchone():
-        return f"{said}: no package {name!r} in the catalog" + _did_you_mean(db, path, token, name)
+        return f"{said}: no package {name!r} in the catalog" + (
+            _namespaced(db, name, "^") or _did_you_mean(db, path, token, name)
+        )
     dependents, link_run = db.execute(
         f"SELECT count(DISTINCT e.parent), count(CASE WHEN e.deptypes & {LINK_RUN} THEN 1 END) "
         "FROM specs s JOIN edges e ON e.child = s.id WHERE s.name = ?",
@@ -351,7 +353,18 @@ def _name_hint(db: sqlite3.Connection, path: str, token: str, name: str, scope: 
             else f"the catalog keeps {spec} from an earlier sync, no mirror holds it now"
         )
         return f"no spec of {name!r} {scope} has a binary; {found}"
-    return f"no package {name!r} {scope}" + _did_you_mean(db, path, token, name)
+    return f"no package {name!r} {scope}" + (_namespaced(db, name) or _did_you_mean(db, path, token, name))
+
+
+def _namespaced(db: sqlite3.Connection, name: str, written: str = "") -> str:
+    """``"; ... search hdf5"`` for a name written with its repository's namespace
+    (``builtin.hdf5``, as ``spack spec -N`` prints it) whose package some mirror lists:
+    an index's nodes keep the namespace, but cachedex keys packages by name alone.
+    ``written`` comes before the name (``^`` for a dependency)."""
+    namespace, dot, package = name.rpartition(".")
+    if not (dot and namespace and package) or db.execute(_LISTED_NAME, (package,)).fetchone() is None:
+        return ""
+    return f"; {namespace}. is a repository's namespace, which cachedex does not search: search {written}{package}"
 
 
 def _did_you_mean(db: sqlite3.Connection, path: str, token: str, name: str) -> str:

@@ -80,17 +80,17 @@ def _open(config: Config, ref: MirrorRef, client: HttpClient | None) -> Source:
 def _verify_tag(
     config: Config, catalog: Catalog, client: HttpClient | None, tag: TagConfig, deep: bool, reporter: Progress
 ) -> TagVerification:
-    findings: list[Findings] = []
+    unlisted: CachedexError | None = None
     if tag.discover_views:
         try:
             tag = with_found_views(tag, _open(config, tag.mirrors[0], client))
         except CachedexError as exc:
-            failed = Findings(tag.mirrors[0])
-            failed.problem("mirror-unreadable", str(getattr(exc, "url", tag.mirrors[0].url)), str(exc))
-            findings.append(failed)
-    for ref in tag.mirrors:
-        findings.append(_check_mirror(config, catalog, client, ref, deep, reporter))
+            unlisted = exc
+    findings = [_check_mirror(config, catalog, client, ref, deep, reporter) for ref in tag.mirrors]
     root = findings[0]
+    if unlisted is not None:  # the root's own problem: it is checked (and counted) once
+        url, problem = _where(unlisted, root.ref.url)
+        root.problem("mirror-unreadable", url, f"its views cannot be found: {problem}")
     if any(ref.view for ref in tag.mirrors[1:]) and [p.kind for p in root.problems] == ["index-missing"]:
         findings.pop(0)  # a mirror of views only: its root has no index of its own, and needs none
     _check_dependencies(tag.name, findings)
@@ -116,14 +116,24 @@ def _check_mirror(
         try:
             return checker.run()
         except (CachedexError, RuntimeError) as exc:  # the rest of this mirror cannot be read
-            checker.out.problem("mirror-unreadable", str(getattr(exc, "url", ref.url)), str(exc))
+            checker.out.problem("mirror-unreadable", *_where(exc, ref.url))
             return checker.out
     except CachedexError as exc:
         failed = Findings(ref)
-        failed.problem("mirror-unreadable", str(getattr(exc, "url", ref.url)), str(exc))
+        failed.problem("mirror-unreadable", *_where(exc, ref.url))
         return failed
     finally:
         line.done()
+
+
+def _where(exc: BaseException, url: str) -> tuple[str, str]:
+    """(URL, what is wrong) of an error, for a problem line, which prints the URL
+    before the message: an error about a file names its own URL, and its text starts
+    with it (it is not said twice)."""
+    at, problem = getattr(exc, "url", None), getattr(exc, "problem", None)
+    if isinstance(at, str) and isinstance(problem, str):
+        return at, problem
+    return (at if isinstance(at, str) else url), str(exc)
 
 
 def _check_dependencies(tag: str, findings: list[Findings]) -> None:

@@ -102,6 +102,7 @@ class MirrorChecker:
         self.out = Findings(ref)
         self.keyring: Keyring | None = None
         self.known: dict[str, SpecSignature] = {}
+        self.saw_signed = False  #: a spec was clearsigned, though without gpg none is checked
 
     # -- progress ------------------------------------------------------------------------
 
@@ -209,6 +210,7 @@ class MirrorChecker:
         digest = hashlib.sha256(data).hexdigest()
         signed = is_clearsigned(data)
         if self.keyring is None:
+            self.saw_signed = self.saw_signed or signed
             return (SignatureCheck("unsigned") if not signed else None), digest, plain_text(data)
         known = self.known.get(dag_hash)
         if known is not None and known.digest == digest and known.status in ("signed", "unsigned"):
@@ -252,7 +254,8 @@ class MirrorChecker:
         unsigned ones when the mirror signs (publishes keys, or signed any spec)."""
         out = self.out
         checks = [(d, d.check) for d in decoded if d.check is not None]
-        signs = bool(out.keys) or any(c.status != "unsigned" for _d, c in checks)
+        # (signed specs not checked, gpg missing, still make it a mirror that signs)
+        signs = bool(out.keys) or self.saw_signed or any(c.status != "unsigned" for _d, c in checks)
         out.signing = "signed" if signs else "unsigned"
         for item, check in checks:
             out.signatures.append(SpecSignature(item.hash, check.status, check.signer, item.digest))

@@ -28,7 +28,10 @@ What it does differently from ``data.py``:
 - ``size``, ``compiler`` and the package's ``latest_version`` (in Spack's version
   order) are added; the app ignores keys it does not know;
 - a package's ``specs`` are grouped by release, as the app's sidebar reads them
-  (``pkg.specs[release]``);
+  (``pkg.specs[release]``; its other readers take both shapes,
+  ``Object.values(pkg.specs).flat()``). ``data.py`` wrote one list, which the app of
+  August 2026 read (``pkg.specs.map(...)``): the later app, with per-release counts in
+  its sidebar, cannot read that one;
 - each dependency is ``{"name", "hash", "parameters": {"deptypes", "virtuals", ...}}``
   as the index has it; an old node's form (a dict of edges, ``type`` instead of
   ``parameters``, ``build_hash``) is turned into that one.
