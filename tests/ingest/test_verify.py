@@ -630,3 +630,21 @@ def test_a_verification_of_a_tag_forgotten_meanwhile_is_not_kept(
         report = verify(config, catalog)
         assert report.tags[0].mirrors  # (said, not kept)
         assert catalog._db.execute("SELECT count(*) FROM verifications").fetchone()[0] == 0
+
+
+def test_the_summary_lines_say_what_was_found_and_not_checked(
+    tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder with no index is "no index" (not unreadable); each mirror's problems are
+    named by kind, one kind too; without gpg a signed mirror's signatures are "not
+    checked", not "0 signed (0 keys published)"."""
+    runner = CliRunner()
+    gone = runner.invoke(_cli(), ["--config", str(_config_file(tmp_path, str(tmp_path / "gone"))), "verify"])
+    assert f"t/root: {tmp_path / 'gone'}: no index; 1 problem(s) (1 index-missing)" in gone.output
+    (mirror / _manifest("openssl")).unlink()
+    broken = runner.invoke(_cli(), ["--config", str(_config_file(tmp_path, str(mirror))), "verify"])
+    assert "; 1 problem(s) (1 manifest-missing)" in broken.output
+    monkeypatch.setenv("PATH", str(tmp_path / "no-gpg-here"))
+    signed = str(MIRRORS / "v2_layout/signed")
+    without = runner.invoke(_cli(), ["--config", str(_config_file(tmp_path, signed)), "verify"])
+    assert "; signed, signatures not checked;" in without.output and "keys published" not in without.output

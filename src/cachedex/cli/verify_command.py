@@ -117,9 +117,14 @@ def print_report(tags: Any, seconds: float) -> None:
 def summary(mirror: MirrorVerification) -> str:
     """One line: the mirror, what it holds, its signatures, its problems."""
     where = f"{mirror.tag}/{mirror.stack}" + (f" (view {short_repr(mirror.view)})" if mirror.view else "")
-    layout = _LAYOUTS.get(mirror.layout or 0, "index unreadable")
+    problems = "no problem" if mirror.ok else f"{mirror.problem_count:,} problem(s)"
+    kinds = Counter(problem.kind for problem in mirror.problems)
+    if kinds:  # what they are, at a glance
+        problems += " (" + ", ".join(f"{n:,} {kind}" for kind, n in kinds.most_common()) + ")"
     if mirror.layout is None:
-        return f"{where}: {mirror.url}: {layout}; {mirror.problem_count} problem(s)"
+        layout = "no index" if "index-missing" in kinds else "index unreadable"
+        return f"{where}: {mirror.url}: {layout}; {problems}"
+    layout = _LAYOUTS.get(mirror.layout, "index unreadable")
     parts = [
         f"{mirror.listed:,} listed",
         f"{mirror.found:,} {'images' if mirror.layout == 100 else 'manifests' if mirror.layout == 3 else 'spec files'}",
@@ -128,6 +133,8 @@ def summary(mirror: MirrorVerification) -> str:
     counts = mirror.signatures
     if mirror.signing == "none":
         parts.append("not signed (OCI)")
+    elif mirror.signing == "signed" and any(skipped.startswith("signatures: ") for skipped in mirror.skipped):
+        parts.append("signed, signatures not checked")  # (its "not checked" line says why)
     elif mirror.signing == "unsigned" and not mirror.keys:
         parts.append("unsigned")
     else:
@@ -138,8 +145,4 @@ def summary(mirror: MirrorVerification) -> str:
         signs += [f"{counts.unsigned:,} unsigned"] if counts.unsigned else []
         keys = counted(len(mirror.keys), "key")
         parts.append(", ".join(s for s in signs if not s.startswith("0 ")) + f" ({keys} published)")
-    problems = "no problem" if mirror.ok else f"{mirror.problem_count:,} problem(s)"
-    kinds = Counter(problem.kind for problem in mirror.problems)
-    if len(kinds) > 1:  # what they are, at a glance
-        problems += " (" + ", ".join(f"{n:,} {kind}" for kind, n in kinds.most_common()) + ")"
     return f"{where} ({layout}, {mirror.url}): {'; '.join(parts)}; {problems}"
