@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 from cachedex.catalog import Catalog
@@ -155,3 +156,21 @@ def test_syncs_keep_their_order_and_ids_whatever_the_clock_says(tmp_path, monkey
         catalog.forget_tags({"gone": None})
         write_tag(catalog, "gone", [record("d" * 32, "cmake", version="3.9")], checksum="d")
         assert catalog.tag_syncs("gone")[0].id > max(ids)
+
+
+def test_first_seen_names_the_earliest_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A spec page names the first few; ordered by tag name, the earliest could have been
+    among those it counts as "and N more". The page's index answers the same."""
+    from cachedex.publish.first_seen import FirstSeenIndex
+    from cachedex.publish.pages import spec_page
+    from tests.helpers import record, write_tag
+
+    spec = record("a" * 32, "zlib")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "zz-first", [spec])
+        time.sleep(0.01)  # (a later sync, a later time)
+        write_tag(catalog, "aa-later", [], members={spec.hash: True})
+        seen = catalog.first_seen(spec.hash)
+        assert [f.tag for f in seen] == ["zz-first", "aa-later"] and seen[0].at < seen[1].at
+        index = FirstSeenIndex(catalog)
+        assert index.of(spec.hash, spec_page(catalog, spec.hash).holders) == tuple(seen)

@@ -28,6 +28,7 @@ __all__ = [
     "changes_since",
     "coverage_cells",
     "first_seen",
+    "first_seen_order",
     "first_synced_at",
     "first_syncs",
     "listing_counts",
@@ -197,7 +198,7 @@ def first_syncs(db: sqlite3.Connection) -> dict[str, float]:
 def first_seen(db: sqlite3.Connection, dag_hash: str) -> list[FirstSeen]:
     """For each mirror listing the spec now, when it first appeared there: the sync that
     added it, or the mirror's first sync when no recorded change added it (or the first
-    removed it: it was there before)."""
+    removed it: it was there before). The earliest first (:func:`first_seen_order`)."""
     rows = db.execute(
         "SELECT t.name, m.stack, "
         " (SELECT CASE WHEN c.change > 0 THEN y.finished_at END FROM changes c JOIN syncs y ON y.id = c.sync_id "
@@ -205,13 +206,20 @@ def first_seen(db: sqlite3.Connection, dag_hash: str) -> list[FirstSeen]:
         " (SELECT min(y.finished_at) FROM syncs y WHERE y.tag_id = m.tag_id) "
         "FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
         "JOIN mirrors m ON m.id = mb.mirror_id AND m.own_index JOIN tags t ON t.id = m.tag_id "
-        f"WHERE s.hash = ? ORDER BY t.name, m.stack != '{ROOT_STACK}', m.stack",
+        "WHERE s.hash = ?",
         (dag_hash,),
     )
-    return [
+    found = [
         FirstSeen(tag, stack, added if added is not None else (first or 0.0), added is None)
         for tag, stack, added, first in rows
     ]
+    return sorted(found, key=first_seen_order)
+
+
+def first_seen_order(seen: FirstSeen) -> tuple[float, str, bool, str]:
+    """The earliest first (a page names only the first few), then by tag and stack, the
+    root first."""
+    return (seen.at, seen.tag, seen.stack != ROOT_STACK, seen.stack)
 
 
 def coverage_cells(db: sqlite3.Connection, tag: str, *, root: bool = True) -> list[CoverageCell]:

@@ -16,7 +16,7 @@ from functools import lru_cache
 from markupsafe import Markup, escape
 
 from ..catalog import Catalog
-from ..catalog.history import FirstSeen
+from ..catalog.history import FirstSeen, first_seen_order
 from ..values import ROOT_STACK
 from .spec_pages import Holder
 
@@ -50,8 +50,7 @@ class FirstSeenIndex:
             added = self.added.get((dag_hash, holder.tag, holder.stack))
             at = added if added is not None else self.first.get(holder.tag, 0.0)
             found.append(FirstSeen(holder.tag, holder.stack, at, added is None))
-        found.sort(key=lambda f: (f.tag, f.stack != ROOT_STACK, f.stack))
-        return tuple(found)
+        return tuple(sorted(found, key=first_seen_order))
 
 
 @lru_cache(maxsize=4096)
