@@ -352,6 +352,28 @@ registries:
         assert any(fragment in p for p in problems), (fragment, problems)
 
 
+def test_views_all_of_an_oci_tag_says_registries_have_none(tmp_path: Path) -> None:
+    """It said to name the views instead, and a named view of a registry is refused too."""
+    text = "tags: [{name: o, url: 'oci://ghcr.io/spack/cache', views: all}]\n"
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text))
+    assert caught.value.problems == [
+        "'tags[0].views': OCI registries have no views (a view is a v3 mirror's index of a subset)"
+    ]
+
+
+def test_a_url_with_a_space_is_a_config_error(tmp_path: Path) -> None:
+    """It failed at sync time as "HTTP transfer failed (URL rejected: Bad path)"."""
+    text = "tags: [{name: a, url: 'https://m.example/my cache'}, {name: b, url: 'oci://r.example/a b'}]\n"
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text))
+    assert caught.value.problems == [
+        "'tags[0].url': a URL holds no spaces; write each as %20: 'https://m.example/my cache'",
+        "'tags[1].url': a URL holds no spaces; write each as %20: 'oci://r.example/a b'",
+    ]
+    assert load_config(_write(tmp_path, "tags: [{name: a, url: 'https://m.example/my%20cache'}]\n")).tags
+
+
 def test_compare_pairs(tmp_path: Path) -> None:
     base = "tags: [{name: v1.0.2, url: ./m}]\n"
     config = load_config(_write(tmp_path, base + "compare: [[v1.0.1, v1.0.2], [develop-2026-11-01, develop]]\n"))

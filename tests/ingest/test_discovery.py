@@ -172,3 +172,25 @@ def test_a_discovery_file_missing_or_not_json_is_said_once_and_plainly(tmp_path:
     (tmp_path / "nope.json").write_text('{"a": [')
     with pytest.raises(ConfigError, match=r"'tags_from': '.*nope\.json' is not valid JSON: Input data was truncated"):
         discovered(config)
+
+
+def test_a_discovered_url_is_checked_as_a_configured_one(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A discovered URL with credentials was printed with them in every error (and would
+    be published); one with a space failed as "URL rejected: Bad path"; one holding a
+    terminal's escape sequence was kept as it was."""
+    index = "v3/manifests/index/index.manifest.json"
+    discovery = {
+        "creds": [{"label": "root", "url": f"https://ci:s3cr3t@mirror.example/develop/{index}"}],
+        "space": [{"label": "root", "url": f"https://mirror.example/my cache/{index}"}],
+        "escape": [{"label": "root", "url": f"https://mirror.example/a\x1b]8;;https://evil/\x07b/{index}"}],
+        "ok": [{"label": "root", "url": f"develop/{index}"}],
+    }
+    (http_server.state.root / "index.json").write_text(json.dumps(discovery))
+    with pytest.raises(ConfigError) as caught:
+        discovered(_write(tmp_path, f"tags_from: {http_server.url}/index.json\n"))
+    problems = caught.value.problems
+    assert any(p.startswith("'tags_from': tag 'creds' root: credentials in a URL") for p in problems), problems
+    assert any(p.startswith("'tags_from': tag 'space' root: a URL holds no spaces") for p in problems), problems
+    assert any(p.startswith("'tags_from': tag 'escape' root: expected a path or URL") for p in problems), problems
+    assert not any("s3cr3t" in p or "\x1b" in p for p in problems), problems
+    assert not any("'ok'" in p for p in problems), problems

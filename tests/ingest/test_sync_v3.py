@@ -162,6 +162,19 @@ def test_missing_spec_manifests_are_warnings_not_failures(mirrors: Path, tmp_pat
     assert any("2 binaries without a size" in w for w in outcome.warnings)
 
 
+def test_a_missing_spec_manifest_is_named_in_its_warning(mirrors: Path, tmp_path: Path) -> None:
+    """The warning gave a count alone ("1 binaries without a size"): nothing to look at."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    (gone,) = (tmp_path / "m/v3/manifests/spec/compiler-wrapper").glob("*.json")
+    gone.unlink()
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok
+    (warning,) = [w for w in outcome.warnings if "without a size" in w]
+    assert warning == f"root: 1 binary without a size (no manifest or tarball), e.g. {gone}: not found"
+
+
 @pytest.mark.parametrize("beside", [False, True])
 @pytest.mark.parametrize("damage", ["a letter", "cut short", "gzip"])
 def test_v3_blob_checksum_mismatch(

@@ -150,3 +150,50 @@ def test_a_view_index_of_only_unsupported_versions(mirrors: Path, tmp_path: Path
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
     assert outcome.error is not None and "only offered as application/vnd.spack.db.v12+json" in outcome.error
+
+
+def _tail(mirrors: Path, skip: int) -> dict[str, object]:
+    """The real index with its first ``skip`` records unlisted (the rest as they are)."""
+    index = fixture_index(mirrors)
+    for position, record in enumerate(index["database"]["installs"].values()):  # type: ignore[attr-defined]
+        record["in_buildcache"] = record["in_buildcache"] and position >= skip
+    return index
+
+
+def test_a_view_dropped_from_a_mirror_of_views_only_leaves_the_root_too(mirrors: Path, tmp_path: Path) -> None:
+    """With every view left unchanged, the root (the union of its views) was kept as it
+    was: it went on listing the dropped view's specs, and 'stats' counted them."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    shutil.rmtree(tmp_path / "m/v3/manifests/index")
+    one, two = _subset(mirrors, 3), _tail(mirrors, 3)
+    write_v3_view(tmp_path / "m", "one", one)
+    write_v3_view(tmp_path / "m", "two", two)
+    both = _config(tmp_path, url="./m", views=["one", "two"])
+    with Catalog(both.catalog) as catalog:  # type: ignore[attr-defined]
+        (first,) = sync(both, catalog)  # type: ignore[arg-type]
+        assert first.ok and catalog.listed_hashes("t") == _listed(one) | _listed(two)
+        (outcome,) = sync(_config(tmp_path, url="./m", views=["one"]), catalog)  # type: ignore[arg-type]
+        assert outcome.ok and outcome.dropped_stacks == ("two",)
+        assert catalog.listed_hashes("t") == _listed(one)
+        (stats,) = catalog.tag_stats(["t"])
+        assert stats.specs == len(_listed(one))
+        shutil.rmtree(tmp_path / "m/v3/manifests/index/two")  # views: all finds it gone the same way
+        (found,) = sync(_config(tmp_path, url="./m", views="all"), catalog)  # type: ignore[arg-type]
+        assert found.ok and catalog.listed_hashes("t") == _listed(one)
+
+
+def test_a_root_index_removed_while_its_views_stay_makes_the_root_their_union(mirrors: Path, tmp_path: Path) -> None:
+    """The root kept its own index's listing (and said it had one) when no view changed."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    small = _subset(mirrors, 2)
+    write_v3_view(tmp_path / "m", "small", small)
+    config = _config(tmp_path, url="./m", views=["small"])
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (first,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert first.ok and catalog.listed_hashes("t") == _listed(fixture_index(mirrors))
+        (tmp_path / "m/v3/manifests/index/index.manifest.json").unlink()
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert outcome.ok, outcome.error
+        assert catalog.listed_hashes("t") == _listed(small)
+        root = catalog.mirror_state("t", "root")
+        assert root is not None and not root.own_index

@@ -142,6 +142,10 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
             f"the config is written plain (./mirror): got {short_repr(value)}"
         )
         return False
+    if scheme in ("http", "https", "oci", "oci+http") and " " in value:
+        # (no client sends one as it is: libcurl said only "URL rejected: Bad path")
+        problems.append(f"'{key}': a URL holds no spaces; write each as %20: {short_repr(value)}")
+        return False
     if scheme in ("http", "https"):
         # A mirror's URL is printed in messages, stored, and published on every page
         # that links to its files: a password in it would be too. Credentials are named
@@ -193,7 +197,9 @@ def parse_tag(raw: object, key: str, base: Path, problems: list[str]) -> TagConf
             mirrors.append(ref)
     views = raw.get("views")
     discover = views == "all"
-    if discover and url_ok and urlsplit(root_url).scheme not in LISTABLE_SCHEMES:
+    if discover and url_ok and urlsplit(root_url).scheme in ("oci", "oci+http"):
+        problems.append(f"'{key}.views': OCI registries have no views (a view is a v3 mirror's index of a subset)")
+    elif discover and url_ok and urlsplit(root_url).scheme not in LISTABLE_SCHEMES:
         problems.append(
             f"'{key}.views': 'all' needs a mirror in a folder (it lists v3/manifests/index/); "
             f"over {urlsplit(root_url).scheme}://, name the views: views: [name, ...]"

@@ -21,6 +21,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 import msgspec
 
 from ..config import Config, TagConfig, check_unique
+from ..config.tags import check_url
 from ..errors import CachedexError, ConfigError
 from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
 from .credentials import auth_for, authorization
@@ -194,6 +195,12 @@ def mirrors_from_discovery(document: object, *, base: str, remote: bool = False)
             mirror_url = mirror_url_from_index_url(urljoin(base, url))
             if mirror_url is None or urlsplit(mirror_url).scheme == "s3":
                 problems.append(f"'tags_from': tag {short_repr(tag)} {label}: cannot read index URL {short_repr(url)}")
+                continue
+            # As a configured URL is checked: no credentials (printed and published with
+            # it), spaces, ?query or control characters.
+            refused: list[str] = []
+            if not check_url("url", mirror_url, refused):
+                problems += [f"'tags_from': tag {short_repr(tag)} {label}: {p.split(': ', 1)[1]}" for p in refused]
                 continue
             if remote and urlsplit(mirror_url).scheme not in ("http", "https"):
                 problems.append(

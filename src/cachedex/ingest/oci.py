@@ -34,11 +34,21 @@ from .sources import Decoder, Fetched, Source, conditional_get, head_size
 if TYPE_CHECKING:
     from .http import HttpClient
 
-__all__ = ["INDEX_TAG", "MANIFEST_MEDIA_TYPES", "OciSource", "spack_tag"]
+__all__ = [
+    "DOCKER_HUB",
+    "INDEX_TAG",
+    "MANIFEST_MEDIA_TYPES",
+    "OciSource",
+    "registry_and_repository",
+    "registry_url",
+    "spack_tag",
+]
 
 K = TypeVar("K")
 V = TypeVar("V")
 
+#: Where an image name without a registry host is (Spack's and Docker's default).
+DOCKER_HUB = "index.docker.io"
 #: The tag of a build cache's index.
 INDEX_TAG = "index.spack"
 #: Image manifests a spec or the index may be: OCI's, and Docker's (from a Docker base image).
@@ -123,11 +133,11 @@ class OciSource(Source):
             parts.port  # noqa: B018 - raises ValueError on a port that is not a number
         except ValueError as exc:
             raise SourceError(url, "the registry's port is not a number") from exc
-        repository = parts.path.strip("/").lower()  # as Spack names it
+        host, repository = registry_and_repository(parts.netloc, parts.path)
         if not parts.hostname or parts.query or parts.fragment or not _REPOSITORY.fullmatch(repository):
             raise SourceError(url, "expected oci://HOST[:PORT]/REPOSITORY, a repository name without tag or digest")
         self.scheme = scheme
-        self.host = parts.netloc.lower()
+        self.host = host
         self.repository = repository
         self._base = f"{scheme}://{self.host}/v2/{repository}/"
         self._session = RegistrySession(client, f"{scheme}://{self.host}", auth, plain_http=scheme == "http")
@@ -291,6 +301,27 @@ class OciSource(Source):
             seen.add(following)
             url = following
         raise SourceError(self.join("tags/list"), f"more than {MAX_TAG_PAGES:,} pages of tags")
+
+
+def registry_and_repository(netloc: str, path: str) -> tuple[str, str]:
+    """The registry host and the repository an OCI URL's ``netloc`` and ``path`` name, as
+    Spack reads an image name (``ImageReference.from_string``, like Docker): a first part
+    with no ``.`` or ``:`` that is not ``localhost`` is no host but a Docker Hub user, so
+    ``oci://myuser/cache`` is ``index.docker.io``'s ``myuser/cache`` (read as the host
+    ``myuser``, it could not be resolved), and ``oci://ubuntu`` its ``library/ubuntu``.
+    The repository is lower-cased, as Spack pushes it."""
+    name = path.strip("/")
+    if "." in netloc or ":" in netloc or netloc == "localhost" or netloc != netloc.lower():
+        return netloc.lower(), name.lower()
+    return DOCKER_HUB, (f"{netloc}/{name}" if name else f"library/{netloc}").lower()
+
+
+def registry_url(url: str) -> str:
+    """The ``scheme://host/`` an OCI mirror URL's requests go to (see
+    :func:`registry_and_repository`), for whom its credentials are."""
+    parts = urlsplit(url)
+    host, _ = registry_and_repository(parts.netloc, parts.path)
+    return f"{'http' if parts.scheme == 'oci+http' else 'https'}://{host}/"
 
 
 def _origin(url: str) -> str:

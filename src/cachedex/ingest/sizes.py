@@ -53,13 +53,17 @@ class SizeReport(msgspec.Struct, frozen=True):
     missing: int
     problems: tuple[str, ...]
     failed: int
+    missing_example: str = ""  #: the first missing file, as its error names it
 
     def warnings(self, stack: str) -> Iterator[str]:
         """What a sync says of this phase in ``stack``: sizes that stay unknown, and why."""
         if self.failed:
             yield f"{stack}: {self.failed} sizes unknown, e.g. {self.problems[0]}"
         if self.missing:
-            yield f"{stack}: {self.missing} binaries without a size (no manifest or tarball)"
+            # (naming one: a count alone left nothing to look at)
+            what = "1 binary" if self.missing == 1 else f"{self.missing:,} binaries"
+            example = f", e.g. {self.missing_example}" if self.missing_example else ""
+            yield f"{stack}: {what} without a size (no manifest or tarball){example}"
 
 
 def is_path_safe(text: str) -> bool:
@@ -337,6 +341,7 @@ def fetch_sizes(
     refused: list[str] = []
     problems: dict[str, str] = {}  # kind of problem -> one example
     failed = missing = fetched = 0
+    missing_example = ""
     ids = catalog.spec_ids(key.hash for key in keys)
     batch: dict[int, int] = {}
     last_commit = time.monotonic()
@@ -360,6 +365,8 @@ def fetch_sizes(
                 line.advance(256)
         if isinstance(result, SourceNotFound) or result is None:
             missing += 1
+            if not missing_example and result is not None:
+                missing_example = str(result)
         elif isinstance(result, CachedexError):
             failed += 1
             problems.setdefault(type(result).__name__, str(result))
@@ -374,7 +381,7 @@ def fetch_sizes(
     if refused:
         failed += len(refused)
         problems.setdefault("refused", refused[0])
-    return SizeReport(fetched, missing, tuple(problems.values()), failed)
+    return SizeReport(fetched, missing, tuple(problems.values()), failed, missing_example)
 
 
 def _head_sizes(source: Source, paths: list[tuple[str, str]]) -> Iterator[tuple[str, int | CachedexError | None]]:

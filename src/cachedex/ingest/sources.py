@@ -254,12 +254,12 @@ def open_source(url: str, *, client: HttpClient | None, registries: Sequence[Reg
             raise RuntimeError("an HTTP mirror needs an HTTP client")
         from .credentials import auth_for
 
-        auth = auth_for(url, registries)
         if parts.scheme.startswith("oci"):
-            from .oci import OciSource  # the registry protocol is only loaded when used
+            from .oci import OciSource, registry_url  # the registry protocol is only loaded when used
 
-            return OciSource(url, client, auth)
-        return HttpSource(url, client, auth)
+            # (by the registry it reaches: oci://user/cache is Docker Hub's, not a host "user"'s)
+            return OciSource(url, client, auth_for(registry_url(url), registries))
+        return HttpSource(url, client, auth_for(url, registries))
     from .local_source import LocalSource  # (it imports this module: its Source, read_at_most)
 
     if parts.scheme == "file":

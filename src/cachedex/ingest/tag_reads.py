@@ -236,11 +236,15 @@ class TagReader:
 
     def _root_of_views(self, ref: MirrorRef, stacks: list[MirrorRead]) -> MirrorRead:
         """The root of a mirror without a root index: every record its stacks hold. When no
-        stack changed and the root was already such a root, it is unchanged too."""
+        stack changed, none was added or dropped, and the root was already such a root, it
+        is unchanged too (a view dropped from the config or the mirror left the union
+        listing its specs)."""
         source = open_source(ref.url, client=self.client, registries=self.config.registries)
         snapshot = IndexSnapshot(3, "", None)
         state = self.catalog.mirror_state(ref.tag, ref.stack)
-        if state is not None and not state.own_index and not any(read.changed for read in stacks):
+        before = {mirror.stack: mirror for mirror in self.catalog.mirrors(ref.tag) if mirror.stack != ref.stack}
+        same_stacks = before.keys() == {read.ref.stack for read in stacks}
+        if state is not None and not state.own_index and same_stacks and not any(read.changed for read in stacks):
             return MirrorRead(ref, source, snapshot, own_index=False)
         members = union_of_stacks(
             [
@@ -248,7 +252,11 @@ class TagReader:
                 for read in stacks
             ]
         )
-        versions = [read.db_version or 0 for read in stacks]
+        # (an unchanged stack's version is its row's: without one, the root was kept as it was)
+        rows = [before.get(read.ref.stack) for read in stacks]
+        versions = [
+            read.db_version or (row.db_version if row else 0) or 0 for read, row in zip(stacks, rows, strict=True)
+        ]
         return MirrorRead(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
 
     def _prefetch(self, root: MirrorRead) -> Prefetch | None:
