@@ -37,7 +37,8 @@ SETTINGS: tuple[Setting, ...] = (
         "path or URL",
         None,
         "The tag's root mirror: a path, a file://, http(s)://, oci:// or oci+http:// URL (an http(s) URL "
-        "without credentials, which would be printed and published with it, nor a ?query or #fragment).",
+        "without credentials, which would be printed and published with it, nor a ?query, #fragment or "
+        "space: write %20).",
     ),
     Setting(
         "tags[].stacks",
