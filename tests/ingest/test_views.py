@@ -197,3 +197,20 @@ def test_a_root_index_removed_while_its_views_stay_makes_the_root_their_union(mi
         assert catalog.listed_hashes("t") == _listed(small)
         root = catalog.mirror_state("t", "root")
         assert root is not None and not root.own_index
+
+
+def test_views_all_of_a_mirror_with_no_view_yet_reads_its_root(mirrors: Path, tmp_path: Path) -> None:
+    """A mirror read with views: all before its first view is made (as Spack's mirrors
+    will be, moving to views): its root is read, and the sync says why it found no stack.
+    Once a view comes, it is a stack."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    config = _config(tmp_path, url="./m", views="all")
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (first,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert first.ok and [m.stack for m in first.mirrors] == ["root"]
+        assert catalog.listed_hashes("t") == _listed(fixture_index(mirrors))
+        index = f"{tmp_path / 'm/v3/manifests/index'}/"
+        assert first.warnings == (f"root: views: all, but {index} holds no view: the root alone is read",)
+        write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 3))
+        (second,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert [m.stack for m in second.mirrors] == ["root", "e4s"] and second.warnings == ()

@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from .._perf import gc_paused, release_free_heap
 from ..catalog import Catalog, TagWriter
 from ..config import Config, TagConfig
@@ -112,17 +114,22 @@ class _TagSync:
             phases.append((name, now - mark))
             mark = now
 
+        no_view = ""
         if tag.discover_views:
-            tag = with_found_views(
-                tag, open_source(tag.mirrors[0].url, client=self.client, registries=self.config.registries)
-            )
+            root = open_source(tag.mirrors[0].url, client=self.client, registries=self.config.registries)
+            tag = with_found_views(tag, root, none_ok=True)
+            if not any(ref.view for ref in tag.mirrors):
+                no_view = (
+                    f"root: views: all, but {root.join('v3/manifests/index/')} holds no view: the root alone is read"
+                )
         reads, prefetch, stacks_later = self.reader.read_all(tag)
         try:
-            return self._write(tag, reads, prefetch, stacks_later, started, phases, phase)
+            outcome = self._write(tag, reads, prefetch, stacks_later, started, phases, phase)
         except BaseException:
             if prefetch is not None:
                 prefetch.cancel()
             raise
+        return msgspec.structs.replace(outcome, warnings=(no_view, *outcome.warnings)) if no_view else outcome
 
     def _write(
         self,

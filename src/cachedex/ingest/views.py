@@ -22,10 +22,12 @@ from .sources import Source
 __all__ = ["union_of_stacks", "with_found_views"]
 
 
-def with_found_views(tag: TagConfig, root: Source) -> TagConfig:
+def with_found_views(tag: TagConfig, root: Source, *, none_ok: bool = False) -> TagConfig:
     """``tag`` with a stack for each view of its root mirror that is not configured
     already. A view name that could not be a stack name (it would escape its folder,
-    or hold shell syntax) is an IndexFormatError naming its manifest."""
+    or hold shell syntax) is an IndexFormatError naming its manifest. A mirror with no
+    view is a SourceNotFound unless ``none_ok`` (then ``tag`` as it is: a mirror that
+    has its root index and no view yet, as one does before its first view is made)."""
     if isinstance(root, LocalSource) and not root.root.is_dir():
         raise SourceNotFound(root.url, "no such folder")  # (not "no view": there is no mirror here)
     found = find_views(root)
@@ -40,6 +42,8 @@ def with_found_views(tag: TagConfig, root: Source) -> TagConfig:
         if view not in known:
             added.append(MirrorRef(tag.name, view, tag.mirrors[0].url, view=view))
     if not added and not any(ref.view for ref in tag.mirrors):
+        if none_ok:
+            return tag
         raise SourceNotFound(root.join("v3/manifests/index/"), "views: all, but this mirror has no view")
     return msgspec.structs.replace(tag, mirrors=(*tag.mirrors, *added))
 
