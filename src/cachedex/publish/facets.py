@@ -133,8 +133,9 @@ def select_specs(
 ) -> SpecSelection:
     """A package page's selection: the specs matching ``filters`` and the Version filter
     (``needle``, lower case: a spec whose version holds it), and contextual counts. The
-    Version filter stays when one of ``filters`` is relaxed (its link keeps it): a spec
-    it drops counts for no relax (the facet counts do not apply it)."""
+    Version filter applies to every count, as a tag page's name filter does, and stays
+    when one of ``filters`` is relaxed (its link keeps it): a spec it drops counts for no
+    option and no relax."""
     counts: dict[str, dict[str, int]] = {facet: {} for facet in facets}
     relax = dict.fromkeys(filters, 0)
     matches = []
@@ -142,7 +143,7 @@ def select_specs(
         missed = _misses(spec, filters)
         texted = not needle or needle in spec.version.lower()
         matches.append(not missed and texted)
-        if len(missed) > 1:
+        if not texted or len(missed) > 1:
             continue
         for facet, found in counts.items():
             if missed and missed[0] != facet:
@@ -150,7 +151,7 @@ def select_specs(
             for value in set(_values(spec, facet)):
                 found[value] = found.get(value, 0) + 1
         for facet in relax:
-            relax[facet] += texted and (not missed or missed[0] == facet)
+            relax[facet] += not missed or missed[0] == facet
     return SpecSelection(matches, {facet: dict(sorted(found.items())) for facet, found in counts.items()}, relax)
 
 

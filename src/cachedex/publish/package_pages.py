@@ -188,7 +188,8 @@ def _package_page(
     needle = text.strip().lower()  # (as the script reads the Version box: part of a version)
     chosen = select_specs(faceted, wanted, PACKAGE_KEYS, needle)  # (runs_on filters, and has no counts)
     sizes = [s.size for s in specs if s.size is not None]
-    facets = with_every_value(chosen.facets, spec_values(faceted, PACKAGE_KEYS)) if wanted else chosen.facets
+    # (each value stays a choice, at 0, when the filters or the Version box narrow the counts)
+    facets = with_every_value(chosen.facets, spec_values(faceted, PACKAGE_KEYS)) if wanted or needle else chosen.facets
     return PackagePage(
         tag=tag,
         name=name,

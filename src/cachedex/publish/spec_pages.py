@@ -17,7 +17,7 @@ from ..catalog import Catalog, Edge, SpecSummary
 from ..catalog.history import FirstSeen
 from ..catalog.verifications import SpecVerification
 from ..errors import UnknownSpec
-from ..values import ROOT_STACK
+from ..values import ROOT_STACK, stack_order
 
 __all__ = [
     "CLOSURE_LISTED",
@@ -161,8 +161,11 @@ def spec_page_from(
     if len(closure) > CLOSURE_LISTED:  # (the page names the largest: they stay, last)
         first = {id(edge) for edge in listed}
         listed += [e for e, _ in largest_dependencies(closure, closure_size) if id(e) not in first]
+    # The catalog's summary of one hash leaves its stacks out (they are a tag's): its
+    # answer says which stacks list it, as its tags, not "none".
+    stacks = tuple(sorted({h.stack for h in holders if h.listed}, key=stack_order))
     return SpecPage(
-        spec=spec,
+        spec=msgspec.structs.replace(spec, stacks=stacks) if stacks != tuple(spec.stacks) else spec,
         holders=tuple(holders),
         dependencies=tuple(dependencies),
         closure=tuple(listed),

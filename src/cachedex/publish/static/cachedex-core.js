@@ -87,8 +87,9 @@
   const sortedCounts = (counts) => Object.fromEntries(Array.from(counts).sort((a, b) => order(a[0], b[0])));
 
   // A package page: { matches: [bool], facets: {facet: {value: specs}}, relax: {facet: specs} }.
-  // needle: the Version filter in lower case (part of a version); it stays when a filter
-  // is relaxed, so a spec it drops counts for no relax (the facet counts ignore it).
+  // needle: the Version filter in lower case (part of a version); it applies to every
+  // count and stays when a filter is relaxed, as a tag page's name filter does: a spec it
+  // drops counts for no option and no relax.
   function selectSpecs(specs, filters, facets = FACETS, needle = "") {
     const counts = Object.fromEntries(facets.map((facet) => [facet, new Map()]));
     const relax = Object.fromEntries(Object.keys(filters).map((facet) => [facet, 0]));
@@ -97,12 +98,12 @@
       const missed = misses(spec, filters);
       const texted = !needle || spec.version.toLowerCase().includes(needle);
       matches.push(missed.length === 0 && texted);
-      if (missed.length > 1) continue;
+      if (!texted || missed.length > 1) continue;
       for (const facet of facets) {
         if (missed.length && missed[0] !== facet) continue;
         for (const value of new Set(valuesOf(spec, facet))) counts[facet].set(value, (counts[facet].get(value) || 0) + 1);
       }
-      if (texted) for (const facet in relax) if (!missed.length || missed[0] === facet) relax[facet]++;
+      for (const facet in relax) if (!missed.length || missed[0] === facet) relax[facet]++;
     }
     const facetsOut = Object.fromEntries(facets.map((facet) => [facet, sortedCounts(counts[facet])]));
     return { matches, facets: facetsOut, relax };

@@ -462,11 +462,22 @@
   };
   // An empty result says so, and offers each filter's removal with what it would find.
   // Each count was made with the name (or Version) filter applied: its link keeps it.
-  const explainEmpty = (count, filters, relax, noun, needle) => {
+  // The text box alone may empty it: its drop (found by withoutText()) is offered too
+  // when it finds something.
+  const explainEmpty = (count, filters, relax, noun, needle, withoutText) => {
     empty.hidden = count > 0;
     if (count) return;
     const list = empty.querySelector("#relax");
     list.replaceChildren();
+    const found = needle ? withoutText() : 0;
+    if (found) {
+      const item = el("li", "Without ");
+      const link = el("a", `${cx.formatCount(found)} ${found === 1 ? noun.slice(0, -1) : noun}`);
+      link.href = `index.html${query(filters)}`;
+      const label = text.closest("label").firstChild.textContent.trim(); // Name, Version
+      item.append(el("code", `${label} "${text.value.trim()}"`), ": ", link);
+      list.append(item);
+    }
     for (const [facet, found] of Object.entries(relax)) {
       const item = el("li", "Without ");
       const rest = { ...filters };
@@ -537,7 +548,7 @@
       const specs = rows.reduce((n, row) => n + row.specs, 0); // (what a coverage count links to)
       if (shownSpecs) shownSpecs.textContent = ` (${cx.formatCount(specs)} spec${specs === 1 ? "" : "s"})`;
       recount(chosen.facets);
-      explainEmpty(rows.length, filters, chosen.relax, "packages", needle);
+      explainEmpty(rows.length, filters, chosen.relax, "packages", needle, () => cx.selectTag(page, filters, "", true).rows.length);
       remember(filters, typed);
       draw(filters);
     };
@@ -623,7 +634,8 @@
       });
       shown.textContent = cx.formatCount(count);
       recount(chosen.facets);
-      explainEmpty(count, filters, chosen.relax, "specs", typed); // (the Version box as typed, as the server's links)
+      const withoutText = () => cx.selectSpecs(specs, filters, facets).matches.filter(Boolean).length;
+      explainEmpty(count, filters, chosen.relax, "specs", typed, withoutText); // (the Version box as typed, as the server's links)
       remember(filters, typed);
     };
     form.addEventListener("submit", (event) => event.preventDefault());
