@@ -18,7 +18,7 @@ from cachedex.publish.render import FIRST_ROWS
 from cachedex.publish.site import write_site
 from cachedex.query import parse
 from tests.helpers import Demo, StaticServer
-from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, write_lockfile
+from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, spliced, write_lockfile
 from tests.publish.conftest import PAGE_READY, TIMEOUT_MS, shot
 
 pytestmark = pytest.mark.browser
@@ -501,6 +501,28 @@ def test_the_environment_check_served_by_cachedex(
     page.wait_for_selector("#reuse-result [role=alert]")
     assert "not a Spack lockfile" in page.inner_text("#reuse-result [role=alert]")
     shot(page, "reuse-error")
+
+
+def test_the_environment_check_counts_spliced_specs_from_their_build_specs(
+    page: Any, uvicorn_server: str, tmp_path: Path
+) -> None:
+    """A spliced spec comes from its build spec's binary: the page says how many, as
+    cachedex reuse does, and only the new zlib-ng is to build."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = spliced(nodes, roots, "zlib-ng")
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots]))
+    page.goto(uvicorn_server + "/reuse.html")
+    page.set_input_files("#lockfile", str(path))
+    page.select_option("select[name=tag]", "develop")
+    page.click("#reuse-form button[type=submit]")
+    page.wait_for_selector("#reuse-tags")
+    rewired = sum("build_spec" in node for node in specs.values())
+    assert page.inner_text("#reuse-result p.rewired") == (
+        f"develop: {rewired} spliced specs from the binary of the spec each was spliced from "
+        "(Spack installs it so, rewired)"
+    )
+    assert _texts(page, "#reuse-tags tbody tr")[0].split("\t")[3] == "1"
 
 
 def test_the_search_box_lists_what_its_text_finds_and_keeps_the_scope(

@@ -337,6 +337,10 @@
       scroll.setAttribute("aria-label", "Binaries by tag");
       scroll.append(table);
       parts.push(scroll);
+      for (const row of report.tags.filter((r) => r.rewired)) { // (as cachedex reuse says it)
+        parts.push(el("p", `${row.tag}: ${counted(row.rewired, "spliced spec")} from the binary of the spec each was ` +
+          "spliced from (Spack installs it so, rewired)", "rewired"));
+      }
       const best = report.tags[0];
       if (!best) parts.push(el("p", "The catalog has no tags yet: nothing to compare with."));
       else if (!best.missing.length && best.cached) parts.push(el("p", `${best.tag} has a binary of every spec of the environment.`));
