@@ -398,6 +398,37 @@ def test_views_that_cannot_be_found_are_the_root_s_problem_counted_once(
         assert _found(tag.mirrors[0], mirror) == {("mirror-unreadable", "v3/manifests/index/")}
 
 
+@pytest.mark.parametrize("root_index", [True, False])
+def test_a_found_view_that_cannot_be_a_stack_is_the_root_s_problem(
+    tmp_path: Path, mirror: Path, root_index: bool
+) -> None:
+    """views: all with a view named ``bad name`` and one named ``root``: they were a
+    problem of no mirror (the first failed the tag's view search, the second went
+    unsaid); the other view is verified, and the root reports both, even in a mirror of
+    views only (whose root, with no index of its own, is otherwise not reported)."""
+    index = mirror / "v3/manifests/index"
+    for view in ("good", "bad name", "root"):
+        (index / view).mkdir()
+        shutil.copy(index / "index.manifest.json", index / view / "index.manifest.json")
+    if not root_index:
+        (index / "index.manifest.json").unlink()
+    config = make_config(tmp_path, [{"name": "t", "url": str(mirror), "views": "all"}])
+    with Catalog(config.catalog) as catalog:
+        report = verify(config, catalog)
+    (tag,) = report.tags
+    assert [(m.stack, m.view) for m in tag.mirrors] == [("root", None), ("good", "good")]
+    assert tag.mirrors[1].problems == () and tag.mirrors[1].listed == len(LISTED)
+    root = tag.mirrors[0]
+    assert _found(root, mirror) == {
+        ("index-unreadable", "v3/manifests/index/bad name/index.manifest.json"),
+        ("index-unreadable", "v3/manifests/index/root/index.manifest.json"),
+    }
+    messages = sorted(p.message for p in root.problems)
+    assert messages[0].startswith("view not read as a stack: 'root' names tag t's own mirror, not a stack; ")
+    assert messages[1].startswith("view not read as a stack: its name 'bad name' may hold only letters")
+    assert report.problems == 2
+
+
 @pytest.mark.parametrize("over", ["folder", "http"])
 def test_a_v2_spec_file_that_is_not_one_is_named_as_the_file_read(tmp_path: Path, over: str) -> None:
     """A .spec.json.sig holding no signature (emptied, garbage): its problems named a

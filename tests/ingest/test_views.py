@@ -109,17 +109,53 @@ def test_an_unchanged_view_over_http_downloads_nothing(http_server, mirrors: Pat
     assert paths == ["/m/v3/manifests/index/e4s/index.manifest.json", "/m/v3/manifests/index/index.manifest.json"]
 
 
-@pytest.mark.parametrize("name", ["bad name", "-rf", "x;y"])
-def test_a_found_view_whose_name_cannot_be_a_stack(mirrors: Path, tmp_path: Path, name: str) -> None:
+@pytest.mark.parametrize(
+    ("name", "why"),
+    [
+        (".hidden", "'.hidden' must not start with '.' (it becomes a folder name)"),
+        ("bad name", "'bad name' may hold only letters, digits and . _ + @ = - (starting with a letter or digit)"),
+        ("-rf", "'-rf' may hold only letters, digits and . _ + @ = - (starting with a letter or digit)"),
+        ("x;y", "'x;y' may hold only letters, digits and . _ + @ = - (starting with a letter or digit)"),
+    ],
+)
+def test_a_found_view_whose_name_cannot_be_a_stack_is_skipped_and_said(
+    mirrors: Path, tmp_path: Path, name: str, why: str
+) -> None:
+    """One such view failed the whole tag: its other views and its root went unread."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     write_v3_view(tmp_path / "m", name, _subset(mirrors, 1))
+    write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 3))
     config = _config(tmp_path, url="./m", views="all")
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
-        assert catalog.tag_names() == []
-    assert outcome.error is not None
-    assert outcome.error.startswith(str(tmp_path / "m" / "v3/manifests/index" / name / "index.manifest.json"))
-    assert "view name" in outcome.error
+        assert outcome.ok, outcome.error
+        assert [m.stack for m in outcome.mirrors] == ["root", "e4s"]
+        assert catalog.listed_hashes("t", "e4s") == _listed(_subset(mirrors, 3))
+        assert catalog.listed_hashes("t") == _listed(fixture_index(mirrors))
+    manifest = tmp_path / "m" / "v3/manifests/index" / name / "index.manifest.json"
+    assert outcome.warnings == (f"root: {manifest}: view not read as a stack: its name {why}",)
+
+
+def test_a_found_view_named_root_or_as_a_configured_stack_is_said(mirrors: Path, tmp_path: Path) -> None:
+    """A view named ``root``, or as a configured stack that reads something else, was
+    dropped without a word. A view a configured stack reads is read once, by that stack."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    for view, keep in (("root", 1), ("gcc", 2), ("small", 3), ("e4s", 4)):
+        write_v3_view(tmp_path / "m", view, _subset(mirrors, keep))
+    config = _config(tmp_path, url="./m", views="all", stacks={"gcc": {"view": "small"}})
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert outcome.ok, outcome.error
+        assert {m.stack: m.view for m in catalog.mirrors("t")} == {"root": None, "gcc": "small", "e4s": "e4s"}
+        assert catalog.listed_hashes("t", "gcc") == _listed(_subset(mirrors, 3))
+    index = tmp_path / "m/v3/manifests/index"
+    rename = "to read it, give it a stack name of its own: stacks: {NAME: {view: %s}}"
+    assert sorted(outcome.warnings) == [
+        f"root: {index}/gcc/index.manifest.json: view not read as a stack: stack 'gcc' of tag t is configured "
+        f"already, as view 'small' of {tmp_path / 'm'}; " + rename % "gcc",
+        f"root: {index}/root/index.manifest.json: view not read as a stack: 'root' names tag t's own mirror, "
+        "not a stack; " + rename % "root",
+    ]
 
 
 def test_a_missing_view_names_its_manifest(mirrors: Path, tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ import msgspec
 from .._perf import can_fork
 from ..catalog import Catalog, SizeKey
 from ..config import Limits
-from ..errors import CachedexError, IndexFormatError, SourceNotFound
+from ..errors import CachedexError, IndexFormatError, SourceError, SourceNotFound
 from ..progress import ProgressLine
 from ..values import short_repr
 from .local_source import LocalSource
@@ -351,7 +351,7 @@ def fetch_sizes(
         refused.extend(prefetched.refused)
     rest = [key for key in keys if key.hash not in known]
     paths = _paths(rest, layout, refused, source)
-    results: Iterable[tuple[str, int | CachedexError | None]]
+    results: Iterable[tuple[str, int | CachedexError]]
     if layout in (3, OCI_LAYOUT):
         results = _read_sizes(source, paths, limit=limits.manifest_bytes, count=len(rest))
     else:
@@ -363,10 +363,9 @@ def fetch_sizes(
             done += 1
             if done % 256 == 0:  # the display needs no more: a call per spec costs more than its read
                 line.advance(256)
-        if isinstance(result, SourceNotFound) or result is None:
+        if isinstance(result, SourceNotFound):
             missing += 1
-            if not missing_example and result is not None:
-                missing_example = str(result)
+            missing_example = missing_example or str(result)
         elif isinstance(result, CachedexError):
             failed += 1
             problems.setdefault(type(result).__name__, str(result))
@@ -384,12 +383,15 @@ def fetch_sizes(
     return SizeReport(fetched, missing, tuple(problems.values()), failed, missing_example)
 
 
-def _head_sizes(source: Source, paths: list[tuple[str, str]]) -> Iterator[tuple[str, int | CachedexError | None]]:
+def _head_sizes(source: Source, paths: list[tuple[str, str]]) -> Iterator[tuple[str, int | CachedexError]]:
     """The size of each ``(hash, path)`` binary of a v2 mirror by HEAD, many at once (as
-    ``verify`` asks them; one at a time, a mirror of thousands took as many round trips)."""
+    ``verify`` asks them; one at a time, a mirror of thousands took as many round trips).
+    An answer without a length is a size unknown, not a binary missing."""
     path_of = dict(paths)
     for dag_hash, size in head_sizes(source, paths):
-        if isinstance(size, int) and not 0 <= size < MAX_SIZE:
+        if size is None:  # (the binary is there, its length unsaid: once counted "missing", as a 404)
+            size = SourceError(source.join(path_of[dag_hash]), "the server's answer to HEAD has no Content-Length")
+        elif isinstance(size, int) and not 0 <= size < MAX_SIZE:
             size = IndexFormatError(
                 source.join(path_of[dag_hash]), f"Content-Length {size} is not a size a file can have"
             )

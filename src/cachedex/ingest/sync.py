@@ -114,12 +114,13 @@ class _TagSync:
             phases.append((name, now - mark))
             mark = now
 
-        no_view = ""
+        found: list[str] = []  # what views: all has to say of the mirror's views, said first
         if tag.discover_views:
             root = open_source(tag.mirrors[0].url, client=self.client, registries=self.config.registries)
-            tag = with_found_views(tag, root, none_ok=True)
-            if not any(ref.view for ref in tag.mirrors):
-                no_view = (
+            tag, skipped = with_found_views(tag, root, none_ok=True)
+            found = [f"root: {view}" for view in skipped]
+            if not skipped and not any(ref.view for ref in tag.mirrors):
+                found.append(
                     f"root: views: all, but {root.join('v3/manifests/index/')} holds no view: the root alone is read"
                 )
         reads, prefetch, stacks_later = self.reader.read_all(tag)
@@ -129,7 +130,7 @@ class _TagSync:
             if prefetch is not None:
                 prefetch.cancel()
             raise
-        return msgspec.structs.replace(outcome, warnings=(no_view, *outcome.warnings)) if no_view else outcome
+        return msgspec.structs.replace(outcome, warnings=(*found, *outcome.warnings)) if found else outcome
 
     def _write(
         self,

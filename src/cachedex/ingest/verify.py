@@ -39,7 +39,7 @@ from .discovery import chosen_tags
 from .http import HttpClient
 from .sources import Source, open_source
 from .verify_mirror import Findings, MirrorChecker
-from .views import with_found_views
+from .views import SkippedView, with_found_views
 
 __all__ = ["PROBLEM_KINDS", "MirrorVerification", "Problem", "TagVerification", "VerifyReport", "verify"]
 
@@ -81,9 +81,10 @@ def _verify_tag(
     config: Config, catalog: Catalog, client: HttpClient | None, tag: TagConfig, deep: bool, reporter: Progress
 ) -> TagVerification:
     unlisted: CachedexError | None = None
+    skipped: tuple[SkippedView, ...] = ()
     if tag.discover_views:
         try:
-            tag = with_found_views(tag, _open(config, tag.mirrors[0], client))
+            tag, skipped = with_found_views(tag, _open(config, tag.mirrors[0], client))
         except CachedexError as exc:
             unlisted = exc
     findings = [_check_mirror(config, catalog, client, ref, deep, reporter) for ref in tag.mirrors]
@@ -92,7 +93,13 @@ def _verify_tag(
         url, problem = _where(unlisted, root.ref.url)
         root.problem("mirror-unreadable", url, f"its views cannot be found: {problem}")
     if any(ref.view for ref in tag.mirrors[1:]) and [p.kind for p in root.problems] == ["index-missing"]:
-        findings.pop(0)  # a mirror of views only: its root has no index of its own, and needs none
+        # A mirror of views only: its root has no index of its own, and needs none (it
+        # stays only to report the views that are not read).
+        root.problems.clear()
+        if not skipped:
+            findings.pop(0)
+    for view in skipped:  # (its index is not checked: no stack reads it)
+        root.problem("index-unreadable", view.url, f"view not read as a stack: {view.why}")
     _check_dependencies(tag.name, findings)
     mirrors = tuple(_store(catalog, found, deep) for found in findings)
     total = sum(m.problem_count for m in mirrors)
