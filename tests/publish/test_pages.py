@@ -294,3 +294,39 @@ def test_a_tag_page_filtered_to_its_root_says_so_in_its_stack_filter(small_catal
     assert select is not None and re.search(r'<option value="root" selected>root \(\d+\)</option>', select[0]), select
     unfiltered = re.search(r'<select name="stack".*?</select>', render(tag_page(small_catalog, "t")), re.S)
     assert unfiltered is not None and 'value="root"' not in unfiltered[0]
+
+
+def _ways_on(text: str) -> tuple[list[str], str | None]:
+    """An empty page's offered removals (each item's text), and what it says when none
+    helps (None while that is hidden)."""
+    box = text.split('id="empty"')[1].split("</div>")[0]
+    items = [re.sub(r"<[^>]+>", "", item).strip() for item in re.findall(r"<li>(.*?)</li>", box, re.S)]
+    (none,) = re.findall(r'<p id="no-relax"( hidden)?>(.*?)</p>', box, re.S)
+    return items, None if none[0] else re.sub(r"<[^>]+>", "", none[1])
+
+
+def test_an_empty_page_offers_no_removal_that_finds_nothing(demo_run: Demo) -> None:
+    """As the server writes it (no script): each removal offered finds something, the
+    Version box's drop too; when none does, the box says so and offers clearing them all."""
+    from cachedex.publish.pages import tag_page
+
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        stuck = tag_page(catalog, "develop", {"os": "sequoia", "target": "zen4", "stack": "e4s"})
+        hwloc = package_page(catalog, "develop", "hwloc", {"os": "sequoia", "target": "zen4"})
+        typed = package_page(catalog, "develop", "hwloc", {}, "9.9")
+        both = package_page(catalog, "develop", "hwloc", {"os": "sequoia", "target": "zen4"}, "9.9")
+    assert set(stuck.relax.values()) == {0} and stuck.tag.packages > 0
+    assert _ways_on(render(stuck)) == (
+        [],
+        f"Removing any one of these filters finds nothing either. Clear all filters: {stuck.tag.packages} packages.",
+    )
+    assert 'href="index.html" id="clear-filters"' in render(stuck)
+    target = hwloc.relax["target"]
+    assert hwloc.relax["os"] == 0 and target > 0
+    assert _ways_on(render(hwloc)) == ([f"Without target=zen4: {target} spec{'s' * (target != 1)}"], None)
+    # The Version box alone empties the page: its drop is the way on (the script's too).
+    assert typed.without_text == len(typed.specs) and not any(typed.matches)
+    assert _ways_on(render(typed)) == ([f'Without Version "9.9": {len(typed.specs)} specs'], None)
+    # With the filters above, no removal (the Version's either) finds anything.
+    assert both.without_text == 0 and both.relax == {"os": 0, "target": 0}
+    assert _ways_on(render(both))[0] == [] and "Clear all filters" in str(_ways_on(render(both))[1])

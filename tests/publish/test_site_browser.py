@@ -140,6 +140,74 @@ def test_an_impossible_combination_lists_nothing_and_offers_a_way_on(page: Any, 
     assert "No spec of cmake" in page.inner_text("#empty")
 
 
+#: In the demo's develop: no package on sequoia for zen4, and none in e4s on either alone.
+NOTHING_HELPS = {"os": "sequoia", "target": "zen4", "stack": "e4s"}
+
+
+@pytest.mark.parametrize("script", [False, True], ids=["server", "script"])
+def test_an_empty_page_offers_only_the_removals_that_find_something(
+    browser: Any, uvicorn_server: str, demo_run: Demo, script: bool
+) -> None:
+    """No "Without os=...: 0 packages" (a link to another empty page): each removal it
+    offers finds something, and when none does it says so and offers clearing them all,
+    the server's page (without the script) and the script's alike."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        tag = tag_page(catalog, "develop", NOTHING_HELPS)
+        hwloc = package_page(catalog, "develop", "hwloc", {"os": "sequoia", "target": "zen4"})
+    assert tag.packages == () and set(tag.relax.values()) == {0} and tag.tag.packages > 0
+    assert not any(hwloc.matches) and hwloc.relax["os"] == 0 and hwloc.relax["target"] > 0
+    context = browser.new_context(java_script_enabled=script)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{uvicorn_server}/tags/develop/index.html?{urllib.parse.urlencode(NOTHING_HELPS)}")
+    if script:
+        page.wait_for_function(PAGE_READY)
+    assert page.locator("#empty").is_visible() and not page.locator("#relax li").count()
+    said = page.inner_text("#no-relax")
+    assert (
+        said
+        == f"Removing any one of these filters finds nothing either. Clear all filters: {tag.tag.packages} packages."
+    )
+    page.click("#clear-filters")
+    page.wait_for_url("**/tags/develop/index.html")
+    if script:
+        page.wait_for_function(PAGE_READY)
+    assert page.inner_text("#shown") == str(tag.tag.packages) and not page.locator("#empty").is_visible()
+
+    page.goto(f"{uvicorn_server}/tags/develop/packages/hwloc/index.html?os=sequoia&target=zen4")
+    if script:
+        page.wait_for_function(PAGE_READY)
+    assert _texts(page, "#relax li") == [
+        f"Without target=zen4: {hwloc.relax['target']} spec{'s' * (hwloc.relax['target'] != 1)}"
+    ]
+    assert not page.locator("#no-relax").is_visible()
+    context.close()
+
+
+def test_the_script_redraws_the_empty_box_s_ways_on_as_filters_change(page: Any, served: str, demo_run: Demo) -> None:
+    """Filters changed in the page: a removal that comes to find nothing leaves the list
+    (a disabled option cannot be chosen: a name typed narrows every count), and when none
+    is left the box says so; those that find something again come back."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        two = tag_page(catalog, "develop", {"os": "sequoia", "target": "zen4"})
+        named = tag_page(catalog, "develop", {"os": "sequoia", "target": "zen4"}, "zzz")
+    assert two.packages == () and min(two.relax.values()) > 0
+    assert set(named.relax.values()) == {0} and named.without_text == 0
+    page.goto(served + "tags/develop/index.html?os=sequoia&target=zen4")
+    page.wait_for_function(PAGE_READY)
+    assert _texts(page, "#relax li") == [f"Without {k}={v}: {two.relax[k]} packages" for k, v in two.filters.items()]
+    assert not page.locator("#no-relax").is_visible()
+    page.fill("input[data-text]", "zzz")
+    page.wait_for_function("document.getElementById('relax').hidden")
+    assert not page.locator("#relax li:visible").count() and page.locator("#no-relax").is_visible()
+    assert page.locator("#clear-filters").get_attribute("href") == "index.html"
+    assert page.inner_text("#no-relax").endswith(f"Clear all filters: {two.tag.packages} packages.")
+    shot(page, "tag-nothing-helps")
+    page.fill("input[data-text]", "")
+    page.wait_for_function("!document.getElementById('relax').hidden")
+    assert len(_texts(page, "#relax li")) == 2 and not page.locator("#no-relax").is_visible()
+
+
 @pytest.mark.parametrize("script", [False, True], ids=["server", "script"])
 def test_a_version_filter_stays_in_the_relax_links_and_their_counts(
     browser: Any, uvicorn_server: str, demo_run: Demo, script: bool

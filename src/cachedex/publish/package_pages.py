@@ -58,6 +58,8 @@ class PackagePage(msgspec.Struct, frozen=True, tag_field="page", tag="package"):
     #: each target of its specs -> the machines that run its binaries (the ``runs_on`` filter)
     runs_on: dict[str, tuple[str, ...]] = {}
     text: str = ""  #: the Version filter, as typed: part of a version
+    #: with no spec found under a Version filter: the specs the filters find without it (else 0)
+    without_text: int = 0
 
     @property
     def shared(self) -> list[str]:
@@ -187,6 +189,8 @@ def _package_page(
     ]
     needle = text.strip().lower()  # (as the script reads the Version box: part of a version)
     chosen = select_specs(faceted, wanted, PACKAGE_KEYS, needle)  # (runs_on filters, and has no counts)
+    # (the Version box's own way on an empty page: asked only when nothing is shown)
+    without_text = sum(select_specs(faceted, wanted, PACKAGE_KEYS).matches) if needle and not any(chosen.matches) else 0
     sizes = [s.size for s in specs if s.size is not None]
     # (each value stays a choice, at 0, when the filters or the Version box narrow the counts)
     facets = with_every_value(chosen.facets, spec_values(faceted, PACKAGE_KEYS)) if wanted or needle else chosen.facets
@@ -206,4 +210,5 @@ def _package_page(
         install=install_preamble(tag, url) if url else "",
         recipe=recipe_url(name),
         runs_on={target: machines(target) for target in sorted({s.target for s in specs})},
+        without_text=without_text,
     )

@@ -116,6 +116,8 @@ class TagPage(msgspec.Struct, frozen=True, tag_field="page", tag="tag"):
     text: str = ""  #: the package name filter applied (``?q=``), lower case
     relax: dict[str, int] = {}  #: filter -> packages that would match with it alone dropped
     install: str = ""  #: shell commands that add the tag's root mirror and trust its keys
+    #: with no package found under a name filter: the packages the filters find without it (else 0)
+    without_text: int = 0
 
 
 class MirrorsPage(msgspec.Struct, frozen=True, tag_field="page", tag="mirrors"):
@@ -230,6 +232,8 @@ def tag_page_from(data: TagData, filters: Mapping[str, str] | None = None, text:
         text=needle,
         relax=chosen.relax,
         install=data.install,
+        # (the name box's own way on an empty page: asked only when nothing is shown)
+        without_text=len(select_tag(data.specs, wanted).rows) if needle and not chosen.rows else 0,
     )
 
 

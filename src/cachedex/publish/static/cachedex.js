@@ -464,33 +464,48 @@
       }
     }
   };
-  // An empty result says so, and offers each filter's removal with what it would find.
-  // Each count was made with the name (or Version) filter applied: its link keeps it.
-  // The text box alone may empty it: its drop (found by withoutText()) is offered too
-  // when it finds something.
-  const explainEmpty = (count, filters, relax, noun, needle, withoutText) => {
+  // An empty result says so, and offers each filter's removal that finds something, with
+  // what it finds, as _empty.html writes it. Each count was made with the name (or
+  // Version) filter applied: its link keeps it. The text box alone may empty it: its drop
+  // (found by withoutText()) is offered too when it finds something. When no removal
+  // finds anything, it says so, and offers clearing every filter (everything() finds).
+  const explainEmpty = (count, filters, relax, noun, needle, withoutText, everything) => {
     empty.hidden = count > 0;
     if (count) return;
+    const many = (n) => `${cx.formatCount(n)} ${n === 1 ? noun.slice(0, -1) : noun}`;
     const list = empty.querySelector("#relax");
     list.replaceChildren();
     const found = needle ? withoutText() : 0;
     if (found) {
       const item = el("li", "Without ");
-      const link = el("a", `${cx.formatCount(found)} ${found === 1 ? noun.slice(0, -1) : noun}`);
+      const link = el("a", many(found));
       link.href = `index.html${query(filters)}`;
       const label = text.closest("label").firstChild.textContent.trim(); // Name, Version
       item.append(el("code", `${label} "${text.value.trim()}"`), ": ", link);
       list.append(item);
     }
     for (const [facet, found] of Object.entries(relax)) {
+      if (!found) continue; // (a link to another empty page is no way on)
       const item = el("li", "Without ");
       const rest = { ...filters };
       delete rest[facet];
       if (needle) rest.q = needle;
-      const link = el("a", `${cx.formatCount(found)} ${found === 1 ? noun.slice(0, -1) : noun}`);
+      const link = el("a", many(found));
       link.href = `index.html${query(rest)}`;
       item.append(el("code", `${facet}=${filters[facet]}`), ": ", link);
       list.append(item);
+    }
+    list.hidden = !list.children.length;
+    const none = empty.querySelector("#no-relax");
+    none.hidden = !list.hidden || (!needle && !Object.keys(filters).length);
+    if (none.hidden) return;
+    none.replaceChildren("Removing any one of these filters finds nothing either.");
+    const all = everything();
+    if (all) {
+      const link = el("a", "Clear all filters");
+      link.href = "index.html";
+      link.id = "clear-filters";
+      none.append(" ", link, `: ${many(all)}.`);
     }
   };
 
@@ -552,7 +567,8 @@
       const specs = rows.reduce((n, row) => n + row.specs, 0); // (what a coverage count links to)
       if (shownSpecs) shownSpecs.textContent = ` (${cx.formatCount(specs)} spec${specs === 1 ? "" : "s"})`;
       recount(chosen.facets);
-      explainEmpty(rows.length, filters, chosen.relax, "packages", needle, () => cx.selectTag(page, filters, "", true).rows.length);
+      explainEmpty(rows.length, filters, chosen.relax, "packages", needle, () => cx.selectTag(page, filters, "", true).rows.length,
+        () => page.tag.packages);
       remember(filters, typed);
       draw(filters);
     };
@@ -639,7 +655,7 @@
       shown.textContent = cx.formatCount(count);
       recount(chosen.facets);
       const withoutText = () => cx.selectSpecs(specs, filters, facets).matches.filter(Boolean).length;
-      explainEmpty(count, filters, chosen.relax, "specs", typed, withoutText); // (the Version box as typed, as the server's links)
+      explainEmpty(count, filters, chosen.relax, "specs", typed, withoutText, () => specs.length); // (the Version box as typed, as the server's links)
       remember(filters, typed);
     };
     form.addEventListener("submit", (event) => event.preventDefault());
