@@ -19,6 +19,13 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def _problems(tmp_path: Path, text: str) -> list[str]:
+    """What the config ``text`` is refused for."""
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text))
+    return caught.value.problems
+
+
 def test_a_full_config(tmp_path: Path) -> None:
     path = _write(
         tmp_path,
@@ -355,9 +362,7 @@ registries:
 def test_views_all_of_an_oci_tag_says_registries_have_none(tmp_path: Path) -> None:
     """It said to name the views instead, and a named view of a registry is refused too."""
     text = "tags: [{name: o, url: 'oci://ghcr.io/spack/cache', views: all}]\n"
-    with pytest.raises(ConfigError) as caught:
-        load_config(_write(tmp_path, text))
-    assert caught.value.problems == [
+    assert _problems(tmp_path, text) == [
         "'tags[0].views': OCI registries have no views (a view is a v3 mirror's index of a subset)"
     ]
 
@@ -365,9 +370,7 @@ def test_views_all_of_an_oci_tag_says_registries_have_none(tmp_path: Path) -> No
 def test_a_url_with_a_space_is_a_config_error(tmp_path: Path) -> None:
     """It failed at sync time as "HTTP transfer failed (URL rejected: Bad path)"."""
     text = "tags: [{name: a, url: 'https://m.example/my cache'}, {name: b, url: 'oci://r.example/a b'}]\n"
-    with pytest.raises(ConfigError) as caught:
-        load_config(_write(tmp_path, text))
-    assert caught.value.problems == [
+    assert _problems(tmp_path, text) == [
         "'tags[0].url': a URL holds no spaces; write each as %20: 'https://m.example/my cache'",
         "'tags[1].url': a URL holds no spaces; write each as %20: 'oci://r.example/a b'",
     ]
@@ -478,9 +481,7 @@ def test_an_environment_variable_in_a_path_is_its_value(tmp_path: Path, monkeypa
     assert config.catalog == tmp_path / "m/c.sqlite" and config.http.ca_bundle == str(tmp_path / "m/ca.pem")
     assert [m.url for m in config.tags[0].mirrors] == [str(tmp_path / "m/t"), str(tmp_path / "m/s"), "https://h/$x"]
     text = "catalog: $CACHEDEX_UNSET/c.sqlite\ntags: [{name: t, url: '${CACHEDEX_UNSET}/t'}]\n"
-    with pytest.raises(ConfigError) as caught:
-        load_config(_write(tmp_path, text))
-    assert caught.value.problems == [
+    assert _problems(tmp_path, text) == [
         "'catalog': environment variable $CACHEDEX_UNSET is not set (or empty): '$CACHEDEX_UNSET/c.sqlite'",
         "'tags[0].url': environment variable $CACHEDEX_UNSET is not set (or empty): '${CACHEDEX_UNSET}/t'",
     ]

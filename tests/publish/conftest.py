@@ -35,6 +35,18 @@ PAGE_READY = "() => document.body?.dataset.ready === '1'"
 MAIN_OPENS = '<main id="main" tabindex="-1">'
 
 
+def opened(browser: Any, url: str, *, script: bool) -> tuple[Any, Any]:
+    """(its context, a page) at ``url`` in a new context with the script on or off;
+    with it, once the script has run. The caller closes the context."""
+    context = browser.new_context(java_script_enabled=script)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url)
+    if script:
+        page.wait_for_function(PAGE_READY)
+    return context, page
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     if not CHROMIUM.exists():

@@ -19,7 +19,7 @@ from cachedex.publish.site import write_site
 from cachedex.query import parse
 from tests.helpers import Demo, StaticServer
 from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, spliced, write_lockfile
-from tests.publish.conftest import PAGE_READY, TIMEOUT_MS, shot
+from tests.publish.conftest import PAGE_READY, opened, shot
 
 pytestmark = pytest.mark.browser
 
@@ -156,12 +156,9 @@ def test_an_empty_page_offers_only_the_removals_that_find_something(
         hwloc = package_page(catalog, "develop", "hwloc", {"os": "sequoia", "target": "zen4"})
     assert tag.packages == () and set(tag.relax.values()) == {0} and tag.tag.packages > 0
     assert not any(hwloc.matches) and hwloc.relax["os"] == 0 and hwloc.relax["target"] > 0
-    context = browser.new_context(java_script_enabled=script)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{uvicorn_server}/tags/develop/index.html?{urllib.parse.urlencode(NOTHING_HELPS)}")
-    if script:
-        page.wait_for_function(PAGE_READY)
+    context, page = opened(
+        browser, f"{uvicorn_server}/tags/develop/index.html?{urllib.parse.urlencode(NOTHING_HELPS)}", script=script
+    )
     assert page.locator("#empty").is_visible() and not page.locator("#relax li").count()
     said = page.inner_text("#no-relax")
     assert (
@@ -220,12 +217,9 @@ def test_a_version_filter_stays_in_the_relax_links_and_their_counts(
     text = min({s.version for s in whole.specs}, key=lambda v: sum(v in s.version for s in whole.specs))
     found = sum(text in s.version for s in whole.specs)
     assert 0 < found < len(whole.specs)  # the text narrows: the relax must not count the rest
-    context = browser.new_context(java_script_enabled=script)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{uvicorn_server}/tags/develop/packages/hdf5/index.html?os=nope&q={text}")
-    if script:
-        page.wait_for_function(PAGE_READY)
+    context, page = opened(
+        browser, f"{uvicorn_server}/tags/develop/packages/hdf5/index.html?os=nope&q={text}", script=script
+    )
     assert page.locator("#empty").is_visible()
     assert _texts(page, "#relax li") == [f"Without os=nope: {found} spec{'s' if found != 1 else ''}"]
     page.click("#relax a")

@@ -17,7 +17,7 @@ from cachedex.publish.facets import PACKAGE_KEYS
 from cachedex.publish.pages import package_page, tag_page
 from cachedex.values import variant_name
 from tests.helpers import Demo
-from tests.publish.conftest import PAGE_READY, TIMEOUT_MS, shot
+from tests.publish.conftest import PAGE_READY, opened, shot
 
 pytestmark = pytest.mark.browser
 
@@ -106,13 +106,8 @@ def test_package_page_counts_apply_the_version_filter_of_a_link(
 ) -> None:
     """Served live, a link with a Version (``?q=2.9``) counts the same with the script
     and without (the server's counts), and keeps every choice."""
-    context = browser.new_context(java_script_enabled=script)
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
     query = "".join(f"{k}={v}&" for k, v in filters.items())
-    page.goto(f"{uvicorn_server}/{PACKAGE}?{query}q={text}")
-    if script:
-        page.wait_for_function(PAGE_READY)
+    context, page = opened(browser, f"{uvicorn_server}/{PACKAGE}?{query}q={text}", script=script)
     _assert_counts_are_true(page, _plain_counts(demo_run, filters, text), _plain_counts(demo_run, {}, ""))
     context.close()
 
