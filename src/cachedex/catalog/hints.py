@@ -79,7 +79,7 @@ def _why(
     db: sqlite3.Connection, path: str, token: str, query: Query, *, tag: str | None, stack: str | None
 ) -> ZeroHints:
     """Why ``query`` found nothing: each condition dropped in turn, and what the rest
-    finds (``nothing matches target=aarch64; without it, 3 specs match, e.g. ...``; a
+    finds (``nothing matches target=aarch64; without it, 3 specs in t match, e.g. ...``; a
     name's versions stay with it), then a line for each OS, target, platform or compiler
     the scope has no spec of. A package name the scope has no spec of is the whole
     answer: where the package is, or which names are close. One condition alone has
