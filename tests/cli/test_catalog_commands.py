@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from cachedex.catalog import Catalog
 from cachedex.cli import main
 from cachedex.publish.feeds import all_tags_feed
-from tests.helpers import fixture_index, integrity_check, write_v2_mirror
+from tests.helpers import fixture_index, integrity_check, record, write_tag, write_v2_mirror
 
 
 def _config(path: Path, tags: list[str]) -> Path:
@@ -249,8 +249,6 @@ def test_gc_gives_the_space_back_while_a_reader_has_the_catalog_open(tmp_path: P
     37.2 MB (was 37.2 MB)" and the log held as much again."""
     import sqlite3
 
-    from tests.helpers import record, write_tag
-
     config = _config(tmp_path / "cachedex.yaml", ["a"])
     catalog_path = tmp_path / "cachedex.sqlite"
     with Catalog(catalog_path) as catalog:
@@ -302,3 +300,14 @@ def test_gc_and_forget_make_no_catalog_where_there_is_none(tmp_path: Path) -> No
         assert not (tmp_path / "not-yet").exists(), args
     code, _, err = run(config, "forget", "a")  # (a tag the config names is refused first, as before)
     assert code == 2 and "a: still in" in err and not (tmp_path / "not-yet").exists()
+
+
+def test_forget_counts_one_spec_as_one_spec(tmp_path: Path) -> None:
+    """It says "forgot old (1 spec listed)", not "1 specs"."""
+    catalog = Catalog(tmp_path / "cachedex.sqlite")
+    try:
+        write_tag(catalog, "old", [record("z" * 32, "zlib")])
+    finally:
+        catalog.close()
+    code, out, _ = run(_config(tmp_path / "cachedex.yaml", ["new"]), "forget", "old")
+    assert code == 0 and out.startswith("forgot old (1 spec listed)\nremoved 1 spec nothing needed"), out

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from cachedex.catalog import Catalog
@@ -131,10 +132,13 @@ def test_every_command_has_help() -> None:
         assert result.exit_code == 0 and "Usage:" in result.output, command
 
 
-def test_unknown_tag(mirrors: Path, tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, ["--config", str(_config(tmp_path, mirrors)), "sync", "nope"])
-    assert result.exit_code == 1
+@pytest.mark.parametrize("command", ["sync", "verify"])
+def test_unknown_tag_is_wrong_usage_and_makes_no_catalog(mirrors: Path, tmp_path: Path, command: str) -> None:
+    """As 'cachedex forget' says it: exit code 2, and a typo leaves no empty catalog behind."""
+    result = CliRunner().invoke(main, ["--config", str(_config(tmp_path, mirrors)), command, "develop", "nope"])
+    assert result.exit_code == 2, result.output
     assert "unknown tag 'nope' (configured: develop)" in result.output
+    assert not (tmp_path / "cachedex.sqlite").exists()
 
 
 def test_console_script_and_env_config(mirrors: Path, tmp_path: Path) -> None:

@@ -671,10 +671,10 @@ def test_the_summary_lines_say_what_was_found_and_not_checked(
     checked", not "0 signed (0 keys published)"."""
     runner = CliRunner()
     gone = runner.invoke(_cli(), ["--config", str(_config_file(tmp_path, str(tmp_path / "gone"))), "verify"])
-    assert f"t/root: {tmp_path / 'gone'}: no index; 1 problem(s) (1 index-missing)" in gone.output
+    assert f"t/root: {tmp_path / 'gone'}: no index; 1 problem (1 index-missing)" in gone.output
     (mirror / _manifest("openssl")).unlink()
     broken = runner.invoke(_cli(), ["--config", str(_config_file(tmp_path, str(mirror))), "verify"])
-    assert "; 1 problem(s) (1 manifest-missing)" in broken.output
+    assert "; 1 problem (1 manifest-missing)" in broken.output
     monkeypatch.setenv("PATH", str(tmp_path / "no-gpg-here"))
     signed = str(MIRRORS / "v2_layout/signed")
     without = runner.invoke(_cli(), ["--config", str(_config_file(tmp_path, signed)), "verify"])

@@ -26,7 +26,7 @@ from .progress import Reporter
 from .publish_commands import export_group, jekyll_command, serve_command, site_command
 from .query_words import QueryCommand, query_text
 from .reuse_command import reuse_command
-from .state import OutputFolder, State, friendly, not_empty
+from .state import OutputFolder, State, configured_tags, friendly, not_empty
 from .verify_command import verify_command
 
 __all__ = ["main", "reference_markdown"]
@@ -69,12 +69,13 @@ def sync_command(state: State, tags: tuple[str, ...], sizes: bool) -> None:
     A mirror whose index checksum did not change since the last sync is skipped
     without downloading its index. Each tag is written in one transaction: if
     anything fails for a tag, it keeps its previous content, the other tags still
-    update, and the command exits 1 with what failed and why.
+    update, and the command exits 1 with what failed and why. A TAG the config does not
+    name is wrong usage (exit code 2).
     """
     from ..ingest.sync import sync
 
     config = state.config()
-    with Catalog(config.catalog) as catalog, Reporter() as reporter:
+    with configured_tags(config, tags), Catalog(config.catalog) as catalog, Reporter() as reporter:
         outcomes = sync(
             config, catalog, tags or None, head_sizes=sizes, reporter=reporter, raise_unexpected=state.debug
         )

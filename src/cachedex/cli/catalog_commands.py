@@ -11,7 +11,7 @@ import click
 
 from ..catalog import Catalog
 from ..config import Config
-from ..values import human_size, visible
+from ..values import counted, human_size, visible
 from .state import State, friendly
 
 __all__ = ["forget_command", "gc_command", "unconfigured_tags", "warn_unconfigured"]
@@ -85,7 +85,7 @@ def forget_command(state: State, tags: tuple[str, ...]) -> None:
         forgotten = catalog.forget_tags(dict.fromkeys(tags))
         specs, _ = catalog.collect_garbage()
     for tag, listed in forgotten.items():
-        click.echo(visible(f"forgot {tag} ({listed:,} specs listed)"))
+        click.echo(visible(f"forgot {tag} ({counted(listed, 'spec')} listed)"))
     _said_space(specs, before, _file_size(config.catalog))
 
 
@@ -110,6 +110,6 @@ def gc_command(state: State) -> None:
 
 def _said_space(specs: int, before: int, after: int) -> None:
     click.echo(
-        f"removed {specs:,} spec{'s' if specs != 1 else ''} nothing needed; "
+        f"removed {counted(specs, 'spec')} nothing needed; "
         f"the catalog is {human_size(after)} (was {human_size(before)})"
     )

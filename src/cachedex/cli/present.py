@@ -326,24 +326,27 @@ def print_diff(result: TagDiff) -> None:
     if result.unchanged:
         click.echo(f"{result.old} -> {result.new}: no change")
         return
-    rows = []
+    rows, cut = [], False
     for stack in result.stacks:
-        changed = ", ".join(stack.changed_packages[:8]) + (" ..." if len(stack.changed_packages) > 8 else "")
-        rows.append(
-            (
-                shown(stack.stack),
-                f"{len(stack.added):,}",
-                f"{len(stack.removed):,}",
-                shown(", ".join(stack.added_packages[:5]) or "-"),
-                shown(", ".join(stack.removed_packages[:5]) or "-"),
-                shown(changed or "-"),
-            )
-        )
+        names = [(stack.added_packages, 5), (stack.removed_packages, 5), (stack.changed_packages, 8)]
+        cut = cut or any(len(some) > listed + 1 for some, listed in names)
+        rows.append((shown(stack.stack), f"{len(stack.added):,}", f"{len(stack.removed):,}", *_first(names)))
     columns = ("stack", "+specs", "-specs", "+packages", "-packages", "changed packages")
     justify: list[tuple[str, JustifyMethod]] = [
         (c, "left" if c in ("stack", "changed packages") else "right") for c in columns
     ]
     print_table(shown(f"{result.old} -> {result.new}"), justify, rows)
+    if cut:
+        OUT.print("('cachedex diff --json' lists every package and spec)")
+
+
+def _first(names: Iterable[tuple[Sequence[str], int]]) -> list[str]:
+    """Per list, its first names, then how many more: a bare cut (or "...") read as all."""
+    cells = []
+    for some, listed in names:
+        rest = len(some) - listed if len(some) > listed + 1 else 0  # ("and 1 more": the name is as short)
+        cells.append(shown(", ".join(some[: len(some) - rest]) or "-") + (f" and {rest:,} more" if rest else ""))
+    return cells
 
 
 def print_jekyll_report(report: JekyllReport) -> None:

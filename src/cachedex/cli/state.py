@@ -3,11 +3,12 @@ and how an error becomes one line on stderr (:func:`friendly`)."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import sqlite3
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -15,10 +16,10 @@ import click
 
 from ..catalog import Catalog
 from ..config import Config, find_config, load_config
-from ..errors import CachedexError, resource_problem
+from ..errors import CachedexError, ConfigError, resource_problem
 from ..values import visible
 
-__all__ = ["OutputFolder", "State", "friendly", "not_empty"]
+__all__ = ["OutputFolder", "State", "configured_tags", "friendly", "not_empty"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,6 +40,22 @@ class State:
 
     def catalog(self, *, readonly: bool = True) -> Catalog:
         return Catalog(self.config().catalog, readonly=readonly)
+
+
+@contextlib.contextmanager
+def configured_tags(config: Config, tags: tuple[str, ...]) -> Iterator[None]:
+    """A tag on the command line the config does not name is wrong usage (exit code 2),
+    said before the catalog is opened (a typo made an empty catalog); with ``tags_from``
+    the tags are known once it is read, so the block's "unknown tag" is said so too."""
+    try:
+        if config.tags_from is None:
+            for name in tags:
+                config.tag(name)
+        yield
+    except ConfigError as exc:
+        if any(problem.startswith("unknown tag") for problem in exc.problems):
+            raise click.UsageError(str(exc)) from exc
+        raise
 
 
 class OutputFolder(click.Path):

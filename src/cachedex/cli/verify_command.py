@@ -15,10 +15,9 @@ import click
 
 from ..catalog import Catalog
 from ..catalog.verifications import PROBLEM_KINDS, MirrorVerification
-from ..errors import ConfigError
 from ..values import counted, short_repr, visible
 from .progress import Reporter
-from .state import friendly
+from .state import configured_tags, friendly
 
 __all__ = ["print_report", "summary", "verify_command"]
 
@@ -66,14 +65,9 @@ def verify_command(state: Any, tags: tuple[str, ...], deep: bool, as_json: bool)
     """
     from ..ingest.verify import verify
 
-    try:
-        config = state.config()
-        with Catalog(config.catalog) as catalog, Reporter() as reporter:
-            report = verify(config, catalog, tags or None, deep=deep, reporter=reporter)
-    except ConfigError as exc:
-        if any(problem.startswith("unknown tag") for problem in exc.problems):
-            raise click.UsageError(str(exc)) from exc
-        raise
+    config = state.config()
+    with configured_tags(config, tags), Catalog(config.catalog) as catalog, Reporter() as reporter:
+        report = verify(config, catalog, tags or None, deep=deep, reporter=reporter)
     if as_json:
         from .present import print_json
 
@@ -117,7 +111,7 @@ def print_report(tags: Any, seconds: float) -> None:
 def summary(mirror: MirrorVerification) -> str:
     """One line: the mirror, what it holds, its signatures, its problems."""
     where = f"{mirror.tag}/{mirror.stack}" + (f" (view {short_repr(mirror.view)})" if mirror.view else "")
-    problems = "no problem" if mirror.ok else f"{mirror.problem_count:,} problem(s)"
+    problems = "no problem" if mirror.ok else counted(mirror.problem_count, "problem")
     kinds = Counter(problem.kind for problem in mirror.problems)
     if kinds:  # what they are, at a glance
         problems += " (" + ", ".join(f"{n:,} {kind}" for kind, n in kinds.most_common()) + ")"
