@@ -4,6 +4,7 @@ and schemathesis against the OpenAPI document."""
 from __future__ import annotations
 
 import asyncio
+import gzip
 import html
 import json
 import re
@@ -82,6 +83,23 @@ def test_a_spec_page_and_its_twin(app: Any, demo_run: Demo) -> None:
     # The API takes a prefix as `spack find` prints it, when no other spec has it.
     whole, short = get(app, f"/api/specs/{spec}"), get(app, f"/api/specs/{spec[:7]}")
     assert short.status_code == 200 and short.json() == whole.json() and whole.json()["spec"]["hash"] == spec
+
+
+def test_every_gzipped_twin_of_the_static_site_is_served(app: Any, demo_run: Demo) -> None:
+    # Beside every tag page's twin, and any twin of 256 KiB (here a comparison of two tags).
+    written = sorted(demo_run.site.rglob("*.json.gz"))
+    assert any("compare" in path.parts for path in written)
+    for path in written:
+        response = get(app, "/" + path.relative_to(demo_run.site).as_posix())
+        assert response.status_code == 200, path
+        assert response.headers["content-type"] == "application/gzip"
+        assert response.content == path.read_bytes()
+    spec = next((demo_run.site / "specs").glob("*/*.json"))
+    gzipped = get(app, f"/specs/{spec.parent.name}/{spec.name}.gz")
+    assert gzip.decompress(gzipped.content) == spec.read_bytes()
+    # Unfiltered, as the static file: a filter is refused, and an error is said in JSON.
+    refused = get(app, "/tags/develop/index.json.gz?stack=e4s")
+    assert refused.status_code == 400 and "unknown parameter 'stack'" in refused.json()["error"]["message"]
 
 
 def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:

@@ -29,7 +29,6 @@ from ..changes import ChangesPage, ComparePage, changes_page, compare_page, prev
 from ..coverage import coverage_page
 from ..facets import FILTER_KEYS, PACKAGE_FILTER_KEYS, active_filters
 from ..feeds import ATOM, PACKAGE_FEED_ENTRIES, all_tags_feed, package_feed, tag_feed
-from ..gzipped import gzip_bytes
 from ..pages import (
     PackageRow,
     SpecPage,
@@ -73,7 +72,6 @@ MAX_OFFSET = 10**9
 
 JSON = "application/json"
 HTML = "text/html; charset=utf-8"
-GZIP = "application/gzip"
 
 
 class PackageList(msgspec.Struct, frozen=True):
@@ -265,7 +263,7 @@ def is_cheap_search(request: Request, *, indexes_ready: bool, walked: Callable[[
 def _page_builder(build: Callable[[Catalog, Request], Any]) -> Builder:
     def respond(catalog: Catalog, request: Request) -> tuple[bytes, str]:
         page = build(catalog, request)
-        if request.url.path.endswith(".json"):
+        if request.url.path.endswith((".json", ".json.gz")):  # (gzipped by .twins)
             return to_json(page), JSON
         with history_from(catalog):  # a tag page's recent changes, a spec page's "first seen"
             return render(page, configs=catalog.spec_configs, query=request.url.query).encode(), HTML
@@ -280,18 +278,15 @@ def _search_page(catalog: Catalog, request: Request) -> SearchView:
 
 def _spec_at(catalog: Catalog, request: Request) -> SpecPage:
     dag_hash = request.path_params["hash"]
-    if request.path_params["prefix"] != dag_hash[:2]:
-        raise UnknownSpec(dag_hash, f"no spec with hash {dag_hash!r} here: its page is under specs/{dag_hash[:2]}/")
-    return spec_page(catalog, dag_hash)
+    if request.path_params["prefix"] == dag_hash[:2]:
+        return spec_page(catalog, dag_hash)
+    if catalog.spec_summary(dag_hash) is None:  # (no page at all: pointing to one would mislead)
+        raise UnknownSpec(dag_hash, f"no spec with hash {dag_hash!r} in the catalog")
+    raise UnknownSpec(dag_hash, f"no spec with hash {dag_hash!r} here: its page is under specs/{dag_hash[:2]}/")
 
 
 def _all_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return render_all_packages(tag_page_from(_tag_data(catalog, request.path_params["tag"]))).encode(), HTML
-
-
-def _tag_twin_gzipped(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    """``index.json.gz``: the unfiltered twin of a tag page, gzipped, as the static site has it."""
-    return gzip_bytes(to_json(tag_page_from(_tag_data(catalog, request.path_params["tag"])))), GZIP
 
 
 def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
@@ -390,7 +385,6 @@ PAGES: dict[str, Endpoint] = {
     "home": Endpoint(_page_builder(lambda c, r: home_page(c))),
     "mirrors": Endpoint(_page_builder(lambda c, r: mirrors_page(c))),
     "tag": Endpoint(_page_builder(_tag_page), _TAG_FILTERS, _TAG_FILTERS),
-    "tag.gz": Endpoint(_tag_twin_gzipped),
     "package": Endpoint(_page_builder(_package_at), _PACKAGE_FILTERS, _PACKAGE_FILTERS),
     "spec": Endpoint(_page_builder(_spec_at)),
     "search": Endpoint(_page_builder(_search_page), _SEARCH, _SEARCH),

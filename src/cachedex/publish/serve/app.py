@@ -48,6 +48,7 @@ from .headers import SecurityHeaders, StateDates, accepts_gzip, code_modified
 from .openapi import openapi_document
 from .refusals import check_parameters, error_body, error_page
 from .reuse_route import ReadEnvironment, reuse_endpoint
+from .twins import gzipped_twin
 
 __all__ = ["HEAVY_BUILDS", "SMALL_WALK", "ServeState", "create_app"]
 
@@ -66,7 +67,11 @@ def _wants_html(request: Request) -> bool:
     """Whether errors on this path are HTML pages: the site's pages, not their JSON twins
     and not the API."""
     path = request.url.path
-    return not path.startswith("/api/") and not path.endswith(".json")
+    return not _in_api(path) and not path.endswith((".json", ".json.gz"))
+
+
+def _in_api(path: str) -> bool:
+    return path == "/api" or path.startswith("/api/")
 
 
 def _error(request: Request, status: int, message: str, etag: str = "") -> Cached:
@@ -181,7 +186,8 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
 
     def page_routes(prefix: str, endpoint: Endpoint, cheap: Callable[[Request], bool] = _never) -> list[Route]:
         respond = answer(endpoint, cheap=cheap)
-        return [Route(prefix + suffix, respond, methods=["GET"]) for suffix in ("", "index.html", "index.json")]
+        routes = [Route(prefix + suffix, respond, methods=["GET"]) for suffix in ("", "index.html", "index.json")]
+        return [*routes, Route(prefix + "index.json.gz", answer(gzipped_twin(endpoint)), methods=["GET"])]
 
     media = {"css": "text/css", "core": "text/javascript", "js": "text/javascript"}
     assets = {
@@ -196,15 +202,21 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         # The version is in the file's name: it never changes under that name.
         return _send(request, found, None, "public, max-age=31536000, immutable")
 
-    document = cached(msgspec.json.encode(openapi_document(reuse=read_environment is not None)), JSON, 200, "")
+    def fixed(body: bytes) -> Callable[[Request], Awaitable[Response]]:
+        """A body of the code alone: tagged (a client revalidates), taking no parameter."""
+        hit = cached(body, JSON, 200, '"' + hashlib.sha1(stamp + body).hexdigest()[:20] + '"')
 
-    async def openapi(request: Request) -> Response:
-        return _send(request, document, None)
+        async def respond(request: Request) -> Response:
+            try:
+                check_parameters(request, frozenset())
+            except BadQuery as exc:
+                return _send(request, _error(request, exc.status, str(exc)), None)
+            return _send(request, hit, None)
 
-    served = cached(live_marker(True), JSON, 200, "")
+        return respond
 
-    async def live(request: Request) -> Response:
-        return _send(request, served, None)
+    openapi = fixed(msgspec.json.encode(openapi_document(reuse=read_environment is not None)))
+    live = fixed(live_marker(True))
 
     async def short_spec(request: Request) -> Response:
         """``/spec/<hash or prefix>``, as ``spack find`` prints a hash: redirected to the
@@ -223,8 +235,8 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         moved = _slash_toggled(request, app.router.routes)
         if moved is not None:
             return RedirectResponse(moved, status_code=307)
-        if request.url.path.startswith("/api/"):
-            message = error_body(404, f"no such endpoint: {request.url.path}")
+        if _in_api(request.url.path):
+            message = error_body(404, f"no such endpoint: {request.url.path}; the API's are in /api/openapi.json")
             return Response(message, status_code=404, media_type=JSON, headers=_NOT_KEPT)
         return Response(render_not_found(), status_code=404, media_type=HTML, headers=_NOT_KEPT)
 
@@ -261,7 +273,6 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         *page_routes("/", PAGES["home"]),
         *page_routes("/mirrors/", PAGES["mirrors"]),
         *page_routes("/tags/{tag}/", PAGES["tag"]),
-        Route("/tags/{tag}/index.json.gz", answer(PAGES["tag.gz"]), methods=["GET"]),
         Route("/tags/{tag}/all.html", answer(PAGES["all"]), methods=["GET"]),
         *page_routes("/tags/{tag}/packages/{name}/", PAGES["package"], _always),
         *page_routes("/tags/{tag}/changes/", PAGES["changes"]),
@@ -280,6 +291,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         Route("/search.html", answer(PAGES["search"], cheap=cheap_search), methods=["GET"]),
         Route("/search.json", answer(PAGES["search"], cheap=cheap_search), methods=["GET"]),
         Route("/specs/{prefix}/{hash}.json", answer(PAGES["spec"]), methods=["GET"]),
+        Route("/specs/{prefix}/{hash}.json.gz", answer(gzipped_twin(PAGES["spec"])), methods=["GET"]),
     ]
     if read_environment is not None:
         routes.append(Route("/api/reuse", reuse_endpoint(catalogs, heavy, read_environment), methods=["POST"]))
