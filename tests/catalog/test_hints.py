@@ -340,3 +340,21 @@ def test_a_legacy_compiler_name_and_its_package_s_are_listed_once(tmp_path: Path
 def test_a_name_written_with_its_namespace_is_told_the_name(catalog: Catalog, text: str, hint: str) -> None:
     """``spack spec -N`` writes ``builtin.hdf5``; cachedex keys packages by name alone."""
     assert catalog.search(parse(text), tag="t", hints=True).hints == (hint,)
+
+
+def test_a_hash_the_scope_lacks_says_where_the_spec_is(catalog: Catalog) -> None:
+    """``/hash`` (as ``spack find`` prints it) of a spec the catalog has, not in the
+    scope: the tags that list it, or that no mirror has its binary (its page still shows
+    it, where /spec/<hash> leads); "nothing matches" alone read as "no such spec"."""
+    elsewhere, unlisted = record("x" * 32, "zlib", version="1.3"), record("y" * 32, "cmake", version="3.31")
+    write_tag(catalog, "u", [elsewhere])
+    write_tag(catalog, "v", [unlisted], members={unlisted.hash: False})
+    hints = {text: catalog.search(parse(text), tag="t", hints=True).hints for text in ("/xxxxxxx", "/yyyyyyy", "/z")}
+    assert hints == {
+        "/xxxxxxx": ("nothing in t matches /xxxxxxx; zlib@1.3 /xxxxxxx is listed in u",),
+        "/yyyyyyy": (
+            "nothing in t matches /yyyyyyy; cmake@3.31 /yyyyyyy: mirrors hold it only as a record, without a binary "
+            "(its page: /spec/yyyyyyy)",
+        ),
+        "/z": ("nothing in t matches /z",),
+    }

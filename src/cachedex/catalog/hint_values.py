@@ -25,6 +25,7 @@ __all__ = [
     "counted_by_indexes",
     "facet_values",
     "finds",
+    "hash_hint",
     "lacking_facets",
     "listed",
     "scope_values",
@@ -191,3 +192,35 @@ def counted_by_indexes(
         firsts = terms.strings_among(variant, bits)
     firsts.sort()
     return Counter({value: count for _first, value, count in firsts})
+
+
+def hash_hint(db: sqlite3.Connection, prefix: str, scope: str, tag: str | None) -> str:
+    """For ``/prefix`` that found nothing in the scope, what the catalog knows of a spec
+    of that hash (``spack find`` prints seven characters): the tags that list it, or
+    that it holds it only as a record without a binary, or from an earlier sync; its page
+    (``/spec/<hash>``) shows it still. ``""`` when no spec has such a hash."""
+    found = db.execute(
+        "SELECT s.hash, s.name, s.version FROM specs s WHERE s.hash >= ? AND s.hash < ? ORDER BY s.hash LIMIT 2",
+        (prefix, prefix + "\uffff"),
+    ).fetchall()
+    if len(found) != 1:  # (none, or a prefix too short to name one: the search says so)
+        return ""
+    ((dag_hash, name, version),) = found
+    spec = f"{name}@{version} /{dag_hash[:7]}"
+    tags = [
+        row[0]
+        for row in db.execute(
+            "SELECT DISTINCT t.name FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
+            "JOIN tags t ON t.id = m.tag_id "
+            "WHERE mb.spec_id = (SELECT id FROM specs WHERE hash = ?) AND mb.listed ORDER BY t.name",
+            (dag_hash,),
+        )
+        if row[0] != tag
+    ]
+    if tags:
+        return f"; {spec} is listed in {', '.join(tags)}"
+    held = db.execute(
+        "SELECT 1 FROM members WHERE spec_id = (SELECT id FROM specs WHERE hash = ?) LIMIT 1", (dag_hash,)
+    ).fetchone()
+    how = "mirrors hold it only as a record, without a binary" if held else "the catalog keeps it from an earlier sync"
+    return f"; {spec}: {how} (its page: /spec/{dag_hash[:7]})"

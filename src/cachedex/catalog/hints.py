@@ -26,6 +26,7 @@ from .hint_values import (
     counted_by_indexes,
     facet_values,
     finds,
+    hash_hint,
     lacking_facets,
     listed,
 )
@@ -292,6 +293,8 @@ def _one_condition_hint(
     said = f"nothing {scope} matches {label}"
     if query.variants:
         return said + close_variants(db, path, token, query.variants[0], tag, stack)
+    if query.hash_prefix is not None and not query.dependencies:
+        return said + hash_hint(db, query.hash_prefix, scope, tag)
     if not query.dependencies or query.dependencies[0].name is None:
         return said + facet_values(db, path, token, query, scope, tag, stack)
     (dependency,) = query.dependencies
