@@ -311,3 +311,31 @@ def test_forget_counts_one_spec_as_one_spec(tmp_path: Path) -> None:
         catalog.close()
     code, out, _ = run(_config(tmp_path / "cachedex.yaml", ["new"]), "forget", "old")
     assert code == 0 and out.startswith("forgot old (1 spec listed)\nremoved 1 spec nothing needed"), out
+
+
+def test_gc_says_it_waits_for_a_sync_writing_the_catalog(two_tags: Path) -> None:
+    """A sync holding the catalog's write lock: gc said nothing until it ended (seconds,
+    minutes), as if it hung; it says why it waits, then does its work."""
+    import sqlite3
+    import threading
+    import time
+
+    catalog = two_tags.parent / "cachedex.sqlite"
+    held = threading.Event()
+
+    def hold() -> None:
+        other = sqlite3.connect(catalog, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")
+        held.set()
+        time.sleep(1.0)
+        other.execute("COMMIT")
+        other.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert held.wait(10)
+    code, out, err = run(two_tags, "gc")
+    holder.join()
+    assert code == 0 and out.startswith("removed ")
+    assert err == "waiting for another process writing the catalog (a sync?) to finish ...\n"
+    assert run(two_tags, "gc")[2] == ""  # (none to wait for: nothing said)

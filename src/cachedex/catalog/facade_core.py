@@ -200,18 +200,21 @@ class CatalogCore:
         with self._transaction():
             return record_sizes(self._db, sizes)
 
-    def forget_tags(self, tags: Iterable[str]) -> dict[str, int]:
+    def forget_tags(self, tags: Iterable[str], *, on_wait: Callable[[], None] | None = None) -> dict[str, int]:
         """Remove ``tags`` (those no config names any more, say) with their history and
         verifications, in one transaction: {tag: specs it listed}. The specs no other
-        tag holds stay until :meth:`collect_garbage`."""
-        with self._transaction():
+        tag holds stay until :meth:`collect_garbage`. ``on_wait`` as :meth:`writing_tag`'s."""
+        with self._transaction(on_wait):
             return {tag: forget_tag(self._db, tag) for tag in tags}
 
-    def collect_garbage(self, *, history_before: float | None = None, vacuum: bool = True) -> tuple[int, int]:
+    def collect_garbage(
+        self, *, history_before: float | None = None, vacuum: bool = True, on_wait: Callable[[], None] | None = None
+    ) -> tuple[int, int]:
         """Forget specs no mirror holds and no history names (with ``history_before``,
         first the changes recorded before that time), then give the space back to the
-        file system. Returns (specs forgotten, changes forgotten)."""
-        with self._transaction():
+        file system. Returns (specs forgotten, changes forgotten). ``on_wait`` as
+        :meth:`writing_tag`'s."""
+        with self._transaction(on_wait):
             counts = collect_garbage(self._db, history_before)
         if vacuum:
             try:

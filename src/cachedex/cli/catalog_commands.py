@@ -82,7 +82,7 @@ def forget_command(state: State, tags: tuple[str, ...]) -> None:
                 visible(f"not in the catalog: {', '.join(unknown)} (tags: {', '.join(sorted(known)) or 'none'})")
             )
         before = _file_size(config.catalog)
-        forgotten = catalog.forget_tags(dict.fromkeys(tags))
+        forgotten = catalog.forget_tags(dict.fromkeys(tags), on_wait=_say_waiting)
         specs, _ = catalog.collect_garbage()
     for tag, listed in forgotten.items():
         click.echo(visible(f"forgot {tag} ({counted(listed, 'spec')} listed)"))
@@ -104,8 +104,13 @@ def gc_command(state: State) -> None:
     config = state.config()
     before = _file_size(config.catalog)
     with Catalog(config.catalog, create=False) as catalog:  # (none: nothing to collect)
-        specs, _ = catalog.collect_garbage()
+        specs, _ = catalog.collect_garbage(on_wait=_say_waiting)
     _said_space(specs, before, _file_size(config.catalog))
+
+
+def _say_waiting() -> None:
+    """Another process writes the catalog (a sync): said, or the command seems to hang."""
+    click.echo("waiting for another process writing the catalog (a sync?) to finish ...", err=True)
 
 
 def _said_space(specs: int, before: int, after: int) -> None:
