@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -85,3 +86,18 @@ def test_search_times_answers_the_serve_bench_queries_in_process(
     # Two workers, two connections each: worker 0 answers 1, 3, 5, 7; worker 1 2, 4, 6, 8.
     p50, p99 = bench.queue_model([1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0], 2, 2)
     assert (p50, p99) == (9.0, 14.0)  # windows 1+3, 3+5, 5+7 and 2+4, 4+6, 6+8
+
+
+def test_the_decode_floor_bench_decodes_every_record_each_way(mirrors: Path) -> None:
+    """Its decodes are timed against each other: each must read the whole index."""
+    from tests.helpers import fixture_index
+
+    index = fixture_index(mirrors)
+    data = json.dumps(index).encode()
+    sys.path.insert(0, str(REPO / "bench"))  # (it imports ingest.py, beside it)
+    try:
+        counts = _bench_module("decode_floor").records(data)
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    assert set(counts.values()) == {len(index["database"]["installs"])}  # type: ignore[index]
+    assert list(counts) == ["(a) typed", "(s) the sync's", "(b) flags, specs raw", "(c) records raw"]
