@@ -149,6 +149,10 @@ class OciSource(Source):
         """The real URL of ``path`` (``manifests/<tag>``, ``blobs/<digest>``, ``tags/list``)."""
         return self._base + path
 
+    def auth_headers(self, url: str) -> list[str]:
+        """The headers that authorize a request to ``url`` now (the registry's token)."""
+        return self._session.auth_headers(url)
+
     # -- requests, with the bearer-token flow ----------------------------------------------------
 
     @staticmethod

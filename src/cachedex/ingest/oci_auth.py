@@ -267,6 +267,12 @@ class RegistrySession:
             if self._state[1] != (f"Authorization: Bearer {token.value}",):
                 self._set(f"Bearer {token.value}")
 
+    def auth_headers(self, url: str) -> list[str]:
+        """The headers that authorize a request to ``url`` now (:meth:`prepare`'s token),
+        for a request made by its caller (a ``--deep`` read that hashes as it goes)."""
+        self.prepare(url)
+        return list(self._state[1])
+
     def refused(self, url: str, www_authenticate: str, generation: int) -> None:
         """A request to ``url`` sent with the headers of ``generation`` was answered 401
         with ``www_authenticate``: get the token it asks for (unless a newer one is

@@ -38,7 +38,8 @@ from ..values import MirrorRef
 from .discovery import chosen_tags
 from .http import HttpClient
 from .sources import Source, open_source
-from .verify_mirror import Findings, MirrorChecker
+from .verify_findings import Findings
+from .verify_mirror import MirrorChecker
 from .views import SkippedView, with_found_views
 
 __all__ = ["PROBLEM_KINDS", "MirrorVerification", "Problem", "TagVerification", "VerifyReport", "verify"]

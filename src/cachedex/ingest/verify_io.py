@@ -4,9 +4,10 @@ their sizes), and the checksums of whole binaries, streamed.
 Existence is a ``stat`` in a local folder and an HTTP HEAD otherwise, many in flight at
 once through the sync's :class:`~.http.HttpClient` (``http.concurrency``), answers
 decoded to one number in the engine thread. A checksum is computed as the bytes arrive,
-never holding a file whole: over HTTP in libcurl's write callback (a request that keeps
-nothing), in a local folder by reading 1 MiB at a time, several files at once (hashlib
-releases the GIL, so each core hashes).
+never holding a file whole and never past the size a manifest gives: over HTTP (an OCI
+registry too) in libcurl's write callback (a request that keeps nothing), in a local
+folder by reading 1 MiB at a time, several files at once (hashlib releases the GIL, so
+each core hashes).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..errors import CachedexError, SourceError, SourceNotFound
-from .http_requests import Request, Response
+from .http_requests import Request, Response, parse_headers
 from .local_source import LocalSource
 from .sources import HttpSource, Source
 
@@ -84,76 +85,134 @@ def _pooled_sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tu
 
 
 class DeepResult:
-    """A binary read whole: its digest and size, or the error that stopped the read."""
+    """A binary read whole: its digest and size, or the error that stopped the read
+    (``over``: it holds more bytes than its manifest gives)."""
 
-    __slots__ = ("digest", "error", "size")
+    __slots__ = ("digest", "error", "over", "size")
 
-    def __init__(self, digest: str = "", size: int = 0, error: CachedexError | None = None) -> None:
+    def __init__(
+        self, digest: str = "", size: int = 0, error: CachedexError | None = None, *, over: bool = False
+    ) -> None:
         self.digest = digest
         self.size = size
         self.error = error
+        self.over = over
 
 
 class _HashingRequest(Request):
-    """A GET that hashes its body as it arrives and keeps none of it."""
+    """A GET that hashes its body as it arrives and keeps none of it. A retry (a
+    timeout, a connection dropped) asks for the rest only (``Range``): a big binary is
+    not downloaded again from its start, nor again past ``http.deadline`` each time;
+    a server that answers with the whole file is hashed anew."""
 
-    def __init__(self, url: str, algorithm: str, limit: int, headers: list[str]) -> None:
-        super().__init__(url, headers=headers, limit=limit, progress=self._ignore, raw=True)
+    def __init__(self, url: str, algorithm: str, limit: int, headers: list[str], *, size: int | None) -> None:
+        self._given: list[str] = []
+        super().__init__(url, headers=headers, limit=limit, ok=(200, 206), progress=self._ignore, raw=True)
         self.algorithm = algorithm
         self.hasher = hashlib.new(algorithm)
         self.count = 0
+        self.size = size
+        self.over = False
         self._attempt = 0
+        self._hashing = False  # this attempt's body is the binary's (not an error page)
+
+    @property
+    def headers(self) -> list[str]:
+        # (read by the engine as each attempt starts)
+        return [*self._given, f"Range: bytes={self.count}-"] if self.count else self._given
+
+    @headers.setter
+    def headers(self, value: list[str]) -> None:
+        self._given = list(value)
 
     def _ignore(self, received: int, total: int | None) -> None:
         pass
 
     def _write(self, data: bytes) -> int | None:
-        if self.attempt != self._attempt:  # a retry starts over
+        if self.attempt != self._attempt:
             self._attempt = self.attempt
-            self.hasher = hashlib.new(self.algorithm)
-            self.count = 0
+            stopped = self._begin()
+            if stopped is not None:
+                return stopped
+        if not self._hashing:
+            return None
         self.hasher.update(data)
         self.count += len(data)
         if self.count > self.limit:
-            self._reason = f"larger than {self.limit:,} bytes, the most --deep reads of a binary"
+            self.over = self.size is not None
+            most = "the size its manifest gives" if self.over else "the most --deep reads of a binary"
+            self._reason = f"more than {self.limit:,} bytes, {most}"
             return 0
+        return None
+
+    def _begin(self) -> int | None:
+        """The first bytes of an attempt: go on from where the last one stopped (206 of
+        the range asked), start over (200), or ignore an error page (a retry follows)."""
+        status = next((line.split()[1:2] for line in reversed(self._raw_headers) if line[:5] == b"HTTP/"), [])
+        code = status[0] if status else b""
+        self._hashing = code in (b"200", b"206")
+        if code == b"206":
+            given = parse_headers(self._raw_headers).get("content-range", "")
+            if not self.count or not given.startswith(f"bytes {self.count}-"):
+                self._hashing = False
+                self._reason = f"answered the range {given or '(none)'!r}, not the one asked"
+                return 0
+        elif code == b"200":
+            self.hasher = hashlib.new(self.algorithm)
+            self.count = 0
         return None
 
 
 def checksums(
-    source: Source, items: Iterable[tuple[K, str, str]], *, limit: int = MAX_BINARY
+    source: Source, items: Iterable[tuple[K, str, str, int | None]], *, limit: int = MAX_BINARY
 ) -> Iterator[tuple[K, DeepResult]]:
-    """``(key, result)`` for each ``(key, path, algorithm)``: the digest and size of the
-    whole file, read as a stream; in any order."""
-    if isinstance(source, HttpSource):
-        headers = source.headers()
-        requests = (
-            (key, _HashingRequest(source.join(path), algorithm, limit, headers)) for key, path, algorithm in items
-        )
-        pending: dict[int, _HashingRequest] = {}
-
-        def tagged() -> Iterator[tuple[tuple[K, int], Request]]:
-            for key, request in requests:
-                pending[id(request)] = request
-                yield (key, id(request)), request
-
-        for (key, ident), outcome in source.client.map(tagged(), lambda response: None):
-            request = pending.pop(ident)
-            if isinstance(outcome, CachedexError):
-                yield key, DeepResult(error=outcome)
-            else:
-                yield key, DeepResult(request.hasher.hexdigest(), request.count)
-        return
+    """``(key, result)`` for each ``(key, path, algorithm, size)``: the digest and size of
+    the whole file, read as a stream, never past ``size`` (when known) nor ``limit``; in
+    any order."""
     if isinstance(source, LocalSource):
         with ThreadPoolExecutor(LOCAL_WORKERS) as pool:
-            yield from pool.map(lambda item: (item[0], _hash_local(source, item[1], item[2], limit)), items)
+            yield from pool.map(lambda item: (item[0], _hash_local(source, item[1], item[2], item[3], limit)), items)
         return
-    with ThreadPoolExecutor(_POOL) as pool:
-        yield from pool.map(lambda item: (item[0], _hash_fetched(source, item[1], item[2], limit)), items)
+    from .oci import OciSource
+
+    if isinstance(source, HttpSource):
+        client, headers = source.client, source.headers()
+
+        def request(path: str, algorithm: str, size: int | None) -> _HashingRequest:
+            most = min(size, limit) if size is not None else limit
+            return _HashingRequest(source.join(path), algorithm, most, headers, size=size)
+
+    elif isinstance(source, OciSource):
+        # (the registry's token, as it is when each request is made: a long --deep run
+        # outlives tokens, which auth_headers renews)
+        client, oci = source.client, source
+
+        def request(path: str, algorithm: str, size: int | None) -> _HashingRequest:
+            url = oci.join(path)
+            most = min(size, limit) if size is not None else limit
+            return _HashingRequest(url, algorithm, most, oci.auth_headers(url), size=size)
+
+    else:
+        raise TypeError(f"no --deep reads from {type(source).__name__}")
+    pending: dict[int, _HashingRequest] = {}
+
+    def tagged() -> Iterator[tuple[tuple[K, int], Request]]:
+        for key, path, algorithm, size in items:
+            hashing = request(path, algorithm, size)
+            pending[id(hashing)] = hashing
+            yield (key, id(hashing)), hashing
+
+    for (key, ident), outcome in client.map(tagged(), lambda response: None):
+        done = pending.pop(ident)
+        if isinstance(outcome, CachedexError):
+            yield key, DeepResult(size=done.count, error=outcome, over=done.over)
+        else:
+            yield key, DeepResult(done.hasher.hexdigest(), done.count)
 
 
-def _hash_local(source: LocalSource, path: str, algorithm: str, limit: int) -> DeepResult:
+def _hash_local(source: LocalSource, path: str, algorithm: str, size: int | None, limit: int) -> DeepResult:
     hasher = hashlib.new(algorithm)
+    most = min(size, limit) if size is not None else limit
     count = 0
     try:
         with open(os.path.join(str(source.root), path), "rb", buffering=0) as handle:
@@ -165,19 +224,13 @@ def _hash_local(source: LocalSource, path: str, algorithm: str, limit: int) -> D
                     break
                 hasher.update(view[:read])
                 count += read
-                if count > limit:
+                if count > most:
+                    if size is not None:
+                        error = SourceError(source.join(path), f"more than {most:,} bytes, the size its manifest gives")
+                        return DeepResult(size=count, error=error, over=True)
                     return DeepResult(error=SourceError(source.join(path), f"larger than {limit:,} bytes"))
     except FileNotFoundError:
         return DeepResult(error=SourceNotFound(source.join(path), "not found"))
     except OSError as exc:
         return DeepResult(error=SourceError(source.join(path), f"cannot read: {exc.strerror or exc}"))
     return DeepResult(hasher.hexdigest(), count)
-
-
-def _hash_fetched(source: Source, path: str, algorithm: str, limit: int) -> DeepResult:
-    """A source that can only read whole files (an OCI registry): fetched, then hashed."""
-    try:
-        data = source.read(path, limit=limit)
-    except CachedexError as exc:
-        return DeepResult(error=exc)
-    return DeepResult(hashlib.new(algorithm, data).hexdigest(), len(data))

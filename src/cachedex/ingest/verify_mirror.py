@@ -19,12 +19,11 @@ Dependencies are checked over the whole tag afterwards (:mod:`.verify`).
 from __future__ import annotations
 
 import hashlib
-import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..catalog.verifications import Problem, SpecSignature
+from ..catalog.verifications import SpecSignature
 from ..config import Limits
 from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound
 from ..progress import ProgressLine
@@ -38,46 +37,17 @@ from .sizes import is_path_safe
 from .snapshots import OCI_LAYOUT
 from .sources import Source
 from .verify_documents import DecodedSpec, blob_root_hash, plain_text, raw_bytes
+from .verify_findings import Findings, without_url
 from .verify_io import checksums, sizes
 from .verify_keys import load_keys
 
-__all__ = ["Findings", "MirrorChecker", "without_url"]
+__all__ = ["MirrorChecker"]
 
 #: Files whose signatures are checked at once (each a gpg process).
 SIGNATURE_WORKERS = 2
 #: Manifests handed to the signature workers at a time.
 BATCH = 1024
 _SPEC_MEDIA = "application/vnd.spack.spec."
-
-
-class Findings:
-    """What the checks of one mirror found, before the tag's dependency check."""
-
-    def __init__(self, ref: MirrorRef) -> None:
-        self.ref = ref
-        self.layout: int | None = None
-        self.started = time.time()
-        self.checks: list[str] = []
-        self.skipped: list[str] = []  #: checks that could not run, and why
-        self.problems: list[Problem] = []
-        self.signatures: list[SpecSignature] = []
-        self.listed: dict[str, tuple[tuple[str, str], ...]] = {}  #: listed hash -> link/run (hash, name)
-        self.labels: dict[str, str] = {}  #: listed hash -> name@version, for messages
-        self.externals: set[str] = set()
-        self.index_url = ""
-        self.found = 0
-        self.binaries = 0
-        self.signing = "unsigned"
-        self.keys: tuple[str, ...] = ()
-        self.keyring = ""
-
-    def problem(self, kind: str, url: str, message: str, dag_hash: str | None = None) -> None:
-        self.problems.append(Problem(kind, url, message, dag_hash))
-
-
-def without_url(error: CachedexError) -> str:
-    """What went wrong, without the URL a problem row names already."""
-    return str(getattr(error, "problem", error))
 
 
 class MirrorChecker:
@@ -278,7 +248,8 @@ class MirrorChecker:
             if isinstance(result, SourceNotFound):
                 self.out.problem("tarball-missing", url, f"binary of {self.label(dag_hash)}: not found", dag_hash)
             elif isinstance(result, CachedexError):
-                self.out.problem("tarball-unreadable", url, f"binary of {self.label(dag_hash)}: {result}", dag_hash)
+                message = f"binary of {self.label(dag_hash)}: {without_url(result)}"
+                self.out.problem("tarball-unreadable", url, message, dag_hash)
             elif size is not None and result is not None and result != size:
                 message = f"binary of {self.label(dag_hash)}: {result:,} bytes, its manifest says {size:,}"
                 self.out.problem("tarball-size", url, message, dag_hash)
@@ -287,15 +258,19 @@ class MirrorChecker:
         self.out.binaries = len(found)
         return found
 
-    def check_checksums(self, items: list[tuple[str, str, str, str]]) -> None:
-        """--deep: read each ``(hash, path, algorithm, expected digest)`` whole."""
+    def check_checksums(self, items: Sequence[tuple[str, str, str, str, int | None]]) -> None:
+        """--deep: read each ``(hash, path, algorithm, expected digest, expected size)``
+        whole (never past that size, when known)."""
         self.phase("checksums", len(items))
-        expected = {dag_hash: (path, digest) for dag_hash, path, _algorithm, digest in items}
-        work = ((h, p, a) for h, p, a, _d in items)
+        expected = {dag_hash: (path, digest, size) for dag_hash, path, _algorithm, digest, size in items}
+        work = ((h, p, a, s) for h, p, a, _d, s in items)
         for dag_hash, result in self.counted(checksums(self.source, work)):
-            path, digest = expected[dag_hash]
+            path, digest, size = expected[dag_hash]
             url = self.source.join(path)
-            if result.error is not None:
+            if result.over:
+                message = f"binary of {self.label(dag_hash)}: more than the {size or 0:,} bytes its manifest says"
+                self.out.problem("tarball-size", url, message, dag_hash)
+            elif result.error is not None:
                 message = f"binary of {self.label(dag_hash)}: {without_url(result.error)}"
                 self.out.problem("tarball-unreadable", url, message, dag_hash)
             elif result.digest != digest:
@@ -326,7 +301,11 @@ class MirrorChecker:
         self._spec_blobs([d for d in decoded if d.spec is not None])
         if self.deep:
             self.check_checksums(
-                [(h, blob_path(t), t.checksumAlgorithm, t.checksum) for h, t in tarballs.items() if h in found]
+                [
+                    (h, blob_path(t), t.checksumAlgorithm, t.checksum, t.contentLength)
+                    for h, t in tarballs.items()
+                    if h in found
+                ]
             )
         if self.ref.view is None:
             self._unindexed_v3()
@@ -375,7 +354,8 @@ class MirrorChecker:
                 self.out.problem("spec-blob-checksum", url, f"spec of {self.label(dag_hash)}: {exc.problem}", dag_hash)
                 continue
             except CachedexError as exc:
-                self.out.problem("spec-blob-unreadable", url, f"spec of {self.label(dag_hash)}: {exc}", dag_hash)
+                message = f"spec of {self.label(dag_hash)}: {without_url(exc)}"
+                self.out.problem("spec-blob-unreadable", url, message, dag_hash)
                 continue
             if found != dag_hash:
                 message = f"holds the spec of {found!r}, not of {dag_hash}, which its manifest's name says"

@@ -18,8 +18,9 @@ import msgspec
 from ..errors import CachedexError, SourceNotFound
 from ..values import SpecRecord, is_dag_hash
 from .oci import INDEX_TAG, MANIFEST_MEDIA_TYPES, OciSource, spack_tag
+from .verify_findings import without_url
 from .verify_io import sizes
-from .verify_mirror import MirrorChecker, without_url
+from .verify_mirror import MirrorChecker
 
 __all__ = ["check_oci"]
 
@@ -98,7 +99,8 @@ def _check_layers(checker: MirrorChecker, images: dict[str, _Image]) -> None:
                 out.problem("layer-missing", url, f"{own} of {checker.label(dag_hash)}: not found", dag_hash)
                 complete = False
             elif isinstance(result, CachedexError):
-                out.problem("tarball-unreadable", url, f"{own} of {checker.label(dag_hash)}: {result}", dag_hash)
+                message = f"{own} of {checker.label(dag_hash)}: {without_url(result)}"
+                out.problem("tarball-unreadable", url, message, dag_hash)
                 complete = False
             elif result is not None and result != layer.size:
                 message = f"{own} of {checker.label(dag_hash)}: {result:,} bytes, its image says {layer.size:,}"
@@ -112,7 +114,7 @@ def _check_layers(checker: MirrorChecker, images: dict[str, _Image]) -> None:
         for dag_hash in sorted(whole):
             last = images[dag_hash].layers[-1]
             algorithm, _, digest = last.digest.partition(":")
-            items.append((dag_hash, f"blobs/{last.digest}", algorithm, digest))
+            items.append((dag_hash, f"blobs/{last.digest}", algorithm, digest, last.size))
         checker.check_checksums(items)
 
 

@@ -56,7 +56,7 @@ def check_v2(checker: MirrorChecker, listed: list[SpecRecord]) -> None:
         for d in decoded:
             digest = _checksum_of(d.document)
             if d.hash in found and digest is not None:
-                items.append((d.hash, tarballs[d.hash], "sha256", digest))
+                items.append((d.hash, tarballs[d.hash], "sha256", digest, None))
         checker.check_checksums(items)
     if names is None:
         out.skipped.append("unindexed: this mirror's folders cannot be listed")

@@ -1,0 +1,44 @@
+"""What the checks of one mirror found (:class:`Findings`), before the tag's dependency
+check, and how a problem row says an error (:func:`without_url`): shared by the checks
+of each layout (:mod:`.verify_mirror`, :mod:`.verify_v2`, :mod:`.verify_oci`) and the
+tag's (:mod:`.verify`)."""
+
+from __future__ import annotations
+
+import time
+
+from ..catalog.verifications import Problem, SpecSignature
+from ..errors import CachedexError
+from ..values import MirrorRef
+
+__all__ = ["Findings", "without_url"]
+
+
+class Findings:
+    """What the checks of one mirror found, before the tag's dependency check."""
+
+    def __init__(self, ref: MirrorRef) -> None:
+        self.ref = ref
+        self.layout: int | None = None
+        self.started = time.time()
+        self.checks: list[str] = []
+        self.skipped: list[str] = []  #: checks that could not run, and why
+        self.problems: list[Problem] = []
+        self.signatures: list[SpecSignature] = []
+        self.listed: dict[str, tuple[tuple[str, str], ...]] = {}  #: listed hash -> link/run (hash, name)
+        self.labels: dict[str, str] = {}  #: listed hash -> name@version, for messages
+        self.externals: set[str] = set()
+        self.index_url = ""
+        self.found = 0
+        self.binaries = 0
+        self.signing = "unsigned"
+        self.keys: tuple[str, ...] = ()
+        self.keyring = ""
+
+    def problem(self, kind: str, url: str, message: str, dag_hash: str | None = None) -> None:
+        self.problems.append(Problem(kind, url, message, dag_hash))
+
+
+def without_url(error: CachedexError) -> str:
+    """What went wrong, without the URL a problem row names already."""
+    return str(getattr(error, "problem", error))
