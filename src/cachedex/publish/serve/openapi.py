@@ -20,6 +20,7 @@ from ..coverage import CoveragePage
 from ..pages import PackagePage, SpecPage, TagRow
 from .api import FACET_PARAMETERS, MAX_LIMIT, MAX_OFFSET, PackageList
 from .refusals import ErrorBody
+from .reuse_route import BODY_BYTES, BODY_SECONDS
 
 __all__ = ["openapi_document"]
 
@@ -30,23 +31,73 @@ def _ref(kind: type) -> dict[str, str]:
     return {"$ref": _REF.format(name=kind.__name__)}
 
 
-def _responses(ok: dict[str, Any], *errors: int) -> dict[str, Any]:
-    result: dict[str, Any] = {"200": {"description": "OK", "content": {"application/json": {"schema": ok}}}}
-    reasons = {
-        400: "A bad parameter or query",
-        404: "No such tag, stack, package or spec",
-        408: "The body did not arrive in time",
-        413: "The body is too large",
-        503: "The server holds as many bodies as it takes at once: retry after Retry-After seconds",
-        405: "A method the path does not take (the Allow header names those it does)",
-        500: "The catalog cannot be read (damaged or replaced by another file); the server's log says why",
+#: The body of every error the app itself answers.
+_ERROR = {"application/json": {"schema": _ref(ErrorBody)}}
+#: What uvicorn answers before the app sees the request (``cachedex serve``): one line of text.
+_PLAIN = {"text/plain": {"schema": {"type": "string"}}}
+
+#: 400 from the HTTP layer, on any path.
+_BAD_HEAD = " (a request head over 64 KiB, or not HTTP at all: a line of text from the HTTP layer)"
+#: Any parameter a route does not list, or one given twice, is refused (refusals.check_parameters).
+_UNLISTED = "a parameter not listed here, or one given twice"
+_NO_TAG = "No such tag"
+
+
+def _responses(
+    ok: dict[str, Any], bad: str, not_found: str = "", *, get: bool = True, more: dict[int, Any] | None = None
+) -> dict[str, Any]:
+    """An operation's answers: 200 with ``ok``, 400 (``bad``: why), 404 (``not_found``:
+    why, if it can), ``more`` by status, and those any path may answer. A GET answer
+    carries an ETag and is revalidated (304); every path is also reached with its
+    trailing "/" toggled (307); uvicorn refuses past its limit of connections (503)."""
+    headers: dict[str, Any] = {
+        "ETag": {"required": True, "schema": {"type": "string"}, "description": "send it as If-None-Match"},
+        "Last-Modified": {
+            "schema": {"type": "string"},
+            "description": "the date of the catalog's state, as this server dates it (the second after it "
+            "first saw that state); send it as If-Modified-Since",
+        },
     }
-    for status in (*errors, 405, 500):  # (any path may answer those two)
-        result[str(status)] = {
-            "description": reasons[status],
-            "content": {"application/json": {"schema": _ref(ErrorBody)}},
+    result: dict[str, Any] = {
+        "200": {
+            "description": "OK",
+            "content": {"application/json": {"schema": ok}},
+            **({"headers": headers} if get else {}),
         }
-    return result
+    }
+    if get:
+        result["304"] = {
+            "description": "Not modified: If-None-Match names the answer's ETag (or, without If-None-Match, "
+            "If-Modified-Since is not before its Last-Modified); no body"
+        }
+    result["307"] = {
+        "description": 'Answered to this path written with a trailing "/" (e.g. /api/tags/): Location names '
+        "this path (relative, the query kept); repeat the request there, same method and body",
+        "headers": {"Location": {"required": True, "schema": {"type": "string"}}},
+    }
+    result["400"] = {"description": bad + _BAD_HEAD, "content": {**_ERROR, **_PLAIN}}
+    if not_found:
+        result["404"] = {"description": not_found, "content": _ERROR}
+    result.update((str(status), answer) for status, answer in (more or {}).items())
+    result["405"] = {
+        "description": "A method the path does not take (the Allow header names those it does)",
+        "content": _ERROR,
+    }
+    result["500"] = {
+        "description": "The catalog cannot be read (damaged or replaced by another file), or an internal error; "
+        "the server's log says why",
+        "content": _ERROR,
+    }
+    result.setdefault(
+        "503",
+        {
+            "description": "The server holds as many connections and requests as it takes at once "
+            "(a thousand per process, fewer under a low open-file limit): a line of text, then the "
+            "connection is closed; try again shortly",
+            "content": _PLAIN,
+        },
+    )
+    return dict(sorted(result.items()))
 
 
 def _param(
@@ -61,8 +112,25 @@ def _param(
     }
 
 
-def _operation(operation_id: str, summary: str, ok: dict[str, Any], *errors: int, **extra: Any) -> dict[str, Any]:
-    return {"get": {"summary": summary, "operationId": operation_id, **extra, "responses": _responses(ok, *errors)}}
+#: What only ``POST /api/reuse`` answers: it reads a body (reuse_route).
+_REUSE_REFUSALS: dict[int, Any] = {
+    408: {"description": f"The body did not arrive within {BODY_SECONDS:.0f} s", "content": _ERROR},
+    413: {"description": f"The body is larger than {BODY_BYTES // 2**20} MiB", "content": _ERROR},
+    503: {
+        "description": "The server holds as many bodies as it takes at once (JSON, with Retry-After seconds), "
+        "or as many connections and requests (a line of text, then the connection is closed); try again shortly",
+        "headers": {"Retry-After": {"schema": {"type": "string"}, "description": "seconds (with the JSON body)"}},
+        "content": {**_ERROR, **_PLAIN},
+    },
+}
+
+
+def _operation(
+    operation_id: str, summary: str, ok: dict[str, Any], bad: str, not_found: str = "", **extra: Any
+) -> dict[str, Any]:
+    return {
+        "get": {"summary": summary, "operationId": operation_id, **extra, "responses": _responses(ok, bad, not_found)}
+    }
 
 
 def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
@@ -83,10 +151,18 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
         ],
         ref_template=_REF,
     )
+    described = {
+        "stack": "only packages with a spec of this stack that matches the other filters too "
+        "(a stack the tag does not have: 404)",
+        "runs_on": "only packages with a spec a machine of this target runs (e.g. zen3)",
+    }
     facets = [
-        _param(key, description=f"only packages with a spec of this {key} that matches the other filters too")
-        if key != "runs_on"
-        else _param(key, description="only packages with a spec a machine of this target runs (e.g. zen3)")
+        _param(
+            key,
+            description=described.get(
+                key, f"only packages with a spec of this {key} that matches the other filters too"
+            ),
+        )
         for key in FACET_PARAMETERS
     ]
     document: dict[str, Any] = {
@@ -96,35 +172,40 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
             "version": __version__,
             "description": "What is in the Spack build cache? Tags, packages and specs of the synced "
             "mirrors; search with Spack's spec syntax; diffs. Errors: "
-            '{"error": {"status": ..., "message": ...}}.',
+            '{"error": {"status": ..., "message": ...}}, but for the few a line of text says '
+            "(the HTTP layer's 400 and 503). A GET answer carries an ETag and a HEAD is answered as "
+            "a GET; a request with If-None-Match or If-Modified-Since gets 304 while the answer holds.",
         },
         # Relative to this document (/api/openapi.json): the server's root, under whatever
         # prefix a reverse proxy serves it (without it, clients call the host's /api/).
         "servers": [{"url": "..", "description": "this server (the folder above this document)"}],
         "paths": {
-            "/api/tags": _operation("tags", "Every tag with its totals", {"type": "array", "items": _ref(TagRow)}, 400),
+            "/api/tags": _operation(
+                "tags", "Every tag with its totals", {"type": "array", "items": _ref(TagRow)}, "Any parameter"
+            ),
             "/api/tags/{tag}/packages": _operation(
                 "packages",
                 "Packages of a tag, with facet counts",
                 _ref(PackageList),
-                400,
-                404,
+                f"A facet not listed here, or {_UNLISTED}",
+                f"{_NO_TAG}, or the tag has no such stack",
                 parameters=[_param("tag", "path"), *facets],
             ),
             "/api/tags/{tag}/packages/{name}": _operation(
                 "package",
                 "A package's specs in a tag",
                 _ref(PackagePage),
-                400,
-                404,
+                "Any parameter",
+                f"{_NO_TAG}, or the tag lists no such package",
                 parameters=[_param("tag", "path"), _param("name", "path")],
             ),
             "/api/specs/{hash}": _operation(
                 "spec",
                 "One spec with its dependencies and dependents",
                 _ref(SpecPage),
-                400,
-                404,
+                "Any parameter",
+                "No spec has a hash starting with this, or several do (the prefix is ambiguous: "
+                "give more characters); the message says which",
                 parameters=[
                     _param("hash", "path", description="the DAG hash, or a prefix of it that no other spec has")
                 ],
@@ -133,17 +214,18 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                 "search",
                 "Specs matching a query in Spack's spec syntax",
                 _ref(SearchPage),
-                400,
-                404,
+                "A query that is not Spack's spec syntax (the message shows where), limit or offset not a "
+                f"whole number in range, stack without tag, or {_UNLISTED}",
+                f"{_NO_TAG}, or the tag has no such stack",
                 parameters=[
                     _param(
                         "q",
                         description="Spack spec syntax, e.g. 'hdf5+mpi target=x86_64: %gcc@13', "
                         "'zlib target=:zen3' (what runs on zen3: zen3 and the targets it descends from), "
-                        "or 'hdf5 ^mpi' (a virtual: what depends on a provider of it)",
+                        "or 'hdf5 ^mpi' (a virtual: what depends on a provider of it); none: every spec",
                     ),
-                    _param("tag"),
-                    _param("stack", description="needs tag"),
+                    _param("tag", description="only specs of this tag"),
+                    _param("stack", description="only specs of this stack of the tag (needs tag)"),
                     _param("limit", schema={"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50}),
                     _param("offset", schema={"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0}),
                 ],
@@ -153,29 +235,29 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                 "The latest verification of each mirror of a tag (cachedex verify): checks, counts, problems "
                 "(the first 1,000 of each mirror; problem_count counts them all)",
                 _ref(TagVerification),
-                400,
-                404,
+                "Any parameter",
+                f"{_NO_TAG}, or the tag was never verified (cachedex verify)",
                 parameters=[_param("tag", "path")],
             ),
             "/api/tags/{tag}/coverage": _operation(
                 "coverage",
                 "What covers what in a tag: specs per stack and platform-os-target, per package and target family",
                 _ref(CoveragePage),
-                400,
-                404,
+                "Any parameter",
+                _NO_TAG,
                 parameters=[_param("tag", "path")],
             ),
             "/api/diff": _operation(
                 "diff",
                 "What changed between two tags (from, to) or in a tag since a date (tag, since)",
                 _ref(TagDiff),
-                400,
-                404,
+                f"Neither from and to nor tag and since, both pairs, since not a date YYYY-MM-DD, or {_UNLISTED}",
+                _NO_TAG,
                 parameters=[
-                    _param("from"),
-                    _param("to"),
-                    _param("tag"),
-                    _param("since", description="YYYY-MM-DD"),
+                    _param("from", description="the older tag (with to)"),
+                    _param("to", description="the newer tag (with from)"),
+                    _param("tag", description="the tag whose changes since a date are asked (with since)"),
+                    _param("since", description="YYYY-MM-DD (with tag)"),
                 ],
             ),
             "/api/reuse": {
@@ -196,7 +278,13 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                             "text/plain": {"schema": {"type": "string"}},
                         },
                     },
-                    "responses": _responses(_ref(ReuseReport), 400, 404, 408, 413, 503),
+                    "responses": _responses(
+                        _ref(ReuseReport),
+                        f"An empty body, one that is neither a lockfile nor a spec file, or {_UNLISTED}",
+                        f"{_NO_TAG}, or no such stack in a tag asked (or, with no tag, in any)",
+                        get=False,
+                        more=_REUSE_REFUSALS,
+                    ),
                 }
             },
         },
