@@ -4,12 +4,14 @@ desktop and phone; and the layouts a phone gets (cards, folded filters)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.helpers import Demo
-from tests.publish.conftest import PAGE_READY, shot
+from tests.lockfiles import demo_nodes, lockfile, roots_named, spliced, write_lockfile
+from tests.publish.conftest import PAGE_READY, TIMEOUT_MS, shot
 
 pytestmark = pytest.mark.browser
 
@@ -67,8 +69,130 @@ def test_no_serious_or_critical_axe_violation(
             shot(page, f"a11y-{kind}-phone-{scheme}")
     finally:
         context.close()
+    _assert_no_serious(result)
+
+
+def _assert_no_serious(result: dict[str, Any]) -> None:
     serious = [v for v in result["violations"] if v["impact"] in ("serious", "critical") or v["id"] in HELD_RULES]
     assert not serious, [f"{v['id']}: {v['help']} ({len(v['nodes'])}: {v['nodes'][0]['target']})" for v in serious]
+
+
+#: States of a page the live server draws (the script's filters from the URL, and the
+#: server's without it), each with the element that shows the state is there.
+LIVE_STATES = {
+    # No single removal finds anything: "... Clear all filters" (#no-relax).
+    "nothing-helps": ("/tags/develop/index.html?os=sequoia&target=zen4&stack=e4s", "#clear-filters"),
+    # Version text that matches nothing: the empty box offers dropping it.
+    "version-text-empty": ("/tags/develop/packages/hwloc/index.html?q=9.9", "#relax li"),
+    # The details heading's muted "of all N specs, whatever the filters", under filters.
+    "bottles-filtered": ("/tags/develop/packages/hwloc/index.html?os=sequoia", "#coverage summary .muted"),
+}
+
+
+def _axe_live(browser: Any, url: str, *, scheme: str, width: int, script: bool, ready: bool = True) -> tuple[Any, Any]:
+    """(its context, a page) at ``url``, with the site's script or without it (the
+    server's page as drawn; axe is a script, so the site's alone is refused). The live
+    server's content security policy would refuse axe's inline script: the context
+    bypasses it (for the tests' script only)."""
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=scheme, bypass_csp=True)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    refused: list[str] = []
+    if not script:  # (axe comes inline: not refused)
+        page.route("**/*.js", lambda route: (refused.append(route.request.url), route.abort()))
+    page.goto(url)
+    if script and ready:
+        page.wait_for_function(PAGE_READY)
+    assert script or any("/static/cachedex" in u for u in refused), refused
+    return context, page
+
+
+def _run_axe(page: Any, axe_source: str) -> dict[str, Any]:
+    page.evaluate("() => document.querySelectorAll('details').forEach((d) => { d.open = true; })")
+    page.add_script_tag(content=axe_source)
+    page.evaluate("() => document.querySelectorAll('tbody > tr:nth-child(n+11)').forEach((r) => r.remove())")
+    return page.evaluate("() => axe.run(document, {resultTypes: ['violations']})")  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize("state", list(LIVE_STATES))
+@pytest.mark.parametrize("script", [False, True], ids=["server", "script"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_serious_or_critical_axe_violation_in_an_empty_or_filtered_state(
+    browser: Any, uvicorn_server: str, axe_source: str, scheme: str, script: bool, state: str
+) -> None:
+    """(at a phone's width with the script, in the dark: the narrowest layout once)"""
+    path, shown = LIVE_STATES[state]
+    width = 390 if script and scheme == "dark" else 1280
+    context, page = _axe_live(browser, uvicorn_server + path, scheme=scheme, width=width, script=script)
+    try:
+        assert page.locator(shown).first.is_visible()  # the state checked is the one drawn
+        result = _run_axe(page, axe_source)
+    finally:
+        context.close()
+    _assert_no_serious(result)
+
+
+@pytest.mark.parametrize(("scheme", "width"), [("light", 1280), ("dark", 390)])
+def test_no_serious_or_critical_axe_violation_on_a_reuse_report_with_spliced_specs(
+    browser: Any, uvicorn_server: str, axe_source: str, tmp_path: Path, scheme: str, width: int
+) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = spliced(nodes, roots, "zlib-ng")
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots]))
+    context, page = _axe_live(
+        browser, uvicorn_server + "/reuse.html", scheme=scheme, width=width, script=True, ready=False
+    )
+    try:
+        page.set_input_files("#lockfile", str(path))
+        page.select_option("select[name=tag]", "develop")
+        page.click("#reuse-form button[type=submit]")
+        page.wait_for_selector("#reuse-result p.rewired")
+        result = _run_axe(page, axe_source)
+    finally:
+        context.close()
+    _assert_no_serious(result)
+
+
+def _contrast(one: str, two: str) -> float:
+    """WCAG's contrast ratio of two computed ``rgb(...)`` colours."""
+
+    def luminance(color: str) -> float:
+        channels = [int(c) / 255 for c in color[color.index("(") + 1 : -1].split(",")[:3]]
+        r, g, b = (c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels)
+        return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+    light, dark = sorted((luminance(one), luminance(two)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("script", [False, True], ids=["server", "script"])
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_clear_all_filters_is_reached_by_tab_and_shows_its_focus(
+    browser: Any, uvicorn_server: str, scheme: str, script: bool
+) -> None:
+    """The empty box's "Clear all filters" is a keyboard's way on too: Tab reaches it
+    from the top of the page, and its focus ring is drawn, 3:1 against the box (WCAG's
+    non-text contrast)."""
+    path, _ = LIVE_STATES["nothing-helps"]
+    context, page = _axe_live(browser, uvicorn_server + path, scheme=scheme, width=1280, script=script)
+    try:
+        for _ in range(80):
+            page.keyboard.press("Tab")
+            if page.evaluate("() => document.activeElement.id") == "clear-filters":
+                break
+        else:
+            pytest.fail("Tab never reached #clear-filters")
+        ring = page.eval_on_selector(
+            "#clear-filters",
+            "(a) => { const s = getComputedStyle(a); return [a.matches(':focus-visible'), s.outlineStyle,"
+            " parseFloat(s.outlineWidth), s.outlineColor, getComputedStyle(a.closest('.empty')).backgroundColor]; }",
+        )
+        visible, style, width, color, behind = ring
+        assert visible and style != "none" and width >= 2 and _contrast(color, behind) >= 3, ring
+        shot(page, f"clear-filters-focus-{scheme}-{'script' if script else 'server'}")
+    finally:
+        context.close()
 
 
 def test_a_phone_gets_cards_and_folded_filters(browser: Any, served: str) -> None:
