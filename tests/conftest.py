@@ -24,7 +24,6 @@ from hypothesis import settings
 
 from cachedex.catalog import Catalog
 from tests.helpers import MIRRORS, Demo, one_worker_at_a_time, record, write_tag
-from tests.servers import free_port
 
 # Property tests run the same examples on every run, so a CI verdict can be reproduced;
 # HYPOTHESIS_PROFILE=explore draws new ones on each run to hunt for new failures. No
@@ -313,23 +312,11 @@ def demo_run(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Demo:
 @pytest.fixture(scope="module")
 def uvicorn_server(demo_run: Demo) -> Iterator[str]:
     """``cachedex serve``'s app over the demo catalog, in a real uvicorn on 127.0.0.1."""
-    import uvicorn
-
     from cachedex.cli.serve_app import serve_app
+    from tests.servers import uvicorn_serving
 
-    port = free_port()
-    server = uvicorn.Server(
-        uvicorn.Config(serve_app(demo_run.catalog), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with uvicorn_serving(serve_app(demo_run.catalog)) as url:
+        yield url
 
 
 @pytest.fixture

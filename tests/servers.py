@@ -1,7 +1,8 @@
 """Real servers for tests and benchmarks, started on 127.0.0.1 with configs of our own.
 
 Debian's ``nginx`` (a static web server, as a CDN serves mirrors), ``tinyproxy`` (a
-forward proxy) and ``docker-registry`` (an OCI registry). ``scripts/test`` installs them
+forward proxy) and ``docker-registry`` (an OCI registry); and cachedex's own server,
+``cachedex serve`` in a process of its own or its app under uvicorn in a thread. ``scripts/test`` installs them
 when missing. Each server listens on a free port of 127.0.0.1 only and is stopped when
 its ``with`` block ends; a server that does not come up within a few seconds fails the
 test with the server's own log.
@@ -13,13 +14,82 @@ import os
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import IO
+from typing import IO, Any
 
-__all__ = ["Nginx", "Tinyproxy", "free_port", "make_certificates", "wait_for_port"]
+__all__ = [
+    "CACHEDEX",
+    "Nginx",
+    "Tinyproxy",
+    "cachedex_serving",
+    "free_port",
+    "make_certificates",
+    "uvicorn_serving",
+    "wait_for_port",
+]
+
+#: The ``cachedex`` command, run by this interpreter.
+CACHEDEX = [sys.executable, "-c", "from cachedex.cli import main; main()"]
+
+
+@contextmanager
+def cachedex_serving(
+    config: Path, port: int, *args: str, wrap: Sequence[str] = (), said: list[str] | None = None
+) -> Iterator[subprocess.Popen[str]]:
+    """``cachedex serve`` (with ``args``; run through ``wrap``, a command that execs the
+    rest, e.g. a shell that lowers a limit first) on 127.0.0.1:``port``, once it answers;
+    what it printed is appended to ``said`` once it is stopped."""
+    import httpx
+
+    server = subprocess.Popen(
+        [*wrap, *CACHEDEX, "--config", str(config), "serve", "--port", str(port), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert server.poll() is None, server.communicate(timeout=5)
+            assert time.monotonic() < deadline, "cachedex serve did not answer within 30 s"
+            try:
+                httpx.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=2)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield server
+    finally:
+        server.terminate()
+        out, _ = server.communicate(timeout=15)
+        if said is not None:
+            said.append(out)
+
+
+@contextmanager
+def uvicorn_serving(app: Any, *, log_level: str = "warning") -> Iterator[str]:
+    """``app`` under a real uvicorn in a thread on 127.0.0.1: its URL, once it listens."""
+    import uvicorn
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not server.started:
+        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)
 
 
 def free_port() -> int:

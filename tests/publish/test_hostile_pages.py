@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import threading
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -35,7 +34,7 @@ from tests.helpers import (
     write_v3_view,
 )
 from tests.publish.conftest import PAGE_READY, TIMEOUT_MS
-from tests.servers import free_port
+from tests.servers import uvicorn_serving
 
 IMG = "<img src=x onerror=alert(1)>"
 SVG = "\"'><svg onload=alert(2)>"
@@ -143,21 +142,10 @@ def static_url(hostile: Hostile) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def live_url(hostile: Hostile) -> Iterator[str]:
-    import uvicorn
-
     from cachedex.cli.serve_app import serve_app
 
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(serve_app(hostile.catalog), host="127.0.0.1", port=port, log_level="error"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with uvicorn_serving(serve_app(hostile.catalog), log_level="error") as url:
+        yield url + "/"
 
 
 @pytest.fixture(scope="module")

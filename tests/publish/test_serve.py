@@ -375,37 +375,11 @@ def test_every_operation_documents_the_statuses_any_path_may_answer(app: Any) ->
 
 def test_the_serve_command_with_two_workers(demo_run: Demo) -> None:
     """``cachedex serve`` through its console script: uvicorn, two worker processes."""
-    import subprocess
-    import sys
+    from tests.servers import cachedex_serving
 
-    port = free_port()
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "from cachedex.cli import main; main()",
-            "--config",
-            str(demo_run.config),
-            "serve",
-            "--port",
-            str(port),
-            "--workers",
-            "2",
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert server.poll() is None, server.communicate(timeout=5)
-            assert time.monotonic() < deadline, "cachedex serve did not answer within 30 s"
-            try:
-                response = httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=2)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.2)
+    port, said = free_port(), []
+    with cachedex_serving(demo_run.config, port, "--workers", "2", said=said):
+        response = httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=10)
         assert response.status_code == 200 and "develop" in {t["name"] for t in response.json()}
         # each worker's app reads lockfiles (the factory uvicorn imports is the CLI's)
         nodes = demo_nodes()
@@ -414,10 +388,7 @@ def test_the_serve_command_with_two_workers(demo_run: Demo) -> None:
         for _ in range(4):  # (whichever worker answers)
             reused = httpx.post(f"http://127.0.0.1:{port}/api/reuse?tag=develop", content=body, timeout=10)
             assert reused.status_code == 200 and reused.json()["tags"][0]["cached"] > 0
-    finally:
-        server.terminate()
-        out, err = server.communicate(timeout=15)
-    assert f"on http://127.0.0.1:{port}/" in out
+    assert f"on http://127.0.0.1:{port}/" in said[0]
 
 
 def test_serve_without_a_catalog_is_one_line(tmp_path: Path) -> None:

@@ -6,11 +6,8 @@ from __future__ import annotations
 import re
 import socket
 import subprocess
-import sys
 import time
 import urllib.parse
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -22,9 +19,7 @@ from cachedex.cli import main
 from cachedex.publish.serve.server import HEAD_SECONDS
 from cachedex.query import parse
 from tests.publish.serve import corrupt_catalog
-from tests.servers import free_port
-
-CLI = [sys.executable, "-c", "from cachedex.cli import main; main()"]
+from tests.servers import CACHEDEX, cachedex_serving, free_port
 
 
 def _config(tmp_path: Path, catalog: Path) -> Path:
@@ -33,35 +28,10 @@ def _config(tmp_path: Path, catalog: Path) -> Path:
     return config
 
 
-@contextmanager
-def serving(config: Path, port: int) -> Iterator[subprocess.Popen[str]]:
-    """``cachedex serve`` on 127.0.0.1:``port``, once it answers."""
-    server = subprocess.Popen(
-        [*CLI, "--config", str(config), "serve", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert server.poll() is None, server.communicate(timeout=5)
-            assert time.monotonic() < deadline, "cachedex serve did not answer within 30 s"
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=2)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        yield server
-    finally:
-        server.terminate()
-        server.communicate(timeout=15)
-
-
 @pytest.mark.slow
 def test_hang5_unfinished_request_heads_are_closed(small_catalog: Catalog, tmp_path: Path) -> None:
     port = free_port()
-    with serving(_config(tmp_path, small_catalog.path), port):
+    with cachedex_serving(_config(tmp_path, small_catalog.path), port):
         started = time.monotonic()
         lorises = [socket.create_connection(("127.0.0.1", port)) for _ in range(3)]
         for loris in lorises:
@@ -85,7 +55,7 @@ def test_a_post_whose_head_and_big_body_arrive_together_is_read(small_catalog: C
     port = free_port()
     body = b"{" + b" " * 300_000 + b"}"
     head = f"POST /api/reuse?tag=t HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n"
-    with serving(_config(tmp_path, small_catalog.path), port):
+    with cachedex_serving(_config(tmp_path, small_catalog.path), port):
         for _ in range(3):
             with socket.create_connection(("127.0.0.1", port)) as client:
                 client.sendall(head.encode() + body)
@@ -105,7 +75,7 @@ def test_msg4_a_port_in_use_is_one_line(small_catalog: Catalog, tmp_path: Path) 
         holder.listen()
         port = holder.getsockname()[1]
         done = subprocess.run(
-            [*CLI, "--config", str(config), "serve", "--port", str(port)],
+            [*CACHEDEX, "--config", str(config), "serve", "--port", str(port)],
             capture_output=True,
             text=True,
             timeout=60,
@@ -136,7 +106,7 @@ def test_msg5_serve_help_shows_urls_that_work() -> None:
 
 def test_crash12_serve_starts_over_a_corrupt_catalog(tmp_path: Path) -> None:
     port = free_port()
-    with serving(_config(tmp_path, corrupt_catalog(tmp_path / "c.sqlite")), port) as server:
+    with cachedex_serving(_config(tmp_path, corrupt_catalog(tmp_path / "c.sqlite")), port) as server:
         answer = httpx.get(f"http://127.0.0.1:{port}/api/search", params={"q": "target=x86_64_v3"}, timeout=5)
         assert answer.status_code == 500 and answer.json()["error"]["status"] == 500
         assert httpx.get(f"http://127.0.0.1:{port}/api/openapi.json", timeout=5).status_code == 200

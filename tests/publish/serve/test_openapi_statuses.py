@@ -9,8 +9,6 @@ import asyncio
 import re
 import socket
 import string
-import subprocess
-import sys
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -26,7 +24,7 @@ from cachedex.publish.serve import openapi, reuse_route
 from cachedex.publish.serve.refusals import ErrorBody
 from tests.helpers import Demo
 from tests.publish.serve import corrupt_catalog
-from tests.servers import free_port
+from tests.servers import cachedex_serving, free_port
 
 #: Answers without a body.
 _EMPTY = {304, 307}
@@ -224,33 +222,18 @@ def crowded_server(demo_run: Demo) -> Iterator[str]:
     ``concurrency_limit``), holding two idle ones."""
 
     port = free_port()
-    command = [sys.executable, "-c", "from cachedex.cli import main; main()", "--config", str(demo_run.config)]
-    server = subprocess.Popen(
-        ["bash", "-c", 'ulimit -Sn 66 && exec "$@"', "serve", *command, "serve", "--port", str(port)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 30
-        while True:
-            assert server.poll() is None, server.communicate(timeout=5)
-            assert time.monotonic() < deadline, "cachedex serve did not answer within 30 s"
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=2)
-                break
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        with socket.create_connection(("127.0.0.1", port)), socket.create_connection(("127.0.0.1", port)):
-            # Each holds a place once the server has taken it: a loaded machine may take a while.
-            deadline = time.monotonic() + 20
-            while httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=5).status_code != 503:
-                assert time.monotonic() < deadline, "the two idle connections never filled the server"
-                time.sleep(0.1)
-            yield f"http://127.0.0.1:{port}"
-    finally:
-        server.terminate()
-        server.communicate(timeout=15)
+    limited = ["bash", "-c", 'ulimit -Sn 66 && exec "$@"', "serve"]
+    with (
+        cachedex_serving(demo_run.config, port, wrap=limited),
+        socket.create_connection(("127.0.0.1", port)),
+        socket.create_connection(("127.0.0.1", port)),
+    ):
+        # Each holds a place once the server has taken it: a loaded machine may take a while.
+        deadline = time.monotonic() + 20
+        while httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=5).status_code != 503:
+            assert time.monotonic() < deadline, "the two idle connections never filled the server"
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
 
 
 def test_a_server_past_its_connection_limit_is_declared(crowded_server: str, document: dict[str, Any]) -> None:
