@@ -38,7 +38,7 @@ from ..values import MirrorRef
 from .discovery import chosen_tags
 from .http import HttpClient
 from .sources import Source, open_source
-from .verify_findings import Findings
+from .verify_findings import Findings, where_and_what
 from .verify_mirror import MirrorChecker
 from .views import SkippedView, with_found_views
 
@@ -91,7 +91,7 @@ def _verify_tag(
     findings = [_check_mirror(config, catalog, client, ref, deep, reporter) for ref in tag.mirrors]
     root = findings[0]
     if unlisted is not None:  # the root's own problem: it is checked (and counted) once
-        url, problem = _where(unlisted, root.ref.url)
+        url, problem = where_and_what(unlisted, root.ref.url)
         root.problem("mirror-unreadable", url, f"its views cannot be found: {problem}")
     if any(ref.view for ref in tag.mirrors[1:]) and [p.kind for p in root.problems] == ["index-missing"]:
         # A mirror of views only: its root has no index of its own, and needs none (it
@@ -124,24 +124,14 @@ def _check_mirror(
         try:
             return checker.run()
         except (CachedexError, RuntimeError) as exc:  # the rest of this mirror cannot be read
-            checker.out.problem("mirror-unreadable", *_where(exc, ref.url))
+            checker.out.problem("mirror-unreadable", *where_and_what(exc, ref.url))
             return checker.out
     except CachedexError as exc:
         failed = Findings(ref)
-        failed.problem("mirror-unreadable", *_where(exc, ref.url))
+        failed.problem("mirror-unreadable", *where_and_what(exc, ref.url))
         return failed
     finally:
         line.done()
-
-
-def _where(exc: BaseException, url: str) -> tuple[str, str]:
-    """(URL, what is wrong) of an error, for a problem line, which prints the URL
-    before the message: an error about a file names its own URL, and its text starts
-    with it (it is not said twice)."""
-    at, problem = getattr(exc, "url", None), getattr(exc, "problem", None)
-    if isinstance(at, str) and isinstance(problem, str):
-        return at, problem
-    return (at if isinstance(at, str) else url), str(exc)
 
 
 def _check_dependencies(tag: str, findings: list[Findings]) -> None:

@@ -11,7 +11,7 @@ from ..catalog.verifications import Problem, SpecSignature
 from ..errors import CachedexError
 from ..values import MirrorRef
 
-__all__ = ["Findings", "without_url"]
+__all__ = ["Findings", "where_and_what", "without_url"]
 
 
 class Findings:
@@ -42,3 +42,13 @@ class Findings:
 def without_url(error: CachedexError) -> str:
     """What went wrong, without the URL a problem row names already."""
     return str(getattr(error, "problem", error))
+
+
+def where_and_what(error: BaseException, url: str) -> tuple[str, str]:
+    """(URL, what is wrong) of an error for a problem row, which prints the URL before
+    the message: the URL the error names (else ``url``) and, then, the error without it
+    (as :func:`without_url`)."""
+    at, problem = getattr(error, "url", None), getattr(error, "problem", None)
+    if isinstance(at, str):
+        return at, problem if isinstance(problem, str) else str(error)
+    return url, str(error)

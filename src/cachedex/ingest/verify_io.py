@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
@@ -175,25 +175,21 @@ def checksums(
         return
     from .oci import OciSource
 
+    headers: Callable[[str], list[str]]  # (those of a request to a URL)
     if isinstance(source, HttpSource):
-        client, headers = source.client, source.headers()
-
-        def request(path: str, algorithm: str, size: int | None) -> _HashingRequest:
-            most = min(size, limit) if size is not None else limit
-            return _HashingRequest(source.join(path), algorithm, most, headers, size=size)
-
+        fixed = source.headers()
+        client, headers = source.client, (lambda url: fixed)
     elif isinstance(source, OciSource):
         # (the registry's token, as it is when each request is made: a long --deep run
         # outlives tokens, which auth_headers renews)
-        client, oci = source.client, source
-
-        def request(path: str, algorithm: str, size: int | None) -> _HashingRequest:
-            url = oci.join(path)
-            most = min(size, limit) if size is not None else limit
-            return _HashingRequest(url, algorithm, most, oci.auth_headers(url), size=size)
-
+        client, headers = source.client, source.auth_headers
     else:
         raise TypeError(f"no --deep reads from {type(source).__name__}")
+
+    def request(path: str, algorithm: str, size: int | None) -> _HashingRequest:
+        url = source.join(path)
+        return _HashingRequest(url, algorithm, _most(size, limit), headers(url), size=size)
+
     pending: dict[int, _HashingRequest] = {}
 
     def tagged() -> Iterator[tuple[tuple[K, int], Request]]:
@@ -210,9 +206,15 @@ def checksums(
             yield key, DeepResult(done.hasher.hexdigest(), done.count)
 
 
+def _most(size: int | None, limit: int) -> int:
+    """The bytes a --deep read takes at most: the size a manifest gives, if any, and never
+    past ``limit``."""
+    return min(size, limit) if size is not None else limit
+
+
 def _hash_local(source: LocalSource, path: str, algorithm: str, size: int | None, limit: int) -> DeepResult:
     hasher = hashlib.new(algorithm)
-    most = min(size, limit) if size is not None else limit
+    most = _most(size, limit)
     count = 0
     try:
         with open(os.path.join(str(source.root), path), "rb", buffering=0) as handle:
