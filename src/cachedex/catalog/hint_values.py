@@ -14,6 +14,7 @@ from ..query_text import query_parts
 from ..values import counted
 from ..versions import version_key
 from .facets import COMPILER_ALIASES, FACET_COLUMNS, one_per_compiler
+from .reads import hashes_starting, holders, spec_summary
 from .scopes import scope_mirrors
 from .search import facet_index, found_bits, search_ids, term_index
 from .terms import firsts_among
@@ -194,33 +195,20 @@ def counted_by_indexes(
     return Counter({value: count for _first, value, count in firsts})
 
 
-def hash_hint(db: sqlite3.Connection, prefix: str, scope: str, tag: str | None) -> str:
-    """For ``/prefix`` that found nothing in the scope, what the catalog knows of a spec
+def hash_hint(db: sqlite3.Connection, prefix: str, tag: str | None) -> str:
+    """For ``/prefix`` that found nothing in ``tag`` (or the catalog), what it knows of a spec
     of that hash (``spack find`` prints seven characters): the tags that list it, or
     that it holds it only as a record without a binary, or from an earlier sync; its page
     (``/spec/<hash>``) shows it still. ``""`` when no spec has such a hash."""
-    found = db.execute(
-        "SELECT s.hash, s.name, s.version FROM specs s WHERE s.hash >= ? AND s.hash < ? ORDER BY s.hash LIMIT 2",
-        (prefix, prefix + "\uffff"),
-    ).fetchall()
-    if len(found) != 1:  # (none, or a prefix too short to name one: the search says so)
+    found = hashes_starting(db, prefix, 2)
+    summary = spec_summary(db, found[0]) if len(found) == 1 else None
+    if summary is None:  # (none, or a prefix too short to name one: the search says so)
         return ""
-    ((dag_hash, name, version),) = found
-    spec = f"{name}@{version} /{dag_hash[:7]}"
-    tags = [
-        row[0]
-        for row in db.execute(
-            "SELECT DISTINCT t.name FROM members mb JOIN mirrors m ON m.id = mb.mirror_id "
-            "JOIN tags t ON t.id = m.tag_id "
-            "WHERE mb.spec_id = (SELECT id FROM specs WHERE hash = ?) AND mb.listed ORDER BY t.name",
-            (dag_hash,),
-        )
-        if row[0] != tag
-    ]
+    dag_hash = summary.hash
+    spec = f"{summary.name}@{summary.version} /{dag_hash[:7]}"
+    held = holders(db, dag_hash)
+    tags = sorted({other for other, _stack, listed, _url, _layout in held if listed and other != tag})
     if tags:
         return f"; {spec} is listed in {', '.join(tags)}"
-    held = db.execute(
-        "SELECT 1 FROM members WHERE spec_id = (SELECT id FROM specs WHERE hash = ?) LIMIT 1", (dag_hash,)
-    ).fetchone()
     how = "mirrors hold it only as a record, without a binary" if held else "the catalog keeps it from an earlier sync"
     return f"; {spec}: {how} (its page: /spec/{dag_hash[:7]})"
