@@ -358,3 +358,7 @@ def test_a_hash_the_scope_lacks_says_where_the_spec_is(catalog: Catalog) -> None
         ),
         "/z": ("nothing in t matches /z",),
     }
+    # a spec the tag's root lists, not its stack s: listed in t, not "without a binary"
+    (root_only,) = [r for r in catalog.listed_hashes("t") if r not in catalog.listed_hashes("t", "s")][:1]
+    found = catalog.search(parse("/" + root_only), tag="t", stack="s", hints=True).hints
+    assert found[0].endswith(f"/{root_only[:7]} is listed in t"), found

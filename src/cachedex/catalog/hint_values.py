@@ -195,8 +195,8 @@ def counted_by_indexes(
     return Counter({value: count for _first, value, count in firsts})
 
 
-def hash_hint(db: sqlite3.Connection, prefix: str, tag: str | None) -> str:
-    """For ``/prefix`` that found nothing in ``tag`` (or the catalog), what it knows of a spec
+def hash_hint(db: sqlite3.Connection, prefix: str, tag: str | None, stack: str | None) -> str:
+    """For ``/prefix`` that found nothing in ``tag`` (its ``stack``; or the catalog), what it knows of a spec
     of that hash (``spack find`` prints seven characters): the tags that list it, or
     that it holds it only as a record without a binary, or from an earlier sync; its page
     (``/spec/<hash>``) shows it still. ``""`` when no spec has such a hash."""
@@ -207,7 +207,8 @@ def hash_hint(db: sqlite3.Connection, prefix: str, tag: str | None) -> str:
     dag_hash = summary.hash
     spec = f"{summary.name}@{summary.version} /{dag_hash[:7]}"
     held = holders(db, dag_hash)
-    tags = sorted({other for other, _stack, listed, _url, _layout in held if listed and other != tag})
+    # (the searched tag too, when a stack of it was searched: another of its mirrors lists it)
+    tags = sorted({other for other, _stack, listed, _url, _layout in held if listed and (other != tag or stack)})
     if tags:
         return f"; {spec} is listed in {', '.join(tags)}"
     how = "mirrors hold it only as a record, without a binary" if held else "the catalog keeps it from an earlier sync"

@@ -294,7 +294,7 @@ def _one_condition_hint(
     if query.variants:
         return said + close_variants(db, path, token, query.variants[0], tag, stack)
     if query.hash_prefix is not None and not query.dependencies:
-        return said + hash_hint(db, query.hash_prefix, tag)
+        return said + hash_hint(db, query.hash_prefix, tag, stack)
     if not query.dependencies or query.dependencies[0].name is None:
         return said + facet_values(db, path, token, query, scope, tag, stack)
     (dependency,) = query.dependencies
