@@ -141,6 +141,17 @@ def test_unknown_tag_is_wrong_usage_and_makes_no_catalog(mirrors: Path, tmp_path
     assert not (tmp_path / "cachedex.sqlite").exists()
 
 
+def test_verify_before_a_first_sync_says_when_its_result_is_shown(mirrors: Path, tmp_path: Path) -> None:
+    """The site and the API show a tag's verification beside its listing: before the tag's
+    first sync, the command says so rather than leaving it to be looked for."""
+    config = str(_config(tmp_path, mirrors))
+    before = CliRunner().invoke(main, ["--config", config, "verify", "develop"])
+    assert "develop: kept; the site and the API show it once the tag is synced" in before.output, before.output
+    assert CliRunner().invoke(main, ["--config", config, "sync"]).exit_code == 0
+    after = CliRunner().invoke(main, ["--config", config, "verify", "develop"])
+    assert "verified 2 mirrors" in after.output and "once the tag is synced" not in after.output, after.output
+
+
 def test_console_script_and_env_config(mirrors: Path, tmp_path: Path) -> None:
     """The installed entry point, configured through $CACHEDEX_CONFIG."""
     env = {**os.environ, "CACHEDEX_CONFIG": str(_config(tmp_path, mirrors))}
