@@ -87,6 +87,18 @@ def test_pages_name_their_feed(demo_run: Demo) -> None:
         assert (site / page).parent.joinpath(href).resolve() == (site / feed).resolve(), page
 
 
+def test_each_feed_names_itself(demo_run: Demo) -> None:
+    """Its ``rel="self"`` link, resolved against the feed's own address, is that feed (a
+    reader keeps it as the feed's address; validators ask for it)."""
+    site = demo_run.site
+    feeds = sorted(site.rglob("*.atom"))
+    assert len(feeds) > 10
+    for path in feeds:
+        feed_path = path.relative_to(site).as_posix()
+        selves = [link["href"] for link in _parse(path.read_bytes()).feed.links if link["rel"] == "self"]
+        assert [_link_target(site, feed_path, href) for href in selves] == [(path, "")], feed_path
+
+
 def test_each_package_feed_has_an_entry_per_sync_that_changed_it_in_its_tag(demo_run: Demo) -> None:
     """Brute force: each sync's recorded changes of the tag's root, by package."""
     site = demo_run.site

@@ -29,10 +29,12 @@ from ..values import ROOT_STACK, human_size, page_visible, size_change_text
 from .changes import ChangesPage, StackChanges, SyncChanges
 from .urls import has_page, segment
 
-__all__ = ["ATOM", "FEED_ENTRIES", "PACKAGE_FEED_ENTRIES", "all_tags_feed", "package_feed", "tag_feed"]
+__all__ = ["ATOM", "FEED_ENTRIES", "FEED_FILE", "PACKAGE_FEED_ENTRIES", "all_tags_feed", "package_feed", "tag_feed"]
 
 #: The media type of a feed.
 ATOM = "application/atom+xml"
+#: Every feed's file name, in the folder of the page it follows.
+FEED_FILE = "changes.atom"
 #: Entries of the all-tags feed (the newest syncs).
 FEED_ENTRIES = 100
 #: Entries of a package's feed (the newest syncs that changed it in its tag).
@@ -103,6 +105,8 @@ def _feed(feed_id: str, title: str, alternate: str, updated: float, entries: Ite
         '<?xml version="1.0" encoding="utf-8"?>\n<feed xmlns="http://www.w3.org/2005/Atom">\n'
         f"<id>{_text(feed_id)}</id>\n<title>{_text(title)}</title>\n"
         f'<link rel="alternate" type="text/html" href={_attr(alternate)}/>\n'
+        # Readers and validators ask a feed for its own address; relative, like the others.
+        f'<link rel="self" type="{ATOM}" href="{FEED_FILE}"/>\n'
         f"<updated>{_time(updated)}</updated>\n<author><name>cachedex</name></author>\n"
         f"<generator>cachedex</generator>\n{''.join(entries)}</feed>\n"
     ).encode()
