@@ -4,7 +4,11 @@ do, replaced and damaged catalog files, the uvicorn limits of the ``serve`` comm
 from __future__ import annotations
 
 import asyncio
+import socket
 import sqlite3
+import time
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +16,7 @@ import httpx
 
 from cachedex.catalog import Catalog
 from tests.helpers import record, write_tag
+from tests.servers import cachedex_serving, free_port
 
 
 def get(app: Any, path: str, method: str = "GET", **headers: str) -> httpx.Response:
@@ -48,3 +53,22 @@ def corrupt_catalog(path: Path) -> Path:
         write_tag(catalog, "t", [record(f"{n:032d}", f"pkg-{n:05d}") for n in range(400)])
     _corrupt_specs(path)
     return path
+
+
+@contextmanager
+def crowded(config: Path, said: list[str] | None = None) -> Iterator[str]:
+    """``cachedex serve`` that takes two connections at once (an open-file limit of 66:
+    ``concurrency_limit``), holding two idle ones: its URL, once a request gets 503.
+    What it printed is appended to ``said`` once it is stopped."""
+    port = free_port()
+    limited = ["bash", "-c", 'ulimit -Sn 66 && exec "$@"', "serve"]
+    with ExitStack() as held:
+        held.enter_context(cachedex_serving(config, port, wrap=limited, said=said))
+        held.enter_context(socket.create_connection(("127.0.0.1", port)))
+        held.enter_context(socket.create_connection(("127.0.0.1", port)))
+        # Each holds a place once the server has taken it: a loaded machine may take a while.
+        deadline = time.monotonic() + 20
+        while httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=5).status_code != 503:
+            assert time.monotonic() < deadline, "the two idle connections never filled the server"
+            time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"

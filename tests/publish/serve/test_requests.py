@@ -15,9 +15,10 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.publish.render import ASSETS
 from cachedex.publish.serve import create_app
-from cachedex.publish.serve.api import HTML, PAGES, Endpoint
+from cachedex.publish.serve.api import PAGES, Endpoint
 from cachedex.publish.serve.app import HEAVY_BUILDS
 from cachedex.publish.serve.cache import CACHE_BYTES
+from cachedex.publish.serve.refusals import HTML
 from tests.publish.serve import get
 
 

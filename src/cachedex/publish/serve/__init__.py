@@ -6,12 +6,17 @@ The HTML pages live at the same paths as in the static site (``/``, ``/tags/<tag
 under ``/api`` is described by the OpenAPI document at ``/api/openapi.json``. Errors of
 the API are JSON of one shape: ``{"error": {"status": <int>, "message": <str>}}``.
 
-    app       the Starlette app: routes, errors, ETag, gzip, a bound on heavy builds at once
-    api       the API's and the pages' endpoints: builders, parameters, the error shapes
+    app       the Starlette app: routes, errors, a path's trailing "/", a bound on heavy builds at once
+    api       the API's and the pages' endpoints: builders, parameters
+    busy      the 503 past the limit of connections, with every answer's headers
     cache     the response cache, bounded in bytes
     catalogs  per-thread read-only connections, reopened when the file is replaced
+    diffs     the diffs' endpoints: of two tags, or of one over time
+    headers   what every answer carries: security headers, the dates of catalog states
     openapi   the OpenAPI document, its schemas generated from the page structs
+    refusals  the parameters checked, the error shapes (JSON, or the site's error page)
     reuse_route  POST /api/reuse: a lockfile in, the reuse report out (given a reader)
+    sending   a cached answer sent: ETag, Last-Modified, 304, gzip
     server    uvicorn with limits: request head deadline and size, connections, the bind check
 """
 

@@ -13,19 +13,18 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import msgspec
 from starlette.requests import Request
 
 from ...catalog import Catalog
-from ...diff import diff_since, diff_tags, parse_since
 from ...errors import BadQuery, LookupFailed, UnknownPackage, UnknownSpec, UnknownStack
 from ...query import Query, parse_remembered
 from ...query_text import query_parts
 from ..badges import SVG, package_badge
-from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags, since_page
+from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags
 from ..coverage import coverage_page
 from ..facets import FILTER_KEYS, PACKAGE_FILTER_KEYS, active_filters
 from ..feeds import ATOM, PACKAGE_FEED_ENTRIES, all_tags_feed, package_feed, tag_feed
@@ -48,7 +47,8 @@ from ..render import render, render_all_packages, to_json
 from ..reuse_page import reuse_view
 from ..search_page import SearchView, search_view
 from ..urls import with_pages
-from .refusals import int_parameter
+from .diffs import DIFF_PARAMETERS, api_diff, diff_page
+from .refusals import HTML, JSON, int_parameter
 
 __all__ = [
     "API",
@@ -69,9 +69,6 @@ Builder = Callable[[Catalog, Request], tuple[bytes, str]]
 MAX_LIMIT = 1000
 #: The largest offset a search takes (past every catalog's matches; a bound for the number).
 MAX_OFFSET = 10**9
-
-JSON = "application/json"
-HTML = "text/html; charset=utf-8"
 
 
 class PackageList(msgspec.Struct, frozen=True):
@@ -155,28 +152,6 @@ def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return _json(catalog.search(query, tag=tag, stack=stack, limit=limit, offset=offset, hints=True))
 
 
-def _one_diff(params: Mapping[str, str], old: str, new: str) -> None:
-    """BadQuery when a diff's parameters ask both kinds: two tags (``old`` and ``new``)
-    and a tag over time (``tag`` and ``since``); one was dropped without a word."""
-    if (params.get(old) or params.get(new)) and (params.get("tag") or params.get("since")):
-        raise BadQuery(f"a diff is of two tags ({old} and {new}) or of one over time (tag and since), not both")
-
-
-def _api_diff(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    params = request.query_params
-    _one_diff(params, "from", "to")
-    if params.get("since") or params.get("tag"):
-        tag, since = params.get("tag", ""), params.get("since", "")
-        if not tag or not since:
-            raise BadQuery("a diff over time needs tag and since (YYYY-MM-DD)")
-        when = parse_since(since)
-        return _json(diff_since(catalog, tag, when, since))
-    old, new = params.get("from", ""), params.get("to", "")
-    if not old or not new:
-        raise BadQuery("a diff needs from and to (two tags), or tag and since")
-    return _json(diff_tags(catalog, old, new))
-
-
 #: Problems of each mirror the verify answer lists (``problem_count`` counts them all): a
 #: mirror with one fault repeats it per spec, and 950,000 made an answer of 238 MB.
 VERIFY_PROBLEMS = 1000
@@ -223,7 +198,7 @@ API: dict[str, Endpoint] = {
     "/api/tags/{tag}/packages/{name}": _api(_api_package),
     "/api/specs/{hash}": _api(_api_spec),
     "/api/search": _api(_api_search, "q", "tag", "stack", "limit", "offset"),
-    "/api/diff": _api(_api_diff, "from", "to", "tag", "since"),
+    "/api/diff": _api(api_diff, "from", "to", "tag", "since"),
     "/api/tags/{tag}/verify": _api(_api_verify),
     "/api/tags/{tag}/coverage": _api(_api_coverage),
 }
@@ -330,24 +305,6 @@ def _compare_at(catalog: Catalog, request: Request) -> ComparePage:
     return compare_page(catalog, old, new)
 
 
-def _diff_page(catalog: Catalog, request: Request) -> ComparePage:
-    """``/diff?old=&new=`` (two tags) or ``/diff?tag=&since=YYYY-MM-DD``."""
-    params = request.query_params
-    _one_diff(params, "old", "new")
-    if params.get("tag") or params.get("since"):
-        tag, since = params.get("tag", ""), params.get("since", "")
-        if not tag or not since:
-            raise BadQuery("a diff over time needs tag and since (YYYY-MM-DD)")
-        return since_page(catalog, tag, parse_since(since), since)
-    old, new = params.get("old", ""), params.get("new", "")
-    if not old or not new:
-        raise BadQuery("a diff needs old and new (two tags), or tag and since (YYYY-MM-DD)")
-    return compare_page(catalog, old, new, live=True)
-
-
-_DIFF = frozenset({"old", "new", "tag", "since"})
-
-
 def _badge(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     """A package's badge in a tag (``name`` given), or a tag's."""
     tag, name = request.path_params["tag"], request.path_params.get("name")
@@ -392,7 +349,7 @@ PAGES: dict[str, Endpoint] = {
     "packages.json": Endpoint(_packages_index),
     "changes": Endpoint(_page_builder(_changes_at)),
     "compare": Endpoint(_page_builder(_compare_at)),
-    "diff": Endpoint(_page_builder(_diff_page), _DIFF, _DIFF),
+    "diff": Endpoint(_page_builder(diff_page), DIFF_PARAMETERS, DIFF_PARAMETERS),
     "feed": Endpoint(lambda c, r: (all_tags_feed(c), ATOM)),
     "tag feed": Endpoint(_tag_feed),
     "package feed": Endpoint(_package_feed),

@@ -1,4 +1,5 @@
-"""The Starlette app: routes, per-thread read-only catalogs, a response cache, ETags, gzip.
+"""The Starlette app: routes, per-thread read-only catalogs, a response cache, ETags, gzip
+(sent by :mod:`.sending`), and what a path with its trailing "/" toggled is answered.
 
 The catalog is opened read-only, one connection per thread (:mod:`.catalogs`), so it
 keeps answering while ``cachedex sync`` writes (WAL: readers see the last commit). Every
@@ -19,12 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import email.utils
-import hashlib
 import logging
 import sqlite3
 import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence, Set
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -35,19 +34,21 @@ from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import BaseRoute, Match, Route
+from starlette.types import Scope
 
 from ...errors import BadQuery, CachedexError
 from ...query import Query
 from ..pages import full_hash
 from ..render import ASSET_SOURCES, ASSETS, LIVE_FILE, asset_text, live_marker, render_not_found, render_stamp
 from ..urls import spec_url
-from .api import API, HTML, JSON, PAGES, Endpoint, is_cheap_search
+from .api import API, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
 from .catalogs import Catalogs
-from .headers import SecurityHeaders, StateDates, accepts_gzip, code_modified
+from .headers import SecurityHeaders, StateDates, code_modified
 from .openapi import openapi_document
-from .refusals import check_parameters, error_body, error_page
+from .refusals import HTML, JSON, check_parameters, error_body, in_api, refusal
 from .reuse_route import ReadEnvironment, reuse_endpoint
+from .sending import NOT_KEPT, etag, send
 from .twins import gzipped_twin
 
 __all__ = ["HEAVY_BUILDS", "SMALL_WALK", "ServeState", "create_app"]
@@ -63,29 +64,17 @@ SMALL_WALK = 5_000
 _log = logging.getLogger("cachedex.serve")
 
 
-def _wants_html(request: Request) -> bool:
-    """Whether errors on this path are HTML pages: the site's pages, not their JSON twins
-    and not the API."""
-    path = request.url.path
-    return not _in_api(path) and not path.endswith((".json", ".json.gz"))
+def _error(request: Request, status: int, message: str, tag: str = "") -> Cached:
+    body, media_type = refusal(request.url.path, status, message)
+    return cached(body, media_type, status, tag)
 
 
-def _in_api(path: str) -> bool:
-    return path == "/api" or path.startswith("/api/")
-
-
-def _error(request: Request, status: int, message: str, etag: str = "") -> Cached:
-    if _wants_html(request):
-        return cached(error_page(status, message), HTML, status, etag)
-    return cached(error_body(status, message), JSON, status, etag)
-
-
-def _failed(request: Request, catalogs: Catalogs, exc: CachedexError | sqlite3.DatabaseError, etag: str = "") -> Cached:
-    """The answer to a request that failed: a cachedex error by its status (with
-    ``etag``: it holds for the catalog's state), a catalog that cannot be read as a 500,
-    logged (no etag: the catalog may be replaced)."""
+def _failed(request: Request, catalogs: Catalogs, exc: CachedexError | sqlite3.DatabaseError, tag: str = "") -> Cached:
+    """The answer to a request that failed: a cachedex error by its status (with ETag
+    ``tag``: it holds for the catalog's state), a catalog that cannot be read as a 500,
+    logged (no ETag: the catalog may be replaced)."""
     if isinstance(exc, CachedexError):  # one place maps errors to answers: by their status
-        return _error(request, exc.status, str(exc), etag)
+        return _error(request, exc.status, str(exc), tag)
     _log.error("%s: cannot read the catalog: %s", catalogs.path, exc)
     return _error(request, 500, f"the catalog cannot be read ({exc}); see the server's log")
 
@@ -140,14 +129,14 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     dates = StateDates(code_modified())
 
     def build(endpoint: Endpoint, request: Request, key: tuple[object, ...]) -> Cached:
-        etag = '"' + hashlib.sha1(repr((stamp, key)).encode()).hexdigest()[:20] + '"'
+        tag = etag(stamp, repr(key).encode())
         try:
             # In this thread's connection: a thread's first may fail (the file deleted)
             catalog, _ = catalogs.get()
             body, media_type = endpoint.build(catalog, request)
-            return cached(body, media_type, 200, etag)
+            return cached(body, media_type, 200, tag)
         except (CachedexError, sqlite3.DatabaseError) as exc:
-            return _failed(request, catalogs, exc, etag)
+            return _failed(request, catalogs, exc, tag)
 
     def answer(
         endpoint: Endpoint, *, cheap: Callable[[Request], bool] = _never
@@ -156,12 +145,12 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
             try:
                 check_parameters(request, endpoint.allowed)
             except BadQuery as exc:
-                return _send(request, _error(request, exc.status, str(exc)), None)
+                return send(request, _error(request, exc.status, str(exc)), None)
             try:
                 catalog, file = catalogs.get()
                 token = catalog.state_token()[0]
             except (CachedexError, sqlite3.DatabaseError) as exc:
-                return _send(request, _failed(request, catalogs, exc), None)
+                return send(request, _failed(request, catalogs, exc), None)
             state = (file, token)
             catalogs.warm(state)
             key = (state, request.url.path, endpoint.key(request))
@@ -180,7 +169,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
                             hit = await run_in_threadpool(build, endpoint, request, key)
                 if hit.status < 500:  # a damaged catalog may be replaced: ask again next time
                     cache.put(state, key, hit)
-            return _send(request, hit, dates.of(state))
+            return send(request, hit, dates.of(state))
 
         return respond
 
@@ -198,20 +187,20 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     async def static(request: Request) -> Response:
         found = assets.get(request.path_params["file"])
         if found is None:
-            return Response(render_not_found(), status_code=404, media_type=HTML, headers=_NOT_KEPT)
+            return Response(render_not_found(), status_code=404, media_type=HTML, headers=NOT_KEPT)
         # The version is in the file's name: it never changes under that name.
-        return _send(request, found, None, "public, max-age=31536000, immutable")
+        return send(request, found, None, "public, max-age=31536000, immutable")
 
     def fixed(body: bytes) -> Callable[[Request], Awaitable[Response]]:
         """A body of the code alone: tagged (a client revalidates), taking no parameter."""
-        hit = cached(body, JSON, 200, '"' + hashlib.sha1(stamp + body).hexdigest()[:20] + '"')
+        hit = cached(body, JSON, 200, etag(stamp, body))
 
         async def respond(request: Request) -> Response:
             try:
                 check_parameters(request, frozenset())
             except BadQuery as exc:
-                return _send(request, _error(request, exc.status, str(exc)), None)
-            return _send(request, hit, None)
+                return send(request, _error(request, exc.status, str(exc)), None)
+            return send(request, hit, None)
 
         return respond
 
@@ -227,29 +216,33 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
             catalog, _ = catalogs.get()
             dag_hash = full_hash(catalog, request.path_params["prefix"])
         except (CachedexError, sqlite3.DatabaseError) as exc:
-            return _send(request, _failed(request, catalogs, exc), None)
+            return send(request, _failed(request, catalogs, exc), None)
         # Relative, so that a server behind a path prefix sends its own: /x/spec/ab -> /x/specs/...
         return RedirectResponse("../" + spec_url(dag_hash), status_code=302)
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        moved = _slash_toggled(request, app.router.routes)
-        if moved is not None:
-            return RedirectResponse(moved, status_code=307)
-        if _in_api(request.url.path):
+        # A path written with its trailing "/" toggled is answered as the path itself:
+        # redirected to it where it takes the method, else refused as there (405, Allow),
+        # not redirected to that 405 (a POST would send its body twice to reach it).
+        other = _slash_toggled(request.url.path)
+        allowed = _methods_at({**request.scope, "path": other}, app.router.routes) if other else frozenset()
+        if request.method in allowed:
+            moved = _relative_to(request)
+            if moved is not None:
+                return RedirectResponse(moved, status_code=307)
+        elif allowed:
+            return _refused(request, allowed)
+        if in_api(request.url.path):
             message = error_body(404, f"no such endpoint: {request.url.path}; the API's are in /api/openapi.json")
-            return Response(message, status_code=404, media_type=JSON, headers=_NOT_KEPT)
-        return Response(render_not_found(), status_code=404, media_type=HTML, headers=_NOT_KEPT)
+            return Response(message, status_code=404, media_type=JSON, headers=NOT_KEPT)
+        return Response(render_not_found(), status_code=404, media_type=HTML, headers=NOT_KEPT)
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
-        # HEAD is answered as GET would be, Content-Length included: the same message.
-        method = "GET" if request.method == "HEAD" else request.method
-        hit = _error(request, 405, f"{method} is not allowed here")
-        allowed = "POST" if request.url.path == "/api/reuse" else "GET, HEAD"  # (the one POST route)
-        return Response(hit.body, status_code=405, media_type=hit.media_type, headers={"Allow": allowed, **_NOT_KEPT})
+        return _refused(request, _methods_at(request.scope, app.router.routes))
 
     async def server_error(request: Request, exc: Exception) -> Response:
         hit = _error(request, 500, "internal error; see the server's log")
-        return Response(hit.body, status_code=500, media_type=hit.media_type, headers=_NOT_KEPT)
+        return Response(hit.body, status_code=500, media_type=hit.media_type, headers=NOT_KEPT)
 
     def walked(query: Query) -> bool:
         try:
@@ -328,23 +321,36 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     return app
 
 
-#: On the errors made outside :func:`_send` (no such route, a method refused, a 500), as
-#: on the routes' own: a 404 or a 405 is cacheable by default (RFC 9111, heuristically),
-#: and what another version of the server has (its assets, during an upgrade) must not
-#: stay missing in a proxy's cache.
-_NOT_KEPT = {"Cache-Control": "no-cache"}
+def _methods_at(scope: Scope, routes: Sequence[BaseRoute]) -> frozenset[str]:
+    """The methods the routes take at the scope's path (none: no route has that path)."""
+    methods: set[str] = set()
+    for route in routes:
+        if isinstance(route, Route) and route.methods and route.matches(scope)[0] != Match.NONE:
+            methods |= route.methods
+    return frozenset(methods)
 
 
-def _slash_toggled(request: Request, routes: Sequence[BaseRoute]) -> str | None:
-    """A relative URL to the request's path with its trailing "/" added or dropped, if
-    a route serves that path (with the query kept); else None. Written from the path as
-    it was sent (still percent-encoded), which the browser resolves it against."""
-    path = request.url.path
+def _refused(request: Request, allowed: Set[str]) -> Response:
+    """405, naming the methods the path takes."""
+    # HEAD is answered as GET would be, Content-Length included: the same message.
+    method = "GET" if request.method == "HEAD" else request.method
+    body, media_type = refusal(request.url.path, 405, f"{method} is not allowed here")
+    headers = {"Allow": ", ".join(sorted(allowed)), **NOT_KEPT}
+    return Response(body, status_code=405, media_type=media_type, headers=headers)
+
+
+def _slash_toggled(path: str) -> str | None:
+    """``path`` with its trailing "/" dropped or added (None for the root)."""
     if path == "/":
         return None
-    other = path[:-1] if path.endswith("/") else path + "/"
-    if not any(route.matches({**request.scope, "path": other})[0] == Match.FULL for route in routes):
-        return None
+    return path[:-1] if path.endswith("/") else path + "/"
+
+
+def _relative_to(request: Request) -> str | None:
+    """A relative URL to the request's path with its trailing "/" toggled (with the
+    query kept), or None when no URL leads there. Written from the path as it was sent
+    (still percent-encoded), which the browser resolves it against."""
+    path = request.url.path
     sent = (request.scope.get("raw_path") or path.encode()).decode("latin-1").split("?", 1)[0]
     name = sent.rstrip("/").rsplit("/", 1)[-1]
     if unquote(name) in ("", ".", ".."):  # (a browser reads %2e%2e as "..": no way up by a redirect)
@@ -353,55 +359,3 @@ def _slash_toggled(request: Request, routes: Sequence[BaseRoute]) -> str | None:
     # /api/tags/ -> "../tags".
     target = f"../{name}" if sent.endswith("/") else f"{'./' if ':' in name else ''}{name}/"
     return target + (f"?{request.url.query}" if request.url.query else "")
-
-
-def _matches(if_none_match: str | None, etag: str) -> bool:
-    """Whether an If-None-Match header names ``etag``, compared weakly as RFC 9110
-    says (``W/"x"`` is ``"x"``), in a list or as ``*``; the gzipped body's tag
-    (``"x-gzip"``) names it too."""
-    if not if_none_match:
-        return False
-    named = (tag.strip().removeprefix("W/").replace(_GZIP_TAG, '"') for tag in if_none_match.split(","))
-    return any(tag in (etag, "*") for tag in named)
-
-
-#: What a gzipped body's ETag ends with: a strong tag is the bytes', and those differ
-#: from the plain body's (RFC 9110: "x" for one, "x-gzip" for the other).
-_GZIP_TAG = '-gzip"'
-
-
-def _not_modified_since(if_modified_since: str | None, date: int) -> bool:
-    """Whether an If-Modified-Since date (what ``Last-Modified`` said) is not before
-    ``date``, the state's (see :class:`.headers.StateDates`)."""
-    if not if_modified_since:
-        return False
-    try:
-        since = email.utils.parsedate_to_datetime(if_modified_since)
-    except (TypeError, ValueError, IndexError):
-        return False  # (a date that cannot be read is ignored, as RFC 9110 says)
-    return since.tzinfo is not None and date <= since.timestamp()
-
-
-def _send(request: Request, hit: Cached, date: int | None, cache_control: str = "no-cache") -> Response:
-    """The response for a request from a cached answer: 304, gzipped, or as is. Every
-    body is gzipped here, once, when cached (so no GZipMiddleware, which would compress
-    again and add a second Vary)."""
-    headers = {"Cache-Control": cache_control}
-    gzipped = hit.gzipped is not None and accepts_gzip(request.headers.get("accept-encoding", ""))
-    if hit.gzipped is not None:
-        headers["Vary"] = "Accept-Encoding"
-    if hit.etag:
-        headers["ETag"] = hit.etag[:-1] + _GZIP_TAG if gzipped else hit.etag
-    if date is not None and StateDates.servable(date):
-        headers["Last-Modified"] = email.utils.formatdate(date, usegmt=True)
-    if hit.status == 200:
-        # If-None-Match, when sent, decides (RFC 9110); else If-Modified-Since.
-        asked = request.headers.get("if-none-match")
-        if (hit.etag and _matches(asked, hit.etag)) or (
-            asked is None and date is not None and _not_modified_since(request.headers.get("if-modified-since"), date)
-        ):
-            return Response(status_code=304, headers=headers)
-    if gzipped:
-        headers["Content-Encoding"] = "gzip"
-        return Response(hit.gzipped, status_code=hit.status, media_type=hit.media_type, headers=headers)
-    return Response(hit.plain(), status_code=hit.status, media_type=hit.media_type, headers=headers)

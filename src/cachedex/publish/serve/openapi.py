@@ -33,7 +33,7 @@ def _ref(kind: type) -> dict[str, str]:
 
 #: The body of every error the app itself answers.
 _ERROR = {"application/json": {"schema": _ref(ErrorBody)}}
-#: What uvicorn answers before the app sees the request (``cachedex serve``): one line of text.
+#: What uvicorn answers to a request head it cannot take (``cachedex serve``): one line of text.
 _PLAIN = {"text/plain": {"schema": {"type": "string"}}}
 
 #: 400 from the HTTP layer, on any path.
@@ -41,6 +41,8 @@ _BAD_HEAD = " (a request head over 64 KiB, or not HTTP at all: a line of text fr
 #: Any parameter a route does not list, or one given twice, is refused (refusals.check_parameters).
 _UNLISTED = "a parameter not listed here, or one given twice"
 _NO_TAG = "No such tag"
+#: On every 503.
+_RETRY_AFTER = {"Retry-After": {"required": True, "schema": {"type": "string"}, "description": "seconds"}}
 
 
 def _responses(
@@ -49,7 +51,7 @@ def _responses(
     """An operation's answers: 200 with ``ok``, 400 (``bad``: why), 404 (``not_found``:
     why, if it can), ``more`` by status, and those any path may answer. A GET answer
     carries an ETag and is revalidated (304); every path is also reached with its
-    trailing "/" toggled (307); uvicorn refuses past its limit of connections (503)."""
+    trailing "/" toggled (307); past its limit of connections the server refuses (503)."""
     headers: dict[str, Any] = {
         "ETag": {"required": True, "schema": {"type": "string"}, "description": "send it as If-None-Match"},
         "Last-Modified": {
@@ -80,7 +82,8 @@ def _responses(
         result["404"] = {"description": not_found, "content": _ERROR}
     result.update((str(status), answer) for status, answer in (more or {}).items())
     result["405"] = {
-        "description": "A method the path does not take (the Allow header names those it does)",
+        "description": 'A method the path does not take, written with or without a trailing "/" '
+        "(the Allow header names those it does)",
         "content": _ERROR,
     }
     result["500"] = {
@@ -92,9 +95,10 @@ def _responses(
         "503",
         {
             "description": "The server holds as many connections and requests as it takes at once "
-            "(a thousand per process, fewer under a low open-file limit): a line of text, then the "
-            "connection is closed; try again shortly",
-            "content": _PLAIN,
+            "(a thousand per process, fewer under a low open-file limit); the connection is then "
+            "closed: try again after Retry-After seconds",
+            "headers": _RETRY_AFTER,
+            "content": _ERROR,
         },
     )
     return dict(sorted(result.items()))
@@ -117,10 +121,10 @@ _REUSE_REFUSALS: dict[int, Any] = {
     408: {"description": f"The body did not arrive within {BODY_SECONDS:.0f} s", "content": _ERROR},
     413: {"description": f"The body is larger than {BODY_BYTES // 2**20} MiB", "content": _ERROR},
     503: {
-        "description": "The server holds as many bodies as it takes at once (JSON, with Retry-After seconds), "
-        "or as many connections and requests (a line of text, then the connection is closed); try again shortly",
-        "headers": {"Retry-After": {"schema": {"type": "string"}, "description": "seconds (with the JSON body)"}},
-        "content": {**_ERROR, **_PLAIN},
+        "description": "The server holds as many bodies as it takes at once, or as many connections and "
+        "requests (then the connection is closed); try again after Retry-After seconds",
+        "headers": _RETRY_AFTER,
+        "content": _ERROR,
     },
 }
 
@@ -172,9 +176,10 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
             "version": __version__,
             "description": "What is in the Spack build cache? Tags, packages and specs of the synced "
             "mirrors; search with Spack's spec syntax; diffs. Errors: "
-            '{"error": {"status": ..., "message": ...}}, but for the few a line of text says '
-            "(the HTTP layer's 400 and 503). A GET answer carries an ETag and a HEAD is answered as "
-            "a GET; a request with If-None-Match or If-Modified-Since gets 304 while the answer holds.",
+            '{"error": {"status": ..., "message": ...}}, '
+            "but for the HTTP layer's 400 (a request it cannot read), a line of text. A GET answer "
+            "carries an ETag and a HEAD is answered as a GET; a request with If-None-Match or "
+            "If-Modified-Since gets 304 while the answer holds.",
         },
         # Relative to this document (/api/openapi.json): the server's root, under whatever
         # prefix a reverse proxy serves it (without it, clients call the host's /api/).

@@ -13,7 +13,22 @@ from starlette.requests import Request
 from ...errors import BadQuery
 from ..render import render_not_found
 
-__all__ = ["ErrorBody", "ErrorDetail", "check_parameters", "error_body", "error_page", "int_parameter"]
+__all__ = [
+    "HTML",
+    "JSON",
+    "ErrorBody",
+    "ErrorDetail",
+    "check_parameters",
+    "error_body",
+    "error_page",
+    "in_api",
+    "int_parameter",
+    "refusal",
+    "wants_html",
+]
+
+JSON = "application/json"
+HTML = "text/html; charset=utf-8"
 
 
 class ErrorDetail(msgspec.Struct, frozen=True):
@@ -39,6 +54,24 @@ def error_page(status: int, message: str) -> bytes:
     another status headed by it ("400 Bad Request"), with the site's navigation."""
     heading = "Not found" if status == 404 else f"{status} {HTTPStatus(status).phrase}"
     return render_not_found(message, heading=heading).encode()
+
+
+def in_api(path: str) -> bool:
+    """Whether ``path`` is the API's."""
+    return path == "/api" or path.startswith("/api/")
+
+
+def wants_html(path: str) -> bool:
+    """Whether errors on ``path`` are HTML pages: the site's pages, not their JSON twins
+    and not the API."""
+    return not in_api(path) and not path.endswith((".json", ".json.gz"))
+
+
+def refusal(path: str, status: int, message: str) -> tuple[bytes, str]:
+    """An error's body on ``path`` and its media type: the site's error page, or the JSON."""
+    if wants_html(path):
+        return error_page(status, message), HTML
+    return error_body(status, message), JSON
 
 
 def int_parameter(request: Request, name: str, default: int, low: int, high: int) -> int:

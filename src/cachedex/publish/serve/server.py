@@ -4,7 +4,8 @@ uvicorn closes idle kept-alive connections, but not one that sends part of a req
 head and stops (slow loris): thousands of those hold a file descriptor each, for ever.
 :class:`BoundedHttpTools` gives each request head a deadline and a size limit, and
 :func:`serve` passes uvicorn a limit on concurrent connections (beyond it, requests get
-503 rather than the process running out of descriptors). Before uvicorn starts,
+cachedex's 503, :class:`.busy.OverLimit`, rather than the process running out of
+descriptors). Before uvicorn starts,
 :func:`check_listen` binds the address once, so that a port in use is one line of error.
 """
 
@@ -12,15 +13,20 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import functools
 import os
 import resource
 import socket
 from pathlib import Path
+from typing import Any
 
 import uvicorn
+from uvicorn.config import Config
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.server import ServerState
 
 from ...errors import CachedexError, ConfigError
+from .busy import OverLimit
 
 __all__ = [
     "HEAD_BYTES",
@@ -42,9 +48,31 @@ HEAD_BYTES = 64 * 1024
 KEEP_ALIVE_SECONDS = 5
 
 
+@functools.cache
+def _over_limit() -> OverLimit:
+    # Retry after an idle kept-alive connection, which holds a place, has been closed.
+    return OverLimit(retry_seconds=KEEP_ALIVE_SECONDS)
+
+
 class BoundedHttpTools(HttpToolsProtocol):
     """uvicorn's HTTP/1.1 protocol (httptools), with a deadline and a size limit on each
-    request's head. A connection that never sends anything is closed at the deadline too."""
+    request's head. A connection that never sends anything is closed at the deadline too.
+
+    Past uvicorn's ``limit_concurrency`` a request is answered by :class:`.busy.OverLimit`
+    (the headers of every answer, the error shape, ``Retry-After``), not by uvicorn's
+    plain text: the check is uvicorn's own, made here (same setting, same counts of
+    connections and of requests in progress), and uvicorn's is turned off."""
+
+    def __init__(
+        self,
+        config: Config,
+        server_state: ServerState,
+        app_state: dict[str, Any],
+        _loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
+        super().__init__(config, server_state, app_state, _loop)
+        self._limit, self.limit_concurrency = self.limit_concurrency, None
+        self._app, self._busy = self.app, _over_limit()
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -86,6 +114,13 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def on_headers_complete(self) -> None:
         self._end_head()
+        # uvicorn's check, as cheap: two lengths (the counts of this process's event loop)
+        limit = self._limit
+        if limit is not None and (len(self.connections) >= limit or len(self.tasks) >= limit):
+            self.logger.warning("Exceeded concurrency limit.")
+            self.app = self._busy  # what uvicorn's on_headers_complete hands this request to
+        else:
+            self.app = self._app
         super().on_headers_complete()
 
     def connection_lost(self, exc: Exception | None) -> None:
