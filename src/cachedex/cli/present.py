@@ -22,29 +22,23 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from ..values import counted, human_size, size_text, total_size_text, visible
+from ..values import counted, size_text, total_size_text, visible
 
 if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
     from ..catalog import Edge, SearchPage, SpecSummary, TagStats
     from ..diff import TagDiff
     from ..ingest.sync import TagOutcome
     from ..publish.edge_lists import Configs
-    from ..publish.export import ExportReport
-    from ..publish.jekyll import JekyllReport
     from ..publish.pages import PackagePage, SpecPage
-    from ..publish.site import SiteReport
 
 __all__ = [
     "LAYOUT_WIDTH",
     "OUT",
     "print_diff",
-    "print_export_report",
-    "print_jekyll_report",
     "print_json",
     "print_outcomes",
     "print_package",
     "print_search",
-    "print_site_report",
     "print_spec",
     "print_stats",
     "print_table",
@@ -347,61 +341,3 @@ def _first(names: Iterable[tuple[Sequence[str], int]]) -> list[str]:
         rest = len(some) - listed if len(some) > listed + 1 else 0  # ("and 1 more": the name is as short)
         cells.append(shown(", ".join(some[: len(some) - rest]) or "-") + (f" and {rest:,} more" if rest else ""))
     return cells
-
-
-def print_jekyll_report(report: JekyllReport) -> None:
-    """What ``cachedex jekyll`` wrote, per tag; skipped names as warnings on stderr."""
-    for skipped in report.skipped:
-        click.echo(f"warning: skipped {skipped}", err=True)
-    for tag_name, pages in report.gone:
-        click.echo(f"{tag_name}: no longer in the catalog: its {pages:,} pages removed, and its _data entries")
-    for tag in report.tags:
-        for skipped in tag.skipped:
-            click.echo(f"warning: {tag.tag}: skipped {skipped}", err=True)
-        if tag.current:
-            click.echo(
-                f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs) are current: written from this state "
-                f"of the catalog (--full checks every page) -> {tag.directory}"
-            )
-            continue
-        click.echo(
-            f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs): {tag.written:,} written, "
-            f"{tag.unchanged:,} unchanged, {tag.removed:,} removed -> {tag.directory}"
-        )
-    if not report.tags:
-        click.echo("No tags to write; run 'cachedex sync' first.")
-        return
-    data = ", ".join(report.data_written) or "unchanged"
-    click.echo(f"_data: {data} ({report.outdir / '_data'}); {report.seconds:.2f} s")
-
-
-def print_site_report(report: SiteReport) -> None:
-    """What ``cachedex site`` wrote; skipped names as warnings on stderr."""
-    for skipped in report.skipped:
-        click.echo(f"warning: skipped {skipped}", err=True)
-    if report.current:
-        click.echo(f"{report.outdir} is current: built from this state of the catalog (--full checks every page)")
-        return
-    reached = " (only those the catalog's changes since the last build reach)" if report.changed_only else ""
-    click.echo(
-        f"{report.pages:,} pages{reached}: {report.written:,} files written, {report.unchanged:,} unchanged, "
-        f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)"
-    )
-
-
-def print_export_report(report: ExportReport) -> None:
-    """What ``cachedex export spack-cache`` wrote, in one line; packages asked for but
-    not exported as a warning on stderr."""
-    if report.missing_packages:
-        names = ", ".join(report.missing_packages)
-        click.echo(f"warning: not exported (no chosen stack lists a binary of it): {names}", err=True)
-    files = ", ".join(
-        f"{name} {human_size(report.sizes[name])} ({'written' if name in report.written else 'unchanged'})"
-        for name in (*report.written, *report.unchanged)
-    )
-    tags, stacks = len(report.releases), len(report.stacks)
-    hint = "" if report.specs else " (no chosen stack lists a binary; a root counts as a stack with --include-root)"
-    click.echo(
-        f"{counted(report.specs, 'spec')}, {counted(report.packages, 'package')}, {counted(tags, 'tag')}, "
-        f"{counted(stacks, 'stack')}{hint}: {files} -> {report.outdir} ({report.seconds:.1f} s)"
-    )

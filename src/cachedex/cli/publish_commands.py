@@ -9,7 +9,7 @@ import click
 
 from ..catalog import Catalog
 from ..errors import OutputError
-from . import present
+from . import publish_reports
 from .progress import Reporter
 from .state import OutputFolder, State, friendly
 
@@ -60,7 +60,7 @@ def jekyll_command(state: State, outdir: Path, tags: tuple[str, ...], full: bool
 
     with state.catalog() as catalog:
         report = write_jekyll(catalog, outdir, tags=list(tags) or None, full=full)
-    present.print_jekyll_report(report)
+    publish_reports.print_jekyll_report(report)
 
 
 @click.group("export")
@@ -115,7 +115,7 @@ def export_spack_cache_command(
             packages=list(packages) or None,
             include_root=include_root,
         )
-    present.print_export_report(report)
+    publish_reports.print_export_report(report)
 
 
 @click.command("site")
@@ -175,7 +175,7 @@ def site_command(state: State, outdir: Path, tags: tuple[str, ...], workers: int
             compare=config.compare,
         )
         line.done()
-    present.print_site_report(report)
+    publish_reports.print_site_report(report)
     if not report.complete:  # (a script's `cachedex site ./site && serve it` must not serve a part)
         raise OutputError(
             f"{report.outdir}: syncs committed during each of {BUILD_ATTEMPTS} builds; the site is not "

@@ -44,7 +44,11 @@ Deterministic and safe: keys and lists sorted (variants and dependencies keep th
 order), compact JSON whose ``<``, ``>``, ``&``, U+2028 and U+2029 are escaped (so that
 it can also sit inside an HTML page), a gzip header without time or name, each file
 replaced atomically, and left untouched when its bytes would not change. The names of
-packages are data here, not paths: any name the catalog holds is exported.
+packages are data here, not paths. The app writes the values into its page as markup
+(``innerHTML``, after ``JSON.parse`` undid the escapes): a spec holding a value Spack's
+grammar cannot write (a hostile mirror's ``<img src=x onerror=...>`` as a name, version,
+variant, arch, compiler, stack or dependency) is left out and named in the report's
+``refused`` (:mod:`.export_specs`); a package left without specs is not written.
 
 Fast (``bench/export.py`` times it against the tag's first sync): one snapshot, two
 streaming reads in the tables' own order (the listings, then every exported spec's row
@@ -68,8 +72,9 @@ from pathlib import Path
 from .._perf import gc_paused
 from ..catalog import Catalog
 from ..errors import LookupFailed, OutputError, UnknownPackage, UnknownStack, UnknownTag
-from ..values import ROOT_STACK
+from ..values import ROOT_STACK, counted
 from .export_gzip import deflate_part, gzip_file, script_safe
+from .export_rules import Refusal
 from .export_specs import PACKAGE_URL, PackageSpecs, json_parts, package_member, package_specs, read_specs
 from .files import remove_stale_temporaries, update_file
 from .parallel import cpu_workers
@@ -81,6 +86,7 @@ __all__ = [
     "PART_SPECS",
     "SPECS_FILE",
     "ExportReport",
+    "Refusal",
     "export_spack_cache",
 ]
 
@@ -112,7 +118,20 @@ class ExportReport:
     unchanged: list[str] = field(default_factory=list)  #: file names whose bytes were already these
     sizes: dict[str, int] = field(default_factory=dict)  #: bytes of each file (compressed)
     missing_packages: list[str] = field(default_factory=list)  #: asked for, but not exported
+    refused: list[Refusal] = field(default_factory=list)  #: specs left out: a value Spack cannot write
     seconds: float = 0.0
+
+    def refused_warning(self, shown: int = 20) -> str | None:
+        """One line naming the refused specs (the first ``shown``), or None if none."""
+        if not self.refused:
+            return None
+        named = "; ".join(str(refusal) for refusal in self.refused[:shown])
+        more = f"; and {len(self.refused) - shown:,} more" if len(self.refused) > shown else ""
+        count = len(self.refused)
+        return (
+            f"warning: {count:,} spec{'' if count == 1 else 's'} not exported, holding a value Spack cannot "
+            f"write (cache.spack.io's app would show it as markup): {named}{more}"
+        )
 
 
 def export_spack_cache(
@@ -153,7 +172,7 @@ def export_spack_cache(
         known = held.get
         for spec_id, mirror_id in listings:
             held[spec_id] = known(spec_id, ()) + (mirror_id,)
-        members = read_specs(catalog.spec_nodes(list(held)), held, mirrors)
+        members, report.refused = read_specs(catalog.spec_nodes(list(held)), held, mirrors)
     with gc_paused(), ThreadPoolExecutor(cpu_workers(), thread_name_prefix="cachedex-gzip") as pool:
         parts = json_parts(members, PART_SPECS)
         deflated = [
@@ -166,11 +185,13 @@ def export_spack_cache(
     report.specs = len(members)
     report.packages = len(by_package)
     report.releases = sorted({r for by_release, _ in by_package.values() for r in by_release})
-    report.stacks = sorted({mirrors[mirror][1] for places in set(held.values()) for mirror in places})
+    report.stacks = sorted({s for stacks in {id(m[5]): m[5] for m in members}.values() for s in stacks})
     report.missing_packages = [name for name in wanted_packages or () if name not in by_package]
     if wanted_packages and not by_package:  # files with nothing in them would replace the last export
+        shown = ", ".join(map(str, report.refused[:1])) + (", ..." if len(report.refused) > 1 else "")
+        refused = f"; {counted(len(report.refused), 'spec')} refused ({shown})" if report.refused else ""
         raise LookupFailed(
-            f"no chosen stack lists a binary of {', '.join(wanted_packages)}; nothing written to {outdir}"
+            f"no chosen stack lists a binary of {', '.join(wanted_packages)}{refused}; nothing written to {outdir}"
         )
     del members, parts
     _prepare(outdir)  # (once there is something to write: a refused export leaves no folder)

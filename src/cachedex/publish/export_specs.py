@@ -8,6 +8,15 @@ Only ``parameters`` and ``dependencies`` of each raw node are decoded (the rest 
 skipped); each distinct ``parameters`` is formatted once; a dependency list already in
 the app's form is passed through undecoded; each spec is encoded while it is in the
 CPU's cache (encoding them later, in hash order, takes twice as long or more).
+
+cache.spack.io's app writes names, versions, variants, arch, compilers, stacks,
+releases and dependencies into its page with ``innerHTML``, and ``JSON.parse`` undoes
+the file's escapes: a spec holding a value Spack's grammar cannot write (a mirror's
+``<img src=x onerror=...>``) is refused, a :class:`Refusal`, not exported
+(:mod:`.export_rules`, after ``lib/spack/spack/spec_parser.py``). Each distinct value is
+checked once; a dependency list passed through is checked by its shape (the text
+without identifier characters, known good once one such list matched the strict
+pattern), which costs a ``bytes.translate``.
 """
 
 from __future__ import annotations
@@ -20,8 +29,10 @@ from urllib.parse import quote
 import msgspec
 
 from .._perf import BoundedMemo
+from ..values import DAG_HASH
 from ..versions import version_key
 from .export_gzip import script_safe
+from .export_rules import IDENTIFIER_BYTES, RULES, STRICT_EDGES, Good, Refusal, edge_problem, label_problem, row_problem
 
 __all__ = [
     "PACKAGE_URL",
@@ -163,43 +174,87 @@ def app_dependencies(edges: bytes) -> msgspec.Raw:
     return msgspec.Raw(_encode(result))
 
 
-#: An exported spec: (hash, ``"hash":{...}`` JSON, package name, version, releases).
-Member = tuple[str, bytes, str, str, list[str]]
+#: An exported spec: (hash, ``"hash":{...}`` JSON, package name, version, releases, stacks).
+Member = tuple[str, bytes, str, str, list[str], list[str]]
 
 
 def read_specs(
     rows: Iterable[NodeRow], held: dict[int, tuple[int, ...]], mirrors: dict[int, tuple[str, str]]
-) -> list[Member]:
-    """The exported specs of ``rows`` (of ``Catalog.spec_nodes``), sorted by hash.
+) -> tuple[list[Member], list[Refusal]]:
+    """The exported specs of ``rows`` (of ``Catalog.spec_nodes``), sorted by hash, and
+    the specs refused (a value Spack cannot write), in the rows' order.
 
     ``held`` gives the mirrors listing each spec (ids into ``mirrors``, which gives
     ``(tag, stack)``)."""
     decode_node = _decode_node
     encode = _encode
-    variants_of: BoundedMemo[bytes, list[str]] = BoundedMemo(100_000)
-    places_of: dict[tuple[int, ...], tuple[list[str], list[str]]] = {}
+    variants_of: BoundedMemo[bytes, tuple[list[str], tuple[str, str] | None]] = BoundedMemo(100_000)
+    places_of: dict[tuple[int, ...], tuple[list[str], list[str], tuple[str, str] | None]] = {}
+    good_shapes: set[bytes] = set()  # of dependency lists that matched STRICT_EDGES
+    good: Good = (set(), set(), set(), set())  # values seen good
+    names, versions, compilers, arch = good
+    hash_rule = DAG_HASH.fullmatch
     members: list[Member] = []
+    refused: list[Refusal] = []
     for spec_id, dag_hash, name, version, compiler, platform, os_name, target, size, node in rows:
+        problem: tuple[str, str] | None = None
+        if hash_rule(dag_hash) is None:
+            problem = ("hash", dag_hash)
+        elif not (
+            name in names
+            and version in versions
+            and compiler in compilers
+            and platform in arch
+            and os_name in arch
+            and target in arch
+        ):
+            problem = row_problem(good, name, version, compiler, (platform, os_name, target))
         decoded = decode_node(node)
         parameters = bytes(decoded.parameters)
-        variants = variants_of.get(parameters)
-        if variants is None:
+        seen = variants_of.get(parameters)
+        if seen is None:
             shown = variant_strings(_decode_parameters(parameters)) if parameters else []
-            variants = variants_of.remember(parameters, shown)
+            bad = next((v for v in shown if not RULES["variant"].fullmatch(v)), None)
+            seen = variants_of.remember(parameters, (shown, None if bad is None else ("variant", bad)))
+        variants = seen[0]
         places = held[spec_id]
         where = places_of.get(places)
         if where is None:
             pairs = [mirrors[mirror] for mirror in places]
-            where = places_of[places] = (sorted({s for _, s in pairs}), sorted({t for t, _ in pairs}))
-        stacks, releases = where
+            stacks, releases = sorted({s for _, s in pairs}), sorted({t for t, _ in pairs})
+            where = places_of[places] = (
+                stacks,
+                releases,
+                label_problem("stack", stacks) or label_problem("release", releases),
+            )
+        stacks, releases, _ = where
         edges = bytes(decoded.dependencies)
-        dependencies = msgspec.Raw(edges) if _in_app_form(edges) else app_dependencies(edges)
+        if _in_app_form(edges):
+            dependencies = msgspec.Raw(edges)
+            shape = edges.translate(None, IDENTIFIER_BYTES)
+            if shape not in good_shapes:
+                if STRICT_EDGES.fullmatch(edges):
+                    good_shapes.add(shape)
+                else:
+                    problem = problem or edge_problem(edges)
+        else:
+            try:
+                dependencies = app_dependencies(edges)
+            except (msgspec.DecodeError, RecursionError):  # (a list of numbers, say)
+                dependencies = _NO_DEPENDENCIES
+                problem = problem or ("dependencies", edges.decode("utf-8", "replace"))
+            else:
+                problem = problem or edge_problem(bytes(dependencies))
+        problem = problem or seen[1] or where[2]
+        if problem is not None:
+            refused.append(Refusal(dag_hash, *problem))
+            continue
         spec = _Spec(
             dag_hash, version, variants, platform, os_name, target, dependencies, stacks, releases, size, compiler
         )
-        members.append((dag_hash, b"".join((encode(dag_hash), b":", encode(spec))), name, version, releases))
+        members.append((dag_hash, b"".join((encode(dag_hash), b":", encode(spec))), name, version, releases, stacks))
     members.sort(key=itemgetter(0))
-    return members
+    return members, refused
 
 
 def json_parts(members: Sequence[Member], size: int) -> list[Iterator[bytes]]:
@@ -225,7 +280,7 @@ def json_parts(members: Sequence[Member], size: int) -> list[Iterator[bytes]]:
 def package_specs(members: Iterable[Member]) -> dict[str, PackageSpecs]:
     """Per package, its hashes by release (in the members' order) and its versions."""
     packages: dict[str, PackageSpecs] = {}
-    for dag_hash, _, name, version, releases in members:
+    for dag_hash, _, name, version, releases, _ in members:
         package = packages.get(name)
         if package is None:
             package = packages[name] = ({}, set())

@@ -1,0 +1,80 @@
+"""What the publishing commands (``jekyll``, ``site``, ``export spack-cache``) print
+when they are done: what they wrote, and what they skipped or refused as warnings on
+stderr."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from ..values import counted, human_size
+
+if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
+    from ..publish.export import ExportReport
+    from ..publish.jekyll import JekyllReport
+    from ..publish.site import SiteReport
+
+__all__ = ["print_export_report", "print_jekyll_report", "print_site_report"]
+
+
+def print_jekyll_report(report: JekyllReport) -> None:
+    """What ``cachedex jekyll`` wrote, per tag; skipped names as warnings on stderr."""
+    for skipped in report.skipped:
+        click.echo(f"warning: skipped {skipped}", err=True)
+    for tag_name, pages in report.gone:
+        click.echo(f"{tag_name}: no longer in the catalog: its {pages:,} pages removed, and its _data entries")
+    for tag in report.tags:
+        for skipped in tag.skipped:
+            click.echo(f"warning: {tag.tag}: skipped {skipped}", err=True)
+        if tag.current:
+            click.echo(
+                f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs) are current: written from this state "
+                f"of the catalog (--full checks every page) -> {tag.directory}"
+            )
+            continue
+        click.echo(
+            f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs): {tag.written:,} written, "
+            f"{tag.unchanged:,} unchanged, {tag.removed:,} removed -> {tag.directory}"
+        )
+    if not report.tags:
+        click.echo("No tags to write; run 'cachedex sync' first.")
+        return
+    data = ", ".join(report.data_written) or "unchanged"
+    click.echo(f"_data: {data} ({report.outdir / '_data'}); {report.seconds:.2f} s")
+
+
+def print_site_report(report: SiteReport) -> None:
+    """What ``cachedex site`` wrote; skipped names as warnings on stderr."""
+    for skipped in report.skipped:
+        click.echo(f"warning: skipped {skipped}", err=True)
+    if report.current:
+        click.echo(f"{report.outdir} is current: built from this state of the catalog (--full checks every page)")
+        return
+    reached = " (only those the catalog's changes since the last build reach)" if report.changed_only else ""
+    click.echo(
+        f"{report.pages:,} pages{reached}: {report.written:,} files written, {report.unchanged:,} unchanged, "
+        f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)"
+    )
+
+
+def print_export_report(report: ExportReport) -> None:
+    """What ``cachedex export spack-cache`` wrote, in one line; the specs it refused and
+    the packages asked for but not exported as warnings on stderr."""
+    refused = report.refused_warning()
+    if refused is not None:
+        click.echo(refused, err=True)
+    if report.missing_packages:
+        names = ", ".join(report.missing_packages)
+        why = "no chosen stack lists a binary of it" + (", or each was refused" if report.refused else "")
+        click.echo(f"warning: not exported ({why}): {names}", err=True)
+    files = ", ".join(
+        f"{name} {human_size(report.sizes[name])} ({'written' if name in report.written else 'unchanged'})"
+        for name in (*report.written, *report.unchanged)
+    )
+    tags, stacks = len(report.releases), len(report.stacks)
+    hint = "" if report.specs else " (no chosen stack lists a binary; a root counts as a stack with --include-root)"
+    click.echo(
+        f"{counted(report.specs, 'spec')}, {counted(report.packages, 'package')}, {counted(tags, 'tag')}, "
+        f"{counted(stacks, 'stack')}{hint}: {files} -> {report.outdir} ({report.seconds:.1f} s)"
+    )
