@@ -308,6 +308,8 @@ def print_package(page: PackagePage) -> None:
         f"{size}; {'versions' if len(versions) > 1 else 'version'} {shown(', '.join(versions))}"
     )
     for key, counts in page.facets.items():
+        if key == "runs_on":  # (some 60 machines of a target family: the page's filter, not a summary)
+            continue
         if counts:
             OUT.print(f"  {key}: " + shown(", ".join(f"{v} ({n})" for v, n in counts.items())))
         elif key == "variant" and page.specs and page.specs[0].variants:  # none differs: say what they are

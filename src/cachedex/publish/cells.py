@@ -129,18 +129,27 @@ def _json_text(value: object) -> str:
     return json_visible(msgspec.json.encode(value).decode())
 
 
-def options(values: Sequence[str], chosen: str) -> Markup:
+def options(values: Sequence[str], chosen: str, counts: Mapping[str, int] | None = None) -> Markup:
     """A select's ``<option>`` of each value, ``chosen`` selected: the search page's tags
     and stacks, the same on each of a scope's searches (a few hundred pieces for Jinja),
     and the machines of "Runs on" (~60 on a package page of x86_64 builds, the same on
-    many)."""
-    return Markup(_options(tuple(values), chosen))
+    many). With ``counts``, each says its count and is disabled at 0 unless chosen, as a
+    facet's options (_facets.html)."""
+    found = None if counts is None else tuple(counts.get(value, 0) for value in values)
+    return Markup(_options(tuple(values), chosen, found))
 
 
 @lru_cache(maxsize=256)
-def _options(values: tuple[str, ...], chosen: str) -> str:
+def _options(values: tuple[str, ...], chosen: str, counts: tuple[int, ...] | None) -> str:
     # (the value as it is: a filter's script compares it with the data)
+    if counts is None:
+        return "".join(
+            f'<option value="{escape_exact(value)}"{" selected" if value == chosen else ""}>'
+            f"{escape_text(value)}</option>"
+            for value in values
+        )
     return "".join(
-        f'<option value="{escape_exact(value)}"{" selected" if value == chosen else ""}>{escape_text(value)}</option>'
-        for value in values
+        f'<option value="{escape_exact(value)}"{" selected" if value == chosen else "" if count else " disabled"}>'
+        f"{escape_text(value)} ({count:,})</option>"
+        for value, count in zip(values, counts, strict=True)
     )

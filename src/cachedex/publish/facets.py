@@ -7,9 +7,11 @@ matches them all; its row then counts and summarizes only those specs. The **cou
 of an option ``facet=value`` is what would match with that option in place of the
 facet's current filter, the other filters applied (faceted search): in packages on a
 tag page, in specs on a package page. **Relaxing** a filter says what would match
-without it, which is how an empty result offers a way on. **Runs on** (``runs_on``) is a
-filter without counts: a spec matches ``runs_on=zen3`` when a zen3 machine runs it, its
-target zen3 or one zen3 descends from (``query.target_names(":zen3")``).
+without it, which is how an empty result offers a way on. **Runs on** (``runs_on``): a
+spec matches ``runs_on=zen3`` when a zen3 machine runs it, its target zen3 or one zen3
+descends from (``query.target_names(":zen3")``). Its counts (asked for by naming it among
+the facets) are made per distinct target, then added up per machine: a tag's
+250,000 specs have a few dozen targets, each run by up to ~60 machines.
 
 The browser's twin is ``static/cachedex-core.js`` (``selectTag``, ``selectSpecs``);
 both pass ``tests/publish/cases/facet_cases.json``. A tag page's data carries every spec
@@ -18,6 +20,7 @@ of the tag as columns (:mod:`.tag_columns`).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
@@ -99,9 +102,23 @@ def with_every_value(
 
 
 def spec_values(specs: Iterable[Any], facets: Iterable[str]) -> dict[str, set[str]]:
-    """Each facet's values among ``specs``."""
+    """Each facet's values among ``specs`` (``runs_on``'s from their distinct targets)."""
     specs = list(specs)
-    return {facet: {value for spec in specs for value in _values(spec, facet)} for facet in facets}
+    return {
+        facet: set().union(*map(machines, {spec.target for spec in specs}))
+        if facet == RUNS_ON
+        else {value for spec in specs for value in _values(spec, facet)}
+        for facet in facets
+    }
+
+
+def _machine_counts(by_target: Mapping[str, int]) -> dict[str, int]:
+    """Per machine, the sum of ``by_target``'s counts of the targets it runs, by name."""
+    counts: Counter[str] = Counter()
+    for target, found in by_target.items():
+        for machine in machines(target):
+            counts[machine] += found
+    return dict(sorted(counts.items()))
 
 
 def spec_matches(spec: Any, filters: Mapping[str, str]) -> bool:
@@ -132,11 +149,13 @@ def select_specs(
     specs: Sequence[Any], filters: Mapping[str, str], facets: Iterable[str] = FACET_KEYS, needle: str = ""
 ) -> SpecSelection:
     """A package page's selection: the specs matching ``filters`` and the Version filter
-    (``needle``, lower case: a spec whose version holds it), and contextual counts. The
-    Version filter applies to every count, as a tag page's name filter does, and stays
-    when one of ``filters`` is relaxed (its link keeps it): a spec it drops counts for no
-    option and no relax."""
-    counts: dict[str, dict[str, int]] = {facet: {} for facet in facets}
+    (``needle``, lower case: a spec whose version holds it), and contextual counts of
+    ``facets`` (``runs_on`` among them: its counts too). The Version filter applies to
+    every count, as a tag page's name filter does, and stays when one of ``filters`` is
+    relaxed (its link keeps it): a spec it drops counts for no option and no relax."""
+    keys = tuple(facets)
+    counts: dict[str, dict[str, int]] = {facet: {} for facet in keys if facet != RUNS_ON}
+    by_target: dict[str, int] | None = {} if RUNS_ON in keys else None  # specs per target, for runs_on
     relax = dict.fromkeys(filters, 0)
     matches = []
     for spec in specs:
@@ -150,9 +169,13 @@ def select_specs(
                 continue
             for value in set(_values(spec, facet)):
                 found[value] = found.get(value, 0) + 1
+        if by_target is not None and (not missed or missed[0] == RUNS_ON):
+            by_target[spec.target] = by_target.get(spec.target, 0) + 1
         for facet in relax:
             relax[facet] += not missed or missed[0] == facet
-    return SpecSelection(matches, {facet: dict(sorted(found.items())) for facet, found in counts.items()}, relax)
+    if by_target is not None:
+        counts[RUNS_ON] = _machine_counts(by_target)
+    return SpecSelection(matches, {facet: dict(sorted(counts[facet].items())) for facet in keys}, relax)
 
 
 class Row(NamedTuple):
@@ -202,13 +225,20 @@ def _equals(column: tuple[int, ...], wanted: int) -> Callable[[int], bool]:
     return lambda i: column[i] == wanted
 
 
-def select_tag(data: TagSpecs, filters: Mapping[str, str], needle: str = "") -> Selection:
-    """The rows and counts of a tag page under ``filters`` and a package name filter
-    (``needle``, lower case: a package whose name holds it)."""
+def select_tag(
+    data: TagSpecs, filters: Mapping[str, str], needle: str = "", facets: Iterable[str] = FACET_KEYS
+) -> Selection:
+    """The rows and counts of ``facets`` (``runs_on`` among them: its counts too) of a
+    tag page under ``filters`` and a package name filter (``needle``, lower case: a
+    package whose name holds it)."""
     columns, starts = data.columns, data.starts
     tests = _tests(columns, filters)
     values = columns.values
-    counts: dict[str, dict[str, int]] = {facet: {} for facet in FACET_KEYS}
+    keys = tuple(facets)
+    counts: dict[str, dict[str, int]] = {facet: {} for facet in keys if facet != RUNS_ON}
+    # runs_on: packages per distinct set of the targets a package's counted specs have
+    # (a package counts once for a machine that runs several of them)
+    target_sets: Counter[frozenset[int]] = Counter()
     relax = dict.fromkeys(filters, 0)
     rows: list[Row] = []
     unlinked = set(columns.unlinked)
@@ -218,10 +248,14 @@ def select_tag(data: TagSpecs, filters: Mapping[str, str], needle: str = "") -> 
         relaxed: set[str] = set()
         if not tests:  # every spec matches: a facet's values are its column's slice (in C)
             matched: Sequence[int] = range(starts[n], starts[n + 1])
-            seen = {facet: _positions(columns, facet, matched) for facet in FACET_KEYS}
+            seen = {facet: _positions(columns, facet, matched) for facet in keys}
         else:
-            matched, seen = _matching(columns, tests, range(starts[n], starts[n + 1]), relaxed)
+            matched, seen = _matching(columns, tests, range(starts[n], starts[n + 1]), relaxed, keys)
         for facet, found in seen.items():
+            if facet == RUNS_ON:
+                if found:
+                    target_sets[frozenset(found)] += 1
+                continue
             names = values[facet]
             for at in found:
                 counts[facet][names[at]] = counts[facet].get(names[at], 0) + 1
@@ -229,17 +263,34 @@ def select_tag(data: TagSpecs, filters: Mapping[str, str], needle: str = "") -> 
             relax[facet] += 1
         if matched:
             rows.append(_row(data, n, matched, n not in unlinked))
-    return Selection(rows, {facet: dict(sorted(found.items())) for facet, found in counts.items()}, relax)
+    if RUNS_ON in keys:
+        counts[RUNS_ON] = _package_machines(columns, target_sets)
+    return Selection(rows, {facet: dict(sorted(counts[facet].items())) for facet in keys}, relax)
+
+
+def _package_machines(columns: SpecColumns, target_sets: Counter[frozenset[int]]) -> dict[str, int]:
+    """Per machine, the packages of ``target_sets`` (per set of target positions) one of
+    whose targets it runs: each distinct set's machines found once (``columns.runs_on``)."""
+    counts: Counter[int] = Counter()
+    for targets, packages in target_sets.items():
+        for machine in set().union(*map(columns.runs_on.__getitem__, targets)):
+            counts[machine] += packages
+    names = columns.values[RUNS_ON]
+    return {names[at]: found for at, found in counts.items()}
 
 
 def _matching(
-    columns: SpecColumns, tests: list[tuple[str, Callable[[int], bool]]], specs: range, relaxed: set[str]
+    columns: SpecColumns,
+    tests: list[tuple[str, Callable[[int], bool]]],
+    specs: range,
+    relaxed: set[str],
+    facets: tuple[str, ...],
 ) -> tuple[list[int], dict[str, set[int]]]:
-    """Of a package's ``specs``, those that pass every test, and per facet the values
-    of those that pass every test but (at most) that facet's; adds to ``relaxed`` the
-    facets whose dropping would let one of them match."""
+    """Of a package's ``specs``, those that pass every test, and per facet of ``facets``
+    the values of those that pass every test but (at most) that facet's; adds to
+    ``relaxed`` the facets whose dropping would let one of them match."""
     matched: list[int] = []
-    counted: dict[str, list[int]] = {facet: [] for facet in FACET_KEYS}  # whose values each facet shows
+    counted: dict[str, list[int]] = {facet: [] for facet in facets}  # whose values each facet shows
     filters = [facet for facet, _ in tests]
     for i in specs:
         missed = [facet for facet, test in tests if not test(i)][:2]
@@ -252,7 +303,7 @@ def _matching(
                 found.append(i)
         else:
             relaxed.add(missed[0])
-            if missed[0] in counted:  # (runs_on has no counts)
+            if missed[0] in counted:  # (a facet not counted: a miss of it counts for none)
                 counted[missed[0]].append(i)
     return matched, {facet: _positions(columns, facet, found) for facet, found in counted.items()}
 
@@ -269,10 +320,11 @@ def _cells(column: Sequence[_T], specs: Sequence[int]) -> Sequence[_T]:
 
 
 def _positions(columns: SpecColumns, facet: str, specs: Sequence[int]) -> set[int]:
-    """The positions (in ``columns.values[facet]``) of ``facet``'s values among ``specs``."""
+    """The positions (in ``columns.values[facet]``) of ``facet``'s values among ``specs``;
+    for ``runs_on``, those of their targets (in ``values["target"]``): see :func:`_package_machines`."""
     if facet == "stack":
         return set().union(*map(columns.stack_sets.__getitem__, set(_cells(columns.stacks, specs))))
-    return set(_cells(getattr(columns, facet), specs))
+    return set(_cells(columns.target if facet == RUNS_ON else getattr(columns, facet), specs))
 
 
 def _row(data: TagSpecs, n: int, matched: Sequence[int], linked: bool) -> Row:

@@ -188,12 +188,16 @@ def _package_page(
         for s in specs
     ]
     needle = text.strip().lower()  # (as the script reads the Version box: part of a version)
-    chosen = select_specs(faceted, wanted, PACKAGE_KEYS, needle)  # (runs_on filters, and has no counts)
+    chosen = select_specs(faceted, wanted, PACKAGE_FILTER_KEYS, needle)  # (Runs on's counts too)
     # (the Version box's own way on an empty page: asked only when nothing is shown)
     without_text = sum(select_specs(faceted, wanted, PACKAGE_KEYS).matches) if needle and not any(chosen.matches) else 0
     sizes = [s.size for s in specs if s.size is not None]
     # (each value stays a choice, at 0, when the filters or the Version box narrow the counts)
-    facets = with_every_value(chosen.facets, spec_values(faceted, PACKAGE_KEYS)) if wanted or needle else chosen.facets
+    facets = (
+        with_every_value(chosen.facets, spec_values(faceted, PACKAGE_FILTER_KEYS))
+        if wanted or needle
+        else chosen.facets
+    )
     return PackagePage(
         tag=tag,
         name=name,

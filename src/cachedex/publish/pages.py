@@ -110,6 +110,7 @@ class TagPage(msgspec.Struct, frozen=True, tag_field="page", tag="tag"):
     tag: TagRow
     packages: tuple[PackageRow, ...]
     #: facet -> value -> packages having a spec with it that matches the other filters
+    #: (``runs_on``: a spec a machine of that target runs)
     facets: dict[str, dict[str, int]]
     specs: SpecColumns
     filters: dict[str, str] = {}  #: the filters applied (``?stack=e4s&target=aarch64``, ``?runs_on=zen3``)
@@ -221,7 +222,7 @@ def tag_page_from(data: TagData, filters: Mapping[str, str] | None = None, text:
     """A tag's page from :func:`tag_data`, under facet ``filters`` and a name filter."""
     wanted = {key: filters[key] for key in FILTER_KEYS if filters and filters.get(key)}
     needle = text.strip().lower()
-    chosen = select_tag(data.specs, wanted, needle)
+    chosen = select_tag(data.specs, wanted, needle, FILTER_KEYS)  # (Runs on's counts too)
     values = data.specs.columns.values
     return TagPage(
         tag=data.row,

@@ -17,7 +17,7 @@ from ..versions import version_key
 
 __all__ = ["RUNS_ON", "SpecColumns", "TagSpecs", "machines", "newest_first", "tag_specs"]
 
-#: The filter of the machines a spec's binary runs on, which has no counts.
+#: The filter of the machines a spec's binary runs on (counted per machine: :mod:`.facets`).
 RUNS_ON = "runs_on"
 
 

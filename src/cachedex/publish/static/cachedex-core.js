@@ -64,7 +64,8 @@
   }
 
   // -- facets: which specs match (see publish/facets.py) ----------------------------------
-  // (runs_on: the machines that run a spec's binary, a filter without counts: see facets.py)
+  // (runs_on: the machines that run a spec's binary; counted when named among the facets,
+  // per distinct target, then added up per machine, as facets.py counts them)
   const MULTI = { stack: "stacks", variant: "variants", runs_on: "runs_on" };
   const FACETS = ["stack", "os", "target", "compiler", "platform"];
   const valuesOf = (spec, facet) => (facet in MULTI ? spec[MULTI[facet]] : [spec[facet]]);
@@ -90,8 +91,10 @@
   // needle: the Version filter in lower case (part of a version); it applies to every
   // count and stays when a filter is relaxed, as a tag page's name filter does: a spec it
   // drops counts for no option and no relax.
+  // runs_on among the facets: its counts too (a spec's runs_on lists its target's machines).
   function selectSpecs(specs, filters, facets = FACETS, needle = "") {
-    const counts = Object.fromEntries(facets.map((facet) => [facet, new Map()]));
+    const counts = Object.fromEntries(facets.filter((f) => f !== "runs_on").map((facet) => [facet, new Map()]));
+    const byTarget = facets.includes("runs_on") ? new Map() : null; // target -> [specs, its machines]
     const relax = Object.fromEntries(Object.keys(filters).map((facet) => [facet, 0]));
     const matches = [];
     for (const spec of specs) {
@@ -99,11 +102,21 @@
       const texted = !needle || spec.version.toLowerCase().includes(needle);
       matches.push(missed.length === 0 && texted);
       if (!texted || missed.length > 1) continue;
-      for (const facet of facets) {
+      for (const facet in counts) {
         if (missed.length && missed[0] !== facet) continue;
         for (const value of new Set(valuesOf(spec, facet))) counts[facet].set(value, (counts[facet].get(value) || 0) + 1);
       }
+      if (byTarget && (!missed.length || missed[0] === "runs_on")) {
+        const found = byTarget.get(spec.target);
+        if (found) found[0]++;
+        else byTarget.set(spec.target, [1, spec.runs_on]);
+      }
       for (const facet in relax) if (!missed.length || missed[0] === facet) relax[facet]++;
+    }
+    if (byTarget) {
+      const machines = new Map();
+      for (const [count, run] of byTarget.values()) for (const machine of run) machines.set(machine, (machines.get(machine) || 0) + count);
+      counts.runs_on = machines;
     }
     const facetsOut = Object.fromEntries(facets.map((facet) => [facet, sortedCounts(counts[facet])]));
     return { matches, facets: facetsOut, relax };
@@ -116,23 +129,34 @@
   // With lazy, a row is only {name, specs, size, sized, n, matched}: what sorting needs;
   // rowOf(page, row) makes the whole row, for the few rows a page draws (a filter over
   // 250,000 specs answers in tens of milliseconds instead of summarizing 10,000 rows).
-  function selectTag(page, filters, needle = "", lazy = false) {
+  // facets: those counted; runs_on among them: its counts too, per distinct set of the
+  // targets a package's counted specs have, then per machine (a package counts once).
+  function selectTag(page, filters, needle = "", lazy = false, facets = FACETS) {
     const c = page.specs;
     const values = c.values;
     const full = Object.keys(page.filters || {}).length === 0 && !page.text ? page.packages : null;
-    const stackAt = FACETS.indexOf("stack");
+    const keys = facets.filter((facet) => facet !== "runs_on");
+    const stackAt = keys.indexOf("stack");
     const tests = Object.entries(filters).map(([facet, value]) => {
       const wanted = (values[facet] || []).indexOf(value);
-      if (facet === "stack") return { facet, k: stackAt, holding: c.stack_sets.map((set) => set.includes(wanted)), of: c.stacks };
-      // runs_on: by the spec's target; k -2: a miss of it counts for no facet
-      if (facet === "runs_on") return { facet, k: -2, holding: (c.runs_on || []).map((set) => set.includes(wanted)), of: c.target };
-      return { facet, k: FACETS.indexOf(facet), column: c[facet], wanted };
+      const k = keys.includes(facet) ? keys.indexOf(facet) : -2; // k -2: a miss of it counts for no facet
+      if (facet === "stack") return { facet, k, holding: c.stack_sets.map((set) => set.includes(wanted)), of: c.stacks };
+      // runs_on: by the spec's target
+      if (facet === "runs_on") return { facet, k, holding: (c.runs_on || []).map((set) => set.includes(wanted)), of: c.target };
+      return { facet, k, column: c[facet], wanted };
     });
-    // Per facet (in FACETS' order): its column (null for stacks), counts, and the last
+    // Per facet (in keys' order): its column (null for stacks), counts, and the last
     // package counted for each value (a package counts once per value).
-    const columns = FACETS.map((facet) => (facet === "stack" ? null : c[facet]));
-    const counts = FACETS.map((facet) => new Int32Array(values[facet].length));
-    const seen = FACETS.map((facet) => new Int32Array(values[facet].length).fill(-1));
+    const columns = keys.map((facet) => (facet === "stack" ? null : c[facet]));
+    const counts = keys.map((facet) => new Int32Array(values[facet].length));
+    const seen = keys.map((facet) => new Int32Array(values[facet].length).fill(-1));
+    // runs_on: the test that a miss of counts for it, the targets of a package's counted
+    // specs, and packages per distinct set of them
+    const countMachines = facets.includes("runs_on");
+    const runsOnTest = tests.findIndex((t) => t.facet === "runs_on");
+    const targetSeen = new Int32Array(countMachines ? values.target.length : 0).fill(-1);
+    const targetSets = new Map();
+    let targets = [];
     const relax = Object.fromEntries(tests.map((t) => [t.facet, 0]));
     const relaxSeen = tests.map(() => -1);
     const unlinked = new Set(c.unlinked || []);
@@ -167,9 +191,18 @@
             if (seenK[at] !== n) { seenK[at] = n; countsK[at]++; }
           }
         }
+        if (countMachines && (!missCount || missed === runsOnTest)) {
+          const at = c.target[i];
+          if (targetSeen[at] !== n) { targetSeen[at] = n; targets.push(at); }
+        }
         for (let t = 0; t < tests.length; t++) {
           if ((!missCount || t === missed) && relaxSeen[t] !== n) { relaxSeen[t] = n; relax[tests[t].facet]++; }
         }
+      }
+      if (targets.length) {
+        const key = targets.sort((a, b) => a - b).join(",");
+        targetSets.set(key, (targetSets.get(key) || 0) + 1);
+        targets = [];
       }
       if (matched.length) {
         const linked = !unlinked.has(n);
@@ -183,13 +216,28 @@
       }
       start = end;
     }
-    const facets = {};
-    FACETS.forEach((facet, k) => {
+    const counted = {};
+    keys.forEach((facet, k) => {
       const found = [];
       counts[k].forEach((count, at) => { if (count) found.push([values[facet][at], count]); });
-      facets[facet] = sortedCounts(found);
+      counted[facet] = sortedCounts(found);
     });
-    return { rows, facets, relax };
+    if (countMachines) counted.runs_on = machineCounts(c, targetSets);
+    return { rows, facets: Object.fromEntries(facets.map((facet) => [facet, counted[facet]])), relax };
+  }
+
+  // Per machine, the packages of targetSets ("3,7" -> packages: target positions) one of
+  // whose targets it runs: each distinct set's machines found once.
+  function machineCounts(c, targetSets) {
+    const counts = new Int32Array(c.values.runs_on.length);
+    for (const [key, packages] of targetSets) {
+      const machines = new Set();
+      for (const at of key.split(",")) for (const machine of c.runs_on[Number(at)]) machines.add(machine);
+      for (const machine of machines) counts[machine] += packages;
+    }
+    const found = [];
+    counts.forEach((count, at) => { if (count) found.push([c.values.runs_on[at], count]); });
+    return sortedCounts(found);
   }
 
   // The whole row of a lazy one (see selectTag).

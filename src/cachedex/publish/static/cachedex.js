@@ -406,7 +406,8 @@
   const table = document.getElementById("rows");
   if (!form || !table) return;
   const selects = Array.from(form.querySelectorAll("select[data-facet]"));
-  const counted = selects.filter((s) => !("uncounted" in s.dataset)); // (runs_on has no counts)
+  // (runs_on on a page the server wrote without its counts has none)
+  const counted = selects.filter((s) => !("uncounted" in s.dataset));
   const text = form.querySelector("input[data-text]");
   const shown = document.getElementById("shown");
   const shownSpecs = document.getElementById("shown-specs");
@@ -417,9 +418,15 @@
   for (const select of selects) {
     const wanted = params.get(select.name);
     if (wanted) {
-      // (a value the page does not list: none of its specs has it; runs_on has no counts)
-      const label = counted.includes(select) ? `${cx.visible(wanted)} (0)` : cx.visible(wanted);
-      if (![...select.options].some((o) => o.value === wanted)) select.add(new Option(label, wanted));
+      // (a value the page does not list: none of its specs has it, counted 0; a machine it
+      // does not list, none archspec knows to run them, is shown without a count, as
+      // _facets.html writes it)
+      if (![...select.options].some((o) => o.value === wanted)) {
+        const uncounted = !counted.includes(select) || select.name === "runs_on";
+        const option = new Option(uncounted ? cx.visible(wanted) : `${cx.visible(wanted)} (0)`, wanted);
+        if (uncounted) option.dataset.uncounted = "";
+        select.add(option);
+      }
       select.value = wanted;
     }
   }
@@ -457,7 +464,7 @@
     for (const select of counted) {
       const counts = facets[select.name] || {};
       for (const option of select.options) {
-        if (!option.value) continue;
+        if (!option.value || "uncounted" in option.dataset) continue;
         const count = counts[option.value] || 0;
         option.textContent = `${cx.visible(option.value)} (${cx.formatCount(count)})`;
         option.disabled = !count && option.value !== select.value;
@@ -556,7 +563,7 @@
     };
     const run = () => {
       const [filters, needle, typed] = state();
-      const chosen = cx.selectTag(page, filters, needle, true);
+      const chosen = cx.selectTag(page, filters, needle, true, counted.map((s) => s.name));
       rows = chosen.rows;
       if (sortKey !== "name") {
         const key = sortKey === "size" ? (p) => (p.size === null ? -1 : p.size) : (p) => p[sortKey];
