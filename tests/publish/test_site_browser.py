@@ -682,8 +682,8 @@ def test_a_variant_every_spec_holds_keeps_every_row(page: Any, served: str, demo
 def test_a_deep_link_with_a_malformed_fragment_or_an_unknown_machine(page: Any, served: str) -> None:
     """A link ending in a malformed escape (``#%E0``) threw in the script (URI
     malformed): the page never said it was ready and a package page's columns did not
-    sort. An unknown ``runs_on`` showed as "nope (0)", a count the filter never has
-    (the server writes "nope")."""
+    sort. An unknown ``runs_on`` showed as "nope (0)": a machine archspec does not know
+    is no choice with a count (the server writes "nope")."""
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(served + "tags/develop/packages/gcc-runtime/index.html#%E0")
