@@ -21,39 +21,34 @@ __all__ = ["DIFF_PARAMETERS", "api_diff", "diff_page"]
 DIFF_PARAMETERS = frozenset({"old", "new", "tag", "since"})
 
 
-def _one_diff(params: Mapping[str, str], old: str, new: str) -> None:
-    """BadQuery when a diff's parameters ask both kinds: two tags (``old`` and ``new``)
-    and a tag over time (``tag`` and ``since``); one was dropped without a word."""
+def _asked(params: Mapping[str, str], old: str, new: str) -> tuple[str, str, bool]:
+    """What a diff's parameters ask: two tags (``old`` and ``new``, False), or a tag and
+    the date it is compared since (True). BadQuery when they ask both kinds (one would be
+    dropped without a word) or half of either."""
     if (params.get(old) or params.get(new)) and (params.get("tag") or params.get("since")):
         raise BadQuery(f"a diff is of two tags ({old} and {new}) or of one over time (tag and since), not both")
-
-
-def api_diff(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    """``/api/diff``: the diff's JSON."""
-    params = request.query_params
-    _one_diff(params, "from", "to")
-    if params.get("since") or params.get("tag"):
-        tag, since = params.get("tag", ""), params.get("since", "")
-        if not tag or not since:
-            raise BadQuery("a diff over time needs tag and since (YYYY-MM-DD)")
-        when = parse_since(since)
-        return msgspec.json.encode(diff_since(catalog, tag, when, since)), JSON
-    old, new = params.get("from", ""), params.get("to", "")
-    if not old or not new:
-        raise BadQuery("a diff needs from and to (two tags), or tag and since")
-    return msgspec.json.encode(diff_tags(catalog, old, new)), JSON
-
-
-def diff_page(catalog: Catalog, request: Request) -> ComparePage:
-    """``/diff?old=&new=`` (two tags) or ``/diff?tag=&since=YYYY-MM-DD``."""
-    params = request.query_params
-    _one_diff(params, "old", "new")
     if params.get("tag") or params.get("since"):
         tag, since = params.get("tag", ""), params.get("since", "")
         if not tag or not since:
             raise BadQuery("a diff over time needs tag and since (YYYY-MM-DD)")
-        return since_page(catalog, tag, parse_since(since), since)
-    old, new = params.get("old", ""), params.get("new", "")
-    if not old or not new:
-        raise BadQuery("a diff needs old and new (two tags), or tag and since (YYYY-MM-DD)")
-    return compare_page(catalog, old, new, live=True)
+        return tag, since, True
+    first, second = params.get(old, ""), params.get(new, "")
+    if not first or not second:
+        raise BadQuery(f"a diff needs {old} and {new} (two tags), or tag and since (YYYY-MM-DD)")
+    return first, second, False
+
+
+def api_diff(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    """``/api/diff``: the diff's JSON."""
+    first, second, over_time = _asked(request.query_params, "from", "to")
+    if over_time:
+        return msgspec.json.encode(diff_since(catalog, first, parse_since(second), second)), JSON
+    return msgspec.json.encode(diff_tags(catalog, first, second)), JSON
+
+
+def diff_page(catalog: Catalog, request: Request) -> ComparePage:
+    """``/diff?old=&new=`` (two tags) or ``/diff?tag=&since=YYYY-MM-DD``."""
+    first, second, over_time = _asked(request.query_params, "old", "new")
+    if over_time:
+        return since_page(catalog, first, parse_since(second), second)
+    return compare_page(catalog, first, second, live=True)
