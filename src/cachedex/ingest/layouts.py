@@ -313,4 +313,51 @@ def _read_spec_file(raw: bytes | bytearray, url: str, name: str) -> tuple[int, i
     for node_hash, _node in nodes:
         if not is_dag_hash(node_hash):
             raise IndexFormatError(url, f"node with malformed hash {short_repr(node_hash)}")
-    return spec_version, file_layout, nodes
+    return spec_version, file_layout, _edges_to_dag_hashes(nodes, by_name=spec_version == 1)
+
+
+#: The keys an edge may name its target by, in the order Spack tries them (its
+#: ``hash_types.HASHES``): Spack 0.16/0.17 spec files name it by ``build_hash``.
+_EDGE_HASH_KEYS = ("hash", "process_hash", "full_hash", "build_hash")
+
+
+def _edges_to_dag_hashes(nodes: list[tuple[str, dict]], *, by_name: bool) -> list[tuple[str, dict]]:  # type: ignore[type-arg]
+    """``nodes`` with every edge naming its target by the target's DAG hash (``hash``),
+    the key of the index built from them. A spec file's edges lead where Spack's reader
+    takes them: in spec v1 to the node of the edge's name (its ``hash`` holds the
+    target's build hash there), later to the node whose hash of the edge's kind
+    (``build_hash`` in Spack 0.17) is the edge's. Without this, an edge of an old spec
+    file points at no record whenever its target has build dependencies."""
+    by_kind: dict[str, dict[str, str]] = {}
+    for node_hash, node in nodes:
+        name = node.get("name")
+        if by_name and isinstance(name, str):
+            by_kind.setdefault("name", {})[name] = node_hash
+        for key in _EDGE_HASH_KEYS:
+            value = node.get(key)
+            if isinstance(value, str):
+                by_kind.setdefault(key, {})[value] = node_hash
+    return [(node_hash, _rewired(node, by_kind, by_name)) for node_hash, node in nodes]
+
+
+def _rewired(node: dict, by_kind: dict[str, dict[str, str]], by_name: bool) -> dict:  # type: ignore[type-arg]
+    deps = node.get("dependencies")
+    if isinstance(deps, dict):  # spec v1: {name: edge}
+        edges = {name: _edge_to_dag_hash(edge, by_kind, name if by_name else None) for name, edge in deps.items()}
+        return {**node, "dependencies": edges}
+    if isinstance(deps, list):
+        return {**node, "dependencies": [_edge_to_dag_hash(edge, by_kind, None) for edge in deps]}
+    return node
+
+
+def _edge_to_dag_hash(edge: object, by_kind: dict[str, dict[str, str]], name: str | None) -> object:
+    if not isinstance(edge, dict):
+        return edge  # (not an edge: the record's decoding names the problem)
+    if name is not None:
+        target = by_kind.get("name", {}).get(name)
+    else:
+        kind = next((key for key in _EDGE_HASH_KEYS if key in edge), None)
+        value = edge.get(kind) if kind else None
+        target = by_kind.get(kind, {}).get(value) if kind and isinstance(value, str) else None
+    # A target not in the file keeps the hash the edge gives (as an index's edge would).
+    return {**edge, "hash": target} if target is not None else edge
