@@ -15,18 +15,29 @@ if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0
     from ..publish.jekyll import JekyllReport
     from ..publish.site import SiteReport
 
-__all__ = ["print_export_report", "print_jekyll_report", "print_site_report"]
+__all__ = ["SHOWN_WARNINGS", "print_export_report", "print_jekyll_report", "print_site_report"]
+
+
+#: Warnings of one kind (skipped tags, or one tag's packages and specs) printed; the others counted.
+SHOWN_WARNINGS = 20
+
+
+def _warn_skipped(prefix: str, skipped: tuple[str, ...]) -> None:
+    """One warning per thing skipped, the first :data:`SHOWN_WARNINGS`; then how many more
+    (a hostile mirror may have thousands)."""
+    for message in skipped[:SHOWN_WARNINGS]:
+        click.echo(f"warning: {prefix}skipped {message}", err=True)
+    if len(skipped) > SHOWN_WARNINGS:
+        click.echo(f"warning: {prefix}and {len(skipped) - SHOWN_WARNINGS:,} more skipped", err=True)
 
 
 def print_jekyll_report(report: JekyllReport) -> None:
     """What ``cachedex jekyll`` wrote, per tag; skipped names as warnings on stderr."""
-    for skipped in report.skipped:
-        click.echo(f"warning: skipped {skipped}", err=True)
+    _warn_skipped("", report.skipped)
     for tag_name, pages in report.gone:
         click.echo(f"{tag_name}: no longer in the catalog: its {pages:,} pages removed, and its _data entries")
     for tag in report.tags:
-        for skipped in tag.skipped:
-            click.echo(f"warning: {tag.tag}: skipped {skipped}", err=True)
+        _warn_skipped(f"{tag.tag}: ", tag.skipped)
         if tag.current:
             click.echo(
                 f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs) are current: written from this state "

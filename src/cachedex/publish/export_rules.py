@@ -6,6 +6,10 @@ escapes: a spec holding a value Spack could not write (a hostile mirror's
 ``<img src=x onerror=...>``) is refused, a :class:`Refusal`, by :func:`.export_specs.read_specs`.
 The rules follow ``lib/spack/spack/spec_parser.py`` (IDENTIFIER, NAME, VERSION, GIT_REF,
 QUOTED_VALUE) and ``spack/deptypes.py``.
+
+The Jekyll pages (:mod:`.jekyll_shares`) are held to the same rules, as the catalog
+shows a spec (:func:`shown_problem`): cache.spack.io's layout prints their values with
+Liquid, which escapes nothing.
 """
 
 from __future__ import annotations
@@ -17,17 +21,21 @@ from typing import Any
 
 import msgspec
 
-from ..values import DAG_HASH, check_label, short_repr
+from ..values import DAG_HASH, check_label, decode_variants, short_repr
 
 __all__ = [
     "IDENTIFIER_BYTES",
     "RULES",
+    "SHOWN_VARIANT",
     "STRICT_EDGES",
     "Good",
     "Refusal",
+    "Shown",
+    "ShownGood",
     "edge_problem",
     "label_problem",
     "row_problem",
+    "shown_problem",
 ]
 
 
@@ -151,3 +159,41 @@ def row_problem(
                 return field, value
             seen.add(value)
     return None
+
+
+#: A variant as the catalog stores it to show (``ingest.records.format_variant``): also
+#: ``name:=a,b`` for a multi-valued one, as Spack's KEY_VALUE_PAIR (``NAME:?=``) writes
+#: it; a value as :data:`RULES`' ``variant`` allows (quoted or not).
+SHOWN_VARIANT = re.compile(rf"[+~]{_NAME}|{_NAME}:?=[ -%'-;=?-~]*")
+
+#: What a package's page shows of a spec, as the catalog holds it (fields of
+#: :class:`~cachedex.catalog.ListedRow`): version, compiler, platform, os, target,
+#: variants (the stored JSON list) and stacks (joined by ``\x1f``).
+Shown = tuple[str, str, str, str, str, str, str]
+
+#: Values seen good as a page shows them: those of :data:`Good`, then single variants,
+#: variant lists and stack sets.
+ShownGood = tuple[set[str], set[str], set[str], set[str], set[str], set[str], set[str]]
+
+
+def shown_problem(good: ShownGood, name: str, shown: Shown) -> tuple[str, str] | None:
+    """The first value of package ``name``'s spec as its page shows it (its hash apart)
+    that Spack cannot write, or None; the good ones are added to ``good``."""
+    version, compiler, platform, os_name, target, variants, stacks = shown
+    problem = row_problem(good[:4], name, version, compiler, (platform, os_name, target))
+    if problem is None and variants not in good[5]:
+        try:
+            decoded = decode_variants(variants)
+        except (msgspec.DecodeError, RecursionError):
+            return ("variants", variants)
+        for variant in decoded:
+            if variant not in good[4]:
+                if not SHOWN_VARIANT.fullmatch(variant):
+                    return ("variant", variant)
+                good[4].add(variant)
+        good[5].add(variants)
+    if problem is None and stacks not in good[6]:
+        problem = label_problem("stack", stacks.split("\x1f") if stacks else ())
+        if problem is None:
+            good[6].add(stacks)
+    return problem

@@ -36,7 +36,11 @@ Rules that keep a site directory safe to regenerate:
 - a package that left a tag loses its ``specs.md`` (and its folder, once empty);
 - tag and package names become folder names: a name :func:`.files.name_problem` refuses
   (``check_name``'s rules, or longer than a file name may be), or a folder that is a
-  symlink, is skipped and reported, never followed; the other packages are written.
+  symlink, is skipped and reported, never followed; the other packages are written;
+- cache.spack.io's layout prints the pages' values with Liquid, which escapes nothing: a
+  package whose name Spack's grammar cannot write has no page, a spec holding such a
+  value is left out of its page (:mod:`.jekyll_shares`, the export's rules), a tag or
+  stack that is no label (as the config has them) is left out; each is reported.
 """
 
 from __future__ import annotations
@@ -55,7 +59,7 @@ import msgspec
 
 from ..catalog import Catalog
 from ..errors import JekyllError, UnknownTag
-from ..values import ROOT_STACK
+from ..values import ROOT_STACK, check_label, counted
 from .files import (
     held_alone,
     name_problem,
@@ -65,7 +69,7 @@ from .files import (
     update_file,
 )
 from .jekyll_data import ALL_KEY, RECORD, Record, TagSummary, meta_yaml, read_record, read_yaml, tag_state, tags_yaml
-from .jekyll_shares import PAGE_NAME, ShareJob, write_pages, write_share
+from .jekyll_shares import NAMED_REFUSALS, PAGE_NAME, ShareJob, write_pages, write_share
 from .parallel import new_pool, worker_count
 
 __all__ = ["PARALLEL_MIN_SPECS", "JekyllReport", "TagReport", "write_jekyll"]
@@ -89,7 +93,9 @@ class TagReport:
     written: int  # pages created or changed
     unchanged: int  # pages whose bytes were already right (not rewritten)
     removed: int  # pages of packages that left the tag
-    skipped: tuple[str, ...] = ()  # one message per package not written, and why
+    #: one message per package not written, and why; then the first specs left out of
+    #: their pages (a value Spack cannot write), the others counted in one more
+    skipped: tuple[str, ...] = ()
     workers: int = 1  # processes that wrote the pages
     current: bool = False  # its record said it was built from this state: nothing read or written
 
@@ -103,7 +109,7 @@ class JekyllReport:
     data_written: tuple[str, ...]  # paths relative to outdir of the _data files rewritten
     data_unchanged: tuple[str, ...]
     seconds: float
-    skipped: tuple[str, ...] = ()  # tags not written, and why
+    skipped: tuple[str, ...] = ()  # tags not written (and stacks not in tags.yaml), and why
     #: tags cachedex had written that left the catalog (``cachedex forget``): their pages removed
     gone: tuple[tuple[str, int], ...] = ()
 
@@ -128,8 +134,6 @@ class JekyllReport:
         return sum(t.pages for t in self.tags)
 
 
-#: A row of :meth:`Catalog.listed_spec_rows`: (name, hash, version, compiler, os,
-#: platform, target, variants as JSON text, size or None, stacks joined by \x1f).
 # -- files ---------------------------------------------------------------------------
 
 
@@ -184,16 +188,19 @@ def _write_tag(
     )
     kept: set[str] = set()
     skipped: list[str] = []
+    refusals: list[str] = []
     for share in shares:
         kept.update(share.kept)
         skipped.extend(share.skipped)
+        refusals.extend(share.refusals)
         summary.compilers.update(share.compilers)
         summary.parameters.update(share.parameters)
     removed = _remove_left_packages(entries, kept)
     # What a killed run left half-written here (this tag was not current: it may be why).
     folders = [str(folder), *(entry.path for name, entry in entries.items() if existing[name])]
     remove_stale_temporaries(folders, _TAG_FILES)
-    pages, specs, skips = len(kept), sum(s.specs for s in shares), tuple(sorted(skipped))
+    pages, specs = len(kept), sum(s.specs for s in shares)
+    skips = tuple(sorted(skipped)) + _refused(sorted(refusals), sum(s.refused for s in shares))
     record = Record(
         state,
         pages,
@@ -218,6 +225,17 @@ def _write_tag(
         parts,
     )
     return report, summary
+
+
+def _refused(named: list[str], count: int) -> tuple[str, ...]:
+    """What a tag's report says of the specs left out: the first few named (each share
+    named its first, in package then hash order: these hold the tag's first), the
+    others counted."""
+    shown = named[:NAMED_REFUSALS]
+    more = count - len(shown)
+    return (
+        (*shown, f"{counted(more, 'more spec')} holding a value Spack's grammar cannot write") if more else tuple(shown)
+    )
 
 
 def _remove_left_packages(existing: Mapping[str, os.DirEntry[str]], kept: set[str]) -> int:
@@ -259,7 +277,7 @@ def _selected_tags(catalog: Catalog, tags: list[str] | None) -> tuple[list[str],
     good: list[str] = []
     skipped: list[str] = []
     for tag in wanted:
-        why = name_problem(tag)
+        why = name_problem(tag) or check_label(tag)  # (printed by the site's pages as it is)
         if why is None and tag == ALL_KEY:
             why = f"{tag!r} is the name of the totals entry of _data/meta.yaml"
         if why is None:
@@ -267,6 +285,20 @@ def _selected_tags(catalog: Catalog, tags: list[str] | None) -> tuple[list[str],
         else:
             skipped.append(f"tag {quoted(tag)}: {why}")
     return good, skipped
+
+
+def _labels(tag: str, stacks: list[str], skipped: list[str]) -> list[str]:
+    """The stacks of ``tag`` that are labels, as the config has them: a catalog written
+    otherwise may name others, which tags.yaml would hand to the site's pages as they
+    are (their specs are left out of the pages); those are reported in ``skipped``."""
+    good: list[str] = []
+    for stack in stacks:
+        why = check_label(stack)
+        if why is None:
+            good.append(stack)
+        else:
+            skipped.append(f"stack {quoted(stack)} of tag {quoted(tag)} (not in _data/tags.yaml): {why}")
+    return good
 
 
 def write_jekyll(
@@ -316,7 +348,7 @@ def write_jekyll(
                 report, summary = _write_tag(catalog, outdir, tag, workers, full)
                 reports.append(report)
                 summaries[tag] = summary
-                stacks[tag] = [m.stack for m in catalog.mirrors(tag)]
+                stacks[tag] = _labels(tag, [m.stack for m in catalog.mirrors(tag)], skipped_tags)
             for path, content in (
                 (tags_path, tags_yaml(previous_tags, stacks)),
                 (meta_path, meta_yaml(previous_meta, summaries)),
