@@ -58,17 +58,21 @@ from serve_timing import TIMES_ENV, server_times
 
 HERE = Path(__file__).resolve().parent
 
-#: The server as ``cachedex serve --workers N`` runs it: uvicorn with its httptools
-#: protocol importing the CLI's app factory (the one that answers ``POST /api/reuse``
-#: too) in each worker, through ``serve_timing.py``, which times each request in the
-#: worker when asked (the workers find this folder on the path multiprocessing gives them).
+#: The server as ``cachedex serve --workers N`` runs it: uvicorn with cachedex's
+#: protocol (httptools with a deadline on request heads and its own 503 past the
+#: connection limit), that limit and its keep-alive, importing the CLI's app factory (the
+#: one that answers ``POST /api/reuse`` too) in each worker, through ``serve_timing.py``,
+#: which times each request in the worker when asked (the workers find this folder on
+#: the path multiprocessing gives them).
 SERVER = (
     "import os, sys, uvicorn\n"
     "sys.path.insert(0, sys.argv[4])\n"
     "from serve_timing import FACTORY\n"
     "from cachedex.publish.serve import CATALOG_ENV\n"
+    "from cachedex.publish.serve.server import KEEP_ALIVE_SECONDS, BoundedHttpTools, concurrency_limit\n"
     "os.environ[CATALOG_ENV] = sys.argv[1]\n"
-    "uvicorn.run(FACTORY, factory=True, host='127.0.0.1', http='httptools',\n"
+    "uvicorn.run(FACTORY, factory=True, host='127.0.0.1', http=BoundedHttpTools,\n"
+    "            limit_concurrency=concurrency_limit(), timeout_keep_alive=KEEP_ALIVE_SECONDS,\n"
     "            port=int(sys.argv[2]), workers=int(sys.argv[3]), log_level='warning')\n"
 )
 
