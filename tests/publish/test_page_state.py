@@ -66,15 +66,15 @@ def test_a_tag_page_whose_data_is_slow_or_missing_says_so(page: Any, served: str
     """The selects showed ?os=sequoia while every row was listed, with no word; when the
     data never came, the page stayed so for good."""
     held: list[Any] = []
-    page.route(re.compile(r".*/tags/develop/index\.json(\.gz)?$"), lambda route: held.append(route))  # answered later
+    page.route(re.compile(r".*/tags/develop/columns\.json(\.gz)?$"), lambda route: held.append(route))  # answered later
     page.goto(served + "tags/develop/index.html?os=sequoia")
     assert "Loading the tag's specs" in page.inner_text("#load-status")
     while held:
         held.pop().continue_()
     page.wait_for_function(PAGE_READY)
     assert page.locator("#load-status").count() == 0
-    page.unroute(re.compile(r".*/tags/develop/index\.json(\.gz)?$"))
-    page.route(re.compile(r".*/tags/develop/index\.json(\.gz)?$"), lambda route: route.abort())
+    page.unroute(re.compile(r".*/tags/develop/columns\.json(\.gz)?$"))
+    page.route(re.compile(r".*/tags/develop/columns\.json(\.gz)?$"), lambda route: route.abort())
     page.goto(served + "tags/develop/index.html?os=sequoia")
     page.wait_for_function(PAGE_READY)
     alert = page.inner_text("#load-status[role=alert]")

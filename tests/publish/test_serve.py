@@ -62,6 +62,7 @@ def app(demo_run: Demo) -> Any:
         "tags/develop/packages/zlib/index.html",
         "mirrors/index.html",
         "tags/develop/packages/zlib/index.json",
+        "tags/develop/columns.json",
         "packages.json",
     ],
 )
@@ -69,6 +70,17 @@ def test_pages_are_the_static_sites_pages(app: Any, demo_run: Demo, path: str) -
     response = get(app, "/" + path)
     assert response.status_code == 200
     assert response.content == (demo_run.site / path).read_bytes()
+
+
+def test_a_tag_pages_script_loads_its_columns_alone(demo_run: Demo) -> None:
+    """What the tag page's script loads is the twin's tag and spec columns, without its
+    rows (which it makes from them): about half the twin's bytes, gzipped beside it."""
+    folder = demo_run.site / "tags/develop"
+    assert 'data-src="columns.json"' in (folder / "index.html").read_text()
+    twin, columns = (json.loads((folder / name).read_text()) for name in ("index.json", "columns.json"))
+    assert columns == {"tag": twin["tag"], "specs": twin["specs"]}
+    assert gzip.decompress((folder / "columns.json.gz").read_bytes()) == (folder / "columns.json").read_bytes()
+    assert (folder / "columns.json.gz").stat().st_size < 0.75 * (folder / "index.json.gz").stat().st_size
 
 
 def test_a_spec_page_and_its_twin(app: Any, demo_run: Demo) -> None:

@@ -44,6 +44,7 @@ __all__ = [
     "PackagePage",
     "PackageRow",
     "SpecPage",
+    "TagColumns",
     "TagData",
     "TagPage",
     "TagRow",
@@ -119,6 +120,15 @@ class TagPage(msgspec.Struct, frozen=True, tag_field="page", tag="tag"):
     install: str = ""  #: shell commands that add the tag's root mirror and trust its keys
     #: with no package found under a name filter: the packages the filters find without it (else 0)
     without_text: int = 0
+
+
+class TagColumns(msgspec.Struct, frozen=True):
+    """What a tag page's script reads (``tags/<tag>/columns.json``): the tag and every
+    spec of it as columns, without the rows and counts of the page's JSON twin (whose
+    rows the script makes from the columns): half the twin's bytes to load and parse."""
+
+    tag: TagRow
+    specs: SpecColumns
 
 
 class MirrorsPage(msgspec.Struct, frozen=True, tag_field="page", tag="mirrors"):

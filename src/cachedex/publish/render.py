@@ -43,7 +43,7 @@ from .edge_lists import Configs, EdgeItems, dependents, edge_list, heaviest
 from .facets import FACETS, PACKAGE_FACETS, shown_stacks
 from .first_seen import first_seen_html
 from .gzipped import COMPRESSOR
-from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagPage, TagRow
+from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagColumns, TagPage, TagRow
 from .recent_changes import recent_syncs
 from .reuse_page import ReuseView
 from .search_page import SearchView
@@ -52,9 +52,11 @@ from .urls import Page, has_page, json_path, page_path, query_string, root_of, s
 __all__ = [
     "ASSETS",
     "ASSET_SOURCES",
+    "COLUMNS_FILE",
     "FIRST_ROWS",
     "LIVE_FILE",
     "asset_text",
+    "columns_json",
     "download",
     "live_marker",
     "render",
@@ -353,6 +355,15 @@ def _css() -> str:
 def to_json(page: Page) -> bytes:
     """The page's JSON twin."""
     return msgspec.json.encode(page)
+
+
+#: Beside a tag page: what its script loads (:func:`columns_json`), gzipped beside it.
+COLUMNS_FILE = "columns.json"
+
+
+def columns_json(page: TagPage) -> bytes:
+    """:data:`COLUMNS_FILE` of a tag page: its tag and spec columns (an unfiltered page's)."""
+    return msgspec.json.encode(TagColumns(tag=page.tag, specs=page.specs))
 
 
 @lru_cache(maxsize=1)

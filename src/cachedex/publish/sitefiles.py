@@ -31,7 +31,7 @@ from .files import (
 )
 from .gzipped import gzip_bytes
 from .pages import PackagePage, SpecPage, TagPage
-from .render import render, to_json
+from .render import COLUMNS_FILE, columns_json, render, to_json
 from .urls import Page, json_path, page_path, spec_path
 
 __all__ = [
@@ -154,6 +154,10 @@ class SiteWriter:
         markup = [render(page, edge_items=self.edge_items, configs=self.configs).encode() for _, _, page, _ in pending]
         for (html, twin, page, staged), text, data, differ in zip(pending, markup, twins, differs, strict=True):
             self._store(html, text, staged=staged)
+            if isinstance(page, TagPage):  # what its script loads, gzipped (see columns_json)
+                columns, body = os.path.join(os.path.dirname(twin), COLUMNS_FILE), columns_json(page)
+                self._gzipped(columns + ".gz", body, True, staged=staged, differs=differ)
+                self._store(columns, body, staged=staged, differs=differ)
             self._gzipped(twin + ".gz", data, isinstance(page, TagPage), staged=staged, differs=differ)
             self._store(twin, data, staged=staged, differs=differ)  # last: an unchanged twin vouches for the rest
 

@@ -43,7 +43,7 @@ from ..pages import (
     tag_page_from,
 )
 from ..recent_changes import history_from
-from ..render import render, render_all_packages, to_json
+from ..render import columns_json, render, render_all_packages, to_json
 from ..reuse_page import reuse_view
 from ..search_page import SearchView, search_view
 from ..urls import with_pages
@@ -264,6 +264,10 @@ def _all_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     return render_all_packages(tag_page_from(_tag_data(catalog, request.path_params["tag"]))).encode(), HTML
 
 
+def _tag_columns(catalog: Catalog, request: Request) -> tuple[bytes, str]:
+    return columns_json(tag_page_from(_tag_data(catalog, request.path_params["tag"]))), JSON
+
+
 def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     # As the static site's: names that cannot have a page (a '/' in them) are left out,
     # so that the search box never links to a 404.
@@ -346,6 +350,7 @@ PAGES: dict[str, Endpoint] = {
     "spec": Endpoint(_page_builder(_spec_at)),
     "search": Endpoint(_page_builder(_search_page), _SEARCH, _SEARCH),
     "all": Endpoint(_all_packages),
+    "tag columns": Endpoint(_tag_columns),
     "packages.json": Endpoint(_packages_index),
     "changes": Endpoint(_page_builder(_changes_at)),
     "compare": Endpoint(_page_builder(_compare_at)),

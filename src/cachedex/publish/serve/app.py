@@ -39,7 +39,16 @@ from starlette.types import Scope
 from ...errors import BadQuery, CachedexError
 from ...query import Query
 from ..pages import full_hash
-from ..render import ASSET_SOURCES, ASSETS, LIVE_FILE, asset_text, live_marker, render_not_found, render_stamp
+from ..render import (
+    ASSET_SOURCES,
+    ASSETS,
+    COLUMNS_FILE,
+    LIVE_FILE,
+    asset_text,
+    live_marker,
+    render_not_found,
+    render_stamp,
+)
 from ..urls import spec_url
 from .api import API, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
@@ -267,6 +276,8 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         *page_routes("/mirrors/", PAGES["mirrors"]),
         *page_routes("/tags/{tag}/", PAGES["tag"]),
         Route("/tags/{tag}/all.html", answer(PAGES["all"]), methods=["GET"]),
+        Route(f"/tags/{{tag}}/{COLUMNS_FILE}", answer(PAGES["tag columns"]), methods=["GET"]),
+        Route(f"/tags/{{tag}}/{COLUMNS_FILE}.gz", answer(gzipped_twin(PAGES["tag columns"])), methods=["GET"]),
         *page_routes("/tags/{tag}/packages/{name}/", PAGES["package"], _always),
         *page_routes("/tags/{tag}/changes/", PAGES["changes"]),
         *page_routes("/tags/{tag}/coverage/", PAGES["coverage"]),
