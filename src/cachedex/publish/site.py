@@ -6,6 +6,7 @@ Layout (every page has its JSON twin beside it: ``index.json`` beside ``index.ht
     index.html                         tags, and a package search box
     packages.json                      {package: [tags]}, for the search box
     tags/<tag>/index.html              packages of a tag, facets in the URL
+    tags/<tag>/columns.json            what its script filters: the tag's specs as columns
     tags/<tag>/all.html                every package of the tag by name
     tags/<tag>/packages/<name>/...     a package's specs in a tag; changes.atom its feed
     tags/<tag>/changes/index.html      every sync that changed the tag; changes.atom its feed

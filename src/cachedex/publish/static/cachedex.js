@@ -518,7 +518,7 @@
 
   if (table.dataset.src) tagTable(); else specTable();
 
-  // -- a tag page: its JSON twin holds every spec; the table shows the matching packages --
+  // -- a tag page: columns.json holds every spec; the table shows the matching packages --
   function tagTable() {
     const body = table.tBodies[0];
     const more = document.getElementById("more");
