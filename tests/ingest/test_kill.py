@@ -95,9 +95,10 @@ def test_kill_9_during_syncs_never_leaves_a_half_tag(tmp_path: Path) -> None:
         config = _config(tmp_path, data, "c")
         # Kill points spread over this phase's run, timed just before on a copy: a run
         # that ends before its kill point kills nothing (a faster moment of the machine).
+        # No fixed offset: on a quick machine a whole run takes well under a second.
         seconds = _timed_sync(tmp_path, data, tmp_path / "c.sqlite")
         for step in range(7):
-            delay = 0.3 + step * 0.85 * seconds / 7
+            delay = (step + 0.5) * 0.9 * seconds / 7
             process = _sync(config)
             time.sleep(delay)
             if process.poll() is None:
