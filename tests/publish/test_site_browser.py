@@ -256,6 +256,26 @@ def test_tag_page_rows_sorting_and_more(page: Any, served: str, demo_run: Demo) 
     shot(page, "mirrors")
 
 
+@pytest.mark.parametrize("query", ["", "?os=ubuntu22.04&runs_on=zen3", "?q=py&compiler=gcc@11.4.0"])
+def test_the_script_draws_the_rows_the_page_was_written_with(
+    browser: Any, served: str, uvicorn_server: str, query: str
+) -> None:
+    """The script loads the tag's columns alone and makes every row from them: the rows
+    it draws (sizes summed to the byte, versions in Spack's order, "+N" chips) are those
+    written into the page: the static site's unfiltered, the server's under filters."""
+    url = (uvicorn_server + "/" if query else served) + "tags/develop/index.html" + query
+    cells = "#rows tbody tr td"
+    written, page = opened(browser, url, script=False)
+    html = page.eval_on_selector_all(cells, "cells => cells.map((c) => c.textContent.trim())")
+    written.close()
+    drawn, page = opened(browser, url, script=True)
+    try:
+        assert len(html) > 8 * 10
+        assert page.eval_on_selector_all(cells, "cells => cells.map((c) => c.textContent.trim())") == html
+    finally:
+        drawn.close()
+
+
 def test_package_page_sorts_versions_as_spack_does(page: Any, served: str, demo_run: Demo) -> None:
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         expected = package_page(catalog, "develop", "gcc-runtime")
