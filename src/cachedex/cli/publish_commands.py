@@ -44,7 +44,9 @@ def jekyll_command(state: State, outdir: Path, tags: tuple[str, ...], full: bool
     Safe to re-run: unchanged files are not rewritten, each file is replaced
     atomically, pages of packages that left a tag are removed, tags not selected and
     other files in OUTDIR are not touched. Names that cannot be folder names are
-    skipped and reported. A big tag is written by several processes.
+    skipped and reported; so are packages and specs holding a value Spack's grammar
+    cannot write, which cache.spack.io's layout would print as markup (at most 20
+    warnings a tag, then a count). A big tag is written by several processes.
     OUTDIR/_cache/TAG/.cachedex-jekyll records the state of the catalog the tag's
     pages were written from: a run that finds the same leaves the tag alone (--full
     compares its pages anyway).
@@ -95,7 +97,9 @@ def export_spack_cache_command(
     catalog, with no network. Releases are the catalog's tags. Unlike data.py: only
     specs with a binary, each with the stacks and tags whose index lists it so; the
     root mirror is no stack unless --include-root; each spec also has its size (null
-    when unknown) and compiler, each package its latest version.
+    when unknown) and compiler, each package its latest version. The app writes the
+    values into its page as markup: a spec holding a value Spack's grammar cannot
+    write is left out, and one warning line names such specs (the first 20).
 
     Files are replaced atomically and only when their bytes change: an unchanged
     catalog gives byte-identical files.
@@ -185,7 +189,13 @@ def site_command(state: State, outdir: Path, tags: tuple[str, ...], workers: int
 
 @click.command("serve")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535), help="Port to listen on.")
+@click.option(
+    "--port",
+    default=8000,
+    show_default=True,
+    type=click.IntRange(0, 65535),
+    help="Port to listen on (0: a free one, which it prints).",
+)
 @click.option(
     "--workers",
     default=1,
@@ -207,7 +217,8 @@ def serve_command(state: State, host: str, port: int, workers: int) -> None:
     The catalog is opened read-only: a 'cachedex sync' may run meanwhile; responses
     change when it commits.
 
-    Each process caches up to 64 MiB of answers, takes up to 1000 connections, and
+    Each process caches up to 64 MiB of answers, takes up to 1000 connections (fewer
+    under a lower open-file limit; past them it answers 503 with Retry-After), and
     closes a connection whose request head is not complete within 10 s. Open to more
     than a trusted network, put it behind a reverse proxy (see README).
     """
