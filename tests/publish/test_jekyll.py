@@ -630,28 +630,35 @@ def _between(html: str, element: str) -> Any:
     return json.loads(found[1].replace("&quot;", '"'))
 
 
-@pytest.mark.jekyll
-def test_jekyll_builds_the_generated_site(tmp_path: Path) -> None:
+def jekyll_build(site: Path, layout: str) -> subprocess.CompletedProcess[str]:
+    """A real ``jekyll build`` of the tree ``cachedex jekyll`` wrote into ``site``, with the
+    ``cache`` collection and ``layout`` as its ``cache`` layout, into ``site/_site``."""
     jekyll = shutil.which("jekyll")
     if jekyll is None:
         pytest.fail(
             "jekyll is not on PATH: install Debian's package (apt-get install -y jekyll); scripts/test installs it"
         )
-    config, sizes = fixture_site(tmp_path, layout=3)
-    site = tmp_path / "site"
-    cli(config, "jekyll", str(site))
     (site / "_config.yml").write_text("collections:\n  cache:\n    output: true\n")
-    (site / "_layouts").mkdir()
-    (site / "_layouts/cache.html").write_text(LAYOUT)
-    (site / "index.html").write_text(INDEX)
+    (site / "_layouts").mkdir(exist_ok=True)
+    (site / "_layouts/cache.html").write_text(layout)
     done = subprocess.run(
         [jekyll, "build", "--source", str(site), "--destination", str(site / "_site"), "--disable-disk-cache"],
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=tmp_path,
+        cwd=site.parent,
     )
     assert done.returncode == 0, done.stdout + done.stderr
+    return done
+
+
+@pytest.mark.jekyll
+def test_jekyll_builds_the_generated_site(tmp_path: Path) -> None:
+    config, sizes = fixture_site(tmp_path, layout=3)
+    site = tmp_path / "site"
+    cli(config, "jekyll", str(site))
+    (site / "index.html").write_text(INDEX)
+    done = jekyll_build(site, LAYOUT)
     pages = sorted((site / "_site").rglob("specs.html"))
     assert len(pages) == 3, done.stdout + done.stderr
     html = (site / "_site/cache" / TAG / "openmpi/specs.html").read_text()
@@ -669,14 +676,7 @@ def test_jekyll_builds_the_generated_site(tmp_path: Path) -> None:
     # unknown sizes come through as "-"
     config2, _ = fixture_site(tmp_path / "v2", layout=2)
     cli(config2, "jekyll", str(site))
-    done = subprocess.run(
-        [jekyll, "build", "--source", str(site), "--destination", str(site / "_site"), "--disable-disk-cache"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    jekyll_build(site, LAYOUT)
     html = (site / "_site/cache" / TAG / "zlib/specs.html").read_text()
     assert {d["size"] for d in _between(html, "details")} == {"-"}
     assert '<p id="title">zlib</p>' in html

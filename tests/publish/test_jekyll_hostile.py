@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +28,7 @@ from cachedex.publish.jekyll_shares import NAMED_REFUSALS
 from tests.helpers import make_config, record, write_tag, write_v3_mirror
 from tests.publish.test_export_hostile import ONE_FIELD, _mirror_index
 from tests.publish.test_hostile_pages import EVIL, IMG, JS, LATER, NAMES, OVERRIDE, SECOND, SVG, TEMPLATE, THIRD
+from tests.publish.test_jekyll import jekyll_build
 
 #: The records test_hostile_pages.py adds, each named by a payload: no page.
 HOSTILE_PACKAGES = {EVIL: IMG, SECOND: JS, THIRD: SVG, LATER: TEMPLATE}
@@ -202,22 +201,9 @@ LAYOUT = """<h1>{{ page.title }}</h1>
 
 @pytest.mark.jekyll
 def test_a_jekyll_build_with_cache_spack_io_s_layout_holds_no_payload(hostile: Path, tmp_path: Path) -> None:
-    jekyll = shutil.which("jekyll")
-    if jekyll is None:
-        pytest.fail("jekyll is not on PATH: install Debian's package (apt-get install -y jekyll)")
     site = tmp_path / "site"
     _jekyll(hostile, site)
-    (site / "_config.yml").write_text("collections:\n  cache:\n    output: true\n")
-    (site / "_layouts").mkdir()
-    (site / "_layouts/cache.html").write_text(LAYOUT)
-    done = subprocess.run(
-        [jekyll, "build", "--source", str(site), "--destination", str(site / "_site"), "--disable-disk-cache"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    jekyll_build(site, LAYOUT)
     built = {p.relative_to(site / "_site"): p.read_text() for p in (site / "_site").rglob("*.html")}
     assert len(built) == 4 and "<h1>libdwarf</h1>" in built[Path("cache/t/libdwarf/specs.html")]
     # The layout's own markup only: no element, attribute or entity of a mirror's.
