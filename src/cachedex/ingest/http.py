@@ -318,7 +318,12 @@ class HttpClient:
         url = request.url
         result: Response | CachedexError
         too_big = f"larger than {request.limit:,} bytes, the limit for this kind of file"
-        if (code == pycurl.E_WRITE_ERROR and request._reason is not None) or code == pycurl.E_FILESIZE_EXCEEDED:
+        stopped = (code == pycurl.E_WRITE_ERROR and request._reason is not None) or code == pycurl.E_FILESIZE_EXCEEDED
+        if stopped and status >= 400 and status not in request.ok:
+            # An error page over the limit (GitHub Pages' 404 page is 9 kB, more than an
+            # index.json.hash may be): the status is the answer, not the page's size.
+            stopped, code = False, 0
+        if stopped:
             result = TooBig(url, request._reason or too_big)
         elif code:
             result = self._transport_error(request, code, message)
@@ -336,6 +341,9 @@ class HttpClient:
                     result = SourceError(url, str(exc))
         elif status == 404:
             result = SourceNotFound(url, "not found (HTTP 404)")
+        elif status == 403 and request.forbidden_is_missing:
+            # (S3 without s3:ListBucket, public buckets so read, cannot say which it is)
+            result = SourceNotFound(url, "missing (or not readable: HTTP 403)")
         elif status == 429 or status >= 500:
             problem = "too many requests (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
             retry_after = parse_headers(request._raw_headers).get("retry-after")

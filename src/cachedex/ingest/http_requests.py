@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import CachedexError
 
 __all__ = [
+    "HTML_PAGE",
     "MAX_RETRY_AFTER",
     "MapJob",
     "ProgressCallback",
@@ -24,6 +25,7 @@ __all__ = [
     "Response",
     "ascii_url",
     "header_bytes",
+    "html_page",
     "parse_headers",
     "retry_after_seconds",
     "undo_content_encoding",
@@ -61,9 +63,11 @@ class Request:
     """One HTTP request and what it is allowed: at most ``limit`` body bytes (decoded).
 
     ``ok`` lists the statuses that are answers (others are errors: 404 is
-    :class:`SourceNotFound`); ``progress`` sees the body arrive, decoded (gzip, deflate)
-    unless ``raw``: the bytes as stored, whose checksum a manifest names, even when the
-    server says they are Content-Encoding gzip (as S3 objects uploaded so do)."""
+    :class:`SourceNotFound`, and so is 403 with ``forbidden_is_missing``: S3 answers a key
+    it lacks so to a reader without ``s3:ListBucket``, as public buckets without listing
+    are read); ``progress`` sees the body arrive, decoded (gzip, deflate) unless ``raw``:
+    the bytes as stored, whose checksum a manifest names, even when the server says they
+    are Content-Encoding gzip (as S3 objects uploaded so do)."""
 
     __slots__ = (
         "_body",
@@ -73,6 +77,7 @@ class Request:
         "_raw_headers",
         "_reason",
         "attempt",
+        "forbidden_is_missing",
         "headers",
         "limit",
         "method",
@@ -92,9 +97,11 @@ class Request:
         ok: tuple[int, ...] = (200,),
         progress: ProgressCallback | None = None,
         raw: bool = False,
+        forbidden_is_missing: bool = False,
     ) -> None:
         self.url = url
         self.raw = raw
+        self.forbidden_is_missing = forbidden_is_missing
         self.method = method
         self.headers = list(headers)
         self.limit = limit
@@ -139,6 +146,28 @@ def parse_headers(lines: list[bytes]) -> dict[str, str]:
             known = headers.get(key)
             headers[key] = text if known is None else f"{known}, {text}"
     return headers
+
+
+def html_page(response: Response) -> bool:
+    """Whether ``response`` is a web page, not a mirror's file: a host that answers any
+    path it lacks with its "not found" page and status 200 (a soft 404). Labelled
+    ``text/html`` and, unless a HEAD's, markup; or, whatever its label, a document that
+    opens as HTML does. No file of a mirror is (JSON, clearsigned text, hashes,
+    tarballs): most answers are told by their first byte."""
+    body = response.body
+    if body[:1] not in (b"", b"<", b" ", b"\t", b"\r", b"\n"):
+        return False
+    start = bytes(body[:1024]).lstrip()[:14].lower()
+    if start.startswith((b"<!doctype html", b"<html")):
+        return True
+    if body and start[:1] != b"<":
+        return False
+    label = response.headers.get("content-type", "").strip().lower()
+    return label.startswith(("text/html", "application/xhtml+xml"))
+
+
+#: What an answer that :func:`html_page` tells says instead of the file.
+HTML_PAGE = "answered with an HTML page, not the file (the server's 'not found' page, sent as HTTP 200?)"
 
 
 def ascii_url(url: str) -> str:

@@ -87,20 +87,25 @@ def _find_index(
             return _read_v3(source, previous, limits, progress, decoded, view_manifest(view))
         except SourceNotFound as exc:
             raise SourceNotFound(exc.url, f"no view {view!r} in this mirror ({exc.problem})") from exc
+    answers: list[str] = []  # what the server said of each, when not a plain "not found"
     try:
         return _read_v3(source, previous, limits, progress, decoded)
-    except SourceNotFound:
-        pass
+    except SourceNotFound as exc:
+        answers.append(exc.problem)
     try:
         return _read_v2(source, previous, limits, progress)
-    except SourceNotFound:
-        pass
+    except SourceNotFound as exc:
+        answers.append(exc.problem)
     names = source.list_dir("build_cache")
     if names is not None:
         return _scan_spec_files(source, names, limits)
+    # A 403 read without credentials is a missing file's (S3): or a private mirror's.
+    said = next(
+        (f" (answered: {a}; a private mirror needs credentials: see 'registries')" for a in answers if "403" in a), ""
+    )
     raise SourceNotFound(
         source.url,
-        f"no build cache index here (neither {V3_INDEX_MANIFEST} nor {V2_INDEX}); is this the mirror's root URL?",
+        f"no build cache index here (neither {V3_INDEX_MANIFEST} nor {V2_INDEX}){said}; is this the mirror's root URL?",
     )
 
 

@@ -91,7 +91,7 @@ def decode_manifest(data: bytes | bytearray, url: str) -> Manifest:
         else:
             manifest = _manifest_decoder.decode(read_clearsigned(data.decode("utf-8")))
     except (UnicodeDecodeError, ValueError, RecursionError, msgspec.DecodeError) as exc:
-        raise IndexFormatError(url, f"not a valid v3 manifest: {_short(exc)}") from exc
+        raise IndexFormatError(url, _not_a_manifest(data, exc)) from exc
     version = format_version(manifest.version)  # (as manifest_size reads it: " 3" is no version)
     if version is None:
         raise IndexFormatError(url, f"manifest version {_short(manifest.version)} is not a number")
@@ -207,7 +207,7 @@ def manifest_size(url: str, data: bytes | bytearray) -> int:
         else:
             manifest = _size_decoder.decode(read_clearsigned(bytes(data).decode("utf-8")))
     except (UnicodeDecodeError, ValueError, RecursionError, msgspec.DecodeError) as exc:
-        raise IndexFormatError(url, f"not a valid v3 manifest: {_short(exc)}") from exc
+        raise IndexFormatError(url, _not_a_manifest(data, exc)) from exc
     if manifest.version != MANIFEST_VERSION and str(manifest.version) != "3":
         raise IndexFormatError(url, f"manifest version {_short(manifest.version)} is not 3")
     for record in manifest.data:
@@ -219,6 +219,14 @@ def manifest_size(url: str, data: bytes | bytearray) -> int:
                 raise IndexFormatError(url, f"contentLength {_short(size)} is not a size a file can have")
             return size
     raise IndexFormatError(url, f"manifest lists no {TARBALL_MEDIA_TYPE} blob")
+
+
+def _not_a_manifest(data: bytes | bytearray, exc: BaseException) -> str:
+    """Why ``data`` is no manifest: an HTML page (a host's "not found" page, sent as 200
+    and not labelled HTML), said as such, else the decoder's words."""
+    if bytes(data[:1024]).lstrip()[:1] == b"<":
+        return "an HTML page, not a v3 manifest (the server's 'not found' page, sent as HTTP 200?)"
+    return f"not a valid v3 manifest: {_short(exc)}"
 
 
 def _short(value: object) -> str:

@@ -22,10 +22,11 @@ from urllib.parse import unquote, urlsplit
 import msgspec
 
 from ..errors import CachedexError, SourceError, SourceNotFound
+from .http_requests import HTML_PAGE, html_page
 
 if TYPE_CHECKING:  # a folder's reading process imports this module: not libcurl, nor the config's YAML
     from ..config import RegistryAuth
-    from .http import HttpClient, ProgressCallback, Response
+    from .http import HttpClient, ProgressCallback, Request, Response
 
 __all__ = [
     "NETWORK_SCHEMES",
@@ -185,10 +186,21 @@ class HttpSource(Source):
             self._auth_headers = (authorization(self.url, self.auth),) if self.auth is not None else ()
         return [*headers, *self._auth_headers]
 
+    def request(self, url: str, **options: Any) -> Request:
+        """A request of ``url`` as this mirror's are made (:class:`Request`'s options):
+        with the credentials, and a 403 a missing file's when none are sent (a public
+        S3 bucket without listing answers so for a key it lacks; one refused to the
+        credentials given stays a refusal)."""
+        headers = self.headers(options.pop("headers", ()))
+        return self._request(url, headers=headers, forbidden_is_missing=self.auth is None, **options)
+
     def send(self, url: str, **options: Any) -> Response:
-        """One request through the client (see :data:`Send`)."""
-        options["headers"] = self.headers(options.get("headers", ()))
-        return self.client.request(self._request(url, **options))
+        """One request through the client (see :data:`Send`); an HTML page in answer
+        (a host's soft 404) is SourceNotFound."""
+        response = self.client.request(self.request(url, **options))
+        if response.status == 200 and html_page(response):
+            raise SourceNotFound(url, HTML_PAGE)
+        return response
 
     def fetch(
         self,
@@ -216,14 +228,13 @@ class HttpSource(Source):
         self, items: Iterable[tuple[K, str]], decode: Decoder[V], *, limit: int
     ) -> Iterator[tuple[K, V | CachedexError]]:
         def body(response: Response) -> V:
+            if html_page(response):
+                raise SourceNotFound(response.url, HTML_PAGE)
             return decode(response.url, response.body)
 
-        request, headers = self._request, self.headers()
+        request = self.request
         return self.client.map(
-            (
-                (key, request(self.join(path), headers=headers, limit=limit, raw=_content_addressed(path)))
-                for key, path in items
-            ),
+            ((key, request(self.join(path), limit=limit, raw=_content_addressed(path))) for key, path in items),
             body,
         )
 

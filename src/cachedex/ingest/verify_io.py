@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..errors import CachedexError, SourceError, SourceNotFound
-from .http_requests import Request, Response, parse_headers
+from .http_requests import HTML_PAGE, Request, Response, html_page, parse_headers
 from .local_source import LocalSource
 from .sources import HttpSource, Source
 
@@ -39,6 +39,8 @@ _POOL = 16
 
 
 def _content_length(response: Response) -> int | None:
+    if html_page(response):  # (a soft 404's page: its length is not the binary's)
+        raise SourceNotFound(response.url, HTML_PAGE)
     length = response.headers.get("content-length", "")
     return int(length) if length.isdigit() else None
 
@@ -61,8 +63,8 @@ def sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, i
                 yield key, SourceNotFound(source.join(path), "is a folder, not a file") if is_folder else status.st_size
         return
     if isinstance(source, HttpSource):
-        headers = source.headers()  # (a private mirror's credentials)
-        requests = ((key, Request(source.join(path), method="HEAD", headers=headers, limit=0)) for key, path in items)
+        request = source.request  # (a private mirror's credentials; what a 403 means)
+        requests = ((key, request(source.join(path), method="HEAD", limit=0)) for key, path in items)
         yield from source.client.map(requests, _content_length)
         return
     yield from _pooled_sizes(source, items)
@@ -105,9 +107,19 @@ class _HashingRequest(Request):
     not downloaded again from its start, nor again past ``http.deadline`` each time;
     a server that answers with the whole file is hashed anew."""
 
-    def __init__(self, url: str, algorithm: str, limit: int, headers: list[str], *, size: int | None) -> None:
+    def __init__(
+        self, url: str, algorithm: str, limit: int, headers: list[str], *, size: int | None, forbidden_is_missing: bool
+    ) -> None:
         self._given: list[str] = []
-        super().__init__(url, headers=headers, limit=limit, ok=(200, 206), progress=self._ignore, raw=True)
+        super().__init__(
+            url,
+            headers=headers,
+            limit=limit,
+            ok=(200, 206),
+            progress=self._ignore,
+            raw=True,
+            forbidden_is_missing=forbidden_is_missing,
+        )
         self.algorithm = algorithm
         self.hasher = hashlib.new(algorithm)
         self.count = 0
@@ -179,16 +191,19 @@ def checksums(
     if isinstance(source, HttpSource):
         fixed = source.headers()
         client, headers = source.client, (lambda url: fixed)
+        forbidden_is_missing = source.auth is None  # (as HttpSource.request has it)
     elif isinstance(source, OciSource):
         # (the registry's token, as it is when each request is made: a long --deep run
         # outlives tokens, which auth_headers renews)
         client, headers = source.client, source.auth_headers
+        forbidden_is_missing = False  # (a registry's 403 is its refusal)
     else:
         raise TypeError(f"no --deep reads from {type(source).__name__}")
 
     def request(path: str, algorithm: str, size: int | None) -> _HashingRequest:
         url = source.join(path)
-        return _HashingRequest(url, algorithm, _most(size, limit), headers(url), size=size)
+        most = _most(size, limit)
+        return _HashingRequest(url, algorithm, most, headers(url), size=size, forbidden_is_missing=forbidden_is_missing)
 
     pending: dict[int, _HashingRequest] = {}
 

@@ -199,7 +199,11 @@ class MirrorChecker:
         with ThreadPoolExecutor(workers) as pool:
             for dag_hash, result in self.counted(results):
                 if isinstance(result, SourceNotFound):
-                    self.out.problem("manifest-missing", result.url, f"{self.label(dag_hash)}: not found", dag_hash)
+                    # (its problem: "not found", or over HTTP the status that says so, a
+                    # 403 "missing (or not readable)", a host's "not found" page)
+                    self.out.problem(
+                        "manifest-missing", result.url, f"{self.label(dag_hash)}: {result.problem}", dag_hash
+                    )
                 elif isinstance(result, CachedexError):
                     self.out.problem(
                         "manifest-unreadable",
@@ -246,7 +250,8 @@ class MirrorChecker:
             path, size = expected[dag_hash]
             url = self.source.join(path)
             if isinstance(result, SourceNotFound):
-                self.out.problem("tarball-missing", url, f"binary of {self.label(dag_hash)}: not found", dag_hash)
+                message = f"binary of {self.label(dag_hash)}: {result.problem}"
+                self.out.problem("tarball-missing", url, message, dag_hash)
             elif isinstance(result, CachedexError):
                 message = f"binary of {self.label(dag_hash)}: {without_url(result)}"
                 self.out.problem("tarball-unreadable", url, message, dag_hash)
@@ -347,8 +352,8 @@ class MirrorChecker:
                 if isinstance(result, CachedexError):
                     raise result
                 found = root(url, result[1], record)
-            except SourceNotFound:
-                self.out.problem("spec-blob-missing", url, f"spec of {self.label(dag_hash)}: not found", dag_hash)
+            except SourceNotFound as exc:
+                self.out.problem("spec-blob-missing", url, f"spec of {self.label(dag_hash)}: {exc.problem}", dag_hash)
                 continue
             except ChecksumError as exc:
                 self.out.problem("spec-blob-checksum", url, f"spec of {self.label(dag_hash)}: {exc.problem}", dag_hash)
