@@ -320,8 +320,7 @@ class HttpClient:
         too_big = f"larger than {request.limit:,} bytes, the limit for this kind of file"
         stopped = (code == pycurl.E_WRITE_ERROR and request._reason is not None) or code == pycurl.E_FILESIZE_EXCEEDED
         if stopped and status >= 400 and status not in request.ok:
-            # An error page over the limit (GitHub Pages' 404 page is 9 kB, more than an
-            # index.json.hash may be): the status is the answer, not the page's size.
+            # An error page over the limit (GitHub Pages' 404 is 9 kB): its status is the answer.
             stopped, code = False, 0
         if stopped:
             result = TooBig(url, request._reason or too_big)
