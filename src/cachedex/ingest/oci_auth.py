@@ -3,11 +3,18 @@ bearer-token flow.
 
 A registry that wants a token answers 401 with ``WWW-Authenticate: Bearer realm="…",
 service="…",scope="…"``. The client then asks the realm (the token service) for a token,
-``GET <realm>?service=…&scope=…&client_id=cachedex``, anonymously or with Basic
-credentials, reads ``token`` (or ``access_token``) and ``expires_in`` (60 s when absent)
-from its JSON answer, and repeats the request with ``Authorization: Bearer <token>``. A
-second 401 to the same request is an error. A registry configured with ``token_env``
-gets that token as a bearer directly.
+``GET <realm>?service=…&scope=…&client_id=cachedex`` (one ``scope`` parameter per
+space-separated scope of the challenge, as the distribution spec's ``token.md`` says),
+anonymously or with Basic credentials, reads ``token`` (or ``access_token``) and
+``expires_in`` (60 s when absent) from its JSON answer, and repeats the request with
+``Authorization: Bearer <token>``. A second 401 to the same request is an error. A
+registry configured with ``token_env`` gets that token as a bearer directly. A registry
+that asks for Basic credentials instead (AWS ECR, a distribution registry with htpasswd)
+is sent the configured user name and password, as Spack's ``OCIAuthHandler`` does.
+
+A token may end during a long run of requests (thousands of spec manifests outlive a
+token that lives minutes): a 401 to a token that was taken before brings a new one, as often as
+that happens; a 401 to a new token that nothing took yet is an error.
 
 Tokens are cached per HTTP client, registry and scope, so the stacks of one sync share
 them. Credentials are read from the environment when they are needed, by the names the
@@ -52,6 +59,7 @@ _MARGIN = 5.0
 _BEARER = re.compile(r"(?:^|,)\s*Bearer\s+", re.IGNORECASE)
 _PARAM = re.compile(r'\s*([A-Za-z][A-Za-z0-9_.-]*)\s*=\s*("(?:[^"\\]|\\.)*"|[^\s,"]*)\s*(?:,|$)')
 _ESCAPE = re.compile(r"\\(.)")
+_BASIC = re.compile(r"(?:^|,)\s*Basic(?:\s|,|$)", re.IGNORECASE)
 
 
 class Challenge(NamedTuple):
@@ -115,6 +123,19 @@ class _Token:
         return "<token, hidden>"
 
 
+class _Renewal:
+    """The tokens of one :meth:`RegistrySession.map`: the generation of the newest it
+    fetched (-1: none yet), the generations a request was answered with other than a 401,
+    and the error that ended it."""
+
+    __slots__ = ("broken", "latest", "taken")
+
+    def __init__(self) -> None:
+        self.latest = -1
+        self.taken: set[int] = set()
+        self.broken: CachedexError | None = None
+
+
 _Key = tuple[str, str, RegistryAuth | None]  # (scheme://host, scope, credentials' names)
 _TOKENS: weakref.WeakKeyDictionary[HttpClient, dict[_Key, _Token]] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
@@ -176,7 +197,7 @@ class RegistrySession:
                 self._settled = True
                 return response
             if attempt == 2:
-                raise SourceError(url, "HTTP 401 Unauthorized, even with the token the registry's token service gave")
+                raise SourceError(url, self._refused_again("the token the registry's token service gave"))
             self.refused(url, response.headers.get("www-authenticate", ""), generation)
         raise AssertionError("unreachable")
 
@@ -185,7 +206,8 @@ class RegistrySession:
     ) -> Iterator[tuple[K, V | CachedexError]]:
         """GET each ``(key, url, headers)`` (concurrently, through :meth:`HttpClient.map`)
         and yield ``(key, decode(response))`` or the CachedexError that ended it. A 401
-        brings one new token; what it refused is sent once more with it."""
+        brings a new token (again whenever a token the registry took ends); what it
+        refused is sent once more with it."""
         items = iter(items)
         try:
             self.prepare(self.origin)
@@ -199,12 +221,31 @@ class RegistrySession:
                 except CachedexError as exc:
                     yield key, exc
                 break
-        retry: list[tuple[K, str, list[str]]] = []
-        broken: list[CachedexError] = []
-        refreshed: list[int] = []  # the generation of the one token fetched during this map
+        body = _or_unauthorized(decode)
+        renewal = _Renewal()
+        pending: Iterator[tuple[K, str, list[str]]] = items
+        while True:  # each pass sends again what the last refused; each ends one token or shrinks
+            retry: list[tuple[K, str, list[str]]] = []
+            yield from self._pass(pending, body, limit, renewal, retry)
+            if renewal.broken is not None:
+                yield from ((key, renewal.broken) for key, _url, _headers in [*retry, *pending])
+                return
+            if not retry:
+                return
+            pending = iter(retry)
+
+    def _pass(
+        self,
+        items: Iterator[tuple[K, str, list[str]]],
+        body: Callable[[Response], V | _Unauthorized],
+        limit: int,
+        renewal: _Renewal,
+        retry: list[tuple[K, str, list[str]]],
+    ) -> Iterator[tuple[K, V | CachedexError]]:
+        """Send ``items`` (until the token service fails); what a 401 refused goes to ``retry``."""
 
         def requests() -> Iterator[tuple[tuple[K, str, list[str], int], Request]]:
-            while not broken:  # the token service failed: send nothing more
+            while renewal.broken is None:  # the token service failed: send nothing more
                 item = next(items, None)
                 if item is None:
                     return
@@ -213,36 +254,33 @@ class RegistrySession:
                 request = Request(url, headers=[*headers, *auth], limit=limit, ok=(200, 401))
                 yield (key, url, headers, generation), request
 
-        body = _or_unauthorized(decode)
         for (key, url, headers, generation), value in self.client.map(requests(), body):
             if not isinstance(value, _Unauthorized):
+                renewal.taken.add(generation)
                 yield key, value
                 continue
-            if not broken and refreshed and generation >= refreshed[0]:
-                broken.append(SourceError(url, "HTTP 401 Unauthorized, even with a new token"))
-            if not broken and not refreshed:
-                try:
-                    self.refused(url, value.challenge, generation)
-                    refreshed.append(self._state[0])
-                except SourceError as exc:
-                    broken.append(exc)
-            if broken:
-                yield key, broken[0]
+            if renewal.broken is None and generation >= renewal.latest:
+                if renewal.latest >= 0 and generation not in renewal.taken:
+                    renewal.broken = SourceError(url, self._refused_again("a new token"))
+                else:  # the first 401 of this map, or a token that was taken has ended
+                    try:
+                        self.refused(url, value.challenge, generation)
+                        renewal.latest = self._state[0]
+                    except SourceError as exc:
+                        renewal.broken = exc
+            if renewal.broken is not None:
+                yield key, renewal.broken
             else:
                 retry.append((key, url, headers))
-        if broken:
-            yield from ((key, broken[0]) for key, _url, _headers in [*retry, *items])
-            return
-        auth = self._state[1]
-        again = (
-            ((key, url), Request(url, headers=[*headers, *auth], limit=limit, ok=(200, 401)))
-            for key, url, headers in retry
-        )
-        for (key, url), value in self.client.map(again, body):
-            if isinstance(value, _Unauthorized):
-                yield key, SourceError(url, "HTTP 401 Unauthorized, even with a new token")
-            else:
-                yield key, value
+
+    def _refused_again(self, what: str) -> str:
+        """Why a request sent again with new credentials was refused once more."""
+        sent = self._state[1]
+        if sent and sent[0].startswith("Authorization: Basic ") and self.auth is not None:
+            return (
+                f"HTTP 401 Unauthorized: the registry refused the user name and password in registries.{self.auth.host}"
+            )
+        return f"HTTP 401 Unauthorized, even with {what}"
 
     def _set(self, header: str | None) -> None:
         generation = self._state[0] + 1
@@ -284,8 +322,8 @@ class RegistrySession:
                 raise SourceError(url, f"the registry refused the token in ${self.auth.token_env} (HTTP 401)")
             challenge = parse_challenge(www_authenticate)
             if challenge is None:
-                shown = f" (WWW-Authenticate: {short_repr(www_authenticate, 60)})" if www_authenticate else ""
-                raise SourceError(url, f"401 without a usable Bearer challenge{shown}")
+                self._basic(url, www_authenticate)
+                return
             self._challenge = challenge
             key = (self.origin, challenge.scope, self.auth)
             sent = self._state[1]
@@ -299,6 +337,19 @@ class RegistrySession:
                 _store(self.client, key, token)
             self._set(f"Bearer {token.value}")
 
+    def _basic(self, url: str, www_authenticate: str) -> None:
+        """A 401 without a Bearer challenge: a Basic one is answered with the configured
+        user name and password (once: a 401 to them is an error); anything else is."""
+        asks_basic = _BASIC.search(www_authenticate) is not None
+        header = basic(url, self.auth) if asks_basic and self.auth is not None else None
+        if header is None:
+            shown = f" (WWW-Authenticate: {short_repr(www_authenticate, 60)})" if www_authenticate else ""
+            hint = "; it asks for a user name and password: 'registries' names them" if asks_basic else ""
+            raise SourceError(url, f"401 without a usable Bearer challenge{shown}{hint}")
+        if self._state[1] == (header,):
+            raise SourceError(url, self._refused_again("them"))
+        self._set(header.removeprefix("Authorization: "))
+
     def _fetch(self, url: str, challenge: Challenge) -> _Token:
         realm = challenge.realm
         parts = urlsplit(realm)
@@ -308,7 +359,8 @@ class RegistrySession:
             raise SourceError(
                 url, f"refusing to ask for a token over plain http ({realm}): an https registry's realm must be https"
             )
-        query = urlencode({"service": challenge.service, "scope": challenge.scope, "client_id": "cachedex"})
+        scopes = [("scope", scope) for scope in challenge.scope.split()]
+        query = urlencode([("service", challenge.service), *scopes, ("client_id", "cachedex")])
         header = basic(url, self.auth) if self.auth is not None else None
         headers = [header] if header else []
         started = time.monotonic()
