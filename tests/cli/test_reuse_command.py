@@ -113,3 +113,21 @@ def test_spliced_specs_are_counted_from_their_build_specs(demo_run: Demo, tmp_pa
     assert f"develop: {above} spliced specs from the binary of the spec each was spliced from" in out
     (to_build,) = [line for line in out.splitlines() if line.startswith("To build from source")]
     assert to_build == "To build from source with develop: 1 spec."
+
+
+def test_what_spack_spec_json_prints_for_several_specs(demo_run: Demo, tmp_path: Path) -> None:
+    """``spack spec --json hdf5 py-numpy | cachedex reuse -``: one spec file a line, each
+    a root (it was refused: "trailing characters")."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5", "py-numpy")
+    lines = []
+    for root in roots:
+        built = closure(nodes, [root])
+        ordered = [built[root], *(node for key, node in built.items() if key != root)]
+        lines.append(json.dumps({"spec": {"_meta": {"version": 5}, "nodes": ordered}}, separators=(",", ":")))
+    code, out = _run(demo_run, "-", "--tag", "develop", "--json", stdin=("\n".join(lines) + "\n").encode())
+    assert code == 0, out
+    report = json.loads(out)
+    assert report["roots"] == 2 and report["specs"] == len(closure(nodes, roots))
+    (row,) = report["tags"]
+    assert row["cached"] == row["needed"] == report["specs"] - report["external"] and not row["missing"]

@@ -176,3 +176,31 @@ def test_spec_files_cachedex_cannot_read_are_refused_by_name(tmp_path: Path) -> 
     assert "node 1 ('zlib') has no hash" in _refused(tmp_path, {"spec": {"_meta": {"version": 5}, "nodes": [node]}})
     assert "without nodes" in _refused(tmp_path, {"spec": {"_meta": {"version": 5}, "nodes": []}})
     assert "newer than this cachedex reads" in _refused(tmp_path, {"spec": {"_meta": {"version": 7}, "nodes": [node]}})
+
+
+def test_several_spec_files_one_after_another_each_a_root(tmp_path: Path) -> None:
+    """``spack spec --json A B`` (and ``spack -e ENV spec --json``) prints one spec file
+    per spec, a line each: each is a root, the nodes they share read once. It was refused
+    as "trailing characters"."""
+    folder = SPEC_FILES / "unsigned/build_cache"
+    libdwarf = next(folder.glob("test-debian6-m1-gcc-10.2.1-libdwarf-*.spec.json"))
+    libelf = next(folder.glob("test-debian6-m1-gcc-10.2.1-libelf-*.spec.json"))
+    documents = [json.loads(path.read_text()) for path in (libdwarf, libelf)]
+    (tmp_path / "specs.json").write_text("".join(json.dumps(d, separators=(",", ":")) + "\n" for d in documents))
+    read = read_lockfile(tmp_path / "specs.json")
+    firsts = [d["spec"]["nodes"][0] for d in documents]
+    assert [(r.hash, r.spec) for r in read.roots] == [(n["hash"], n["name"]) for n in firsts]
+    every = {n["hash"]: n["name"] for d in documents for n in d["spec"]["nodes"]}
+    assert sorted((s.hash, s.name) for s in read.specs) == sorted(every.items()) and read.version == 5
+    # pretty-printed (jq), a brace in a string, the same spec twice: still each root once
+    text = json.dumps(documents[1], indent=2)
+    documents[0]["spec"]["nodes"][0]["parameters"]["note"] = "} {"
+    (tmp_path / "pretty.json").write_text(json.dumps(documents[0], indent=2) + "\n" + text + "\n" + text)
+    read = read_lockfile(tmp_path / "pretty.json")
+    assert len(read.roots) == 2 and read.roots[1].spec == "libelf"
+    # a lockfile among them, or something between them, is still refused by name
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "zlib-ng")
+    lock = json.dumps(lockfile(closure(nodes, roots), roots))
+    assert "document 2 is not a spec file" in _refused(tmp_path, json.dumps(documents[1]) + "\n" + lock)
+    assert "trailing characters" in _refused(tmp_path, json.dumps(documents[1]) + ",\n" + json.dumps(documents[1]))

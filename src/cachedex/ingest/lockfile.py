@@ -11,7 +11,9 @@ environments that one includes, nested in its own ``include_concrete``). Version
 A spec file is what ``spack spec --json`` prints and what a build cache holds for each
 binary (clearsigned or not): ``{"spec": {"_meta": {"version": N}, "nodes": [...]}}``,
 the root first. Spec formats 3 and later (Spack 0.18 and later) have the DAG hash build
-caches list; older ones are refused.
+caches list; older ones are refused. ``spack spec --json A B`` (and ``spack -e ENV spec
+--json``, each root of the environment) prints one such document per spec, one after
+another: each is a root, and their nodes are read once each.
 
 The nodes are decoded as an index's are (:mod:`.records`): the same checks, the same
 :class:`~cachedex.values.SpecRecord` values.
@@ -35,6 +37,7 @@ from .._perf import gc_paused
 from ..errors import IndexFormatError, SourceError, TooBig
 from ..values import SpecRecord, short_repr
 from .index import count_made, counting_decode, decode_index, reject_duplicate_hashes
+from .json_documents import json_objects
 from .manifests import read_clearsigned
 from .records import build_records
 from .signatures import is_clearsigned
@@ -181,9 +184,12 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
     except RecursionError as exc:
         raise IndexFormatError(name, "not a valid Spack lockfile: nested too deeply") from exc
     except (msgspec.DecodeError, UnicodeDecodeError) as exc:
-        raise IndexFormatError(name, f"not a valid Spack lockfile or spec file: {exc}") from exc
+        documents = json_objects(data)
+        if documents is None:
+            raise IndexFormatError(name, f"not a valid Spack lockfile or spec file: {exc}") from exc
+        return _spec_files(data, documents, name)
     if kind.meta is None and kind.spec:
-        return _spec_file(data, name)
+        return _spec_files(data, [data], name)
     _check_meta(kind.meta or _Meta(), name)
     try:
         with gc_paused():
@@ -276,32 +282,53 @@ def _check_version(name: str, what: str, version: int | None, readable: tuple[in
         )
 
 
-def _spec_file(data: bytes, name: str) -> Lockfile:
-    """A spec file's nodes, its first node the root."""
+def _is_spec_file(document: bytes) -> bool:
     try:
-        with gc_paused():
-            body = _spec_decoder.decode(data).spec
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
-        raise IndexFormatError(name, f"not a valid Spack spec file: {exc}") from exc
-    version = body.meta.version
-    _check_version(name, "spec format", version, SPEC_VERSIONS)
-    assert version is not None  # checked
-    if not body.nodes:
-        raise IndexFormatError(name, "a spec file without nodes")
+        kind = _kind_decoder.decode(document)
+    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
+        return False
+    return kind.meta is None and bool(kind.spec)
+
+
+def _spec_files(data: bytes, documents: list[bytes], name: str) -> Lockfile:
+    """The nodes of one or more spec files, the first node of each a root."""
     nodes: dict[str, msgspec.Raw] = {}
-    for number, node in enumerate(body.nodes):
+    roots: list[str] = []
+    version = None
+    for number, document in enumerate(documents):
+        where = f"spec {number + 1}: " if len(documents) > 1 else ""
+        if where and not _is_spec_file(document):
+            raise IndexFormatError(
+                name,
+                f"{len(documents):,} JSON documents one after another, and document {number + 1} is not a spec "
+                "file: only spec files are read so (what 'spack spec --json A B' prints)",
+            )
         try:
-            named = _hashed_decoder.decode(node)
-        except msgspec.DecodeError as exc:
-            raise IndexFormatError(name, f"node {number + 1} is not a spec node: {exc}") from exc
-        if not named.hash:
-            raise IndexFormatError(name, f"node {number + 1} ({short_repr(named.name)}) has no hash")
-        nodes.setdefault(named.hash, node)
+            with gc_paused():
+                body = _spec_decoder.decode(document).spec
+        except (msgspec.DecodeError, UnicodeDecodeError, RecursionError) as exc:
+            raise IndexFormatError(name, f"{where}not a valid Spack spec file: {exc}") from exc
+        _check_version(name, f"{where}spec format", body.meta.version, SPEC_VERSIONS)
+        version = body.meta.version if version is None else version
+        if not body.nodes:
+            raise IndexFormatError(name, f"{where}a spec file without nodes")
+        for count, node in enumerate(body.nodes):
+            try:
+                named = _hashed_decoder.decode(node)
+            except msgspec.DecodeError as exc:
+                raise IndexFormatError(name, f"{where}node {count + 1} is not a spec node: {exc}") from exc
+            if not named.hash:
+                raise IndexFormatError(name, f"{where}node {count + 1} ({short_repr(named.name)}) has no hash")
+            if count == 0:
+                roots.append(named.hash)
+            nodes.setdefault(named.hash, node)
+    assert version is not None  # checked
     specs = _records(nodes, name)
-    root = specs[0]
+    by_hash = {spec.hash: spec for spec in specs}
+    roots = list(dict.fromkeys(roots))
     splices = _splices(data, nodes, name)
-    specs = _without_build_specs(specs, [root.hash], splices)
-    return Lockfile(name, version, (LockRoot(root.hash, root.name),), tuple(specs), splices)
+    specs = _without_build_specs(specs, roots, splices)
+    return Lockfile(name, version, tuple(LockRoot(h, by_hash[h].name) for h in roots), tuple(specs), splices)
 
 
 def _splices(data: bytes, nodes: dict[str, msgspec.Raw], name: str) -> dict[str, str]:
