@@ -8,7 +8,6 @@ same page (a test compares them on the demo).
 from __future__ import annotations
 
 import itertools
-import shlex
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from operator import attrgetter
 from urllib.parse import quote
@@ -21,6 +20,7 @@ from ..query import Query
 from ..values import ROOT_STACK, variant_name
 from ..versions import version_key
 from .facets import PACKAGE_FILTER_KEYS, PACKAGE_KEYS, select_specs, spec_values, with_every_value
+from .spec_pages import mirror_commands
 from .tag_columns import machines
 
 __all__ = [
@@ -152,8 +152,9 @@ class _Faceted(msgspec.Struct, frozen=True, gc=False):
 
 
 def install_preamble(tag: str, url: str) -> str:
-    """The commands that add a tag's root mirror and trust its keys (values shell-quoted)."""
-    return f"spack mirror add {shlex.quote(tag)} {shlex.quote(url)}\nspack buildcache keys --install --trust"
+    """The commands that add a tag's root mirror and trust its keys (values shell-quoted;
+    an OCI registry's with ``--unsigned``: see :func:`spec_pages.mirror_commands`)."""
+    return mirror_commands(tag, url)
 
 
 def _package_page(

