@@ -22,10 +22,10 @@ import msgspec
 
 from ..config import Config, TagConfig, check_unique
 from ..config.tags import check_url
-from ..errors import CachedexError, ConfigError, SourceNotFound
+from ..errors import CachedexError, ConfigError
 from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
 from .credentials import auth_for, authorization
-from .http_requests import HTML_PAGE, Request, html_page
+from .http_requests import Request
 from .sources import over_network, read_at_most
 
 if TYPE_CHECKING:
@@ -102,12 +102,11 @@ def with_discovered_tags(config: Config, client: HttpClient | None) -> Config:
                 raise RuntimeError("reading tags_from over HTTP needs the sync's HTTP client")
             auth = auth_for(source, config.registries)  # (a private server's file: its credentials)
             headers = [authorization(source, auth)] if auth is not None else []
-            # (no credentials: a 403 is S3's answer for a file it lacks as well)
-            request = Request(source, headers=headers, limit=limit, forbidden_is_missing=auth is None)
-            response = client.request(request)
-            if html_page(response):
-                raise SourceNotFound(source, HTML_PAGE)
-            data: bytes | bytearray = response.body
+            # (no credentials: a 403 is S3's answer for a file it lacks as well; a page a soft 404's)
+            request = Request(
+                source, headers=headers, limit=limit, forbidden_is_missing=auth is None, page_is_missing=True
+            )
+            data: bytes | bytearray = client.request(request).body
             base = source
         else:
             local = Path(unquote(urlsplit(source).path)) if source.startswith("file:") else Path(source)

@@ -46,6 +46,7 @@ from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
 from .curl_errors import RETRYABLE, describe_failure
 from .curl_handles import ca_bundle, fitting_concurrency, new_handle, unauthorized
 from .http_requests import (
+    HTML_PAGE,
     MAX_RETRY_AFTER,
     MapJob,
     ProgressCallback,
@@ -53,6 +54,7 @@ from .http_requests import (
     Response,
     ascii_url,
     header_bytes,
+    html_page,
     parse_headers,
     retry_after_seconds,
     undo_content_encoding,
@@ -336,6 +338,8 @@ class HttpClient:
                     if request.progress is None and not request.raw:  # a small read (see _prepare)
                         body = undo_content_encoding(request._raw_headers, body, request.limit)
                     result = Response(final_url, status, request._raw_headers, body)
+                    if status == 200 and request.page_is_missing and html_page(result):  # (a soft 404)
+                        result = SourceNotFound(url, HTML_PAGE)
                 except ValueError as exc:
                     result = SourceError(url, str(exc))
         elif status == 404:

@@ -65,7 +65,8 @@ class Request:
     ``ok`` lists the statuses that are answers (others are errors: 404 is
     :class:`SourceNotFound`, and so is 403 with ``forbidden_is_missing``: S3 answers a key
     it lacks so to a reader without ``s3:ListBucket``, as public buckets without listing
-    are read); ``progress`` sees the body arrive, decoded (gzip, deflate) unless ``raw``:
+    are read; with ``page_is_missing`` a 200 that is an HTML page, :func:`html_page`, is
+    too: a mirror's file never is one); ``progress`` sees the body arrive, decoded (gzip, deflate) unless ``raw``:
     the bytes as stored, whose checksum a manifest names, even when the server says they
     are Content-Encoding gzip (as S3 objects uploaded so do)."""
 
@@ -82,6 +83,7 @@ class Request:
         "limit",
         "method",
         "ok",
+        "page_is_missing",
         "progress",
         "raw",
         "url",
@@ -98,10 +100,12 @@ class Request:
         progress: ProgressCallback | None = None,
         raw: bool = False,
         forbidden_is_missing: bool = False,
+        page_is_missing: bool = False,
     ) -> None:
         self.url = url
         self.raw = raw
         self.forbidden_is_missing = forbidden_is_missing
+        self.page_is_missing = page_is_missing
         self.method = method
         self.headers = list(headers)
         self.limit = limit

@@ -22,7 +22,6 @@ from urllib.parse import unquote, urlsplit
 import msgspec
 
 from ..errors import CachedexError, SourceError, SourceNotFound
-from .http_requests import HTML_PAGE, html_page
 
 if TYPE_CHECKING:  # a folder's reading process imports this module: not libcurl, nor the config's YAML
     from ..config import RegistryAuth
@@ -186,21 +185,25 @@ class HttpSource(Source):
             self._auth_headers = (authorization(self.url, self.auth),) if self.auth is not None else ()
         return [*headers, *self._auth_headers]
 
+    @property
+    def forbidden_is_missing(self) -> bool:
+        """Whether a 403 of this mirror is a missing file's: read without credentials (a
+        public S3 bucket without listing answers so for a key it lacks); one refused to
+        the credentials given stays a refusal."""
+        return self.auth is None
+
     def request(self, url: str, **options: Any) -> Request:
         """A request of ``url`` as this mirror's are made (:class:`Request`'s options):
-        with the credentials, and a 403 a missing file's when none are sent (a public
-        S3 bucket without listing answers so for a key it lacks; one refused to the
-        credentials given stays a refusal)."""
+        with the credentials; a 403 read without them, or an HTML page in answer (a host's
+        soft 404), is SourceNotFound."""
         headers = self.headers(options.pop("headers", ()))
-        return self._request(url, headers=headers, forbidden_is_missing=self.auth is None, **options)
+        return self._request(
+            url, headers=headers, forbidden_is_missing=self.forbidden_is_missing, page_is_missing=True, **options
+        )
 
     def send(self, url: str, **options: Any) -> Response:
-        """One request through the client (see :data:`Send`); an HTML page in answer
-        (a host's soft 404) is SourceNotFound."""
-        response = self.client.request(self.request(url, **options))
-        if response.status == 200 and html_page(response):
-            raise SourceNotFound(url, HTML_PAGE)
-        return response
+        """One request through the client (see :data:`Send`)."""
+        return self.client.request(self.request(url, **options))
 
     def fetch(
         self,
@@ -228,8 +231,6 @@ class HttpSource(Source):
         self, items: Iterable[tuple[K, str]], decode: Decoder[V], *, limit: int
     ) -> Iterator[tuple[K, V | CachedexError]]:
         def body(response: Response) -> V:
-            if html_page(response):
-                raise SourceNotFound(response.url, HTML_PAGE)
             return decode(response.url, response.body)
 
         request = self.request

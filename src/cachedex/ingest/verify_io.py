@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..errors import CachedexError, SourceError, SourceNotFound
-from .http_requests import HTML_PAGE, Request, Response, html_page, parse_headers
+from .http_requests import Request, Response, parse_headers
 from .local_source import LocalSource
 from .sources import HttpSource, Source
 
@@ -39,8 +39,6 @@ _POOL = 16
 
 
 def _content_length(response: Response) -> int | None:
-    if html_page(response):  # (a soft 404's page: its length is not the binary's)
-        raise SourceNotFound(response.url, HTML_PAGE)
     length = response.headers.get("content-length", "")
     return int(length) if length.isdigit() else None
 
@@ -63,7 +61,7 @@ def sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, i
                 yield key, SourceNotFound(source.join(path), "is a folder, not a file") if is_folder else status.st_size
         return
     if isinstance(source, HttpSource):
-        request = source.request  # (a private mirror's credentials; what a 403 means)
+        request = source.request  # (a private mirror's credentials; what a 403 or a page means)
         requests = ((key, request(source.join(path), method="HEAD", limit=0)) for key, path in items)
         yield from source.client.map(requests, _content_length)
         return
@@ -191,7 +189,7 @@ def checksums(
     if isinstance(source, HttpSource):
         fixed = source.headers()
         client, headers = source.client, (lambda url: fixed)
-        forbidden_is_missing = source.auth is None  # (as HttpSource.request has it)
+        forbidden_is_missing = source.forbidden_is_missing
     elif isinstance(source, OciSource):
         # (the registry's token, as it is when each request is made: a long --deep run
         # outlives tokens, which auth_headers renews)
