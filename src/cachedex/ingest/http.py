@@ -46,6 +46,7 @@ from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
 from .curl_errors import RETRYABLE, describe_failure
 from .curl_handles import ca_bundle, fitting_concurrency, new_handle, unauthorized
 from .http_requests import (
+    FORBIDDEN_MISSING,
     HTML_PAGE,
     MAX_RETRY_AFTER,
     MapJob,
@@ -346,7 +347,7 @@ class HttpClient:
             result = SourceNotFound(url, "not found (HTTP 404)")
         elif status == 403 and request.forbidden_is_missing:
             # (S3 without s3:ListBucket, public buckets so read, cannot say which it is)
-            result = SourceNotFound(url, "missing (or not readable: HTTP 403)")
+            result = SourceNotFound(url, FORBIDDEN_MISSING)
         elif status == 429 or status >= 500:
             problem = "too many requests (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
             retry_after = parse_headers(request._raw_headers).get("retry-after")

@@ -17,6 +17,7 @@ from typing import Any
 from ..errors import CachedexError
 
 __all__ = [
+    "FORBIDDEN_MISSING",
     "HTML_PAGE",
     "MAX_RETRY_AFTER",
     "MapJob",
@@ -169,6 +170,9 @@ def html_page(response: Response) -> bool:
     label = response.headers.get("content-type", "").strip().lower()
     return label.startswith(("text/html", "application/xhtml+xml"))
 
+
+#: What a 403 of a request with ``forbidden_is_missing`` says.
+FORBIDDEN_MISSING = "missing (or not readable: HTTP 403)"
 
 #: What an answer that :func:`html_page` tells says instead of the file.
 HTML_PAGE = "answered with an HTML page, not the file (the server's 'not found' page, sent as HTTP 200?)"

@@ -19,7 +19,7 @@ import msgspec
 from ..config import Limits, load_yaml
 from ..errors import ChecksumError, IndexFormatError, SourceError, SourceNotFound
 from ..values import DAG_HASH, is_dag_hash, short_repr
-from .http_requests import ProgressCallback
+from .http_requests import FORBIDDEN_MISSING, ProgressCallback
 from .index import SUPPORTED_DB_VERSIONS, decode_index
 from .manifests import (
     BlobRecord,
@@ -87,7 +87,7 @@ def _find_index(
             return _read_v3(source, previous, limits, progress, decoded, view_manifest(view))
         except SourceNotFound as exc:
             raise SourceNotFound(exc.url, f"no view {view!r} in this mirror ({exc.problem})") from exc
-    answers: list[str] = []  # what the server said of each, when not a plain "not found"
+    answers: list[str] = []  # what the server said of each index it was asked for
     try:
         return _read_v3(source, previous, limits, progress, decoded)
     except SourceNotFound as exc:
@@ -100,8 +100,9 @@ def _find_index(
     if names is not None:
         return _scan_spec_files(source, names, limits)
     # A 403 read without credentials is a missing file's (S3): or a private mirror's.
-    said = next(
-        (f" (answered: {a}; a private mirror needs credentials: see 'registries')" for a in answers if "403" in a), ""
+    forbidden = FORBIDDEN_MISSING in answers
+    said = (
+        f" (answered: {FORBIDDEN_MISSING}; a private mirror needs credentials: see 'registries')" if forbidden else ""
     )
     raise SourceNotFound(
         source.url,
