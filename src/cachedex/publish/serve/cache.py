@@ -18,13 +18,15 @@ import msgspec
 
 from ..gzipped import gzip_bytes
 
-__all__ = ["CACHE_BYTES", "Cached", "ResponseCache", "cached"]
+__all__ = ["CACHE_BYTES", "GZIP", "Cached", "ResponseCache", "cached"]
 
 #: What one server process keeps at most (bodies and their gzipped copies).
 CACHE_BYTES = 64 * 1024 * 1024
 
 #: Bodies shorter than this are not worth compressing.
 GZIP_MIN = 800
+#: The media type of a gzip file (a twin's ``.json.gz``), which is not compressed again.
+GZIP = "application/gzip"
 
 #: Bodies at least this long are compressed harder (they are sent many times).
 GZIP_THOROUGH = 256 * 1024
@@ -56,7 +58,7 @@ class Cached(msgspec.Struct, frozen=True):
 def cached(body: bytes, media_type: str, status: int, etag: str) -> Cached:
     """An answer, gzipped once if it is long enough to gain from it."""
     # A gzip file (a tag's index.json.gz) gains nothing from a second gzip.
-    worth = len(body) >= GZIP_MIN and media_type != "application/gzip"
+    worth = len(body) >= GZIP_MIN and media_type != GZIP
     # Small answers (a search, one package) are mostly asked once: level 3 takes 0.6-0.85 x
     # the CPU of level 6 from 10 kB up, for 2-5 % more bytes (zlib-ng's levels; the standard
     # library's level 3 took 1.1-5 x as long). Big ones are sent many times: level 6.

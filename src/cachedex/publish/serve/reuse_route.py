@@ -30,7 +30,7 @@ from ..gzipped import gzip_bytes
 from .cache import GZIP_MIN
 from .catalogs import Catalogs
 from .headers import accepts_gzip
-from .refusals import check_parameters, error_body
+from .refusals import JSON, check_parameters, error_body
 
 __all__ = ["BODIES_BYTES", "BODY_BYTES", "BODY_SECONDS", "ReadEnvironment", "reuse_endpoint"]
 
@@ -47,7 +47,6 @@ BODY_SECONDS = 60.0
 #: hold 64 GB.
 BODIES_BYTES = 2 * BODY_BYTES
 
-_JSON = "application/json"
 _NAME = "the request's body"
 _ALLOWED = frozenset({"tag", "stack"})
 
@@ -143,7 +142,7 @@ def reuse_endpoint(
             headers["Vary"] = "Accept-Encoding"
             if encoded:
                 headers["Content-Encoding"] = "gzip"
-        return Response(body, status_code=status, media_type=_JSON, headers=headers)
+        return Response(body, status_code=status, media_type=JSON, headers=headers)
 
     return respond
 
@@ -165,4 +164,4 @@ async def _body(request: Request, budget: _Budget, taken: _Taken) -> bytes:
 
 
 def _error(status: int, message: str) -> Response:
-    return Response(error_body(status, message), status_code=status, media_type=_JSON)
+    return Response(error_body(status, message), status_code=status, media_type=JSON)

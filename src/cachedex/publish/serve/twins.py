@@ -12,10 +12,9 @@ from starlette.requests import Request
 from ...catalog import Catalog
 from ..gzipped import gzip_bytes
 from .api import Endpoint
+from .cache import GZIP
 
-__all__ = ["GZIP", "gzipped_twin"]
-
-GZIP = "application/gzip"
+__all__ = ["gzipped_twin"]
 
 
 def gzipped_twin(page: Endpoint) -> Endpoint:
