@@ -260,12 +260,17 @@ def _spec_at(catalog: Catalog, request: Request) -> SpecPage:
     raise UnknownSpec(dag_hash, f"no spec with hash {dag_hash!r} here: its page is under specs/{dag_hash[:2]}/")
 
 
+def _whole_tag_page(catalog: Catalog, request: Request) -> TagPage:
+    """The tag's page without filters, as the static site writes it."""
+    return tag_page_from(_tag_data(catalog, request.path_params["tag"]))
+
+
 def _all_packages(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    return render_all_packages(tag_page_from(_tag_data(catalog, request.path_params["tag"]))).encode(), HTML
+    return render_all_packages(_whole_tag_page(catalog, request)).encode(), HTML
 
 
 def _tag_columns(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    return columns_json(tag_page_from(_tag_data(catalog, request.path_params["tag"]))), JSON
+    return columns_json(_whole_tag_page(catalog, request)), JSON
 
 
 def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
