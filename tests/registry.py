@@ -60,11 +60,13 @@ def expected_tag(name: str, version: str, dag_hash: str) -> str:
 
 
 class Registry(_Server):
-    """Debian's docker-registry (distribution 2.8) on 127.0.0.1, without auth, storing
-    under ``storage`` (default: its own temporary folder, removed when it stops).
+    """Debian's docker-registry (distribution 2.8) on 127.0.0.1, storing under
+    ``storage`` (default: its own temporary folder, removed when it stops); without auth,
+    or with ``htpasswd`` (a file's line ``user:bcrypt hash``) asking every request for
+    Basic credentials (401 ``WWW-Authenticate: Basic realm=...``, as AWS ECR asks).
     :meth:`requests` lists what it served, from its access log."""
 
-    def __init__(self, storage: Path | None = None) -> None:
+    def __init__(self, storage: Path | None = None, *, htpasswd: str | None = None) -> None:
         binary = shutil.which("docker-registry") or "/usr/bin/docker-registry"
         if not os.path.exists(binary):
             raise RuntimeError(
@@ -75,6 +77,10 @@ class Registry(_Server):
         self.host = f"127.0.0.1:{self.port}"
         self.url = f"http://{self.host}"
         self.access_log = self.workdir / "access.log"
+        auth = ""
+        if htpasswd is not None:
+            (self.workdir / "htpasswd").write_text(htpasswd + "\n")
+            auth = f"auth:\n  htpasswd:\n    realm: cachedex-tests\n    path: {self.workdir / 'htpasswd'}\n"
         config = f"""
 version: 0.1
 log:
@@ -86,7 +92,7 @@ storage:
     rootdirectory: {storage or self.workdir / "storage"}
   delete:
     enabled: true
-http:
+{auth}http:
   addr: {self.host}
   secret: cachedex-tests
 """

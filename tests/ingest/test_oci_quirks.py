@@ -8,11 +8,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import json
-import os
 import random
 import secrets
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -27,7 +24,6 @@ from cachedex.ingest.oci import OciSource
 from cachedex.ingest.sync import sync
 from tests.helpers import fixture_index, listed_specs
 from tests.registry import FakeRegistry, Registry, Route, Seen, expected_tag, push_spack_cache, query_of, spec_manifest
-from tests.servers import _Server, free_port, wait_for_port
 
 LIMITS = Limits()
 REPO = "cache/spack"
@@ -53,46 +49,13 @@ def _bcrypt(password: str) -> str:
     return str(hashed.decode())
 
 
-class _HtpasswdRegistry(_Server):
-    """Debian's docker-registry serving ``storage`` with htpasswd auth: every request
-    without the user's Basic credentials gets 401 ``WWW-Authenticate: Basic realm=…``."""
-
-    def __init__(self, storage: Path) -> None:
-        binary = shutil.which("docker-registry") or "/usr/bin/docker-registry"
-        if not os.path.exists(binary):
-            raise RuntimeError("docker-registry is not installed (Debian package docker-registry)")
-        self.workdir = Path(tempfile.mkdtemp(prefix="cachedex-registry-basic-"))
-        self.port = free_port()
-        self.host = f"127.0.0.1:{self.port}"
-        (self.workdir / "htpasswd").write_text(f"{USER}:{_bcrypt(PASSWORD)}\n")
-        config = f"""
-version: 0.1
-log:
-  level: error
-storage:
-  filesystem:
-    rootdirectory: {storage}
-auth:
-  htpasswd:
-    realm: cachedex-tests
-    path: {self.workdir / "htpasswd"}
-http:
-  addr: {self.host}
-  secret: cachedex-tests
-"""
-        (self.workdir / "config.yml").write_text(config)
-        log = self.workdir / "error.log"
-        self._start([binary, "serve", str(self.workdir / "config.yml")], log)
-        wait_for_port(self.port, self.process, log)
-
-
 @pytest.fixture(scope="module")
 def basic_registry(tmp_path_factory: pytest.TempPathFactory, mirrors: Path) -> Iterator[tuple[str, dict[str, int]]]:
     """(host, sizes) of a Spack cache at ``cache/spack`` of a registry wanting Basic credentials."""
     storage = tmp_path_factory.mktemp("storage")
     with Registry(storage) as open_registry:  # pushed without auth, then served with it
         sizes = push_spack_cache(open_registry.url, REPO, fixture_index(mirrors)).sizes
-    with _HtpasswdRegistry(storage) as registry:
+    with Registry(storage, htpasswd=f"{USER}:{_bcrypt(PASSWORD)}") as registry:
         yield registry.host, sizes
 
 
