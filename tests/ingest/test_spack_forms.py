@@ -22,7 +22,12 @@ _ARCH = {"platform": "linux", "platform_os": "ubuntu20.04", "target": "icelake"}
 _COMPILER = {"name": "gcc", "version": "9.4.0"}
 
 
-def _records(root: Path) -> dict[str, SpecRecord]:
+def _records_of(root: Path, stem: str, document: object) -> dict[str, SpecRecord]:
+    """The records of a mirror without an index whose one spec file is ``document``
+    (``build_cache/<stem>.spec.json``), as a sync reads them."""
+    folder = root / "build_cache"
+    folder.mkdir()
+    (folder / f"{stem}.spec.json").write_text(json.dumps(document))
     snapshot = read_index(open_source(str(root), client=None), None, limits=Limits())
     index = decode_index(snapshot.data or b"", url=str(root))
     return {record.hash: record for record in build_records(index)}
@@ -70,12 +75,7 @@ def test_spec_v2_edges_named_by_build_hash_point_at_the_dag_hash(tmp_path: Path)
         _node("pkgconf", "1.8.0", PKGCONF),
     ]
     document = {"spec": {"_meta": {"version": 2}, "nodes": nodes}}
-    folder = tmp_path / "build_cache"
-    folder.mkdir()
-    name = f"linux-ubuntu20.04-icelake-gcc-9.4.0-cmake-3.21.4-{CMAKE[0]}.spec.json"
-    (folder / name).write_text(json.dumps(document))
-
-    records = _records(tmp_path)
+    records = _records_of(tmp_path, f"linux-ubuntu20.04-icelake-gcc-9.4.0-cmake-3.21.4-{CMAKE[0]}", document)
     (edge,) = records[CMAKE[0]].dependencies
     assert (edge.name, edge.hash) == ("ncurses", NCURSES[0])
     assert NCURSES[0] in records and not records[NCURSES[0]].in_buildcache
@@ -109,12 +109,7 @@ def test_spec_v1_edges_lead_to_the_node_of_their_name(tmp_path: Path) -> None:
             v1("libpciaccess", "0.16", LIBPCIACCESS),
         ]
     }
-    folder = tmp_path / "build_cache"
-    folder.mkdir()
-    name = f"linux-ubuntu20.04-icelake-gcc-9.4.0-hwloc-1.11.11-{HWLOC[0]}.spec.json"
-    (folder / name).write_text(json.dumps(document))
-
-    records = _records(tmp_path)
+    records = _records_of(tmp_path, f"linux-ubuntu20.04-icelake-gcc-9.4.0-hwloc-1.11.11-{HWLOC[0]}", document)
     (edge,) = records[HWLOC[0]].dependencies
     assert (edge.name, edge.hash) == ("libpciaccess", LIBPCIACCESS[0])
     assert records[LIBPCIACCESS[0]].name == "libpciaccess"
