@@ -18,7 +18,7 @@ import pytest
 
 from cachedex.publish.facets import PACKAGE_KEYS, select_specs, select_tag
 from cachedex.publish.pages import TagData, TagRow, tag_page_from
-from cachedex.publish.render import asset_text, to_json
+from cachedex.publish.render import asset_text, columns_json
 from cachedex.publish.tag_columns import machines, tag_specs
 from cachedex.values import page_visible
 from cachedex.versions import version_key
@@ -149,7 +149,7 @@ def test_versions_in_chromium(core: Any) -> None:
 
 @pytest.mark.browser
 def test_facets_in_chromium(core: Any) -> None:
-    page = json.loads(to_json(tag_page_from(_tag_data())))
+    page = json.loads(columns_json(tag_page_from(_tag_data())))  # (what a tag page's script loads)
     for case in FACETS["tag"]:
         got = core.evaluate(
             "([page, filters, text]) => window.cachedex.selectTag(page, filters, text)",

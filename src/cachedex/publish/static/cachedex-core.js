@@ -122,10 +122,10 @@
     return { matches, facets: facetsOut, relax };
   }
 
-  // A tag page, from its JSON (TagPage): the rows of the packages with a spec matching
-  // every filter, each summarizing those specs, and the counts (in packages). A row's
-  // size adds the specs' sizes (exact, as the server's, the API's and the package
-  // page's), or, when every spec of the package matches, is the unfiltered page's row.
+  // A tag page, from its columns (TagColumns, columns.json): the rows of the packages with
+  // a spec matching every filter, each summarizing those specs, and the counts (in
+  // packages). A row's size adds the specs' sizes (exact, as the server's, the API's and
+  // the package page's).
   // With lazy, a row is only {name, specs, size, sized, n, matched}: what sorting needs;
   // rowOf(page, row) makes the whole row, for the few rows a page draws (a filter over
   // 250,000 specs answers in tens of milliseconds instead of summarizing 10,000 rows).
@@ -134,7 +134,6 @@
   function selectTag(page, filters, needle = "", lazy = false, facets = FACETS) {
     const c = page.specs;
     const values = c.values;
-    const full = Object.keys(page.filters || {}).length === 0 && !page.text ? page.packages : null;
     const keys = facets.filter((facet) => facet !== "runs_on");
     const stackAt = keys.indexOf("stack");
     const tests = Object.entries(filters).map(([facet, value]) => {
@@ -206,8 +205,7 @@
       }
       if (matched.length) {
         const linked = !unlinked.has(n);
-        if (full && matched.length === c.counts[n]) rows.push(full[n]);
-        else if (!lazy) rows.push(summary(c, n, matched, linked));
+        if (!lazy) rows.push(summary(c, n, matched, linked));
         else {
           let size = 0, sized = 0;
           for (const i of matched) if (sizes[i] !== null) { size += sizes[i]; sized++; }
