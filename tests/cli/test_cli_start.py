@@ -32,11 +32,14 @@ _NOT_FOR_FOLDERS = {
     "urllib.request",  # proxies from the environment (~13 ms)
     "cachedex.ingest.http",
     "cachedex.ingest.curl_handles",
+    "cachedex.ingest.curl_options",
     "gnupg",  # signatures: verify and signed lockfiles only (~17 ms)
     "cachedex.reuse",
     "rich.progress",  # bars: only on a terminal (~9 ms)
     "cachedex.catalog.search",  # searches load it, with their scopes, hints and indexes
     "cachedex.catalog.hints",
+    "cachedex.catalog.name_hints",
+    "cachedex.catalog.search_where",
     "cachedex.catalog.scopes",
 }
 

@@ -19,7 +19,7 @@ from ..query import Query, target_names
 from ..query_text import format_query, query_parts
 from ..values import LINK_RUN, counted, decode_variants, variant_name
 from ..versions import has_prefix, version_key
-from .facets import STATE_CACHE, one_per_compiler
+from .facets import one_per_compiler
 from .hint_values import (
     FACETS_LISTED,
     close_variants,
@@ -30,8 +30,7 @@ from .hint_values import (
     lacking_facets,
     listed,
 )
-from .names import NameIndex
-from .reads import package_tags
+from .name_hints import did_you_mean, name_hint, namespaced
 from .rows import SpecSummary
 from .search import search, search_ids
 from .virtuals import is_virtual, virtual_hint
@@ -95,7 +94,7 @@ def _why(
             return ZeroHints((line,))
     elif query.name is not None and (len(parts) == 1 or not finds(db, path, token, Query(name=query.name), tag, stack)):
         # No spec of that name in the scope: that is the answer, whatever else was asked.
-        return ZeroHints((_name_hint(db, path, token, query.name, scope, tag),))
+        return ZeroHints((name_hint(db, path, token, query.name, scope, tag),))
     runs_on = _runs_on(db, path, token, query, scope, tag, stack)
     if runs_on:  # what the asker most likely wants: binaries their machine can run
         return runs_on
@@ -310,7 +309,7 @@ def _one_condition_hint(
     name = query.dependencies[0].name
     if not db.execute("SELECT 1 FROM specs WHERE name = ? LIMIT 1", (name,)).fetchone():
         return f"{said}: no package {name!r} in the catalog" + (
-            _namespaced(db, name, "^") or _did_you_mean(db, path, token, name)
+            namespaced(db, name, "^") or did_you_mean(db, path, token, name)
         )
     dependents, link_run = db.execute(
         f"SELECT count(DISTINCT e.parent), count(CASE WHEN e.deptypes & {LINK_RUN} THEN 1 END) "
@@ -333,66 +332,6 @@ def _dependency_by_name(query: Query) -> Query | None:
     if dependency.name is not None and dependency != Query(name=dependency.name):
         return msgspec.structs.replace(query, dependencies=(Query(name=dependency.name),))
     return None
-
-
-def _name_hint(db: sqlite3.Connection, path: str, token: str, name: str, scope: str, tag: str | None) -> str:
-    """Why no spec of package ``name`` is found in ``scope``: the tags that list it; or the
-    record the catalog has of it without a binary; or the names close to it that some
-    mirror lists (the catalog's names include packages no mirror has a binary of)."""
-    elsewhere = [f"{t} ({counted(n, 'spec')})" for t, n in package_tags(db, name) if t != tag]
-    if elsewhere:
-        return f"no package {name!r} {scope}; it is in " + ", ".join(elsewhere)
-    kept = db.execute(
-        "SELECT s.hash, s.version, EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id) AS held "
-        "FROM specs s WHERE s.name = ? ORDER BY held DESC, s.hash LIMIT 1",
-        (name,),
-    ).fetchone()
-    if kept is not None:
-        dag_hash, version, held = kept
-        spec = f"{name}@{version} /{dag_hash[:7]}"
-        found = (
-            f"mirrors hold {spec} only as a dependency, without one"
-            if held
-            else f"the catalog keeps {spec} from an earlier sync, no mirror holds it now"
-        )
-        return f"no spec of {name!r} {scope} has a binary; {found}"
-    return f"no package {name!r} {scope}" + (_namespaced(db, name) or _did_you_mean(db, path, token, name))
-
-
-def _namespaced(db: sqlite3.Connection, name: str, written: str = "") -> str:
-    """``"; ... search hdf5"`` for a name written with its repository's namespace
-    (``builtin.hdf5``, as ``spack spec -N`` prints it) whose package some mirror lists:
-    an index's nodes keep the namespace, but cachedex keys packages by name alone.
-    ``written`` comes before the name (``^`` for a dependency)."""
-    namespace, dot, package = name.rpartition(".")
-    if not (dot and namespace and package) or db.execute(_LISTED_NAME, (package,)).fetchone() is None:
-        return ""
-    return f"; {namespace}. is a repository's namespace, which cachedex does not search: search {written}{package}"
-
-
-def _did_you_mean(db: sqlite3.Connection, path: str, token: str, name: str) -> str:
-    """``"; did you mean a, b?"``: the names close to ``name`` that some mirror lists,
-    the closest first; ``""`` when there are none. Compared in lower case, as Spack
-    writes every package name: ``HDF5`` is ``hdf5`` mistyped."""
-    close = [
-        other
-        for other in _name_index(db, path, token).close(name.lower(), n=2 * _CLOSE)
-        if db.execute(_LISTED_NAME, (other,)).fetchone()
-    ][:_CLOSE]
-    return f"; did you mean {', '.join(close)}?" if close else ""
-
-
-#: Names a "did you mean" offers, at most.
-_CLOSE = 3
-#: Whether some mirror lists a spec of a package (with a binary).
-_LISTED_NAME = "SELECT 1 FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed WHERE s.name = ? LIMIT 1"
-
-
-def _name_index(db: sqlite3.Connection, path: str, token: str) -> NameIndex:
-    """Every package name of the catalog in state ``token``, for "did you mean"."""
-    return STATE_CACHE.get(  # type: ignore[no-any-return]
-        path, token, ("names",), lambda: NameIndex(row[0] for row in db.execute("SELECT DISTINCT name FROM specs"))
-    )
 
 
 def _described(spec: SpecSummary) -> str:

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
-from ..query import ANY, Query
+from ..query import Query
 from ..query_text import format_query
 from ..values import ROOT_STACK
 from .dependents import (
@@ -36,17 +36,17 @@ from .dependents import (
     most_depended_on,
     walk_if_small,
 )
-from .facets import FACET_COLUMNS, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_rows
+from .facets import STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_rows
 from .order import in_result_order
-from .rows import HAS_BINARY, SearchPage
+from .rows import SearchPage
 from .scopes import holder_index, mirror_ids, scope_mirrors
+from .search_where import query_where, scope_where
 from .summaries import RESULT_COLUMNS, found_specs, summaries
 from .terms import TermIndex, bits_of, lowest_positions
 from .virtuals import is_virtual, virtual_names, virtual_providers, virtual_users
 
 __all__ = [
     "Matches",
-    "Where",
     "explain_search",
     "facet_index",
     "found_bits",
@@ -59,71 +59,6 @@ __all__ = [
 ]
 
 _encode = msgspec.json.encode
-
-
-class Where:
-    """A WHERE clause under construction: terms joined by AND, and their parameters."""
-
-    def __init__(self) -> None:
-        self.terms: list[str] = []
-        self.params: list[object] = []
-
-    def add(self, term: str, *params: object) -> None:
-        self.terms.append(term)
-        self.params.extend(params)
-
-    @property
-    def sql(self) -> str:
-        return " AND ".join(self.terms) or "1"
-
-
-def _scope_where(where: Where, root: int | None, stack: int | None) -> None:
-    if root is None:
-        where.add(HAS_BINARY)
-        return
-    where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id AND mb.listed)", root)
-    if stack is not None:
-        where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)", stack)
-
-
-def _query_where(query: Query, facets: FacetTerms, *, providers: str | None = None) -> Where:
-    """The WHERE terms of a query without ``^dependencies`` (they are walked) and its
-    :func:`~.facets.facet_terms`, indexed columns first; ``providers``: its name is a
-    virtual's, these specs' (see :mod:`.virtuals`), whose version is not compared: with
-    one, it matches none."""
-    where = Where()
-    if providers is not None:
-        where.add("s.id IN (SELECT value FROM json_each(?))", providers)
-        if query.versions:
-            where.add("0")
-            return where
-    elif query.name is not None:
-        where.add("s.name = ?", query.name)
-    if query.hash_prefix is not None:
-        # Hashes are lower-case base32: '{' sorts after every character they use.
-        where.add("s.hash >= ? AND s.hash < ?", query.hash_prefix, query.hash_prefix + "{")
-    for column, values in facets:
-        if values:
-            where.add(f"s.{FACET_COLUMNS[column]} IN ({','.join('?' * len(values))})", *values)
-        else:
-            where.add("0")
-    if query.versions:
-        where.add("cx_version(s.version, ?)", _encode(query.versions).decode())
-    if query.variants:
-        # A C-speed text test first: '"+mpi"' must occur for +mpi, '"name=' or '"name:='
-        # for a valued variant. Booleans need nothing more; values go on to the exact check.
-        for name, value in query.variants:
-            if isinstance(value, bool):
-                where.add("instr(s.variants, ?) > 0", _encode(("+" if value else "~") + name).decode())
-            elif value == ANY:  # (mpi=*: +mpi, ~mpi or any value)
-                forms = (_encode(f"+{name}").decode(), _encode(f"~{name}").decode(), f'"{name}=', f'"{name}:=')
-                where.add(" OR ".join(["instr(s.variants, ?) > 0"] * 4).join("()"), *forms)
-            else:
-                where.add("(instr(s.variants, ?) > 0 OR instr(s.variants, ?) > 0)", f'"{name}=', f'"{name}:=')
-        if not all(isinstance(value, bool) for _, value in query.variants):
-            wanted = Query(variants=query.variants, exact_variants=query.exact_variants)
-            where.add("cx_variants(s.variants, ?)", _encode(wanted).decode())
-    return where
 
 
 def _by_indexes(query: Query) -> bool:
@@ -168,10 +103,10 @@ def _walk_start(db: sqlite3.Connection, path: str, token: str, dependency: Query
     if dependency.name is not None and is_virtual(db, path, token, dependency.name):
         if dependency.versions:  # (an interface's version: not compared, see .virtuals)
             return WalkStart(_encode(dependency), "0", [])
-        child = _query_where(msgspec.structs.replace(dependency, name=None), facets)
+        child = query_where(msgspec.structs.replace(dependency, name=None), facets)
         term, params = virtual_users(dependency.name, child.sql, child.params)
         return WalkStart(_encode(dependency), term, params, itself=True)
-    inner = _query_where(dependency, facets)
+    inner = query_where(dependency, facets)
     return WalkStart(_encode(dependency), inner.sql, inner.params)
 
 
@@ -316,8 +251,8 @@ def search_ids(
         return Matches(total, ids)
     # A name or a hash selects a few rows: all of them sorted, then a page taken.
     providers = virtual_providers(db, path, token, query.name)  # (``mpi``: the providers edges name)
-    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
-    _scope_where(where, *mirrors)
+    where = query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
+    scope_where(where, *mirrors)
     # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
     # index, as it did when it made the page. The rows are whole: one query, not a
     # count and then a page.
@@ -355,8 +290,8 @@ def explain_search(
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
     providers = virtual_providers(db, path, token, query.name)
-    where = _query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
-    _scope_where(where, *mirrors)
+    where = query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
+    scope_where(where, *mirrors)
     plan = db.execute(
         f"EXPLAIN QUERY PLAN SELECT {RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
     )

@@ -32,12 +32,10 @@ import heapq
 import itertools
 import threading
 import time
-import urllib.request
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future
 from typing import TypeVar
-from urllib.parse import urlsplit
 
 import pycurl
 
@@ -45,6 +43,7 @@ from ..config import HttpOptions
 from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
 from .curl_errors import RETRYABLE, describe_failure
 from .curl_handles import ca_bundle, fitting_concurrency, new_handle, unauthorized
+from .curl_options import HandleOptions
 from .http_requests import (
     FORBIDDEN_MISSING,
     HTML_PAGE,
@@ -53,8 +52,6 @@ from .http_requests import (
     ProgressCallback,
     Request,
     Response,
-    ascii_url,
-    header_bytes,
     html_page,
     parse_headers,
     retry_after_seconds,
@@ -92,9 +89,7 @@ class HttpClient:
         self._lock = threading.Lock()
         self._work = threading.Event()  # set when a request or a map arrives
         self._closed = False
-        self._proxies = urllib.request.getproxies()
-        self._proxy_of: dict[str, str] = {}  # scheme://host:port -> its proxy ('' for none)
-        self._state: dict[pycurl.Curl, tuple[object, ...]] = {}  # a handle's options of its last request
+        self._handle_options = HandleOptions()  # (reads the proxies from the environment)
         self._engine = threading.Thread(target=self._run, name="cachedex-http", daemon=True)
         self._engine.start()
 
@@ -245,73 +240,13 @@ class HttpClient:
     def _start(self, request: Request) -> None:
         handle = self._idle.pop() if self._idle else new_handle(self.options, self._cainfo)
         try:
-            self._prepare(handle, request)
+            self._handle_options.prepare(handle, request)
         except BaseException:
-            self._state.pop(handle, None)  # its options half set: all of them again next time
+            self._handle_options.forget(handle)  # its options half set: all of them again next time
             self._idle.append(handle)
             raise
         self._active[handle] = request
         self._multi.add_handle(handle)
-
-    def _prepare(self, handle: pycurl.Curl, request: Request) -> None:
-        request.attempt += 1
-        request._body = body = bytearray()
-        request._raw_headers = raw = list[bytes]()
-        request._reason = None
-        handle.setopt(pycurl.URL, ascii_url(request.url))
-        handle.setopt(pycurl.HEADERFUNCTION, raw.append)  # C to C: no Python frame per header line
-        watched = request.progress is not None
-        # What most requests share is set only when it differs from the handle's last
-        # request: a sync's tens of thousands of manifest reads then cost two options each.
-        state = (
-            tuple(request.headers),
-            request.method,
-            watched,
-            request.raw,
-            request.limit,
-            self._proxy_for(request.url),
-            request.attempt > 1,
-        )
-        if self._state.get(handle) != state:
-            self._state[handle] = state
-            # A retry on a connection of its own: kept-alive ones a proxy or server closed
-            # meanwhile all fail alike (libcurl tries five, then gives up).
-            handle.setopt(pycurl.FRESH_CONNECT, 1 if request.attempt > 1 else 0)
-            if request.headers:
-                handle.setopt(pycurl.HTTPHEADER, [header_bytes(header) for header in request.headers])
-            else:
-                # An empty list leaves libcurl's last list in place: a registry's token or an
-                # index's If-Modified-Since would go with the next request, to any host.
-                handle.unsetopt(pycurl.HTTPHEADER)
-            handle.setopt(pycurl.NOBODY, 1 if request.method == "HEAD" else 0)
-            handle.setopt(pycurl.PROXY, state[5])
-            if watched:
-                # A big read, watched: counted as it arrives, decoded (gzip, deflate) first
-                # unless its bytes as stored are asked for (libcurl decodes only then).
-                handle.setopt(pycurl.ACCEPT_ENCODING, None if request.raw else "")
-                handle.setopt(pycurl.MAXFILESIZE_LARGE, 0)
-            else:
-                # A small read: libcurl stops it at the limit. Not asking for compression
-                # keeps what arrives what is counted.
-                handle.setopt(pycurl.ACCEPT_ENCODING, None)
-                handle.setopt(pycurl.MAXFILESIZE_LARGE, request.limit)
-        # The body goes straight into its bytearray (C to C), or through the watcher.
-        handle.setopt(pycurl.WRITEFUNCTION, request._write if watched else body.extend)
-
-    def _proxy_for(self, url: str) -> str:
-        """The proxy for ``url`` as pip and urllib find it (HTTPS_PROXY, HTTP_PROXY,
-        NO_PROXY, upper or lower case); '' for none. Decided once per scheme and host."""
-        if not self._proxies:
-            return ""
-        origin = url[: url.find("/", url.find("//") + 2)] if url.count("/") >= 3 else url
-        proxy = self._proxy_of.get(origin)
-        if proxy is None:
-            parts = urlsplit(url)
-            proxy = self._proxies.get(parts.scheme, "")
-            if proxy and urllib.request.proxy_bypass(parts.hostname or ""):
-                proxy = ""
-            self._proxy_of[origin] = proxy
-        return proxy
 
     def _finish(self, handle: pycurl.Curl, code: int, message: str) -> None:
         request = self._active.pop(handle)
@@ -336,7 +271,7 @@ class HttpClient:
                 final_url = str(handle.getinfo(pycurl.EFFECTIVE_URL) or url)
                 body: bytes | bytearray = request._body  # no copy: it may be big
                 try:
-                    if request.progress is None and not request.raw:  # a small read (see _prepare)
+                    if request.progress is None and not request.raw:  # a small read (see HandleOptions.prepare)
                         body = undo_content_encoding(request._raw_headers, body, request.limit)
                     result = Response(final_url, status, request._raw_headers, body)
                     if status == 200 and request.page_is_missing and html_page(result):  # (a soft 404)

@@ -1,0 +1,94 @@
+"""How one request is set on a pooled curl handle: the part of :class:`~.http.HttpClient`'s
+engine that turns a :class:`~.http_requests.Request` into libcurl options.
+
+Apart from the engine's loop because it is a cache of its own: a handle keeps every option
+of its last request, so what most requests share is set only when it differs (a sync's
+tens of thousands of manifest reads then cost two options each), and each origin's proxy
+is decided once. Only the engine thread uses it.
+"""
+
+from __future__ import annotations
+
+import urllib.request
+from urllib.parse import urlsplit
+
+import pycurl
+
+from .http_requests import Request, ascii_url, header_bytes
+
+__all__ = ["HandleOptions"]
+
+
+class HandleOptions:
+    """Sets each request's options on a curl handle, remembering what each handle was last set to."""
+
+    def __init__(self) -> None:
+        self._proxies = urllib.request.getproxies()
+        self._proxy_of: dict[str, str] = {}  # scheme://host:port -> its proxy ('' for none)
+        self._state: dict[pycurl.Curl, tuple[object, ...]] = {}  # a handle's options of its last request
+
+    def forget(self, handle: pycurl.Curl) -> None:
+        """Set every option of ``handle``'s next request, whatever it was last set to."""
+        self._state.pop(handle, None)
+
+    def prepare(self, handle: pycurl.Curl, request: Request) -> None:
+        """Set ``request``, its next attempt, on ``handle``: its URL and where its headers and
+        body go each time, the rest only where it differs from the handle's last request."""
+        request.attempt += 1
+        request._body = body = bytearray()
+        request._raw_headers = raw = list[bytes]()
+        request._reason = None
+        handle.setopt(pycurl.URL, ascii_url(request.url))
+        handle.setopt(pycurl.HEADERFUNCTION, raw.append)  # C to C: no Python frame per header line
+        watched = request.progress is not None
+        # What most requests share is set only when it differs from the handle's last
+        # request: a sync's tens of thousands of manifest reads then cost two options each.
+        state = (
+            tuple(request.headers),
+            request.method,
+            watched,
+            request.raw,
+            request.limit,
+            self.proxy_for(request.url),
+            request.attempt > 1,
+        )
+        if self._state.get(handle) != state:
+            self._state[handle] = state
+            # A retry on a connection of its own: kept-alive ones a proxy or server closed
+            # meanwhile all fail alike (libcurl tries five, then gives up).
+            handle.setopt(pycurl.FRESH_CONNECT, 1 if request.attempt > 1 else 0)
+            if request.headers:
+                handle.setopt(pycurl.HTTPHEADER, [header_bytes(header) for header in request.headers])
+            else:
+                # An empty list leaves libcurl's last list in place: a registry's token or an
+                # index's If-Modified-Since would go with the next request, to any host.
+                handle.unsetopt(pycurl.HTTPHEADER)
+            handle.setopt(pycurl.NOBODY, 1 if request.method == "HEAD" else 0)
+            handle.setopt(pycurl.PROXY, state[5])
+            if watched:
+                # A big read, watched: counted as it arrives, decoded (gzip, deflate) first
+                # unless its bytes as stored are asked for (libcurl decodes only then).
+                handle.setopt(pycurl.ACCEPT_ENCODING, None if request.raw else "")
+                handle.setopt(pycurl.MAXFILESIZE_LARGE, 0)
+            else:
+                # A small read: libcurl stops it at the limit. Not asking for compression
+                # keeps what arrives what is counted.
+                handle.setopt(pycurl.ACCEPT_ENCODING, None)
+                handle.setopt(pycurl.MAXFILESIZE_LARGE, request.limit)
+        # The body goes straight into its bytearray (C to C), or through the watcher.
+        handle.setopt(pycurl.WRITEFUNCTION, request._write if watched else body.extend)
+
+    def proxy_for(self, url: str) -> str:
+        """The proxy for ``url`` as pip and urllib find it (HTTPS_PROXY, HTTP_PROXY,
+        NO_PROXY, upper or lower case); '' for none. Decided once per scheme and host."""
+        if not self._proxies:
+            return ""
+        origin = url[: url.find("/", url.find("//") + 2)] if url.count("/") >= 3 else url
+        proxy = self._proxy_of.get(origin)
+        if proxy is None:
+            parts = urlsplit(url)
+            proxy = self._proxies.get(parts.scheme, "")
+            if proxy and urllib.request.proxy_bypass(parts.hostname or ""):
+                proxy = ""
+            self._proxy_of[origin] = proxy
+        return proxy
