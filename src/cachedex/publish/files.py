@@ -134,10 +134,13 @@ def write_atomically(path: str, data: bytes, replace: Callable[[str, str], None]
     (with ``replace``, such as :meth:`Replacer.replace`; default ``os.replace``).
 
     Readers (a running ``jekyll serve``) see the old or the new file, never a part.
+    A new file's mode follows the umask; a replaced file keeps its mode, as ``cp``
+    keeps it (:func:`_kept_mode`).
     """
     folder, name = os.path.split(path)
     temp = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+    kept = _kept_mode(path)
     try:
         fd = os.open(temp, flags, 0o644)
     except FileExistsError:  # left by a run of the same pid that was killed
@@ -145,6 +148,8 @@ def write_atomically(path: str, data: bytes, replace: Callable[[str, str], None]
         fd = os.open(temp, flags, 0o644)
     try:
         try:
+            if kept is not None:
+                os.fchmod(fd, kept)
             _write_all(fd, data)
         finally:
             os.close(fd)
@@ -153,6 +158,20 @@ def write_atomically(path: str, data: bytes, replace: Callable[[str, str], None]
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
+
+
+def _kept_mode(path: str) -> int | None:
+    """The permission bits of the regular file at ``path``, or None if there is none.
+
+    A rename puts a new inode in the file's place: without them, a page a build rewrites
+    gets the umask's mode while the pages it left alone keep theirs. Under a cron job's
+    umask 077, a site its owner made readable (``chmod -R a+rX``) would then answer 403
+    to the web server's user (nginx's workers) for exactly the pages that changed."""
+    try:
+        found = os.lstat(path)
+    except OSError:
+        return None
+    return stat.S_IMODE(found.st_mode) & 0o777 if stat.S_ISREG(found.st_mode) else None
 
 
 def update_file(path: str, data: bytes, replace: Callable[[str, str], None] | None = None) -> bool:
