@@ -11,7 +11,17 @@ from cachedex.demo.build import demo_records
 from cachedex.demo.data import TAGS
 from cachedex.demo.environment import Node, changed, closure, lockfile
 
-__all__ = ["above", "changed", "closure", "demo_nodes", "lockfile", "roots_named", "spliced", "write_lockfile"]
+__all__ = [
+    "above",
+    "changed",
+    "closure",
+    "demo_nodes",
+    "developed",
+    "lockfile",
+    "roots_named",
+    "spliced",
+    "write_lockfile",
+]
 
 
 def demo_nodes(tag: str = "develop", stack: str = "e4s") -> dict[str, Node]:
@@ -53,3 +63,12 @@ def spliced(nodes: dict[str, Node], roots: list[str], name: str) -> tuple[dict[s
         if new != old and specs[new]["name"] != name:
             specs[new]["build_spec"] = {"name": specs[new]["name"], "hash": old}
     return {**specs, **{key: node for key, node in built.items() if key not in specs}}, renamed
+
+
+def developed(
+    nodes: dict[str, Node], roots: list[str], name: str, path: str = "/home/me/src"
+) -> tuple[dict[str, Node], dict[str, str]]:
+    """The closure of ``roots`` with ``name`` developed in place (``spack develop``), as
+    Spack concretizes it: its node given the variant ``dev_path``, so it and every spec
+    above it get new hashes (old hash -> new in the second item)."""
+    return changed(closure(nodes, roots), name, lambda node: node["parameters"].update(dev_path=path))

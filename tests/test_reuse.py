@@ -11,9 +11,19 @@ from cachedex.catalog import Catalog
 from cachedex.demo.nodes import target_object
 from cachedex.errors import LookupFailed, UnknownStack, UnknownTag
 from cachedex.ingest.lockfile import Lockfile, read_lockfile
-from cachedex.reuse import ReuseReport, reuse_report
+from cachedex.reuse import Developed, ReuseReport, reuse_report
 from tests.helpers import Demo
-from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, spliced, write_lockfile
+from tests.lockfiles import (
+    above,
+    changed,
+    closure,
+    demo_nodes,
+    developed,
+    lockfile,
+    roots_named,
+    spliced,
+    write_lockfile,
+)
 
 
 def _report(demo_run: Demo, tmp_path: Path, specs: dict[str, Any], roots: list[str], **scope: Any) -> ReuseReport:
@@ -203,3 +213,38 @@ def test_a_spliced_spec_comes_from_its_build_specs_binary(demo_run: Demo, tmp_pa
     assert develop.rewired == len(splices) and develop.cached == develop.needed - 1
     known = [size for key, size in sizes.items() if size is not None and key != zlib]
     assert develop.sized == len(known) and develop.size == sum(known)
+
+
+@pytest.mark.parametrize("path", ["/home/me/src/zlib-ng", "/home/me/my sources/zlib-ng"])
+def test_a_spec_developed_in_place_is_built_from_its_source_with_no_nearest_build(
+    demo_run: Demo, tmp_path: Path, path: str
+) -> None:
+    """Spack never takes a spec with ``dev_path`` from a build cache (its concretizer
+    reuses none, ``solver/reuse.py``): it is listed apart, in no tag's count and with no
+    nearest build; what builds on it has new hashes and follows from it."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5", "py-numpy")
+    (zlib,) = roots_named(nodes, "zlib-ng")
+    specs, renamed = developed(nodes, roots, "zlib-ng", path)
+    report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
+    assert report.developed == (Developed(renamed[zlib], "zlib-ng", nodes[zlib]["version"], False),)
+    external = sum("external" in node for node in specs.values())
+    assert report.external == external
+    (row,) = report.tags
+    assert row.needed == len(specs) - external - 1
+    missing = {m.hash: m for m in row.missing}
+    assert set(missing) == above(specs, {renamed[zlib]}) - {renamed[zlib]}
+    assert row.cached == row.needed - len(missing)
+    for m in missing.values():  # each is built because zlib-ng is, not for a cause of its own
+        assert m.follows and m.nearest is not None, m.name
+        assert all(d.what.startswith("^") for d in m.nearest.differences)
+
+
+def test_a_root_developed_in_place_is_no_spec_to_build(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = developed(nodes, roots, "hdf5")
+    report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
+    ((hdf5,), (row,)) = report.developed, report.tags
+    assert (hdf5.hash, hdf5.root) == (renamed[roots[0]], True)
+    assert row.missing == () and row.cached == row.needed == len(specs) - report.external - 1

@@ -9,7 +9,11 @@ build of the same configuration against another ``openssl`` has another hash). T
 the question "why is my binary not reused?" (spack/spack#38590) answered from the cache
 side. Externals are never in a build cache and are counted apart. A spliced spec is
 installed from its build spec's binary, rewired (Spack's ``install_from_buildcache``
-downloads ``spec.build_spec``): a tag that lists that binary gives it.
+downloads ``spec.build_spec``): a tag that lists that binary gives it. A spec developed in
+place (``spack develop``: its ``dev_path`` variant) is built from that source, never taken
+from a build cache (Spack's concretizer never reuses one, ``solver/reuse.py``
+``_is_reusable``): it is listed apart, with no nearest build. What depends on it has
+another hash than any cached build, and follows from it as from any spec to build.
 """
 
 from __future__ import annotations
@@ -24,12 +28,15 @@ from .query import Query, target_names
 from .values import ROOT_STACK, SpecRecord
 from .versions import tag_order
 
-__all__ = ["Difference", "Missing", "Nearest", "ReuseReport", "TagReuse", "reuse_report"]
+__all__ = ["Developed", "Difference", "Missing", "Nearest", "ReuseReport", "TagReuse", "reuse_report"]
 
 #: How many listed builds of a package are compared with a spec the tag lacks, and of
 #: those as near as the nearest, how many have their dependencies compared.
 CANDIDATES = 500
 TIES = 20
+#: The variant Spack gives a spec developed in place (as ``dev_path=/src`` or, quoted,
+#: ``dev_path='/my src'``), which it builds from that source.
+_DEV_PATH = "dev_path="
 
 
 class Difference(msgspec.Struct, frozen=True):
@@ -65,13 +72,23 @@ class Missing(msgspec.Struct, frozen=True):
     follows: bool = False
 
 
+class Developed(msgspec.Struct, frozen=True):
+    """A spec of the environment developed in place (``spack develop``): Spack builds it
+    from its source, never from a binary, so no tag gives it and none is near."""
+
+    hash: str
+    name: str
+    version: str
+    root: bool  #: one of the environment's roots
+
+
 class TagReuse(msgspec.Struct, frozen=True):
     """What one tag (one of its stacks) gives of the environment."""
 
     tag: str
     stack: str
     cached: int  #: specs whose binary it lists
-    needed: int  #: specs a build cache could give (the environment's, externals aside)
+    needed: int  #: specs a build cache could give (the environment's, externals and developed ones aside)
     size: int | None  #: bytes of the cached binaries whose size is known; None: none is
     sized: int  #: how many of ``cached`` have a known size
     #: of ``cached``, the spliced specs given by their build spec's binary (rewired)
@@ -89,6 +106,8 @@ class ReuseReport(msgspec.Struct, frozen=True):
     tags: tuple[TagReuse, ...]  #: most cached first (then in the catalog's tag order)
     #: with a stack and no tags asked for: the tags not compared, which have no such stack
     without_stack: tuple[str, ...] = ()
+    #: the specs developed in place (``spack develop``): built from their source, never cached
+    developed: tuple[Developed, ...] = ()
 
 
 def reuse_report(
@@ -108,10 +127,18 @@ def reuse_report(
     missing specs, with their nearest builds, are listed; with one tag asked for, that
     tag's. ``splices`` ({spliced spec's hash: its build spec's}, a lockfile's
     :attr:`~cachedex.ingest.lockfile.Lockfile.splices`): a spliced spec is given by
-    either binary, its own or its build spec's. UnknownTag or UnknownStack when a tag
+    either binary, its own or its build spec's. The specs developed in place are listed
+    apart (:class:`Developed`), in no tag's count. UnknownTag or UnknownStack when a tag
     asked for, or its stack, does not exist; LookupFailed when no tag has the stack."""
     lock = {spec.hash: spec for spec in specs}
-    wanted = [spec for spec in specs if not spec.external]
+    rooted = set(roots)
+    developed = tuple(
+        Developed(spec.hash, spec.name, spec.version, spec.hash in rooted)
+        for spec in specs
+        if not spec.external and _is_developed(spec)
+    )
+    in_place = {spec.hash for spec in developed}
+    wanted = [spec for spec in specs if not spec.external and spec.hash not in in_place]
     hashes = [spec.hash for spec in wanted]
     builds = {h: build for h in hashes if (build := (splices or {}).get(h)) is not None}
     binaries = [*hashes, *builds.values()]
@@ -131,7 +158,6 @@ def reuse_report(
         listed = {tag: _given(catalog.listed_hashes(tag, stack, among=binaries), hashes, builds) for tag in names}
         order = {tag: n for n, tag in enumerate(names)}
         ranked = sorted(names, key=lambda tag: (-len(listed[tag]), order[tag]))
-        rooted = set(roots)
         rows = []
         for n, tag in enumerate(ranked):
             have = listed[tag]
@@ -140,11 +166,20 @@ def reuse_report(
             missing: tuple[Missing, ...] = ()
             if n == 0:
                 lacking = {h for h in hashes if h not in have}
-                find = _Nearest(catalog, tag, stack, lock, lacking)
+                # (a developed spec is built too: what differs from a cached build only
+                # by it follows from it)
+                find = _Nearest(catalog, tag, stack, lock, lacking | in_place)
                 missing = tuple(find(spec, spec.hash in rooted) for spec in wanted if spec.hash in lacking)
             total = sum(known) if known else None  # (unknown, as everywhere: not 0)
             rows.append(TagReuse(tag, stack, len(have), len(wanted), total, len(known), rewired, missing))
-    return ReuseReport(lockfile, len(specs), len(rooted), len(specs) - len(wanted), tuple(rows), tuple(without_stack))
+    external = len(specs) - len(wanted) - len(developed)
+    return ReuseReport(lockfile, len(specs), len(rooted), external, tuple(rows), tuple(without_stack), developed)
+
+
+def _is_developed(spec: SpecRecord) -> bool:
+    """Whether Spack builds ``spec`` from a source developed in place (``spack develop``
+    gives it a ``dev_path`` variant), never from a build cache."""
+    return any(variant.startswith(_DEV_PATH) for variant in spec.variants)
 
 
 def _given(listed: set[str], hashes: list[str], builds: Mapping[str, str]) -> dict[str, str]:

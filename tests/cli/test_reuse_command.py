@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from cachedex.cli import main
 from tests.helpers import Demo
-from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named, spliced, write_lockfile
+from tests.lockfiles import changed, closure, demo_nodes, developed, lockfile, roots_named, spliced, write_lockfile
 
 
 def _run(demo: Demo, *args: str, stdin: bytes | None = None) -> tuple[int, str]:
@@ -131,3 +131,43 @@ def test_what_spack_spec_json_prints_for_several_specs(demo_run: Demo, tmp_path:
     assert report["roots"] == 2 and report["specs"] == len(closure(nodes, roots))
     (row,) = report["tags"]
     assert row["cached"] == row["needed"] == report["specs"] - report["external"] and not row["missing"]
+
+
+def test_a_spec_developed_in_place_is_listed_apart_with_no_nearest_build(demo_run: Demo, tmp_path: Path) -> None:
+    """A spec with ``dev_path`` (``spack develop``) was one "to build" with a nearest
+    cached build, as if a binary were near: Spack builds it from its source, always."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5", "py-numpy")
+    specs, renamed = developed(nodes, roots, "zlib-ng")
+    (zlib,) = [key for key, node in specs.items() if node["name"] == "zlib-ng"]
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots]))
+    code, out = _run(demo_run, str(path), "--tag", "develop")
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0].endswith("; 1 developed locally (always built from source)")
+    at = lines.index("Developed locally (1): Spack builds each from its source, never from a build cache:")
+    assert lines[at + 1] == f"  zlib-ng@{specs[zlib]['version']} /{zlib[:7]}"
+    assert not any(line.startswith("  zlib-ng@") and "nearest" in line for line in lines)
+    assert "Not cached as locked" not in out  # what builds on it follows from it
+    assert any(line.startswith("Built because") for line in lines)
+    code, out = _run(demo_run, str(path), "--tag", "develop", "--json")
+    report = json.loads(out)
+    assert report["developed"] == [{"hash": zlib, "name": "zlib-ng", "version": specs[zlib]["version"], "root": False}]
+    (row,) = report["tags"]
+    assert row["needed"] == report["specs"] - report["external"] - 1
+    assert zlib not in {m["hash"] for m in row["missing"]}
+
+
+def test_an_environment_of_developed_and_external_specs(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "zlib-ng")
+    specs, renamed = developed(nodes, roots, "zlib-ng")
+    for node in specs.values():
+        if node["name"] != "zlib-ng":
+            node["external"] = {"path": "/usr", "module": None, "extra_attributes": {}}
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots]))
+    code, out = _run(demo_run, str(path), "--tag", "develop")
+    assert code == 0, out
+    assert out.splitlines()[-1] == (
+        "No spec of the environment comes from a build cache: every one is external or developed locally."
+    )

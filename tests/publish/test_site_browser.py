@@ -18,7 +18,17 @@ from cachedex.publish.render import FIRST_ROWS
 from cachedex.publish.site import write_site
 from cachedex.query import parse
 from tests.helpers import Demo, StaticServer
-from tests.lockfiles import above, changed, closure, demo_nodes, lockfile, roots_named, spliced, write_lockfile
+from tests.lockfiles import (
+    above,
+    changed,
+    closure,
+    demo_nodes,
+    developed,
+    lockfile,
+    roots_named,
+    spliced,
+    write_lockfile,
+)
 from tests.publish.conftest import PAGE_READY, opened, shot
 
 pytestmark = pytest.mark.browser
@@ -605,6 +615,33 @@ def test_the_environment_check_counts_spliced_specs_from_their_build_specs(
         "(Spack installs it so, rewired)"
     )
     assert _texts(page, "#reuse-tags tbody tr")[0].split("\t")[3] == "1"
+
+
+def test_the_environment_check_lists_a_spec_developed_in_place_apart(
+    page: Any, uvicorn_server: str, tmp_path: Path
+) -> None:
+    """A spec with ``dev_path`` (``spack develop``) was shown as a cause with a nearest
+    cached build: Spack builds it from its source, so the page lists it apart, as
+    cachedex reuse does, and what builds on it follows."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = developed(nodes, roots, "zlib-ng")
+    (zlib,) = [key for key, node in specs.items() if node["name"] == "zlib-ng"]
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots]))
+    page.goto(uvicorn_server + "/reuse.html")
+    page.set_input_files("#lockfile", str(path))
+    page.select_option("select[name=tag]", "develop")
+    page.click("#reuse-form button[type=submit]")
+    page.wait_for_selector("#reuse-tags")
+    assert page.inner_text("#reuse-result p.lead").endswith("; 1 developed locally (always built from source).")
+    assert _texts(page, "ul.developed li") == [f"zlib-ng@{specs[zlib]['version']} /{zlib[:7]}"]
+    assert _texts(page, "ul.causes li") == []  # what builds on it follows from it
+    external = sum("external" in node for node in specs.values())
+    built = len(above(specs, {zlib})) - 1
+    assert _texts(page, "#reuse-tags tbody tr")[0].split("\t")[2:4] == [
+        f"{len(specs) - external - 1 - built} of {len(specs) - external - 1}",
+        str(built),
+    ]
 
 
 def test_the_search_box_lists_what_its_text_finds_and_keeps_the_scope(

@@ -16,7 +16,7 @@ from .present import OUT, print_json, print_table, shown
 from .state import State, friendly, not_empty
 
 if TYPE_CHECKING:  # (loaded by the command itself: not on every command's start)
-    from ..reuse import Difference, Missing, ReuseReport, TagReuse
+    from ..reuse import Developed, Difference, Missing, ReuseReport, TagReuse
 
 __all__ = ["reuse_command"]
 
@@ -54,8 +54,9 @@ def reuse_command(
     what differs: version, compiler, OS, target, variants, or its dependencies' hashes
     (the same build against another dependency is another binary). A spliced spec
     counts where the binary of the spec it was spliced from is (Spack installs it
-    from that, rewired). Externals are never in a build cache. '-' reads standard
-    input.
+    from that, rewired). Externals are never in a build cache, and a spec developed
+    in place ('spack develop') is always built from its source: each is listed
+    apart, with no nearest build. '-' reads standard input.
 
     \b
     Examples:
@@ -89,6 +90,7 @@ def _print(report: ReuseReport, show_all: bool) -> None:
         shown(
             f"{report.lockfile}: {counted(report.specs, 'spec')}, {counted(report.roots, 'root')}; "
             f"{report.external:,} external (never in a build cache)"
+            + (f"; {len(report.developed):,} developed locally (always built from source)" if report.developed else "")
         )
     )
     if not report.tags:
@@ -120,15 +122,18 @@ def _print(report: ReuseReport, show_all: bool) -> None:
         stack = report.tags[0].stack
         OUT.print(shown(f"Not compared (no stack {stack}): {', '.join(report.without_stack)}"))
     best = report.tags[0]
+    _print_developed(report.developed, show_all)
     if not best.needed:
         OUT.print(
             "The environment has no spec."
             if not report.specs
-            else "No spec of the environment comes from a build cache: every one is external."
+            else "No spec of the environment comes from a build cache: every one is external"
+            + (" or developed locally." if report.developed else ".")
         )
         return
     if not best.missing:
-        OUT.print(shown(f"{best.tag} has a binary of every spec of the environment."))
+        others = " not developed locally" if report.developed else ""
+        OUT.print(shown(f"{best.tag} has a binary of every spec of the environment{others}."))
         return
     causes = [m for m in best.missing if not m.follows]
     follow = [m for m in best.missing if m.follows]
@@ -148,6 +153,17 @@ def _print(report: ReuseReport, show_all: bool) -> None:
             names = ", ".join(f"{m.name}@{m.version}" for m in follow[:LISTED])
             more = f" and {len(follow) - LISTED:,} more" if len(follow) > LISTED else ""
             OUT.print(shown(f"  {names}{more} (--all: each)"))
+
+
+def _print_developed(developed: tuple[Developed, ...], show_all: bool) -> None:
+    """The specs developed in place: no nearest build, as Spack takes none from a cache."""
+    if not developed:
+        return
+    OUT.print(f"Developed locally ({len(developed):,}): Spack builds each from its source, never from a build cache:")
+    for spec in developed if show_all else developed[:LISTED]:
+        OUT.print(shown(f"  {spec.name}@{spec.version} /{spec.hash[:7]}{' (root)' if spec.root else ''}"))
+    if not show_all and len(developed) > LISTED:
+        OUT.print(f"  ... and {len(developed) - LISTED:,} more (--all lists them)")
 
 
 def _size(row: TagReuse) -> str:

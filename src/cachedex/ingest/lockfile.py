@@ -21,7 +21,7 @@ The nodes are decoded as an index's are (:mod:`.records`): the same checks, the 
 A spliced spec (``spack.solve_splices``, ``Spec.splice``) names its ``build_spec``: Spack
 installs it from that spec's binary, rewired, and writes the build spec's nodes beside the
 environment's. Those nodes are not the environment's specs: only the spliced spec's link
-to its build spec is kept (:attr:`Lockfile.splices`).
+to its build spec is kept (:attr:`Lockfile.splices`; :mod:`.splices` finds them).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from .manifests import read_clearsigned
 from .records import build_records
 from .signatures import is_clearsigned
 from .sources import read_at_most
+from .splices import find_splices, without_build_specs
 
 __all__ = [
     "LOCKFILE_BYTES",
@@ -125,12 +126,6 @@ class _Hashed(msgspec.Struct):
     name: str = ""
 
 
-class _Spliced(msgspec.Struct):
-    """A node's link to the spec it was spliced from, if it was."""
-
-    build_spec: _Hashed | None = None
-
-
 class _Counted(msgspec.Struct):
     """A concrete spec, its fields skipped: only counted (a repeated key of
     ``concrete_specs`` keeps its last node, but each node is made)."""
@@ -153,7 +148,6 @@ _count_decoder = msgspec.json.Decoder(_CountedFile)
 _kind_decoder = msgspec.json.Decoder(_Kind)
 _spec_decoder = msgspec.json.Decoder(_SpecFile)
 _hashed_decoder = msgspec.json.Decoder(_Hashed)
-_spliced_decoder = msgspec.json.Decoder(_Spliced)
 
 
 def read_lockfile(path: str | Path) -> Lockfile:
@@ -215,8 +209,8 @@ def parse_lockfile(data: bytes, name: str) -> Lockfile:
             )
     version = parsed.meta.lockfile_version
     assert version is not None  # _check_meta saw it
-    splices = _splices(data, nodes, name)
-    specs = _without_build_specs(specs, [root.hash for root in roots], splices)
+    splices = find_splices(data, nodes, name)
+    specs = without_build_specs(specs, [root.hash for root in roots], splices)
     return Lockfile(name, version, tuple(dict.fromkeys(roots)), tuple(specs), splices)
 
 
@@ -326,45 +320,9 @@ def _spec_files(data: bytes, documents: list[bytes], name: str) -> Lockfile:
     specs = _records(nodes, name)
     by_hash = {spec.hash: spec for spec in specs}
     roots = list(dict.fromkeys(roots))
-    splices = _splices(data, nodes, name)
-    specs = _without_build_specs(specs, roots, splices)
+    splices = find_splices(data, nodes, name)
+    specs = without_build_specs(specs, roots, splices)
     return Lockfile(name, version, tuple(LockRoot(h, by_hash[h].name) for h in roots), tuple(specs), splices)
-
-
-def _splices(data: bytes, nodes: dict[str, msgspec.Raw], name: str) -> dict[str, str]:
-    """{spliced spec's hash: its build spec's hash} of the ``nodes`` that name one."""
-    if b'"build_spec"' not in data:  # (most files: no second look at each node)
-        return {}
-    found = {}
-    for key, node in nodes.items():
-        try:
-            build = _spliced_decoder.decode(node).build_spec
-        except msgspec.DecodeError as exc:
-            raise IndexFormatError(name, f"/{key[:7]}: its build_spec is not a spec's name and hash: {exc}") from exc
-        if build is not None and build.hash and build.hash != key:
-            found[key] = build.hash
-    return found
-
-
-def _without_build_specs(specs: list[SpecRecord], roots: list[str], splices: dict[str, str]) -> list[SpecRecord]:
-    """``specs`` less the nodes only a spliced spec's build spec reaches (Spack writes
-    them for the build spec's sake: the environment installs none of them)."""
-    if not splices:
-        return specs
-    by_hash = {spec.hash: spec for spec in specs}
-
-    def reached(start: list[str]) -> set[str]:
-        found: set[str] = set()
-        pending = [key for key in start if key in by_hash]
-        while pending:
-            key = pending.pop()
-            if key not in found:
-                found.add(key)
-                pending += [edge.hash for edge in by_hash[key].dependencies]
-        return found
-
-    apart = reached(list(splices.values())) - reached(roots)
-    return [spec for spec in specs if spec.hash not in apart]
 
 
 def _records(nodes: dict[str, msgspec.Raw], name: str) -> list[SpecRecord]:

@@ -18,7 +18,7 @@ from cachedex.ingest.lockfile import parse_lockfile
 from cachedex.publish.serve import create_app, reuse_route
 from cachedex.reuse import reuse_report
 from tests.helpers import Demo
-from tests.lockfiles import changed, closure, demo_nodes, lockfile, roots_named, spliced
+from tests.lockfiles import changed, closure, demo_nodes, developed, lockfile, roots_named, spliced
 
 
 def _post(app: Any, path: str, body: bytes | AsyncIterator[bytes], **headers: str) -> httpx.Response:
@@ -58,6 +58,18 @@ def test_spliced_specs_come_from_their_build_specs(demo_run: Demo) -> None:
     (develop,) = _post(serve_app(demo_run.catalog), "/api/reuse?tag=develop", body).json()["tags"]
     assert develop["rewired"] == sum("build_spec" in node for node in specs.values()) > 0
     assert [m["name"] for m in develop["missing"]] == ["zlib-ng"]
+
+
+def test_a_spec_developed_in_place_is_apart_with_no_nearest_build(demo_run: Demo) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = developed(nodes, roots, "zlib-ng")
+    (zlib,) = [key for key, node in specs.items() if node["name"] == "zlib-ng"]
+    body = json.dumps(lockfile(specs, [renamed[r] for r in roots])).encode()
+    report = _post(serve_app(demo_run.catalog), "/api/reuse?tag=develop", body).json()
+    assert [(d["hash"], d["name"], d["root"]) for d in report["developed"]] == [(zlib, "zlib-ng", False)]
+    (develop,) = report["tags"]
+    assert zlib not in {m["hash"] for m in develop["missing"]} and all(m["follows"] for m in develop["missing"])
 
 
 def test_the_report_is_gzipped_as_every_answer(demo_run: Demo) -> None:

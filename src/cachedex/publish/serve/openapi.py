@@ -269,7 +269,8 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                 "post": {
                     "summary": "Which specs of a Spack environment each tag has as binaries (cachedex reuse): "
                     "the body a spack.lock or a spec file (spack spec --json); for the tag that has the most, "
-                    "each spec it lacks with the nearest cached build and what differs",
+                    "each spec it lacks with the nearest cached build and what differs; the specs developed in place "
+                    "(spack develop), which Spack always builds from their source, listed apart (developed)",
                     "operationId": "reuse",
                     "parameters": [
                         _param("tag", description="a tag, or several joined by commas (default: every tag)"),

@@ -311,8 +311,11 @@
     };
     const counted = (n, noun) => `${cx.formatCount(n)} ${noun}${n === 1 ? "" : "s"}`; // as values.counted
     const show = (report) => {
+      const developed = report.developed;
       const parts = [el("p", `${counted(report.specs, "spec")}, ${counted(report.roots, "root")}; ` +
-        `${cx.formatCount(report.external)} external (never in a build cache).`, "lead")];
+        `${cx.formatCount(report.external)} external (never in a build cache)` +
+        (developed.length ? `; ${cx.formatCount(developed.length)} developed locally (always built from source)` : "") +
+        ".", "lead")];
       const table = el("table");
       table.id = "reuse-tags";
       const head = table.createTHead().insertRow();
@@ -341,10 +344,21 @@
         parts.push(el("p", `${row.tag}: ${counted(row.rewired, "spliced spec")} from the binary of the spec each was ` +
           "spliced from (Spack installs it so, rewired)", "rewired"));
       }
+      // (as cachedex reuse lists them: no nearest build, Spack takes none from a cache)
+      if (developed.length) {
+        parts.push(el("p", `Developed locally (${cx.formatCount(developed.length)}): Spack builds each from its source, ` +
+          "never from a build cache:"));
+        const list = el("ul", undefined, "developed");
+        list.append(...developed.map((d) => el("li", `${d.name}@${d.version} /${d.hash.slice(0, 7)}${d.root ? " (root)" : ""}`)));
+        parts.push(list);
+      }
       const best = report.tags[0];
+      const others = developed.length ? " not developed locally" : "";
       if (!best) parts.push(el("p", "The catalog has no tags yet: nothing to compare with."));
-      else if (!best.missing.length && best.cached) parts.push(el("p", `${best.tag} has a binary of every spec of the environment.`));
-      else {
+      else if (!best.missing.length && best.cached) parts.push(el("p", `${best.tag} has a binary of every spec of the environment${others}.`));
+      else if (!best.needed && developed.length) {
+        parts.push(el("p", "No spec of the environment comes from a build cache: every one is external or developed locally."));
+      } else {
         const causes = best.missing.filter((m) => !m.follows), follow = best.missing.filter((m) => m.follows);
         parts.push(el("h2", `To build from source with ${best.tag}: ${counted(best.missing.length, "spec")}`));
         if (causes.length) {
