@@ -266,10 +266,10 @@ def test_stacks_are_read_under_the_write_lock_only_beside_a_bulk_loads_index_bui
     locked: list[bool] = []
     read_index = TagReader._read_index
 
-    def noting_the_lock(self: TagReader, ref: MirrorRef, *args: object) -> MirrorRead:
+    def noting_the_lock(self: TagReader, ref: MirrorRef, *args: object, **options: bool) -> MirrorRead:
         if ref.stack != "root":
             locked.append(self.catalog._db.in_transaction)
-        return read_index(self, ref, *args)  # type: ignore[arg-type]
+        return read_index(self, ref, *args, **options)  # type: ignore[arg-type]
 
     with Catalog(config.catalog) as catalog:
         if case == "a re-sync":

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import shlex
 import subprocess
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -19,8 +20,8 @@ from cachedex.catalog import Catalog
 from cachedex.ingest.sync import sync
 from cachedex.ingest.verify import verify
 from cachedex.publish.graph import SpecGraph
-from cachedex.publish.pages import package_page, spec_page, tag_page
-from tests.helpers import MIRRORS, make_config, record, replace_mirror
+from cachedex.publish.pages import SpecPage, package_page, spec_page, tag_page
+from tests.helpers import MIRRORS, fixture_index, make_config, record, replace_mirror, write_v3_mirror
 
 
 class Refused(Exception):
@@ -139,7 +140,48 @@ def test_a_mirror_found_unsigned_is_added_unsigned(tmp_path: Path) -> None:
         graph = SpecGraph(catalog)
         for dag_hash, page in pages.items():
             assert graph.page(graph.ids[dag_hash], page.node) == page
-    for page in pages.values():
+        name = catalog.spec_summary(next(iter(hashes))).name  # type: ignore[union-attr]
+        preambles = {
+            tag: (tag_page(catalog, tag).install, package_page(catalog, tag, name).install) for tag in pages_of
+        }
+    _check_commands(pages.values(), preambles, hashes)
+
+
+def test_a_mirror_synced_unsigned_is_added_unsigned_on_every_page(mirrors: Path, tmp_path: Path) -> None:
+    # A v3 mirror pushed with --unsigned (plain JSON manifests), synced and never
+    # verified: the sync read one of its manifests, and every page adds it --unsigned.
+    write_v3_mirror(tmp_path / "plain", fixture_index(mirrors))
+    write_v3_mirror(tmp_path / "sig", fixture_index(mirrors), signed=True)
+    config = make_config(tmp_path, [{"name": tag, "url": str(tmp_path / tag)} for tag in pages_of])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        hashes = {h for h, *_ in catalog.listed_rows("plain")}
+        pages = {h: spec_page(catalog, h) for h in hashes}
+        graph = SpecGraph(catalog)
+        for dag_hash, page in pages.items():
+            assert graph.page(graph.ids[dag_hash], page.node) == page
+        name = catalog.spec_summary(next(iter(hashes))).name  # type: ignore[union-attr]
+        preambles = {
+            tag: (tag_page(catalog, tag).install, package_page(catalog, tag, name).install) for tag in pages_of
+        }
+    _check_commands(pages.values(), preambles, hashes)
+
+
+#: The two tags of the tests above: a mirror that does not sign and one that does.
+pages_of = ("plain", "sig")
+
+
+def _check_commands(pages: Iterable[SpecPage], preambles: dict[str, tuple[str, str]], hashes: set[str]) -> None:
+    """The unsigned mirror "plain" is added --unsigned, without keys, on its specs'
+    pages, its tag page and its package pages; the signed one "sig" as signed."""
+    example = f"\nspack install /{next(iter(hashes))}"
+    for tag_install, package_install in [preambles["plain"]]:
+        for commands in (tag_install, package_install):
+            assert installs_unsigned(commands + example), commands
+            assert "buildcache keys" not in commands
+    for commands in preambles["sig"]:
+        assert not installs_unsigned(commands + example), commands
+    for page in pages:
         commands = {i.tag: i.commands for i in page.install}
         assert installs_unsigned(commands["plain"]), commands["plain"]
         assert "buildcache keys" not in commands["plain"]

@@ -15,7 +15,7 @@ import pytest
 
 from cachedex.catalog import Catalog, MirrorState
 from cachedex.publish import site as site_module
-from cachedex.publish import site_build
+from cachedex.publish import site_build, site_delta
 from cachedex.publish.site import write_site
 from cachedex.publish.site_delta import BUILDING, load_inputs
 from cachedex.values import DEPTYPE_BITS, ROOT_STACK, Dependency
@@ -268,6 +268,40 @@ def test_a_build_after_a_change_writes_what_it_reaches_and_equals_a_full_build(
             assert after.written > 0 and after.pages < first_pages / 4  # a few pages, not the site
         _full_build(catalog, fresh, tags)
     assert file_bytes(site) == file_bytes(fresh)
+
+
+def test_a_mirror_found_unsigned_changes_every_page_that_adds_it(
+    tmp_path: Path, demo_run: Demo, first_sites: FirstSites, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A verification that finds the root mirror unsigned changes the commands on its tag
+    page, every package page of the tag (which show no verification) and every spec page
+    it holds: the build after it writes them all, as a full build would."""
+    from cachedex.catalog.verifications import MirrorVerification, SignatureCounts, SpecSignature
+
+    # (a tag's root holds most of the demo's specs: a build after it would compare every
+    # page anyway; in a site of many tags it holds a few)
+    monkeypatch.setattr(site_delta, "MOST", 1.0)
+
+    path, site, _ = _built(tmp_path, demo_run, first_sites, ["develop"])
+    fresh = tmp_path / "fresh"
+    with Catalog(path) as catalog:
+        state = catalog.mirror_state("develop", ROOT_STACK)
+        assert state is not None
+        held = sorted(catalog.members_of("develop", ROOT_STACK))
+        result = MirrorVerification(
+            "develop", ROOT_STACK, state.url, None, state.layout, 1.0, 2.0, False, ("index", "signatures"), (),
+            len(held), len(held), len(held), "unsigned", (), SignatureCounts(unsigned=len(held)), (), 0,
+        )  # fmt: skip
+        catalog.store_verification(result, [SpecSignature(h, "unsigned", None) for h in held], "")
+        after = write_site(catalog, site, tags=["develop"])
+        assert after.complete and after.written > 0
+        _full_build(catalog, fresh, ["develop"])
+    assert file_bytes(site) == file_bytes(fresh)
+    # (the mirror is "develop": a stack's is "develop-e4s", another tag's "develop-2026-...")
+    signed, unsigned = "spack mirror add develop ", "spack mirror add --unsigned develop "
+    pages = {p: p.read_text() for p in site.rglob("*.html")}
+    assert not any(signed in text for text in pages.values())
+    assert sum(unsigned in text for text in pages.values()) > 10
 
 
 def test_a_build_that_did_not_complete_makes_the_next_compare_every_page(

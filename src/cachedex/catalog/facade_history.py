@@ -105,6 +105,11 @@ class HistoryReads(CatalogCore):
         ``problems`` of its problems; ``problem_count`` has them all), or None if never verified."""
         return verifications.tag_verification(self._db, tag, problems=problems)
 
+    def unsigned_mirrors(self) -> frozenset[tuple[str, str]]:
+        """(tag, stack) of each mirror known not to sign its binaries: Spack must add it
+        with ``--unsigned`` (see :func:`.verifications.unsigned_mirrors`)."""
+        return verifications.unsigned_mirrors(self._db)
+
     def spec_verifications(self, dag_hash: str) -> list[verifications.SpecVerification]:
         """Signature status and problems of one spec in the latest verification of each
         mirror listing it."""

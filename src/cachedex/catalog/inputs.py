@@ -18,6 +18,7 @@ import msgspec
 from ..values import LINK_RUN, ROOT_STACK
 from . import reads
 from .rows import HAS_BINARY, DependentRow, MirrorState, among, as_rows, select_list
+from .verifications import unsigned_mirrors
 
 __all__ = ["PageInputs", "SpecInputs"]
 
@@ -164,11 +165,13 @@ class PageInputs:
             for stats in reads.tag_stats(self._db, tags)
         }
 
-    def mirror_ids(self) -> dict[int, tuple[str, str, str, int | None, bool]]:
-        """{mirror id: (tag, stack, url, layout, own index)}: how :attr:`SpecInputs.held`
-        names mirrors, and what of a mirror every page holding it shows."""
+    def mirror_ids(self) -> dict[int, tuple[str, str, str, int | None, bool, bool]]:
+        """{mirror id: (tag, stack, url, layout, own index, unsigned)}: how
+        :attr:`SpecInputs.held` names mirrors, and what of a mirror every page holding it
+        shows (unsigned: the commands to add it, see :func:`.verifications.unsigned_mirrors`)."""
+        unsigned = unsigned_mirrors(self._db)
         return {
-            mirror_id: (tag, stack, url, layout, bool(own))
+            mirror_id: (tag, stack, url, layout, bool(own), (tag, stack) in unsigned)
             for mirror_id, tag, stack, url, layout, own in self._db.execute(
                 "SELECT m.id, t.name, m.stack, m.url, m.layout, m.own_index "
                 "FROM mirrors m JOIN tags t ON t.id = m.tag_id"

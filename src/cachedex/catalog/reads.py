@@ -56,7 +56,7 @@ __all__ = [
 
 _MIRROR_COLUMNS = (
     "t.name, m.stack, m.url, m.layout, m.db_version, m.checksum, m.etag, m.last_modified, "
-    "m.fetched_at, m.records, m.listed, m.view, m.own_index"
+    "m.fetched_at, m.records, m.listed, m.view, m.own_index, m.signed"
 )
 
 
@@ -71,6 +71,7 @@ def _hashes_json(hashes: Iterable[str]) -> str:
 def _mirror_state(row: tuple[Any, ...]) -> MirrorState:
     fields = dict(zip(MirrorState.__struct_fields__, row, strict=True))
     fields["own_index"] = bool(fields["own_index"])  # SQLite has no booleans
+    fields["signed"] = None if fields["signed"] is None else bool(fields["signed"])
     return MirrorState(**fields)
 
 

@@ -15,7 +15,7 @@ from ..errors import CatalogError
 __all__ = ["BULK_INDEXES", "BULK_MEMBER_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 _SCHEMA_V1 = """
 CREATE TABLE specs (
@@ -255,6 +255,14 @@ _V10_TO_V11 = """
 ALTER TABLE mirrors ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;
 """
 
+# Whether a mirror signs its binaries, as its last sync that read a changed index saw
+# it in one listed spec's manifest (1 clearsigned, 0 plain; NULL not known): the
+# commands the pages give add an unsigned mirror with --unsigned, or Spack's install
+# stops at every binary. A verification's finding, where one exists, comes first.
+_V11_TO_V12 = """
+ALTER TABLE mirrors ADD COLUMN signed INTEGER;
+"""
+
 _MIGRATIONS: dict[int, str] = {
     0: _SCHEMA_V1,
     1: _V1_TO_V2,
@@ -267,6 +275,7 @@ _MIGRATIONS: dict[int, str] = {
     8: _V8_TO_V9,
     9: _V9_TO_V10,
     10: _V10_TO_V11,
+    11: _V11_TO_V12,
 }
 
 

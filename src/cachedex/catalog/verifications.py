@@ -39,6 +39,7 @@ __all__ = [
     "spec_verifications",
     "store_verification",
     "tag_verification",
+    "unsigned_mirrors",
 ]
 
 #: Every kind of problem a verification reports, and what it means.
@@ -290,6 +291,22 @@ def tag_verification(db: sqlite3.Connection, tag: str, *, problems: int | None =
         return None
     total = sum(m.problem_count for m in mirrors)
     return TagVerification(tag=tag, ok=total == 0, problems=total, mirrors=tuple(mirrors))
+
+
+def unsigned_mirrors(db: sqlite3.Connection) -> frozenset[tuple[str, str]]:
+    """(tag, stack) of each mirror known not to sign its binaries, which Spack must be
+    told (``spack mirror add --unsigned``) or its install stops at every binary: the
+    mirror's latest verification that read its spec files or keys says so, or, where
+    none did, its last sync of a changed index read a plain manifest
+    (:attr:`~.rows.MirrorState.signed`). An OCI registry's verification ("none") leaves
+    it to the URL, which always says so."""
+    rows = db.execute(
+        "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE coalesce("
+        "(SELECT v.signing = 'unsigned' FROM verifications v WHERE v.tag = t.name AND v.stack = m.stack "
+        "AND v.url = m.url AND (v.found > 0 OR v.signing = 'signed') AND v.signing != 'none' "
+        "ORDER BY v.id DESC LIMIT 1), m.signed = 0)"
+    )
+    return frozenset(rows)
 
 
 def spec_verifications(db: sqlite3.Connection, dag_hash: str) -> list[SpecVerification]:

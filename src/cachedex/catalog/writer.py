@@ -241,9 +241,12 @@ class TagWriter:
         view: str | None = None,
         own_index: bool = True,
         member_ids: list[int] | None = None,
+        signed: bool | None = None,
     ) -> None:
         """Store a mirror's new index: its state and the records it holds (hash -> listed).
         ``own_index`` False: a root without an index, listing what its stacks list.
+        ``signed``: see :attr:`MirrorState.signed` (None keeps what the row knew: a
+        mirror is looked at once, see ``ingest.mirror_signing``).
         ``member_ids``: the ids of ``members``, in order, if :meth:`known_ids` found them."""
         self._kept_stacks.add(stack)
         self._changed = True
@@ -252,13 +255,13 @@ class TagWriter:
         listed_count = sum(members.values())  # bools: a C loop
         values = (
             url, layout, db_version, checksum, etag, last_modified, fetched_at, len(members), listed_count, view,
-            int(own_index),
+            int(own_index), None if signed is None else int(signed),
         )  # fmt: skip
         if row is None:
             inserted = db.execute(
                 "INSERT INTO mirrors (url, layout, db_version, checksum, etag, last_modified, "
-                "fetched_at, records, listed, view, own_index, tag_id, stack) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+                "fetched_at, records, listed, view, own_index, signed, tag_id, stack) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
                 (*values, self._tag_id, stack),
             ).fetchone()
             mirror_id: int = inserted[0]
@@ -268,7 +271,8 @@ class TagWriter:
             mirror_id = row[0]
             db.execute(
                 "UPDATE mirrors SET url = ?, layout = ?, db_version = ?, checksum = ?, etag = ?, last_modified = ?, "
-                "fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ?, dropped = 0 WHERE id = ?",
+                "fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ?, signed = coalesce(?, signed), "
+                "dropped = 0 WHERE id = ?",
                 (*values, mirror_id),
             )
             old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))

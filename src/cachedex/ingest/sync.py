@@ -318,6 +318,7 @@ class _TagSync:
                     view=read.ref.view,
                     own_index=read.own_index,
                     member_ids=read.member_ids,
+                    signed=read.signed,
                 )
         return writer.drop_other_stacks()
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Container, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 import msgspec
 
@@ -21,6 +21,7 @@ from ..progress import Progress
 from ..values import MirrorRef
 from .index import RawIndex
 from .layouts import read_index
+from .mirror_signing import signs_binaries
 from .records import name_version_in
 from .sizes import Prefetch
 from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
@@ -30,7 +31,7 @@ from .views import union_of_stacks
 if TYPE_CHECKING:  # (loaded only when a mirror is remote: see discovery._client)
     from .http import HttpClient
 
-__all__ = ["MirrorRead", "StackReads", "TagReader", "mirror_row"]
+__all__ = ["MirrorRead", "Previous", "StackReads", "TagReader", "mirror_row"]
 
 
 #: A mirror's row as a read found it: (url, view, layout, checksum), None if it had none.
@@ -64,6 +65,9 @@ class MirrorRead(msgspec.Struct):
     #: the ids of ``members``, in order, when every one had an id before the write asked:
     #: found by the thread that reads the stacks, beside SQLite's build of the indexes
     member_ids: list[int] | None = None
+    #: whether the mirror signs its binaries, as one of its manifests said (see
+    #: :mod:`.mirror_signing`); None when not told, or when the index did not change
+    signed: bool | None = None
 
     @property
     def changed(self) -> bool:
@@ -71,6 +75,16 @@ class MirrorRead(msgspec.Struct):
 
     def listed(self) -> list[str]:
         return [h for h, listed in (self.members or {}).items() if listed]
+
+
+class Previous(NamedTuple):
+    """What the catalog holds of a mirror before it is read."""
+
+    state: PreviousState | None  #: what an unchanged index is told by; None: read it in full
+    seen: Seen  #: its row, as :attr:`MirrorRead.seen` keeps it
+    #: whether to see if it signs (:mod:`.mirror_signing`): once per mirror, a read more
+    #: than its sizes' (not known yet, or the mirror moved)
+    sample: bool
 
 
 #: The catalog ids of a listing's hashes, in order, or None where one has none yet.
@@ -116,28 +130,27 @@ class TagReader:
         self.client = client
         self.reporter = reporter
 
-    def _previous(self, ref: MirrorRef) -> tuple[PreviousState | None, Seen]:
-        """What the catalog holds of the mirror: the state an unchanged index is told by
-        (None to read it in full), and its row as :attr:`MirrorRead.seen` keeps it.
-        Asked in the sync's thread (the catalog's connection is its)."""
+    def _previous(self, ref: MirrorRef) -> Previous:
+        """What the catalog holds of the mirror (see :class:`Previous`). Asked in the
+        sync's thread (the catalog's connection is its)."""
         state = self.catalog.mirror_state(ref.tag, ref.stack)
         seen = mirror_row(state)
-        if state is None or state.checksum is None or state.layout is None:
-            return None, seen
-        if state.url != ref.url or state.view != ref.view:
-            return None, seen  # the mirror moved: read it again in full
-        return PreviousState(state.layout, state.checksum, state.etag, state.last_modified), seen
+        moved = state is None or state.url != ref.url or state.view != ref.view
+        sample = moved or state is None or state.signed is None
+        if state is None or state.checksum is None or state.layout is None or moved:
+            return Previous(None, seen, sample)  # never read, or moved: read it again in full
+        return Previous(PreviousState(state.layout, state.checksum, state.etag, state.last_modified), seen, sample)
 
-    def _read_mirror(
-        self, ref: MirrorRef, previous: tuple[PreviousState | None, Seen], root: Container[str] | None = None
-    ) -> MirrorRead:
+    def _read_mirror(self, ref: MirrorRef, previous: Previous, root: Container[str] | None = None) -> MirrorRead:
         """Fetch and decode one mirror's index; with ``root`` (its hashes), keep only the
         records the root lacks."""
-        read = self._read_index(ref, previous[0], root)
-        read.seen = previous[1]
+        read = self._read_index(ref, previous.state, root, sample=previous.sample)
+        read.seen = previous.seen
         return read
 
-    def _read_index(self, ref: MirrorRef, previous: PreviousState | None, root: Container[str] | None) -> MirrorRead:
+    def _read_index(
+        self, ref: MirrorRef, previous: PreviousState | None, root: Container[str] | None, *, sample: bool = True
+    ) -> MirrorRead:
         source = open_source(ref.url, client=self.client, registries=self.config.registries)
         line = self.reporter.download(f"{ref.tag}/{ref.stack}: index")
         try:
@@ -151,13 +164,15 @@ class TagReader:
             return MirrorRead(ref, source, snapshot)
         snapshot = msgspec.structs.replace(snapshot, index=None)  # held by the MirrorRead, which lets the root's go
         members = {h: r.in_buildcache for h, r in index.records.items()}
+        limit = self.config.limits.manifest_bytes
+        signed = signs_binaries(source, index, snapshot.layout, limit=limit) if sample else None
         if root is not None:
             # A stack's records are nearly always in the root index too: drop the stack's
             # bytes now rather than hold 40 indexes in memory at once.
             extra = {h: r for h, r in index.records.items() if h not in root}
             kept = RawIndex(url=index.url, db_version=index.db_version, records=extra) if extra else None
-            return MirrorRead(ref, source, snapshot, index.db_version, members, kept)
-        return MirrorRead(ref, source, snapshot, index.db_version, members, index)
+            return MirrorRead(ref, source, snapshot, index.db_version, members, kept, signed=signed)
+        return MirrorRead(ref, source, snapshot, index.db_version, members, index, signed=signed)
 
     def read_all(self, tag: TagConfig) -> tuple[list[MirrorRead], Prefetch | None, bool]:
         """What a sync reads before its write lock: the root index (and the sizes the
@@ -215,7 +230,7 @@ class TagReader:
         # handed out, rather than make each hand-out wait its turn (~0.25 s for 40).
         begun = threading.Event()
 
-        def read(ref: MirrorRef, previous: tuple[PreviousState | None, Seen]) -> MirrorRead:
+        def read(ref: MirrorRef, previous: Previous) -> MirrorRead:
             begun.wait()
             if ids_of is not None and root is not None and root.members is not None and root.member_ids is None:
                 root.member_ids = ids_of(root.members)  # (once: in the first read's thread)
@@ -257,7 +272,11 @@ class TagReader:
         versions = [
             read.db_version or (row.db_version if row else 0) or 0 for read, row in zip(stacks, rows, strict=True)
         ]
-        return MirrorRead(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
+        # (its views' binaries are its own: signed as theirs)
+        signed = next((read.signed for read in stacks if read.signed is not None), state.signed if state else None)
+        read = MirrorRead(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
+        read.signed = signed
+        return read
 
     def _prefetch(self, root: MirrorRead) -> Prefetch | None:
         """Read the sizes the catalog lacks for the specs a changed v3 root lists, before

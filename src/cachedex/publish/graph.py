@@ -51,6 +51,7 @@ class SpecGraph:
         rows: list[SpecRow] = sorted(spec_rows, key=attrgetter("name", "hash"))
         self._rows = rows
         self._verified = catalog.all_spec_verifications()  # empty until a `cachedex verify`
+        self._unsigned = catalog.unsigned_mirrors()
         self._first_seen = FirstSeenIndex(catalog, only)  # the history, read once for every page
         self.ids = {row.hash: row.id for row in rows}  # hash -> catalog id
         self._position = position = {row.id: n for n, row in enumerate(rows)}
@@ -194,6 +195,7 @@ class SpecGraph:
             node=node,
             verifications=self._verified.get(row.hash, ()),
             first_seen=self._first_seen.of(row.hash, holders),
+            unsigned_mirrors=self._unsigned,
         )
 
     def _closure(self, at: int) -> list[Edge]:

@@ -78,9 +78,14 @@ def recipe_url(name: str) -> str:
     return f"https://packages.spack.io/package.html?name={quote(name, safe='')}"
 
 
-def _root_url(catalog: Catalog, tag: str) -> str:
+def install_preamble(catalog: Catalog, tag: str) -> str:
+    """The commands that add a tag's root mirror and trust its keys ("" before its first
+    sync): values shell-quoted; a mirror known not to sign, or an OCI registry, with
+    ``--unsigned`` and no keys step (see :func:`spec_pages.mirror_commands`)."""
     root = catalog.mirror_state(tag, ROOT_STACK)
-    return root.url if root is not None else ""
+    if root is None:
+        return ""
+    return mirror_commands(tag, root.url, signed=(tag, ROOT_STACK) not in catalog.unsigned_mirrors())
 
 
 def package_page(
@@ -92,7 +97,9 @@ def package_page(
     found = catalog.search(Query(name=name), tag=tag, limit=1_000_000)
     if not found.total:
         raise UnknownPackage(name, tag, catalog.package_tags(name))  # (naming where it is)
-    return _package_page(tag, name, found.specs, catalog.package_tags(name), _root_url(catalog, tag), filters, text)
+    return _package_page(
+        tag, name, found.specs, catalog.package_tags(name), install_preamble(catalog, tag), filters, text
+    )
 
 
 def package_pages(
@@ -110,14 +117,14 @@ def package_pages(
     ``package_tags`` is :meth:`Catalog.all_package_tags`, if the caller has it;
     ``names``: only the pages of these packages."""
     tags_of = package_tags if package_tags is not None else catalog.all_package_tags()
-    url = _root_url(catalog, tag)
+    install = install_preamble(catalog, tag)
     rows = catalog.listed_rows(tag, part=part, parts=parts, names=names)
     for name, group in itertools.groupby(rows, key=attrgetter("name")):
         specs = [
             summary_of(row, tags=(tag,), stacks=tuple(sorted(row.stacks.split("\x1f"))) if row.stacks else ())
             for row in group
         ]
-        yield _package_page(tag, name, specs, tags_of.get(name, []), url)
+        yield _package_page(tag, name, specs, tags_of.get(name, []), install)
 
 
 def shared_variants(specs: Sequence[SpecSummary]) -> set[str]:
@@ -151,18 +158,12 @@ class _Faceted(msgspec.Struct, frozen=True, gc=False):
     variants: tuple[str, ...]
 
 
-def install_preamble(tag: str, url: str) -> str:
-    """The commands that add a tag's root mirror and trust its keys (values shell-quoted;
-    an OCI registry's with ``--unsigned``: see :func:`spec_pages.mirror_commands`)."""
-    return mirror_commands(tag, url)
-
-
 def _package_page(
     tag: str,
     name: str,
     found: Sequence[SpecSummary],
     package_tags: list[tuple[str, int]],
-    url: str,
+    install: str,
     filters: Mapping[str, str] | None = None,
     text: str = "",
 ) -> PackagePage:
@@ -212,7 +213,7 @@ def _package_page(
         matches=tuple(chosen.matches),
         text=text.strip(),
         relax=chosen.relax,
-        install=install_preamble(tag, url) if url else "",
+        install=install,
         recipe=recipe_url(name),
         runs_on={target: machines(target) for target in sorted({s.target for s in specs})},
         without_text=without_text,

@@ -219,13 +219,12 @@ class TagData(NamedTuple):
 def tag_data(catalog: Catalog, tag: str) -> TagData:
     """A tag's row, its specs as columns, and how to use its mirror."""
     row = tag_row(catalog, tag)
-    root = catalog.mirror_state(tag, ROOT_STACK)
     # Raw rows, not decoded specs: a tag page needs no variants, and a big tag has
     # 250,000 rows.
     groups = itertools.groupby(catalog.listed_rows(tag), key=attrgetter("name"))
     packages = ((name, list(group)) for name, group in groups)
     specs = tag_specs(packages, lambda name: name_problem(name) is None)
-    return TagData(row, specs, install_preamble(tag, root.url) if root is not None else "")
+    return TagData(row, specs, install_preamble(catalog, tag))
 
 
 def tag_page_from(data: TagData, filters: Mapping[str, str] | None = None, text: str = "") -> TagPage:

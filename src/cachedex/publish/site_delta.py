@@ -16,8 +16,9 @@ next build reads the same from the catalog and compares (:func:`changed_pages`):
   tag, change, coverage and comparison pages written again; so does a tag whose
   history names a spec that came or left (its change page links to held specs only).
 
-Anything it cannot tell apart this way (a mirror whose URL or layout changed, history
-forgotten, specs forgotten, a verification removed) gives None: compare every page.
+Anything it cannot tell apart this way (a mirror whose URL or layout changed, or found
+to sign or not since, history forgotten, specs forgotten, a verification removed) gives
+None: compare every page.
 Every difference it finds is one the full build would write; the reverse is what the
 tests check, a build after each kind of change against a full build, file for file.
 
@@ -77,7 +78,7 @@ class SiteInputs(msgspec.Struct, array_like=True):
     """What a build's pages were made from (see the module doc)."""
 
     specs: dict[str, tuple[str, int | None, str, int]]  #: hash -> (name, size, held, listed)
-    mirrors: dict[int, tuple[str, str, str, int | None, bool]]  #: :meth:`PageInputs.mirror_ids`
+    mirrors: dict[int, tuple[str, str, str, int | None, bool, bool]]  #: :meth:`PageInputs.mirror_ids`
     tags: dict[str, bytes]  #: tag -> its totals and mirror rows, encoded
     last_sync: int
     history: int  #: changes recorded up to ``last_sync``
@@ -213,7 +214,7 @@ def changed_pages(
     if now.verified < before.verified or reads.history_count(before.last_sync) != before.history:
         return None  # a verification or history forgotten: what it showed is not named anywhere
     if any(now.mirrors.get(mirror_id, shown) != shown for mirror_id, shown in before.mirrors.items()):
-        return None  # a mirror moved or changed layout: every page holding it shows that
+        return None  # a mirror moved, changed layout or signing: every page holding it shows that
     old, new = before.specs, now.specs
     own = {h for h, _ in old.items() ^ new.items()}  # in C: 0.03 s for 250,000 specs, a loop 0.24 s
     came_or_left = (old.keys() ^ new.keys()) & own

