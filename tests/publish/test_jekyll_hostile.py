@@ -118,6 +118,9 @@ def test_no_value_spack_cannot_write_reaches_a_page(hostile: Path, clean: Path, 
     for package in pages:
         written = (tmp_path / "site/_cache/t" / package / "specs.md").read_bytes()
         assert written == (tmp_path / "reference/_cache/t" / package / "specs.md").read_bytes(), package
+    # meta.yaml counts the binaries the pages list, not those left out
+    meta, reference = (yaml.safe_load((tmp_path / d / "_data/meta.yaml").read_text()) for d in ("site", "reference"))
+    assert meta["t"]["count"] == reference["t"]["count"] and meta == reference
     libdwarf = (tmp_path / "site/_cache/t/libdwarf/specs.md").read_text()
     assert "t" * 32 in libdwarf and "u" * 32 in libdwarf  # (spoiled in their dependencies only, not shown)
     # The report says the same as the command, and so does a run that finds the tag current.

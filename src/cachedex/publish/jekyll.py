@@ -180,11 +180,12 @@ def _write_tag(
         jobs = [ShareJob(catalog.path, tag, str(folder), existing, part, parts) for part in range(parts)]
         with new_pool(parts) as pool:
             shares = pool.map(write_share, jobs, chunksize=1)
+    left_out = sum(share.left_out for share in shares)
     summary = TagSummary(
         version=str(root.db_version) if root and root.db_version is not None else "",
         # (cache.spack.io's generator counts the binaries its pages list, and the index's
-        # records only for a tag with none)
-        count=(root.listed or root.records or 0) if root else 0,
+        # records only for a tag with none; the specs no page shows are not counted)
+        count=max((root.listed or root.records or 0) - left_out, 0) if root else 0,
     )
     kept: set[str] = set()
     skipped: list[str] = []

@@ -64,6 +64,8 @@ class Share:
     #: specs left out (a value Spack cannot write): how many, and the first named
     refused: int = 0
     refusals: list[str] = field(default_factory=list)
+    #: listed specs no page shows: those refused, and those of the packages skipped
+    left_out: int = 0
     specs: int = 0
     written: int = 0
     unchanged: int = 0
@@ -91,8 +93,10 @@ def write_pages(rows: Iterable[ListedRow], tag: str, folder: str, existing: Mapp
             why = f"{os.path.join(folder, package)} is a symlink or a file; not followed"
         if why is not None:
             share.skipped.append(f"package {quoted(package)}: {why}")
+            share.left_out += len(listed)
             continue
         package_rows = _writable(package, listed, good, share)
+        share.left_out += len(listed) - len(package_rows)
         if not package_rows:  # (each refused: no page, an earlier one goes)
             continue
         share.kept.append(package)
