@@ -644,6 +644,23 @@ def test_the_environment_check_lists_a_spec_developed_in_place_apart(
     ]
 
 
+def test_the_environment_check_of_externals_only_says_so(page: Any, uvicorn_server: str, tmp_path: Path) -> None:
+    """An environment of externals alone showed "To build from source with develop: 0
+    specs"; it says, as cachedex reuse does, that every spec is external."""
+    nodes = demo_nodes()
+    external = {key: node for key, node in nodes.items() if "external" in node}
+    assert external
+    path = write_lockfile(tmp_path / "spack.lock", lockfile(external, list(external)[:1]))
+    page.goto(uvicorn_server + "/reuse.html")
+    page.set_input_files("#lockfile", str(path))
+    page.select_option("select[name=tag]", "develop")
+    page.click("#reuse-form button[type=submit]")
+    page.wait_for_selector("#reuse-tags")
+    text = page.inner_text("#reuse-result")
+    assert "No spec of the environment comes from a build cache: every one is external." in text
+    assert "To build from source" not in text
+
+
 def test_the_search_box_lists_what_its_text_finds_and_keeps_the_scope(
     page: Any, served: str, uvicorn_server: str
 ) -> None:

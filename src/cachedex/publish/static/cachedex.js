@@ -356,8 +356,9 @@
       const others = developed.length ? " not developed locally" : "";
       if (!best) parts.push(el("p", "The catalog has no tags yet: nothing to compare with."));
       else if (!best.missing.length && best.cached) parts.push(el("p", `${best.tag} has a binary of every spec of the environment${others}.`));
-      else if (!best.needed && developed.length) {
-        parts.push(el("p", "No spec of the environment comes from a build cache: every one is external or developed locally."));
+      else if (!best.needed) {
+        const apart = developed.length ? "external or developed locally" : "external";
+        parts.push(el("p", `No spec of the environment comes from a build cache: every one is ${apart}.`));
       } else {
         const causes = best.missing.filter((m) => !m.follows), follow = best.missing.filter((m) => m.follows);
         parts.push(el("h2", `To build from source with ${best.tag}: ${counted(best.missing.length, "spec")}`));
