@@ -65,12 +65,19 @@ NAME_MAX = 255
 def name_problem(name: str) -> str | None:
     """Why ``name`` cannot name a folder of an output tree, or None.
 
-    :func:`~cachedex.values.check_name`'s rules, and at most :data:`NAME_MAX` bytes:
-    publishers skip and report such a name (it has no page) rather than fail on it,
-    whatever a catalog holds, even one written before ingest refused such names."""
+    :func:`~cachedex.values.check_name`'s rules, ASCII only, and at most :data:`NAME_MAX`
+    bytes: publishers skip and report such a name (it has no page) rather than fail on
+    it, whatever a catalog holds, even one written before ingest refused such names.
+
+    ASCII, as Spack writes a package name (``spec_parser.py``'s IDENTIFIER) and as a tag
+    is (:func:`~cachedex.values.check_label`): a name beyond it can be another's folder
+    on a file system that folds case or Unicode forms (macOS's folds ``é`` written as one
+    character and as ``e`` and an accent into one name), and so take over its page."""
     problem = check_name(name)
     if problem is not None:
         return problem
+    if not name.isascii():
+        return f"{quoted(name)} is not ASCII, as Spack's package names and tags are"
     try:
         size = len(os.fsencode(name))
     except UnicodeError:
@@ -351,7 +358,8 @@ def remove_stale_temporaries(folders: Iterable[str], names: re.Pattern[str]) -> 
             found = _TEMPORARY.fullmatch(entry.name)
             if found is None or not names.fullmatch(found[1]) or _alive(int(found[2])):
                 continue
-            if entry.is_file(follow_symlinks=False):
+            # A symlink too (removed, not followed): a web server serves what it leads to.
+            if entry.is_file(follow_symlinks=False) or entry.is_symlink():
                 with contextlib.suppress(FileNotFoundError):
                     os.unlink(entry.path)
                     removed += 1

@@ -68,6 +68,7 @@ from .files import (
     safe_folder,
     update_file,
 )
+from .folder_names import folder_clashes, package_clashes
 from .jekyll_data import ALL_KEY, RECORD, Record, TagSummary, meta_yaml, read_record, read_yaml, tag_state, tags_yaml
 from .jekyll_shares import NAMED_REFUSALS, PAGE_NAME, ShareJob, write_pages, write_share
 from .parallel import new_pool, worker_count
@@ -174,10 +175,12 @@ def _write_tag(
     existing = {name: not entry.is_symlink() and entry.is_dir() for name, entry in entries.items()}
     root = next((m for m in catalog.mirrors(tag) if m.stack == ROOT_STACK), None)
     parts = worker_count((root.listed or 0) if root else 0, threshold=PARALLEL_MIN_SPECS, requested=workers)
+    # (the shares split the names: which clash is seen over all of them)
+    unpaged = package_clashes(catalog.all_package_tags(), tag)
     if parts == 1:
-        shares = [write_pages(catalog.listed_rows(tag), tag, str(folder), existing)]
+        shares = [write_pages(catalog.listed_rows(tag), tag, str(folder), existing, unpaged)]
     else:
-        jobs = [ShareJob(catalog.path, tag, str(folder), existing, part, parts) for part in range(parts)]
+        jobs = [ShareJob(catalog.path, tag, str(folder), existing, part, parts, unpaged) for part in range(parts)]
         with new_pool(parts) as pool:
             shares = pool.map(write_share, jobs, chunksize=1)
     left_out = sum(share.left_out for share in shares)
@@ -277,8 +280,9 @@ def _selected_tags(catalog: Catalog, tags: list[str] | None) -> tuple[list[str],
         wanted = list(dict.fromkeys(tags))
     good: list[str] = []
     skipped: list[str] = []
+    clashing = folder_clashes(wanted)
     for tag in wanted:
-        why = name_problem(tag) or check_label(tag)  # (printed by the site's pages as it is)
+        why = name_problem(tag) or check_label(tag) or clashing.get(tag)  # (printed by the site's pages as it is)
         if why is None and tag == ALL_KEY:
             why = f"{tag!r} is the name of the totals entry of _data/meta.yaml"
         if why is None:

@@ -73,11 +73,18 @@ class Share:
     parameters: Counter[str] = field(default_factory=Counter)
 
 
-def write_pages(rows: Iterable[ListedRow], tag: str, folder: str, existing: Mapping[str, bool]) -> Share:
+def write_pages(
+    rows: Iterable[ListedRow],
+    tag: str,
+    folder: str,
+    existing: Mapping[str, bool],
+    unpaged: Mapping[str, str] | None = None,
+) -> Share:
     """Write the page of each package in ``rows`` into ``folder/<package>/``.
 
     ``existing`` maps the names already in ``folder`` to True for a real folder (compare,
     then replace if changed) or False for a symlink or a file (skipped, never followed).
+    ``unpaged``: the names that get no folder, and why (:func:`.folder_names.package_clashes`).
     """
     writer = PageWriter()
     counts = SpecCounts()
@@ -88,6 +95,8 @@ def write_pages(rows: Iterable[ListedRow], tag: str, folder: str, existing: Mapp
         why = name_problem(package)
         if why is None and not spack_name(package):
             why = "a name Spack's grammar cannot write"
+        if why is None and unpaged:
+            why = unpaged.get(package)
         usable = existing.get(package)
         if why is None and usable is False:
             why = f"{os.path.join(folder, package)} is a symlink or a file; not followed"
@@ -187,10 +196,11 @@ class ShareJob:
     existing: dict[str, bool]
     part: int
     parts: int
+    unpaged: dict[str, str]
 
 
 def write_share(job: ShareJob) -> Share:
     """Worker process: write the pages of share ``job.part`` of ``job.parts``."""
     with Catalog(job.catalog, readonly=True) as catalog:
         rows = catalog.listed_rows(job.tag, part=job.part, parts=job.parts)
-        return write_pages(rows, job.tag, job.folder, job.existing)
+        return write_pages(rows, job.tag, job.folder, job.existing, job.unpaged)

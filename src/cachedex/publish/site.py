@@ -54,6 +54,7 @@ from ..errors import OutputError, UnknownTag
 from .changes import previous_tags
 from .changes_site import compared_with
 from .files import held_alone, name_problem, quoted, update_file
+from .folder_names import folder_clashes, package_clashes
 from .parallel import worker_count
 from .render import ASSETS, asset_text, render_not_found, render_stamp
 from .site_build import Ahead, Plan, write_alone, write_shared
@@ -128,8 +129,10 @@ def _plan(
     known = _known_tags(catalog, tags)
     package_tags = catalog.all_package_tags()  # {package: [(tag, specs)]}, tags sorted
     plan = Plan(token, known, [], {}, package_tags, [], 1)
-    for tag in tags or known:
-        problem = name_problem(tag)
+    wanted = tags or known
+    clashing = folder_clashes(wanted)
+    for tag in wanted:
+        problem = name_problem(tag) or clashing.get(tag)
         if problem:
             plan.skipped.append(f"tag {quoted(tag)}: {problem}")
             continue
@@ -142,6 +145,9 @@ def _plan(
                     plan.skipped.append(f"{tag}: package {quoted(name)}: {problem}")
                 else:
                     plan.names[tag].add(name)
+        for name, problem in sorted(package_clashes(package_tags, tag).items()):
+            plan.names[tag].discard(name)
+            plan.skipped.append(f"{tag}: package {quoted(name)}: {problem}")
     for old, new in compare:
         missing = [name for name in (old, new) if name not in known]
         if missing:

@@ -16,6 +16,7 @@ from .badges import package_badge
 from .changes_site import write_changes
 from .feeds import PACKAGE_FEED_ENTRIES, package_feed
 from .files import name_problem, safe_folder
+from .folder_names import package_clashes
 from .graph import SpecGraph
 from .pages import package_pages, tag_page
 from .parallel import ForkShared
@@ -133,10 +134,13 @@ def write_task(
         if wanted is not None and not wanted:
             continue
         shared = SHARED.get("package_tags")
+        if shared is None:
+            shared = catalog.all_package_tags()
+        unpaged = package_clashes(shared, tag)  # (as the plan found, which named them)
         changes = catalog.package_changes(tag, wanted, syncs=PACKAGE_FEED_ENTRIES)  # (the feeds')
         first, origin = catalog.first_synced_at(tag), catalog.identity()
         for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared, names=wanted):
-            if name_problem(package.name):  # (``names`` chose the wanted ones in SQL)
+            if name_problem(package.name) or package.name in unpaged:  # (``names`` chose the wanted ones in SQL)
                 continue
             if task.linked_only and not spec_pages_exist(task.outdir, package):
                 deferred.setdefault(tag, []).append(package.name)

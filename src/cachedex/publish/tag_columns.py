@@ -14,6 +14,7 @@ import msgspec
 
 from ..query import target_names
 from ..versions import version_key
+from .folder_names import folder_clashes
 
 __all__ = ["RUNS_ON", "SpecColumns", "TagSpecs", "machines", "newest_first", "tag_specs"]
 
@@ -122,6 +123,7 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     stack_at = position["stack"]
     stack_ids = {key: stack_set(tuple(sorted({stack_at[stack] for stack in names}))) for key, names in held.items()}
     sizes = list(map(_SIZE, ordered))
+    clashing = folder_clashes(names)  # (no page either: see folder_names)
     columns = SpecColumns(
         names=tuple(names),
         counts=tuple(counts),
@@ -130,7 +132,7 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
         stacks=tuple(map(stack_ids.__getitem__, holdings)),
         stack_sets=tuple(stack_set.index),
         size=tuple(sizes),
-        unlinked=tuple(n for n, name in enumerate(names) if not has_page(name)),
+        unlinked=tuple(n for n, name in enumerate(names) if not has_page(name) or name in clashing),
         runs_on=tuple(tuple(map(position[RUNS_ON].__getitem__, run)) for run in run_by),
     )
     return TagSpecs(columns, sizes, [0, *itertools.accumulate(counts)])

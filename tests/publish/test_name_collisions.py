@@ -1,0 +1,139 @@
+"""Names that are one folder where case or Unicode forms are ignored (macOS's APFS,
+Windows's NTFS and shares, a sync to one): a hostile mirror's ``Zlib`` or ``zlib.``
+must not get a folder beside the real ``zlib``, whose page it would overwrite there.
+And a temporary file a killed build left is removed even when it is a symlink."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import unicodedata
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.publish import jekyll
+from cachedex.publish import site as site_module
+from cachedex.publish.files import name_problem, remove_stale_temporaries
+from cachedex.publish.folder_names import folder_clashes, folder_key
+from cachedex.publish.jekyll import write_jekyll
+from cachedex.publish.site import write_site
+from cachedex.publish.urls import has_page
+from tests.helpers import record, write_tag
+
+#: "café" as one character and as "e" and a combining accent: two names, one on APFS.
+COMPOSED = unicodedata.normalize("NFC", "café")
+DECOMPOSED = unicodedata.normalize("NFD", "café")
+
+
+def _clashing_folders(top: Path) -> list[list[str]]:
+    """The folders under ``top`` (at any depth) that hold two entries with one folder key."""
+    found = []
+    for folder, subfolders, files in os.walk(top):
+        keys: dict[str, list[str]] = {}
+        for name in subfolders + files:
+            keys.setdefault(folder_key(name), []).append(os.path.join(folder, name))
+        found += [sorted(group) for group in keys.values() if len(group) > 1]
+    return found
+
+
+def _catalog(path: Path, names: list[str]) -> Catalog:
+    """A catalog of one tag ``t`` with a spec of each of ``names``, written as a catalog
+    made before any publisher refused them holds them."""
+    catalog = Catalog(path)
+    write_tag(catalog, "t", [record(f"{n:032d}".replace("0", "a"), name) for n, name in enumerate(names, 1)])
+    return catalog
+
+
+def test_names_one_folder_where_case_is_ignored() -> None:
+    assert folder_clashes(["zlib", "Zlib", "ZLIB", "zlib.", "zstd", "hdf5"]) == {
+        "ZLIB": "one folder with 'Zlib', 'zlib', 'zlib.' where case is ignored; 'zlib' keeps it",
+        "Zlib": "one folder with 'ZLIB', 'zlib', 'zlib.' where case is ignored; 'zlib' keeps it",
+        "zlib.": "one folder with 'ZLIB', 'Zlib', 'zlib' where case is ignored; 'zlib' keeps it",
+    }
+    # None written as the key: which is real cannot be told, so neither takes the folder.
+    assert set(folder_clashes(["MyLib", "MYLIB", "other"])) == {"MyLib", "MYLIB"}
+    assert folder_clashes(["py-numpy", "py_numpy", "zlib-ng", "zlib"]) == {}  # different names on every disk
+
+
+def test_a_name_beyond_ascii_has_no_page_so_no_unicode_form_shares_a_folder(tmp_path: Path) -> None:
+    """Spack writes package names in ASCII (spec_parser.py's IDENTIFIER): one that is
+    not was not made by Spack, and has no page, however the catalog came to hold it."""
+    assert name_problem(DECOMPOSED) == f"{DECOMPOSED!r} is not ASCII, as Spack's package names and tags are"
+    assert name_problem(COMPOSED) is not None and not has_page(COMPOSED)
+    with _catalog(tmp_path / "c.sqlite", ["zlib", COMPOSED, DECOMPOSED]) as catalog:
+        report = write_site(catalog, tmp_path / "site")
+    assert _clashing_folders(tmp_path / "site") == []
+    packages = tmp_path / "site" / "tags" / "t" / "packages"
+    assert sorted(p.name for p in packages.iterdir()) == ["zlib"]
+    assert [line for line in report.skipped if "not ASCII" in line] == [
+        f"t: package {name!r}: {name!r} is not ASCII, as Spack's package names and tags are"
+        for name in sorted([COMPOSED, DECOMPOSED])
+    ]
+
+
+@pytest.mark.parametrize("tree", ["site", "jekyll"])
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_hostile_zlib_gets_no_folder_beside_the_real_one(
+    tmp_path: Path, tree: str, workers: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Written both, one page would overwrite the other where case is ignored: the
+    lowercase name keeps its folder and page, the others are skipped and named (in
+    workers too, each of which writes a share of the names)."""
+    monkeypatch.setattr(site_module, "PARALLEL_MIN_PAGES", 0)
+    monkeypatch.setattr(jekyll, "PARALLEL_MIN_SPECS", 0)
+    with _catalog(tmp_path / "c.sqlite", ["zlib", "Zlib", "ZLIB", "zlib.", "zstd"]) as catalog:
+        if tree == "site":
+            report = write_site(catalog, tmp_path / tree, workers=workers)
+            skipped = report.skipped
+            packages = tmp_path / tree / "tags" / "t" / "packages"
+            # never written, then removed (there, written, it would have been zlib's page)
+            assert report.removed == 0
+        else:
+            (tag,) = write_jekyll(catalog, tmp_path / tree, workers=workers).tags
+            skipped = [f"t: {line}" for line in tag.skipped]
+            packages = tmp_path / tree / "_cache" / "t"
+    assert _clashing_folders(tmp_path / tree) == []
+    assert sorted(p.name for p in packages.iterdir() if not p.name.startswith(".")) == ["zlib", "zstd"]
+    clashes = [line for line in skipped if "where case is ignored" in line]
+    expected = ["ZLIB", "Zlib"] + (["zlib."] if tree == "site" else [])  # (Spack's grammar refuses zlib.)
+    assert [line.split(":")[1] for line in clashes] == [f" package {name!r}" for name in expected]
+    assert all(line.endswith("'zlib' keeps it") for line in clashes)
+    if tree == "site":  # the tag page links the page that is there, and names the others as text
+        specs = json.loads((tmp_path / tree / "tags" / "t" / "columns.json").read_text())["specs"]
+        assert sorted(specs["names"][n] for n in specs["unlinked"]) == ["ZLIB", "Zlib", "zlib."]
+
+
+def _dead_pid() -> int:
+    """The pid of a process that ran and is gone."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+def test_a_stale_temporary_that_is_a_symlink_is_removed_not_followed(tmp_path: Path) -> None:
+    """A web server follows symlinks: a planted ``.index.html.<pid>.tmp`` leading to
+    another file would stay served from the site, build after build."""
+    with _catalog(tmp_path / "c.sqlite", ["zlib"]) as catalog:
+        write_site(catalog, tmp_path / "site")
+        secret = tmp_path / "secret.txt"
+        secret.write_text("not for the web")
+        folder = tmp_path / "site" / "tags" / "t" / "packages" / "zlib"
+        planted = [folder / f".index.html.{_dead_pid()}.tmp", folder / f".index.json.{_dead_pid()}.tmp"]
+        planted[0].symlink_to(secret)
+        planted[1].symlink_to(tmp_path / "nowhere")  # (dangling)
+        kept = folder / f".notes.txt.{_dead_pid()}.tmp"  # not a name a build writes
+        kept.symlink_to(secret)
+        write_site(catalog, tmp_path / "site", full=True)  # (a current site is left as it is)
+    assert [path for path in planted if os.path.lexists(path)] == []
+    assert secret.read_text() == "not for the web" and kept.is_symlink()
+    # The same of the function itself, and a folder of that name stays.
+    again = folder / f".index.html.{_dead_pid()}.tmp"
+    again.symlink_to(folder)
+    made = folder / f".index.json.{_dead_pid()}.tmp"
+    made.mkdir()
+    assert remove_stale_temporaries([str(folder)], re.compile(r"index\.(html|json)")) == 1
+    assert not os.path.lexists(again) and made.is_dir() and (folder / "index.html").is_file()
