@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import shlex
 import subprocess
-from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,7 @@ from cachedex.catalog import Catalog
 from cachedex.ingest.sync import sync
 from cachedex.ingest.verify import verify
 from cachedex.publish.graph import SpecGraph
-from cachedex.publish.pages import SpecPage, package_page, spec_page, tag_page
+from cachedex.publish.pages import package_page, spec_page, tag_page
 from tests.helpers import MIRRORS, fixture_index, make_config, record, replace_mirror, write_v3_mirror
 
 
@@ -134,17 +133,7 @@ def test_a_mirror_found_unsigned_is_added_unsigned(tmp_path: Path) -> None:
     with Catalog(config.catalog) as catalog:
         sync(config, catalog)
         verify(config, catalog)
-        hashes = {h for h, *_ in catalog.listed_rows("plain")}
-        assert hashes == {h for h, *_ in catalog.listed_rows("sig")}  # (the same specs, unsigned and signed)
-        pages = {h: spec_page(catalog, h) for h in hashes}
-        graph = SpecGraph(catalog)
-        for dag_hash, page in pages.items():
-            assert graph.page(graph.ids[dag_hash], page.node) == page
-        name = catalog.spec_summary(next(iter(hashes))).name  # type: ignore[union-attr]
-        preambles = {
-            tag: (tag_page(catalog, tag).install, package_page(catalog, tag, name).install) for tag in pages_of
-        }
-    _check_commands(pages.values(), preambles, hashes)
+        _check_commands(catalog)
 
 
 def test_a_mirror_synced_unsigned_is_added_unsigned_on_every_page(mirrors: Path, tmp_path: Path) -> None:
@@ -155,33 +144,32 @@ def test_a_mirror_synced_unsigned_is_added_unsigned_on_every_page(mirrors: Path,
     config = make_config(tmp_path, [{"name": tag, "url": str(tmp_path / tag)} for tag in pages_of])
     with Catalog(config.catalog) as catalog:
         sync(config, catalog)
-        hashes = {h for h, *_ in catalog.listed_rows("plain")}
-        pages = {h: spec_page(catalog, h) for h in hashes}
-        graph = SpecGraph(catalog)
-        for dag_hash, page in pages.items():
-            assert graph.page(graph.ids[dag_hash], page.node) == page
-        name = catalog.spec_summary(next(iter(hashes))).name  # type: ignore[union-attr]
-        preambles = {
-            tag: (tag_page(catalog, tag).install, package_page(catalog, tag, name).install) for tag in pages_of
-        }
-    _check_commands(pages.values(), preambles, hashes)
+        _check_commands(catalog)
 
 
 #: The two tags of the tests above: a mirror that does not sign and one that does.
 pages_of = ("plain", "sig")
 
 
-def _check_commands(pages: Iterable[SpecPage], preambles: dict[str, tuple[str, str]], hashes: set[str]) -> None:
+def _check_commands(catalog: Catalog) -> None:
     """The unsigned mirror "plain" is added --unsigned, without keys, on its specs'
-    pages, its tag page and its package pages; the signed one "sig" as signed."""
+    pages (read one by one and from the site's graph alike), its tag page and its package
+    pages; the signed one "sig", holding the same specs, as signed."""
+    hashes = {h for h, *_ in catalog.listed_rows("plain")}
+    assert hashes == {h for h, *_ in catalog.listed_rows("sig")}  # (the same specs, unsigned and signed)
+    pages = {h: spec_page(catalog, h) for h in hashes}
+    graph = SpecGraph(catalog)
+    for dag_hash, page in pages.items():
+        assert graph.page(graph.ids[dag_hash], page.node) == page
+    name = catalog.spec_summary(next(iter(hashes))).name  # type: ignore[union-attr]
+    preambles = {tag: (tag_page(catalog, tag).install, package_page(catalog, tag, name).install) for tag in pages_of}
     example = f"\nspack install /{next(iter(hashes))}"
-    for tag_install, package_install in [preambles["plain"]]:
-        for commands in (tag_install, package_install):
-            assert installs_unsigned(commands + example), commands
-            assert "buildcache keys" not in commands
+    for commands in preambles["plain"]:
+        assert installs_unsigned(commands + example), commands
+        assert "buildcache keys" not in commands
     for commands in preambles["sig"]:
         assert not installs_unsigned(commands + example), commands
-    for page in pages:
+    for page in pages.values():
         commands = {i.tag: i.commands for i in page.install}
         assert installs_unsigned(commands["plain"]), commands["plain"]
         assert "buildcache keys" not in commands["plain"]

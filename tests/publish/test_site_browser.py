@@ -562,10 +562,7 @@ def test_the_environment_check_served_by_cachedex(
     page.goto(uvicorn_server + "/search.html")
     page.click("#reuse-link a")
     page.wait_for_url("**/reuse.html")
-    page.set_input_files("#lockfile", str(path))
-    page.select_option("select[name=tag]", "develop")
-    page.click("#reuse-form button[type=submit]")
-    page.wait_for_selector("#reuse-tags")
+    _check_environment(page, None, path)
     rows = _texts(page, "#reuse-tags tbody tr")
     missing = above(specs, {key for key, node in specs.items() if node["name"] == "zlib-ng"})
     external = sum("external" in node for node in specs.values())
@@ -604,11 +601,7 @@ def test_the_environment_check_counts_spliced_specs_from_their_build_specs(
     roots = roots_named(nodes, "hdf5")
     specs, renamed = spliced(nodes, roots, "zlib-ng")
     path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots]))
-    page.goto(uvicorn_server + "/reuse.html")
-    page.set_input_files("#lockfile", str(path))
-    page.select_option("select[name=tag]", "develop")
-    page.click("#reuse-form button[type=submit]")
-    page.wait_for_selector("#reuse-tags")
+    _check_environment(page, uvicorn_server, path)
     rewired = sum("build_spec" in node for node in specs.values())
     assert page.inner_text("#reuse-result p.rewired") == (
         f"develop: {rewired} spliced specs from the binary of the spec each was spliced from "
@@ -628,11 +621,7 @@ def test_the_environment_check_lists_a_spec_developed_in_place_apart(
     specs, renamed = developed(nodes, roots, "zlib-ng")
     (zlib,) = [key for key, node in specs.items() if node["name"] == "zlib-ng"]
     path = write_lockfile(tmp_path / "spack.lock", lockfile(specs, [renamed[r] for r in roots]))
-    page.goto(uvicorn_server + "/reuse.html")
-    page.set_input_files("#lockfile", str(path))
-    page.select_option("select[name=tag]", "develop")
-    page.click("#reuse-form button[type=submit]")
-    page.wait_for_selector("#reuse-tags")
+    _check_environment(page, uvicorn_server, path)
     assert page.inner_text("#reuse-result p.lead").endswith("; 1 developed locally (always built from source).")
     assert _texts(page, "ul.developed li") == [f"zlib-ng@{specs[zlib]['version']} /{zlib[:7]}"]
     assert _texts(page, "ul.causes li") == []  # what builds on it follows from it
@@ -651,14 +640,21 @@ def test_the_environment_check_of_externals_only_says_so(page: Any, uvicorn_serv
     external = {key: node for key, node in nodes.items() if "external" in node}
     assert external
     path = write_lockfile(tmp_path / "spack.lock", lockfile(external, list(external)[:1]))
-    page.goto(uvicorn_server + "/reuse.html")
+    _check_environment(page, uvicorn_server, path)
+    text = page.inner_text("#reuse-result")
+    assert "No spec of the environment comes from a build cache: every one is external." in text
+    assert "To build from source" not in text
+
+
+def _check_environment(page: Any, server: str | None, path: Path) -> None:
+    """Check the lockfile at ``path`` against develop on the live reuse page (opened
+    first from ``server``, unless the page is there already), until its answer shows."""
+    if server is not None:
+        page.goto(server + "/reuse.html")
     page.set_input_files("#lockfile", str(path))
     page.select_option("select[name=tag]", "develop")
     page.click("#reuse-form button[type=submit]")
     page.wait_for_selector("#reuse-tags")
-    text = page.inner_text("#reuse-result")
-    assert "No spec of the environment comes from a build cache: every one is external." in text
-    assert "To build from source" not in text
 
 
 def test_the_search_box_lists_what_its_text_finds_and_keeps_the_scope(
