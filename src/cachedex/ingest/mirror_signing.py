@@ -4,7 +4,8 @@ Spack checks a signature on every binary it installs from a mirror unless the mi
 was added with ``spack mirror add --unsigned``; pushed with ``--unsigned`` (as most
 private mirrors are), every install from a mirror added plainly stops. The commands the
 pages give must know which. ``cachedex verify`` checks every spec's signature; a sync
-reads one listed spec's v3 manifest of each index that changed: clearsigned when
+reads one listed spec's v3 manifest of a mirror whose signing it does not know yet (its
+first sync, or the first after it moved, or until one could be read): clearsigned when
 ``spack buildcache push`` signed it, plain JSON when not (format doc §5.3). One spec
 stands for its mirror: Spack signs all of a push or none. Spec files of older layouts
 are not read (their mirror stays "not known", which the pages take as signed, Spack's
