@@ -20,6 +20,7 @@ from cachedex.ingest.sync import sync
 from cachedex.ingest.verify import verify
 from cachedex.publish.graph import SpecGraph
 from cachedex.publish.pages import package_page, spec_page, tag_page
+from cachedex.publish.site import write_site
 from tests.helpers import MIRRORS, fixture_index, make_config, record, replace_mirror, write_v3_mirror
 
 
@@ -145,6 +146,9 @@ def test_a_mirror_synced_unsigned_is_added_unsigned_on_every_page(mirrors: Path,
     with Catalog(config.catalog) as catalog:
         sync(config, catalog)
         _check_commands(catalog)
+        mirrors = (write_site(catalog, tmp_path / "site").outdir / "mirrors/index.html").read_text()
+    rows = {row.split("</td>")[0]: row for row in mirrors.split('<tr><td class="name">')[1:]}
+    assert "binaries not signed" in rows["plain / root"] and "binaries signed" in rows["sig / root"]
 
 
 #: The two tags of the tests above: a mirror that does not sign and one that does.
