@@ -130,12 +130,12 @@ def test_a_jekyll_tag_a_stopped_run_began_is_known_as_this_catalog_s(
     folder, tree = two_tags.parent, two_tags.parent / "fresh-jekyll"
     write_pages = jekyll_shares.write_pages
 
-    def stopped(rows: object, tag: str, where: str, existing: object) -> object:
+    def stopped(rows: object, tag: str, where: str, *rest: object) -> object:
         if tag == "b":
             (Path(where) / "libelf").mkdir()
             (Path(where) / "libelf" / "specs.md").write_text("---\ntitle: half\n---")
             raise OSError(5, "stopped", where)
-        return write_pages(rows, tag, where, existing)  # type: ignore[arg-type]
+        return write_pages(rows, tag, where, *rest)  # type: ignore[arg-type]
 
     _config(two_tags, ["a", "b"])
     with monkeypatch.context() as patch:

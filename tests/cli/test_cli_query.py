@@ -137,6 +137,28 @@ def test_search_table_limit_stack_and_errors(demo: Path) -> None:
     assert code == 1 and "no tag 'nope' in the catalog (tags: develop, " in output
 
 
+def test_search_table_shows_the_variants_that_differ(demo: Path) -> None:
+    """Each row repeated a package's every variant (20 for hdf5): the table shows those
+    that tell its specs apart, and a line says the ones they share, as the pages do."""
+    code, found = run(demo, "search", "hwloc", "--tag", "develop", "--json")
+    specs = json.loads(found)
+    every = set(specs[0]["variants"]).intersection(*(spec["variants"] for spec in specs[1:]))
+    assert every and len(specs) > 1
+    code, output = run(demo, "search", "hwloc", "--tag", "develop")
+    assert code == 0
+    table = [line for line in output.splitlines() if line.startswith("│")]
+    assert len(table) == len(specs)
+    for spec in specs:
+        (row,) = [line for line in table if spec["hash"][:7] in line]
+        cells = [cell.strip() for cell in row.split("│")]
+        assert cells[5] == " ".join(v for v in spec["variants"] if v not in every)  # e.g. +cuda
+    shared = " ".join(v for v in specs[0]["variants"] if v in every)
+    assert f"hwloc: the same in each of its specs above: {shared}" in " ".join(output.split())
+    # None differs: no variants column at all, the line alone
+    code, output = run(demo, "search", "hdf5", "--tag", "develop")
+    assert "variants" not in output.splitlines()[2] and "hdf5: the same in each of its specs above: " in output
+
+
 def test_show_a_spec_and_a_package(demo: Path) -> None:
     code, output = run(demo, "search", "hdf5", "--tag", "develop", "--json", "--limit", "1")
     spec = json.loads(output)[0]

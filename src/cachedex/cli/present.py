@@ -193,6 +193,7 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
     if page.total and not page.specs:  # --offset past the last
         more = f" (none from --offset {page.offset:,}: the last is {page.total - 1:,})"
     matching = f"{counted(page.total, 'spec')} match{'es' if page.total == 1 else ''}"
+    shared = _shared_variants(page.specs)
     rows = [
         tuple(
             shown(cell)
@@ -201,20 +202,50 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
                 f"{s.name}@{s.version}",
                 s.compiler,
                 f"{s.platform}-{s.os}-{s.target}",
-                " ".join(s.variants),
+                " ".join(v for v in s.variants if v not in shared.get(s.name, ())),
                 ", ".join(s.stacks if by_stack else s.tags),
                 size_text(s.size),  # "unknown" (never "-"), as show, stats and the pages say it
             )
         )
         for s in page.specs
     ]
-    columns = ("hash", "spec", "compiler", "arch", "variants", "stacks" if by_stack else "tags", "size")
+    columns: tuple[str, ...] = (
+        "hash",
+        "spec",
+        "compiler",
+        "arch",
+        "variants",
+        "stacks" if by_stack else "tags",
+        "size",
+    )
+    table: list[tuple[str, ...]] = list(rows)
+    if not any(row[4] for row in rows):  # (none differs: each package's line below says them)
+        columns = columns[:4] + columns[5:]
+        table = [row[:4] + row[5:] for row in rows]
     if page.specs:
-        print_table(f"{matching}{more}", [(c, "right" if c == "size" else "left") for c in columns], rows)
+        print_table(f"{matching}{more}", [(c, "right" if c == "size" else "left") for c in columns], table)
     else:
         OUT.print(f"{matching}{more}")
+    for name, every in shared.items():  # (the column shows what tells them apart)
+        OUT.print(shown(f"  {name}: the same in each of its specs above: {' '.join(every)}"))
     for hint in page.hints:  # nothing matched: say which condition nothing satisfies
         OUT.print(shown(f"  {hint}"))
+
+
+def _shared_variants(specs: Sequence[SpecSummary]) -> dict[str, list[str]]:
+    """Per package with several specs in ``specs``, the variants each of them holds (in
+    its first spec's order): a search's table shows the others, those that differ, as
+    the pages do; a package's 20 variants repeated on every row hid them."""
+    groups: dict[str, list[SpecSummary]] = {}
+    for spec in specs:
+        groups.setdefault(spec.name, []).append(spec)
+    shared: dict[str, list[str]] = {}
+    for name, group in groups.items():
+        if len(group) > 1:
+            every = set(group[0].variants).intersection(*(spec.variants for spec in group[1:]))
+            if every:
+                shared[name] = [v for v in group[0].variants if v in every]
+    return shared
 
 
 #: Dependents a spec's summary lists one by one; beyond, it counts them by package.
