@@ -38,6 +38,7 @@ __all__ = [
     "PushedCache",
     "Recorder",
     "Registry",
+    "RegistryProxy",
     "RegistryPusher",
     "expected_tag",
     "push_spack_cache",
@@ -471,3 +472,38 @@ def spec_manifest(sizes: Iterable[int]) -> dict[str, Any]:
         "config": _descriptor(OCI_CONFIG, "sha256:" + "0" * 64, 2),
         "layers": layers,
     }
+
+
+class RegistryProxy(FakeRegistry):
+    """A real registry (``upstream``) behind :class:`FakeRegistry`'s token check: what
+    the check lets through goes to ``upstream``, unless ``intercept`` answers it first
+    (a registry's quirk the real one cannot be configured to show). Without
+    ``token_required`` it is a plain relay."""
+
+    _HOP_BY_HOP = frozenset({"connection", "content-length", "date", "keep-alive", "transfer-encoding"})
+
+    def __init__(
+        self, upstream: Registry, *, intercept: Callable[[Seen], Route | None] | None = None, **options: Any
+    ) -> None:
+        self.upstream = upstream
+        self.intercept = intercept
+        super().__init__(**options)
+
+    def respond(self, seen: Seen) -> Route:
+        answer = super().respond(seen)  # the token service, a 401, or (no routes) a 404
+        if seen.path.startswith("/token") or answer[0] == 401:
+            return answer
+        if self.intercept is not None:
+            intercepted = self.intercept(seen)
+            if intercepted is not None:
+                return intercepted
+        connection = http.client.HTTPConnection(self.upstream.host, timeout=30)
+        try:
+            accept = {"Accept": seen.headers["accept"]} if "accept" in seen.headers else {}
+            connection.request(seen.method, seen.path, headers=accept)
+            response = connection.getresponse()
+            body = response.read()
+            headers = {k: v for k, v in response.getheaders() if k.lower() not in self._HOP_BY_HOP}
+            return response.status, headers, body
+        finally:
+            connection.close()

@@ -5,7 +5,8 @@ the tarballs of the spec's link and run dependencies, then its own tarball, last
 config is the spec. The tag ``index.spack`` is an image of one layer, the index
 (``index.json``, in fact not gzipped though typed so). Reading the index is a HEAD of
 that manifest (its ``Docker-Content-Digest`` says whether it changed since the last
-read), then the manifest and its one blob, each checked against its digest. A spec's
+read; a registry that refuses HEAD is sent the GET alone), then the manifest and its
+one blob, each checked against its digest. A spec's
 binary size is its manifest's last layer's ``size``: one small GET per spec, read
 concurrently like a v3 mirror's spec manifests. Authorization (the bearer-token flow) is
 :mod:`.oci_auth`'s.
@@ -140,7 +141,9 @@ class OciSource(Source):
         self.host = host
         self.repository = repository
         self._base = f"{scheme}://{self.host}/v2/{repository}/"
-        self._session = RegistrySession(client, f"{scheme}://{self.host}", auth, plain_http=scheme == "http")
+        self._session = RegistrySession(
+            client, f"{scheme}://{self.host}", auth, plain_http=scheme == "http", repository=repository
+        )
 
     def __repr__(self) -> str:
         return f"OciSource({self.url!r})"
@@ -171,8 +174,10 @@ class OciSource(Source):
         url = self.join(f"manifests/{INDEX_TAG}")
         same_layout = previous is not None and previous.layout == OCI_LAYOUT
         try:
-            head = self._session.request(url, method="HEAD", headers=[_ACCEPT_MANIFEST], limit=0)
-            digest = _digest_header(head, url)
+            # Nexus, and distribution before 2.3 behind token auth, refuse HEAD on a
+            # manifest (405) though the spec wants it: then the GET alone tells.
+            head = self._session.request(url, method="HEAD", headers=[_ACCEPT_MANIFEST], limit=0, ok=(200, 405, 501))
+            digest = _digest_header(head, url) if head.status == 200 else None
             if same_layout and previous is not None and digest is not None and previous.checksum == digest:
                 return IndexSnapshot(OCI_LAYOUT, digest, None)
             response = self._session.request(url, headers=[_ACCEPT_MANIFEST], limit=limits.manifest_bytes)

@@ -4,7 +4,10 @@ bearer-token flow.
 A registry that wants a token answers 401 with ``WWW-Authenticate: Bearer realm="…",
 service="…",scope="…"``. The client then asks the realm (the token service) for a token,
 ``GET <realm>?service=…&scope=…&client_id=cachedex`` (one ``scope`` parameter per
-space-separated scope of the challenge, as the distribution spec's ``token.md`` says),
+space-separated scope of the challenge, as the distribution spec's ``token.md`` says;
+a challenge without a scope, or with an empty one, as Sonatype Nexus and Oracle's OCIR
+send, gets the repository's pull scope, as Docker's client asks; one without a service
+names none),
 anonymously or with Basic credentials, reads ``token`` (or ``access_token``) and
 ``expires_in`` (60 s when absent) from its JSON answer, and repeats the request with
 ``Authorization: Bearer <token>``. A second 401 to the same request is an error. A
@@ -63,7 +66,8 @@ _BASIC = re.compile(r"(?:^|,)\s*Basic(?:\s|,|$)", re.IGNORECASE)
 
 
 class Challenge(NamedTuple):
-    """A registry's Bearer challenge: where to ask for a token, and for what."""
+    """A registry's Bearer challenge: where to ask for a token, and for what (``service``
+    and ``scope`` empty when the challenge names none)."""
 
     realm: str
     service: str
@@ -71,8 +75,9 @@ class Challenge(NamedTuple):
 
 
 def parse_challenge(header: str) -> Challenge | None:
-    """The Bearer challenge in a ``WWW-Authenticate`` header (realm, service and scope all
-    given), else None (no header, another scheme, a parameter missing)."""
+    """The Bearer challenge in a ``WWW-Authenticate`` header, else None (no header,
+    another scheme, no realm). Only the realm is required (RFC 6750): Nexus names no
+    scope, OCIR an empty one, Google's Artifact Registry at times no service."""
     match = _BEARER.search(header)
     if match is None:
         return None
@@ -87,9 +92,9 @@ def parse_challenge(header: str) -> Challenge | None:
             value = _ESCAPE.sub(r"\1", value[1:-1])
         params.setdefault(param.group(1).lower(), value)
         position = param.end()
-    if not all(params.get(key) for key in ("realm", "service", "scope")):
+    if not params.get("realm"):
         return None
-    return Challenge(params["realm"], params["service"], params["scope"])
+    return Challenge(params["realm"], params.get("service", ""), params.get("scope", ""))
 
 
 class _Unauthorized:
@@ -157,11 +162,15 @@ class RegistrySession:
     at once. Either sends a request again, once, with a new token after a 401; a failure
     to get one is a SourceError naming the URL of the request that needed it."""
 
-    def __init__(self, client: HttpClient, origin: str, auth: RegistryAuth | None, *, plain_http: bool) -> None:
+    def __init__(
+        self, client: HttpClient, origin: str, auth: RegistryAuth | None, *, plain_http: bool, repository: str = ""
+    ) -> None:
         self.client = client
         self.origin = origin
         self.auth = auth
         self.plain_http = plain_http
+        #: The scope a token is asked for when a challenge names none.
+        self.default_scope = f"repository:{repository}:pull" if repository else ""
         self._challenge: Challenge | None = None
         self._state: tuple[int, tuple[str, ...]] = (0, ())  # (generation, headers): one attribute, swapped whole
         self._lock = threading.Lock()
@@ -324,6 +333,8 @@ class RegistrySession:
             if challenge is None:
                 self._basic(url, www_authenticate)
                 return
+            if not challenge.scope.strip():
+                challenge = challenge._replace(scope=self.default_scope)
             self._challenge = challenge
             key = (self.origin, challenge.scope, self.auth)
             sent = self._state[1]
@@ -359,8 +370,9 @@ class RegistrySession:
             raise SourceError(
                 url, f"refusing to ask for a token over plain http ({realm}): an https registry's realm must be https"
             )
+        service = [("service", challenge.service)] if challenge.service else []
         scopes = [("scope", scope) for scope in challenge.scope.split()]
-        query = urlencode([("service", challenge.service), *scopes, ("client_id", "cachedex")])
+        query = urlencode([*service, *scopes, ("client_id", "cachedex")])
         header = basic(url, self.auth) if self.auth is not None else None
         headers = [header] if header else []
         started = time.monotonic()
