@@ -18,6 +18,12 @@ from .http_requests import Request, ascii_url, header_bytes
 
 __all__ = ["HandleOptions"]
 
+#: What a request whose body libcurl does not decode accepts: the bytes as they are.
+_IDENTITY = "Accept-Encoding: identity"
+
+#: Where a redirect of an http:// request may lead.
+_HTTP_OR_HTTPS = pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS
+
 
 class HandleOptions:
     """Sets each request's options on a curl handle, remembering what each handle was last set to."""
@@ -51,20 +57,30 @@ class HandleOptions:
             request.limit,
             self.proxy_for(request.url),
             request.attempt > 1,
+            request.url[:6].lower() == "https:",
         )
         if self._state.get(handle) != state:
             self._state[handle] = state
             # A retry on a connection of its own: kept-alive ones a proxy or server closed
             # meanwhile all fail alike (libcurl tries five, then gives up).
             handle.setopt(pycurl.FRESH_CONNECT, 1 if request.attempt > 1 else 0)
-            if request.headers:
-                handle.setopt(pycurl.HTTPHEADER, [header_bytes(header) for header in request.headers])
+            headers = [header_bytes(header) for header in request.headers]
+            if not (watched and not request.raw):
+                # libcurl decodes nothing here: say so. No Accept-Encoding at all means any
+                # coding will do (RFC 9110, 12.5.3), and a CDN may then pick zstd or br,
+                # which nothing here decodes. Python's http.client, hence Spack, says the same.
+                headers.append(_IDENTITY)
+            if headers:
+                handle.setopt(pycurl.HTTPHEADER, headers)
             else:
                 # An empty list leaves libcurl's last list in place: a registry's token or an
                 # index's If-Modified-Since would go with the next request, to any host.
                 handle.unsetopt(pycurl.HTTPHEADER)
             handle.setopt(pycurl.NOBODY, 1 if request.method == "HEAD" else 0)
             handle.setopt(pycurl.PROXY, state[5])
+            # What was asked over TLS is not read in the clear: a redirect from https to
+            # http is refused (a mirror's index and its checksums would come unprotected).
+            handle.setopt(pycurl.REDIR_PROTOCOLS, pycurl.PROTO_HTTPS if state[7] else _HTTP_OR_HTTPS)
             if watched:
                 # A big read, watched: counted as it arrives, decoded (gzip, deflate) first
                 # unless its bytes as stored are asked for (libcurl decodes only then).

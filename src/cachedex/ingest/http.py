@@ -18,7 +18,8 @@ Every request is bounded: an idle timeout (no data for ``http.timeout`` seconds)
 overall deadline (``http.deadline``), and a size limit checked as the bytes arrive,
 after decompression (a gzip bomb stops at the limit). Connection errors, timeouts,
 bodies cut short, 429 and 5xx answers are retried with exponential backoff, honouring
-``Retry-After`` (up to a bound). Redirects are followed to http(s) URLs only. Proxies
+``Retry-After`` (up to a bound). Redirects are followed to http(s) URLs only (from an
+https URL to https only). Proxies
 come from ``HTTPS_PROXY``/``HTTP_PROXY``/``NO_PROXY`` (as pip reads them), the CA bundle
 from ``http.ca_bundle``, else ``SSL_CERT_FILE``, else the system's. A URL goes
 percent-encoded where it is not ASCII, a validator a server sent as the bytes it sent,
@@ -307,6 +308,12 @@ class HttpClient:
         if code == pycurl.E_UNSUPPORTED_PROTOCOL:
             if "HTTP/0.9" in message:  # (libcurl's code for an answer without a status line too)
                 return SourceError(request.url, f"the server's answer is not HTTP ({message})")
+            if '"http"' in message and request.url[:6].lower() == "https:":
+                return SourceError(
+                    request.url,
+                    f"refused a redirect to plain http ({message}): what is asked over https is not read "
+                    "unencrypted; write the mirror's http:// URL if that is meant",
+                )
             return SourceError(request.url, f"refused a redirect ({message}); only http(s) URLs are followed")
         if code == pycurl.E_SSL_CONNECT_ERROR and "wrong version number" in message:
             # A plain-HTTP server asked for TLS: no retry, nor a CA bundle, will change that.

@@ -182,12 +182,7 @@ def _pick_index_blob(manifest: Manifest, url: str) -> BlobRecord:
 def _read_v2(
     source: Source, previous: PreviousState | None, limits: Limits, progress: ProgressCallback | None
 ) -> IndexSnapshot:
-    try:
-        expected: str | None = source.read(V2_INDEX_HASH, limit=1000).decode("ascii", "replace").strip()
-    except SourceNotFound:
-        expected = None
-    if expected is not None and not re.fullmatch(r"[0-9a-f]{64}", expected):
-        raise IndexFormatError(source.join(V2_INDEX_HASH), "not a sha256 hex digest")
+    expected = _index_hash(source)
     if previous is not None and previous.layout == 2 and expected == previous.checksum:
         return IndexSnapshot(2, expected, None, previous.etag, previous.last_modified)
     try:
@@ -201,11 +196,14 @@ def _read_v2(
         raise SourceError(source.join(V2_INDEX), "unexpected 304 Not Modified to an unconditional request")
     index_url = source.join(V2_INDEX)
     checksum = hashlib.sha256(fetched.data).hexdigest()
-    if expected is not None and checksum != expected:
+    if expected is not None and checksum != expected and _index_hash(source) != checksum:
+        # (read again first: 'spack buildcache update-index' writes index.json, then its
+        # hash, and a sync that read between the two has the hash of the last index)
         raise ChecksumError(
             index_url,
-            f"does not match index.json.hash (expected {expected[:12]}…, "
-            f"got {checksum[:12]}…): the index is corrupt or was replaced while being read",
+            f"does not match index.json.hash (expected {expected[:12]}…, got {checksum[:12]}…, read twice): "
+            "the index is corrupt, or was replaced while being read, or a cache in front of the mirror "
+            "(a CDN) serves one of the two stale; sync again once it has expired",
         )
     if previous is not None and previous.layout == 2 and checksum == previous.checksum:
         return IndexSnapshot(
@@ -214,6 +212,18 @@ def _read_v2(
     return IndexSnapshot(
         2, checksum, fetched.data, fetched.etag, fetched.last_modified, index_url, unverified=expected is None
     )
+
+
+def _index_hash(source: Source) -> str | None:
+    """The checksum ``index.json.hash`` gives, or None where there is none (a line end
+    after it, LF or CRLF, as an editor or a Windows upload leaves, is no part of it)."""
+    try:
+        text = source.read(V2_INDEX_HASH, limit=1000).decode("ascii", "replace").strip()
+    except SourceNotFound:
+        return None
+    if not re.fullmatch(r"[0-9a-f]{64}", text):
+        raise IndexFormatError(source.join(V2_INDEX_HASH), "not a sha256 hex digest")
+    return text
 
 
 def find_views(source: Source) -> list[str] | None:
