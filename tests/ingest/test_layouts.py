@@ -60,6 +60,35 @@ def test_hash_mismatch_is_an_error(mirrors: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("hash_file", "checked"),
+    [
+        ("{digest}junk after it\n", True),  # (Spack reads the first 64 bytes)
+        ("{upper}\n", False),  # not what Spack writes: no check at all, as Spack reads it
+        ("not a digest", False),
+        ("", False),
+    ],
+)
+def test_a_hash_file_is_read_as_spack_reads_it(mirrors: Path, tmp_path: Path, hash_file: str, checked: bool) -> None:
+    """A hash file that is no lowercase sha256 digest failed the whole tag, where Spack
+    ignores it and reads the index; its first 64 bytes are the digest, as Spack reads it."""
+    index = (mirrors / "v2_layout/unsigned/build_cache/index.json").read_bytes()
+    digest = hashlib.sha256(index).hexdigest()
+    (tmp_path / "build_cache").mkdir()
+    (tmp_path / "build_cache/index.json").write_bytes(index)
+    text = hash_file.format(digest=digest, upper=digest.upper())
+    (tmp_path / "build_cache/index.json.hash").write_text(text)
+    snapshot = read_index(_local(tmp_path), None)
+    assert snapshot.data == index and snapshot.checksum == digest  # type: ignore[attr-defined]
+    # a changed index is told by a hash that is read, and only by it
+    (tmp_path / "build_cache/index.json").write_bytes(index.replace(b"libelf", b"libelX", 1))
+    if checked:
+        with pytest.raises(ChecksumError):
+            read_index(_local(tmp_path), None)
+    else:
+        assert read_index(_local(tmp_path), None).data != index  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
     ("compression", "data", "problem"),
     [
         (
