@@ -117,8 +117,8 @@ class ServerState:
     root: Path
     #: path -> 404, 500, 503, 429, stall, slow, never, cut, drip, gzip-bomb, not-http,
     #: redirect-file, redirect-loop, gzip-unasked (gzipped whatever the request
-    #: accepts), etag-latin1 (an ETag holding byte 0xe9); "-once" to misbehave on the
-    #: first request only
+    #: accepts), etag-latin1 (an ETag holding byte 0xe9), and the answers of
+    #: ``_SAYING``; "-once" to misbehave on the first request only
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     headers: list[dict[str, str]] = field(default_factory=list)  # each request's, in the same order
@@ -132,6 +132,22 @@ class ServerState:
     def count(self, suffix: str, method: str = "GET") -> int:
         """How many requests for paths ending with ``suffix`` arrived."""
         return sum(1 for m, p in self.requests if m == method and p.endswith(suffix))
+
+
+#: Error answers whose bodies say why: Docker Hub's pull rate limit (the OCI
+#: distribution spec's error shape, with an escape sequence in it), S3's refusal.
+_SAYING = {
+    "429-pull-limit": (
+        429,
+        b'{"errors":[{"code":"TOOMANYREQUESTS","message":"You have reached your unauthenticated pull rate'
+        b' limit.\\u001b[31m https://www.docker.com/increase-rate-limit"}]}',
+    ),
+    "403-s3": (
+        403,
+        b'<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>Access Denied'
+        b"</Message><RequestId>X</RequestId></Error>",
+    ),
+}
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -174,6 +190,15 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header("Retry-After", str(state.retry_after))
             self.send_header("Content-Length", "0")
             self.end_headers()
+            return
+        if fault in _SAYING:  # an error answer whose body says why, as registries and S3 write it
+            status, words = _SAYING[fault]
+            self.send_response(status)
+            self.send_header("Retry-After", str(state.retry_after))
+            self.send_header("Content-Length", str(len(words)))
+            self.end_headers()
+            if body:
+                self.wfile.write(words)
             return
         if fault == "stall":
             time.sleep(state.stall_seconds)

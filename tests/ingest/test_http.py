@@ -204,6 +204,29 @@ def test_429_waits_as_long_as_retry_after_asks(http_server, v3_mirror: str, tmp_
         client.request(Request(f"{http_server.url}{_blob(http_server)}", limit=10**9))
 
 
+def test_an_error_says_what_the_server_said(http_server) -> None:  # type: ignore[no-untyped-def]
+    """A registry's pull rate limit (429) and S3's refusal (403) came as their status
+    alone, where their bodies say why (and how to lift it); the server's words are
+    quoted, cut short, their escape sequences shown as escapes. An HTML error page
+    says nothing (its markup is no message)."""
+    for name in ("limited.json", "denied.json", "page.json"):
+        (http_server.state.root / name).write_text("{}")
+    http_server.state.faults.update({"/limited.json": "429-pull-limit", "/denied.json": "403-s3", "/page.json": "500"})
+    said = {}
+    with HttpClient(HttpOptions(retries=1, backoff=0.01)) as client:
+        http_server.state.retry_after = 0
+        for name in ("limited.json", "denied.json", "page.json"):
+            with pytest.raises(SourceError) as caught:
+                client.request(Request(f"{http_server.url}/{name}", limit=1000))
+            said[name] = str(caught.value)
+    assert (
+        "too many requests (HTTP 429); the server says: TOOMANYREQUESTS: You have reached your unauthenticated pull "
+        "rate limit.\\x1b[31m https://www.docker.com/increase-rate-limit, after 2 attempts"
+    ) in said["limited.json"]
+    assert said["denied.json"].endswith("request refused (HTTP 403); the server says: AccessDenied: Access Denied")
+    assert "server error (HTTP 500), after 2 attempts" in said["page.json"] and "says" not in said["page.json"]
+
+
 def test_the_engine_waits_for_slow_answers_without_spinning(http_server) -> None:  # type: ignore[no-untyped-def]
     """Every request of a map started, fewer than the concurrency, their answers slow:
     the engine waits on the sockets. (It went round without waiting, a core busy for as

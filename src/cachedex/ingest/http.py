@@ -56,6 +56,7 @@ from .http_requests import (
     html_page,
     parse_headers,
     retry_after_seconds,
+    server_said,
     undo_content_encoding,
 )
 
@@ -287,11 +288,11 @@ class HttpClient:
         elif status == 429 or status >= 500:
             problem = "too many requests (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
             retry_after = parse_headers(request._raw_headers).get("retry-after")
-            result = self._retry_or(request, problem, retry_after)
+            result = self._retry_or(request, problem + server_said(request._body), retry_after)
         elif status == 401:  # (an OCI registry's first 401 is its session's to answer)
             result = SourceError(url, f"request refused (HTTP 401: {unauthorized(request, handle, url)})")
-        else:
-            result = SourceError(url, f"request refused (HTTP {status})")
+        else:  # (a 403's AccessDenied, a registry's DENIED: the server's words say which)
+            result = SourceError(url, f"request refused (HTTP {status}){server_said(request._body)}")
         if result is not _RETRIED:
             self._deliver(request, result)
 

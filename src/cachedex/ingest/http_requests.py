@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import datetime
 import itertools
+import json
 import queue
+import re
 import time
 import urllib.parse
 import zlib
@@ -15,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from ..errors import CachedexError
+from ..values import visible
 
 __all__ = [
     "FORBIDDEN_MISSING",
@@ -29,6 +32,7 @@ __all__ = [
     "html_page",
     "parse_headers",
     "retry_after_seconds",
+    "server_said",
     "undo_content_encoding",
 ]
 
@@ -299,3 +303,54 @@ def retry_after_seconds(value: str | None) -> float | None:
     if when.tzinfo is None:  # asctime's form names no zone: HTTP dates are all GMT (RFC 9110)
         when = when.replace(tzinfo=datetime.UTC)
     return max(0.0, when.timestamp() - time.time())
+
+
+#: The most characters of a server's own words an error quotes.
+SAID_MOST = 200
+_XML_WORDS = re.compile(rb"<(Code|Message)>([^<]{1,500})</\1>")
+
+
+def server_said(body: bytes | bytearray) -> str:
+    """What an error answer's body says, as ``"; the server says: …"`` for its error's
+    message, or "": an OCI registry's ``{"errors": [{"code", "message"}]}`` (Docker
+    Hub's pull rate limit, a registry's DENIED), a JSON ``message`` or ``error``, S3's
+    XML ``<Code>`` and ``<Message>``, or plain text's first line. An HTML page, or a
+    compressed or binary body, says nothing here (its markup is no message). Its
+    characters come from the server: made visible, and cut short."""
+    head = bytes(body[:4096]).strip()
+    if not head or head[:1] == b"<" and not head.startswith(b"<?xml") or head[:2] == b"\x1f\x8b":
+        return ""
+    words = ""
+    if head[:1] == b"{":
+        words = _json_words(head)
+    elif head.startswith(b"<?xml"):
+        words = ": ".join(value.decode("utf-8", "replace") for _, value in _XML_WORDS.findall(head))
+    else:
+        try:
+            words = head.decode("utf-8").splitlines()[0]
+        except (UnicodeDecodeError, IndexError):
+            return ""
+    words = " ".join(words.split())
+    if not words:
+        return ""
+    if len(words) > SAID_MOST:
+        words = words[: SAID_MOST - 1] + "…"
+    return f"; the server says: {visible(words)}"
+
+
+def _json_words(head: bytes) -> str:
+    """The message of a JSON error body (see :func:`server_said`), or ""."""
+    try:
+        document = json.loads(head)
+    except (ValueError, RecursionError):
+        return ""
+    if not isinstance(document, dict):
+        return ""
+    errors = document.get("errors")
+    if isinstance(errors, list) and errors and isinstance(errors[0], dict):
+        parts = [errors[0].get("code"), errors[0].get("message")]
+        return ": ".join(str(part) for part in parts if isinstance(part, str) and part)
+    for key in ("message", "error", "detail"):
+        if isinstance(document.get(key), str):
+            return str(document[key])
+    return ""
