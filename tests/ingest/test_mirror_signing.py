@@ -10,7 +10,7 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.ingest.sync import sync
 from cachedex.values import ROOT_STACK
-from tests.helpers import MIRRORS, fixture_index, make_config, write_v3_mirror
+from tests.helpers import LIBELF_CORE2, MIRRORS, fixture_index, make_config, write_v3_mirror
 from tests.servers import Nginx
 
 
@@ -61,4 +61,54 @@ def test_a_mirror_whose_manifests_cannot_be_read_syncs_and_stays_not_known(mirro
     with Catalog(config.catalog) as catalog:
         (outcome,) = sync(config, catalog)
         assert outcome.ok, outcome.error
+        assert _signed(catalog, "t") is None and not catalog.unsigned_mirrors()
+
+
+def _plain_manifest(root: Path, dag_hash: str) -> None:
+    """Write one spec's manifest of the mirror at ``root`` again as plain JSON (as a push
+    with --unsigned would have), keeping what it says."""
+    (path,) = (root / "v3/manifests/spec").glob(f"*/*-{dag_hash}.spec.manifest.json")
+    text = path.read_text()
+    if text.startswith("-----BEGIN PGP SIGNED MESSAGE-----"):
+        body = text.split("\n\n", 1)[1].split("\n-----BEGIN PGP SIGNATURE-----", 1)[0]
+        path.write_text(body)
+
+
+def test_one_plain_manifest_does_not_make_a_signing_mirror_unsigned(mirrors: Path, tmp_path: Path) -> None:
+    """A wrong --unsigned turns off the check that keeps a tampered binary out: one plain
+    manifest (pushed by someone without the key) among signed ones, or plain manifests
+    where the mirror publishes keys, leave the mirror signing, as verify decides; only
+    plain manifests and no key index make it unsigned."""
+    index = fixture_index(mirrors)
+    listed = [h for h, record in index["database"]["installs"].items() if record["in_buildcache"]]  # type: ignore[index]
+    write_v3_mirror(tmp_path / "mixed", index, signed=True)
+    _plain_manifest(tmp_path / "mixed", listed[0])  # the first listed: the first one read
+    write_v3_mirror(tmp_path / "keys", index)
+    keys = tmp_path / "keys/v3/manifests/key/keys.manifest.json"
+    keys.parent.mkdir(parents=True)
+    keys.write_text('{"version": 3, "data": []}')
+    config = make_config(tmp_path, [{"name": name, "url": str(tmp_path / name)} for name in ("mixed", "keys")])
+    with Catalog(config.catalog) as catalog:
+        assert all(outcome.ok for outcome in sync(config, catalog))
+        assert (_signed(catalog, "mixed"), _signed(catalog, "keys")) == (True, True)
+        assert not catalog.unsigned_mirrors()
+
+
+def test_a_changed_index_is_looked_at_again_and_a_moved_mirror_forgets(mirrors: Path, tmp_path: Path) -> None:
+    """Pushed again with signing, a mirror said unsigned is signed from its next sync
+    (not at its next `verify` only); moved to where nothing can be told (a v2 mirror),
+    it is no longer known, not what its old URL was."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        assert _signed(catalog, "t") is False
+        write_v3_mirror(tmp_path / "m", fixture_index(mirrors), signed=True)  # (its index changes)
+        sync(config, catalog)
+        assert _signed(catalog, "t") is True
+        write_v3_mirror(tmp_path / "m", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+        sync(config, catalog)
+        assert _signed(catalog, "t") is False
+        moved = make_config(tmp_path, [{"name": "t", "url": str(MIRRORS / "v2_layout/signed")}])
+        assert all(outcome.ok for outcome in sync(moved, catalog))
         assert _signed(catalog, "t") is None and not catalog.unsigned_mirrors()

@@ -15,6 +15,7 @@ from cachedex.catalog import Catalog, bulk_load
 from cachedex.config import Config, Limits, TagConfig
 from cachedex.errors import ChecksumError, IndexFormatError
 from cachedex.ingest.layouts import read_index
+from cachedex.ingest.mirror_signing import SAMPLED
 from cachedex.ingest.outcomes import TagOutcome
 from cachedex.ingest.sizes import Prefetch
 from cachedex.ingest.sources import open_source
@@ -139,12 +140,13 @@ def test_sizes_are_fetched_once_per_hash(http_server, mirrors: Path, tmp_path: P
     config = make_config(tmp_path, [{"name": "t", "url": f"{http_server.url}/m"}])
     with Catalog(config.catalog) as catalog:
         sync(config, catalog)
-        # five sizes, and one manifest read to see whether the mirror signs (once: see below)
-        assert http_server.state.count(".spec.manifest.json") == 5 + 1
+        # five sizes, and three manifests read to see whether the mirror signs (again
+        # whenever its index changes: mirror_signing)
+        assert http_server.state.count(".spec.manifest.json") == 5 + SAMPLED
         write_v3_mirror(root, fixture_index(mirrors))  # one new listed spec
         (outcome,) = sync(config, catalog)
         assert outcome.ok and outcome.added == 1
-        assert http_server.state.count(".spec.manifest.json") == 6 + 1  # only the new hash
+        assert http_server.state.count(".spec.manifest.json") == 5 + SAMPLED + 1 + SAMPLED  # only the new hash
         # unchanged index: the manifest answers 304 (ETag), no blob is downloaded again
         blobs = http_server.state.count("/blobs/sha256/", "GET")
         (again,) = sync(config, catalog)

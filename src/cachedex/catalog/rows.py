@@ -66,8 +66,9 @@ class MirrorState(msgspec.Struct, frozen=True):
     listed: int | None  #: records with a binary (``in_buildcache``)
     view: str | None = None  #: the buildcache view of the mirror at ``url`` read as this stack
     own_index: bool = True  #: False for the root of a mirror of views only: it lists what its stacks list
-    #: whether a listed spec's manifest read by the last sync of a changed index was
-    #: clearsigned; None when none was read (another layout, or none could be)
+    #: whether the mirror signs its binaries, as the last sync of a changed index read
+    #: a few of its manifests and its key index (``ingest.mirror_signing``); None when
+    #: not known (another layout, nothing readable)
     signed: bool | None = None
 
 

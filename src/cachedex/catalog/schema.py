@@ -256,7 +256,7 @@ ALTER TABLE mirrors ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;
 """
 
 # Whether a mirror signs its binaries, as its last sync that read a changed index saw
-# it in one listed spec's manifest (1 clearsigned, 0 plain; NULL not known): the
+# it in a few listed specs' manifests and its key index (1 signs, 0 not; NULL not known): the
 # commands the pages give add an unsigned mirror with --unsigned, or Spack's install
 # stops at every binary. A verification's finding, where one exists, comes first.
 _V11_TO_V12 = """

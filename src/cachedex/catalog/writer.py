@@ -242,11 +242,12 @@ class TagWriter:
         own_index: bool = True,
         member_ids: list[int] | None = None,
         signed: bool | None = None,
+        moved: bool = False,
     ) -> None:
         """Store a mirror's new index: its state and the records it holds (hash -> listed).
         ``own_index`` False: a root without an index, listing what its stacks list.
-        ``signed``: see :attr:`MirrorState.signed` (None keeps what the row knew: a
-        mirror is looked at once, see ``ingest.mirror_signing``).
+        ``signed``: see :attr:`MirrorState.signed`; None keeps what the row knew (a
+        manifest that could not be read this time), unless the mirror ``moved``.
         ``member_ids``: the ids of ``members``, in order, if :meth:`known_ids` found them."""
         self._kept_stacks.add(stack)
         self._changed = True
@@ -255,14 +256,14 @@ class TagWriter:
         listed_count = sum(members.values())  # bools: a C loop
         values = (
             url, layout, db_version, checksum, etag, last_modified, fetched_at, len(members), listed_count, view,
-            int(own_index), None if signed is None else int(signed),
+            int(own_index),
         )  # fmt: skip
         if row is None:
             inserted = db.execute(
                 "INSERT INTO mirrors (url, layout, db_version, checksum, etag, last_modified, "
                 "fetched_at, records, listed, view, own_index, signed, tag_id, stack) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
-                (*values, self._tag_id, stack),
+                (*values, signed, self._tag_id, stack),  # (a bool is stored as 1 or 0)
             ).fetchone()
             mirror_id: int = inserted[0]
             old: dict[int, int] = {}
@@ -271,9 +272,9 @@ class TagWriter:
             mirror_id = row[0]
             db.execute(
                 "UPDATE mirrors SET url = ?, layout = ?, db_version = ?, checksum = ?, etag = ?, last_modified = ?, "
-                "fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ?, signed = coalesce(?, signed), "
-                "dropped = 0 WHERE id = ?",
-                (*values, mirror_id),
+                "fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ?, "
+                "signed = CASE WHEN ? THEN ? ELSE coalesce(?, signed) END, dropped = 0 WHERE id = ?",
+                (*values, moved, signed, signed, mirror_id),
             )
             old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))
             first_sync = False

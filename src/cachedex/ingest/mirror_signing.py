@@ -1,51 +1,83 @@
-"""Whether a mirror signs its binaries, as a sync can tell at the cost of one read.
+"""Whether a mirror signs its binaries, as a sync can tell at the cost of a few reads.
 
 Spack checks a signature on every binary it installs from a mirror unless the mirror
 was added with ``spack mirror add --unsigned``; pushed with ``--unsigned`` (as most
 private mirrors are), every install from a mirror added plainly stops. The commands the
-pages give must know which. ``cachedex verify`` checks every spec's signature; a sync
-reads one listed spec's v3 manifest of a mirror whose signing it does not know yet (its
-first sync, or the first after it moved, or until one could be read): clearsigned when
-``spack buildcache push`` signed it, plain JSON when not (format doc §5.3). One spec
-stands for its mirror: Spack signs all of a push or none. Spec files of older layouts
-are not read (their mirror stays "not known", which the pages take as signed, Spack's
-default), nor OCI registries (never signed, which their URL says).
+pages give must know which, and a wrong ``--unsigned`` is the worse mistake: it turns
+off the check that keeps a tampered binary out. ``cachedex verify`` checks every spec's
+signature; a sync whose index changed reads the v3 manifests of a few listed specs,
+spread over the index: clearsigned when ``spack buildcache push`` signed them, plain JSON
+when not (format doc §5.3). As verify decides, a mirror that signed any of them, or
+that publishes keys, signs (a plain spec there is a problem, not the mirror's way); it
+is told unsigned only when every manifest read is plain and it publishes no key index.
+Spec files of older layouts are not read (their mirror stays "not known", which the
+pages take as signed, Spack's default), nor OCI registries (never signed, which their
+URL says).
 """
 
 from __future__ import annotations
 
-from ..errors import CachedexError
+from ..errors import CachedexError, SourceNotFound
 from ..values import spec_manifest_path
 from .index import RawIndex
 from .records import name_version_in
 from .signatures import is_clearsigned
 from .sizes import is_path_safe
 from .sources import Source
+from .verify_keys import KEY_DIR_V3
 
-__all__ = ["SAMPLES", "signs_binaries"]
+__all__ = ["SAMPLED", "SAMPLES", "signs_binaries"]
 
-#: The most records looked at for a listed one whose manifest path can be made (a
-#: hostile index may list none, or none with a usable name): one file is read at most.
+#: Listed specs whose manifests are read, spread over the index (its first, middle and
+#: last with a usable name).
+SAMPLED = 3
+#: The most records looked at from each of those places for one whose manifest path can
+#: be made (a hostile index may list none with a usable name).
 SAMPLES = 64
+#: Where a v3 mirror names the keys it publishes (``update-index --keys``).
+_KEY_INDEX = f"{KEY_DIR_V3}/keys.manifest.json"
 
 
 def signs_binaries(source: Source, index: RawIndex, layout: int | None, *, limit: int) -> bool | None:
-    """Whether the first listed spec of ``index`` with a usable name has a clearsigned
-    manifest at ``source``; None when that cannot be told (another layout, no such
-    spec, or its manifest unreadable: a sync does not fail for it). ``limit``: the
-    most bytes of a manifest."""
+    """Whether the mirror at ``source`` signs its binaries (see the module doc): True
+    when a sampled manifest is clearsigned or the mirror publishes a key index, False
+    when every sampled one is plain and it publishes none, None when that cannot be
+    told (another layout, no usable listed spec, nothing readable: a sync does not fail
+    for it). ``limit``: the most bytes of a manifest."""
     if layout != 3:
         return None
-    name_version = name_version_in(index)
-    for tried, (dag_hash, record) in enumerate(index.records.items()):
-        if tried >= SAMPLES:
-            return None
-        found = name_version(dag_hash) if record.in_buildcache else None
-        if found is None or not is_path_safe(found[0]) or not is_path_safe(found[1].replace("/", "_")):
-            continue
+    read = 0
+    for dag_hash, name, version in _sampled(index):
         try:
-            data = source.read(spec_manifest_path(*found, dag_hash), limit=limit)
+            data = source.read(spec_manifest_path(name, version, dag_hash), limit=limit)
         except CachedexError:
-            return None
-        return is_clearsigned(data)
-    return None
+            continue
+        if is_clearsigned(data):
+            return True
+        read += 1
+    if not read:
+        return None
+    try:
+        source.read(_KEY_INDEX, limit=limit)
+    except SourceNotFound:
+        return False
+    except CachedexError:
+        return None  # (neither said: not known)
+    return True
+
+
+def _sampled(index: RawIndex) -> list[tuple[str, str, str]]:
+    """(hash, name, version) of up to :data:`SAMPLED` listed specs of ``index`` whose
+    names can be part of a path, found from its first and middle listed spec on, and
+    from its last one back."""
+    listed = [dag_hash for dag_hash, record in index.records.items() if record.in_buildcache]
+    name_version = name_version_in(index)
+    found: dict[str, tuple[str, str, str]] = {}
+    middle = len(listed) // 2
+    for place in (listed[:SAMPLES], listed[middle : middle + SAMPLES], listed[: -SAMPLES - 1 : -1]):
+        for dag_hash in place:
+            named = name_version(dag_hash)
+            if named is not None and is_path_safe(named[0]) and is_path_safe(named[1].replace("/", "_")):
+                found.setdefault(dag_hash, (dag_hash, *named))
+                break
+    return list(found.values())[:SAMPLED]

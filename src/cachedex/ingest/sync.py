@@ -319,6 +319,7 @@ class _TagSync:
                     own_index=read.own_index,
                     member_ids=read.member_ids,
                     signed=read.signed,
+                    moved=read.moved,
                 )
         return writer.drop_other_stacks()
 

@@ -65,9 +65,12 @@ class MirrorRead(msgspec.Struct):
     #: the ids of ``members``, in order, when every one had an id before the write asked:
     #: found by the thread that reads the stacks, beside SQLite's build of the indexes
     member_ids: list[int] | None = None
-    #: whether the mirror signs its binaries, as one of its manifests said (see
+    #: whether the mirror signs its binaries, as its manifests said (see
     #: :mod:`.mirror_signing`); None when not told, or when the index did not change
     signed: bool | None = None
+    #: the mirror moved (another URL or view) since its row was written: what its row
+    #: said of its signing is no longer known
+    moved: bool = False
 
     @property
     def changed(self) -> bool:
@@ -82,9 +85,7 @@ class Previous(NamedTuple):
 
     state: PreviousState | None  #: what an unchanged index is told by; None: read it in full
     seen: Seen  #: its row, as :attr:`MirrorRead.seen` keeps it
-    #: whether to see if it signs (:mod:`.mirror_signing`): once per mirror, a read more
-    #: than its sizes' (not known yet, or the mirror moved)
-    sample: bool
+    moved: bool  #: another URL or view than its row's (see :attr:`MirrorRead.moved`)
 
 
 #: The catalog ids of a listing's hashes, in order, or None where one has none yet.
@@ -135,22 +136,19 @@ class TagReader:
         sync's thread (the catalog's connection is its)."""
         state = self.catalog.mirror_state(ref.tag, ref.stack)
         seen = mirror_row(state)
-        moved = state is None or state.url != ref.url or state.view != ref.view
-        sample = moved or state is None or state.signed is None
+        moved = state is not None and (state.url != ref.url or state.view != ref.view)
         if state is None or state.checksum is None or state.layout is None or moved:
-            return Previous(None, seen, sample)  # never read, or moved: read it again in full
-        return Previous(PreviousState(state.layout, state.checksum, state.etag, state.last_modified), seen, sample)
+            return Previous(None, seen, moved)  # never read, or moved: read it again in full
+        return Previous(PreviousState(state.layout, state.checksum, state.etag, state.last_modified), seen, moved)
 
     def _read_mirror(self, ref: MirrorRef, previous: Previous, root: Container[str] | None = None) -> MirrorRead:
         """Fetch and decode one mirror's index; with ``root`` (its hashes), keep only the
         records the root lacks."""
-        read = self._read_index(ref, previous.state, root, sample=previous.sample)
-        read.seen = previous.seen
+        read = self._read_index(ref, previous.state, root)
+        read.seen, read.moved = previous.seen, previous.moved
         return read
 
-    def _read_index(
-        self, ref: MirrorRef, previous: PreviousState | None, root: Container[str] | None, *, sample: bool = True
-    ) -> MirrorRead:
+    def _read_index(self, ref: MirrorRef, previous: PreviousState | None, root: Container[str] | None) -> MirrorRead:
         source = open_source(ref.url, client=self.client, registries=self.config.registries)
         line = self.reporter.download(f"{ref.tag}/{ref.stack}: index")
         try:
@@ -164,8 +162,7 @@ class TagReader:
             return MirrorRead(ref, source, snapshot)
         snapshot = msgspec.structs.replace(snapshot, index=None)  # held by the MirrorRead, which lets the root's go
         members = {h: r.in_buildcache for h, r in index.records.items()}
-        limit = self.config.limits.manifest_bytes
-        signed = signs_binaries(source, index, snapshot.layout, limit=limit) if sample else None
+        signed = signs_binaries(source, index, snapshot.layout, limit=self.config.limits.manifest_bytes)
         if root is not None:
             # A stack's records are nearly always in the root index too: drop the stack's
             # bytes now rather than hold 40 indexes in memory at once.
@@ -272,10 +269,11 @@ class TagReader:
         versions = [
             read.db_version or (row.db_version if row else 0) or 0 for read, row in zip(stacks, rows, strict=True)
         ]
-        # (its views' binaries are its own: signed as theirs)
-        signed = next((read.signed for read in stacks if read.signed is not None), state.signed if state else None)
+        # (its views' binaries are its own: it signs if one of them does, as verify decides)
+        told = {read.signed for read in stacks} - {None}
         read = MirrorRead(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
-        read.signed = signed
+        read.signed = True if True in told else (False if told else None)
+        read.moved = state is not None and state.url != ref.url
         return read
 
     def _prefetch(self, root: MirrorRead) -> Prefetch | None:
