@@ -21,7 +21,7 @@ from cachedex.publish.files import name_problem, remove_stale_temporaries
 from cachedex.publish.folder_names import folder_clashes, folder_key
 from cachedex.publish.jekyll import write_jekyll
 from cachedex.publish.site import write_site
-from cachedex.publish.urls import has_page
+from cachedex.publish.urls import has_page, with_pages
 from tests.helpers import record, write_tag
 
 #: "café" as one character and as "e" and a combining accent: two names, one on APFS.
@@ -137,3 +137,43 @@ def test_a_stale_temporary_that_is_a_symlink_is_removed_not_followed(tmp_path: P
     made.mkdir()
     assert remove_stale_temporaries([str(folder)], re.compile(r"index\.(html|json)")) == 1
     assert not os.path.lexists(again) and made.is_dir() and (folder / "index.html").is_file()
+
+
+@pytest.mark.parametrize("tree", ["site", "jekyll"])
+def test_a_tag_asked_for_alone_does_not_take_another_s_folder(tmp_path: Path, tree: str) -> None:
+    """`--tag T` wrote tags/T beside the catalog's tag t's folder: the clash is told
+    among every tag of the catalog, not only those asked for."""
+    with _catalog(tmp_path / "d.sqlite", ["zlib"]) as catalog:
+        write_tag(catalog, "T", [record("b" * 32, "zlib")])  # one folder with "t" where case is ignored
+        if tree == "site":
+            skipped = write_site(catalog, tmp_path / f"{tree}2", tags=["T"]).skipped
+        else:
+            skipped = list(write_jekyll(catalog, tmp_path / f"{tree}2", tags=["T"]).skipped)
+    assert any(line.startswith("tag 'T': one folder with 't' where case is ignored") for line in skipped), skipped
+    assert not (tmp_path / f"{tree}2" / ("tags" if tree == "site" else "_cache") / "T").exists()
+
+
+def test_the_search_box_links_only_the_page_that_is_there() -> None:
+    """The search box's packages.json linked `Zlib` in its tag, whose page is not written."""
+    assert with_pages({"zlib": ["t", "u"], "Zlib": ["t"], "ZLIB": ["u", "v"]}) == {
+        "zlib": ["t", "u"],
+        "ZLIB": ["v"],
+    }
+
+
+def test_jekyll_reads_the_catalog_s_packages_once_for_all_its_tags(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each tag written read every tag's packages again (a second apiece on a big catalog)."""
+    calls = []
+    read = Catalog.all_package_tags
+
+    def counted(self: Catalog) -> dict[str, list[tuple[str, int]]]:
+        calls.append(1)
+        return read(self)
+
+    with _catalog(tmp_path / "c.sqlite", ["zlib", "Zlib"]) as catalog:
+        write_tag(catalog, "u", [record("b" * 32, "zlib")])
+        monkeypatch.setattr(Catalog, "all_package_tags", counted)
+        report = write_jekyll(catalog, tmp_path / "jekyll", workers=1)
+    assert len(report.tags) == 2 and len(calls) == 1

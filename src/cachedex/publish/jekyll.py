@@ -47,29 +47,29 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import os
 import re
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
 from ..catalog import Catalog
-from ..errors import JekyllError, UnknownTag
-from ..values import ROOT_STACK, check_label, counted
+from ..errors import JekyllError
+from ..values import ROOT_STACK, counted
 from .files import (
     held_alone,
-    name_problem,
-    quoted,
     remove_stale_temporaries,
     safe_folder,
     update_file,
 )
-from .folder_names import folder_clashes, package_clashes
-from .jekyll_data import ALL_KEY, RECORD, Record, TagSummary, meta_yaml, read_record, read_yaml, tag_state, tags_yaml
+from .folder_names import package_clashes
+from .jekyll_data import RECORD, Record, TagSummary, meta_yaml, read_record, read_yaml, tag_state, tags_yaml
+from .jekyll_names import selected_tags, stack_labels
 from .jekyll_shares import NAMED_REFUSALS, PAGE_NAME, ShareJob, write_pages, write_share
 from .parallel import new_pool, worker_count
 
@@ -152,7 +152,12 @@ def _existing_folders(folder: Path) -> dict[str, os.DirEntry[str]]:
 
 
 def _write_tag(
-    catalog: Catalog, outdir: Path, tag: str, workers: int | None, full: bool = False
+    catalog: Catalog,
+    outdir: Path,
+    tag: str,
+    workers: int | None,
+    full: bool = False,
+    package_tags: Callable[[], dict[str, list[tuple[str, int]]]] | None = None,
 ) -> tuple[TagReport, TagSummary]:
     """Write the pages of one tag, remove those of packages that left it; nothing when
     its record says they were written from this state (unless ``full``)."""
@@ -176,7 +181,7 @@ def _write_tag(
     root = next((m for m in catalog.mirrors(tag) if m.stack == ROOT_STACK), None)
     parts = worker_count((root.listed or 0) if root else 0, threshold=PARALLEL_MIN_SPECS, requested=workers)
     # (the shares split the names: which clash is seen over all of them)
-    unpaged = package_clashes(catalog.all_package_tags(), tag)
+    unpaged = package_clashes((package_tags or catalog.all_package_tags)(), tag)
     if parts == 1:
         shares = [write_pages(catalog.listed_rows(tag), tag, str(folder), existing, unpaged)]
     else:
@@ -268,44 +273,6 @@ def _remove_left_packages(existing: Mapping[str, os.DirEntry[str]], kept: set[st
 # -- entry point ---------------------------------------------------------------------
 
 
-def _selected_tags(catalog: Catalog, tags: list[str] | None) -> tuple[list[str], list[str]]:
-    """(tags to write, messages for tags skipped). JekyllError for a tag not in the catalog."""
-    known = catalog.tag_names()
-    if tags is None:
-        wanted = known
-    else:
-        unknown = [t for t in tags if t not in known]
-        if unknown:
-            raise UnknownTag(unknown[0], known)
-        wanted = list(dict.fromkeys(tags))
-    good: list[str] = []
-    skipped: list[str] = []
-    clashing = folder_clashes(wanted)
-    for tag in wanted:
-        why = name_problem(tag) or check_label(tag) or clashing.get(tag)  # (printed by the site's pages as it is)
-        if why is None and tag == ALL_KEY:
-            why = f"{tag!r} is the name of the totals entry of _data/meta.yaml"
-        if why is None:
-            good.append(tag)
-        else:
-            skipped.append(f"tag {quoted(tag)}: {why}")
-    return good, skipped
-
-
-def _labels(tag: str, stacks: list[str], skipped: list[str]) -> list[str]:
-    """The stacks of ``tag`` that are labels, as the config has them: a catalog written
-    otherwise may name others, which tags.yaml would hand to the site's pages as they
-    are (their specs are left out of the pages); those are reported in ``skipped``."""
-    good: list[str] = []
-    for stack in stacks:
-        why = check_label(stack)
-        if why is None:
-            good.append(stack)
-        else:
-            skipped.append(f"stack {quoted(stack)} of tag {quoted(tag)} (not in _data/tags.yaml): {why}")
-    return good
-
-
 def write_jekyll(
     catalog: Catalog, outdir: Path, *, tags: list[str] | None = None, workers: int | None = None, full: bool = False
 ) -> JekyllReport:
@@ -324,7 +291,7 @@ def write_jekyll(
     """
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
-    selected, skipped_tags = _selected_tags(catalog, tags)
+    selected, skipped_tags = selected_tags(catalog, tags)
     data_written: list[str] = []
     data_unchanged: list[str] = []
     reports: list[TagReport] = []
@@ -349,11 +316,13 @@ def write_jekyll(
                 previous_tags = [e for e in previous_tags or () if not (isinstance(e, dict) and e.get("name") == tag)]
             summaries: dict[str, TagSummary] = {}
             stacks: dict[str, list[str]] = {}
+            # (read once, when a tag is written: every tag's packages, to tell clashing names)
+            package_tags = functools.cache(catalog.all_package_tags)
             for tag in selected:
-                report, summary = _write_tag(catalog, outdir, tag, workers, full)
+                report, summary = _write_tag(catalog, outdir, tag, workers, full, package_tags)
                 reports.append(report)
                 summaries[tag] = summary
-                stacks[tag] = _labels(tag, [m.stack for m in catalog.mirrors(tag)], skipped_tags)
+                stacks[tag] = stack_labels(tag, [m.stack for m in catalog.mirrors(tag)], skipped_tags)
             for path, content in (
                 (tags_path, tags_yaml(previous_tags, stacks)),
                 (meta_path, meta_yaml(previous_meta, summaries)),

@@ -130,7 +130,7 @@ def _plan(
     package_tags = catalog.all_package_tags()  # {package: [(tag, specs)]}, tags sorted
     plan = Plan(token, known, [], {}, package_tags, [], 1)
     wanted = tags or known
-    clashing = folder_clashes(wanted)
+    clashing = folder_clashes(known)  # (a tag asked for alone would take another's folder too)
     for tag in wanted:
         problem = name_problem(tag) or clashing.get(tag)
         if problem:

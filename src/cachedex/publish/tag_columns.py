@@ -123,7 +123,7 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     stack_at = position["stack"]
     stack_ids = {key: stack_set(tuple(sorted({stack_at[stack] for stack in names}))) for key, names in held.items()}
     sizes = list(map(_SIZE, ordered))
-    clashing = folder_clashes(names)  # (no page either: see folder_names)
+    clashing = folder_clashes(filter(has_page, names))  # (no page either: as folder_names.package_clashes)
     columns = SpecColumns(
         names=tuple(names),
         counts=tuple(counts),

@@ -16,6 +16,7 @@ from ..values import is_dag_hash
 from .changes import ChangesPage, ComparePage
 from .coverage import CoveragePage
 from .files import name_problem
+from .folder_names import folder_clashes
 from .pages import HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 from .reuse_page import ReuseView
 from .search_page import SearchView
@@ -120,4 +121,12 @@ def with_pages(packages: dict[str, list[str]]) -> dict[str, list[str]]:
     """``{package: [tags]}`` for the search box, which links each package in each tag:
     only the names that have a page."""
     linked = {name: [tag for tag in tags if has_page(tag)] for name, tags in packages.items() if has_page(name)}
+    # Of names that are one folder where case is ignored, only one has a page in a tag.
+    in_tag: dict[str, list[str]] = {}
+    for name, tags in linked.items():
+        for tag in tags:
+            in_tag.setdefault(tag, []).append(name)
+    for tag, names in in_tag.items():
+        for name in folder_clashes(names):
+            linked[name].remove(tag)
     return {name: tags for name, tags in linked.items() if tags}
