@@ -116,7 +116,7 @@ class ServerState:
 
     root: Path
     #: path -> 404, 500, 503, 429, stall, slow, never, cut, drip, gzip-bomb, not-http,
-    #: redirect-file, redirect-loop, gzip-unasked (gzipped whatever the request
+    #: 206, redirect-file, redirect-loop, gzip-unasked (gzipped whatever the request
     #: accepts), etag-latin1 (an ETag holding byte 0xe9), and the answers of
     #: ``_SAYING``; "-once" to misbehave on the first request only
     faults: dict[str, str] = field(default_factory=dict)
@@ -209,6 +209,14 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "never":  # read the request, then say nothing until the client gives up
             time.sleep(state.stall_seconds)
             self.close_connection = True
+            return
+        if fault == "206":  # a part, though no range was asked (a cache answering another request's)
+            self.send_response(206)
+            self.send_header("Content-Range", "bytes 0-1/100")
+            self.send_header("Content-Length", "2")
+            self.end_headers()
+            if body:
+                self.wfile.write(b"{}")
             return
         if fault == "304":  # "not modified", though the request named no version
             self.send_response(304)

@@ -227,6 +227,16 @@ def test_an_error_says_what_the_server_said(http_server) -> None:  # type: ignor
     assert "server error (HTTP 500), after 2 attempts" in said["page.json"] and "says" not in said["page.json"]
 
 
+def test_a_part_where_the_whole_was_asked_says_so(http_server) -> None:  # type: ignore[no-untyped-def]
+    """A 206 to a plain GET (a cache answering another request's range) was "request
+    refused (HTTP 206)", which names no cause; it is never taken for the file."""
+    (http_server.state.root / "index.json").write_text("{}")
+    http_server.state.faults["/index.json"] = "206"
+    with HttpClient(HttpOptions(retries=0)) as client, pytest.raises(SourceError) as caught:
+        client.request(Request(f"{http_server.url}/index.json", limit=1000))
+    assert "a part of the file (HTTP 206) where the whole was asked" in str(caught.value)
+
+
 def test_the_engine_waits_for_slow_answers_without_spinning(http_server) -> None:  # type: ignore[no-untyped-def]
     """Every request of a map started, fewer than the concurrency, their answers slow:
     the engine waits on the sockets. (It went round without waiting, a core busy for as

@@ -289,6 +289,12 @@ class HttpClient:
             problem = "too many requests (HTTP 429)" if status == 429 else f"server error (HTTP {status})"
             retry_after = parse_headers(request._raw_headers).get("retry-after")
             result = self._retry_or(request, problem + server_said(request._body), retry_after)
+        elif status == 206:  # (no request here asks for a range)
+            result = SourceError(
+                url,
+                "a part of the file (HTTP 206) where the whole was asked: a cache or proxy in front of it "
+                "answered another request's range",
+            )
         elif status == 401:  # (an OCI registry's first 401 is its session's to answer)
             result = SourceError(url, f"request refused (HTTP 401: {unauthorized(request, handle, url)})")
         else:  # (a 403's AccessDenied, a registry's DENIED: the server's words say which)
