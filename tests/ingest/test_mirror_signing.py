@@ -1,4 +1,5 @@
-"""Whether a mirror signs its binaries, as a sync tells it from one spec manifest."""
+"""Whether a mirror signs its binaries, as a sync of its changed index tells it from three
+listed specs' v3 manifests and its key index."""
 
 from __future__ import annotations
 
@@ -56,7 +57,7 @@ def test_a_sync_tells_a_signed_mirror_from_a_plain_one(mirrors: Path, tmp_path: 
 def test_a_mirror_whose_manifests_cannot_be_read_syncs_and_stays_not_known(mirrors: Path, tmp_path: Path) -> None:
     index = fixture_index(mirrors)
     write_v3_mirror(tmp_path / "m", index)
-    shutil.rmtree(tmp_path / "m/v3/manifests/spec")  # every size missing, and the sample's file
+    shutil.rmtree(tmp_path / "m/v3/manifests/spec")  # every size missing, and the samples' files
     config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
     with Catalog(config.catalog) as catalog:
         (outcome,) = sync(config, catalog)

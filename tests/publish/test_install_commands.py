@@ -139,7 +139,8 @@ def test_a_mirror_found_unsigned_is_added_unsigned(tmp_path: Path) -> None:
 
 def test_a_mirror_synced_unsigned_is_added_unsigned_on_every_page(mirrors: Path, tmp_path: Path) -> None:
     # A v3 mirror pushed with --unsigned (plain JSON manifests), synced and never
-    # verified: the sync read one of its manifests, and every page adds it --unsigned.
+    # verified: the sync read three of its manifests, all plain, and found no key index;
+    # every page adds it --unsigned.
     write_v3_mirror(tmp_path / "plain", fixture_index(mirrors))
     write_v3_mirror(tmp_path / "sig", fixture_index(mirrors), signed=True)
     config = make_config(tmp_path, [{"name": tag, "url": str(tmp_path / tag)} for tag in pages_of])

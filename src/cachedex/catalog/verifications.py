@@ -297,9 +297,9 @@ def unsigned_mirrors(db: sqlite3.Connection) -> frozenset[tuple[str, str]]:
     """(tag, stack) of each mirror known not to sign its binaries, which Spack must be
     told (``spack mirror add --unsigned``) or its install stops at every binary: the
     mirror's latest verification that read its spec files or keys says so, or, where
-    none did, its last sync of a changed index read a plain manifest
-    (:attr:`~.rows.MirrorState.signed`). An OCI registry's verification ("none") leaves
-    it to the URL, which always says so."""
+    none did, its last sync of a changed index found the manifests it read (three listed
+    specs') all plain and no key index published (:attr:`~.rows.MirrorState.signed`).
+    An OCI registry's verification ("none") leaves it to the URL, which always says so."""
     rows = db.execute(
         "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE coalesce("
         "(SELECT v.signing = 'unsigned' FROM verifications v WHERE v.tag = t.name AND v.stack = m.stack "

@@ -246,8 +246,8 @@ class TagWriter:
     ) -> None:
         """Store a mirror's new index: its state and the records it holds (hash -> listed).
         ``own_index`` False: a root without an index, listing what its stacks list.
-        ``signed``: see :attr:`MirrorState.signed`; None keeps what the row knew (a
-        manifest that could not be read this time), unless the mirror ``moved``.
+        ``signed``: see :attr:`MirrorState.signed`; None (nothing readable this time)
+        keeps what the row knew, unless the mirror ``moved``.
         ``member_ids``: the ids of ``members``, in order, if :meth:`known_ids` found them."""
         self._kept_stacks.add(stack)
         self._changed = True

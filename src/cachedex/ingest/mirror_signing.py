@@ -8,8 +8,9 @@ off the check that keeps a tampered binary out. ``cachedex verify`` checks every
 signature; a sync whose index changed reads the v3 manifests of a few listed specs,
 spread over the index: clearsigned when ``spack buildcache push`` signed them, plain JSON
 when not (format doc §5.3). As verify decides, a mirror that signed any of them, or
-that publishes keys, signs (a plain spec there is a problem, not the mirror's way); it
-is told unsigned only when every manifest read is plain and it publishes no key index.
+that publishes a key index (verify asks for a key in it), signs (a plain spec there is
+a problem, not the mirror's way); it is told unsigned only when every manifest read is
+plain and it publishes no key index.
 Spec files of older layouts are not read (their mirror stays "not known", which the
 pages take as signed, Spack's default), nor OCI registries (never signed, which their
 URL says).

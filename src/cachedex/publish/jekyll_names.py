@@ -16,7 +16,7 @@ __all__ = ["selected_tags", "stack_labels"]
 
 
 def selected_tags(catalog: Catalog, tags: list[str] | None) -> tuple[list[str], list[str]]:
-    """(tags to write, messages for tags skipped). JekyllError for a tag not in the catalog."""
+    """(tags to write, messages for tags skipped). UnknownTag for a tag not in the catalog."""
     known = catalog.tag_names()
     if tags is None:
         wanted = known
