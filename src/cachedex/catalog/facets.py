@@ -161,7 +161,7 @@ class FacetIndex:
         of that cache's reach (a warm-up's walks)."""
         if (kept := self._kept_dependents.get(key)) is not None:
             return kept
-        if not found:  # a leaf's: no position to read (6 ms for 250,000 of them)
+        if not found or not self.size:  # a leaf's (6 ms for 250,000), an empty scope's: no position to read
             return 0
         if self._gather is None:
             self._gather, self._top = operator.itemgetter(*self.ids), max(self.ids, default=0)
