@@ -21,7 +21,7 @@ from cachedex.demo.build import build_demo_mirrors
 from cachedex.errors import ConfigError, SourceError, SourceNotFound
 from cachedex.ingest import sizes
 from cachedex.ingest.http import HttpClient, Request, TooBig
-from cachedex.ingest.http_requests import retry_after_seconds
+from cachedex.ingest.http_requests import retry_after_seconds, server_said
 from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.outcomes import TagOutcome
 from cachedex.ingest.sync import sync
@@ -225,6 +225,24 @@ def test_an_error_says_what_the_server_said(http_server) -> None:  # type: ignor
     ) in said["limited.json"]
     assert said["denied.json"].endswith("request refused (HTTP 403); the server says: AccessDenied: Access Denied")
     assert "server error (HTTP 500), after 2 attempts" in said["page.json"] and "says" not in said["page.json"]
+
+
+def test_a_hash_file_a_server_fails_to_give_is_no_check(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Spack reads a v2 mirror whose index.json.hash answers a server error ("failure to
+    fetch index.json.hash is not fatal"); cachedex failed the sync."""
+    write_v2_mirror(http_server.state.root / "m", fixture_index(mirrors))
+    http_server.state.faults["/m/build_cache/index.json.hash"] = "500"
+    config = make_config(tmp_path, [{"name": "t", "url": f"{http_server.url}/m"}], backoff=0.01)
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+    assert outcome.ok, outcome.error
+
+
+def test_an_html_page_with_a_byte_order_mark_says_nothing() -> None:
+    """A page's markup is no message, with a UTF-8 mark before it too; a first line is
+    read though the 4 kB looked at end inside a character."""
+    assert server_said(b"\xef\xbb\xbf<!DOCTYPE html><html><script>x</script>") == ""
+    assert server_said(b"backend down\n" + "é".encode() * 3000) == "; the server says: backend down"
 
 
 def test_a_part_where_the_whole_was_asked_says_so(http_server) -> None:  # type: ignore[no-untyped-def]

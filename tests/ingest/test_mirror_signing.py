@@ -10,8 +10,9 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.ingest.sync import sync
+from cachedex.ingest.verify import verify
 from cachedex.values import ROOT_STACK
-from tests.helpers import LIBELF_CORE2, MIRRORS, fixture_index, make_config, write_v3_mirror
+from tests.helpers import LIBELF_CORE2, MIRRORS, fixture_index, make_config, write_v3_mirror, write_v3_view
 from tests.servers import Nginx
 
 
@@ -113,3 +114,53 @@ def test_a_changed_index_is_looked_at_again_and_a_moved_mirror_forgets(mirrors: 
         moved = make_config(tmp_path, [{"name": "t", "url": str(MIRRORS / "v2_layout/signed")}])
         assert all(outcome.ok for outcome in sync(moved, catalog))
         assert _signed(catalog, "t") is None and not catalog.unsigned_mirrors()
+
+
+def test_a_root_of_views_signs_while_one_of_its_views_does(mirrors: Path, tmp_path: Path) -> None:
+    """A mirror of views only signs if one of its views does: when only its plain view
+    changed, it was told unsigned, its other view (not read again) forgotten."""
+    index = fixture_index(mirrors)
+    listed = [h for h, record in index["database"]["installs"].items() if record["in_buildcache"]]  # type: ignore[index]
+    write_v3_mirror(tmp_path / "m", index, signed=True)
+    shutil.rmtree(tmp_path / "m/v3/manifests/index")  # no root index: views only
+    signing, plain = listed[:2], listed[2:]
+    for dag_hash in plain:
+        _plain_manifest(tmp_path / "m", dag_hash)
+
+    def view(keep: list[str]) -> dict[str, object]:
+        subset = fixture_index(mirrors)
+        for dag_hash, record in subset["database"]["installs"].items():  # type: ignore[union-attr]
+            record["in_buildcache"] = record["in_buildcache"] and dag_hash in keep
+        return subset
+
+    write_v3_view(tmp_path / "m", "one", view(signing))
+    write_v3_view(tmp_path / "m", "two", view(plain))
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m"), "views": "all"}])
+    with Catalog(config.catalog) as catalog:
+        assert all(outcome.ok for outcome in sync(config, catalog))
+        assert (_signed(catalog, "t"), _signed(catalog, "t", "one"), _signed(catalog, "t", "two")) == (
+            True,
+            True,
+            False,
+        )
+        write_v3_view(tmp_path / "m", "two", view(plain[:-1]))  # only the plain view changes
+        assert all(outcome.ok for outcome in sync(config, catalog))
+        assert _signed(catalog, "t") is True and ("t", ROOT_STACK) not in catalog.unsigned_mirrors()
+
+
+def test_the_newer_of_a_sync_s_and_a_verification_s_finding_counts(mirrors: Path, tmp_path: Path) -> None:
+    """`verify` found a plain mirror unsigned; pushed again with signing and synced, it
+    was still given `--unsigned` (the verification always won), and the reverse."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        verify(config, catalog)
+        assert catalog.unsigned_mirrors() == {("t", ROOT_STACK)}
+        write_v3_mirror(tmp_path / "m", fixture_index(mirrors), signed=True)  # (its index changes)
+        sync(config, catalog)
+        assert _signed(catalog, "t") is True and not catalog.unsigned_mirrors()  # the sync is newer
+        verify(config, catalog)  # signed too now
+        write_v3_mirror(tmp_path / "m", fixture_index(mirrors, drop=(LIBELF_CORE2,)))  # plain again
+        sync(config, catalog)
+        assert catalog.unsigned_mirrors() == {("t", ROOT_STACK)}

@@ -22,7 +22,7 @@ from cachedex.publish.folder_names import folder_clashes, folder_key
 from cachedex.publish.jekyll import write_jekyll
 from cachedex.publish.site import write_site
 from cachedex.publish.urls import has_page, with_pages
-from tests.helpers import record, write_tag
+from tests.helpers import file_bytes, record, write_tag
 
 #: "café" as one character and as "e" and a combining accent: two names, one on APFS.
 COMPOSED = unicodedata.normalize("NFC", "café")
@@ -177,3 +177,24 @@ def test_jekyll_reads_the_catalog_s_packages_once_for_all_its_tags(
         monkeypatch.setattr(Catalog, "all_package_tags", counted)
         report = write_jekyll(catalog, tmp_path / "jekyll", workers=1)
     assert len(report.tags) == 2 and len(calls) == 1
+
+
+def test_a_tag_that_comes_to_clash_leaves_as_a_full_build_leaves_it(tmp_path: Path) -> None:
+    """A catalog's `T` built alone, then its `t` synced: `T` clashes and has no pages,
+    and the build after it left `tags/T`, which a full build does not write. (The page
+    of a spec only `T` holds stays, as those of a tag not asked for do: a spec page
+    stays while any tag of the catalog holds its hash.)"""
+    with _catalog(tmp_path / "c.sqlite", ["zlib"]) as catalog:
+        catalog._db.execute("UPDATE tags SET name = 'T' WHERE name = 't'")
+        write_site(catalog, tmp_path / "site")
+        assert (tmp_path / "site/tags/T").is_dir()
+        write_tag(catalog, "t", [record("c" * 32, "zstd")])
+        after = write_site(catalog, tmp_path / "site")
+        assert after.complete and any("tag 'T': one folder with 't'" in line for line in after.skipped)
+        write_site(catalog, tmp_path / "fresh")
+    built, fresh = file_bytes(tmp_path / "site"), file_bytes(tmp_path / "fresh")
+    only_t = "specs/aa/" + "a" * 31 + "1"
+    assert set(built) - set(fresh) == {f"{only_t}.html", f"{only_t}.json"} and set(fresh) <= set(built)
+    assert all(built[path] == data for path, data in fresh.items())
+    assert not (tmp_path / "site/tags/T").exists()
+    assert with_pages({"zlib": ["T", "t"], "zstd": ["t"]}) == {"zlib": ["t"], "zstd": ["t"]}

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import shutil
+import time
 from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import Any
@@ -288,8 +289,9 @@ def test_a_mirror_found_unsigned_changes_every_page_that_adds_it(
         state = catalog.mirror_state("develop", ROOT_STACK)
         assert state is not None
         held = sorted(catalog.members_of("develop", ROOT_STACK))
+        now = time.time()  # (newer than the sync's finding: the verification's counts)
         result = MirrorVerification(
-            "develop", ROOT_STACK, state.url, None, state.layout, 1.0, 2.0, False, ("index", "signatures"), (),
+            "develop", ROOT_STACK, state.url, None, state.layout, now - 1, now, False, ("index", "signatures"), (),
             len(held), len(held), len(held), "unsigned", (), SignatureCounts(unsigned=len(held)), (), 0,
         )  # fmt: skip
         catalog.store_verification(result, [SpecSignature(h, "unsigned", None) for h in held], "")

@@ -258,9 +258,11 @@ ALTER TABLE mirrors ADD COLUMN dropped INTEGER NOT NULL DEFAULT 0;
 # Whether a mirror signs its binaries, as its last sync that read a changed index saw
 # it in a few listed specs' manifests and its key index (1 signs, 0 not; NULL not known): the
 # commands the pages give add an unsigned mirror with --unsigned, or Spack's install
-# stops at every binary. A verification's finding, where one exists, comes first.
+# stops at every binary. Of that and a verification's finding, the newer counts
+# (``signed_at``: when a sync found it).
 _V11_TO_V12 = """
 ALTER TABLE mirrors ADD COLUMN signed INTEGER;
+ALTER TABLE mirrors ADD COLUMN signed_at REAL;
 """
 
 _MIGRATIONS: dict[int, str] = {

@@ -296,15 +296,18 @@ def tag_verification(db: sqlite3.Connection, tag: str, *, problems: int | None =
 def unsigned_mirrors(db: sqlite3.Connection) -> frozenset[tuple[str, str]]:
     """(tag, stack) of each mirror known not to sign its binaries, which Spack must be
     told (``spack mirror add --unsigned``) or its install stops at every binary: the
-    mirror's latest verification that read its spec files or keys says so, or, where
-    none did, its last sync of a changed index found the manifests it read (three listed
-    specs') all plain and no key index published (:attr:`~.rows.MirrorState.signed`).
+    mirror's latest verification that read its spec files or keys says so, or its last
+    sync of a changed index found the manifests it read (three listed specs') all plain
+    and no key index published (:attr:`~.rows.MirrorState.signed`), whichever is newer.
     An OCI registry's verification ("none") leaves it to the URL, which always says so."""
+    # The newer of the two findings counts: a mirror pushed again with (or without)
+    # signing since its last verification is what its last sync saw, and the reverse.
     rows = db.execute(
-        "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE coalesce("
-        "(SELECT v.signing = 'unsigned' FROM verifications v WHERE v.tag = t.name AND v.stack = m.stack "
-        "AND v.url = m.url AND (v.found > 0 OR v.signing = 'signed') AND v.signing != 'none' "
-        "ORDER BY v.id DESC LIMIT 1), m.signed = 0)"
+        "SELECT t.name, m.stack FROM mirrors m JOIN tags t ON t.id = m.tag_id "
+        "LEFT JOIN verifications v ON v.id = (SELECT max(id) FROM verifications w WHERE w.tag = t.name "
+        "AND w.stack = m.stack AND w.url = m.url AND (w.found > 0 OR w.signing = 'signed') AND w.signing != 'none') "
+        "WHERE CASE WHEN v.id IS NOT NULL AND (m.signed IS NULL OR v.finished_at >= coalesce(m.signed_at, 0)) "
+        "THEN v.signing = 'unsigned' ELSE m.signed = 0 END"
     )
     return frozenset(rows)
 

@@ -31,6 +31,7 @@ from .batches import (
     spec_row,
 )
 from .edge_writer import EdgeWriter, insert_edge_rows
+from .mirror_rows import write_mirror_row
 from .nodes import NodePacker
 from .reads import spec_ids
 from .schema import BULK_INDEXES, BULK_MEMBER_INDEXES
@@ -252,32 +253,15 @@ class TagWriter:
         self._kept_stacks.add(stack)
         self._changed = True
         db = self._db
-        row = db.execute("SELECT id FROM mirrors WHERE tag_id = ? AND stack = ?", (self._tag_id, stack)).fetchone()
         listed_count = sum(members.values())  # bools: a C loop
         values = (
             url, layout, db_version, checksum, etag, last_modified, fetched_at, len(members), listed_count, view,
             int(own_index),
         )  # fmt: skip
-        if row is None:
-            inserted = db.execute(
-                "INSERT INTO mirrors (url, layout, db_version, checksum, etag, last_modified, "
-                "fetched_at, records, listed, view, own_index, signed, tag_id, stack) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
-                (*values, signed, self._tag_id, stack),  # (a bool is stored as 1 or 0)
-            ).fetchone()
-            mirror_id: int = inserted[0]
-            old: dict[int, int] = {}
-            first_sync = True
-        else:
-            mirror_id = row[0]
-            db.execute(
-                "UPDATE mirrors SET url = ?, layout = ?, db_version = ?, checksum = ?, etag = ?, last_modified = ?, "
-                "fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ?, "
-                "signed = CASE WHEN ? THEN ? ELSE coalesce(?, signed) END, dropped = 0 WHERE id = ?",
-                (*values, moved, signed, signed, mirror_id),
-            )
+        mirror_id, first_sync = write_mirror_row(db, self._tag_id, stack, values, signed=signed, moved=moved)
+        old: dict[int, int] = {}
+        if not first_sync:
             old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))
-            first_sync = False
         if member_ids is None:
             member_ids = self._ids_of(members, stack)
         self._replaced[mirror_id] = member_ids

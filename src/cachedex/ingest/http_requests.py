@@ -317,7 +317,7 @@ def server_said(body: bytes | bytearray) -> str:
     XML ``<Code>`` and ``<Message>``, or plain text's first line. An HTML page, or a
     compressed or binary body, says nothing here (its markup is no message). Its
     characters come from the server: made visible, and cut short."""
-    head = bytes(body[:4096]).strip()
+    head = bytes(body[:4096]).removeprefix(b"\xef\xbb\xbf").strip()  # (a UTF-8 mark before a page's markup)
     if not head or head[:1] == b"<" and not head.startswith(b"<?xml") or head[:2] == b"\x1f\x8b":
         return ""
     words = ""
@@ -326,10 +326,7 @@ def server_said(body: bytes | bytearray) -> str:
     elif head.startswith(b"<?xml"):
         words = ": ".join(value.decode("utf-8", "replace") for _, value in _XML_WORDS.findall(head))
     else:
-        try:
-            words = head.decode("utf-8").splitlines()[0]
-        except (UnicodeDecodeError, IndexError):
-            return ""
+        words = head.split(b"\n", 1)[0].decode("utf-8", "replace")  # (the cut may split a character)
     words = " ".join(words.split())
     if not words:
         return ""

@@ -218,10 +218,12 @@ def _index_hash(source: Source) -> str | None:
     """The checksum ``index.json.hash`` gives, or None where there is none: as Spack
     reads it (``DefaultIndexFetcher.get_remote_hash``), its first 64 bytes, if they are
     a lowercase sha256 hex digest (what follows, a line end or more, is no part of it);
-    a file that is none is no check at all, not a failure, for Spack reads that mirror."""
+    a file that is none, or that cannot be read (a server's error), is no check at all,
+    not a failure, for Spack reads that mirror ("failure to fetch index.json.hash is not
+    fatal")."""
     try:
         head = source.read(V2_INDEX_HASH, limit=1000)[:64]
-    except (SourceNotFound, TooBig):  # (a file that long holds no digest Spack would write)
+    except (SourceError, TooBig):  # (SourceNotFound is one; a file that long holds no digest)
         return None
     return head.decode("ascii") if re.fullmatch(rb"[0-9a-f]{64}", head) else None
 

@@ -88,6 +88,13 @@ class Previous(NamedTuple):
     moved: bool  #: another URL or view than its row's (see :attr:`MirrorRead.moved`)
 
 
+def _row_signed(rows: Mapping[str, MirrorState], read: MirrorRead) -> bool | None:
+    """What a mirror's row says of its signing, unless it moved since (see
+    :attr:`MirrorRead.moved`)."""
+    row = rows.get(read.ref.stack)
+    return None if row is None or read.moved or (row.url, row.view) != (read.ref.url, read.ref.view) else row.signed
+
+
 #: The catalog ids of a listing's hashes, in order, or None where one has none yet.
 IdsOf = Callable[[Mapping[str, bool]], list[int] | None]
 
@@ -269,8 +276,9 @@ class TagReader:
         versions = [
             read.db_version or (row.db_version if row else 0) or 0 for read, row in zip(stacks, rows, strict=True)
         ]
-        # (its views' binaries are its own: it signs if one of them does, as verify decides)
-        told = {read.signed for read in stacks} - {None}
+        # (its views' binaries are its own: it signs if one of them does, as verify decides;
+        # a view not read again, or not told this time, as its row says)
+        told = {read.signed if read.signed is not None else _row_signed(before, read) for read in stacks} - {None}
         read = MirrorRead(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
         read.signed = True if True in told else (False if told else None)
         read.moved = state is not None and state.url != ref.url

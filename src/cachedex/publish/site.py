@@ -131,6 +131,7 @@ def _plan(
     plan = Plan(token, known, [], {}, package_tags, [], 1)
     wanted = tags or known
     clashing = folder_clashes(known)  # (a tag asked for alone would take another's folder too)
+    plan.clashing = set(clashing)
     for tag in wanted:
         problem = name_problem(tag) or clashing.get(tag)
         if problem:
@@ -239,7 +240,9 @@ def _build(
                 return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, False)
             begin_build(outdir)
             progress("reading what the pages are made from")
-            inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.compare]))
+            # (the tags written, too: one that comes to clash with another, or no longer does,
+            # changes which pages are there)
+            inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.tags, plan.compare]))
             plan.held = set(inputs.specs)
             writer.edge_items.pages = plan.held  # (the spec pages this site has; workers inherit it)
             # Only the pages the changes since the last complete build reach (and those a
@@ -277,7 +280,7 @@ def _build(
             elif not staged:
                 removed += remove_spec_pages(outdir / "specs", held)
                 removed += remove_others(outdir / "specs", set())  # a folder per spec: the layout of earlier builds
-            removed += remove_others(outdir / "tags", set(plan.known))
+            removed += remove_others(outdir / "tags", set(plan.known) - plan.clashing)
             save_inputs(outdir, inputs)
             update_file(str(outdir / STAMP), stamp)  # last: only a complete build vouches for its pages
             plan.skipped.extend(_tags_elsewhere(outdir, plan, tags))

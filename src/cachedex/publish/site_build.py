@@ -49,6 +49,9 @@ class Plan(msgspec.Struct):
     #: Every hash some mirror holds (the keys of the build's ``SiteInputs.specs``): a
     #: change page links to these only, and need not read them again.
     held: set[str] = set()
+    #: Tags of the catalog with no pages, as another's name where case is ignored
+    #: (:mod:`.folder_names`): a folder an earlier build gave one goes.
+    clashing: set[str] = set()
 
 
 class Ahead:

@@ -120,7 +120,12 @@ def has_page(name: str) -> bool:
 def with_pages(packages: dict[str, list[str]]) -> dict[str, list[str]]:
     """``{package: [tags]}`` for the search box, which links each package in each tag:
     only the names that have a page."""
-    linked = {name: [tag for tag in tags if has_page(tag)] for name, tags in packages.items() if has_page(name)}
+    tags_clashing = folder_clashes({tag for tags in packages.values() for tag in tags})
+    linked = {
+        name: [tag for tag in tags if has_page(tag) and tag not in tags_clashing]
+        for name, tags in packages.items()
+        if has_page(name)
+    }
     # Of names that are one folder where case is ignored, only one has a page in a tag.
     in_tag: dict[str, list[str]] = {}
     for name, tags in linked.items():

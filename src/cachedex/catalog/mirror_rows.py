@@ -1,0 +1,40 @@
+"""A mirror's row as a sync writes it (:meth:`.writer.TagWriter.replace_mirror`): its
+state, and whether it signs its binaries, with when a sync found that."""
+
+from __future__ import annotations
+
+import sqlite3
+
+__all__ = ["MirrorValues", "write_mirror_row"]
+
+#: (url, layout, db_version, checksum, etag, last_modified, fetched_at, records,
+#: listed, view, own_index): the columns every write of a mirror's new index sets.
+MirrorValues = tuple[str, int, int, "str | None", "str | None", "str | None", float, int, int, "str | None", int]
+
+
+def write_mirror_row(
+    db: sqlite3.Connection, tag_id: int, stack: str, values: MirrorValues, *, signed: bool | None, moved: bool
+) -> tuple[int, bool]:
+    """Insert or update the mirror ``stack`` of tag ``tag_id``: (its id, whether it is
+    new). ``signed`` (see :attr:`.rows.MirrorState.signed`) is recorded with the sync's
+    time (``fetched_at``), which a newer verification overrides; None (nothing readable
+    this time) keeps what the row knew, unless the mirror ``moved``."""
+    found_at = None if signed is None else values[6]
+    row = db.execute("SELECT id FROM mirrors WHERE tag_id = ? AND stack = ?", (tag_id, stack)).fetchone()
+    if row is None:
+        inserted = db.execute(
+            "INSERT INTO mirrors (url, layout, db_version, checksum, etag, last_modified, fetched_at, records, "
+            "listed, view, own_index, signed, signed_at, tag_id, stack) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) RETURNING id",
+            (*values, signed, found_at, tag_id, stack),  # (a bool is stored as 1 or 0)
+        ).fetchone()
+        return int(inserted[0]), True
+    mirror_id = int(row[0])
+    db.execute(
+        "UPDATE mirrors SET url = ?, layout = ?, db_version = ?, checksum = ?, etag = ?, last_modified = ?, "
+        "fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ?, dropped = 0 WHERE id = ?",
+        (*values, mirror_id),
+    )
+    if signed is not None or moved:  # (else what the row knew stays, and when it was found)
+        db.execute("UPDATE mirrors SET signed = ?, signed_at = ? WHERE id = ?", (signed, found_at, mirror_id))
+    return mirror_id, False
