@@ -240,9 +240,9 @@ def _build(
                 return SiteReport(outdir, 0, 0, 0, 0, tuple(plan.skipped), time.perf_counter() - started, False)
             begin_build(outdir)
             progress("reading what the pages are made from")
-            # (the tags written, too: one that comes to clash with another, or no longer does,
-            # changes which pages are there)
-            inputs = read_inputs(catalog, msgspec.json.encode([tags, plan.tags, plan.compare]))
+            # (the tags that clash too: one that comes to clash with another, or no longer
+            # does, changes which pages are there)
+            inputs = read_inputs(catalog, msgspec.json.encode([tags, sorted(plan.clashing), plan.compare]))
             plan.held = set(inputs.specs)
             writer.edge_items.pages = plan.held  # (the spec pages this site has; workers inherit it)
             # Only the pages the changes since the last complete build reach (and those a
