@@ -18,6 +18,8 @@ URL says).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from ..errors import CachedexError, SourceNotFound
 from ..values import spec_manifest_path
 from .index import RawIndex
@@ -27,7 +29,7 @@ from .sizes import is_path_safe
 from .sources import Source
 from .verify_keys import KEY_DIR_V3
 
-__all__ = ["SAMPLED", "SAMPLES", "signs_binaries"]
+__all__ = ["SAMPLED", "SAMPLES", "sampled_specs", "signs_binaries"]
 
 #: Listed specs whose manifests are read, spread over the index (its first, middle and
 #: last with a usable name).
@@ -39,24 +41,18 @@ SAMPLES = 64
 _KEY_INDEX = f"{KEY_DIR_V3}/keys.manifest.json"
 
 
-def signs_binaries(source: Source, index: RawIndex, layout: int | None, *, limit: int) -> bool | None:
-    """Whether the mirror at ``source`` signs its binaries (see the module doc): True
-    when a sampled manifest is clearsigned or the mirror publishes a key index, False
-    when every sampled one is plain and it publishes none, None when that cannot be
-    told (another layout, no usable listed spec, nothing readable: a sync does not fail
-    for it). ``limit``: the most bytes of a manifest."""
-    if layout != 3:
-        return None
-    read = 0
-    for dag_hash, name, version in _sampled(index):
-        try:
-            data = source.read(spec_manifest_path(name, version, dag_hash), limit=limit)
-        except CachedexError:
-            continue
-        if is_clearsigned(data):
-            return True
-        read += 1
-    if not read:
+def signs_binaries(source: Source, samples: Sequence[tuple[str, str, str]], *, limit: int) -> bool | None:
+    """Whether the mirror at ``source`` signs its binaries (see the module doc), from the
+    manifests of ``samples`` (:func:`sampled_specs`, read at once) and its key index:
+    True when a manifest is clearsigned or the mirror publishes a key index, False when
+    every manifest read is plain and it publishes none, None when that cannot be told
+    (no usable listed spec, nothing readable: a sync does not fail for it). ``limit``:
+    the most bytes of a manifest."""
+    paths = ((dag_hash, spec_manifest_path(name, version, dag_hash)) for dag_hash, name, version in samples)
+    found = [result for _, result in source.read_many(paths, _clearsigned, limit=limit)]
+    if True in found:
+        return True
+    if False not in found:
         return None
     try:
         source.read(_KEY_INDEX, limit=limit)
@@ -67,10 +63,14 @@ def signs_binaries(source: Source, index: RawIndex, layout: int | None, *, limit
     return True
 
 
-def _sampled(index: RawIndex) -> list[tuple[str, str, str]]:
-    """(hash, name, version) of up to :data:`SAMPLED` listed specs of ``index`` whose
-    names can be part of a path, found from its first and middle listed spec on, and
-    from its last one back."""
+def _clearsigned(url: str, data: bytes | bytearray) -> bool:
+    return is_clearsigned(data)
+
+
+def sampled_specs(index: RawIndex) -> list[tuple[str, str, str]]:
+    """(hash, name, version) of up to :data:`SAMPLED` listed specs of a v3 ``index``
+    whose names can be part of a path, found from its first and middle listed spec on,
+    and from its last one back."""
     listed = [dag_hash for dag_hash, record in index.records.items() if record.in_buildcache]
     name_version = name_version_in(index)
     found: dict[str, tuple[str, str, str]] = {}
