@@ -57,5 +57,7 @@ def package_clashes(package_tags: Mapping[str, Sequence[tuple[str, int]]], tag: 
     """:func:`folder_clashes` of the packages of ``tag`` that may have a page (see
     :func:`.files.name_problem`), from :meth:`Catalog.all_package_tags` (``{package:
     [(tag, specs)]}``): what a site build's plan finds, found again by its workers."""
-    names = (name for name, tags in package_tags.items() if any(t == tag for t, _ in tags))
+    names = [name for name, tags in package_tags.items() if any(t == tag for t, _ in tags)]
+    if all(folder_key(name) == name for name in names):  # (as nearly always: no name is checked)
+        return {}
     return folder_clashes(name for name in names if name_problem(name) is None)
