@@ -164,3 +164,24 @@ def test_the_newer_of_a_sync_s_and_a_verification_s_finding_counts(mirrors: Path
         write_v3_mirror(tmp_path / "m", fixture_index(mirrors, drop=(LIBELF_CORE2,)))  # plain again
         sync(config, catalog)
         assert catalog.unsigned_mirrors() == {("t", ROOT_STACK)}
+
+
+def test_a_catalog_made_before_signing_was_recorded_learns_it_unchanged(mirrors: Path, tmp_path: Path) -> None:
+    """A catalog upgraded to schema 12 had every mirror's signing not known, and learnt
+    it only when the mirror's index next changed (a private mirror may not for months):
+    its next sync reads the manifests of listed specs the catalog names, once."""
+    write_v3_mirror(tmp_path / "plain", fixture_index(mirrors))
+    write_v3_mirror(tmp_path / "sig", fixture_index(mirrors), signed=True)
+    config = make_config(tmp_path, [{"name": tag, "url": str(tmp_path / tag)} for tag in ("plain", "sig")])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        catalog._db.execute("UPDATE mirrors SET signed = NULL, signed_at = NULL")  # (as the upgrade leaves it)
+        catalog._db.commit()
+        outcomes = sync(config, catalog)
+        assert all(o.ok and not o.mirrors[0].changed for o in outcomes)  # (no index changed)
+        assert (_signed(catalog, "plain"), _signed(catalog, "sig")) == (False, True)
+        assert catalog.unsigned_mirrors() == {("plain", ROOT_STACK)}
+        # Known, it stays while the index does
+        shutil.rmtree(tmp_path / "plain/v3/manifests/spec")
+        sync(config, catalog)
+        assert _signed(catalog, "plain") is False

@@ -9,7 +9,7 @@ from collections.abc import Collection, Iterable
 
 from ..errors import UnknownTag
 from ..values import ROOT_STACK
-from . import reads
+from . import mirror_rows, reads
 from .bulk_load import is_bulk_load
 from .facade_core import CatalogCore
 from .rows import (
@@ -46,6 +46,11 @@ class PointReads(CatalogCore):
     def members_of(self, tag: str, stack: str) -> dict[str, bool]:
         """{hash: listed} of every record one mirror of a tag holds."""
         return reads.members_of(self._db, tag, stack)
+
+    def signing_samples(self, tag: str, stack: str, count: int) -> list[tuple[str, str, str]]:
+        """(hash, name, version) of up to ``count`` listed specs of a mirror, spread over
+        its listing (see :func:`.mirror_rows.signing_samples`)."""
+        return mirror_rows.signing_samples(self._db, tag, stack, count)
 
     def tag_names(self) -> list[str]:
         """Names of the tags in the catalog, sorted."""

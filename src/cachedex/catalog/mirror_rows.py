@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["MirrorValues", "write_mirror_row"]
+__all__ = ["MirrorValues", "signing_samples", "write_mirror_row"]
 
 #: (url, layout, db_version, checksum, etag, last_modified, fetched_at, records,
 #: listed, view, own_index): the columns every write of a mirror's new index sets.
@@ -38,3 +38,25 @@ def write_mirror_row(
     if signed is not None or moved:  # (else what the row knew stays, and when it was found)
         db.execute("UPDATE mirrors SET signed = ?, signed_at = ? WHERE id = ?", (signed, found_at, mirror_id))
     return mirror_id, False
+
+
+def signing_samples(db: sqlite3.Connection, tag: str, stack: str, count: int) -> list[tuple[str, str, str]]:
+    """(hash, name, version) of up to ``count`` listed specs of a mirror, spread over its
+    listing (its first, middle and last by id): what a sync reads to tell whether a
+    mirror whose index did not change signs, when its row does not say (a catalog made
+    before it was recorded)."""
+    mirror = db.execute(
+        "SELECT m.id FROM mirrors m JOIN tags t ON t.id = m.tag_id WHERE t.name = ? AND m.stack = ?", (tag, stack)
+    ).fetchone()
+    if mirror is None:
+        return []
+    (listed,) = db.execute("SELECT count(*) FROM members WHERE mirror_id = ? AND listed", mirror).fetchone()
+    found: dict[str, tuple[str, str, str]] = {}
+    for offset in dict.fromkeys((0, listed // 2, listed - 1)) if listed else ():
+        for row in db.execute(
+            "SELECT s.hash, s.name, s.version FROM members mb JOIN specs s ON s.id = mb.spec_id "
+            "WHERE mb.mirror_id = ? AND mb.listed ORDER BY mb.spec_id LIMIT 1 OFFSET ?",
+            (mirror[0], offset),
+        ):
+            found.setdefault(row[0], tuple(row))
+    return list(found.values())[:count]

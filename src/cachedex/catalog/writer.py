@@ -217,14 +217,24 @@ class TagWriter:
             yield
 
     def keep_mirror(
-        self, stack: str, url: str, *, fetched_at: float, etag: str | None, last_modified: str | None
+        self,
+        stack: str,
+        url: str,
+        *,
+        fetched_at: float,
+        etag: str | None,
+        last_modified: str | None,
+        signed: bool | None = None,
     ) -> None:
-        """Mark an unchanged mirror as read now (its index checksum did not change)."""
+        """Mark an unchanged mirror as read now (its index checksum did not change);
+        ``signed``: what this read found of its signing, if it looked (see
+        :func:`.mirror_rows.signing_samples`)."""
         self._kept_stacks.add(stack)
         self._db.execute(
-            "UPDATE mirrors SET url = ?, fetched_at = ?, etag = coalesce(?, etag), "
-            "last_modified = coalesce(?, last_modified) WHERE tag_id = ? AND stack = ?",
-            (url, fetched_at, etag, last_modified, self._tag_id, stack),
+            "UPDATE mirrors SET url = ?, fetched_at = ?, etag = coalesce(?, etag), last_modified = coalesce(?, "
+            "last_modified), signed = coalesce(?, signed), signed_at = CASE WHEN ? IS NULL THEN signed_at ELSE ? END "
+            "WHERE tag_id = ? AND stack = ?",
+            (url, fetched_at, etag, last_modified, signed, signed, fetched_at, self._tag_id, stack),
         )
 
     def replace_mirror(

@@ -6,7 +6,8 @@ private mirrors are), every install from a mirror added plainly stops. The comma
 pages give must know which, and a wrong ``--unsigned`` is the worse mistake: it turns
 off the check that keeps a tampered binary out. ``cachedex verify`` checks every spec's
 signature; a sync whose index changed reads the v3 manifests of a few listed specs,
-spread over the index: clearsigned when ``spack buildcache push`` signed them, plain JSON
+spread over the index (one whose index did not change, of those the catalog lists, when
+the catalog does not know yet): clearsigned when ``spack buildcache push`` signed them, plain JSON
 when not (format doc §5.3). As verify decides, a mirror that signed any of them, or
 that publishes a key index (verify asks for a key in it), signs (a plain spec there is
 a problem, not the mirror's way); it is told unsigned only when every manifest read is
@@ -18,7 +19,7 @@ URL says).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from ..errors import CachedexError, SourceNotFound
 from ..values import spec_manifest_path
@@ -29,7 +30,7 @@ from .sizes import is_path_safe
 from .sources import Source
 from .verify_keys import KEY_DIR_V3
 
-__all__ = ["SAMPLED", "SAMPLES", "sampled_specs", "signs_binaries"]
+__all__ = ["SAMPLED", "SAMPLES", "sampled_specs", "signs_binaries", "usable"]
 
 #: Listed specs whose manifests are read, spread over the index (its first, middle and
 #: last with a usable name).
@@ -78,7 +79,17 @@ def sampled_specs(index: RawIndex) -> list[tuple[str, str, str]]:
     for place in (listed[:SAMPLES], listed[middle : middle + SAMPLES], listed[: -SAMPLES - 1 : -1]):
         for dag_hash in place:
             named = name_version(dag_hash)
-            if named is not None and is_path_safe(named[0]) and is_path_safe(named[1].replace("/", "_")):
+            if named is not None and _path_safe(*named):
                 found.setdefault(dag_hash, (dag_hash, *named))
                 break
     return list(found.values())[:SAMPLED]
+
+
+def usable(samples: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """Those of ``samples`` (hash, name, version) whose name and version can be part of
+    a path under a mirror (a catalog's specs came from mirrors: hostile)."""
+    return [sample for sample in samples if _path_safe(sample[1], sample[2])]
+
+
+def _path_safe(name: str, version: str) -> bool:
+    return is_path_safe(name) and is_path_safe(version.replace("/", "_"))

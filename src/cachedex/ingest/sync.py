@@ -303,7 +303,7 @@ class _TagSync:
                 snap = read.snapshot
                 if read.members is None or read.db_version is None:
                     kept = {"etag": snap.etag, "last_modified": snap.last_modified}
-                    writer.keep_mirror(read.ref.stack, read.ref.url, fetched_at=fetched_at, **kept)
+                    writer.keep_mirror(read.ref.stack, read.ref.url, fetched_at=fetched_at, signed=read.signed, **kept)
                     continue
                 writer.replace_mirror(
                     read.ref.stack,

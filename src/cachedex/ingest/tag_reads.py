@@ -21,7 +21,7 @@ from ..progress import Progress
 from ..values import MirrorRef
 from .index import RawIndex
 from .layouts import read_index
-from .mirror_signing import sampled_specs, signs_binaries
+from .mirror_signing import SAMPLED, sampled_specs, signs_binaries, usable
 from .records import name_version_in
 from .sizes import Prefetch
 from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
@@ -86,6 +86,10 @@ class Previous(NamedTuple):
     state: PreviousState | None  #: what an unchanged index is told by; None: read it in full
     seen: Seen  #: its row, as :attr:`MirrorRead.seen` keeps it
     moved: bool  #: another URL or view than its row's (see :attr:`MirrorRead.moved`)
+    #: (hash, name, version) of listed specs whose manifests tell whether it signs, when
+    #: its row does not say (a catalog made before it was recorded) and its index is
+    #: unchanged: read from the catalog, as the index is not (:mod:`.mirror_signing`)
+    samples: list[tuple[str, str, str]] = []
 
 
 def _row_signed(rows: Mapping[str, MirrorState], read: MirrorRead) -> bool | None:
@@ -146,13 +150,19 @@ class TagReader:
         moved = state is not None and (state.url != ref.url or state.view != ref.view)
         if state is None or state.checksum is None or state.layout is None or moved:
             return Previous(None, seen, moved)  # never read, or moved: read it again in full
-        return Previous(PreviousState(state.layout, state.checksum, state.etag, state.last_modified), seen, moved)
+        unknown = state.signed is None and state.layout == 3
+        samples = self.catalog.signing_samples(ref.tag, ref.stack, SAMPLED) if unknown else []
+        return Previous(
+            PreviousState(state.layout, state.checksum, state.etag, state.last_modified), seen, moved, samples
+        )
 
     def _read_mirror(self, ref: MirrorRef, previous: Previous, root: Container[str] | None = None) -> MirrorRead:
         """Fetch and decode one mirror's index; with ``root`` (its hashes), keep only the
         records the root lacks."""
         read = self._read_index(ref, previous.state, root)
         read.seen, read.moved = previous.seen, previous.moved
+        if not read.changed and previous.samples:  # (an unchanged index says nothing of it)
+            read.signed = signs_binaries(read.source, usable(previous.samples), limit=self.config.limits.manifest_bytes)
         return read
 
     def _read_index(self, ref: MirrorRef, previous: PreviousState | None, root: Container[str] | None) -> MirrorRead:
