@@ -26,9 +26,9 @@ from ..values import spec_manifest_path
 from .index import RawIndex
 from .records import name_version_in
 from .signatures import is_clearsigned
-from .sizes import is_path_safe
+from .sizes import manifest_path_safe
 from .sources import Source
-from .verify_keys import KEY_DIR_V3
+from .verify_keys import KEY_INDEX_V3
 
 __all__ = ["SAMPLED", "SAMPLES", "sampled_specs", "signs_binaries", "usable"]
 
@@ -38,8 +38,6 @@ SAMPLED = 3
 #: The most records looked at from each of those places for one whose manifest path can
 #: be made (a hostile index may list none with a usable name).
 SAMPLES = 64
-#: Where a v3 mirror names the keys it publishes (``update-index --keys``).
-_KEY_INDEX = f"{KEY_DIR_V3}/keys.manifest.json"
 
 
 def signs_binaries(source: Source, samples: Sequence[tuple[str, str, str]], *, limit: int) -> bool | None:
@@ -56,7 +54,7 @@ def signs_binaries(source: Source, samples: Sequence[tuple[str, str, str]], *, l
     if False not in found:
         return None
     try:
-        source.read(_KEY_INDEX, limit=limit)
+        source.read(KEY_INDEX_V3, limit=limit)
     except SourceNotFound:
         return False
     except CachedexError:
@@ -79,7 +77,7 @@ def sampled_specs(index: RawIndex) -> list[tuple[str, str, str]]:
     for place in (listed[:SAMPLES], listed[middle : middle + SAMPLES], listed[: -SAMPLES - 1 : -1]):
         for dag_hash in place:
             named = name_version(dag_hash)
-            if named is not None and _path_safe(*named):
+            if named is not None and manifest_path_safe(*named):
                 found.setdefault(dag_hash, (dag_hash, *named))
                 break
     return list(found.values())[:SAMPLED]
@@ -88,8 +86,4 @@ def sampled_specs(index: RawIndex) -> list[tuple[str, str, str]]:
 def usable(samples: Iterable[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
     """Those of ``samples`` (hash, name, version) whose name and version can be part of
     a path under a mirror (a catalog's specs came from mirrors: hostile)."""
-    return [sample for sample in samples if _path_safe(sample[1], sample[2])]
-
-
-def _path_safe(name: str, version: str) -> bool:
-    return is_path_safe(name) and is_path_safe(version.replace("/", "_"))
+    return [sample for sample in samples if manifest_path_safe(sample[1], sample[2])]

@@ -30,7 +30,7 @@ from .snapshots import OCI_LAYOUT
 from .sources import Decoder, HttpSource, Source
 from .verify_io import sizes as head_sizes
 
-__all__ = ["Prefetch", "SizeReport", "fetch_sizes", "is_path_safe"]
+__all__ = ["Prefetch", "SizeReport", "fetch_sizes", "is_path_safe", "manifest_path_safe"]
 
 #: From this many spec manifests of a folder or an HTTP mirror on, another process reads
 #: them (see reading_process): starting it costs ~0.3 s, reading 250,000 manifests ~4 s
@@ -70,6 +70,12 @@ def is_path_safe(text: str) -> bool:
     """Whether a name or version may become part of a path under a mirror: no ``/``,
     ``\\``, ``..``, NUL or control character (Spack's never hold one)."""
     return bool(text) and "/" not in text and "\\" not in text and ".." not in text and text.isprintable()
+
+
+def manifest_path_safe(name: str, version: str) -> bool:
+    """Whether a spec's name and version may make its v3 manifest's path
+    (:func:`~cachedex.values.spec_manifest_path`, where a version's ``/`` becomes ``_``)."""
+    return is_path_safe(name) and is_path_safe(version.replace("/", "_"))
 
 
 def _paths(keys: Iterable[SizeKey], layout: int, refused: list[str], source: Source) -> Iterable[tuple[str, str]]:

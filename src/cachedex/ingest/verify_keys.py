@@ -29,9 +29,11 @@ from .manifests import blob_path, decode_manifest, verify_checksum
 from .signatures import Keyring
 from .sources import Source
 
-__all__ = ["KEY_DIR_V2", "KEY_DIR_V3", "load_keys"]
+__all__ = ["KEY_DIR_V2", "KEY_DIR_V3", "KEY_INDEX_V3", "load_keys"]
 
 KEY_DIR_V3 = "v3/manifests/key"
+#: The manifest of a v3 mirror's key index (``update-index --keys``).
+KEY_INDEX_V3 = f"{KEY_DIR_V3}/keys.manifest.json"
 KEY_DIR_V2 = "build_cache/_pgp"
 _KEY_INDEX_MEDIA = "application/vnd.spack.keyindex.v1+json"
 _KEY_MEDIA = "application/pgp-keys"
@@ -105,7 +107,7 @@ def _blob(source: Source, manifest_path: str, media: str, limits: Limits) -> tup
 
 
 def _v3_index(source: Source, limits: Limits, problems: list[Problem]) -> list[str]:
-    path = f"{KEY_DIR_V3}/keys.manifest.json"
+    path = KEY_INDEX_V3
     try:
         data, blob = _blob(source, path, _KEY_INDEX_MEDIA, limits)
     except SourceNotFound as exc:

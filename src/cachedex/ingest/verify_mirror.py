@@ -33,7 +33,7 @@ from .layouts import V2_INDEX_HASH, read_index
 from .manifests import BlobRecord, blob_path, decode_manifest, gunzip_bounded, verify_checksum
 from .records import build_records
 from .signatures import GPG_MISSING, Keyring, SignatureCheck, gpg_available, is_clearsigned
-from .sizes import is_path_safe
+from .sizes import manifest_path_safe
 from .snapshots import OCI_LAYOUT
 from .sources import Source
 from .verify_documents import DecodedSpec, blob_root_hash, plain_text, raw_bytes
@@ -286,7 +286,7 @@ class MirrorChecker:
 
     def manifest_paths(self, listed: list[SpecRecord], path: Callable[[SpecRecord], str]) -> Iterator[tuple[str, str]]:
         for record in listed:
-            if is_path_safe(record.name) and is_path_safe(record.version.replace("/", "_")):
+            if manifest_path_safe(record.name, record.version):
                 yield record.hash, path(record)
             else:
                 self.out.problem(
