@@ -94,9 +94,9 @@ class Previous(NamedTuple):
 
 def _row_signed(rows: Mapping[str, MirrorState], read: MirrorRead) -> bool | None:
     """What a mirror's row says of its signing, unless it moved since (see
-    :attr:`MirrorRead.moved`)."""
+    :attr:`MirrorRead.moved`, which the read's :class:`Previous` told from that row)."""
     row = rows.get(read.ref.stack)
-    return None if row is None or read.moved or (row.url, row.view) != (read.ref.url, read.ref.view) else row.signed
+    return None if row is None or read.moved else row.signed
 
 
 #: The catalog ids of a listing's hashes, in order, or None where one has none yet.
