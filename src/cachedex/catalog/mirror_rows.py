@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 
-__all__ = ["MirrorValues", "signing_samples", "write_mirror_row"]
+__all__ = ["MirrorValues", "record_signing", "signing_samples", "write_mirror_row"]
 
 #: (url, layout, db_version, checksum, etag, last_modified, fetched_at, records,
 #: listed, view, own_index): the columns every write of a mirror's new index sets.
@@ -35,9 +35,20 @@ def write_mirror_row(
         "fetched_at = ?, records = ?, listed = ?, view = ?, own_index = ?, dropped = 0 WHERE id = ?",
         (*values, mirror_id),
     )
-    if signed is not None or moved:  # (else what the row knew stays, and when it was found)
-        db.execute("UPDATE mirrors SET signed = ?, signed_at = ? WHERE id = ?", (signed, found_at, mirror_id))
+    if moved:
+        db.execute("UPDATE mirrors SET signed = NULL, signed_at = NULL WHERE id = ?", (mirror_id,))
+    record_signing(db, tag_id, stack, signed, values[6])
     return mirror_id, False
+
+
+def record_signing(db: sqlite3.Connection, tag_id: int, stack: str, signed: bool | None, found_at: float) -> None:
+    """Record what a sync read at ``found_at`` found of a mirror's signing; None (not
+    told this time) leaves what the row knew, and when it was found."""
+    if signed is not None:
+        db.execute(
+            "UPDATE mirrors SET signed = ?, signed_at = ? WHERE tag_id = ? AND stack = ?",
+            (signed, found_at, tag_id, stack),
+        )
 
 
 def signing_samples(db: sqlite3.Connection, tag: str, stack: str, count: int) -> list[tuple[str, str, str]]:

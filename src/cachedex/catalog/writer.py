@@ -31,7 +31,7 @@ from .batches import (
     spec_row,
 )
 from .edge_writer import EdgeWriter, insert_edge_rows
-from .mirror_rows import write_mirror_row
+from .mirror_rows import record_signing, write_mirror_row
 from .nodes import NodePacker
 from .reads import spec_ids
 from .schema import BULK_INDEXES, BULK_MEMBER_INDEXES
@@ -231,11 +231,11 @@ class TagWriter:
         :func:`.mirror_rows.signing_samples`)."""
         self._kept_stacks.add(stack)
         self._db.execute(
-            "UPDATE mirrors SET url = ?, fetched_at = ?, etag = coalesce(?, etag), last_modified = coalesce(?, "
-            "last_modified), signed = coalesce(?, signed), signed_at = CASE WHEN ? IS NULL THEN signed_at ELSE ? END "
-            "WHERE tag_id = ? AND stack = ?",
-            (url, fetched_at, etag, last_modified, signed, signed, fetched_at, self._tag_id, stack),
+            "UPDATE mirrors SET url = ?, fetched_at = ?, etag = coalesce(?, etag), "
+            "last_modified = coalesce(?, last_modified) WHERE tag_id = ? AND stack = ?",
+            (url, fetched_at, etag, last_modified, self._tag_id, stack),
         )
+        record_signing(self._db, self._tag_id, stack, signed, fetched_at)
 
     def replace_mirror(
         self,
