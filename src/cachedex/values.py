@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 import re
 import reprlib
+from collections.abc import Sequence
+from typing import Protocol
 
 import msgspec
 
@@ -35,6 +37,7 @@ __all__ = [
     "is_dag_hash",
     "json_visible",
     "page_visible",
+    "shared_variants",
     "short_repr",
     "size_change_text",
     "size_text",
@@ -90,6 +93,18 @@ decode_variants = msgspec.json.Decoder(tuple[str, ...]).decode
 def variant_name(text: str) -> str:
     """The name of a variant as a spec shows it (``+mpi``, ``~x``, ``a=b``, ``a:=b,c``)."""
     return text[1:] if text[:1] in "+~" else text.split("=", 1)[0].rstrip(":")
+
+
+class _Varied(Protocol):
+    @property
+    def variants(self) -> tuple[str, ...]: ...
+
+
+def shared_variants(specs: Sequence[_Varied]) -> set[str]:
+    """The variants (as the specs show them: ``+mpi``) every one of ``specs`` holds."""
+    if not specs:
+        return set()
+    return set(specs[0].variants).intersection(*(spec.variants for spec in specs[1:]))  # (in C)
 
 
 def is_dag_hash(text: object) -> bool:

@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from ..values import counted, size_text, total_size_text, visible
+from ..values import counted, shared_variants, size_text, total_size_text, visible
 
 if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
     from ..catalog import Edge, SearchPage, SpecSummary, TagStats
@@ -242,7 +242,7 @@ def _shared_variants(specs: Sequence[SpecSummary]) -> dict[str, list[str]]:
     shared: dict[str, list[str]] = {}
     for name, group in groups.items():
         if len(group) > 1:
-            every = set(group[0].variants).intersection(*(spec.variants for spec in group[1:]))
+            every = shared_variants(group)
             if every:
                 shared[name] = [v for v in group[0].variants if v in every]
     return shared

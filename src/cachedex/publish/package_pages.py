@@ -17,7 +17,7 @@ import msgspec
 from ..catalog import Catalog, SpecSummary, summary_of
 from ..errors import UnknownPackage
 from ..query import Query
-from ..values import ROOT_STACK, variant_name
+from ..values import ROOT_STACK, shared_variants, variant_name
 from ..versions import version_key
 from .facets import PACKAGE_FILTER_KEYS, PACKAGE_KEYS, select_specs, spec_values, with_every_value
 from .spec_pages import mirror_commands
@@ -31,7 +31,6 @@ __all__ = [
     "package_page",
     "package_pages",
     "recipe_url",
-    "shared_variants",
 ]
 
 #: The filters of a package page: the facets, ``variant`` and ``runs_on``.
@@ -125,13 +124,6 @@ def package_pages(
             for row in group
         ]
         yield _package_page(tag, name, specs, tags_of.get(name, []), install)
-
-
-def shared_variants(specs: Sequence[SpecSummary]) -> set[str]:
-    """The variants (as the specs show them: ``+mpi``) every one of ``specs`` holds."""
-    if not specs:
-        return set()
-    return set(specs[0].variants).intersection(*(spec.variants for spec in specs[1:]))  # (in C)
 
 
 def differing_variants(specs: Sequence[SpecSummary]) -> tuple[str, ...]:
