@@ -123,7 +123,9 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     stack_at = position["stack"]
     stack_ids = {key: stack_set(tuple(sorted({stack_at[stack] for stack in names}))) for key, names in held.items()}
     sizes = list(map(_SIZE, ordered))
-    clashing = folder_clashes(filter(has_page, names))  # (no page either: as folder_names.package_clashes)
+    paged = [name for name in names if has_page(name)]
+    clashing = folder_clashes(paged)  # (no page either: as folder_names.package_clashes)
+    linked = set(paged).difference(clashing)
     columns = SpecColumns(
         names=tuple(names),
         counts=tuple(counts),
@@ -132,7 +134,7 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
         stacks=tuple(map(stack_ids.__getitem__, holdings)),
         stack_sets=tuple(stack_set.index),
         size=tuple(sizes),
-        unlinked=tuple(n for n, name in enumerate(names) if not has_page(name) or name in clashing),
+        unlinked=tuple(n for n, name in enumerate(names) if name not in linked),
         runs_on=tuple(tuple(map(position[RUNS_ON].__getitem__, run)) for run in run_by),
     )
     return TagSpecs(columns, sizes, [0, *itertools.accumulate(counts)])
