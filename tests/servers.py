@@ -261,10 +261,20 @@ http {{
         wait_for_port(self.port, self.process, log)
 
     def requests(self) -> list[tuple[str, str, int]]:
-        """(method, path, status) of every request served so far (with ``log_requests``)."""
-        if not self.access_log.exists():
-            return []
-        rows = [line.split() for line in self.access_log.read_text().splitlines()]
+        """(method, path, status) of every request served so far (with ``log_requests``).
+
+        nginx writes a request's line after sending its response, so a client may hold
+        the answer before the line exists: the log is read once it has stopped growing
+        for 50 ms (at most 2 s), or a count taken just after a read would miss it."""
+        text, stable_since, deadline = None, 0.0, time.monotonic() + 2.0
+        while time.monotonic() < deadline:
+            now_text = self.access_log.read_text() if self.access_log.exists() else ""
+            if now_text != text:
+                text, stable_since = now_text, time.monotonic()
+            elif time.monotonic() - stable_since >= 0.05:
+                break
+            time.sleep(0.01)
+        rows = [line.split() for line in (text or "").splitlines()]
         return [(method, path, int(status)) for method, path, status in rows]
 
 
