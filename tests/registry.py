@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from tests.servers import _Server, free_port, wait_for_port
+from tests.servers import _Server, free_port, settled_log, wait_for_port
 
 __all__ = [
     "OCI_MANIFEST",
@@ -112,7 +112,7 @@ storage:
 
     def requests(self) -> list[tuple[str, str, int]]:
         """(method, path with query, status) of every request served so far."""
-        found = re.findall(r'"([A-Z]+) (\S+) HTTP/[\d.]+" (\d+)', self.access_log.read_text(errors="replace"))
+        found = re.findall(r'"([A-Z]+) (\S+) HTTP/[\d.]+" (\d+)', settled_log(self.access_log))
         return [(method, path, int(status)) for method, path, status in found]
 
 

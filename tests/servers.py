@@ -31,6 +31,7 @@ __all__ = [
     "cachedex_serving",
     "free_port",
     "make_certificates",
+    "settled_log",
     "uvicorn_serving",
     "wait_for_port",
 ]
@@ -201,6 +202,22 @@ def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
     return ca, cert, key
 
 
+def settled_log(path: Path, *, quiet: float = 0.05, at_most: float = 2.0) -> str:
+    """``path``'s text once it has stopped growing for ``quiet`` seconds (waiting at most
+    ``at_most``): nginx and the registry write a request's line after sending its
+    response, so a client may hold the answer before the line exists, and a count taken
+    just after a read would miss it."""
+    text, stable_since, deadline = None, 0.0, time.monotonic() + at_most
+    while time.monotonic() < deadline:
+        now_text = path.read_text(errors="replace") if path.exists() else ""
+        if now_text != text:
+            text, stable_since = now_text, time.monotonic()
+        elif time.monotonic() - stable_since >= quiet:
+            break
+        time.sleep(0.01)
+    return text or ""
+
+
 class Nginx(_Server):
     """Debian's nginx serving ``root`` as static files on 127.0.0.1 (ETag, keep-alive);
     over https with ``tls`` (certificate, key); with ``log_requests``, :meth:`requests`
@@ -261,20 +278,9 @@ http {{
         wait_for_port(self.port, self.process, log)
 
     def requests(self) -> list[tuple[str, str, int]]:
-        """(method, path, status) of every request served so far (with ``log_requests``).
-
-        nginx writes a request's line after sending its response, so a client may hold
-        the answer before the line exists: the log is read once it has stopped growing
-        for 50 ms (at most 2 s), or a count taken just after a read would miss it."""
-        text, stable_since, deadline = None, 0.0, time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            now_text = self.access_log.read_text() if self.access_log.exists() else ""
-            if now_text != text:
-                text, stable_since = now_text, time.monotonic()
-            elif time.monotonic() - stable_since >= 0.05:
-                break
-            time.sleep(0.01)
-        rows = [line.split() for line in (text or "").splitlines()]
+        """(method, path, status) of every request served so far (with ``log_requests``)."""
+        text = settled_log(self.access_log)
+        rows = [line.split() for line in text.splitlines()]
         return [(method, path, int(status)) for method, path, status in rows]
 
 
