@@ -15,11 +15,15 @@ plain and it publishes no key index.
 Spec files of older layouts are not read (their mirror stays "not known", which the
 pages take as signed, Spack's default), nor OCI registries (never signed, which their
 URL says).
+Views of one mirror (and tags reading it) share its manifests and key index: one sync
+reads each of those files once, for all of them (:class:`SigningReads`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future
 
 from ..errors import CachedexError, SourceNotFound
 from ..values import spec_manifest_path
@@ -30,7 +34,7 @@ from .sizes import manifest_path_safe
 from .sources import Source
 from .verify_keys import KEY_INDEX_V3
 
-__all__ = ["SAMPLED", "SAMPLES", "sampled_specs", "signs_binaries", "usable"]
+__all__ = ["SAMPLED", "SAMPLES", "SigningReads", "sampled_specs", "usable"]
 
 #: Listed specs whose manifests are read, spread over the index (its first, middle and
 #: last with a usable name).
@@ -40,30 +44,67 @@ SAMPLED = 3
 SAMPLES = 64
 
 
-def signs_binaries(source: Source, samples: Sequence[tuple[str, str, str]], *, limit: int) -> bool | None:
-    """Whether the mirror at ``source`` signs its binaries (see the module doc), from the
-    manifests of ``samples`` (:func:`sampled_specs`, read at once) and its key index:
-    True when a manifest is clearsigned or the mirror publishes a key index, False when
-    every manifest read is plain and it publishes none, None when that cannot be told
-    (no usable listed spec, nothing readable: a sync does not fail for it). ``limit``:
-    the most bytes of a manifest."""
-    paths = ((dag_hash, spec_manifest_path(name, version, dag_hash)) for dag_hash, name, version in samples)
-    found = [result for _, result in source.read_many(paths, _clearsigned, limit=limit)]
-    if True in found:
-        return True
-    if False not in found:
-        return None
-    try:
-        source.read(KEY_INDEX_V3, limit=limit)
-    except SourceNotFound:
-        return False
-    except CachedexError:
-        return None  # (neither said: not known)
-    return True
+class SigningReads:
+    """What one sync read to tell its mirrors' signing, each file once: views of one
+    mirror (and tags reading it) share its spec manifests and its key index, which each
+    view read again. Each view is still told from its own samples, as before: Spack adds
+    each view as a mirror of its own, and a view of plain specs beside signed ones is
+    one to add with ``--unsigned``. Only the reads are shared.
+    Stacks are read in threads: a file another thread is reading is waited for."""
+
+    def __init__(self, *, limit: int) -> None:
+        self._limit = limit  #: the most bytes of a manifest
+        self._lock = threading.Lock()  # (guards the dict; never held over a read)
+        self._reads: dict[str, Future[bool | CachedexError]] = {}  # by the file's URL
+
+    def signs_binaries(self, source: Source, samples: Sequence[tuple[str, str, str]]) -> bool | None:
+        """Whether the mirror at ``source`` signs its binaries (see the module doc), from
+        the manifests of ``samples`` (:func:`sampled_specs`) and its key index: True when
+        a manifest is clearsigned or the mirror publishes a key index, False when every
+        manifest read is plain and it publishes none, None when that cannot be told (no
+        usable listed spec, nothing readable: a sync does not fail for it)."""
+        paths = [spec_manifest_path(name, version, dag_hash) for dag_hash, name, version in samples]
+        found = self._read(source, paths, _clearsigned)
+        if True in found:
+            return True
+        if False not in found:
+            return None
+        (keys,) = self._read(source, [KEY_INDEX_V3], _published)
+        if isinstance(keys, SourceNotFound):
+            return False
+        return None if isinstance(keys, CachedexError) else True  # (an error: neither said, not known)
+
+    def _read(
+        self, source: Source, paths: Sequence[str], decode: Callable[[str, bytes | bytearray], bool]
+    ) -> list[bool | CachedexError]:
+        """``decode`` of each of ``paths`` of ``source``, or the error that ended its read:
+        the files no read of this sync asked for yet read at once, the others as found."""
+        futures: list[Future[bool | CachedexError]] = []
+        mine: dict[str, Future[bool | CachedexError]] = {}
+        with self._lock:
+            for path in paths:
+                url = source.join(path)
+                future = self._reads.get(url)
+                if future is None:
+                    future = self._reads[url] = mine[path] = Future()
+                futures.append(future)
+        try:
+            if mine:
+                for path, result in source.read_many(((path, path) for path in mine), decode, limit=self._limit):
+                    mine[path].set_result(result)
+        finally:  # (a read that raised: the threads waiting for its files are not left waiting)
+            for path, future in mine.items():
+                if not future.done():
+                    future.set_result(CachedexError(f"{source.join(path)}: not read"))
+        return [future.result() for future in futures]
 
 
 def _clearsigned(url: str, data: bytes | bytearray) -> bool:
     return is_clearsigned(data)
+
+
+def _published(url: str, data: bytes | bytearray) -> bool:
+    return True  # (its being there is what counts)
 
 
 def sampled_specs(index: RawIndex) -> list[tuple[str, str, str]]:

@@ -21,7 +21,7 @@ from ..progress import Progress
 from ..values import MirrorRef
 from .index import RawIndex
 from .layouts import read_index
-from .mirror_signing import SAMPLED, sampled_specs, signs_binaries, usable
+from .mirror_signing import SAMPLED, SigningReads, sampled_specs, usable
 from .records import name_version_in
 from .sizes import Prefetch
 from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
@@ -87,8 +87,8 @@ class Previous(NamedTuple):
     seen: Seen  #: its row, as :attr:`MirrorRead.seen` keeps it
     moved: bool  #: another URL or view than its row's (see :attr:`MirrorRead.moved`)
     #: (hash, name, version) of listed specs whose manifests tell whether it signs, when
-    #: its row does not say (a catalog made before it was recorded) and its index is
-    #: unchanged: read from the catalog, as the index is not (:mod:`.mirror_signing`)
+    #: its row does not say (a catalog made before it was recorded) and no sync looked at
+    #: this index yet: read from the catalog, as the index is not (:mod:`.mirror_signing`)
     samples: list[tuple[str, str, str]] = []
 
 
@@ -141,6 +141,7 @@ class TagReader:
         self.catalog = catalog
         self.client = client
         self.reporter = reporter
+        self.signing_reads = SigningReads(limit=config.limits.manifest_bytes)
 
     def _previous(self, ref: MirrorRef) -> Previous:
         """What the catalog holds of the mirror (see :class:`Previous`). Asked in the
@@ -162,7 +163,7 @@ class TagReader:
         read = self._read_index(ref, previous.state, root)
         read.seen, read.moved = previous.seen, previous.moved
         if not read.changed and previous.samples:  # (an unchanged index says nothing of it)
-            read.signed = signs_binaries(read.source, usable(previous.samples), limit=self.config.limits.manifest_bytes)
+            read.signed = self.signing_reads.signs_binaries(read.source, usable(previous.samples))
         return read
 
     def _read_index(self, ref: MirrorRef, previous: PreviousState | None, root: Container[str] | None) -> MirrorRead:
@@ -191,7 +192,7 @@ class TagReader:
         # Let a stack's index go before the reads below, which over HTTP wait their turn
         # behind the sizes' (40 stacks' indexes held meanwhile took 1.4 times the memory).
         del index
-        read.signed = signs_binaries(source, samples, limit=self.config.limits.manifest_bytes)
+        read.signed = self.signing_reads.signs_binaries(source, samples)
         return read
 
     def read_all(self, tag: TagConfig) -> tuple[list[MirrorRead], Prefetch | None, bool]:

@@ -1,0 +1,113 @@
+"""A mirror's signing samples are read once: once per sync for all the views (and tags)
+of one mirror, and once per index for a mirror whose sampled manifests cannot be read."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections import Counter
+from pathlib import Path
+
+from cachedex.catalog import Catalog
+from cachedex.ingest.mirror_signing import SAMPLED
+from cachedex.ingest.sync import sync
+from cachedex.ingest.verify_keys import KEY_INDEX_V3
+from cachedex.values import ROOT_STACK
+from tests.helpers import LIBELF_CORE2, fixture_index, make_config, write_v3_mirror, write_v3_view
+from tests.servers import Nginx
+
+SPEC_MANIFESTS = "/v3/manifests/spec/"
+
+
+def _first_listed(mirrors: Path, keep: int) -> dict[str, object]:
+    """The real index with only its first ``keep`` listed records listed."""
+    index = fixture_index(mirrors)
+    kept = 0
+    for record in index["database"]["installs"].values():  # type: ignore[index]
+        kept += record["in_buildcache"]
+        record["in_buildcache"] = record["in_buildcache"] and kept <= keep
+    return index
+
+
+def _signed(catalog: Catalog, tag: str, stack: str = ROOT_STACK) -> bool | None:
+    state = catalog.mirror_state(tag, stack)
+    assert state is not None
+    return state.signed
+
+
+def _sized_tag(tmp_path: Path, mirrors: Path) -> dict[str, object]:
+    """A tag of a folder holding the same specs with their manifests: synced first, every
+    size is known, so that no sync over HTTP reads a manifest for a size and every
+    manifest it asks for is a signing sample."""
+    write_v3_mirror(tmp_path / "sized", fixture_index(mirrors))
+    return {"name": "sized", "url": str(tmp_path / "sized")}
+
+
+def test_views_and_tags_of_one_mirror_read_its_samples_once(mirrors: Path, tmp_path: Path) -> None:
+    """Each view of a mirror sampled it again, in one sync: the same manifests and key
+    index read once per view (and once per tag reading the mirror). Each view is still
+    told from its own samples; the files they share are read once."""
+    write_v3_mirror(tmp_path / "www/m", fixture_index(mirrors))  # (plain: the key index is asked)
+    write_v3_view(tmp_path / "www/m", "all", fixture_index(mirrors))  # (the root's samples)
+    write_v3_view(tmp_path / "www/m", "few", _first_listed(mirrors, 2))
+    server = Nginx(tmp_path / "www", log_requests=True)
+    try:
+        url = f"{server.url}/m"
+        config = make_config(
+            tmp_path,
+            [
+                _sized_tag(tmp_path, mirrors),
+                {"name": "t", "url": url, "stacks": {"one": {"view": "all"}, "two": {"view": "few"}}},
+                {"name": "u", "url": url},
+            ],
+        )
+        with Catalog(config.catalog) as catalog:
+            assert all(outcome.ok for outcome in sync(config, catalog, ["sized"]))
+            assert not server.requests()
+            outcomes = sync(config, catalog, ["t", "u"])
+            assert all(outcome.ok for outcome in outcomes), [outcome.error for outcome in outcomes]
+            reads = Counter(path for method, path, _ in server.requests() if method == "GET")
+            manifests = {path: count for path, count in reads.items() if SPEC_MANIFESTS in path}
+            assert manifests and all(count == 1 for count in manifests.values()), manifests
+            assert len(manifests) <= 2 * SAMPLED  # (view "all" and tag u sample as the root does)
+            assert reads[f"/m/{KEY_INDEX_V3}"] == 1
+            # Every view and tag is told what the one sampling found.
+            found = [_signed(catalog, "t"), _signed(catalog, "t", "one"), _signed(catalog, "t", "two")]
+            assert [*found, _signed(catalog, "u")] == [False] * 4
+    finally:
+        server.stop()
+
+
+def test_unreadable_samples_are_not_read_again_until_the_index_changes(mirrors: Path, tmp_path: Path) -> None:
+    """A v3 mirror whose sampled manifests all 404 left its signing not known, and every
+    later sync of its unchanged index read them again; a changed index is looked at."""
+    write_v3_mirror(tmp_path / "www/m", fixture_index(mirrors))
+    shutil.rmtree(tmp_path / "www/m/v3/manifests/spec")
+    server = Nginx(tmp_path / "www", log_requests=True)
+    try:
+        config = make_config(tmp_path, [_sized_tag(tmp_path, mirrors), {"name": "t", "url": f"{server.url}/m"}])
+        with Catalog(config.catalog) as catalog:
+            assert all(outcome.ok for outcome in sync(config, catalog, ["sized"]))
+
+            def manifests_read_by_a_sync() -> list[tuple[str, str, int]]:
+                before = len(server.requests())
+                (outcome,) = sync(config, catalog, ["t"])
+                assert outcome.ok, outcome.error
+                return [request for request in server.requests()[before:] if SPEC_MANIFESTS in request[1]]
+
+            first = manifests_read_by_a_sync()
+            assert first and all(status == 404 for _, _, status in first)
+            assert _signed(catalog, "t") is None
+            assert manifests_read_by_a_sync() == []  # (the same index: nothing new to tell)
+            assert manifests_read_by_a_sync() == []
+            assert _signed(catalog, "t") is None and ("t", ROOT_STACK) not in catalog.unsigned_mirrors()
+            # Its index changed (pushed again, its manifests with it): sampled again, and told.
+            write_v3_mirror(tmp_path / "www/m", fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+            manifest = tmp_path / "www/m/v3/manifests/index/index.manifest.json"
+            later = manifest.stat().st_mtime + 10  # (nginx's ETag: the size, same, and the second)
+            os.utime(manifest, (later, later))
+            again = manifests_read_by_a_sync()
+            assert again and all(status == 200 for _, _, status in again)
+            assert _signed(catalog, "t") is False
+    finally:
+        server.stop()
