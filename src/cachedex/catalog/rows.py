@@ -68,7 +68,8 @@ class MirrorState(msgspec.Struct, frozen=True):
     own_index: bool = True  #: False for the root of a mirror of views only: it lists what its stacks list
     #: whether the mirror signs its binaries, as the last sync of a changed index read
     #: a few of its manifests and its key index (``ingest.mirror_signing``); None when
-    #: not known (another layout, nothing readable)
+    #: not known (another layout, nothing readable; a v3 mirror's row with a ``signed_at``
+    #: was looked at for this index and is not sampled again: ``catalog.mirror_rows``)
     signed: bool | None = None
 
 
