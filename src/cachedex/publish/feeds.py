@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from operator import attrgetter
 from xml.sax.saxutils import escape, quoteattr
 
@@ -146,9 +146,10 @@ def tag_feed(page: ChangesPage, origin: str) -> bytes:
     )
 
 
-def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
+def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES, linked: Callable[[str], bool] = has_page) -> bytes:
     """``changes.atom``: the newest syncs that changed any tag, each with its counts (of
-    the whole tag) and the packages whose specs it added or removed."""
+    the whole tag) and the packages whose specs it added or removed. ``linked``: whether
+    a tag has its pages (a site's build: :meth:`.urls.PageLinks.tag`); else the top."""
     entries, origin = [], catalog.identity()
     syncs = catalog.tag_syncs(None, limit=limit, changed_only=True)
     for sync in syncs:
@@ -165,7 +166,7 @@ def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES) -> bytes:
         if removed:
             body += f"<p>Specs removed of: {html(_names(removed))}</p>"
         title = _counts_title(sync.tag, sync.added, sync.removed, sync.finished_at)
-        href = f"tags/{segment(sync.tag)}/changes/index.html#sync-{sync.id}" if has_page(sync.tag) else "index.html"
+        href = f"tags/{segment(sync.tag)}/changes/index.html#sync-{sync.id}" if linked(sync.tag) else "index.html"
         entry_id = _urn(origin, "tag", segment(sync.tag), "sync", sync.id)
         entries.append(_entry(entry_id, title, href, sync.finished_at, body))
     updated = max(

@@ -47,7 +47,7 @@ from .pages import Holder, HomePage, MirrorsPage, PackagePage, SpecPage, TagColu
 from .recent_changes import recent_syncs
 from .reuse_page import ReuseView
 from .search_page import SearchView
-from .urls import Page, has_page, json_path, page_path, query_string, root_of, segment, spec_url
+from .urls import EVERY_PAGE, Page, PageLinks, json_path, page_path, query_string, root_of, segment, spec_url
 
 __all__ = [
     "ASSETS",
@@ -136,14 +136,16 @@ _env = FastEnvironment(
 
 
 @lru_cache(maxsize=4096)  # a few tags and roots, on every spec page
-def _tag_link(tag: str, root: str) -> str:
-    if not has_page(tag):
+def _tag_link(tag: str, root: str, links: PageLinks) -> str:
+    if not links.tag(tag):
         return str(escape(tag))
     return f'<a href="{escape(root)}tags/{escape(segment(tag))}/index.html">{escape(tag)}</a>'
 
 
 @lru_cache(maxsize=4096)
-def _holder_rows(holders: tuple[Holder, ...], root: str, spec: SpecSummary | None = None) -> Markup:
+def _holder_rows(
+    holders: tuple[Holder, ...], root: str, spec: SpecSummary | None = None, links: PageLinks = EVERY_PAGE
+) -> Markup:
     """A spec page's rows of the mirrors that name a spec: those with its binary, each
     with a link to its file there (see :func:`download`), apart from those whose index
     names it without one (as a dependency, or an external): those do not hold it."""
@@ -152,17 +154,17 @@ def _holder_rows(holders: tuple[Holder, ...], root: str, spec: SpecSummary | Non
     rows = []
     binaries = [h for h in holders if h.listed]
     if binaries:
-        items = "".join(f"<li>{_holder_item(h, root)}{_download_link(h, spec)}</li>" for h in binaries)
+        items = "".join(f"<li>{_holder_item(h, root, links)}{_download_link(h, spec)}</li>" for h in binaries)
         rows.append(f'<dt>Binary in</dt><dd><ul class="holders">{items}</ul></dd>')
     if len(binaries) < len(holders):
-        items = "".join(f"<li>{_holder_item(h, root)}</li>" for h in holders if not h.listed)
+        items = "".join(f"<li>{_holder_item(h, root, links)}</li>" for h in holders if not h.listed)
         rows.append(f'<dt>No binary in</dt><dd><ul class="holders muted">{items}</ul></dd>')
     return Markup("\n  ".join(rows))
 
 
 @lru_cache(maxsize=4096)  # a few hundred kinds of holders recur on every spec page
-def _holder_item(holder: Holder, root: str) -> str:
-    return f"{_tag_link(holder.tag, root)} / {escape(holder.stack)}"
+def _holder_item(holder: Holder, root: str, links: PageLinks) -> str:
+    return f"{_tag_link(holder.tag, root, links)} / {escape(holder.stack)}"
 
 
 #: A path that needs no quoting in a URL (most of a mirror's file names).
@@ -297,7 +299,6 @@ _env.filters.update(
     dependents=dependents,
     heaviest=heaviest,
     holder_rows=_holder_rows,
-    has_page=has_page,
     size_change=lambda c: size_change_text(c.size_change, c.sized, c.added_count + c.removed_count),
     recent_syncs=recent_syncs,
     first_seen_html=first_seen_html,
@@ -313,12 +314,21 @@ def _render(name: str, **values: Any) -> str:
     return render_template(_env, _env.get_template(name), {**_GLOBALS, **values})
 
 
-def render(page: Page, *, edge_items: EdgeItems | None = None, configs: Configs | None = None, query: str = "") -> str:
+def render(
+    page: Page,
+    *,
+    edge_items: EdgeItems | None = None,
+    configs: Configs | None = None,
+    query: str = "",
+    links: PageLinks = EVERY_PAGE,
+) -> str:
     """The page's HTML. A whole-site build passes one ``edge_items`` to every call;
     ``configs`` tells a spec page how its dependents were built (not in its data: a
     hash fixes it, so the page's HTML still follows from its JSON twin). ``query``: the
     live page's query string, which its links to "this page as JSON" keep (a diff, a
-    search, a filtered page: its twin without them is another answer, or a 400)."""
+    search, a filtered page: its twin without them is another answer, or a 400).
+    ``links``: which tags and packages have a page to link to (a static site's build
+    gives none to names that clash where case is ignored; see :func:`.urls.page_links`)."""
     path = page_path(page)
     twin = json_path(path).rsplit("/", 1)[-1]
     # Markup: the root and the twin's name are ours and safe; escaping them again on
@@ -331,6 +341,7 @@ def render(page: Page, *, edge_items: EdgeItems | None = None, configs: Configs 
         first_rows=FIRST_ROWS,
         edge_items=edge_items,
         configs=configs,
+        links=links,
     )
 
 

@@ -76,6 +76,7 @@ from .sitefiles import (
     remove_spec_pages,
     remove_stale_files,
 )
+from .urls import page_links
 
 __all__ = ["BUILD_ATTEMPTS", "SiteReport", "write_site"]
 
@@ -221,12 +222,14 @@ def _build(
     try:
         with catalog.snapshot():
             plan = _plan(catalog, tags, workers, compare)
-            stamp += _state_line(catalog, plan)
+            links = page_links(plan.package_tags, plan.clashing)  # (its line: see PageLinks.stamp)
+            stamp += links.stamp + _state_line(catalog, plan)
             made_by = _read_stamp(outdir / STAMP)
             if not full and made_by == stamp:
                 notes = (*plan.skipped, *_tags_elsewhere(outdir, plan, tags))
                 return SiteReport(outdir, 0, 0, 0, 0, notes, time.perf_counter() - started, current=True)
-            writer = SiteWriter(outdir, trust_twins=not full and made_by.startswith(render_stamp()))
+            trusted = made_by.startswith(render_stamp() + links.stamp)
+            writer = SiteWriter(outdir, trust_twins=not full and trusted, links=links)
             recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
             before, left = recorded if recorded is not None else (None, None)
             guessed = (

@@ -132,7 +132,7 @@ def write_alone(
             compare=plan.compare,
         )
         write_task(catalog, writer, later)
-    write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog))
+    write_last(writer, plan, home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog, linked=writer.links.tag))
     return graph.held_hashes(), staged
 
 
@@ -182,7 +182,9 @@ def write_shared(
     # (which nothing can share), then the spec pages' pool joins.
     sharing = max(1, count - 1)
     with (
-        SHARED.holding(package_tags=plan.package_tags, held=plan.held, edge_items=writer.edge_items),
+        SHARED.holding(
+            package_tags=plan.package_tags, held=plan.held, edge_items=writer.edge_items, links=writer.links
+        ),
         new_pool(sharing) as package_pool,  # forked before the graph exists: small
     ):
         # Tag pages are made now and written last (they link to all the rest), and so
@@ -238,7 +240,8 @@ def write_shared(
             else:  # each worker reads the graph around its share
                 spec_ids, held, folder = changed.spec_ids, set(), spec_folder(outdir, staged, [])
                 progress(f"reading the graph around {len(spec_ids):,} specs and writing their pages")
-            home, mirrors, feed = home_page(catalog), mirrors_page(catalog), all_tags_feed(catalog)
+            home, mirrors = home_page(catalog), mirrors_page(catalog)
+            feed = all_tags_feed(catalog, linked=writer.links.tag)
         # Frozen: the workers share the graph's memory pages instead of copying them.
         with gc_frozen(), new_pool(count) as pool:
             with staging(folder, staged):

@@ -23,6 +23,7 @@ from .parallel import ForkShared
 from .recent_changes import history_from
 from .render import render_all_packages
 from .sitefiles import PACKAGES_STAGING, KeptFiles, SiteWriter, StagedWriter, spec_folder, spec_pages_exist
+from .urls import EVERY_PAGE
 
 __all__ = ["SHARED", "Done", "Task", "run_task", "write_task"]
 
@@ -78,16 +79,19 @@ class Done(msgspec.Struct, frozen=True):
 
 
 #: What forked workers inherit: the spec graph (``graph``), every package's tags
-#: (``package_tags``), every hash a mirror holds (``held``) and the edge items cache
-#: (``edge_items``).
+#: (``package_tags``), every hash a mirror holds (``held``), the edge items cache
+#: (``edge_items``) and which names have pages (``links``, a :class:`.urls.PageLinks`).
 SHARED = ForkShared()
 
 
 def run_task(task: Task) -> Done:
     """Write a task's pages with its own read-only connection, in one snapshot."""
-    writer = SiteWriter(task.outdir, trust_twins=task.trust_twins, edge_items=SHARED.get("edge_items"))
+    # The build's PageLinks: those of spec and package pages. (A worker forked before it
+    # held them writes tag, change, coverage and comparison pages, which need none.)
+    links = SHARED.get("links", EVERY_PAGE)
+    writer = SiteWriter(task.outdir, trust_twins=task.trust_twins, edge_items=SHARED.get("edge_items"), links=links)
     held = KeptFiles(task.outdir, trust_twins=task.trust_twins) if task.hold_tag_pages else None
-    staged = StagedWriter(safe_folder(task.outdir, PACKAGES_STAGING)) if task.packages_staged else None
+    staged = StagedWriter(safe_folder(task.outdir, PACKAGES_STAGING), links=links) if task.packages_staged else None
     with Catalog(task.catalog, readonly=True) as catalog, catalog.snapshot(), contextlib.closing(writer):
         if task.token and catalog.state_token()[0] != task.token:
             return Done(stale=True)

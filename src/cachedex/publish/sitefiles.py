@@ -32,7 +32,7 @@ from .files import (
 from .gzipped import gzip_bytes
 from .pages import PackagePage, SpecPage, TagPage
 from .render import COLUMNS_FILE, columns_json, render, to_json
-from .urls import Page, json_path, page_path, spec_path
+from .urls import EVERY_PAGE, Page, PageLinks, json_path, page_path, spec_path
 
 __all__ = [
     "GZIP_TWIN",
@@ -81,11 +81,20 @@ class SiteWriter:
     :func:`.render.render_stamp`), a page whose JSON twin on disk already holds its
     data is left alone without rendering its HTML, which depends on nothing else: a
     re-run over an unchanged catalog then costs a fraction of a first build. HTML is
-    written before its twin, so a build stopped between the two is redone next time."""
+    written before its twin, so a build stopped between the two is redone next time.
+    ``links`` (:class:`.urls.PageLinks`) are in no twin: a build with others trusts none."""
 
-    def __init__(self, outdir: Path, *, trust_twins: bool = False, edge_items: EdgeItems | None = None) -> None:
+    def __init__(
+        self,
+        outdir: Path,
+        *,
+        trust_twins: bool = False,
+        edge_items: EdgeItems | None = None,
+        links: PageLinks = EVERY_PAGE,
+    ) -> None:
         self.outdir = outdir
         self.trust_twins = trust_twins
+        self.links = links  #: which names the pages link (see :func:`.urls.page_links`)
         self.edge_items = edge_items if edge_items is not None else EdgeItems()
         self.configs: Configs | None = None  #: how spec pages find their dependents' builds
         self._replacer = Replacer(str(outdir))  # old files removed off the build's path
@@ -151,7 +160,8 @@ class SiteWriter:
             pending = list(itertools.compress(pending, changed))
             twins = list(itertools.compress(twins, changed))
             differs = list(itertools.compress(differs, changed))
-        markup = [render(page, edge_items=self.edge_items, configs=self.configs).encode() for _, _, page, _ in pending]
+        edges, configs, links = self.edge_items, self.configs, self.links
+        markup = [render(page, edge_items=edges, configs=configs, links=links).encode() for _, _, page, _ in pending]
         for (html, twin, page, staged), text, data, differ in zip(pending, markup, twins, differs, strict=True):
             self._store(html, text, staged=staged)
             if isinstance(page, TagPage):  # what its script loads, gzipped (see columns_json)

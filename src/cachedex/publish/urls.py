@@ -8,7 +8,8 @@ N times (:func:`root_of`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
 from urllib.parse import quote, urlencode
 
@@ -16,15 +17,18 @@ from ..values import is_dag_hash
 from .changes import ChangesPage, ComparePage
 from .coverage import CoveragePage
 from .files import name_problem
-from .folder_names import folder_clashes
+from .folder_names import folder_clashes, folder_key, package_clashes
 from .pages import HomePage, MirrorsPage, PackagePage, SpecPage, TagPage
 from .reuse_page import ReuseView
 from .search_page import SearchView
 
 __all__ = [
+    "EVERY_PAGE",
     "Page",
+    "PageLinks",
     "has_page",
     "json_path",
+    "page_links",
     "page_path",
     "query_string",
     "root_of",
@@ -115,6 +119,56 @@ def has_page(name: str) -> bool:
     """Whether a tag or package of this name has a page: a name that cannot be a folder
     name has none, and is shown as text, not as a link that leads nowhere."""
     return name_problem(name) is None
+
+
+class PageLinks:
+    """Which tags and packages have a page to link to: every name that can be a folder
+    name (:func:`has_page`) but those a static site gives no folder, as they are one
+    folder with another where case is ignored (:mod:`.folder_names`). Made once per
+    build (:func:`page_links`) and handed to every page it renders; the server, which
+    answers every name, links them all (:data:`EVERY_PAGE`)."""
+
+    __slots__ = ("_packages", "_tags", "stamp")
+
+    def __init__(self, tags: Iterable[str] = (), packages: Mapping[str, Iterable[str]] | None = None) -> None:
+        self._tags = frozenset(tags)
+        self._packages = {tag: frozenset(names) for tag, names in (packages or {}).items() if names}
+        listed = sorted([tag, sorted(names)] for tag, names in self._packages.items())
+        digest = hashlib.sha256(repr([sorted(self._tags), listed]).encode()).hexdigest()
+        #: A line for the site's record of what made its pages: a page's links follow
+        #: from its data and these names, so another line means every page rendered again.
+        self.stamp = f"no page: {digest}\n".encode()
+
+    def tag(self, name: str) -> bool:
+        """Whether the tag ``name`` has its folder (``tags/<name>/``)."""
+        return has_page(name) and name not in self._tags
+
+    def package(self, tag: str, name: str) -> bool:
+        """Whether the package ``name`` has its page in ``tag``."""
+        return self.tag(tag) and has_page(name) and name not in self._packages.get(tag, ())
+
+    @staticmethod
+    def without_page(names: Iterable[str]) -> set[str]:
+        """Of every package name of one tag (a page that lists them all: its coverage
+        page), those with no page there, told from the names alone (as
+        :func:`.folder_names.package_clashes`): what a worker that was handed no
+        :class:`PageLinks` can tell too."""
+        listed = set(names)
+        paged = {name for name in listed if has_page(name)}
+        return (listed - paged).union(folder_clashes(paged))
+
+
+#: Every name that can be a folder name linked: what the server answers.
+EVERY_PAGE = PageLinks()
+
+
+def page_links(package_tags: Mapping[str, Sequence[tuple[str, int]]], clashing_tags: Iterable[str]) -> PageLinks:
+    """The :class:`PageLinks` of a site build, from :meth:`Catalog.all_package_tags` and
+    the tags that get no folder (``Plan.clashing``). A name can clash only if it is not
+    its own folder key: the tags asked are only those listing such a name (nearly always
+    none, found in one pass of ``str.lower`` over the names)."""
+    odd = {tag for name, tags in package_tags.items() if folder_key(name) != name for tag, _ in tags}
+    return PageLinks(clashing_tags, {tag: package_clashes(package_tags, tag) for tag in odd})
 
 
 def with_pages(packages: dict[str, list[str]]) -> dict[str, list[str]]:
