@@ -26,11 +26,12 @@ from ..config import Limits
 from ..config.tags import RegistryAuth
 from ..errors import CachedexError, ChecksumError, IndexFormatError, SourceError, SourceNotFound, TooBig
 from ..values import short_repr
+from .head_fallback import FirstByteRequest, size_by_head_or_first_byte
 from .http_requests import ProgressCallback, Response
 from .manifests import MAX_SIZE, gunzip_bounded
 from .oci_auth import RegistrySession
 from .snapshots import OCI_LAYOUT, IndexSnapshot, PreviousState
-from .sources import Decoder, Fetched, Source, conditional_get, head_size
+from .sources import Decoder, Fetched, Source, conditional_get
 
 if TYPE_CHECKING:
     from .http import HttpClient
@@ -267,7 +268,13 @@ class OciSource(Source):
         )
 
     def size(self, path: str) -> int | None:
-        return head_size(self._session.request, self.join(path), self._headers_for(path))
+        headers = self._headers_for(path)
+
+        def probe(url: str) -> FirstByteRequest:  # (a registry that ignores Range: its token as it is now)
+            return FirstByteRequest(url, headers=[*headers, *self.auth_headers(url)])
+
+        send, client = self._session.request, self.client
+        return size_by_head_or_first_byte(self, self.join(path), headers, send=send, client=client, probe=probe)
 
     def read_many(
         self, items: Iterable[tuple[K, str]], decode: Decoder[V], *, limit: int

@@ -21,7 +21,7 @@ from urllib.parse import unquote, urlsplit
 
 import msgspec
 
-from ..errors import CachedexError, SourceError, SourceNotFound
+from ..errors import CachedexError, SourceError
 
 if TYPE_CHECKING:  # a folder's reading process imports this module: not libcurl, nor the config's YAML
     from ..config import RegistryAuth
@@ -34,7 +34,6 @@ __all__ = [
     "Send",
     "Source",
     "conditional_get",
-    "head_size",
     "open_source",
     "over_network",
     "read_at_most",
@@ -84,16 +83,6 @@ def conditional_get(
             raise SourceError(url, "unexpected 304 Not Modified to an unconditional request")
         return None
     return Fetched(response.body, response.headers.get("etag"), response.headers.get("last-modified"))
-
-
-def head_size(send: Send, url: str, headers: Sequence[str] = ()) -> int | None:
-    """The Content-Length a HEAD of ``url`` answers; None if it is missing or not found."""
-    try:
-        response = send(url, method="HEAD", headers=headers, limit=0)
-    except SourceNotFound:
-        return None
-    length = response.headers.get("content-length", "")
-    return int(length) if length.isdigit() else None
 
 
 class Source(ABC):
@@ -225,7 +214,14 @@ class HttpSource(Source):
         )
 
     def size(self, path: str) -> int | None:
-        return head_size(self.send, self.join(path))
+        from .head_fallback import FirstByteRequest, size_by_head_or_first_byte  # (loads no libcurl)
+
+        def probe(url: str) -> FirstByteRequest:
+            return FirstByteRequest(
+                url, headers=self.headers(), forbidden_is_missing=self.forbidden_is_missing, page_is_missing=True
+            )
+
+        return size_by_head_or_first_byte(self, self.join(path), (), send=self.send, client=self.client, probe=probe)
 
     def read_many(
         self, items: Iterable[tuple[K, str]], decode: Decoder[V], *, limit: int

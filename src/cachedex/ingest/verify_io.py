@@ -3,7 +3,8 @@ their sizes), and the checksums of whole binaries, streamed.
 
 Existence is a ``stat`` in a local folder and an HTTP HEAD otherwise, many in flight at
 once through the sync's :class:`~.http.HttpClient` (``http.concurrency``), answers
-decoded to one number in the engine thread. A checksum is computed as the bytes arrive,
+decoded to one number in the engine thread; of a server that refuses HEAD (405, 501), a
+GET of the file's first byte (:mod:`.head_fallback`). A checksum is computed as the bytes arrive,
 never holding a file whole and never past the size a manifest gives: over HTTP (an OCI
 registry too) in libcurl's write callback (a request that keeps nothing), in a local
 folder by reading 1 MiB at a time, several files at once (hashlib releases the GIL, so
@@ -20,6 +21,15 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from ..errors import CachedexError, SourceError, SourceNotFound
+from .head_fallback import (
+    HEAD_ANSWERS,
+    HEAD_REFUSED,
+    FirstByteRequest,
+    first_byte_size,
+    note_head_refused,
+    probe_outcome,
+    refuses_head,
+)
 from .http_requests import Request, Response, parse_headers
 from .local_source import LocalSource
 from .sources import HttpSource, Source
@@ -36,11 +46,6 @@ MAX_BINARY = 2**40
 LOCAL_WORKERS = max(2, os.cpu_count() or 2)
 #: Requests in flight for sources whose own client this module cannot drive (an OCI registry).
 _POOL = 16
-
-
-def _content_length(response: Response) -> int | None:
-    length = response.headers.get("content-length", "")
-    return int(length) if length.isdigit() else None
 
 
 def sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, int | None | CachedexError]]:
@@ -61,15 +66,57 @@ def sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, i
                 yield key, SourceNotFound(source.join(path), "is a folder, not a file") if is_folder else status.st_size
         return
     if isinstance(source, HttpSource):
-        request = source.request  # (a private mirror's credentials; what a 403 or a page means)
-        requests = ((key, request(source.join(path), method="HEAD", limit=0)) for key, path in items)
-        yield from source.client.map(requests, _content_length)
+        yield from _http_sizes(source, items)
         return
     yield from _pooled_sizes(source, items)
 
 
+class _HeadRefused:
+    """What a HEAD's decoding says of a server that refuses HEAD (405, 501)."""
+
+
+_REFUSED = _HeadRefused()
+
+
+def _http_sizes(source: HttpSource, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, int | None | CachedexError]]:
+    """Sizes by HEAD, many at once; once the server refuses a HEAD, by a GET of each
+    file's first byte instead (:mod:`.head_fallback`), and the files whose HEAD it
+    refused are asked so after."""
+    request = source.request  # (a private mirror's credentials; what a 403 or a page means)
+
+    def probe(url: str) -> FirstByteRequest:
+        return FirstByteRequest(
+            url, headers=source.headers(), forbidden_is_missing=source.forbidden_is_missing, page_is_missing=True
+        )
+
+    def asked(pending: Iterable[tuple[K, str]], by_get: bool) -> Iterator[tuple[tuple[K, str, Request], Request]]:
+        for key, path in pending:
+            url = source.join(path)
+            # (read as each request is drawn: a refusal just seen turns the rest to GETs)
+            head = not by_get and not refuses_head(source)
+            sent = request(url, method="HEAD", limit=0, ok=HEAD_ANSWERS) if head else probe(url)
+            yield (key, path, sent), sent
+
+    def decode(response: Response) -> int | None | _HeadRefused:  # (the engine thread)
+        if response.status in HEAD_REFUSED:
+            note_head_refused(source)
+            return _REFUSED
+        return first_byte_size(response, page_is_missing=True)
+
+    refused: list[tuple[K, str]] = []
+    for by_get, pending in ((False, items), (True, refused)):  # (the HEADs refused: by GET, after)
+        for (key, path, sent), outcome in source.client.map(asked(pending, by_get), decode):
+            if isinstance(outcome, _HeadRefused):
+                refused.append((key, path))
+            elif isinstance(sent, FirstByteRequest):
+                yield key, probe_outcome(sent, outcome)
+            else:
+                yield key, outcome
+
+
 def _pooled_sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, int | None | CachedexError]]:
-    """Sizes through :meth:`Source.size` (an OCI registry's HEAD with its authorization),
+    """Sizes through :meth:`Source.size` (an OCI registry's HEAD with its authorization, or
+    its first-byte GET),
     a few dozen at once."""
 
     def one(item: tuple[K, str]) -> tuple[K, int | None | CachedexError]:
