@@ -1,6 +1,8 @@
 """A file's size from a server that refuses HEAD (405 or 501: Nexus, some CDNs, some
-OCI registries): a GET of its first byte (``Range: bytes=0-0``), whose 206 says the
-whole size in ``Content-Range: bytes 0-0/SIZE``.
+OCI registries; 403 from hosts that sign URLs for GET alone), or whose HEAD answers a
+web page's label (a soft 404, or a binary labelled ``text/html``): a GET of its first
+byte (``Range: bytes=0-0``), whose 206 says the whole size in ``Content-Range: bytes
+0-0/SIZE``.
 
 A server that ignores Range answers such a GET with the whole file, 200: a binary may
 be gigabytes, so :class:`FirstByteRequest` stops it once its headers are in and takes
@@ -16,7 +18,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
-from .http_requests import HTML_PAGE, Request, Response, html_page
+from .http_requests import FORBIDDEN_MISSING, HTML_PAGE, Request, Response, html_page
 
 if TYPE_CHECKING:
     from .http import HttpClient
@@ -93,7 +95,8 @@ class FirstByteRequest(Request):
     def _write(self, data: bytes) -> int | None:
         status = next((line.split()[1:2] for line in reversed(self._raw_headers) if line[:5] == b"HTTP/"), [])
         if status == [b"200"]:
-            self.headers_only = Response(self.url, 200, list(self._raw_headers), b"")
+            # (with its first bytes: a binary a server labels text/html is no web page)
+            self.headers_only = Response(self.url, 200, list(self._raw_headers), bytes(data[:1024]))
             self._reason = "answered the whole file to a request of its first byte (stopped at its headers)"
             return 0  # libcurl stops the transfer: nothing past the headers is downloaded
         stopped = super()._write(data)
@@ -149,17 +152,26 @@ def size_by_head_or_first_byte(
     through ``send``; where ``source``'s server refuses HEAD, a first-byte GET through
     ``send`` (a registry's session: its tokens); where it ignores Range, ``probe(url)``
     through ``client``, stopped at its headers."""
+    pages = False  # (whether a page in answer is a soft 404: a HEAD of this source said one)
     try:
         if not refuses_head(source):
-            response = send(url, method="HEAD", headers=headers, limit=0, ok=HEAD_ANSWERS)
-            if response.status not in HEAD_REFUSED:
-                return content_length(response)
+            try:
+                response = send(url, method="HEAD", headers=headers, limit=0, ok=HEAD_ANSWERS)
+            except SourceNotFound as exc:
+                # An HTTP mirror's 403 or page to a HEAD says nothing sure: hosts that sign
+                # URLs for GET alone forbid HEAD; a server may label a binary text/html.
+                if exc.problem not in (FORBIDDEN_MISSING, HTML_PAGE):
+                    raise
+                pages = True
+            else:
+                if response.status not in HEAD_REFUSED:
+                    return content_length(response)
             note_head_refused(source)
         if source not in _range_ignored:
             try:
                 # (limit 1: libcurl stops a 200 whose Content-Length is more, before its body)
                 response = send(url, headers=[*headers, _FIRST_BYTE], limit=1, ok=FIRST_BYTE_ANSWERS)
-                return first_byte_size(response)
+                return first_byte_size(response, page_is_missing=pages)
             except TooBig:
                 _range_ignored.add(source)
         asked = probe(url)

@@ -3,9 +3,10 @@ their sizes), and the checksums of whole binaries, streamed.
 
 Existence is a ``stat`` in a local folder and an HTTP HEAD otherwise, many in flight at
 once through the sync's :class:`~.http.HttpClient` (``http.concurrency``), answers
-decoded to one number in the engine thread; of a server that refuses HEAD (405, 501), a
-GET of the file's first byte (:mod:`.head_fallback`). A checksum is computed as the bytes arrive,
-never holding a file whole and never past the size a manifest gives: over HTTP (an OCI
+decoded to one number in the engine thread; where a HEAD cannot tell (refused: 405,
+501; forbidden: 403; labelled a web page), a GET of the file's first byte
+(:mod:`.head_fallback`). A checksum is computed as the bytes arrive, never holding a
+file whole and never past the size a manifest gives: over HTTP (an OCI
 registry too) in libcurl's write callback (a request that keeps nothing), in a local
 folder by reading 1 MiB at a time, several files at once (hashlib releases the GIL, so
 each core hashes).
@@ -18,7 +19,7 @@ import os
 import stat
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 from ..errors import CachedexError, SourceError, SourceNotFound
 from .head_fallback import (
@@ -30,7 +31,7 @@ from .head_fallback import (
     probe_outcome,
     refuses_head,
 )
-from .http_requests import Request, Response, parse_headers
+from .http_requests import HTML_PAGE, Request, Response, html_page, parse_headers
 from .local_source import LocalSource
 from .sources import HttpSource, Source
 
@@ -71,47 +72,75 @@ def sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, i
     yield from _pooled_sizes(source, items)
 
 
-class _HeadRefused:
-    """What a HEAD's decoding says of a server that refuses HEAD (405, 501)."""
+class _Answer(NamedTuple):
+    """What a HEAD's or a first-byte GET's answer says, decoded in the engine thread."""
 
-
-_REFUSED = _HeadRefused()
+    status: int
+    page: bool  #: labelled a web page (a HEAD's), or one (a GET's): see html_page
+    size: int | None | CachedexError
 
 
 def _http_sizes(source: HttpSource, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, int | None | CachedexError]]:
-    """Sizes by HEAD, many at once; once the server refuses a HEAD, by a GET of each
-    file's first byte instead (:mod:`.head_fallback`), and the files whose HEAD it
-    refused are asked so after."""
-    request = source.request  # (a private mirror's credentials; what a 403 or a page means)
+    """Sizes by HEAD, many at once. A HEAD that cannot tell is asked again by a GET of
+    the file's first byte (:mod:`.head_fallback`), after the others: one refused (405,
+    501), one forbidden (403: hosts that sign each URL for GET alone, as S3 presigned
+    URLs and GitLab's package registry do, while a missing file is 403 too on S3
+    without listing), and one labelled a web page (a host's soft 404, or a server that
+    labels every file ``text/html``: the first byte tells them apart). Once a HEAD could
+    not tell, the source's next sizes are asked by GET from the start."""
+    fixed = source.headers()  # (a private mirror's credentials)
+
+    def head(url: str) -> Request:
+        # (not source.request: a 403 and a page are answers here, that a GET then decides)
+        return Request(
+            url, method="HEAD", headers=fixed, limit=0, ok=_HEAD_TELLS, forbidden_is_missing=source.forbidden_is_missing
+        )
 
     def probe(url: str) -> FirstByteRequest:
         return FirstByteRequest(
-            url, headers=source.headers(), forbidden_is_missing=source.forbidden_is_missing, page_is_missing=True
+            url, headers=fixed, forbidden_is_missing=source.forbidden_is_missing, page_is_missing=True
         )
 
     def asked(pending: Iterable[tuple[K, str]], by_get: bool) -> Iterator[tuple[tuple[K, str, Request], Request]]:
         for key, path in pending:
             url = source.join(path)
-            # (read as each request is drawn: a refusal just seen turns the rest to GETs)
-            head = not by_get and not refuses_head(source)
-            sent = request(url, method="HEAD", limit=0, ok=HEAD_ANSWERS) if head else probe(url)
+            # (read as each request is drawn: a HEAD that could not tell turns the rest to GETs)
+            sent = head(url) if not by_get and not refuses_head(source) else probe(url)
             yield (key, path, sent), sent
 
-    def decode(response: Response) -> int | None | _HeadRefused:  # (the engine thread)
-        if response.status in HEAD_REFUSED:
+    def decode(response: Response) -> _Answer:  # (the engine thread)
+        status = response.status
+        if status in _HEAD_CANNOT_TELL:
             note_head_refused(source)
-            return _REFUSED
-        return first_byte_size(response, page_is_missing=True)
+            return _Answer(status, False, None)
+        page = html_page(response)
+        if page and not response.body:  # (a HEAD's label: the first byte, by GET, tells)
+            note_head_refused(source)
+        try:
+            return _Answer(status, page, first_byte_size(response))
+        except CachedexError as exc:
+            return _Answer(status, page, exc)
 
-    refused: list[tuple[K, str]] = []
-    for by_get, pending in ((False, items), (True, refused)):  # (the HEADs refused: by GET, after)
+    unsure: list[tuple[K, str]] = []
+    for by_get, pending in ((False, items), (True, unsure)):  # (what HEAD could not tell: by GET, after)
         for (key, path, sent), outcome in source.client.map(asked(pending, by_get), decode):
-            if isinstance(outcome, _HeadRefused):
-                refused.append((key, path))
-            elif isinstance(sent, FirstByteRequest):
-                yield key, probe_outcome(sent, outcome)
-            else:
+            if isinstance(sent, FirstByteRequest):
+                if isinstance(outcome, CachedexError):
+                    yield key, probe_outcome(sent, outcome)
+                else:
+                    yield key, SourceNotFound(sent.url, HTML_PAGE) if outcome.page else outcome.size
+            elif isinstance(outcome, CachedexError):
                 yield key, outcome
+            elif outcome.status in _HEAD_CANNOT_TELL or outcome.page:
+                unsure.append((key, path))
+            else:
+                yield key, outcome.size
+
+
+#: A HEAD's statuses that say nothing of the file: refused (405, 501) or forbidden (403).
+_HEAD_CANNOT_TELL = (*HEAD_REFUSED, 403)
+#: What a HEAD accepts as answers (501 and 403 are then neither retried nor errors).
+_HEAD_TELLS = (*HEAD_ANSWERS, 403)
 
 
 def _pooled_sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, int | None | CachedexError]]:
