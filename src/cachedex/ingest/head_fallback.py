@@ -147,12 +147,14 @@ def size_by_head_or_first_byte(
     send: Send,
     client: HttpClient,
     probe: Callable[[str], FirstByteRequest],
+    pages_are_missing: bool = False,
 ) -> int | None:
     """The size of ``url`` (None when it is missing or the server does not say): a HEAD
     through ``send``; where ``source``'s server refuses HEAD, a first-byte GET through
     ``send`` (a registry's session: its tokens); where it ignores Range, ``probe(url)``
     through ``client``, stopped at its headers."""
-    pages = False  # (whether a page in answer is a soft 404: a HEAD of this source said one)
+    # (whether a page in answer is a soft 404: a mirror's host, or a HEAD said one)
+    pages = pages_are_missing
     try:
         if not refuses_head(source):
             try:

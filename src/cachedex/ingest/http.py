@@ -259,21 +259,24 @@ class HttpClient:
         result: Response | CachedexError
         too_big = f"larger than {request.limit:,} bytes, the limit for this kind of file"
         stopped = (code == pycurl.E_WRITE_ERROR and request._reason is not None) or code == pycurl.E_FILESIZE_EXCEEDED
-        if stopped and status >= 400 and status not in request.ok:
-            # An error page over the limit (GitHub Pages' 404 is 9 kB): its status is the answer.
+        cut = stopped and status >= 400
+        if cut:
+            # An error page over the limit (GitHub Pages' 404 is 9 kB; S3's 416 to a range,
+            # a registry's 401 in JSON, both a request may take as answers): its status is
+            # the answer, its body cut short.
             stopped, code = False, 0
         if stopped:
             result = TooBig(url, request._reason or too_big)
         elif code:
             result = self._transport_error(request, code, message)
         elif status in request.ok:
-            if len(request._body) > request.limit:  # a body libcurl could not stop in time
+            if len(request._body) > request.limit and not cut:  # a body libcurl could not stop in time
                 result = TooBig(url, too_big)
             else:
                 final_url = str(handle.getinfo(pycurl.EFFECTIVE_URL) or url)
                 body: bytes | bytearray = request._body  # no copy: it may be big
                 try:
-                    if request.progress is None and not request.raw:  # a small read (see HandleOptions.prepare)
+                    if request.progress is None and not request.raw and not cut:  # a small read (HandleOptions.prepare)
                         body = undo_content_encoding(request._raw_headers, body, request.limit)
                     result = Response(final_url, status, request._raw_headers, body)
                     if status == 200 and request.page_is_missing and html_page(result):  # (a soft 404)

@@ -221,7 +221,9 @@ class HttpSource(Source):
                 url, headers=self.headers(), forbidden_is_missing=self.forbidden_is_missing, page_is_missing=True
             )
 
-        return size_by_head_or_first_byte(self, self.join(path), (), send=self.send, client=self.client, probe=probe)
+        return size_by_head_or_first_byte(
+            self, self.join(path), (), send=self.send, client=self.client, probe=probe, pages_are_missing=True
+        )
 
     def read_many(
         self, items: Iterable[tuple[K, str]], decode: Decoder[V], *, limit: int
