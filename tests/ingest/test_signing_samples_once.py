@@ -111,3 +111,27 @@ def test_unreadable_samples_are_not_read_again_until_the_index_changes(mirrors: 
             assert _signed(catalog, "t") is False
     finally:
         server.stop()
+
+
+def test_a_passing_failure_is_asked_again_by_the_next_sync(mirrors: Path, tmp_path: Path) -> None:
+    """A plain mirror whose key index answered 503 through an outage was left "looked at,
+    not told" for as long as its index stayed the same: its pages never said
+    ``--unsigned``. A server error is asked again by the next sync."""
+    write_v3_mirror(tmp_path / "www/m", fixture_index(mirrors))  # (plain manifests, no key index)
+    outage = tmp_path / "outage"
+    outage.write_text("1")
+    extra = f"location = /m/{KEY_INDEX_V3} {{ if (-f {outage}) {{ return 503; }} }}"
+    server = Nginx(tmp_path / "www", extra=extra)
+    try:
+        config = make_config(tmp_path, [{"name": "t", "url": f"{server.url}/m"}], retries=0)
+        with Catalog(config.catalog) as catalog:
+            (outcome,) = sync(config, catalog, ["t"])
+            assert outcome.ok, outcome.error
+            assert _signed(catalog, "t") is None
+            outage.unlink()
+            (outcome,) = sync(config, catalog, ["t"])
+            assert outcome.ok and not outcome.changed, outcome.error
+            assert _signed(catalog, "t") is False
+            assert ("t", ROOT_STACK) in catalog.unsigned_mirrors()
+    finally:
+        server.stop()

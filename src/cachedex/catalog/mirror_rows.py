@@ -18,14 +18,22 @@ MirrorValues = tuple[str, int, int, "str | None", "str | None", "str | None", fl
 
 
 def write_mirror_row(
-    db: sqlite3.Connection, tag_id: int, stack: str, values: MirrorValues, *, signed: bool | None, moved: bool
+    db: sqlite3.Connection,
+    tag_id: int,
+    stack: str,
+    values: MirrorValues,
+    *,
+    signed: bool | None,
+    moved: bool,
+    looked: bool = True,
 ) -> tuple[int, bool]:
     """Insert or update the mirror ``stack`` of tag ``tag_id``: (its id, whether it is
     new). ``signed`` (see :attr:`.rows.MirrorState.signed`) is recorded with the sync's
     time (``fetched_at``), which a newer verification overrides; None (nothing readable
     this time) keeps what the row knew, unless the mirror ``moved``; where the row knew
-    nothing, it is recorded as looked at (see :func:`record_signing`)."""
-    found_at = None if signed is None and values[1] != 3 else values[6]
+    nothing, it is recorded as looked at (see :func:`record_signing`) unless not
+    ``looked`` (a passing failure: the next sync asks again)."""
+    found_at = values[6] if signed is not None or (values[1] == 3 and looked) else None
     row = db.execute("SELECT id FROM mirrors WHERE tag_id = ? AND stack = ?", (tag_id, stack)).fetchone()
     if row is None:
         inserted = db.execute(
@@ -43,16 +51,19 @@ def write_mirror_row(
     )
     if moved:
         db.execute("UPDATE mirrors SET signed = NULL, signed_at = NULL WHERE id = ?", (mirror_id,))
-    record_signing(db, tag_id, stack, signed, values[6])
+    record_signing(db, tag_id, stack, signed, values[6], looked=looked)
     return mirror_id, False
 
 
-def record_signing(db: sqlite3.Connection, tag_id: int, stack: str, signed: bool | None, found_at: float) -> None:
+def record_signing(
+    db: sqlite3.Connection, tag_id: int, stack: str, signed: bool | None, found_at: float, *, looked: bool = True
+) -> None:
     """Record what a sync read at ``found_at`` found of a mirror's signing; None (not
     told this time) leaves what the row knew, and when it was found. A v3 mirror not
     known is recorded as looked at (``signed_at`` set, ``signed`` NULL): its sync read
     its samples or had none to read, and the same index would tell no more next time
-    (see :func:`signing_samples`)."""
+    (see :func:`signing_samples`); not ``looked`` (a read failed for a passing reason: a
+    server error, a timeout), it is not, and the next sync samples it again."""
     if signed is not None:
         db.execute(
             "UPDATE mirrors SET signed = ?, signed_at = ? WHERE tag_id = ? AND stack = ?",
@@ -61,7 +72,7 @@ def record_signing(db: sqlite3.Connection, tag_id: int, stack: str, signed: bool
     else:
         db.execute(
             "UPDATE mirrors SET signed_at = ? WHERE tag_id = ? AND stack = ? AND signed IS NULL AND layout = 3",
-            (found_at, tag_id, stack),
+            (found_at if looked else None, tag_id, stack),
         )
 
 

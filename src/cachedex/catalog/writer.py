@@ -225,17 +225,19 @@ class TagWriter:
         etag: str | None,
         last_modified: str | None,
         signed: bool | None = None,
+        looked: bool = True,
     ) -> None:
         """Mark an unchanged mirror as read now (its index checksum did not change);
         ``signed``: what this read found of its signing, if it looked (see
-        :func:`.mirror_rows.signing_samples`)."""
+        :func:`.mirror_rows.signing_samples`); ``looked`` False: a passing failure kept it
+        from telling (see :func:`.mirror_rows.record_signing`)."""
         self._kept_stacks.add(stack)
         self._db.execute(
             "UPDATE mirrors SET url = ?, fetched_at = ?, etag = coalesce(?, etag), "
             "last_modified = coalesce(?, last_modified) WHERE tag_id = ? AND stack = ?",
             (url, fetched_at, etag, last_modified, self._tag_id, stack),
         )
-        record_signing(self._db, self._tag_id, stack, signed, fetched_at)
+        record_signing(self._db, self._tag_id, stack, signed, fetched_at, looked=looked)
 
     def replace_mirror(
         self,
@@ -254,11 +256,12 @@ class TagWriter:
         member_ids: list[int] | None = None,
         signed: bool | None = None,
         moved: bool = False,
+        looked: bool = True,
     ) -> None:
         """Store a mirror's new index: its state and the records it holds (hash -> listed).
         ``own_index`` False: a root without an index, listing what its stacks list.
         ``signed``: see :attr:`MirrorState.signed`; None (nothing readable this time)
-        keeps what the row knew, unless the mirror ``moved``.
+        keeps what the row knew, unless the mirror ``moved``; ``looked``: see :meth:`keep_mirror`.
         ``member_ids``: the ids of ``members``, in order, if :meth:`known_ids` found them."""
         self._kept_stacks.add(stack)
         self._changed = True
@@ -268,7 +271,9 @@ class TagWriter:
             url, layout, db_version, checksum, etag, last_modified, fetched_at, len(members), listed_count, view,
             int(own_index),
         )  # fmt: skip
-        mirror_id, first_sync = write_mirror_row(db, self._tag_id, stack, values, signed=signed, moved=moved)
+        mirror_id, first_sync = write_mirror_row(
+            db, self._tag_id, stack, values, signed=signed, moved=moved, looked=looked
+        )
         old: dict[int, int] = {}
         if not first_sync:
             old = dict(db.execute("SELECT spec_id, listed FROM members WHERE mirror_id = ?", (mirror_id,)))

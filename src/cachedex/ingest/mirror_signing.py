@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future
 
-from ..errors import CachedexError, SourceNotFound
+from ..errors import CachedexError, IndexFormatError, SourceNotFound, TooBig
 from ..values import spec_manifest_path
 from .index import RawIndex
 from .records import name_version_in
@@ -57,22 +57,26 @@ class SigningReads:
         self._lock = threading.Lock()  # (guards the dict; never held over a read)
         self._reads: dict[str, Future[bool | CachedexError]] = {}  # by the file's URL
 
-    def signs_binaries(self, source: Source, samples: Sequence[tuple[str, str, str]]) -> bool | None:
+    def signs_binaries(self, source: Source, samples: Sequence[tuple[str, str, str]]) -> tuple[bool | None, bool]:
         """Whether the mirror at ``source`` signs its binaries (see the module doc), from
         the manifests of ``samples`` (:func:`sampled_specs`) and its key index: True when
         a manifest is clearsigned or the mirror publishes a key index, False when every
         manifest read is plain and it publishes none, None when that cannot be told (no
-        usable listed spec, nothing readable: a sync does not fail for it)."""
+        usable listed spec, nothing readable: a sync does not fail for it); and whether
+        a passing failure (:func:`_passing`) kept it from telling, so that the next sync
+        asks again."""
         paths = [spec_manifest_path(name, version, dag_hash) for dag_hash, name, version in samples]
         found = self._read(source, paths, _clearsigned)
         if True in found:
-            return True
+            return True, False
         if False not in found:
-            return None
+            return None, any(map(_passing, found))
         (keys,) = self._read(source, [KEY_INDEX_V3], _published)
         if isinstance(keys, SourceNotFound):
-            return False
-        return None if isinstance(keys, CachedexError) else True  # (an error: neither said, not known)
+            return False, False
+        if isinstance(keys, CachedexError):
+            return None, _passing(keys)  # (neither said: not known)
+        return True, False
 
     def _read(
         self, source: Source, paths: Sequence[str], decode: Callable[[str, bytes | bytearray], bool]
@@ -97,6 +101,13 @@ class SigningReads:
                 if not future.done():
                     future.set_result(CachedexError(f"{source.join(path)}: not read"))
         return [future.result() for future in futures]
+
+
+def _passing(found: bool | CachedexError) -> bool:
+    """Whether a read's failure may pass (a server error, a timeout, a 403 that is not
+    "missing"): not a file missing, too big or not a manifest, which the same index
+    would answer again."""
+    return isinstance(found, CachedexError) and not isinstance(found, (SourceNotFound, TooBig, IndexFormatError))
 
 
 def _clearsigned(url: str, data: bytes | bytearray) -> bool:

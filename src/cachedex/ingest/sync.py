@@ -302,8 +302,15 @@ class _TagSync:
             for read in reads:
                 snap = read.snapshot
                 if read.members is None or read.db_version is None:
-                    kept = {"etag": snap.etag, "last_modified": snap.last_modified}
-                    writer.keep_mirror(read.ref.stack, read.ref.url, fetched_at=fetched_at, signed=read.signed, **kept)
+                    writer.keep_mirror(
+                        read.ref.stack,
+                        read.ref.url,
+                        fetched_at=fetched_at,
+                        etag=snap.etag,
+                        last_modified=snap.last_modified,
+                        signed=read.signed,
+                        looked=not read.signing_unsure,
+                    )
                     continue
                 writer.replace_mirror(
                     read.ref.stack,
@@ -320,6 +327,7 @@ class _TagSync:
                     member_ids=read.member_ids,
                     signed=read.signed,
                     moved=read.moved,
+                    looked=not read.signing_unsure,
                 )
         return writer.drop_other_stacks()
 

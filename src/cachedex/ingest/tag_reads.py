@@ -68,6 +68,8 @@ class MirrorRead(msgspec.Struct):
     #: whether the mirror signs its binaries, as its manifests said (see
     #: :mod:`.mirror_signing`); None when not told, or when the index did not change
     signed: bool | None = None
+    #: not told for a passing reason (a server error, a timeout): the next sync asks again
+    signing_unsure: bool = False
     #: the mirror moved (another URL or view) since its row was written: what its row
     #: said of its signing is no longer known
     moved: bool = False
@@ -163,7 +165,7 @@ class TagReader:
         read = self._read_index(ref, previous.state, root)
         read.seen, read.moved = previous.seen, previous.moved
         if not read.changed and previous.samples:  # (an unchanged index says nothing of it)
-            read.signed = self.signing_reads.signs_binaries(read.source, usable(previous.samples))
+            read.signed, read.signing_unsure = self.signing_reads.signs_binaries(read.source, usable(previous.samples))
         return read
 
     def _read_index(self, ref: MirrorRef, previous: PreviousState | None, root: Container[str] | None) -> MirrorRead:
@@ -192,7 +194,7 @@ class TagReader:
         # Let a stack's index go before the reads below, which over HTTP wait their turn
         # behind the sizes' (40 stacks' indexes held meanwhile took 1.4 times the memory).
         del index
-        read.signed = self.signing_reads.signs_binaries(source, samples)
+        read.signed, read.signing_unsure = self.signing_reads.signs_binaries(source, samples)
         return read
 
     def read_all(self, tag: TagConfig) -> tuple[list[MirrorRead], Prefetch | None, bool]:
@@ -298,6 +300,7 @@ class TagReader:
         told = {read.signed if read.signed is not None else _row_signed(before, read) for read in stacks} - {None}
         read = MirrorRead(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
         read.signed = True if True in told else (False if told else None)
+        read.signing_unsure = any(stack.signing_unsure for stack in stacks)
         read.moved = state is not None and state.url != ref.url
         return read
 
