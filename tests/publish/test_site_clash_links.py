@@ -17,9 +17,11 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.publish import site as site_module
+from cachedex.publish.serve import create_app
 from cachedex.publish.site import write_site
 from cachedex.publish.urls import page_links
 from tests.helpers import file_bytes, record, write_tag
+from tests.publish.test_serve import get
 
 ZLIB, BIG_ZLIB, ZSTD, BIG_ZLIB_IN_U, ONLY_BIG_V = ("a" * 31 + str(n) for n in range(1, 6))
 
@@ -135,3 +137,15 @@ def test_a_name_that_stops_clashing_is_linked_as_a_full_build_links_it(
 def _pages(site: Path) -> dict[str, bytes]:
     """The site's files but its records of what made them."""
     return {path: data for path, data in file_bytes(site).items() if not Path(path).name.startswith(".cachedex-site")}
+
+
+def test_the_server_links_every_name_it_answers(tmp_path: Path) -> None:
+    """The live server answers ``Zlib``'s page beside ``zlib``'s (no folder to share):
+    its coverage page links both, as it did before static sites skipped clashing names."""
+    _catalog(tmp_path / "c.sqlite").close()
+    app = create_app(tmp_path / "c.sqlite")
+    page = get(app, "/tags/t/coverage/index.html")
+    assert page.status_code == 200
+    assert 'href="../packages/Zlib/index.html#coverage"' in page.text
+    assert 'href="../packages/zlib/index.html#coverage"' in page.text
+    assert get(app, "/tags/t/packages/Zlib/index.html").status_code == 200

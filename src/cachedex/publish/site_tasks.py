@@ -23,7 +23,7 @@ from .parallel import ForkShared
 from .recent_changes import history_from
 from .render import render_all_packages
 from .sitefiles import PACKAGES_STAGING, KeptFiles, SiteWriter, StagedWriter, spec_folder, spec_pages_exist
-from .urls import EVERY_PAGE
+from .urls import SITE_PAGES
 
 __all__ = ["SHARED", "Done", "Task", "run_task", "write_task"]
 
@@ -88,7 +88,7 @@ def run_task(task: Task) -> Done:
     """Write a task's pages with its own read-only connection, in one snapshot."""
     # The build's PageLinks: those of spec and package pages. (A worker forked before it
     # held them writes tag, change, coverage and comparison pages, which need none.)
-    links = SHARED.get("links", EVERY_PAGE)
+    links = SHARED.get("links", SITE_PAGES)
     writer = SiteWriter(task.outdir, trust_twins=task.trust_twins, edge_items=SHARED.get("edge_items"), links=links)
     held = KeptFiles(task.outdir, trust_twins=task.trust_twins) if task.hold_tag_pages else None
     staged = StagedWriter(safe_folder(task.outdir, PACKAGES_STAGING), links=links) if task.packages_staged else None

@@ -32,7 +32,7 @@ from .files import (
 from .gzipped import gzip_bytes
 from .pages import PackagePage, SpecPage, TagPage
 from .render import COLUMNS_FILE, columns_json, render, to_json
-from .urls import EVERY_PAGE, Page, PageLinks, json_path, page_path, spec_path
+from .urls import SITE_PAGES, Page, PageLinks, json_path, page_path, spec_path
 
 __all__ = [
     "GZIP_TWIN",
@@ -90,7 +90,7 @@ class SiteWriter:
         *,
         trust_twins: bool = False,
         edge_items: EdgeItems | None = None,
-        links: PageLinks = EVERY_PAGE,
+        links: PageLinks = SITE_PAGES,
     ) -> None:
         self.outdir = outdir
         self.trust_twins = trust_twins

@@ -24,6 +24,7 @@ from .search_page import SearchView
 
 __all__ = [
     "EVERY_PAGE",
+    "SITE_PAGES",
     "Page",
     "PageLinks",
     "has_page",
@@ -128,9 +129,14 @@ class PageLinks:
     build (:func:`page_links`) and handed to every page it renders; the server, which
     answers every name, links them all (:data:`EVERY_PAGE`)."""
 
-    __slots__ = ("_packages", "_tags", "stamp")
+    __slots__ = ("_packages", "_tags", "folded", "stamp")
 
-    def __init__(self, tags: Iterable[str] = (), packages: Mapping[str, Iterable[str]] | None = None) -> None:
+    def __init__(
+        self, tags: Iterable[str] = (), packages: Mapping[str, Iterable[str]] | None = None, *, folded: bool = True
+    ) -> None:
+        #: whether names that are one folder where case is ignored lose their page (a
+        #: static site's); the server answers each
+        self.folded = folded
         self._tags = frozenset(tags)
         self._packages = {tag: frozenset(names) for tag, names in (packages or {}).items() if names}
         listed = sorted([tag, sorted(names)] for tag, names in self._packages.items())
@@ -147,19 +153,21 @@ class PageLinks:
         """Whether the package ``name`` has its page in ``tag``."""
         return self.tag(tag) and has_page(name) and name not in self._packages.get(tag, ())
 
-    @staticmethod
-    def without_page(names: Iterable[str]) -> set[str]:
+    def without_page(self, names: Iterable[str]) -> set[str]:
         """Of every package name of one tag (a page that lists them all: its coverage
         page), those with no page there, told from the names alone (as
-        :func:`.folder_names.package_clashes`): what a worker that was handed no
-        :class:`PageLinks` can tell too."""
+        :func:`.folder_names.package_clashes`): what a site's worker that was handed no
+        build's :class:`PageLinks` (:data:`SITE_PAGES`) can tell too."""
         listed = set(names)
         paged = {name for name in listed if has_page(name)}
-        return (listed - paged).union(folder_clashes(paged))
+        return (listed - paged).union(folder_clashes(paged) if self.folded else ())
 
 
 #: Every name that can be a folder name linked: what the server answers.
-EVERY_PAGE = PageLinks()
+EVERY_PAGE = PageLinks(folded=False)
+#: A static site's links where its build's are not at hand (a worker forked before them,
+#: which writes no page that links a package but the coverage page's, told from its names).
+SITE_PAGES = PageLinks()
 
 
 def page_links(package_tags: Mapping[str, Sequence[tuple[str, int]]], clashing_tags: Iterable[str]) -> PageLinks:
