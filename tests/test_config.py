@@ -516,3 +516,31 @@ def test_a_path_or_url_with_spaces_around_it_is_refused(tmp_path: Path) -> None:
     message = str(caught.value)
     assert "'tags[0].url': spaces before or after the path or URL: 'https://h/m '" in message, message
     assert "spaces before or after the path or URL: ' ./e4s'" in message, message
+
+
+@pytest.mark.parametrize(
+    ("url", "says"),
+    [
+        (
+            "s3://my-bucket/mirror",
+            "the bucket s3://my-bucket is read over HTTPS: give its https:// URL "
+            "(https://my-bucket.s3.amazonaws.com/mirror if it is public, or an S3-compatible store's own "
+            "endpoint); a private bucket's signed requests are not supported",
+        ),
+        (
+            "gs://my-bucket/a/b",
+            "the bucket gs://my-bucket is read over HTTPS: give its https:// URL "
+            "(https://storage.googleapis.com/my-bucket/a/b if it is public); a private bucket's signed "
+            "requests are not supported",
+        ),
+        ("s3://spack-binaries/develop", "Spack's public bucket is served at https://binaries.spack.io/develop"),
+    ],
+)
+def test_a_bucket_as_spack_names_it_is_told_its_https_url(tmp_path: Path, url: str, says: str) -> None:
+    """``spack mirror add`` takes s3:// and gs:// buckets; cachedex reads them over HTTPS,
+    and said only that it expected another scheme."""
+    path = _write(tmp_path, f"tags:\n  - name: t\n    url: {url}\n")
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    (problem,) = info.value.problems
+    assert problem.startswith(f"'tags[0].url': {says}") and problem.endswith(f"got '{url}'")

@@ -43,6 +43,30 @@ __all__ = [
 #: Schemes a mirror URL may have (besides a plain path): OCI registries as Spack names
 #: them, ``oci+http`` for a registry without TLS.
 URL_SCHEMES = ("http", "https", "file", "oci", "oci+http")
+
+#: Buckets Spack names by their store's scheme (``spack mirror add s3://...``), and the
+#: HTTPS URL that serves a public one; a bucket that is not public needs the store's
+#: signed requests, which cachedex does not make.
+_BUCKETS = {
+    "s3": "https://{bucket}.s3.amazonaws.com{path}",
+    "gs": "https://storage.googleapis.com/{bucket}{path}",
+}
+#: The public build cache's bucket, and where it is served (as cache.spack.io reads it).
+_PUBLIC_BUCKET = ("s3", "spack-binaries", "https://binaries.spack.io{path}")
+
+
+def _bucket_hint(scheme: str, bucket: str, path: str) -> str:
+    """What to write instead of a bucket's ``scheme://bucket/path``."""
+    if (scheme, bucket) == _PUBLIC_BUCKET[:2]:
+        return f"Spack's public bucket is served at {_PUBLIC_BUCKET[2].format(path=path)}: give that URL"
+    https = _BUCKETS[scheme].format(bucket=bucket, path=path)
+    other = ", or an S3-compatible store's own endpoint" if scheme == "s3" else ""
+    return (
+        f"the bucket {scheme}://{bucket} is read over HTTPS: give its https:// URL ({https} if it is "
+        f"public{other}); a private bucket's signed requests are not supported"
+    )
+
+
 #: Where the folder of views can be listed: local folders only (HTTP cannot list).
 LISTABLE_SCHEMES = ("", "file")
 
@@ -124,6 +148,9 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
         problems.append(f"'{key}': not a valid URL ({exc}): {short_repr(value)}")
         return False
     scheme = parts.scheme
+    if scheme in _BUCKETS and parts.netloc:
+        problems.append(f"'{key}': {_bucket_hint(scheme, parts.netloc, parts.path)}, got {short_repr(value)}")
+        return False
     if len(scheme) > 1 and scheme not in URL_SCHEMES:
         problems.append(
             f"'{key}': expected a path, file://, http(s)://, oci:// or oci+http:// URL, got {short_repr(value)}"
