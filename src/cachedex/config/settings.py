@@ -38,7 +38,8 @@ SETTINGS: tuple[Setting, ...] = (
         None,
         "The tag's root mirror: a path, a file://, http(s)://, oci:// or oci+http:// URL (an http(s) URL "
         "without credentials, which would be printed and published with it, nor a ?query, #fragment or "
-        "space: write %20).",
+        "space: write %20). A public s3:// or gs:// bucket is given by the https:// URL that serves it "
+        "(https://BUCKET.s3.amazonaws.com/PREFIX; Spack's own: https://binaries.spack.io/).",
     ),
     Setting(
         "tags[].stacks",
