@@ -523,16 +523,24 @@ def test_a_path_or_url_with_spaces_around_it_is_refused(tmp_path: Path) -> None:
     [
         (
             "s3://my-bucket/mirror",
-            "the bucket s3://my-bucket is read over HTTPS: give its https:// URL "
+            "a bucket (s3://) is read over HTTPS: give its https:// URL "
             "(https://my-bucket.s3.amazonaws.com/mirror if it is public, or an S3-compatible store's own "
             "endpoint); a private bucket's signed requests are not supported",
         ),
         (
             "gs://my-bucket/a/b",
-            "the bucket gs://my-bucket is read over HTTPS: give its https:// URL "
+            "a bucket (gs://) is read over HTTPS: give its https:// URL "
             "(https://storage.googleapis.com/my-bucket/a/b if it is public); a private bucket's signed "
             "requests are not supported",
         ),
+        # (a dotted name is served path-style: the wildcard certificate covers one label)
+        (
+            "s3://my.bucket/m",
+            "a bucket (s3://) is read over HTTPS: give its https:// URL (https://s3.amazonaws.com/my.bucket/m",
+        ),
+        # (no store's bucket: credentials or a port; no URL is made of it)
+        ("s3://key:secret@bucket/m", "a bucket (s3://) is read over HTTPS: give its https:// URL (if it is public,"),
+        ("s3://bucket:9000/m", "a bucket (s3://) is read over HTTPS: give its https:// URL (if it is public,"),
         ("s3://spack-binaries/develop", "Spack's public bucket is served at https://binaries.spack.io/develop"),
     ],
 )

@@ -14,6 +14,7 @@ from cachedex.ingest.sync import sync
 from cachedex.ingest.verify_keys import KEY_INDEX_V3
 from cachedex.values import ROOT_STACK
 from tests.helpers import LIBELF_CORE2, fixture_index, make_config, write_v3_mirror, write_v3_view
+from tests.ingest.test_mirror_signing import _plain_manifest
 from tests.servers import Nginx
 
 SPEC_MANIFESTS = "/v3/manifests/spec/"
@@ -133,5 +134,54 @@ def test_a_passing_failure_is_asked_again_by_the_next_sync(mirrors: Path, tmp_pa
             assert outcome.ok and not outcome.changed, outcome.error
             assert _signed(catalog, "t") is False
             assert ("t", ROOT_STACK) in catalog.unsigned_mirrors()
+    finally:
+        server.stop()
+
+
+def _listing(mirrors: Path, keep: list[str]) -> dict[str, object]:
+    """The real index with only ``keep`` listed."""
+    index = fixture_index(mirrors)
+    for dag_hash, record in index["database"]["installs"].items():  # type: ignore[union-attr]
+        record["in_buildcache"] = record["in_buildcache"] and dag_hash in keep
+    return index
+
+
+def test_a_root_of_views_follows_a_view_told_after_a_passing_failure(mirrors: Path, tmp_path: Path) -> None:
+    """A mirror of views only: view ``one`` signs, ``two`` is plain. While ``one``'s
+    manifests answered 503, the root was made unsigned from ``two`` alone (a wrong
+    ``--unsigned``), and kept so once ``one`` was told, as no view's index changed; with
+    every view unsure, it was left "looked at" and never told."""
+    index = fixture_index(mirrors)
+    listed = [h for h, r in index["database"]["installs"].items() if r["in_buildcache"]]  # type: ignore[union-attr]
+    root = tmp_path / "www/m"
+    write_v3_mirror(root, index, signed=True)
+    shutil.rmtree(root / "v3/manifests/index")  # (views only)
+    signing, plain = listed[:2], listed[2:]
+    for dag_hash in plain:
+        _plain_manifest(root, dag_hash)
+    write_v3_view(root, "one", _listing(mirrors, signing))
+    write_v3_view(root, "two", _listing(mirrors, plain))
+    outage = tmp_path / "outage"
+    outage.write_text("1")
+    extra = "\n".join(
+        f"location ~ {h}\\.spec\\.manifest\\.json$ {{ if (-f {outage}) {{ return 503; }} }}" for h in signing
+    )
+    server = Nginx(tmp_path / "www", extra=extra)
+    try:
+        config = make_config(tmp_path, [{"name": "t", "url": f"{server.url}/m", "views": ["one", "two"]}], retries=0)
+        with Catalog(config.catalog) as catalog:
+            (outcome,) = sync(config, catalog, ["t"])
+            assert outcome.ok, outcome.error
+            assert _signed(catalog, "t") is None  # (not unsigned: "one" may sign)
+            assert ("t", ROOT_STACK) not in catalog.unsigned_mirrors()
+            outage.unlink()
+            (outcome,) = sync(config, catalog, ["t"])
+            assert outcome.ok and not outcome.changed, outcome.error
+            assert [_signed(catalog, "t"), _signed(catalog, "t", "one"), _signed(catalog, "t", "two")] == [
+                True,
+                True,
+                False,
+            ]
+            assert sorted(catalog.unsigned_mirrors()) == [("t", "two")]
     finally:
         server.stop()

@@ -19,7 +19,7 @@ import os
 import re
 from pathlib import Path
 from typing import TypeGuard
-from urllib.parse import urlsplit
+from urllib.parse import SplitResult, urlsplit
 
 import msgspec
 
@@ -51,19 +51,27 @@ _BUCKETS = {
     "s3": "https://{bucket}.s3.amazonaws.com{path}",
     "gs": "https://storage.googleapis.com/{bucket}{path}",
 }
+#: An S3 bucket whose name has a dot is served path-style: ``*.s3.amazonaws.com``'s
+#: certificate covers no name with more dots.
+_DOTTED_S3 = "https://s3.amazonaws.com/{bucket}{path}"
 #: The public build cache's bucket, and where it is served (as cache.spack.io reads it).
 _PUBLIC_BUCKET = ("s3", "spack-binaries", "https://binaries.spack.io{path}")
 
 
-def _bucket_hint(scheme: str, bucket: str, path: str) -> str:
-    """What to write instead of a bucket's ``scheme://bucket/path``."""
+def _bucket_hint(scheme: str, parts: SplitResult) -> str:
+    """What to write instead of a bucket's ``scheme://bucket/path`` (``parts``); a
+    bucket name no store has (credentials or a port in it) is told no URL."""
+    bucket, path = parts.netloc, parts.path
     if (scheme, bucket) == _PUBLIC_BUCKET[:2]:
         return f"Spack's public bucket is served at {_PUBLIC_BUCKET[2].format(path=path)}: give that URL"
-    https = _BUCKETS[scheme].format(bucket=bucket, path=path)
+    pattern = _DOTTED_S3 if scheme == "s3" and "." in bucket else _BUCKETS[scheme]
+    # (no user, password or port: a bucket's name is lowercase; a path said in full once)
+    named = bucket == parts.hostname and len(path) <= 200
+    https = f" ({pattern.format(bucket=bucket, path=path)} if it is public" if named else " (if it is public"
     other = ", or an S3-compatible store's own endpoint" if scheme == "s3" else ""
     return (
-        f"the bucket {scheme}://{bucket} is read over HTTPS: give its https:// URL ({https} if it is "
-        f"public{other}); a private bucket's signed requests are not supported"
+        f"a bucket ({scheme}://) is read over HTTPS: give its https:// URL{https}{other}); "
+        "a private bucket's signed requests are not supported"
     )
 
 
@@ -149,7 +157,7 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
         return False
     scheme = parts.scheme
     if scheme in _BUCKETS and parts.netloc:
-        problems.append(f"'{key}': {_bucket_hint(scheme, parts.netloc, parts.path)}, got {short_repr(value)}")
+        problems.append(f"'{key}': {_bucket_hint(scheme, parts)}, got {short_repr(value)}")
         return False
     if len(scheme) > 1 and scheme not in URL_SCHEMES:
         problems.append(

@@ -8,7 +8,7 @@ indexes without the GIL (:meth:`TagReader.start_stacks`); otherwise before the w
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Container, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -92,6 +92,20 @@ class Previous(NamedTuple):
     #: its row does not say (a catalog made before it was recorded) and no sync looked at
     #: this index yet: read from the catalog, as the index is not (:mod:`.mirror_signing`)
     samples: list[tuple[str, str, str]] = []
+
+
+def _views_signing(rows: Mapping[str, MirrorState], views: Sequence[MirrorRead]) -> tuple[bool | None, bool]:
+    """Whether the root of a mirror of views only signs, and whether a passing failure
+    kept that from being told: its views' binaries are its own, so it signs if one of
+    them does (as ``verify`` decides); a view not read again, or not told this time, counts
+    as its row says. Unsigned only when every view told is plain and none is unsure: a
+    view that could not be read this time may be the one that signs."""
+    told = {view.signed if view.signed is not None else _row_signed(rows, view) for view in views} - {None}
+    if True in told:
+        return True, False
+    if any(view.signing_unsure for view in views):
+        return None, True
+    return (False if told else None), False
 
 
 def _row_signed(rows: Mapping[str, MirrorState], read: MirrorRead) -> bool | None:
@@ -283,7 +297,10 @@ class TagReader:
         before = {mirror.stack: mirror for mirror in self.catalog.mirrors(ref.tag) if mirror.stack != ref.stack}
         same_stacks = before.keys() == {read.ref.stack for read in stacks}
         if state is not None and not state.own_index and same_stacks and not any(read.changed for read in stacks):
-            return MirrorRead(ref, source, snapshot, own_index=False)
+            kept = MirrorRead(ref, source, snapshot, own_index=False)
+            # (a view's signing may be told now, its index unchanged: the root follows it)
+            kept.signed, kept.signing_unsure = _views_signing(before, stacks)
+            return kept
         members = union_of_stacks(
             [
                 read.members if read.members is not None else self.catalog.members_of(ref.tag, read.ref.stack)
@@ -295,12 +312,8 @@ class TagReader:
         versions = [
             read.db_version or (row.db_version if row else 0) or 0 for read, row in zip(stacks, rows, strict=True)
         ]
-        # (its views' binaries are its own: it signs if one of them does, as verify decides;
-        # a view not read again, or not told this time, as its row says)
-        told = {read.signed if read.signed is not None else _row_signed(before, read) for read in stacks} - {None}
         read = MirrorRead(ref, source, snapshot, max(versions, default=0) or None, members, None, own_index=False)
-        read.signed = True if True in told else (False if told else None)
-        read.signing_unsure = any(stack.signing_unsure for stack in stacks)
+        read.signed, read.signing_unsure = _views_signing(before, stacks)
         read.moved = state is not None and state.url != ref.url
         return read
 
