@@ -24,6 +24,8 @@ SERVER = (
     "location /m/ { if ($request_method = HEAD) { return 405; } }\n"
     "location = /m/empty.spack { if ($request_method = HEAD) { return 405; }\n"
     '  add_header Content-Range "bytes */0" always; return 416 \'' + ERROR_BODY + "'; }\n"
+    "location = /m/empty-html.spack { if ($request_method = HEAD) { return 405; }\n"
+    '  add_header Content-Range "bytes */0" always; return 416; }\n'  # (nginx's own HTML page)
     "location = /auth { return 401 '" + ERROR_BODY + "'; }\n"
     "location /soft/ { types { text/html html; } if ($request_method = HEAD) { return 405; }\n"
     "  try_files $uri /soft/404.html; }\n"
@@ -53,7 +55,8 @@ def test_an_empty_binary_of_a_server_refusing_head_has_size_0(tmp_path: Path) ->
     error, and the server is not taken for one that ignores Range."""
     with Nginx(_served(tmp_path), extra=SERVER) as nginx, HttpClient(HttpOptions(retries=0)) as client:
         source = HttpSource(f"{nginx.url}/m", client)
-        assert dict(sizes(source, [("empty", "empty.spack"), ("one", "one.spack")])) == {"empty": 0, "one": 4096}
+        asked = [("empty", "empty.spack"), ("html", "empty-html.spack"), ("one", "one.spack")]
+        assert dict(sizes(source, asked)) == {"empty": 0, "html": 0, "one": 4096}  # (a 416's page: no soft 404)
         other = HttpSource(f"{nginx.url}/m", client)
         assert other.size("empty.spack") == 0
         assert other.size("one.spack") == 4096

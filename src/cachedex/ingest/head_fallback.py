@@ -28,6 +28,7 @@ __all__ = [
     "HEAD_ANSWERS",
     "HEAD_REFUSED",
     "FirstByteRequest",
+    "content_coding",
     "content_length",
     "first_byte_size",
     "note_head_refused",
@@ -64,6 +65,15 @@ def content_length(response: Response) -> int | None:
     """The Content-Length ``response`` says (None when it says none)."""
     length = response.headers.get("content-length", "").strip()
     return int(length) if length.isdigit() else None
+
+
+def content_coding(response: Response) -> str | None:
+    """The Content-Encoding ``response`` says its body is sent in (gzip, br, ...), None for
+    none (or identity). Its Content-Length, its Content-Range, are then of the bytes as
+    sent, not of the file: a server may encode though asked not to (nginx's ``gzip_static
+    always`` beside a ``.gz`` twin)."""
+    coding = response.headers.get("content-encoding", "").strip().lower()
+    return None if coding in ("", "identity") else coding
 
 
 class FirstByteRequest(Request):

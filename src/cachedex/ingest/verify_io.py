@@ -21,11 +21,12 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple, TypeVar
 
-from ..errors import CachedexError, SourceError, SourceNotFound
+from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
 from .head_fallback import (
     HEAD_ANSWERS,
     HEAD_REFUSED,
     FirstByteRequest,
+    content_coding,
     first_byte_size,
     note_head_refused,
     probe_outcome,
@@ -35,7 +36,7 @@ from .http_requests import HTML_PAGE, Request, Response, html_page, parse_header
 from .local_source import LocalSource
 from .sources import HttpSource, Source
 
-__all__ = ["CHUNK", "DeepResult", "checksums", "sizes"]
+__all__ = ["CHUNK", "DeepResult", "checksums", "served_coding", "sizes"]
 
 K = TypeVar("K")
 
@@ -49,10 +50,14 @@ LOCAL_WORKERS = max(2, os.cpu_count() or 2)
 _POOL = 16
 
 
-def sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, int | None | CachedexError]]:
+def sizes(
+    source: Source, items: Iterable[tuple[K, str]], *, encoded: dict[K, str] | None = None
+) -> Iterator[tuple[K, int | None | CachedexError]]:
     """``(key, size)`` for each ``(key, path)``: the file's size in bytes (None when the
     server does not say), :class:`SourceNotFound` when it is missing, or the error that
-    stopped the check; in any order."""
+    stopped the check; in any order. Where an HTTP answer says a Content-Encoding, its
+    size is of the bytes as sent, not of the file: its coding is put in ``encoded[key]``
+    (when given) before the size is yielded."""
     if isinstance(source, LocalSource):
         root = str(source.root)
         for key, path in items:
@@ -67,7 +72,7 @@ def sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, i
                 yield key, SourceNotFound(source.join(path), "is a folder, not a file") if is_folder else status.st_size
         return
     if isinstance(source, HttpSource):
-        yield from _http_sizes(source, items)
+        yield from _http_sizes(source, items, {} if encoded is None else encoded)
         return
     yield from _pooled_sizes(source, items)
 
@@ -78,9 +83,12 @@ class _Answer(NamedTuple):
     status: int
     page: bool  #: labelled a web page (a HEAD's), or one (a GET's): see html_page
     size: int | None | CachedexError
+    coding: str | None  #: the Content-Encoding it says (its size is then of the bytes as sent)
 
 
-def _http_sizes(source: HttpSource, items: Iterable[tuple[K, str]]) -> Iterator[tuple[K, int | None | CachedexError]]:
+def _http_sizes(
+    source: HttpSource, items: Iterable[tuple[K, str]], encoded: dict[K, str]
+) -> Iterator[tuple[K, int | None | CachedexError]]:
     """Sizes by HEAD, many at once. A HEAD that cannot tell is asked again by a GET of
     the file's first byte (:mod:`.head_fallback`), after the others: one refused (405,
     501), one forbidden (403: hosts that sign each URL for GET alone, as S3 presigned
@@ -112,28 +120,37 @@ def _http_sizes(source: HttpSource, items: Iterable[tuple[K, str]]) -> Iterator[
         status = response.status
         if status in _HEAD_CANNOT_TELL:
             note_head_refused(source)
-            return _Answer(status, False, None)
-        page = html_page(response)
+            return _Answer(status, False, None, None)
+        page = status in (200, 206) and html_page(response)  # (a 416's page is its error's, not a soft 404)
         if page and not response.body:  # (a HEAD's label: the first byte, by GET, tells)
             note_head_refused(source)
         try:
-            return _Answer(status, page, first_byte_size(response))
+            return _Answer(status, page, first_byte_size(response), content_coding(response))
         except CachedexError as exc:
-            return _Answer(status, page, exc)
+            return _Answer(status, page, exc, None)
 
     unsure: list[tuple[K, str]] = []
     for by_get, pending in ((False, items), (True, unsure)):  # (what HEAD could not tell: by GET, after)
         for (key, path, sent), outcome in source.client.map(asked(pending, by_get), decode):
             if isinstance(sent, FirstByteRequest):
                 if isinstance(outcome, CachedexError):
+                    # (a 200 stopped at its headers: its Content-Length, maybe of bytes encoded)
+                    stopped = sent.headers_only if isinstance(outcome, TooBig) else None
+                    coding = content_coding(stopped) if stopped is not None else None
+                    if coding is not None:
+                        encoded[key] = coding
                     yield key, probe_outcome(sent, outcome)
-                else:
-                    yield key, SourceNotFound(sent.url, HTML_PAGE) if outcome.page else outcome.size
+                    continue
+                if outcome.coding is not None:
+                    encoded[key] = outcome.coding
+                yield key, SourceNotFound(sent.url, HTML_PAGE) if outcome.page else outcome.size
             elif isinstance(outcome, CachedexError):
                 yield key, outcome
             elif outcome.status in _HEAD_CANNOT_TELL or outcome.page:
                 unsure.append((key, path))
             else:
+                if outcome.coding is not None:
+                    encoded[key] = outcome.coding
                 yield key, outcome.size
 
 
@@ -162,17 +179,26 @@ def _pooled_sizes(source: Source, items: Iterable[tuple[K, str]]) -> Iterator[tu
 
 class DeepResult:
     """A binary read whole: its digest and size, or the error that stopped the read
-    (``over``: it holds more bytes than its manifest gives)."""
+    (``over``: it holds more bytes than its manifest gives); ``coding``: the
+    Content-Encoding the server sent it in (the digest is then of the bytes as sent, as
+    Spack saves and checks them: neither its urllib nor its curl decodes)."""
 
-    __slots__ = ("digest", "error", "over", "size")
+    __slots__ = ("coding", "digest", "error", "over", "size")
 
     def __init__(
-        self, digest: str = "", size: int = 0, error: CachedexError | None = None, *, over: bool = False
+        self,
+        digest: str = "",
+        size: int = 0,
+        error: CachedexError | None = None,
+        *,
+        over: bool = False,
+        coding: str | None = None,
     ) -> None:
         self.digest = digest
         self.size = size
         self.error = error
         self.over = over
+        self.coding = coding
 
 
 class _HashingRequest(Request):
@@ -199,6 +225,7 @@ class _HashingRequest(Request):
         self.count = 0
         self.size = size
         self.over = False
+        self.coding: str | None = None  # the Content-Encoding of the answer hashed
         self._attempt = 0
         self._hashing = False  # this attempt's body is the binary's (not an error page)
 
@@ -237,6 +264,8 @@ class _HashingRequest(Request):
         status = next((line.split()[1:2] for line in reversed(self._raw_headers) if line[:5] == b"HTTP/"), [])
         code = status[0] if status else b""
         self._hashing = code in (b"200", b"206")
+        if self._hashing:
+            self.coding = content_coding(Response(self.url, 200, self._raw_headers, b""))
         if code == b"206":
             given = parse_headers(self._raw_headers).get("content-range", "")
             if not self.count or not given.startswith(f"bytes {self.count}-"):
@@ -290,9 +319,25 @@ def checksums(
     for (key, ident), outcome in client.map(tagged(), lambda response: None):
         done = pending.pop(ident)
         if isinstance(outcome, CachedexError):
-            yield key, DeepResult(size=done.count, error=outcome, over=done.over)
+            yield key, DeepResult(size=done.count, error=outcome, over=done.over, coding=done.coding)
         else:
-            yield key, DeepResult(done.hasher.hexdigest(), done.count)
+            yield key, DeepResult(done.hasher.hexdigest(), done.count, coding=done.coding)
+
+
+def served_coding(source: Source, url: str) -> str | None:
+    """The Content-Encoding ``source``'s server sends ``url`` in, asked by a GET of its
+    first byte (a host may refuse HEAD; one ignoring Range is stopped at its headers):
+    None for none, and where it cannot tell (not HTTP, an error)."""
+    if not isinstance(source, HttpSource):
+        return None
+    probe = FirstByteRequest(url, headers=source.headers(), forbidden_is_missing=source.forbidden_is_missing)
+    try:
+        answer: Response | None = source.client.request(probe)
+    except TooBig:
+        answer = probe.headers_only
+    except CachedexError:
+        return None
+    return content_coding(answer) if answer is not None else None
 
 
 def _most(size: int | None, limit: int) -> int:
