@@ -3,22 +3,27 @@ stored (``Accept-Encoding: identity``): a real nginx with ``gzip_static always``
 ``.gz`` twin beside a file sends the twin, ``Content-Encoding: gzip``, whatever is asked.
 
 Spack saves such a file as sent (neither its urllib nor its curl decodes), so its checksum
-check fails on it: the problem is real, and each is worded with its cause, the server's
-encoding, not as a cut binary or a corrupt file. A length given for encoded bytes is not
-compared as the file's size. A file merely labelled ``Content-Encoding: gzip`` but sent
-as stored (an S3 object uploaded with that metadata) is fine, as Spack finds it."""
+check fails on it: the problem is real, and each binary's is worded with what the server
+said, its encoding, as a condition (a label alone proves none). A file merely labelled
+``Content-Encoding: gzip`` but sent as stored (an S3 object uploaded with that metadata)
+is fine, as Spack finds it. ``sync --sizes`` keeps no length of encoded bytes."""
 
 from __future__ import annotations
 
 import gzip
-import json
 import os
 from pathlib import Path
 
 import pytest
 
+from cachedex.catalog import Catalog
 from cachedex.demo.mirrorgen import write_mirror
+from cachedex.ingest.head_fallback import content_coding
+from cachedex.ingest.http_requests import Response
+from cachedex.ingest.sync import sync
 from cachedex.ingest.verify import MirrorVerification
+from cachedex.values import tarball_path_v2
+from tests.helpers import fixture_index, listed_specs, make_config, write_v2_mirror
 from tests.ingest.test_verify import LISTED, SIZES, _records
 from tests.ingest.test_verify_network import _blob, _cut, _found, _v2, _verify
 from tests.servers import Nginx
@@ -26,7 +31,7 @@ from tests.servers import Nginx
 #: nginx sending a file's ``.gz`` twin, when there is one, to every request.
 GZIP_STATIC = "gzip_static always;"
 #: What each problem's message names: the cause.
-ENCODED = "the server sends it with Content-Encoding: gzip"
+ENCODED = "the server labels it Content-Encoding: gzip"
 
 
 def _mirror(root: Path, layout: int) -> Path:
@@ -47,12 +52,6 @@ def _binary(root: Path, name: str, layout: int) -> str:
 
 def _size(name: str) -> int:
     return SIZES[next(n for n in LISTED if n["name"] == name)["hash"]]
-
-
-def _index_blob(root: Path) -> str:
-    manifest = json.loads((root / "v3/manifests/index/index.manifest.json").read_text())
-    checksum = manifest["data"][0]["checksum"]
-    return f"blobs/sha256/{checksum[:2]}/{checksum}"
 
 
 def _messages(result: MirrorVerification) -> dict[str, str]:
@@ -111,37 +110,48 @@ def test_a_file_labelled_gzip_but_sent_as_stored_is_fine(tmp_path: Path) -> None
         assert not any(s.startswith("binary sizes:") for s in result.skipped), result.skipped
 
 
-def test_a_v3_index_blob_sent_encoded_is_not_called_corrupt(tmp_path: Path) -> None:
-    """The index blob is checked as sent (as Spack's fetch checks it): its checksum
-    fails, with the server's encoding as the cause, not "corrupt or replaced"."""
-    root = _mirror(tmp_path / "m", 3)
-    index = _twin(root, _index_blob(root))
-    with Nginx(tmp_path / "m", extra=GZIP_STATIC) as nginx:
-        result = _verify(tmp_path, nginx.url)
-    assert _found(result, nginx.url) == {("index-checksum", index)}
-    [message] = _messages(result).values()
-    assert message.startswith("checksum mismatch (sha256 expected"), message
-    assert ENCODED in message and "corrupt" not in message, message
+@pytest.mark.parametrize(
+    ("said", "coding"),
+    [
+        ("gzip", "gzip"),
+        (" GZip ", "gzip"),
+        ("identity", None),
+        ("none", None),
+        ("identity, identity", None),
+        (",", None),
+        ("gzip, br", "gzip, br"),
+        ("\x1b]0;title\x07" + "x" * 60_000, "another encoding"),
+    ],
+)
+def test_a_content_coding_is_one_http_names(said: str, coding: str | None) -> None:
+    """``none``, repeated or empty labels were codings, and a server's text of any length
+    or content went into each problem (and the catalog) as one."""
+    response = Response("http://h/f", 200, [b"HTTP/1.1 200 OK", b"Content-Encoding: " + said.encode()], b"")
+    assert content_coding(response) == coding
 
 
-def test_a_v2_index_is_read_decoded_so_its_encoding_is_no_cause(tmp_path: Path) -> None:
-    """cachedex reads a v2 index.json decoded (unlike a v3 blob), so a mismatch with
-    its index.json.hash is not blamed on the server's encoding."""
-    root = _mirror(tmp_path / "m", 2)
-    index = _twin(root, "build_cache/index.json")
-    (root / "build_cache/index.json.hash").write_text("0" * 64)
-    with Nginx(tmp_path / "m", extra=GZIP_STATIC) as nginx:
-        result = _verify(tmp_path, nginx.url)
-    assert _found(result, nginx.url) == {("index-checksum", index)}
-    [message] = _messages(result).values()
-    assert "Content-Encoding" not in message, message
-
-
-def test_a_spec_blob_sent_encoded_is_not_called_corrupt(tmp_path: Path) -> None:
-    root = _mirror(tmp_path / "m", 3)
-    spec = _twin(root, _blob(root, "curl", "spec"))
-    with Nginx(tmp_path / "m", extra=GZIP_STATIC) as nginx:
-        result = _verify(tmp_path, nginx.url)
-    assert _found(result, nginx.url) == {("spec-blob-checksum", spec)}
-    [message] = _messages(result).values()
-    assert ENCODED in message and "corrupt" not in message, message
+def test_sync_keeps_no_length_of_encoded_bytes(mirrors: Path, tmp_path: Path) -> None:
+    """``sync --sizes`` of a v2 mirror recorded the gzipped twin's length as the binary's
+    size, and a size once known is never asked again."""
+    root = tmp_path / "www/m"
+    write_v2_mirror(root, fixture_index(mirrors))
+    with Nginx(tmp_path / "www") as plain:
+        config = make_config(tmp_path, [{"name": "t", "url": f"{plain.url}/m"}])
+        with Catalog(config.catalog) as catalog:
+            sync(config, catalog)
+            specs = listed_specs(catalog, "t")
+    for spec in specs:
+        path = root / tarball_path_v2(
+            hash=spec.hash, name=spec.name, version=spec.version, compiler=spec.compiler,
+            platform=spec.platform, os=spec.os, target=spec.target,
+        )  # fmt: skip
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(os.urandom(5_000))
+        path.with_name(path.name + ".gz").write_bytes(gzip.compress(bytes(5_000)))
+    with Nginx(tmp_path / "www", extra=GZIP_STATIC) as nginx:
+        config = make_config(tmp_path, [{"name": "t", "url": f"{nginx.url}/m"}])
+        with Catalog(config.catalog) as catalog:
+            (outcome,) = sync(config, catalog, head_sizes=True)
+            assert outcome.ok, outcome.error
+            assert [s.size for s in listed_specs(catalog, "t")] == [None] * len(specs)
+    assert any("labelled Content-Encoding: gzip" in warning for warning in outcome.warnings), outcome.warnings

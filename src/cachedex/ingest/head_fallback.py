@@ -67,13 +67,21 @@ def content_length(response: Response) -> int | None:
     return int(length) if length.isdigit() else None
 
 
+#: Content codings a server may name (RFC 9110's registry and their old aliases).
+_CODINGS = frozenset({"gzip", "x-gzip", "deflate", "compress", "x-compress", "br", "zstd", "dcb", "dcz"})
+
+
 def content_coding(response: Response) -> str | None:
     """The Content-Encoding ``response`` says its body is sent in (gzip, br, ...), None for
     none (or identity). Its Content-Length, its Content-Range, are then of the bytes as
     sent, not of the file: a server may encode though asked not to (nginx's ``gzip_static
     always`` beside a ``.gz`` twin)."""
-    coding = response.headers.get("content-encoding", "").strip().lower()
-    return None if coding in ("", "identity") else coding
+    said = response.headers.get("content-encoding", "")[:200].lower()
+    tokens = [token.strip() for token in said.split(",")]
+    codings = [token for token in tokens if token not in ("", "identity", "none")]
+    # (a server's text, stored in problems: the codings HTTP names, others told as such)
+    named = [token if token in _CODINGS else "another encoding" for token in codings]
+    return ", ".join(dict.fromkeys(named)) or None
 
 
 class FirstByteRequest(Request):

@@ -394,9 +394,13 @@ def _head_sizes(source: Source, paths: list[tuple[str, str]]) -> Iterator[tuple[
     ``verify`` asks them; one at a time, a mirror of thousands took as many round trips).
     An answer without a length is a size unknown, not a binary missing."""
     path_of = dict(paths)
-    for dag_hash, size in head_sizes(source, paths):
+    encoded: dict[str, str] = {}
+    for dag_hash, size in head_sizes(source, paths, encoded=encoded):
         if size is None:  # (the binary is there, its length unsaid: once counted "missing", as a 404)
             size = SourceError(source.join(path_of[dag_hash]), "the server's answer to HEAD has no Content-Length")
+        elif dag_hash in encoded and isinstance(size, int):  # (a length as sent, not the file's: kept for ever)
+            problem = f"the server's answer to HEAD is labelled Content-Encoding: {encoded[dag_hash]}"
+            size = SourceError(source.join(path_of[dag_hash]), f"{problem}: its length is not the file's")
         elif isinstance(size, int) and not 0 <= size < MAX_SIZE:
             size = IndexFormatError(
                 source.join(path_of[dag_hash]), f"Content-Length {size} is not a size a file can have"

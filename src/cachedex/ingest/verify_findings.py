@@ -11,7 +11,7 @@ from ..catalog.verifications import Problem, SpecSignature
 from ..errors import CachedexError
 from ..values import MirrorRef
 
-__all__ = ["Findings", "checksum_as_sent", "sent_encoded", "where_and_what", "without_url"]
+__all__ = ["Findings", "sent_encoded", "where_and_what", "without_url"]
 
 
 class Findings:
@@ -55,23 +55,13 @@ def where_and_what(error: BaseException, url: str) -> tuple[str, str]:
 
 
 def sent_encoded(coding: str) -> str:
-    """Why a file the server sends with a Content-Encoding fails its checksum: the
-    bytes checked are those sent. Spack saves them so too (its urllib and its curl
-    decode nothing, and a server that encodes despite ``Accept-Encoding: identity``
-    encodes for them as well), so what it installs fails alike."""
+    """What a binary's answer labelled with a Content-Encoding (``coding``) adds to a
+    size or checksum problem: the bytes checked are those sent, as Spack saves them (its
+    urllib and its curl decode nothing). A label alone proves no encoding (an S3
+    object's metadata on bytes sent as stored), so the cause is said as a condition."""
     return (
-        f"the server sends it with Content-Encoding: {coding} although asked for the bytes as stored "
-        "(Accept-Encoding: identity), and Spack, which saves the bytes as sent, fails on it too: "
-        "the server should send the file as stored (no gzip_static on the mirror, "
-        "no Content-Encoding on the S3 object)"
+        f"the server labels it Content-Encoding: {coding} although asked for the bytes as stored "
+        "(Accept-Encoding: identity); if it encodes the file for sending, Spack, which saves the "
+        "bytes as sent, fails on it too (send it as stored: no gzip_static on the mirror, no "
+        "Content-Encoding on an S3 object), else the file is cut short or corrupt"
     )
-
-
-def checksum_as_sent(problem: str, coding: str | None) -> str:
-    """A checksum error's ``problem`` (``checksum mismatch (…): the file is corrupt or
-    was replaced while being read``), its cause named when the server sends the file
-    with a Content-Encoding (``coding``) rather than guessed."""
-    if coding is None:
-        return problem
-    found, sep, _guess = problem.partition("): ")
-    return f"{found + ')' if sep else problem} (as sent): {sent_encoded(coding)}"

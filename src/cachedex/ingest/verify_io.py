@@ -36,7 +36,7 @@ from .http_requests import HTML_PAGE, Request, Response, html_page, parse_header
 from .local_source import LocalSource
 from .sources import HttpSource, Source
 
-__all__ = ["CHUNK", "DeepResult", "checksums", "served_coding", "sizes"]
+__all__ = ["CHUNK", "DeepResult", "checksums", "sizes"]
 
 K = TypeVar("K")
 
@@ -264,8 +264,9 @@ class _HashingRequest(Request):
         status = next((line.split()[1:2] for line in reversed(self._raw_headers) if line[:5] == b"HTTP/"), [])
         code = status[0] if status else b""
         self._hashing = code in (b"200", b"206")
-        if self._hashing:
-            self.coding = content_coding(Response(self.url, 200, self._raw_headers, b""))
+        if self._hashing:  # (a 206 that goes on: its bytes follow those of an earlier label)
+            coding = content_coding(Response(self.url, 200, self._raw_headers, b""))
+            self.coding = coding if code == b"200" else coding or self.coding
         if code == b"206":
             given = parse_headers(self._raw_headers).get("content-range", "")
             if not self.count or not given.startswith(f"bytes {self.count}-"):
@@ -322,22 +323,6 @@ def checksums(
             yield key, DeepResult(size=done.count, error=outcome, over=done.over, coding=done.coding)
         else:
             yield key, DeepResult(done.hasher.hexdigest(), done.count, coding=done.coding)
-
-
-def served_coding(source: Source, url: str) -> str | None:
-    """The Content-Encoding ``source``'s server sends ``url`` in, asked by a GET of its
-    first byte (a host may refuse HEAD; one ignoring Range is stopped at its headers):
-    None for none, and where it cannot tell (not HTTP, an error)."""
-    if not isinstance(source, HttpSource):
-        return None
-    probe = FirstByteRequest(url, headers=source.headers(), forbidden_is_missing=source.forbidden_is_missing)
-    try:
-        answer: Response | None = source.client.request(probe)
-    except TooBig:
-        answer = probe.headers_only
-    except CachedexError:
-        return None
-    return content_coding(answer) if answer is not None else None
 
 
 def _most(size: int | None, limit: int) -> int:
