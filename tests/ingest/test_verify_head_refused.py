@@ -10,7 +10,6 @@ import json
 import re
 import shutil
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,13 +28,6 @@ from tests.servers import Nginx
 
 #: nginx answering HEAD under /refusing/ with ``{status}``, as Nexus or a CDN may.
 REFUSE_HEAD = "location /refusing/ {{ if ($request_method = HEAD) {{ return {status}; }} }}"
-
-
-@pytest.fixture(scope="module")
-def key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestKey]:
-    test_key = TestKey(tmp_path_factory.mktemp("key") / "k", "mirror key")
-    yield test_key
-    test_key.close()
 
 
 def _tampered(root: Path, layout: int) -> set[tuple[str, str]]:

@@ -9,7 +9,6 @@ Served by a real nginx."""
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -33,13 +32,6 @@ HTML_LABELS = """
     {ranges}
 """
 PAGE = "<!DOCTYPE html>\n<html><body><h1>Nothing here</h1></body></html>\n"
-
-
-@pytest.fixture(scope="module")
-def key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestKey]:
-    test_key = TestKey(tmp_path_factory.mktemp("key") / "k", "mirror key")
-    yield test_key
-    test_key.close()
 
 
 def _binary(root: Path, layout: int, name: str) -> str:
