@@ -212,6 +212,8 @@ _query_words = st.sampled_from(
         "\x1b",
         "\udcff",
         "\u2028",
+        "git.",
+        "0123456789abcdef" * 2 + "01234567",
     ]
 )
 
@@ -236,7 +238,19 @@ def test_a_query_written_back_reads_the_same(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ['mpi gcc="x y"', "zlib='^x'", 'x="="', "^~mpi target=zen3", "openmpi:=true", "x os='a b' +y", 'x foo="it\'s"'],
+    [
+        "foo@git.abc=1.2",
+        "foo@git.abc",
+        "foo@abc=1.2:1.4,git.b=:2",
+        "foo @ 1.2 , 3",
+        'mpi gcc="x y"',
+        "zlib='^x'",
+        'x="="',
+        "^~mpi target=zen3",
+        "openmpi:=true",
+        "x os='a b' +y",
+        'x foo="it\'s"',
+    ],
 )
 def test_values_that_need_quotes_are_written_back_quoted(text: str) -> None:
     assert parse(format_query(parse(text))) == parse(text)

@@ -51,6 +51,13 @@ PARSED = [
     ("zlib -shared mpi=true", Query(name="zlib", variants=(("shared", False), ("mpi", True)))),
     ("cuda_arch=80,90", Query(variants=(("cuda_arch", ("80", "90")),))),
     ('build_type="Release"', Query(variants=(("build_type", "Release"),))),
+    # spaces where Spack's lexer takes them: after '@', '~', '-' and around a version list's commas
+    ("foo @ 1.2", Query(name="foo", versions=(VersionRange("1.2", "1.2"),))),
+    ("foo @1.10 , 2.1", Query(name="foo", versions=(VersionRange("1.10", "1.10"), VersionRange("2.1", "2.1")))),
+    ("bar - shared ~ cuda", Query(name="bar", variants=(("shared", False), ("cuda", False)))),
+    ("%gcc@ 13", Query(compiler="gcc", compiler_versions=(VersionRange("13", "13"),))),
+    ("foo@git.abc=1.2", Query(name="foo", versions=(VersionRange("1.2", "1.2", exact=True, ref="abc"),))),
+    ("foo@git.abc", Query(name="foo", versions=(VersionRange(ref="abc"),))),
     ("", Query()),
 ]
 
@@ -119,6 +126,18 @@ BAD = [
     ("target=zen2,:zen9", 13, "'zen9' is none of them"),
     # no rewrite to suggest where it would be refused too (a nameless ^dep of key=value)
     ("hdf5 ^%gcc target=x", 11, "target=x follows %gcc: Spack 1.0 reads it"),
+    # Spack 1.0's compilers for several languages, and propagated compilers: refused as such
+    ("bar %c,cxx=gcc", 6, "a compiler for one language (%c,cxx=gcc, Spack 1.0)"),
+    ("bar %%c=gcc", 4, "a compiler for one language (%%c=gcc, Spack 1.0)"),
+    ("bar %%[virtuals=c] gcc", 4, "a compiler for one language (%%[virtuals=c] gcc"),
+    ("bar %%gcc@13", 4, "%%gcc@13 propagates a compiler to the dependencies"),
+    ("bar ^c,cxx=gcc", 5, "^c,cxx=gcc (Spack 1.0: gcc providing c,cxx) is not read here; search ^gcc"),
+    # a hash in capitals, a quote left open, a git version at a range's end
+    ("/ABC", 1, "a hash is lower case: /abc"),
+    ('baz name="a b', 9, "name= has a quote that is not closed"),
+    ("foo@:git.abc", 4, "a git version (git.abc) ends no range"),
+    ("foo@git.a:b=1", 4, "bad git reference 'a:b'"),
+    ("foo@git.abc=1.4:1.2", 4, "empty range '1.4:1.2'"),
 ]
 
 
@@ -210,6 +229,31 @@ VERSIONS = [
     ("@=1.1", "1.1.0", False),
     ("@=git.abc=1.2", "1.2", False),  # a git version is its reference too
     ("@:", "0.1", True),
+    # a range ends before the version after its end, as Spack's: 1.3rc1 precedes 1.3
+    ("@1.2", "1.3rc1", True),
+    ("@:1.2", "1.3rc1", True),
+    ("@1.2", "1.3.0rc1", False),
+    ("@1.2", "1.3", False),
+    ("@:1.3rc1", "1.3rc1", True),
+    ("@:1.3rc1", "1.3rc2", False),
+    ("@:1.2a", "1.2a.1", True),  # a word's end: what starts with it
+    ("@:1.2a", "1.2b", False),
+    # a git version asked is built from that reference (git. or a commit's 40 hex digits)
+    ("@git.abc1234=1.2", "git.abc1234=1.2", True),
+    ("@abc1234=1.2", "git.abc1234=1.2", True),
+    ("@git.abc1234=1.2", "1.2", False),
+    ("@git.abc1234=1.2", "1.2.5", False),
+    ("@git.abc1234=1.2", "git.abc1234=1.2.5", False),
+    ("@git.abc1234=1.2", "git.other=1.2", False),
+    ("@git.abc1234", "git.abc1234=0.9", True),
+    ("@git.abc1234", "git.abc1234", True),
+    ("@git.abc1234", "1.0", False),
+    ("@git.abc1234=1.1:1.3", "git.abc1234=1.2", True),
+    ("@git.abc1234=1.3:", "git.abc1234=1.2", False),
+    ("@git.release/1.0", "git.release/1.0", True),
+    (f"@{'0123456789' * 4}", f"{'0123456789' * 4}=2.1", True),
+    (f"@{'0123456789' * 4}=2.1", "2.1", False),
+    ("@1.2", "git.abc1234=1.2.5", True),  # a plain range holds a git version by its given one
 ]
 
 

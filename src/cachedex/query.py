@@ -28,7 +28,7 @@ from .errors import BadQuery
 from .query_refusals import after_compiler, compiler_moved, flag_refused, propagated, provider_assigned, unexpected
 from .query_targets import check_target, target_names
 from .values import FLAG_NAMES, short_repr, visible
-from .versions import VersionRange, has_prefix, version_key
+from .versions import VersionRange, at_most, git_ref
 
 __all__ = [
     "ANY",
@@ -72,12 +72,15 @@ _EMPTY = Query()
 #: A package, variant or key name, as a regular expression (the query's text writer reads
 #: it too, to tell a value that would read back as a key).
 NAME_PATTERN = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"
+#: What follows ``@``: versions and ranges, joined by commas that spaces may surround, as
+#: in Spack (``@1.10, 2.1``); its spaces are dropped before it is read.
+_VERSION_LIST = r"[^\s%+~,]*(?:\s*,\s*[^\s%+~,]*)*"
 _TOKEN = re.compile(
     rf"""
     (?P<space>\s+)
   | /(?P<hash>[a-z0-9]*)
-  | %\s*(?P<compiler>{NAME_PATTERN})(?:@(?P<cversion>[^\s%+~]*))?
-  | @(?P<version>[^\s%+~]*)
+  | %\s*(?P<compiler>{NAME_PATTERN})(?:@\s*(?P<cversion>{_VERSION_LIST}))?
+  | @\s*(?P<version>{_VERSION_LIST})
   | (?P<bool>[+~])\s*(?P<bool_name>{NAME_PATTERN})
   | (?P<key>{NAME_PATTERN})\s*(?P<op>==|:=|=)\s*(?P<value>"[^"]*"|'[^']*'|[^\s"']*)
   | (?P<word>{NAME_PATTERN})
@@ -85,9 +88,12 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 #: A dependency written ``^virtual=provider`` (Spack 1.0's ``^mpi=openmpi``).
-_PROVIDER_ASSIGNED = re.compile(rf"\s*(?P<virtual>{NAME_PATTERN})\s*=\s*(?P<provider>{NAME_PATTERN})")
-# A '-' starting a word switches a variant off, as '~' does (Spack accepts both).
-_MINUS = re.compile(rf"-(?P<name>{NAME_PATTERN})")
+_PROVIDER_ASSIGNED = re.compile(
+    rf"\s*(?P<virtual>{NAME_PATTERN}(?:\s*,\s*{NAME_PATTERN})*)\s*=\s*(?P<provider>{NAME_PATTERN})"
+)
+# A '-' starting a word switches a variant off, as '~' does (Spack accepts both, and
+# spaces after either).
+_MINUS = re.compile(rf"-\s*(?P<name>{NAME_PATTERN})")
 #: A version as an index may hold it: a git branch's (``git.release/1.0``) and a git
 #: ref's with its Spack version (``git.abc=2.2.1``) included.
 #: It starts and ends with a letter, digit or "_", as Spack's parser has it (``1.`` is refused).
@@ -197,6 +203,10 @@ def _parse_part(text: str, position: int, end: int) -> Query:
         if token["hash"] is not None:
             prefix = token["hash"]
             if not prefix:
+                wrote = re.match(r"[A-Za-z0-9]+", text[start + 1 : end])
+                if wrote is not None:  # (a DAG hash is base32: lower-case letters and digits)
+                    said = f"a hash is lower case: /{wrote[0].lower()}"
+                    raise BadQuery(text, start + 1, said)
                 raise BadQuery(text, start + 1, "'/' needs a hash or the start of one")
             _set(text, start, fields, "hash_prefix", prefix)
         elif token["compiler"] is not None:
@@ -204,9 +214,10 @@ def _parse_part(text: str, position: int, end: int) -> Query:
             compiler = token
             if token["cversion"] is not None:
                 where = token.start("cversion")
-                fields["compiler_versions"] = parse_versions(token["cversion"], text, where)
+                fields["compiler_versions"] = parse_versions("".join(token["cversion"].split()), text, where)
         elif token["version"] is not None:
-            _set(text, start, fields, "versions", parse_versions(token["version"], text, start + 1))
+            versions = parse_versions("".join(token["version"].split()), text, token.start("version"))
+            _set(text, start, fields, "versions", versions)
         elif token["bool"] is not None:
             _set_variant(text, start, variants, token["bool_name"], token["bool"] == "+")
         elif token["key"] is not None:
@@ -257,6 +268,8 @@ def _keyed(
     raw: str,
 ) -> None:
     value = raw[1:-1] if raw[:1] in "\"'" and len(raw) >= 2 else raw
+    if not value and text[value_at : value_at + 1] in ("'", '"'):
+        raise BadQuery(text, value_at, f"{key}= has a quote that is not closed")
     if not value:
         raise BadQuery(text, value_at, f"{key}= needs a value")
     if key == "arch":
@@ -307,7 +320,10 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
         if max(map(len, part.lstrip("=").split(":"))) > MAX_VERSION_CHARS:
             # (each version asked is kept with its sort key: an unbounded one is memory)
             raise BadQuery(text, offset, f"a version is at most {MAX_VERSION_CHARS} characters")
-        if part.startswith("="):
+        git = git_ref(part) if not part.startswith("=") else None
+        if git is not None:
+            ranges.append(_git_range(text, offset, part, *git))
+        elif part.startswith("="):
             if not _VERSION.fullmatch(part[1:]):
                 raise BadQuery(text, offset, f"bad exact version {short_repr(part)}")
             ranges.append(VersionRange(part[1:], part[1:], exact=True))
@@ -316,7 +332,9 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
             for bound in (low, high):
                 if bound and not _VERSION.fullmatch(bound):
                     raise BadQuery(text, offset, f"bad version {short_repr(bound)}")
-            if low and high and version_key(high) < version_key(low) and not has_prefix(low, high):
+                if bound and git_ref(bound) is not None:
+                    raise BadQuery(text, offset, f"a git version ({bound}) ends no range; write @git.REF=LOW:HIGH")
+            if low and high and not at_most(low, high):
                 raise BadQuery(text, offset, f"empty range {short_repr(part)}: {low} is after {high}")
             ranges.append(VersionRange(low, high))
         else:
@@ -325,6 +343,29 @@ def parse_versions(spec: str, text: str = "", position: int = 0) -> tuple[Versio
             ranges.append(VersionRange(part, part))
         offset += len(part) + 1
     return tuple(ranges)
+
+
+#: A git reference as a query names it (a branch, tag or commit: ``release/1.0``).
+_GIT_REF = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*")
+
+
+def _git_range(text: str, offset: int, part: str, ref: str, given: str) -> VersionRange:
+    """A git version asked, as Spack reads one: ``git.abc=1.2`` (built from ``abc`` and
+    given version 1.2, exactly), ``git.abc=1.2:1.4`` (given one in that range), or
+    ``git.abc`` and a commit's 40 hex digits (built from it, whatever its version)."""
+    if not _GIT_REF.fullmatch(ref):
+        raise BadQuery(text, offset, f"bad git reference {short_repr(ref)} in {short_repr(part)}")
+    if not given:
+        return VersionRange(ref=ref)
+    low, colon, high = given.partition(":")
+    for bound in (low, high):
+        if (bound and not _VERSION.fullmatch(bound)) or git_ref(bound) is not None:
+            raise BadQuery(text, offset, f"bad version {short_repr(bound)} given git reference {short_repr(ref)}")
+    if not colon:
+        return VersionRange(low, low, exact=True, ref=ref)
+    if low and high and not at_most(low, high):
+        raise BadQuery(text, offset, f"empty range {short_repr(given)}: {low} is after {high}")
+    return VersionRange(low, high, ref=ref)
 
 
 # -- variants ----------------------------------------------------------------------

@@ -1,6 +1,6 @@
 """What the query parser says of syntax Spack has and a question about built binaries
 does not take: a compiler for one language (Spack 1.0's ``%c=gcc``), a variant
-propagated to the dependencies (``++mpi``, ``mpi==x``), what follows ``%gcc`` (Spack
+propagated to the dependencies (``++mpi``, ``mpi==x``) or a compiler (``%%gcc``), what follows ``%gcc`` (Spack
 1.0's: the compiler's), compiler flags, a virtual's provider (``^mpi=openmpi``) and an
 edge's attributes (``^[virtuals=mpi] openmpi``); else which character it did not
 expect. Each says what to search instead."""
@@ -15,7 +15,11 @@ _NAME = r"[A-Za-z0-9_][A-Za-z0-9_.-]*"  # (as the parser's)
 
 #: Spack 1.0's compiler for one language (``%c=gcc``, ``%[virtuals=c] gcc``), up to the
 #: compiler's name.
-_LANGUAGE_COMPILER = re.compile(rf"%\s*(?:{_NAME}=|\[[^\]]*\]\s*)(?P<compiler>{_NAME}(?:@[^\s%+~^]*)?)?")
+_LANGUAGE_COMPILER = re.compile(
+    rf"%%?\s*(?:{_NAME}(?:\s*,\s*{_NAME})*\s*=\s*|\[[^\]]*\]\s*)(?P<compiler>{_NAME}(?:@[^\s%+~^]*)?)?"
+)
+#: Spack 1.0's compiler propagated to the dependencies (``%%gcc``).
+_PROPAGATED_COMPILER = re.compile(rf"%%\s*(?P<compiler>{_NAME}(?:@[^\s%+~^]*)?)")
 
 
 def unexpected(text: str, position: int) -> str:
@@ -29,6 +33,9 @@ def unexpected(text: str, position: int) -> str:
             f"a compiler for one language ({found[0].strip()}, Spack 1.0) is not read here: a binary's compiler "
             f"is the one its C, C++ or Fortran was built by; {instead}"
         )
+    doubled_compiler = _PROPAGATED_COMPILER.match(text, start) if start >= 0 else None
+    if doubled_compiler is not None:
+        return propagated(doubled_compiler[0])
     attributes = re.match(rf"\[[^\]]*\]\s*(?P<name>{_NAME})?", text[position:])
     if attributes is not None and text[:position].rstrip().endswith("^"):
         instead = f"^{attributes['name']}" if attributes["name"] else "^NAME"
@@ -40,12 +47,13 @@ def unexpected(text: str, position: int) -> str:
 
 
 def propagated(written: str) -> str:
-    """Why a propagated variant (``++mpi``, ``mpi==x``: Spack's, to the dependencies
-    too) is refused, and what to search instead."""
-    own = written.replace("++", "+", 1).replace("~~", "~", 1).replace("==", "=", 1)
+    """Why a propagated variant or compiler (``++mpi``, ``mpi==x``, ``%%gcc``: Spack's,
+    to the dependencies too) is refused, and what to search instead."""
+    own = written.replace("++", "+", 1).replace("~~", "~", 1).replace("==", "=", 1).replace("%%", "%", 1)
+    one, own_kind = ("compiler", "compiler") if written.startswith("%%") else ("variant", "variants")
     return (
-        f"{written} propagates a variant to the dependencies, which Spack settles before it builds: "
-        f"a binary has its own variants only; search {own}"
+        f"{written} propagates a {one} to the dependencies, which Spack settles before it builds: "
+        f"a binary has its own {own_kind} only; search {own}"
     )
 
 
@@ -82,7 +90,6 @@ def flag_refused(key: str) -> str:
 
 def provider_assigned(virtual: str, provider: str) -> str:
     """Why ``^mpi=openmpi`` (Spack 1.0: openmpi as the provider of mpi) is refused."""
-    return (
-        f"^{virtual}={provider} (Spack 1.0: {provider} providing {virtual}) is not read here; "
-        f"search ^{provider} or ^{virtual}"
+    return f"^{virtual}={provider} (Spack 1.0: {provider} providing {virtual}) is not read here; search ^{provider}" + (
+        "" if "," in virtual else f" or ^{virtual}"
     )

@@ -19,9 +19,14 @@ __all__ = ["format_query", "query_parts"]
 
 
 def _ranges_text(ranges: tuple[VersionRange, ...]) -> str:
-    return ",".join(
-        f"={r.low}" if r.exact else (r.low if r.low == r.high != "" else f"{r.low}:{r.high}") for r in ranges
-    )
+    return ",".join(map(_range_text, ranges))
+
+
+def _range_text(r: VersionRange) -> str:
+    if r.ref is not None:  # a git version: git.abc, git.abc=1.2, git.abc=1.2:1.4
+        given = "" if not (r.low or r.high) else ("=" + (r.low if r.exact else f"{r.low}:{r.high}"))
+        return f"git.{r.ref}{given}"
+    return f"={r.low}" if r.exact else (r.low if r.low == r.high != "" else f"{r.low}:{r.high}")
 
 
 def _variant_text(name: str, value: str | bool | tuple[str, ...], exact: bool = False) -> str:
@@ -44,6 +49,7 @@ def _value_text(value: str) -> str:
 #: A part written ``key=value``: a dependency cannot start with one (``^mpi=openmpi``
 #: names a virtual's provider in Spack 1.0).
 _KEYED_PART = re.compile(rf"{NAME_PATTERN}:?=")
+_ARCH_PART = re.compile(r"(?:platform|os|target)=")
 
 
 def query_parts(query: Query) -> list[tuple[str, Query]]:
@@ -76,6 +82,10 @@ def query_parts(query: Query) -> list[tuple[str, Query]]:
             # Nameless, it starts with what is not key=value (^~mpi target=zen3).
             first = next((n for n, word in enumerate(words) if not _KEYED_PART.match(word) and word[0] != "%"), 0)
             words.insert(0, words.pop(first))
+        if words and _ARCH_PART.match(words[0]):
+            # Of key=value alone, its first an os, target or platform (``^os=rhel8``,
+            # read back as a provider): written ``os:=rhel8``, which means the same.
+            words[0] = words[0].replace("=", ":=", 1)
         parts.append((f"^{' '.join(words)}", replace(query, dependencies=rest_deps)))
     return parts
 

@@ -11,15 +11,19 @@ from functools import lru_cache
 
 import msgspec
 
-__all__ = ["VersionKey", "VersionRange", "has_prefix", "tag_order", "version_key", "version_satisfies"]
+__all__ = ["VersionKey", "VersionRange", "at_most", "git_ref", "tag_order", "version_key", "version_satisfies"]
 
 
 class VersionRange(msgspec.Struct, frozen=True):
-    """``low:high`` (either may be empty: open), or an exact version when ``exact``."""
+    """``low:high`` (either may be empty: open), or an exact version when ``exact``; with
+    ``ref``, a git version (``git.abc=1.2``: ref ``abc``, exactly 1.2)."""
 
     low: str = ""
     high: str = ""
     exact: bool = False
+    #: a git version asked: the reference a spec's version must be built from, ``low``,
+    #: ``high`` and ``exact`` then the constraint on the Spack version it was given
+    ref: str | None = None
 
 
 #: Versions that name a branch, in Spack's order (``spack.version.common``): each sorts
@@ -109,31 +113,73 @@ def version_key(version: str) -> VersionKey:
     return tuple(release), prerelease
 
 
-def has_prefix(version: str, prefix: str) -> bool:
-    """``version`` is ``prefix`` or ``prefix`` followed by more segments (3.9 -> 3.9.2)."""
-    (whole, pre), (head, head_pre) = version_key(version), version_key(prefix)
-    return whole[: len(head)] == head and (head_pre == _FINAL or (whole == head and pre == head_pre))
+def _next_bound(high: VersionKey) -> VersionKey | None:
+    """The version right after every version a range ending at ``high`` holds (Spack's
+    ``_next_version``: ``1.2`` -> ``1.3``, ``1.3rc1`` -> ``1.3rc2``), when its last
+    component is a number or a pre-release; None for a word (``1.2a``)."""
+    release, pre = high
+    if pre != _FINAL:
+        return release, ((pre[0], pre[1] + 1) if len(pre) > 1 else (pre[0], 0))
+    if release and release[-1][0] == 2:
+        return (*release[:-1], (2, int(release[-1][1]) + 1)), _FINAL
+    return None
 
 
-def _is_git(version: str) -> bool:
-    return version.startswith("git.") or "=" in version[1:]
+def at_most(version: str, high: str) -> bool:
+    """``version`` lies in a range that ends at ``high``, as Spack reads one: below the
+    version after it, so ``:1.2`` holds 1.2, 1.2.5 and 1.3rc1 (a pre-release of 1.3),
+    not 1.3 nor 1.3.0rc1. A range ending at a word (``:1.2a``) holds what starts with it."""
+    key, bound = version_key(version), version_key(high)
+    after = _next_bound(bound)
+    if after is not None:
+        return key < after
+    (whole, pre), (head, head_pre) = key, bound
+    return key <= bound or (whole[: len(head)] == head and (head_pre == _FINAL or (whole == head and pre == head_pre)))
+
+
+#: A git commit's full SHA-1, which Spack reads as a git version without ``git.``.
+_COMMIT = re.compile(r"[0-9a-f]{40}")
+
+
+def git_ref(version: str) -> tuple[str, str] | None:
+    """(reference, the Spack version given it or "") of a git version as Spack reads one
+    (``git.<ref>``, ``<ref>=<version>``, a commit's 40 hex digits), else None."""
+    ref, assigned, given = version.partition("=")
+    if not (assigned and ref) and not version.startswith("git.") and not _COMMIT.fullmatch(version):
+        return None
+    return ref.removeprefix("git."), given
+
+
+def _in_range(version: str, low: str, high: str) -> bool:
+    return not (low and version_key(version) < version_key(low)) and not (high and not at_most(version, high))
 
 
 def version_satisfies(version: str, ranges: tuple[VersionRange, ...]) -> bool:
     """Whether a concrete ``version`` lies in any of ``ranges`` (Spack's containment)."""
     for wanted in ranges:
+        if wanted.ref is not None:
+            # A git version asked (``@git.abc=1.2``, ``@git.abc``): only a spec built from
+            # that very reference, its version in the constraint given (any when none).
+            held = git_ref(version)
+            if held is None or held[0] != wanted.ref:
+                continue
+            given = held[1]
+            if wanted.exact:
+                if given and version_key(given) == version_key(wanted.low):
+                    return True
+            elif (not wanted.low and not wanted.high) or (given and _in_range(given, wanted.low, wanted.high)):
+                return True
+            continue
         if wanted.exact:
             # Separators are equal (``@=1.1`` is ``1_1``), as in Spack; a git version's
             # reference is part of what it is, so those compare as written.
             if version == wanted.low or (
-                not _is_git(version) and not _is_git(wanted.low) and version_key(version) == version_key(wanted.low)
+                git_ref(version) is None
+                and git_ref(wanted.low) is None
+                and version_key(version) == version_key(wanted.low)
             ):
                 return True
             continue
-        key = version_key(version)
-        if wanted.low and key < version_key(wanted.low):
-            continue
-        if wanted.high and key > version_key(wanted.high) and not has_prefix(version, wanted.high):
-            continue
-        return True
+        if _in_range(version, wanted.low, wanted.high):
+            return True
     return False

@@ -15,10 +15,11 @@ from typing import NamedTuple
 
 import msgspec
 
-from ..query import Query, target_names
+from ..errors import BadQuery
+from ..query import Query, parse_versions, target_names
 from ..query_text import format_query, query_parts
 from ..values import LINK_RUN, counted, decode_variants, variant_name
-from ..versions import has_prefix, version_key
+from ..versions import version_key, version_satisfies
 from .facets import one_per_compiler
 from .hint_values import (
     FACETS_LISTED,
@@ -264,7 +265,11 @@ def _dependency_versions(db: sqlite3.Connection, roots: Sequence[int], name: str
 def _version_label(version: str, listed: Sequence[str]) -> str:
     """``@4.4``, or ``@=4.4`` when another version listed starts with it (``4.4.1``), which
     ``@4.4`` would hold too: a count next to it is of that version alone."""
-    ambiguous = any(other != version and has_prefix(other, version) for other in listed)
+    try:
+        asked = parse_versions(version)
+    except BadQuery:  # (a version an index holds that a query cannot name: only exactly)
+        return f"@={version}"
+    ambiguous = any(other != version and version_satisfies(other, asked) for other in listed)
     return f"@={version}" if ambiguous else f"@{version}"
 
 
