@@ -3,6 +3,7 @@ help, and a damaged catalog at start-up."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import socket
 import subprocess
@@ -16,7 +17,7 @@ from click.testing import CliRunner
 
 from cachedex.catalog import Catalog
 from cachedex.cli import main
-from cachedex.publish.serve.server import HEAD_SECONDS
+from cachedex.publish.serve.server import HEAD_SECONDS, KEEP_ALIVE_SECONDS
 from cachedex.query import parse
 from tests.publish.serve import corrupt_catalog
 from tests.servers import CACHEDEX, cachedex_serving, free_port
@@ -46,6 +47,43 @@ def test_hang5_unfinished_request_heads_are_closed(small_catalog: Catalog, tmp_p
             assert held.recv(1024) == b""  # closed by the server, unanswered
             held.close()
         assert time.monotonic() - started < HEAD_SECONDS + 4
+        assert httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=5).status_code == 200
+
+
+def _answer_head(client: socket.socket) -> bytes:
+    seen = b""
+    while b"\r\n\r\n" not in seen:
+        chunk = client.recv(65536)
+        assert chunk, seen
+        seen += chunk
+    return seen
+
+
+@pytest.mark.slow
+def test_a_body_that_never_ends_does_not_hold_its_connection(small_catalog: Catalog, tmp_path: Path) -> None:
+    """uvicorn's keep-alive timer ends at any byte: one byte of a body declared two long,
+    or a chunk with no end, held the connection (and its place under the limit) for good."""
+    port = free_port()
+    heads = [
+        b"GET /api/tags HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n",
+        b"GET /api/tags HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n",
+    ]
+    with cachedex_serving(_config(tmp_path, small_catalog.path), port), contextlib.ExitStack() as sockets:
+        held = []
+        for head in heads:
+            client = sockets.enter_context(socket.create_connection(("127.0.0.1", port)))
+            client.sendall(head)
+            client.settimeout(10)
+            assert _answer_head(client).startswith(b"HTTP/1.1 200 ")
+            held.append(client)
+        started = time.monotonic()
+        for client, rest in zip(held, (b"a", b"5\r\nab"), strict=True):
+            client.sendall(rest)  # a byte more, then nothing
+        for client in held:
+            client.settimeout(KEEP_ALIVE_SECONDS + 10)
+            while client.recv(65536):  # what is left of the answer, then the close
+                pass
+        assert time.monotonic() - started < KEEP_ALIVE_SECONDS + 4
         assert httpx.get(f"http://127.0.0.1:{port}/api/tags", timeout=5).status_code == 200
 
 

@@ -27,11 +27,13 @@ from uvicorn.server import ServerState
 
 from ...errors import CachedexError, ConfigError
 from .busy import OverLimit
+from .reuse_route import BODY_SECONDS
 
 __all__ = [
     "HEAD_BYTES",
     "HEAD_SECONDS",
     "KEEP_ALIVE_SECONDS",
+    "MESSAGE_SECONDS",
     "BoundedHttpTools",
     "check_listen",
     "concurrency_limit",
@@ -46,6 +48,11 @@ HEAD_SECONDS = 10.0
 HEAD_BYTES = 64 * 1024
 #: Seconds an idle kept-alive connection stays open.
 KEEP_ALIVE_SECONDS = 5
+#: Seconds from the end of a request's head to the end of its body; then the connection
+#: is closed. Past ``POST /api/reuse``'s own limit, so that its 408 is sent first. A body
+#: still coming once the request is answered (a GET that declared one, after a 413 or
+#: 408) has the idle connection's seconds left, as nothing waits for it.
+MESSAGE_SECONDS = BODY_SECONDS + 10
 
 
 @functools.cache
@@ -78,6 +85,10 @@ class BoundedHttpTools(HttpToolsProtocol):
         super().connection_made(transport)
         self._head_bytes = 0
         self._head_timer: asyncio.TimerHandle | None = None
+        # uvicorn's keep-alive timer ends at any byte and starts again only when an answer
+        # is sent: a body that never ends (one byte of a declared two) held the
+        # connection, and its place under the limit, for good.
+        self._body_timer: asyncio.TimerHandle | None = None
         self._start_head()
 
     def _start_head(self) -> None:
@@ -92,6 +103,20 @@ class BoundedHttpTools(HttpToolsProtocol):
 
     def _head_too_slow(self) -> None:
         self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()
+
+    def _body_within(self, seconds: float) -> None:
+        self._end_body()
+        self._body_timer = self.loop.call_later(seconds, self._body_too_slow)
+
+    def _end_body(self) -> None:
+        if self._body_timer is not None:
+            self._body_timer.cancel()
+            self._body_timer = None
+
+    def _body_too_slow(self) -> None:
+        self._body_timer = None
         if not self.transport.is_closing():
             self.transport.close()
 
@@ -122,9 +147,20 @@ class BoundedHttpTools(HttpToolsProtocol):
         else:
             self.app = self._app
         super().on_headers_complete()
+        self._body_within(MESSAGE_SECONDS)
+
+    def on_message_complete(self) -> None:
+        self._end_body()
+        super().on_message_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if self._body_timer is not None and not self.transport.is_closing():
+            self._body_within(KEEP_ALIVE_SECONDS)  # answered: nothing waits for the rest
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._end_head()
+        self._end_body()
         super().connection_lost(exc)
 
 
