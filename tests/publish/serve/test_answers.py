@@ -53,3 +53,12 @@ def test_the_documents_of_no_parameter_refuse_one_and_are_revalidated(app: Any, 
     assert first.status_code == 200 and first.headers["etag"]
     again = get(app, path, **{"If-None-Match": first.headers["etag"]})
     assert again.status_code == 304
+
+
+@pytest.mark.parametrize("path", ["/no/such/page", "/static/nope.css"])
+def test_the_not_found_page_is_gzipped_as_every_answer_of_its_size(app: Any, path: str) -> None:
+    zipped = get(app, path, **{"accept-encoding": "gzip"})
+    plain = get(app, path, **{"accept-encoding": "identity"})
+    assert (zipped.status_code, plain.status_code) == (404, 404)
+    assert zipped.headers.get("content-encoding") == "gzip" and "content-encoding" not in plain.headers
+    assert zipped.text == plain.text and len(plain.content) > 800 and zipped.headers["vary"] == "Accept-Encoding"

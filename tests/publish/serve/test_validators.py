@@ -3,6 +3,8 @@ built from the catalog and those of the code alone, both naming the code's stamp
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from cachedex.catalog import Catalog
@@ -10,6 +12,7 @@ from cachedex.publish.render import render_stamp
 from cachedex.publish.serve import app as app_module
 from cachedex.publish.serve import create_app
 from cachedex.publish.serve.sending import etag
+from tests.helpers import record, write_tag
 from tests.publish.serve import get
 
 
@@ -24,3 +27,64 @@ def test_every_etag_names_the_code(small_catalog: Catalog, monkeypatch: pytest.M
     for path, answer in before.items():
         again = get(upgraded, path, **{"if-none-match": answer.headers["etag"]})
         assert again.status_code == 200 and again.headers["etag"] != answer.headers["etag"], path
+
+
+def test_an_answer_built_after_a_sync_committed_is_tagged_with_that_state(
+    small_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync that commits between the state a request reads (its cache key) and the
+    answer's build: the answer shows the new state, so its ETag and its place in the
+    cache are the new state's (one ETag was served with two bodies)."""
+    from cachedex.publish.serve.catalogs import Catalogs
+
+    warm = Catalogs.warm
+    synced: list[bool] = []
+
+    def sync_meanwhile(self: Catalogs, state: object) -> None:
+        warm(self, state)
+        if not synced:
+            synced.append(True)
+            write_tag(small_catalog, "u", [record("u" * 32, "zstd", version="1.5.6")], members={"u" * 32: True})
+
+    monkeypatch.setattr(Catalogs, "warm", sync_meanwhile)
+    app = create_app(small_catalog.path)
+    first = get(app, "/api/tags")
+    assert synced and "u" in [tag["name"] for tag in first.json()]
+    again = get(app, "/api/tags")
+    assert (again.headers["etag"], again.content) == (first.headers["etag"], first.content)
+
+
+def test_a_burst_of_syncs_does_not_put_the_date_ahead_of_the_clock() -> None:
+    """Each state seen took the second after the last state's date: forty syncs in five
+    seconds withheld Last-Modified for the next forty. A state's date follows the
+    latest date sent, and each is later than every date sent before it."""
+    from cachedex.publish.serve.headers import StateDates
+
+    dates = StateDates(0)
+    burst = [dates.of(state) for state in range(40)]
+    # (states no answer could be dated by yet may share a date: no client holds one)
+    assert burst == sorted(burst) and burst[-1] - burst[0] <= 2
+    started = time.monotonic()
+    while not StateDates.servable(date := dates.of(39)):
+        assert time.monotonic() - started < 3, "no date within 3 s"
+        time.sleep(0.05)
+    later = dates.of("next")
+    assert later > date
+
+
+def test_if_modified_since_in_each_of_http_date_forms(small_catalog: Catalog) -> None:
+    """RFC 9110: IMF-fixdate, RFC 850 and asctime's form, all GMT (asctime's was ignored)."""
+    import email.utils
+
+    app = create_app(small_catalog.path)
+    deadline = time.monotonic() + 5
+    while "last-modified" not in (first := get(app, "/api/tags")).headers:
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    when = email.utils.parsedate_to_datetime(first.headers["last-modified"])
+    for form in ("%a, %d %b %Y %H:%M:%S GMT", "%A, %d-%b-%y %H:%M:%S GMT", "%a %b %d %H:%M:%S %Y"):
+        since = when.strftime(form)
+        assert get(app, "/api/tags", **{"if-modified-since": since}).status_code == 304, since
+    earlier = when.replace(year=when.year - 1).strftime("%a %b %d %H:%M:%S %Y")
+    assert get(app, "/api/tags", **{"if-modified-since": earlier}).status_code == 200
+    assert get(app, "/api/tags", **{"if-modified-since": "Tue, 01 Dec 2099 18:06:12 -0000"}).status_code == 200

@@ -25,6 +25,7 @@ import sqlite3
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence, Set
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 import msgspec
@@ -59,6 +60,9 @@ from .refusals import HTML, JSON, check_parameters, error_body, in_api, refusal
 from .reuse_route import ReadEnvironment, reuse_endpoint
 from .sending import NOT_KEPT, etag, send
 from .twins import gzipped_twin
+
+#: An answer's cache key: (catalog state, path, what the endpoint reads of the request).
+Key = tuple[Any, ...]
 
 __all__ = ["HEAVY_BUILDS", "SMALL_WALK", "ServeState", "create_app"]
 
@@ -137,15 +141,19 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     stamp = render_stamp()
     dates = StateDates(code_modified())
 
-    def build(endpoint: Endpoint, request: Request, key: tuple[object, ...]) -> Cached:
-        tag = etag(stamp, repr(key).encode())
+    def build(endpoint: Endpoint, request: Request, key: Key) -> tuple[Cached, Key]:
+        """The answer, and the key of the state it was built from: a sync may have
+        committed since ``key``'s state was read, and an answer is tagged and kept under
+        the state it shows (one ETag, one body)."""
         try:
             # In this thread's connection: a thread's first may fail (the file deleted)
-            catalog, _ = catalogs.get()
-            body, media_type = endpoint.build(catalog, request)
-            return cached(body, media_type, 200, tag)
+            catalog, file = catalogs.get()
+            with catalog.snapshot():
+                key = ((file, catalog.state_token()[0]), *key[1:])
+                body, media_type = endpoint.build(catalog, request)
+            return cached(body, media_type, 200, etag(stamp, repr(key).encode())), key
         except (CachedexError, sqlite3.DatabaseError) as exc:
-            return _failed(request, catalogs, exc, tag)
+            return _failed(request, catalogs, exc, etag(stamp, repr(key).encode())), key
 
     def answer(
         endpoint: Endpoint, *, cheap: Callable[[Request], bool] = _never
@@ -162,22 +170,25 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
                 return send(request, _failed(request, catalogs, exc), None)
             state = (file, token)
             catalogs.warm(state)
-            key = (state, request.url.path, endpoint.key(request))
-            hit = cache.get(key)
-            if hit is None:
-                # A cheap answer (a few ms, from an index) is built right here: a hop to a
-                # worker thread would cost as much as the work. Anything that may scan
-                # many rows goes to a thread, so that it never holds up the others, and
-                # waits for its turn among the heavy builds.
-                if cheap(request):
-                    hit = build(endpoint, request, key)
-                else:
-                    async with heavy():
-                        hit = cache.get(key)  # built meanwhile by a request it waited behind
-                        if hit is None:
-                            hit = await run_in_threadpool(build, endpoint, request, key)
-                if hit.status < 500:  # a damaged catalog may be replaced: ask again next time
-                    cache.put(state, key, hit)
+            key: Key = (state, request.url.path, endpoint.key(request))
+            kept = cache.get(key)
+            if kept is not None:
+                return send(request, kept, dates.of(state))
+            # A cheap answer (a few ms, from an index) is built right here: a hop to a
+            # worker thread would cost as much as the work. Anything that may scan many
+            # rows goes to a thread, so that it never holds up the others, and waits for
+            # its turn among the heavy builds.
+            if cheap(request):
+                hit, key = build(endpoint, request, key)
+            else:
+                async with heavy():
+                    kept = cache.get(key)  # built meanwhile by a request it waited behind
+                    if kept is not None:
+                        return send(request, kept, dates.of(state))
+                    hit, key = await run_in_threadpool(build, endpoint, request, key)
+            state = key[0]
+            if hit.status < 500:  # a damaged catalog may be replaced: ask again next time
+                cache.put(state, key, hit)
             return send(request, hit, dates.of(state))
 
         return respond
@@ -192,11 +203,13 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         relative.split("/", 1)[1]: cached(asset_text(kind), media[kind], 200, "") for kind, relative in ASSETS.items()
     }
     assert set(ASSET_SOURCES) == set(media)
+    # The site's error page (~12 kB), gzipped once as every answer of its size is.
+    not_found_page = cached(render_not_found().encode(), HTML, 404, "")
 
     async def static(request: Request) -> Response:
         found = assets.get(request.path_params["file"])
         if found is None:
-            return Response(render_not_found(), status_code=404, media_type=HTML, headers=NOT_KEPT)
+            return send(request, not_found_page, None)
         # The version is in the file's name: it never changes under that name.
         return send(request, found, None, "public, max-age=31536000, immutable")
 
@@ -244,7 +257,7 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
         if in_api(request.url.path):
             message = error_body(404, f"no such endpoint: {request.url.path}; the API's are in /api/openapi.json")
             return Response(message, status_code=404, media_type=JSON, headers=NOT_KEPT)
-        return Response(render_not_found(), status_code=404, media_type=HTML, headers=NOT_KEPT)
+        return send(request, not_found_page, None)
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
         return _refused(request, _methods_at(request.scope, app.router.routes))

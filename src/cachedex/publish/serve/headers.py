@@ -71,13 +71,21 @@ class StateDates:
         self._lock = threading.Lock()
         self._state: object = None
         self._date = math.floor(earliest)  #: no date before the code's own
+        self._served = self._date  #: the latest date sent
 
     def of(self, state: object) -> int:
-        """The date (whole seconds) of ``state``, a new one when it is not the last seen."""
+        """The date (whole seconds) of ``state``, a new one when it is not the last seen.
+        A new date follows the clock and the dates that could be sent (see
+        :meth:`servable`), not the dates of states no answer could be dated by yet:
+        forty syncs in five seconds put the date forty seconds ahead of the clock, and
+        Last-Modified was withheld until the clock caught up."""
+        now = time.time()
         with self._lock:
             if state != self._state:
                 self._state = state
-                self._date = max(math.floor(time.time()) + 1, self._date + 1)
+                self._date = max(math.floor(now) + 1, self._served + 1)
+            if self._date <= now:
+                self._served = max(self._served, self._date)
             return self._date
 
     @staticmethod

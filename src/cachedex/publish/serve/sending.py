@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import hashlib
 
@@ -51,7 +52,11 @@ def _not_modified_since(if_modified_since: str | None, date: int) -> bool:
         since = email.utils.parsedate_to_datetime(if_modified_since)
     except (TypeError, ValueError, IndexError):
         return False  # (a date that cannot be read is ignored, as RFC 9110 says)
-    return since.tzinfo is not None and date <= since.timestamp()
+    if since.tzinfo is None:  # asctime's form has no zone: HTTP's dates are GMT (RFC 9110)
+        if "-0000" in if_modified_since:  # (a zone said to be unknown)
+            return False
+        since = since.replace(tzinfo=datetime.UTC)
+    return date <= since.timestamp()
 
 
 def send(request: Request, hit: Cached, date: int | None, cache_control: str = "no-cache") -> Response:
