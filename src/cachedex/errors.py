@@ -28,7 +28,9 @@ Anything else is a bug and keeps its traceback.
 from __future__ import annotations
 
 import errno
+import os
 from collections.abc import Iterable, Sequence
+from pathlib import Path
 
 __all__ = [
     "BadQuery",
@@ -128,11 +130,26 @@ class CatalogError(CachedexError):
             why = "not an SQLite file, so not a catalog; check the 'catalog' path (cachedex leaves the file alone)"
         elif code.startswith("SQLITE_CORRUPT") or "malformed" in text:
             why = f"the catalog is corrupt ({text}); delete it and run 'cachedex sync'"
+        elif code.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
+            why = f"cannot open the catalog's file: {_why_not_opened(path, text)}"
         elif code.startswith("SQLITE_IOERR"):
             why = f"cannot read or write the catalog's file ({text})"
         else:
             why = f"catalog error ({text})"
         return cls(f"{path}: {why}")
+
+
+def _why_not_opened(path: object, text: str) -> str:
+    """Why SQLite could not open the catalog at ``path`` ("unable to open database
+    file" names no cause): its permissions or its folder's, when those tell."""
+    file = Path(str(path))
+    if file.exists() and not os.access(file, os.R_OK):
+        return "permission denied (this user may not read it)"
+    if not file.parent.is_dir():
+        return f"its folder {file.parent} does not exist"
+    if not os.access(file.parent, os.R_OK | os.X_OK):
+        return f"permission denied (this user may not enter its folder {file.parent})"
+    return text
 
 
 class LookupFailed(CachedexError):

@@ -247,6 +247,17 @@ def test_msg1_a_read_only_catalog_with_a_write_ahead_log_says_what_to_do(mirrors
     assert "a sync's write-ahead log (c.sqlite-wal) beside it" in run.stderr, run.stderr
 
 
+def test_a_catalog_this_user_may_not_read_is_said_so(mirrors: Path, shared_folder: Path) -> None:
+    """It said "catalog error (unable to open database file)", naming no cause."""
+    config = _catalog_in(shared_folder, mirrors)
+    (shared_folder / "c.sqlite").chmod(0o000)
+    for command in ("stats", "sync"):
+        run = _as_reader("-c", str(config), command)
+        assert run.returncode == 1 and "Traceback" not in run.stderr
+        said = "c.sqlite: cannot open the catalog's file: permission denied (this user may not read it)"
+        assert said in run.stderr and len(run.stderr.splitlines()) == 1, run.stderr
+
+
 def test_crash9_syncing_into_a_read_only_catalog_is_one_line(mirrors: Path, shared_folder: Path) -> None:
     config = _catalog_in(shared_folder, mirrors)
     (shared_folder / "m/build_cache/index.json.hash").chmod(0o644)

@@ -194,3 +194,14 @@ def test_work_that_lasts_says_so_in_a_log_now_and_then(
     assert not any(line.startswith("quick") for line in err)
     assert "tag/root: sizes: 250 of 1,000 (25 %) (0 s)" in err and err[-2].startswith("tag/root: sizes: 1,000 of 1,000")
     assert err[-1].startswith("writing spec pages (")
+
+
+def test_verify_read_by_head_does_not_say_no_problem(config: Path) -> None:
+    """verify's exit code is its answer: a reader that stopped reading made it 0 ("no
+    problem") though the check had not ended, whatever it would have found."""
+    alone = _run("--config", str(config), "verify", "a")
+    assert alone.returncode in (0, 1) and "Traceback" not in alone.stderr
+    done = _run("--config", str(config), "verify", "a", shell="| true; exit ${PIPESTATUS[0]}")
+    assert done.returncode == 1 and done.stderr == "", done.stderr
+    shown = _run("--config", str(config), "search", "libelf", shell="| true; exit ${PIPESTATUS[0]}")
+    assert shown.returncode == 0 and shown.stderr == "", shown.stderr  # (a question's answer: 0)

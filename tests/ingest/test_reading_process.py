@@ -313,3 +313,31 @@ def test_the_reading_process_loads_neither_libcurl_nor_the_config() -> None:
     probe = "import sys, cachedex.ingest.reading_process; print(sorted({'pycurl', 'yaml', 'ssl'} & set(sys.modules)))"
     found = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
     assert found.strip() == "[]"
+
+
+def test_a_cancelled_read_over_http_ends_at_its_next_result(
+    mirrors: Path,
+    http_server,
+    monkeypatch: pytest.MonkeyPatch,  # type: ignore[no-untyped-def]
+) -> None:
+    """A Ctrl-C in a first sync over HTTP waited for the reads' chunk of 64 sizes (half a
+    minute from a slow server) before the command ended: once cancelled, the read ends
+    at the next result, and the rest are not asked."""
+    index = fixture_index(mirrors)
+    expected = write_v3_mirror(http_server.state.root, index)
+    root = http_server.state.root
+    for manifest in root.glob("v3/manifests/spec/**/*.spec.manifest.json"):
+        http_server.state.faults["/" + manifest.relative_to(root).as_posix()] = "slow"
+    http_server.state.stall_seconds = 0.5
+    monkeypatch.setattr(sizes, "IN_PROCESS_MIN", len(expected) + 1)  # (read in this process)
+    with HttpClient(HttpOptions(concurrency=1)) as client:
+        source = HttpSource(http_server.url, client)
+        prefetch = sizes.Prefetch(source, list(expected), _name_version(index), limits=Limits(), line=SILENT.task("s"))
+        deadline = time.monotonic() + 10
+        while http_server.state.count(".spec.manifest.json") < 2:  # (one answered, the next asked)
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        began = time.monotonic()
+        prefetch.cancel()
+        assert time.monotonic() - began < 1.5 and len(expected) >= 5
+    assert http_server.state.count(".spec.manifest.json") < len(expected)

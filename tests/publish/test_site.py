@@ -238,6 +238,17 @@ def test_one_tag_into_a_folder_without_the_others_names_them(demo_run: Demo, tmp
     assert again.current and not any("link to" in s for s in whole.skipped)
 
 
+def test_a_tag_named_twice_is_built_once(demo_run: Demo, tmp_path: Path) -> None:
+    """``--tag develop --tag develop`` built develop's pages twice (844 "unchanged" in an
+    empty folder) and, alternating with one --tag, was never current."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        once = write_site(catalog, tmp_path / "once", tags=["develop"])
+        twice = write_site(catalog, tmp_path / "twice", tags=["develop", "develop"])
+        again = write_site(catalog, tmp_path / "twice", tags=["develop"])
+    assert (twice.pages, twice.written, twice.unchanged) == (once.pages, once.written, 0)
+    assert again.current
+
+
 def test_one_build_at_a_time(demo_run: Demo, tmp_path: Path) -> None:
     """Two builds into one folder removed each other's staging (a traceback, and no
     site at all): the second is told another is writing, and changes nothing."""

@@ -19,7 +19,7 @@ from ..config import Config, find_config, load_config
 from ..errors import CachedexError, ConfigError, resource_problem
 from ..values import visible
 
-__all__ = ["OutputFolder", "State", "configured_tags", "friendly", "not_empty"]
+__all__ = ["OutputFolder", "State", "configured_tags", "friendly", "not_empty", "verdict_command"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -92,6 +92,16 @@ def _catalog_problem(state: State | None, exc: sqlite3.DatabaseError) -> str:
     return f"{where}: cannot read the catalog ({exc})"
 
 
+_VERDICT = "cachedex.verdict"
+
+
+def verdict_command() -> None:
+    """Mark the running command as one whose exit code is its answer (``verify``): a
+    reader that stops reading (``cachedex verify | head``) then makes it exit 1, not 0,
+    the code of a check that ended and found nothing."""
+    click.get_current_context().meta[_VERDICT] = True
+
+
 #: The exit code of a command stopped by Ctrl-C, as shells report one killed by SIGINT.
 INTERRUPTED = 130
 
@@ -100,7 +110,8 @@ def friendly(func: F) -> F:
     """Turn CachedexError, SQLite's errors about the catalog and the system's (a folder
     it may not write) into one line on stderr and exit code 1 (traceback with --debug);
     Ctrl-C into "interrupted" and exit code 130, not click's "Aborted!" and 1, the code
-    of an error to fix; a reader that stopped reading (``| head``) into exit code 0."""
+    of an error to fix; a reader that stopped reading (``| head``) into exit code 0, or
+    1 for a command marked by :func:`verdict_command`."""
 
     @functools.wraps(func)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -109,10 +120,11 @@ def friendly(func: F) -> F:
             sys.stdout.flush()  # here: a closed pipe is met in this try, not at exit
             return result
         except BrokenPipeError:
-            # What was asked was answered as far as it was read: not an error. Nothing
-            # more may reach the pipe (Python would complain of it at exit).
+            # What was asked was answered as far as it was read: not an error, unless the
+            # exit code is the command's answer (verify's "no problem"), which it did not
+            # reach. Nothing more may reach the pipe (Python would complain of it at exit).
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-            sys.exit(0)
+            sys.exit(1 if click.get_current_context().meta.get(_VERDICT) else 0)
         except (KeyboardInterrupt, CachedexError, sqlite3.DatabaseError, OSError, MemoryError, RuntimeError) as exc:
             context = click.get_current_context()
             state = context.find_object(State)

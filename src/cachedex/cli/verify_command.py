@@ -1,7 +1,8 @@
 """``cachedex verify``: check the mirrors of tags, print one line per problem, keep the result.
 
 Registered on the ``cachedex`` group as ``main.add_command(verify_command)``. Exit codes:
-0 all is well, 1 problems were found (or an error stopped the command), 2 wrong usage
+0 all is well, 1 problems were found (or an error stopped the command, or its output was
+closed before the end), 2 wrong usage
 (an unknown option or tag).
 """
 
@@ -17,7 +18,7 @@ from ..catalog import Catalog
 from ..catalog.verifications import PROBLEM_KINDS, MirrorVerification
 from ..values import counted, short_repr, visible
 from .progress import Reporter
-from .state import configured_tags, friendly
+from .state import configured_tags, friendly, verdict_command
 
 __all__ = ["print_report", "summary", "verify_command"]
 
@@ -61,9 +62,12 @@ def verify_command(state: Any, tags: tuple[str, ...], deep: bool, as_json: bool)
     listed, found, binaries, signing, keys, signatures: {signed, unsigned, bad,
     unknown_key}, problems: [{kind, url, message, hash}], problem_count, id}]}]}.
 
-    Exit status: 0 no problem, 1 problems found (or an error), 2 wrong usage.
+    Exit status: 0 no problem, 1 problems found (or an error, or an output closed
+    before the end: cachedex verify | head), 2 wrong usage.
     """
     from ..ingest.verify import verify
+
+    verdict_command()
 
     config = state.config()
     with configured_tags(config, tags), Catalog(config.catalog) as catalog, Reporter() as reporter:

@@ -189,6 +189,8 @@ def write_site(
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
     _known_tags(catalog, tags)  # (before OUTDIR is made: a typo leaves no folder behind)
+    if tags is not None:  # (a tag named twice is one: its pages were built and counted twice)
+        tags = list(dict.fromkeys(tags))
     try:
         outdir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
