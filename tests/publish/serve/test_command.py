@@ -60,7 +60,7 @@ def _answer_head(client: socket.socket) -> bytes:
 
 
 @pytest.mark.slow
-def test_a_body_that_never_ends_does_not_hold_its_connection(small_catalog: Catalog, tmp_path: Path) -> None:
+def test_hang5_a_body_that_never_ends_does_not_hold_its_connection(small_catalog: Catalog, tmp_path: Path) -> None:
     """uvicorn's keep-alive timer ends at any byte: one byte of a body declared two long,
     or a chunk with no end, held the connection (and its place under the limit) for good."""
     port = free_port()
