@@ -223,3 +223,14 @@ def test_a_server_past_its_connection_limit_is_declared(crowded_server: str, doc
         answer = httpx.request(method, crowded_server + path, content=b"{}" if method == "POST" else None, timeout=5)
         assert answer.status_code == 503, (path, answer.text)
         check_declared(document, method, path, answer)
+
+
+def test_an_empty_page_parameter_is_its_default_as_declared(demo_run: Demo, document: dict[str, Any]) -> None:
+    """A form's empty field (``limit=``) is the default: the document says so too."""
+    declared = {p["name"]: p for p in document["paths"]["/api/search"]["get"]["parameters"]}
+    assert declared["limit"]["allowEmptyValue"] and declared["offset"]["allowEmptyValue"]
+    app = serve_app(demo_run.catalog)
+    empty, default = asyncio.run(
+        _answers(app, [("GET", f"/api/search?q=zlib{extra}", {}, b"") for extra in ("&limit=&offset=", "")])
+    )
+    assert empty.status_code == 200 and empty.json() == default.json()

@@ -231,8 +231,11 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                     ),
                     _param("tag", description="only specs of this tag"),
                     _param("stack", description="only specs of this stack of the tag (needs tag)"),
-                    _param("limit", schema={"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50}),
-                    _param("offset", schema={"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0}),
+                    # (empty is the default: a form's empty field is sent as "limit=")
+                    _param("limit", schema={"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50})
+                    | {"allowEmptyValue": True},
+                    _param("offset", schema={"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0})
+                    | {"allowEmptyValue": True},
                 ],
             ),
             "/api/tags/{tag}/verify": _operation(
