@@ -285,6 +285,10 @@ VARIANTS = [
     ("patches=0d38234384", ("patches:=0d38234,a1b2c3d",), True),
     ("patches=0d38235", ("patches=0d38234",), False),
     ("patches:=0d38234", ("patches:=0d38234,a1b2c3d",), False),
+    # exactly: whole sha256s, as Spack compares concrete values (a prefix is never one)
+    ("patches:=0d38234", ("patches=0d38234",), False),
+    ("patches:=0d38234" + "5" * 57, ("patches=0d38234",), True),
+    ("patches:=0d38235" + "5" * 57, ("patches=0d38234",), False),
     # '*': the variant, with any value (Spack's)
     ("mpi=*", ("+mpi",), True),
     ("mpi=*", ("~mpi",), True),

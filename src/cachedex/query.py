@@ -370,6 +370,9 @@ def _git_range(text: str, offset: int, part: str, ref: str, given: str) -> Versi
 
 # -- variants ----------------------------------------------------------------------
 
+#: The length of a patch's sha256, as ``patches=`` values are (the catalog keeps 7).
+_SHA256_HEX = 64
+
 
 def _stored_value(stored: str) -> tuple[str, str | bool | tuple[str, ...]] | None:
     """(name, value) of a variant string as the catalog keeps it (``+x``, ``x=v``, ``x:=a,b``)."""
@@ -410,8 +413,10 @@ def variants_satisfy(stored: tuple[str, ...] | list[str], wanted: Query) -> bool
             held = actual if isinstance(actual, tuple) else (actual,)
             if not all(any(w.startswith(h) or h.startswith(w) for h in held) for w in needed):
                 return False
-            if name in wanted.exact_variants and len(set(needed)) != len(set(held)):
-                return False
+            if name in wanted.exact_variants and (
+                len(set(needed)) != len(set(held)) or not all(len(w) == _SHA256_HEX for w in needed)
+            ):
+                return False  # (exactly: whole sha256s, as Spack compares concrete values)
             continue
         if name in wanted.exact_variants and not isinstance(value, bool) and not isinstance(actual, bool):
             wanted_values = set(value) if isinstance(value, tuple) else {value}
