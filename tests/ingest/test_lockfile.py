@@ -130,9 +130,23 @@ def test_what_is_not_a_lockfile_cachedex_reads_is_refused_by_name(tmp_path: Path
     # a dependency the lockfile lacks would leave the report without it, unsaid
     edge = specs[key]["dependencies"][0]
     lacking = {**good, "concrete_specs": {k: v for k, v in specs.items() if k != edge["hash"]}}
-    assert f"zlib-ng /{key[:7]} depends on {edge['name']} /{edge['hash'][:7]}, which it does not hold" in _refused(
-        tmp_path, lacking
+    said = f"'zlib-ng' /{key[:7]} depends on '{edge['name']}' /{edge['hash'][:7]}, which it does not hold"
+    assert said in _refused(tmp_path, lacking)
+    # said in one line, of the lockfile's own keys, and of what it lacks
+    hostile = {**specs[key], "dependencies": [{**edge, "name": "evil\nname\x1b[31m", "hash": "q" * 32}]}
+    told = _refused(tmp_path, {**good, "concrete_specs": {**specs, key: hostile}})
+    assert "\n" not in told and "'evil\\nname\\x1b[31m' /qqqqqqq" in told
+    assert "in concrete_specs" in _refused(tmp_path, {**good, "concrete_specs": {**specs, key.upper(): specs[key]}})
+    unversioned = {**good, "_meta": {"file-type": "spack-lockfile"}}
+    assert _refused(tmp_path, unversioned).endswith(
+        "no lockfile version (cachedex reads 4 to 7); is it a file Spack wrote?"
     )
+    # a spliced spec whose build spec the file lacks: Spack cannot read it either
+    unbuilt = {
+        **good,
+        "concrete_specs": {**specs, key: {**specs[key], "build_spec": {"name": "zlib-ng", "hash": "z" * 32}}},
+    }
+    assert f"/{key[:7]} was spliced from /zzzzzzz, which the file does not hold" in _refused(tmp_path, unbuilt)
 
 
 def test_files_that_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -646,6 +646,14 @@ def test_the_environment_check_of_externals_only_says_so(page: Any, uvicorn_serv
     assert "To build from source" not in text
 
 
+def test_the_environment_check_of_an_empty_environment_says_so(page: Any, uvicorn_server: str, tmp_path: Path) -> None:
+    """An environment of no spec was said to be "every one external", as no CLI says."""
+    path = write_lockfile(tmp_path / "spack.lock", lockfile({}, []))
+    _check_environment(page, uvicorn_server, path)
+    text = page.inner_text("#reuse-result")
+    assert "The environment has no spec." in text and "external." not in text
+
+
 def _check_environment(page: Any, server: str | None, path: Path) -> None:
     """Check the lockfile at ``path`` against develop on the live reuse page (opened
     first from ``server``, unless the page is there already), until its answer shows."""

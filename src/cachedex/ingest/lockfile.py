@@ -264,7 +264,9 @@ def _check_version(name: str, what: str, version: int | None, readable: tuple[in
     """Refuse a format older than ``readable`` (its hashes are not those build caches
     list: concretizing again makes them) or newer."""
     first, last = readable[0], readable[-1]
-    if version is None or version < first:
+    if version is None:
+        raise IndexFormatError(name, f"no {what} (cachedex reads {first} to {last}); is it a file Spack wrote?")
+    if version < first:
         raise IndexFormatError(
             name,
             f"{what} {version} predates the DAG hash build caches list (cachedex reads {first} to {last}, "
@@ -332,8 +334,12 @@ def _records(nodes: dict[str, msgspec.Raw], name: str) -> list[SpecRecord]:
     parts = [b'{"database":{"version":"8","installs":{']
     parts.append(b",".join(encode(key) + b':{"spec":' + bytes(node) + b"}" for key, node in nodes.items()))
     parts.append(b"}}}")
-    index = decode_index(b"".join(parts), url=name)
-    specs = build_records(index)
+    try:
+        specs = build_records(decode_index(b"".join(parts), url=name))
+    except IndexFormatError as exc:
+        # (said of the index these nodes were written into: said of the lockfile's own keys)
+        problem = exc.problem.replace("database.installs", "concrete_specs").replace("record ", "spec ")
+        raise IndexFormatError(name, problem) from exc
     # Spack writes every node a lockfile's specs depend on: one missing is a damaged file,
     # whose report would quietly leave that dependency out.
     held = {spec.hash for spec in specs}
@@ -342,7 +348,8 @@ def _records(nodes: dict[str, msgspec.Raw], name: str) -> list[SpecRecord]:
             if edge.hash not in held:
                 raise IndexFormatError(
                     name,
-                    f"{spec.name} /{spec.hash[:7]} depends on {edge.name} /{edge.hash[:7]}, which it does not hold",
+                    f"{short_repr(spec.name)} /{spec.hash[:7]} depends on {short_repr(edge.name)} /{edge.hash[:7]}, "
+                    "which it does not hold",
                 )
     return specs
 

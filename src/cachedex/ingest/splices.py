@@ -44,6 +44,10 @@ def find_splices(data: bytes, nodes: dict[str, msgspec.Raw], name: str) -> dict[
         except msgspec.DecodeError as exc:
             raise IndexFormatError(name, f"/{key[:7]}: its build_spec is not a spec's name and hash: {exc}") from exc
         if build is not None and build.hash and build.hash != key:
+            if build.hash not in nodes:  # (Spack cannot read such a file either)
+                raise IndexFormatError(
+                    name, f"/{key[:7]} was spliced from /{build.hash[:7]}, which the file does not hold"
+                )
             found[key] = build.hash
     return found
 

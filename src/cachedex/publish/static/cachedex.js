@@ -355,6 +355,7 @@
       const best = report.tags[0];
       const others = developed.length ? " not developed locally" : "";
       if (!best) parts.push(el("p", "The catalog has no tags yet: nothing to compare with."));
+      else if (!report.specs) parts.push(el("p", "The environment has no spec.")); // (as cachedex reuse says)
       else if (!best.missing.length && best.cached) parts.push(el("p", `${best.tag} has a binary of every spec of the environment${others}.`));
       else if (!best.needed) {
         const apart = developed.length ? "external or developed locally" : "external";
