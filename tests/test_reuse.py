@@ -101,6 +101,66 @@ def test_a_variant_of_its_own_is_the_cause(demo_run: Demo, tmp_path: Path) -> No
     assert [(d.what, d.cached, d.wanted) for d in only.nearest.differences] == [("variants", "", "+debug")]
 
 
+@pytest.mark.parametrize(
+    ("change", "what"),
+    [
+        (lambda node: node["parameters"].update(cflags=["-O3"]), ("cflags", "", "-O3")),
+        (lambda node: node.update(package_hash="a" * 32), ("package_hash", None, "aaaaaaa")),
+        (lambda node: node.update(namespace="myrepo"), ("namespace", "builtin", "myrepo")),
+    ],
+    ids=["flags", "recipe", "namespace"],
+)
+def test_what_only_the_nodes_say_is_the_cause(demo_run: Demo, tmp_path: Path, change: Any, what: Any) -> None:
+    """A nearest build that differs in its flags, its recipe (package_hash: the most common
+    reason a develop binary is not reused) or its namespace was said to differ in nothing
+    ("differences": [], which says "the same build")."""
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    specs, renamed = changed(closure(nodes, roots), "hdf5", change)
+    report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
+    (only,) = report.tags[0].missing
+    assert only.nearest is not None and not only.follows
+    cached = nodes[roots[0]]["package_hash"][:7] if what[1] is None else what[1]
+    assert [(d.what, d.cached, d.wanted) for d in only.nearest.differences] == [(what[0], cached, what[2])]
+
+
+def test_a_dependency_of_other_types_is_the_cause(demo_run: Demo, tmp_path: Path) -> None:
+    nodes = demo_nodes()
+    roots = roots_named(nodes, "hdf5")
+    edge = nodes[roots[0]]["dependencies"][0]
+    kinds = edge["parameters"]["deptypes"]
+    other = ["build"] if kinds != ["build"] else ["build", "link"]
+
+    def retyped(node: dict[str, Any]) -> None:
+        node["dependencies"][0]["parameters"]["deptypes"] = other
+
+    specs, renamed = changed(closure(nodes, roots), "hdf5", retyped)
+    report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
+    (only,) = report.tags[0].missing
+    assert only.nearest is not None
+    expected = (f"^{edge['name']} type", ",".join(sorted(kinds)), ",".join(other))
+    assert [(d.what, d.cached, d.wanted) for d in only.nearest.differences] == [expected]
+
+
+def test_a_build_of_the_same_version_is_found_among_many_newer(
+    demo_run: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The nearest build was chosen from the first 500 of the package, newest first: a
+    build of the spec's own version past them was missed, and the version said to
+    differ. Builds of the spec's version are looked at first."""
+    import cachedex.reuse
+
+    monkeypatch.setattr(cachedex.reuse, "CANDIDATES", 1)  # (develop lists openmpi 5.0.8 and 4.1.6)
+    nodes = demo_nodes("develop", "aws-pcluster-neoverse_v1")
+    roots = roots_named(nodes, "openmpi")
+    assert nodes[roots[0]]["version"] == "4.1.6"
+    specs, renamed = changed(closure(nodes, roots), "openmpi", lambda node: node["parameters"].update(debug=True))
+    report = _report(demo_run, tmp_path, specs, [renamed[r] for r in roots], tags=["develop"])
+    (only,) = report.tags[0].missing
+    assert only.nearest is not None and only.nearest.version == "4.1.6"
+    assert [d.what for d in only.nearest.differences] == ["variants"]
+
+
 def test_a_package_the_tag_does_not_have_and_unknown_scopes(demo_run: Demo, tmp_path: Path) -> None:
     nodes = demo_nodes()
     roots = roots_named(nodes, "zlib-ng")

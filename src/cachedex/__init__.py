@@ -11,6 +11,7 @@ The pipeline, one subpackage a stage; each imports only from the lines below it:
     query_text.py      a query written back as Spack syntax (the search page's, the hints')
     diff.py     what changed between tags, or in a tag since a date
     reuse.py    which specs of a Spack environment (its lockfile) each tag has as binaries, and why not
+    reuse_nodes.py     what two spec nodes differ in beyond a listing (flags, recipe, namespace)
     config/     the configuration file (tags, stacks and views, mirror URLs, HTTP, limits)
     query.py    Spack's spec syntax for built binaries, parsed once, matched anywhere
     progress.py what long work reports while it runs (a protocol; the CLI draws it)

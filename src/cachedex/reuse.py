@@ -4,7 +4,8 @@ Spack installs a spec from a binary only when the cache lists its very DAG hash.
 environment's concrete specs (its lockfile), :func:`reuse_report` counts, per tag, the
 specs whose hash the tag lists and what their binaries weigh; for each spec a tag lacks,
 it names the nearest build of the same package the tag does list and what differs:
-version, compiler, OS, target, variants, or, when none of those, the dependencies (a
+version, compiler, OS, target, variants, compiler flags, the recipe (``package_hash``),
+the namespace, a dependency's types, or, when none of those, the dependencies (a
 build of the same configuration against another ``openssl`` has another hash). That is
 the question "why is my binary not reused?" (spack/spack#38590) answered from the cache
 side. Externals are never in a build cache and are counted apart. A spliced spec is
@@ -25,8 +26,9 @@ import msgspec
 from .catalog import Catalog, SpecSummary
 from .errors import LookupFailed, UnknownStack
 from .query import Query, target_names
+from .reuse_nodes import node_differences
 from .values import ROOT_STACK, SpecRecord
-from .versions import tag_order
+from .versions import VersionRange, tag_order
 
 __all__ = ["Developed", "Difference", "Missing", "Nearest", "ReuseReport", "TagReuse", "reuse_report"]
 
@@ -42,7 +44,10 @@ _DEV_PATH = "dev_path="
 class Difference(msgspec.Struct, frozen=True):
     """One way the nearest cached build differs from the spec wanted."""
 
-    what: str  #: version, compiler, platform, os, target, variants, or ``^`` and a dependency's name
+    #: version, compiler, platform, os, target, variants, a compiler flag (``cflags``...),
+    #: package_hash (the recipe), namespace, ``^`` and a dependency's name, or that and
+    #: " type" (the same dependency, of other types)
+    what: str
     cached: str  #: the cached build's value ("" when it has none)
     wanted: str  #: the environment's value ("" when it has none)
     #: a target: the cached build's runs on a machine of the wanted one (an older
@@ -203,23 +208,35 @@ class _Nearest:
         self.catalog, self.tag, self.stack, self.lock, self.lacking = catalog, tag, stack, lock, lacking
 
     def __call__(self, spec: SpecRecord, root: bool) -> Missing:
-        builds = self.catalog.search(Query(name=spec.name), tag=self.tag, stack=self.stack, limit=CANDIDATES).specs
+        # The version is the first thing compared: builds of the spec's own version are
+        # looked at first, so that one is found among thousands of newer ones.
+        exact = (VersionRange(spec.version, spec.version, exact=True),)
+        builds = self._builds(Query(name=spec.name, versions=exact)) or self._builds(Query(name=spec.name))
         if not builds:
             return Missing(spec.hash, spec.name, spec.version, root, None)
         distances = [_distance(build, spec) for build in builds]
         closest = min(distances)
         alike = [build for build, distance in zip(builds, distances, strict=True) if distance == closest]
-        # Of those as near, the one whose dependencies differ least (of the first few;
-        # the newest of equals): what is said of it holds for the most of its DAG.
-        found = [(build, *self._dependencies(build.hash, spec)) for build in alike[:TIES]]
-        best, dependencies, follows = min(found, key=lambda one: len(one[1]))
-        differences = _differences(best, spec)
+        # Of those as near, the one that differs least in what only the nodes say (flags,
+        # recipe, namespace), then in its dependencies (of the first few; the newest of
+        # equals): what is said of it holds for the most of its DAG.
+        found = [(build, self._own(build.hash, spec), *self._dependencies(build.hash, spec)) for build in alike[:TIES]]
+        best, own, dependencies, follows = min(found, key=lambda one: (len(one[1]), len(one[2])))
+        differences = (*_differences(best, spec), *own)
         if not differences:  # the same configuration: the dependencies are why
             differences = dependencies
         else:
             follows = False
         nearest = Nearest(best.hash, best.version, best.size, differences)
         return Missing(spec.hash, spec.name, spec.version, root, nearest, follows)
+
+    def _builds(self, query: Query) -> Sequence[SpecSummary]:
+        return self.catalog.search(query, tag=self.tag, stack=self.stack, limit=CANDIDATES).specs
+
+    def _own(self, cached: str, spec: SpecRecord) -> tuple[Difference, ...]:
+        """What the cached build's node differs in from the spec's that the listing
+        does not hold (:func:`.reuse_nodes.node_differences`)."""
+        return tuple(Difference(*found) for found in node_differences(self.catalog.node(cached), spec.node))
 
     def _dependencies(self, cached: str, spec: SpecRecord) -> tuple[tuple[Difference, ...], bool]:
         """The dependencies (by name) whose hashes differ between a cached build and the
