@@ -61,6 +61,35 @@ def _over_limit() -> OverLimit:
     return OverLimit(retry_seconds=KEEP_ALIVE_SECONDS)
 
 
+class _Deadline:
+    """A connection closed unless what it waits for (a request's head, its body) comes
+    in time: started, stopped when it came, started again for the next."""
+
+    __slots__ = ("_loop", "_timer", "_transport")
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, transport: asyncio.Transport) -> None:
+        self._loop, self._transport = loop, transport
+        self._timer: asyncio.TimerHandle | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._timer is not None
+
+    def start(self, seconds: float) -> None:
+        self.stop()
+        self._timer = self._loop.call_later(seconds, self._expired)
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _expired(self) -> None:
+        self._timer = None
+        if not self._transport.is_closing():
+            self._transport.close()
+
+
 class BoundedHttpTools(HttpToolsProtocol):
     """uvicorn's HTTP/1.1 protocol (httptools), with a deadline and a size limit on each
     request's head. A connection that never sends anything is closed at the deadline too.
@@ -84,44 +113,23 @@ class BoundedHttpTools(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self._head_bytes = 0
-        self._head_timer: asyncio.TimerHandle | None = None
+        self._head = _Deadline(self.loop, transport)
         # uvicorn's keep-alive timer ends at any byte and starts again only when an answer
         # is sent: a body that never ends (one byte of a declared two) held the
         # connection, and its place under the limit, for good.
-        self._body_timer: asyncio.TimerHandle | None = None
+        self._body = _Deadline(self.loop, transport)
         self._start_head()
 
     def _start_head(self) -> None:
-        if self._head_timer is None:
+        if not self._head.running:
             self._head_bytes = 0
-            self._head_timer = self.loop.call_later(HEAD_SECONDS, self._head_too_slow)
+            self._head.start(HEAD_SECONDS)
 
     def _end_head(self) -> None:
-        if self._head_timer is not None:
-            self._head_timer.cancel()
-            self._head_timer = None
-
-    def _head_too_slow(self) -> None:
-        self._head_timer = None
-        if not self.transport.is_closing():
-            self.transport.close()
-
-    def _body_within(self, seconds: float) -> None:
-        self._end_body()
-        self._body_timer = self.loop.call_later(seconds, self._body_too_slow)
-
-    def _end_body(self) -> None:
-        if self._body_timer is not None:
-            self._body_timer.cancel()
-            self._body_timer = None
-
-    def _body_too_slow(self) -> None:
-        self._body_timer = None
-        if not self.transport.is_closing():
-            self.transport.close()
+        self._head.stop()
 
     def data_received(self, data: bytes) -> None:
-        if self._head_timer is None:  # reading a body, or between requests
+        if not self._head.running:  # reading a body, or between requests
             super().data_received(data)
             return
         self._head_bytes += len(data)
@@ -129,7 +137,7 @@ class BoundedHttpTools(HttpToolsProtocol):
         # lockfile), and only a head that is still unfinished past the limit is refused.
         # One read is at most the transport's buffer, so a head is bounded all the same.
         super().data_received(data)
-        if self._head_timer is not None and self._head_bytes > HEAD_BYTES and not self.transport.is_closing():
+        if self._head.running and self._head_bytes > HEAD_BYTES and not self.transport.is_closing():
             self._end_head()
             self.send_400_response("Request head too large.")
 
@@ -147,20 +155,20 @@ class BoundedHttpTools(HttpToolsProtocol):
         else:
             self.app = self._app
         super().on_headers_complete()
-        self._body_within(MESSAGE_SECONDS)
+        self._body.start(MESSAGE_SECONDS)
 
     def on_message_complete(self) -> None:
-        self._end_body()
+        self._body.stop()
         super().on_message_complete()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if self._body_timer is not None and not self.transport.is_closing():
-            self._body_within(KEEP_ALIVE_SECONDS)  # answered: nothing waits for the rest
+        if self._body.running and not self.transport.is_closing():
+            self._body.start(KEEP_ALIVE_SECONDS)  # answered: nothing waits for the rest
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._end_head()
-        self._end_body()
+        self._head.stop()
+        self._body.stop()
         super().connection_lost(exc)
 
 
