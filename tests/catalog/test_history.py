@@ -158,6 +158,40 @@ def test_syncs_keep_their_order_and_ids_whatever_the_clock_says(tmp_path, monkey
         assert catalog.tag_syncs("gone")[0].id > max(ids)
 
 
+def test_a_clock_set_back_between_syncs_changes_no_first_sync_nor_past_state(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Syncs 1 and 2 on a clock two hours fast, sync 3 after it was corrected: "first
+    seen" and the first sync were the earliest time (sync 3's) on the server and the
+    change page, and ``diff --since`` between syncs 2 and 1's times rebuilt a state the
+    tag never had (sync 2's change undone, sync 3's kept)."""
+    from cachedex.diff import diff_since
+    from cachedex.publish.first_seen import FirstSeenIndex
+    from cachedex.publish.pages import spec_page
+    from tests.helpers import record, replace_mirror, write_tag
+
+    clock = [2_000_007_200.0]
+    monkeypatch.setattr(time, "time", lambda: clock[0])
+    a, b, c = (record(ch * 32, name) for ch, name in (("a", "zlib"), ("b", "tmux"), ("c", "cp2k")))
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [a, b, c], checksum="1")
+        clock[0] += 1800
+        with catalog.writing_tag("t") as writer:  # tmux leaves
+            replace_mirror(writer, "root", {a.hash: True, c.hash: True}, checksum="2")
+        clock[0] -= 9000  # corrected: earlier than both
+        with catalog.writing_tag("t") as writer:  # cp2k leaves
+            replace_mirror(writer, "root", {a.hash: True}, checksum="3")
+        first = min(catalog.tag_syncs("t"), key=lambda y: y.id)
+        assert catalog.first_synced_at("t") == first.finished_at == 2_000_007_200.0
+        seen = catalog.first_seen(a.hash)
+        assert [(f.at, f.first_sync) for f in seen] == [(first.finished_at, True)]
+        assert FirstSeenIndex(catalog).of(a.hash, spec_page(catalog, a.hash).holders) == tuple(seen)
+        # since a time between syncs 1 and 2: the state then was sync 1's (all three),
+        # though sync 3 is dated earlier still
+        diff = diff_since(catalog, "t", 2_000_008_000.0, "then")
+        assert [(d.stack, set(d.removed_packages), d.added_packages) for d in diff.stacks] == [
+            ("root", {"tmux", "cp2k"}, ())
+        ], diff
+
+
 def test_first_seen_names_the_earliest_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A spec page names the first few; ordered by tag name, the earliest could have been
     among those it counts as "and N more". The page's index answers the same."""

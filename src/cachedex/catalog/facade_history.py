@@ -27,6 +27,10 @@ class HistoryReads(CatalogCore):
         """(stack, hash, name, version, +1/-1) of listing changes after ``since``, oldest first."""
         return history.changes_since(self._db, tag, since)
 
+    def first_sync_after(self, tag: str, since: float) -> int | None:
+        """See :func:`.history.first_sync_after`."""
+        return history.first_sync_after(self._db, tag, since)
+
     def first_synced_at(self, tag: str) -> float | None:
         """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
         return history.first_synced_at(self._db, tag)

@@ -29,6 +29,7 @@ __all__ = [
     "coverage_cells",
     "first_seen",
     "first_seen_order",
+    "first_sync_after",
     "first_synced_at",
     "first_syncs",
     "listing_counts",
@@ -203,7 +204,7 @@ def first_seen(db: sqlite3.Connection, dag_hash: str) -> list[FirstSeen]:
         "SELECT t.name, m.stack, "
         " (SELECT CASE WHEN c.change > 0 THEN y.finished_at END FROM changes c JOIN syncs y ON y.id = c.sync_id "
         "   WHERE c.mirror_id = m.id AND c.spec_id = s.id ORDER BY c.sync_id LIMIT 1), "
-        " (SELECT min(y.finished_at) FROM syncs y WHERE y.tag_id = m.tag_id) "
+        " (SELECT y.finished_at FROM syncs y WHERE y.tag_id = m.tag_id ORDER BY y.id LIMIT 1) "
         "FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
         "JOIN mirrors m ON m.id = mb.mirror_id AND m.own_index JOIN tags t ON t.id = m.tag_id "
         "WHERE s.hash = ?",
@@ -320,22 +321,40 @@ def listing_difference(db: sqlite3.Connection, old: str, new: str) -> list[tuple
 
 def changes_since(db: sqlite3.Connection, tag: str, since: float) -> list[tuple[str, str, str, str, int]]:
     """(stack, hash, name, version, +1/-1) of listing changes of a tag's mirrors
-    recorded by syncs that finished after ``since`` (epoch seconds), oldest first."""
+    recorded by the syncs from the first that finished after ``since`` (epoch seconds;
+    :func:`first_sync_after`) on, oldest first."""
+    start = first_sync_after(db, tag, since)
+    if start is None:
+        return []
     return list(
         db.execute(
             "SELECT m.stack, s.hash, s.name, s.version, c.change FROM changes c "
-            "JOIN syncs y ON y.id = c.sync_id JOIN specs s ON s.id = c.spec_id "
+            "JOIN specs s ON s.id = c.spec_id "
             "JOIN mirrors m ON m.id = c.mirror_id JOIN tags t ON t.id = m.tag_id "
-            "WHERE t.name = ? AND y.finished_at > ? ORDER BY y.id",
-            (tag, since),
+            "WHERE t.name = ? AND c.sync_id >= ? ORDER BY c.sync_id",
+            (tag, start),
         )
     )
 
 
-def first_synced_at(db: sqlite3.Connection, tag: str) -> float | None:
-    """When the first recorded sync of ``tag`` finished (epoch seconds), or None."""
+def first_sync_after(db: sqlite3.Connection, tag: str, since: float) -> int | None:
+    """The id of the first sync of ``tag`` that finished after ``since`` (epoch seconds),
+    or None. The state at ``since`` is the one before it: every later sync (by id) is
+    after it, whatever its recorded time (a clock set back between two syncs dated a later
+    one earlier, and a state the tag never had was rebuilt from the syncs between)."""
     row = db.execute(
-        "SELECT min(y.finished_at) FROM syncs y JOIN tags t ON t.id = y.tag_id WHERE t.name = ?", (tag,)
+        "SELECT min(y.id) FROM syncs y JOIN tags t ON t.id = y.tag_id WHERE t.name = ? AND y.finished_at > ?",
+        (tag, since),
+    ).fetchone()
+    return None if row is None else row[0]
+
+
+def first_synced_at(db: sqlite3.Connection, tag: str) -> float | None:
+    """When the first recorded sync of ``tag`` (by id: a clock set back dates a later one
+    earlier) finished (epoch seconds), or None."""
+    row = db.execute(
+        "SELECT y.finished_at FROM syncs y JOIN tags t ON t.id = y.tag_id WHERE t.name = ? ORDER BY y.id LIMIT 1",
+        (tag,),
     ).fetchone()
     return None if row is None else row[0]
 

@@ -332,10 +332,11 @@ def since_page(catalog: Catalog, tag: str, since: float, label: str) -> CompareP
     """What changed in ``tag`` after ``since`` (:func:`cachedex.diff.diff_since`); each
     spec's details from the syncs that changed it."""
     diff, listings = diff_since_read(catalog, tag, since, label)
+    start = catalog.first_sync_after(tag, since)
     changes = [
         change
         for sync in catalog.tag_syncs(tag, limit=1_000_000, changed_only=True)
-        if sync.finished_at > since
+        if start is not None and sync.id >= start
         for change in catalog.sync_changes(sync.id)
     ]
     held = catalog.held_hashes(change.hash for change in changes if change.change < 0)
