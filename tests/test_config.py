@@ -231,12 +231,15 @@ def test_a_url_urlsplit_refuses_is_a_config_error(tmp_path: Path, text: str, key
         ("http://h/v3?x=1", "no ?query or #fragment"),
         ("http://h/v3#frag", "no ?query or #fragment"),
         ("http://h/v3?", "no ?query or #fragment"),
+        ("file:///srv/m?x=1", "no ?query or #fragment"),
+        ("file:///srv/m#frag", "no ?query or #fragment"),
     ],
 )
 def test_a_mirror_url_with_credentials_a_query_or_a_fragment_is_refused(tmp_path: Path, url: str, why: str) -> None:
     """Credentials were sent as Basic auth, then printed in errors, stored and published
     on spec pages; a query or fragment made every file's URL wrong ("no build cache index
-    here"). A file's URL (tags_from) may have a query."""
+    here"). A file:// URL's query made every stack's URL join after it, so each stack
+    read the root's folder. A file's URL (tags_from) may have a query."""
     for text in (f"tags: [{{name: t, url: '{url}'}}]", f"tags: [{{name: t, url: /tmp, stacks: {{e: '{url}'}}}}]"):
         with pytest.raises(ConfigError, match=re.escape(why)) as caught:
             load_config(_write(tmp_path, text + "\n"))
@@ -487,12 +490,48 @@ def test_an_environment_variable_in_a_path_is_its_value(tmp_path: Path, monkeypa
     ]
 
 
+def test_a_variable_holding_a_url_is_refused_not_read_as_a_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The scheme is read before variables are expanded: "$MIRROR_URL" holding an
+    https:// URL was read as the local folder "https:/host/..." beside the config."""
+    monkeypatch.setenv("MIRROR_URL", "https://mirror.example/develop")
+    assert _problems(tmp_path, "tags: [{name: t, url: /srv, stacks: {e: '${MIRROR_URL}/e4s'}}]\n") == [
+        "'tags[0].stacks.e': environment variables are expanded in paths only, and this one holds a "
+        "https:// URL; write the URL itself: '${MIRROR_URL}/e4s'"
+    ]
+    monkeypatch.setenv("MIRROR_URL", str(tmp_path))
+    assert load_config(_write(tmp_path, "tags: [{name: t, url: $MIRROR_URL}]\n")).tags[0].mirrors[0].url == str(
+        tmp_path
+    )
+
+
+def test_a_config_read_from_a_pipe_resolves_paths_in_the_current_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-c <(cat cachedex.yaml)` or /dev/stdin: the folder was /proc/PID/fd's."""
+    monkeypatch.chdir(tmp_path)
+    read, write = os.pipe()
+    os.write(write, b"catalog: c.sqlite\ntags: [{name: t, url: m}]\n")
+    os.close(write)
+    try:
+        config = load_config(Path(f"/proc/self/fd/{read}"))
+    finally:
+        os.close(read)
+    assert config.catalog == tmp_path / "c.sqlite" and config.tags[0].mirrors[0].url == str(tmp_path / "m")
+
+
 def test_a_section_given_no_value_is_left_at_its_default(tmp_path: Path) -> None:
     """A section whose every line is commented out ('http:' alone) is null in YAML: it
     was refused as "got None" ('compare', 'tags': "got NoneType"), while 'registries:'
     and 'views:' alone were taken as left out."""
     text = "tags:\n  - name: t\n    url: /tmp\n    stacks:\n    views:\nhttp:\nlimits:\ncompare:\nregistries:\n"
     config = load_config(_write(tmp_path, text))
+    # (a key of its own given no value, too: 'catalog:' and 'http: {timeout: }' said "got None")
+    keys = "catalog:\nhttp: {timeout: , ca_bundle: }\nlimits: {index_bytes: }\ntags: [{name: t, url: /tmp}]\n"
+    alone = load_config(_write(tmp_path, keys))
+    assert alone.catalog.name == "cachedex.sqlite" and alone.http.timeout == 30.0 and alone.http.ca_bundle is None
+    assert alone.limits.index_bytes == 1_000_000_000
     assert [m.stack for m in config.tags[0].mirrors] == ["root"] and config.compare == ()
     assert config.http.timeout == 30.0 and config.limits.index_bytes == 1_000_000_000
     with pytest.raises(ConfigError, match="^[^;]*: no tags configured: add a 'tags' list or 'tags_from'$"):

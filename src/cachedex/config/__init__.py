@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,7 @@ def load_config(path: Path) -> Config:
     try:
         with path.open("rb") as file:
             data = file.read(CONFIG_BYTES + 1)  # bounded: `--config /dev/zero` ends
+            regular = stat.S_ISREG(os.fstat(file.fileno()).st_mode)
     except FileNotFoundError as exc:
         raise ConfigError(
             [
@@ -222,7 +224,9 @@ def load_config(path: Path) -> Config:
         document = load_yaml(text, unique_keys=True)
     except ValueError as exc:
         raise ConfigError([str(exc)], path=str(path)) from exc
-    base = path.resolve().parent
+    # Relative paths are the config's folder's; a config read from a pipe (`-c <(...)`,
+    # /dev/stdin) has none but /proc's, so the current folder's, as a shell's would be.
+    base = path.resolve().parent if regular else Path.cwd()
     try:  # (bytes that are not UTF-8 are held as lone surrogates, which no encoder writes)
         str(base).encode("utf-8")
     except UnicodeEncodeError:
@@ -248,7 +252,7 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
         if key not in _KNOWN_KEYS:
             problems.append(f"unknown key {short_repr(key)} (known: {', '.join(_KNOWN_KEYS)})")
 
-    catalog_value = document.get("catalog", _default("catalog"))
+    catalog_value = _given(document, "catalog", _default("catalog"))
     if not is_path_text(catalog_value):
         problems.append(f"'catalog': expected a file path, got {short_repr(catalog_value)}")
         catalog_value = _default("catalog")
@@ -349,6 +353,8 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
     fields = _NUMBER_FIELDS[section]
     values: dict[str, Any] = {}
     for key, value in raw.items():
+        if value is None:  # given no value (its line's value commented out): the default, as a section's
+            continue
         if section == "http" and key == "ca_bundle":
             if not is_path_text(value):
                 problems.append(f"'http.ca_bundle': expected a file path, got {short_repr(value)}")

@@ -169,6 +169,16 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
         return False
     if scheme not in URL_SCHEMES and not check_variables(key, value, problems):
         return False
+    if len(scheme) <= 1 and _VARIABLE.match(value):
+        # (the scheme is read before variables are expanded, so "$MIRROR_URL" holding
+        # https://... was read as a local folder named "https:")
+        expanded = urlsplit(os.path.expandvars(value)).scheme
+        if len(expanded) > 1:
+            problems.append(
+                f"'{key}': environment variables are expanded in paths only, and this one holds a "
+                f"{expanded}:// URL; write the URL itself: {short_repr(value)}"
+            )
+            return False
     if scheme == "file" and (parts.netloc not in ("", "localhost") or not parts.path.startswith("/")):
         # (file://mirrors/x is the file /x on a host "mirrors", and file:mirrors/x a path
         # relative to the current folder, not to the config's: each read another folder)
@@ -176,6 +186,9 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
             f"'{key}': a file:// URL takes an absolute path (file:///srv/mirror); a path relative to "
             f"the config is written plain (./mirror): got {short_repr(value)}"
         )
+        return False
+    if scheme == "file" and mirror and (parts.query or parts.fragment or value.endswith(("?", "#"))):
+        problems.append(_no_query(key, value))
         return False
     if scheme in ("http", "https", "oci", "oci+http") and " " in value:
         # (no client sends one as it is: libcurl said only "URL rejected: Bad path")
@@ -192,12 +205,16 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
             )
             return False
         if mirror and (parts.query or parts.fragment or value.endswith(("?", "#"))):
-            problems.append(
-                f"'{key}': a mirror's URL is the folder of its build cache, with no ?query or #fragment "
-                f"(its files' paths are added to it): {short_repr(value)}"
-            )
+            problems.append(_no_query(key, value))
             return False
     return True
+
+
+def _no_query(key: str, value: str) -> str:
+    return (
+        f"'{key}': a mirror's URL is the folder of its build cache, with no ?query or #fragment "
+        f"(its files' paths are added to it): {short_repr(value)}"
+    )
 
 
 def _join(url: str, stack: str) -> str:
