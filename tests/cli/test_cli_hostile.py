@@ -104,6 +104,17 @@ def test_sec5_an_error_shows_control_characters_as_escapes(small_config: Path) -
     assert result.stderr == "error: bad query: unexpected character \\x1b\n  zlib \\x1b[2J\n       ^\n"
 
 
+def test_sec5_an_output_folder_with_control_characters_is_shown_as_escapes(small_config: Path) -> None:
+    """The publishing commands' reports name their folder (and jekyll each tag's): a
+    folder named with escape sequences retitled the terminal when they were done."""
+    for command in ("site", "jekyll", "export spack-cache"):
+        outdir = small_config.parent / f"out-{command.split()[0]}{CONTROLS}"
+        status, output = run(small_config, *command.split(), str(outdir))
+        assert status == 0 and outdir.is_dir(), (command, output)
+        assert "\x1b" not in output and "\u202e" not in output and "\x07" not in output, (command, output)
+        assert "\\x1b[2J\\x1b]0;evil\\x07\\u202e" in output, (command, output)
+
+
 @pytest.fixture
 def small_config(small_catalog: Catalog, tmp_path: Path) -> Path:
     config = tmp_path / "cachedex.yaml"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -133,12 +134,19 @@ def test_ctrl_c_stops_verify_with_130(mirrors: Path, tmp_path: Path, http_server
 
 
 def test_serve_on_port_0_names_the_port_it_listens_on(config: Path) -> None:
+    """And its catalog, whose folder's control characters (the config's folder's) are
+    shown as escapes."""
+    folder = config.parent / "at\x1b]0;evil\x07"
+    folder.mkdir()
+    shutil.copy(config.parent / "cachedex.sqlite", folder / "cachedex.sqlite")
+    (folder / "cachedex.yaml").write_text(config.read_text())
     server = subprocess.Popen(
-        [*COMMAND, "--config", str(config), "serve", "--port", "0"], stdout=subprocess.PIPE, text=True
+        [*COMMAND, "--config", str(folder / "cachedex.yaml"), "serve", "--port", "0"], stdout=subprocess.PIPE, text=True
     )
     try:
         assert server.stdout is not None
         line = server.stdout.readline()
+        assert line.startswith(f"Serving {config.parent}/at\\x1b]0;evil\\x07/cachedex.sqlite on "), line
         url = line.split(" on ", 1)[1].split(" ", 1)[0]
         assert url.startswith("http://127.0.0.1:") and not url.endswith(":0/"), line
         import urllib.request

@@ -79,3 +79,13 @@ def test_demo_writes_an_environment_whose_zlib_ng_is_newer(demo_run: Demo) -> No
     causes = [m for m in best["missing"] if not m["follows"]]
     assert [(m["name"], [d["what"] for d in m["nearest"]["differences"]]) for m in causes] == [("zlib-ng", ["version"])]
     assert {m["name"] for m in best["missing"] if m["follows"]} >= {"hdf5", "py-numpy"}
+
+
+def test_demo_shows_a_folder_with_control_characters_as_escapes(tmp_path: Path) -> None:
+    """Its report names the folder a dozen times: one named with escape sequences
+    cleared the screen and retitled the terminal."""
+    folder = tmp_path / "demo\x1b[2J\x1b]0;evil\x07"
+    result = CliRunner().invoke(main, ["demo", str(folder)])
+    assert result.exit_code == 0, result.output
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert result.output.count("demo\\x1b[2J\\x1b]0;evil\\x07") >= 8 and (folder / "site/index.html").is_file()

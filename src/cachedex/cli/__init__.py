@@ -130,7 +130,12 @@ def demo_command(state: State, directory: Path) -> None:
     from ..demo import run_demo
 
     with Reporter() as reporter:
-        run_demo(directory, echo=click.echo, print_outcomes=present.print_outcomes, progress=reporter)
+        run_demo(directory, echo=_echo_visible, print_outcomes=present.print_outcomes, progress=reporter)
+
+
+def _echo_visible(line: str) -> None:
+    """A line naming paths (the demo's folder, say), its control characters as escapes."""
+    click.echo(visible(line))
 
 
 # -- questions: search, show, diff ------------------------------------------------------

@@ -9,6 +9,7 @@ import click
 
 from ..catalog import Catalog
 from ..errors import OutputError
+from ..values import visible
 from . import publish_reports
 from .progress import Reporter
 from .state import OutputFolder, State, friendly
@@ -232,5 +233,7 @@ def serve_command(state: State, host: str, port: int, workers: int) -> None:
     if port == 0:  # any free port: chosen here, so that the line below can name it
         port = free_port(host)
     where = f"[{host}]" if ":" in host else host  # an IPv6 address, as a URL writes it
-    click.echo(f"Serving {config.catalog} on http://{where}:{port}/ (API: /api/openapi.json); Ctrl-C stops.")
+    click.echo(
+        f"Serving {visible(str(config.catalog))} on http://{where}:{port}/ (API: /api/openapi.json); Ctrl-C stops."
+    )
     serve(config.catalog, host=host, port=port, workers=workers, environment_key=CATALOG_ENV, factory=FACTORY)

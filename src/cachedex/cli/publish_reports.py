@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..values import counted, human_size
+from ..values import counted, human_size, visible
 
 if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
     from ..publish.export import ExportReport
@@ -16,6 +16,12 @@ if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0
     from ..publish.site import SiteReport
 
 __all__ = ["SHOWN_WARNINGS", "print_export_report", "print_jekyll_report", "print_site_report"]
+
+
+def _say(line: str, *, err: bool = False) -> None:
+    """Print ``line``: it names output folders and mirrors' names, whose control
+    characters would act on the terminal, so they are shown as escapes."""
+    click.echo(visible(line), err=err)
 
 
 #: Warnings of one kind (skipped tags, or one tag's packages and specs) printed; the others counted.
@@ -26,44 +32,44 @@ def _warn_skipped(prefix: str, skipped: tuple[str, ...]) -> None:
     """One warning per thing skipped, the first :data:`SHOWN_WARNINGS`; then how many more
     (a hostile mirror may have thousands)."""
     for message in skipped[:SHOWN_WARNINGS]:
-        click.echo(f"warning: {prefix}skipped {message}", err=True)
+        _say(f"warning: {prefix}skipped {message}", err=True)
     if len(skipped) > SHOWN_WARNINGS:
-        click.echo(f"warning: {prefix}and {len(skipped) - SHOWN_WARNINGS:,} more skipped", err=True)
+        _say(f"warning: {prefix}and {len(skipped) - SHOWN_WARNINGS:,} more skipped", err=True)
 
 
 def print_jekyll_report(report: JekyllReport) -> None:
     """What ``cachedex jekyll`` wrote, per tag; skipped names as warnings on stderr."""
     _warn_skipped("", report.skipped)
     for tag_name, pages in report.gone:
-        click.echo(f"{tag_name}: no longer in the catalog: its {pages:,} pages removed, and its _data entries")
+        _say(f"{tag_name}: no longer in the catalog: its {pages:,} pages removed, and its _data entries")
     for tag in report.tags:
         _warn_skipped(f"{tag.tag}: ", tag.skipped)
         if tag.current:
-            click.echo(
+            _say(
                 f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs) are current: written from this state "
                 f"of the catalog (--full checks every page) -> {tag.directory}"
             )
             continue
-        click.echo(
+        _say(
             f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs): {tag.written:,} written, "
             f"{tag.unchanged:,} unchanged, {tag.removed:,} removed -> {tag.directory}"
         )
     if not report.tags:
-        click.echo("No tags to write; run 'cachedex sync' first.")
+        _say("No tags to write; run 'cachedex sync' first.")
         return
     data = ", ".join(report.data_written) or "unchanged"
-    click.echo(f"_data: {data} ({report.outdir / '_data'}); {report.seconds:.2f} s")
+    _say(f"_data: {data} ({report.outdir / '_data'}); {report.seconds:.2f} s")
 
 
 def print_site_report(report: SiteReport) -> None:
     """What ``cachedex site`` wrote; skipped names as warnings on stderr."""
     for skipped in report.skipped:
-        click.echo(f"warning: skipped {skipped}", err=True)
+        _say(f"warning: skipped {skipped}", err=True)
     if report.current:
-        click.echo(f"{report.outdir} is current: built from this state of the catalog (--full checks every page)")
+        _say(f"{report.outdir} is current: built from this state of the catalog (--full checks every page)")
         return
     reached = " (only those the catalog's changes since the last build reach)" if report.changed_only else ""
-    click.echo(
+    _say(
         f"{report.pages:,} pages{reached}: {report.written:,} files written, {report.unchanged:,} unchanged, "
         f"{report.removed:,} removed -> {report.outdir} ({report.seconds:.1f} s)"
     )
@@ -74,18 +80,18 @@ def print_export_report(report: ExportReport) -> None:
     the packages asked for but not exported as warnings on stderr."""
     refused = report.refused_warning()
     if refused is not None:
-        click.echo(refused, err=True)
+        _say(refused, err=True)
     if report.missing_packages:
         names = ", ".join(report.missing_packages)
         why = "no chosen stack lists a binary of it" + (", or each was refused" if report.refused else "")
-        click.echo(f"warning: not exported ({why}): {names}", err=True)
+        _say(f"warning: not exported ({why}): {names}", err=True)
     files = ", ".join(
         f"{name} {human_size(report.sizes[name])} ({'written' if name in report.written else 'unchanged'})"
         for name in (*report.written, *report.unchanged)
     )
     tags, stacks = len(report.releases), len(report.stacks)
     hint = "" if report.specs else " (no chosen stack lists a binary; a root counts as a stack with --include-root)"
-    click.echo(
+    _say(
         f"{counted(report.specs, 'spec')}, {counted(report.packages, 'package')}, {counted(tags, 'tag')}, "
         f"{counted(stacks, 'stack')}{hint}: {files} -> {report.outdir} ({report.seconds:.1f} s)"
     )
