@@ -11,6 +11,7 @@ import click
 
 from ..catalog import Catalog
 from ..config import Config
+from ..errors import UnknownTag
 from ..values import counted, human_size, visible
 from .state import State, friendly
 
@@ -77,10 +78,8 @@ def forget_command(state: State, tags: tuple[str, ...]) -> None:
     with Catalog(config.catalog, create=False) as catalog:  # (none: nothing to forget)
         known = set(catalog.tag_names())
         unknown = [tag for tag in tags if tag not in known]
-        if unknown:
-            raise click.UsageError(
-                visible(f"not in the catalog: {', '.join(unknown)} (tags: {', '.join(sorted(known)) or 'none'})")
-            )
+        if unknown:  # (as every command that reads the catalog says it: exit code 1)
+            raise UnknownTag(unknown[0], sorted(known))
         before = _file_size(config.catalog)
         forgotten = catalog.forget_tags(dict.fromkeys(tags), on_wait=_say_waiting)
         specs, _ = catalog.collect_garbage()
