@@ -346,6 +346,10 @@ tags:
 registries:
   r.example: {password_env: ONLY_HALF}
   x.example: {token_env: "not a name"}
+  "ghcr .io": {token_env: T}
+  Y.example: {token_env: T}
+  y.EXAMPLE: {token_env: T}
+  y.example:8443: {token_env: T}
 """
     with pytest.raises(ConfigError) as caught:
         load_config(_write(tmp_path, text))
@@ -357,9 +361,13 @@ registries:
         "'tags[1].views': stack 'ok' is listed twice",
         "'tags[2].stacks.s': OCI registries have no views",
         "'registries.r.example': username_env and password_env go together",
-        "'registries.x.example.token_env': expected the NAME of an environment variable",
+        "'registries.x.example.token_env': expected the NAME of an environment variable, got 'not a name'",
+        # (taken, a host with a space matched no URL, and of two spellings of one host the first was used)
+        "'registries': expected a host name (such as ghcr.io or ghcr.io:443), got 'ghcr .io'",
+        "'registries': 'Y.example' and 'y.EXAMPLE' name one host (host names ignore case); keep one",
     ):
         assert any(fragment in p for p in problems), (fragment, problems)
+    assert not any("8443" in p for p in problems), problems  # (a port apart is another endpoint)
 
 
 def test_views_all_of_an_oci_tag_says_registries_have_none(tmp_path: Path) -> None:

@@ -335,23 +335,36 @@ def parse_registries(raw: object, problems: list[str]) -> tuple[RegistryAuth, ..
         return ()
     found: list[RegistryAuth] = []
     fields = ("username_env", "password_env", "token_env")
+    seen: dict[tuple[str, int | None], str] = {}  # (hosts are matched as URLs name them: ignoring case)
     for host, entry in raw.items():
         try:
-            well_formed = isinstance(host, str) and "/" not in host and bool(host_and_port(host))
+            # (a host with a space was taken, and matched no URL: its mirror was read without them)
+            well_formed = isinstance(host, str) and "/" not in host and is_path_text(host) and " " not in host
+            endpoint = host_and_port(host) if well_formed else None
         except ValueError:
-            well_formed = False
-        if not isinstance(host, str) or not well_formed:
+            endpoint = None
+        if not isinstance(host, str) or endpoint is None:
             problems.append(
                 f"'registries': expected a host name (such as ghcr.io or ghcr.io:443), got {short_repr(host)}"
             )
             continue
+        if endpoint in seen:
+            problems.append(
+                f"'registries': {short_repr(seen[endpoint])} and {short_repr(host)} name one host "
+                "(host names ignore case); keep one"
+            )
+            continue
+        seen[endpoint] = host
         if not isinstance(entry, dict) or not entry.keys() <= set(fields) or not entry:
             problems.append(f"'registries.{host}': expected a mapping of {', '.join(fields)}, got {short_repr(entry)}")
             continue
         names = {field: entry.get(field) for field in fields}
         bad = [f for f, v in names.items() if v is not None and (not isinstance(v, str) or not v.isidentifier())]
         if bad:
-            problems.append(f"'registries.{host}.{bad[0]}': expected the NAME of an environment variable")
+            problems.append(
+                f"'registries.{host}.{bad[0]}': expected the NAME of an environment variable, "
+                f"got {short_repr(names[bad[0]])}"
+            )
             continue
         if (names["username_env"] is None) != (names["password_env"] is None):
             problems.append(f"'registries.{host}': username_env and password_env go together")
