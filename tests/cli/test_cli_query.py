@@ -316,3 +316,9 @@ def test_search_as_json_that_finds_nothing_says_why_on_stderr(demo: Path) -> Non
     assert result.stderr.startswith("hint: nothing matches @9:; without it, ") and "zlib@1.3.1 (" in result.stderr
     found = CliRunner().invoke(main, ["--config", str(demo / "cachedex.yaml"), "search", "zlib", "--json"])
     assert json.loads(found.stdout) and not found.stderr
+    # Cut at --limit: said on stderr (50 of many were printed as if they were all).
+    many = ["--config", str(demo / "cachedex.yaml"), "search", "zlib", "--json", "--limit", "1", "--offset", "1"]
+    cut = CliRunner().invoke(main, many)
+    total = len(json.loads(found.stdout))
+    assert len(json.loads(cut.stdout)) == 1 and total > 1
+    assert cut.stderr == f"note: 1 of {total} matches from --offset 1; --limit and --offset give the others\n"

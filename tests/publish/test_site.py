@@ -225,6 +225,30 @@ def test_unknown_tag_is_one_clear_error(demo_run: Demo, tmp_path: Path) -> None:
     assert not (tmp_path / "s").exists()  # (a typo left an OUTDIR holding a lock file)
 
 
+def test_a_folder_of_other_files_is_refused_and_kept(demo_run: Demo, tmp_path: Path) -> None:
+    """Its index.html and 404.html were replaced without a word (`cachedex site .` in a
+    project's folder, say); hidden files (a .git) are no one's pages, and a folder whose
+    first build was stopped (its lock is there) is built again."""
+    from cachedex.errors import OutputError
+
+    foreign = tmp_path / "project"
+    foreign.mkdir()
+    (foreign / "index.html").write_text("mine")
+    (foreign / "notes.txt").write_text("mine too")
+    hidden, stopped = tmp_path / "gh-pages", tmp_path / "stopped"
+    (hidden / ".git").mkdir(parents=True)
+    stopped.mkdir()
+    (stopped / ".cachedex-lock").touch()
+    (stopped / "index.html").write_text("a page of the stopped build")
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        with pytest.raises(OutputError, match=r"project: holds files a 'cachedex site' did not write \('index.html', "):
+            write_site(catalog, foreign)
+        assert write_site(catalog, hidden, tags=["v1.0.2"]).written > 0
+        assert write_site(catalog, stopped, tags=["v1.0.2"]).written > 0
+    assert sorted(p.name for p in foreign.iterdir()) == ["index.html", "notes.txt"]
+    assert (foreign / "index.html").read_text() == "mine" and (stopped / "index.html").read_text().startswith("<!")
+
+
 def test_one_tag_into_a_folder_without_the_others_names_them(demo_run: Demo, tmp_path: Path) -> None:
     """The pages of one tag link to the others' (the home page lists every tag): a
     folder that lacks them is told which, and one that has them is not."""

@@ -153,7 +153,10 @@ def _echo_visible(line: str) -> None:
     "--json",
     "as_json",
     is_flag=True,
-    help="Print a JSON list of objects, for scripts (when nothing matches, why goes to stderr).",
+    help=(
+        "Print a JSON list of objects, for scripts (when nothing matches, why goes to stderr; "
+        "so does a note when --limit left matches out)."
+    ),
 )
 @click.pass_obj
 @friendly

@@ -154,7 +154,9 @@ def site_command(state: State, outdir: Path, tags: tuple[str, ...], workers: int
     dependents, sizes, install commands) and the mirrors; each page with a JSON twin
     beside it (index.json, <hash>.json). Nothing is loaded from another host (a
     package's packages.spack.io page is linked): serve OUTDIR with any static file
-    server. Unchanged pages are not rewritten; pages of packages
+    server. OUTDIR is new, empty (hidden files aside: a .git), or one an earlier run
+    wrote: a folder of other files is refused, not overwritten. Unchanged pages are
+    not rewritten; pages of packages
     and specs that left are removed. OUTDIR/.cachedex-site records the catalog state,
     templates and tags the site was built from: when they are the same, the run ends
     at once (--full compares every page anyway). After a sync, only the pages that

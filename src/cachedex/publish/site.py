@@ -53,12 +53,14 @@ from ..catalog import Catalog
 from ..errors import OutputError, UnknownTag
 from .changes import previous_tags
 from .changes_site import compared_with
-from .files import held_alone, name_problem, quoted, update_file
+from .files import LOCK_FILE, held_alone, name_problem, quoted, update_file
 from .folder_names import folder_clashes, package_clashes
 from .parallel import worker_count
 from .render import ASSETS, asset_text, render_not_found, render_stamp
 from .site_build import Ahead, Plan, write_alone, write_shared
 from .site_delta import (
+    BUILDING,
+    INPUTS,
     begin_build,
     changed_pages,
     load_inputs,
@@ -189,6 +191,7 @@ def write_site(
     started = time.perf_counter()
     outdir = Path(outdir).resolve()
     _known_tags(catalog, tags)  # (before OUTDIR is made: a typo leaves no folder behind)
+    _refuse_foreign_folder(outdir)
     if tags is not None:  # (a tag named twice is one: its pages were built and counted twice)
         tags = list(dict.fromkeys(tags))
     try:
@@ -204,6 +207,32 @@ def write_site(
             # (what it wrote is mended by the next: pages an unfinished build may have written are named)
             progress("the catalog changed during the build (a sync committed): building again")
     raise AssertionError("unreachable")
+
+
+#: Files a build leaves in OUTDIR before its first page (the lock), during it and after
+#: it: one of them marks a folder as a site's, or one whose first build was stopped.
+_OWN_MARKS = (STAMP, INPUTS, BUILDING, LOCK_FILE)
+
+
+def _refuse_foreign_folder(outdir: Path) -> None:
+    """OutputError if ``outdir`` holds files (other than hidden ones: a ``.git``, say)
+    and no mark of a build: the site's index.html, 404.html and search pages would
+    replace whatever of that name was there, without a word."""
+    try:
+        names = sorted(entry.name for entry in os.scandir(outdir))
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        raise OutputError(f"{outdir}: not a folder") from None
+    except OSError as exc:
+        raise OutputError(f"{outdir}: cannot read ({exc.strerror or exc})") from exc
+    shown = [name for name in names if not name.startswith(".")]
+    if shown and not any(mark in names for mark in _OWN_MARKS):
+        listed = ", ".join(quoted(name) for name in shown[:3]) + (", ..." if len(shown) > 3 else "")
+        raise OutputError(
+            f"{outdir}: holds files a 'cachedex site' did not write ({listed}); write the site into a new "
+            "or empty folder (its pages would replace files of the same names)"
+        )
 
 
 def _build(
