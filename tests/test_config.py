@@ -247,6 +247,16 @@ def test_a_mirror_url_with_credentials_a_query_or_a_fragment_is_refused(tmp_path
     assert load_config(_write(tmp_path, "tags_from: 'http://h/tags.yaml?ref=main'\n")).tags_from
 
 
+def test_a_config_of_many_problems_names_the_first_twenty(tmp_path: Path) -> None:
+    """A generated config of 20,000 bad tags made one error line of 2.3 MB."""
+    text = "tags:\n" + "".join(f"  - {{name: 'bad/{n}', url: /tmp}}\n" for n in range(2000))
+    with pytest.raises(ConfigError) as caught:
+        load_config(_write(tmp_path, text))
+    assert len(caught.value.problems) == 2000 and len(str(caught.value)) < 4000
+    assert "2,000 problems: 'tags[0].name': " in str(caught.value) and "'tags[19].name'" in str(caught.value)
+    assert "'tags[20].name'" not in str(caught.value) and str(caught.value).endswith("; and 1,980 more")
+
+
 def test_an_unknown_key_of_any_length_is_quoted_short(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as caught:
         load_config(_write(tmp_path, "? " + "x" * 5000 + "\n: 1\ntags: [{name: t, url: /tmp}]\n"))

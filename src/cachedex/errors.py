@@ -60,6 +60,10 @@ class CachedexError(Exception):
     status = 500
 
 
+#: The problems of a config its error names; ``problems`` holds them all.
+SHOWN_PROBLEMS = 20
+
+
 class ConfigError(CachedexError):
     """Raised by ``config`` when the configuration has problems; lists all of them."""
 
@@ -71,9 +75,10 @@ class ConfigError(CachedexError):
         where = f"{path}: " if path else ""
         if len(problems) == 1:
             super().__init__(f"{where}{problems[0]}")
-        else:
-            listed = "; ".join(problems)
-            super().__init__(f"{where}{len(problems)} problems: {listed}")
+        else:  # (the first few: a generated config of 20,000 bad tags made a line of 2.3 MB)
+            listed = "; ".join(problems[:SHOWN_PROBLEMS])
+            more = f"; and {len(problems) - SHOWN_PROBLEMS:,} more" if len(problems) > SHOWN_PROBLEMS else ""
+            super().__init__(f"{where}{len(problems):,} problems: {listed}{more}")
 
 
 class _AtUrl(CachedexError):

@@ -559,6 +559,10 @@ def test_a_ca_bundle_that_is_not_there_is_said_when_http_is_used(tmp_path: Path)
     config = load_config(config_path)
     with pytest.raises(ConfigError, match=r"'http.ca_bundle': no such file: '.*certs/ca.pem'"):
         HttpClient(config.http)
+    (tmp_path / "certs/ca.pem").mkdir(parents=True)  # (a folder was said to be no such file)
+    with pytest.raises(ConfigError, match=r"'http.ca_bundle': a folder, not a file of certificates: '.*certs/ca.pem'"):
+        HttpClient(config.http)
+    (tmp_path / "certs/ca.pem").rmdir()
     from click.testing import CliRunner
 
     from cachedex.cli import main

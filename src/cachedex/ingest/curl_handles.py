@@ -68,7 +68,9 @@ def ca_bundle(options: HttpOptions) -> str | None:
     if ``http.ca_bundle`` is not a file (passed over, it made a TLS error that said to
     set it)."""
     if options.ca_bundle and not os.path.isfile(options.ca_bundle):
-        raise ConfigError([f"'http.ca_bundle': no such file: {short_repr(options.ca_bundle)}"])
+        # (a folder of certificates, as /etc/ssl/certs is, was said to be no file at all)
+        why = "a folder, not a file of certificates" if os.path.isdir(options.ca_bundle) else "no such file"
+        raise ConfigError([f"'http.ca_bundle': {why}: {short_repr(options.ca_bundle)}"])
     for candidate in (options.ca_bundle, os.environ.get("SSL_CERT_FILE"), ssl.get_default_verify_paths().cafile):
         if candidate and os.path.isfile(candidate):
             return candidate
