@@ -247,6 +247,22 @@ def test_a_mirror_url_with_credentials_a_query_or_a_fragment_is_refused(tmp_path
     assert load_config(_write(tmp_path, "tags_from: 'http://h/tags.yaml?ref=main'\n")).tags_from
 
 
+def test_a_catalog_folder_and_a_number_yaml_reads_as_text_are_said_so(tmp_path: Path) -> None:
+    """`catalog: data/` made a file named data; YAML 1.1 reads 1e3 (no dot) as text, and
+    "got '1e3'" did not say why a number was refused."""
+    text = "catalog: data/\nhttp: {timeout: 1e3, retries: '3'}\nlimits: {index_bytes: 2.5e9}\n"
+    text += "tags: [{name: t, url: /tmp}]\n"
+    assert _problems(tmp_path, text) == [
+        "'catalog': expected a file path, got 'data/' (a folder's: name the file in it, data/cachedex.sqlite)",
+        "'http.timeout': expected a number between 0.1 and 3,600, got '1e3' (YAML reads it as text: write 1000)",
+        "'http.retries': expected a whole number between 0 and 20, got '3' (YAML reads it as text: write 3)",
+        # (2.5e9 too: YAML 1.1's exponent takes a sign, 2.5e+9)
+        "'limits.index_bytes': expected a whole number between 1,000 and 1,099,511,627,776, got '2.5e9' "
+        "(YAML reads it as text: write 2500000000)",
+    ]
+    assert not (tmp_path / "data").exists()
+
+
 def test_a_config_of_many_problems_names_the_first_twenty(tmp_path: Path) -> None:
     """A generated config of 20,000 bad tags made one error line of 2.3 MB."""
     text = "tags:\n" + "".join(f"  - {{name: 'bad/{n}', url: /tmp}}\n" for n in range(2000))

@@ -253,8 +253,9 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
             problems.append(f"unknown key {short_repr(key)} (known: {', '.join(_KNOWN_KEYS)})")
 
     catalog_value = _given(document, "catalog", _default("catalog"))
-    if not is_path_text(catalog_value):
-        problems.append(f"'catalog': expected a file path, got {short_repr(catalog_value)}")
+    if not is_path_text(catalog_value) or catalog_value.endswith("/"):  # ("data/" made a file "data")
+        folder = " (a folder's: name the file in it, data/cachedex.sqlite)" if is_path_text(catalog_value) else ""
+        problems.append(f"'catalog': expected a file path, got {short_repr(catalog_value)}{folder}")
         catalog_value = _default("catalog")
     elif not check_variables("catalog", catalog_value, problems):
         catalog_value = _default("catalog")
@@ -373,6 +374,19 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
     return values
 
 
+def _text_number_hint(value: object) -> str:
+    """Why a number YAML read as text is text: YAML 1.1 reads 1e3 (no dot) as a string."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        number = float(value.replace("_", ""))
+    except ValueError:
+        return ""
+    if not math.isfinite(number):
+        return ""
+    return f" (YAML reads it as text: write {int(number) if number.is_integer() else number})"
+
+
 def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> float | None:
     """``value`` if it is a finite number in the setting's range (whole if ``whole``),
     else None with the problem added."""
@@ -385,7 +399,7 @@ def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> flo
         or not isinstance(value, (int, float))
         or (isinstance(value, float) and not math.isfinite(value))
     ):
-        problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}")
+        problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}{_text_number_hint(value)}")
         return None
     if (whole and value != int(value)) or (low is not None and value < low) or (high is not None and value > high):
         problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}")
