@@ -410,6 +410,22 @@ def test_unknown_tags_and_stacks_are_refused_and_write_nothing(demo_run: Demo, t
     assert not (tmp_path / "a").exists() and not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
 
 
+def test_an_export_of_nothing_leaves_the_export_before(tmp_path: Path) -> None:
+    """A tag whose specs are all its root's lists no binary in a stack: exported without
+    --include-root, both files became "{}" over a good export, and it said it was done."""
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", [record("a" * 32, "zlib")])
+    with catalog:
+        assert export_spack_cache(catalog, tmp_path / "out", include_root=True).specs == 1
+        before = {path.name: path.read_bytes() for path in (tmp_path / "out").iterdir()}
+        with pytest.raises(
+            LookupFailed,
+            match=r"^no chosen stack lists a binary; nothing written to .*out \(a tag's root counts as a stack with",
+        ):
+            export_spack_cache(catalog, tmp_path / "out")
+    assert {path.name: path.read_bytes() for path in (tmp_path / "out").iterdir()} == before
+
+
 # -- values --------------------------------------------------------------------------------
 
 
@@ -553,8 +569,15 @@ def test_a_hostile_catalog_s_specs_are_refused_and_no_name_is_a_path(tmp_path: P
     """The app writes names into its page as markup: such specs are refused (named in
     the report), not exported; and no name becomes a path."""
     catalog = evil_catalog(tmp_path / "evil.sqlite")
+    fine = record("d" * 32, "zlib")
+    write_tag(catalog, "fine", [fine])
     with catalog:
         report = export_spack_cache(catalog, tmp_path / "out", include_root=True)
+        # Each refused, nothing is left: files of nothing would replace the export before.
+        with pytest.raises(
+            LookupFailed, match=r"no chosen stack lists a binary; 3 specs refused \(.*; nothing written"
+        ):
+            export_spack_cache(catalog, tmp_path / "out", tags=["t<i>x"], include_root=True)
     packages, specs = _read(tmp_path / "out")
     refused = {(r.hash, r.field, r.value) for r in report.refused}
     assert refused == {
@@ -562,7 +585,7 @@ def test_a_hostile_catalog_s_specs_are_refused_and_no_name_is_a_path(tmp_path: P
         ("b" * 32, "release", "../up"),  # its tags (a catalog written without the config's check)
         ("c" * 32, "package name", "../escape"),
     }
-    assert packages == {} and specs == {} and report.specs == report.packages == 0
+    assert list(packages) == ["zlib"] and list(specs) == ["d" * 32] and report.specs == report.packages == 1
     assert sorted(os.listdir(tmp_path / "out")) == [PACKAGES_FILE, SPECS_FILE]  # a name is no path
     assert not (tmp_path / "escape").exists()
 

@@ -126,15 +126,16 @@ def test_a_catalog_s_own_hostile_names_are_refused_too(tmp_path: Path) -> None:
     written otherwise is checked all the same, and a package left without specs is
     not written."""
     catalog = Catalog(tmp_path / "c.sqlite")
-    fine, bad_dependency = record("a" * 32, "zlib"), record("b" * 32, "cmake", node=b'{"dependencies": [1]}')
-    write_tag(catalog, "t", [fine, bad_dependency])
+    bad_stack, bad_dependency = record("a" * 32, "zlib"), record("b" * 32, "cmake", node=b'{"dependencies": [1]}')
+    fine = record("d" * 32, "zstd")
+    write_tag(catalog, "t", [bad_stack, bad_dependency, fine])
     write_tag(catalog, "t", [], members={"a" * 32: True}, stack="<b>s", checksum="s")
-    write_tag(catalog, "t", [], members={"b" * 32: True}, stack="ok", checksum="o")
+    write_tag(catalog, "t", [], members={"b" * 32: True, "d" * 32: True}, stack="ok", checksum="o")
     with catalog:
         report = export_spack_cache(catalog, tmp_path / "out")
     assert [(r.hash, r.field) for r in report.refused] == [("a" * 32, "stack"), ("b" * 32, "dependencies")]
-    assert report.specs == report.packages == 0 and report.stacks == []
-    assert json.loads(gzip.decompress((tmp_path / "out" / PACKAGES_FILE).read_bytes())) == {}
+    assert report.specs == report.packages == 1 and report.stacks == ["ok"]
+    assert list(json.loads(gzip.decompress((tmp_path / "out" / PACKAGES_FILE).read_bytes()))) == ["zstd"]
 
 
 def test_a_package_asked_for_whose_specs_were_all_refused_says_so(

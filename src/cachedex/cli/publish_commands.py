@@ -103,7 +103,8 @@ def export_spack_cache_command(
     write is left out, and one warning line names such specs (the first 20).
 
     Files are replaced atomically and only when their bytes change: an unchanged
-    catalog gives byte-identical files.
+    catalog gives byte-identical files. A choice that leaves no spec is refused and
+    writes nothing (the export before stays).
 
     \b
     Example (feeding a checkout of spack/spack-cache):

@@ -90,8 +90,7 @@ def print_export_report(report: ExportReport) -> None:
         for name in (*report.written, *report.unchanged)
     )
     tags, stacks = len(report.releases), len(report.stacks)
-    hint = "" if report.specs else " (no chosen stack lists a binary; a root counts as a stack with --include-root)"
     _say(
         f"{counted(report.specs, 'spec')}, {counted(report.packages, 'package')}, {counted(tags, 'tag')}, "
-        f"{counted(stacks, 'stack')}{hint}: {files} -> {report.outdir} ({report.seconds:.1f} s)"
+        f"{counted(stacks, 'stack')}: {files} -> {report.outdir} ({report.seconds:.1f} s)"
     )

@@ -187,12 +187,12 @@ def export_spack_cache(
     report.releases = sorted({r for by_release, _ in by_package.values() for r in by_release})
     report.stacks = sorted({s for stacks in {id(m[5]): m[5] for m in members}.values() for s in stacks})
     report.missing_packages = [name for name in wanted_packages or () if name not in by_package]
-    if wanted_packages and not by_package:  # files with nothing in them would replace the last export
+    if not by_package:  # files with nothing in them would replace the last export
         shown = ", ".join(map(str, report.refused[:1])) + (", ..." if len(report.refused) > 1 else "")
         refused = f"; {counted(len(report.refused), 'spec')} refused ({shown})" if report.refused else ""
-        raise LookupFailed(
-            f"no chosen stack lists a binary of {', '.join(wanted_packages)}{refused}; nothing written to {outdir}"
-        )
+        of = f" of {', '.join(wanted_packages)}" if wanted_packages else ""
+        root = "" if include_root else " (a tag's root counts as a stack with --include-root)"
+        raise LookupFailed(f"no chosen stack lists a binary{of}{refused}; nothing written to {outdir}{root}")
     del members, parts
     _prepare(outdir)  # (once there is something to write: a refused export leaves no folder)
     # Specs first: the app looks a package's specs up in specs_data, so new package
