@@ -429,7 +429,7 @@ def test_a_package_that_left_the_tag_loses_its_page_only(small_tag: tuple[Path, 
     write_v2_mirror(root, [(small_node("alpha"), True)])
     cli(config, "sync")
     result = cli(config, "jekyll", str(out))
-    assert "small: 1 pages (1 specs): 0 written, 1 unchanged, 3 removed" in result.output
+    assert "small: 1 page (1 spec): 0 written, 1 unchanged, 3 removed" in result.output
     assert sorted(p.name for p in (out / "_cache/small").iterdir()) == [".cachedex-jekyll", "alpha", "gamma"]
     assert not (out / "_cache/small/beta").exists()  # page and empty folder gone
     assert not (out / "_cache/small/gamma/specs.md").exists()  # a user's file keeps the folder
@@ -553,7 +553,7 @@ def test_names_that_would_escape_outdir_are_skipped(tmp_path: Path) -> None:
     outside_before = {p for p in tmp_path.rglob("*")}
     out = tmp_path / "deep/site"
     result = cli(config, "jekyll", str(out))
-    assert "t: 1 pages (1 specs): 1 written" in result.output
+    assert "t: 1 page (1 spec): 1 written" in result.output
     for name in evil:
         assert f"warning: t: skipped package {name!r}" in result.output
     assert sorted(p.name for p in (out / "_cache/t").iterdir()) == [".cachedex-jekyll", "fine"]
@@ -579,6 +579,19 @@ def test_symlinked_folders_are_never_written_through(small_tag: tuple[Path, Path
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_folder_where_a_page_goes_is_named_in_the_error(small_tag: tuple[Path, Path], tmp_path: Path) -> None:
+    """The error named the temporary file the page was written to (gone by then), not
+    the page a folder stands in the way of."""
+    config, _root = small_tag
+    out = tmp_path / "site"
+    cli(config, "jekyll", str(out))
+    page = out / "_cache/small/alpha/specs.md"
+    page.unlink()
+    (page / "x").mkdir(parents=True)
+    result = cli(config, "jekyll", str(out), "--full", ok=False)
+    assert result.exit_code == 1 and result.stderr == f"error: {page}: Is a directory\n", result.output
+
+
 def test_bad_tag_names_in_the_catalog_are_skipped(tmp_path: Path) -> None:
     # config refuses such names; a catalog written by other means might still hold one
     with Catalog(tmp_path / "catalog.sqlite") as catalog:
@@ -600,6 +613,13 @@ def test_bad_tag_names_in_the_catalog_are_skipped(tmp_path: Path) -> None:
     assert report.tags == () and len(report.skipped) == 2
     assert not (tmp_path / "x").exists() and not (tmp_path / "site/_cache").exists()
     assert not (tmp_path / "site").exists()  # (nothing to write: no empty OUTDIR made either)
+    # The command says none was written, as an error: it said "run 'cachedex sync' first", and exited 0.
+    config = tmp_path / "cachedex.yaml"
+    config.write_text("catalog: catalog.sqlite\ntags: [{name: all, url: ./m}]\n")
+    result = cli(config, "jekyll", str(tmp_path / "site"), "-t", "all", ok=False)
+    assert result.exit_code == 1 and "sync" not in result.stdout, result.output
+    assert result.stderr.endswith("error: no tag written: each was skipped (the warnings above say why)\n")
+    assert "warning: skipped tag 'all': 'all' is the name of the totals entry" in result.stderr
 
 
 def test_a_catalog_without_tags_makes_no_outdir(tmp_path: Path) -> None:

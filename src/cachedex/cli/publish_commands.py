@@ -64,6 +64,8 @@ def jekyll_command(state: State, outdir: Path, tags: tuple[str, ...], full: bool
     with state.catalog() as catalog:
         report = write_jekyll(catalog, outdir, tags=list(tags) or None, full=full)
     publish_reports.print_jekyll_report(report)
+    if not report.tags and report.skipped:  # (it said "run 'cachedex sync' first", and exited 0)
+        raise OutputError("no tag written: each was skipped (the warnings above say why)")
 
 
 @click.group("export")

@@ -45,17 +45,19 @@ def print_jekyll_report(report: JekyllReport) -> None:
     for tag in report.tags:
         _warn_skipped(f"{tag.tag}: ", tag.skipped)
         if tag.current:
+            size = f"{counted(tag.pages, 'page')} ({counted(tag.specs, 'spec')})"
             _say(
-                f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs) are current: written from this state "
+                f"{tag.tag}: {size} {'is' if tag.pages == 1 else 'are'} current: written from this state "
                 f"of the catalog (--full checks every page) -> {tag.directory}"
             )
             continue
         _say(
-            f"{tag.tag}: {tag.pages:,} pages ({tag.specs:,} specs): {tag.written:,} written, "
+            f"{tag.tag}: {counted(tag.pages, 'page')} ({counted(tag.specs, 'spec')}): {tag.written:,} written, "
             f"{tag.unchanged:,} unchanged, {tag.removed:,} removed -> {tag.directory}"
         )
     if not report.tags:
-        _say("No tags to write; run 'cachedex sync' first.")
+        if not report.skipped:  # (else none was written: the command says so, as an error)
+            _say("No tags to write; run 'cachedex sync' first.")
         return
     data = ", ".join(report.data_written) or "unchanged"
     _say(f"_data: {data} ({report.outdir / '_data'}); {report.seconds:.2f} s")

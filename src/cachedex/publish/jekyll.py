@@ -331,7 +331,7 @@ def write_jekyll(
                 (data_written if update_file(str(path), content) else data_unchanged).append(relative)
             gone = {tag: _remove_tag_pages(folder) for tag, folder in leaving.items()}
     except OSError as exc:
-        where = exc.filename or outdir
+        where = exc.filename2 or exc.filename or outdir  # (a replace's target, not its temporary file)
         raise JekyllError(f"{where}: {exc.strerror or exc}") from exc
     return JekyllReport(
         outdir=outdir,

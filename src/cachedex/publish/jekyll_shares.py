@@ -182,7 +182,8 @@ def _writable(package: str, rows: list[ListedRow], good: ShownGood, share: Share
         share.refused += 1
         if len(share.refusals) < NAMED_REFUSALS:
             refusal = Refusal(row.hash, *problem)
-            share.refusals.append(f"package {quoted(package)}: spec {refusal}: a value Spack's grammar cannot write")
+            # (after "skipped ": "skipped package 'x': spec ..." read as the whole package skipped)
+            share.refusals.append(f"spec {refusal} of package {quoted(package)}: a value Spack's grammar cannot write")
     return writable
 
 
