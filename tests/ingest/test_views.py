@@ -250,3 +250,21 @@ def test_views_all_of_a_mirror_with_no_view_yet_reads_its_root(mirrors: Path, tm
         write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 3))
         (second,) = sync(config, catalog)  # type: ignore[arg-type]
         assert [m.stack for m in second.mirrors] == ["root", "e4s"] and second.warnings == ()
+
+
+def test_a_root_that_is_not_there_beside_a_view_of_another_mirror_fails(mirrors: Path, tmp_path: Path) -> None:
+    """A stack that is a view of *another* mirror says nothing of the root: a root URL
+    with a typo was read as a mirror of views only (a first sync of the view's specs,
+    and `verify` said nothing of the root)."""
+    from cachedex.ingest.verify import verify
+
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    write_v3_view(tmp_path / "m", "tut", _subset(mirrors, 2))
+    config = _config(tmp_path, url="./typo", stacks={"x": {"url": "./m", "view": "tut"}})
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert not outcome.ok and "typo" in str(outcome.error), outcome.error
+        assert catalog.tag_names() == []
+        (tag,) = verify(config, catalog).tags  # type: ignore[arg-type]
+    root = tag.mirrors[0]
+    assert root.stack == "root" and [p.kind for p in root.problems] == ["index-missing"] and not tag.ok

@@ -87,6 +87,14 @@ class TagConfig(msgspec.Struct, frozen=True):
     mirrors: tuple[MirrorRef, ...]
     discover_views: bool = False
 
+    @property
+    def reads_root_views(self) -> bool:
+        """Whether a stack reads a view of the root's own mirror: then the root may have
+        no index of its own (a mirror of views only). A view of another mirror says
+        nothing of the root: a root URL with a typo was read as such a mirror."""
+        root_url = self.mirrors[0].url
+        return any(ref.view and ref.url == root_url for ref in self.mirrors[1:])
+
 
 class RegistryAuth(msgspec.Struct, frozen=True):
     """Where the credentials of one host are (an OCI registry, or a private http(s)

@@ -119,7 +119,7 @@ class _TagSync:
             root = open_source(tag.mirrors[0].url, client=self.client, registries=self.config.registries)
             tag, skipped = with_found_views(tag, root, none_ok=True)
             found = [f"root: {view}" for view in skipped]
-            if not skipped and not any(ref.view for ref in tag.mirrors):
+            if not skipped and not tag.reads_root_views:
                 found.append(
                     f"root: views: all, but {root.join('v3/manifests/index/')} holds no view: the root alone is read"
                 )

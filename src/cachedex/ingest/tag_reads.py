@@ -221,7 +221,7 @@ class TagReader:
         try:
             root: MirrorRead | None = self._read_mirror(root_ref, self._previous(root_ref))
         except SourceNotFound:
-            if not any(ref.view for ref in stack_refs):
+            if not tag.reads_root_views:
                 raise
             root = None  # a mirror of views only: the root lists what its views list
         prefetch = self._prefetch(root) if root is not None else None

@@ -93,7 +93,7 @@ def _verify_tag(
     if unlisted is not None:  # the root's own problem: it is checked (and counted) once
         url, problem = where_and_what(unlisted, root.ref.url)
         root.problem("mirror-unreadable", url, f"its views cannot be found: {problem}")
-    if any(ref.view for ref in tag.mirrors[1:]) and [p.kind for p in root.problems] == ["index-missing"]:
+    if tag.reads_root_views and [p.kind for p in root.problems] == ["index-missing"]:
         # A mirror of views only: its root has no index of its own, and needs none (it
         # stays only to report the views that are not read).
         root.problems.clear()

@@ -62,7 +62,7 @@ def with_found_views(
             skipped.append(SkippedView(view, root.join(view_manifest(view)), why))
         else:
             added.append(MirrorRef(tag.name, view, root_url, view=view))
-    if not added and not skipped and not any(ref.view for ref in tag.mirrors):
+    if not added and not skipped and not tag.reads_root_views:
         if none_ok:
             return tag, ()
         raise SourceNotFound(root.join("v3/manifests/index/"), "views: all, but this mirror has no view")
