@@ -67,9 +67,11 @@ def sync_command(state: State, tags: tuple[str, ...], sizes: bool) -> None:
     """Read the mirrors of TAGs (default: every configured tag) into the catalog.
 
     A mirror whose index checksum did not change since the last sync is skipped
-    without downloading its index. Each tag is written in one transaction: if
-    anything fails for a tag, it keeps its previous content, the other tags still
-    update, and the command exits 1 with what failed and why. A TAG the config does not
+    without downloading its index. Each tag's listing is written in one transaction:
+    if anything fails for a tag, it keeps its previous content, the other tags still
+    update, and the command exits 1 with what failed and why. The sizes the catalog
+    lacks are read after it, and kept as they come: a sync stopped then keeps its new
+    listing, and the next reads the sizes still missing. A TAG the config does not
     name is wrong usage (exit code 2).
     """
     from ..ingest.sync import sync

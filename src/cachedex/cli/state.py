@@ -132,8 +132,12 @@ def friendly(func: F) -> F:
             if (state is not None and state.debug) or (isinstance(exc, RuntimeError) and ran_out is None):
                 raise
             if isinstance(exc, KeyboardInterrupt):
-                # (each tag of a sync is one transaction: the one being written keeps what it had)
-                kept = "; a tag whose sync had not finished keeps its previous content"
+                # (each tag's listing is one transaction: the one being written keeps what it
+                # had; its sizes come after, a batch at a time, and are kept as fetched)
+                kept = (
+                    "; a tag whose listing was not written yet keeps its previous content "
+                    "(one whose sizes were being read has its new listing, and the next sync reads the sizes it lacks)"
+                )
                 click.echo(f"interrupted{kept if context.info_name == 'sync' else ''}", err=True)
                 sys.exit(INTERRUPTED)
             if ran_out is not None:
