@@ -321,6 +321,45 @@ def test_a_dependency_missing_from_the_tag(tmp_path: Path, signing_keys: tuple[T
     assert report.ok, [p.line() for t in report.tags for m in t.mirrors for p in m.problems]
 
 
+@pytest.mark.parametrize("spec", [{"nodes": []}, {"nodes": [{"name": "curl"}]}])
+def test_a_spec_blob_without_a_root_hash_is_unreadable(
+    tmp_path: Path, mirror: Path, signing_keys: tuple[TestKey, TestKey], spec: dict[str, Any]
+) -> None:
+    """It was said to hold "the spec of None" (a DAG hash mismatch)."""
+    body = json.dumps({"spec": spec}).encode()
+    checksum = hashlib.sha256(body).hexdigest()
+    blob = f"blobs/sha256/{checksum[:2]}/{checksum}"
+    (mirror / blob).parent.mkdir(parents=True, exist_ok=True)
+    (mirror / blob).write_bytes(body)
+
+    def point_at_it(data: dict[str, Any]) -> None:
+        record = next(r for r in data["data"] if "spec" in r["mediaType"])
+        record.update(checksum=checksum, contentLength=len(body), compression="none")
+
+    _resign(mirror, "curl", signing_keys[0], point_at_it)
+    result = _verify(tmp_path, str(mirror))
+    assert _found(result, mirror) == {("spec-blob-unreadable", blob)}
+    assert result.problems[0].message.endswith(": not a spec file (no root node with a hash)")
+
+
+def test_an_index_that_is_not_json_is_summed_up_as_unreadable(tmp_path: Path, mirror: Path) -> None:
+    """Its checksum right, its bytes no index: the mirror was summed up as "0 listed; 0
+    manifests; 0 binaries; unsigned", as if read and empty."""
+    from cachedex.cli.verify_command import summary
+
+    manifest = mirror / "v3/manifests/index/index.manifest.json"
+    document = json.loads(manifest.read_text())
+    body = b"{not json"
+    checksum = hashlib.sha256(body).hexdigest()
+    (mirror / f"blobs/sha256/{checksum[:2]}").mkdir(parents=True, exist_ok=True)
+    (mirror / f"blobs/sha256/{checksum[:2]}/{checksum}").write_bytes(body)
+    document["data"][0].update(checksum=checksum, contentLength=len(body))
+    manifest.write_text(json.dumps(document))
+    result = _verify(tmp_path, str(mirror))
+    assert [p.kind for p in result.problems] == ["index-unreadable"] and result.layout is None
+    assert summary(result) == f"t/root: {mirror}: index unreadable; 1 problem (1 index-unreadable)"
+
+
 def _blob_of_index(root: Path) -> str:
     checksum = json.loads((root / "v3/manifests/index/index.manifest.json").read_text())["data"][0]["checksum"]
     return f"blobs/sha256/{checksum[:2]}/{checksum}"
@@ -447,6 +486,18 @@ def test_a_v2_spec_file_that_is_not_one_is_named_as_the_file_read(tmp_path: Path
     assert mine == {("manifest-unreadable", url), ("unsigned", url)}
 
 
+def test_a_v2_spec_file_without_a_root_hash_is_unreadable(tmp_path: Path) -> None:
+    """It was said to hold "the spec of None"."""
+    root = Path(shutil.copytree(MIRRORS / "v2_layout/signed", tmp_path / "v2/signed"))
+    dag_hash = "jr3yipyxyjulcdvckwwwjrrumis7glpa"
+    name = f"build_cache/test-debian6-m1-gcc-10.2.1-libelf-0.8.13-{dag_hash}.spec.json.sig"
+    (root / name).write_text('{"spec": {"nodes": []}}')
+    result = _verify(tmp_path, str(root))
+    mine = {(p.kind, p.message) for p in result.problems if p.hash == dag_hash and p.kind != "tarball-missing"}
+    assert ("manifest-unreadable", "not a spec file (no root node with a hash)") in mine, mine
+    assert not any(kind == "dag-hash-mismatch" for kind, _ in mine), mine
+
+
 # -- OCI --------------------------------------------------------------------------------------------
 
 
@@ -470,6 +521,22 @@ def test_an_oci_cache_and_a_missing_layer(tmp_path: Path) -> None:
         base = f"http://{registry.host}/v2/cache/spack"
         assert _found(result, base) == {("layer-missing", f"blobs/{digest}")}
         assert result.problems[0].hash == CMAKE["hash"] and "its own tarball" in result.problems[0].message
+        # An image index where a spec's image goes: said once, its URL not again in the message.
+        other = next(h for h in pushed.tags if h != CMAKE["hash"])
+        index_type = "application/vnd.oci.image.index.v1+json"
+        connection = http.client.HTTPConnection(registry.host)
+        try:
+            body = json.dumps({"schemaVersion": 2, "mediaType": index_type, "manifests": []}).encode()
+            connection.request(
+                "PUT", f"/v2/cache/spack/manifests/{pushed.tags[other]}", body, {"Content-Type": index_type}
+            )
+            assert connection.getresponse().status == 201
+        finally:
+            connection.close()
+        (problem,) = [p for p in _verify(tmp_path, url).problems if p.hash == other]
+        assert (problem.kind, problem.url) == ("manifest-unreadable", f"{base}/manifests/{pushed.tags[other]}")
+        assert problem.message.endswith(f": not an image manifest (mediaType '{index_type}')"), problem.message
+        assert "http" not in problem.message, problem.message
 
 
 def _last_layer(registry: Registry, repository: str, tag: str) -> str:

@@ -12,7 +12,7 @@ from ..errors import IndexFormatError
 from .manifests import BlobRecord, read_clearsigned
 from .signatures import SignatureCheck
 
-__all__ = ["DecodedSpec", "blob_root_hash", "plain_text", "raw_bytes", "root_hash"]
+__all__ = ["NO_ROOT", "DecodedSpec", "blob_root_hash", "plain_text", "raw_bytes", "root_hash"]
 
 
 class DecodedSpec(msgspec.Struct):
@@ -55,14 +55,22 @@ class _SpecFile(msgspec.Struct):
 _spec_decoder = msgspec.json.Decoder(_SpecFile)
 
 
-def blob_root_hash(body: bytes, url: str) -> str | None:
+def blob_root_hash(body: bytes, url: str) -> str:
     """The DAG hash of a spec blob's first node, its root; IndexFormatError naming ``url``
-    when the blob is not a spec file."""
+    when the blob is not a spec file, or has no root with a hash (it was said to hold
+    "the spec of None")."""
     try:
         nodes = _spec_decoder.decode(body).spec.nodes
     except (msgspec.DecodeError, RecursionError) as exc:
         raise IndexFormatError(url, f"not a spec file ({exc})") from exc
-    return nodes[0].hash if nodes else None
+    found = nodes[0].hash if nodes else None
+    if found is None:
+        raise IndexFormatError(url, NO_ROOT)
+    return found
+
+
+#: A spec file whose root (first node) names no DAG hash, or that has no node at all.
+NO_ROOT = "not a spec file (no root node with a hash)"
 
 
 def raw_bytes(url: str, data: bytes | bytearray) -> bytes:

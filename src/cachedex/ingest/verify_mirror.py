@@ -138,7 +138,6 @@ class MirrorChecker:
         except IndexFormatError as exc:
             out.problem("index-unreadable", exc.url, exc.problem)
             return None
-        out.layout = snapshot.layout
         out.index_url = snapshot.url or source.url
         if snapshot.data is None:  # never: no previous state was given
             raise AssertionError("read_index returned no data without a previous state")
@@ -151,6 +150,8 @@ class MirrorChecker:
         except IndexFormatError as exc:
             out.problem("index-unreadable", exc.url, exc.problem)
             return None
+        # (known once the index is read: one that is not was summed up as an empty, unsigned mirror)
+        out.layout = snapshot.layout
         self.line.advance(1)
         for record in records:
             if record.external:
@@ -346,7 +347,7 @@ class MirrorChecker:
         by_hash = {d.hash: d for d in decoded}
         limit = self.limits.spec_file_bytes
 
-        def root(url: str, data: bytes | bytearray, record: BlobRecord) -> str | None:
+        def root(url: str, data: bytes | bytearray, record: BlobRecord) -> str:
             verify_checksum(data, record, url)
             body = gunzip_bounded(data, limit, url) if data[:2] == b"\x1f\x8b" else bytes(data)
             return blob_root_hash(body, url)

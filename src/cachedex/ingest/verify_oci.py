@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from ..errors import CachedexError, SourceNotFound
+from ..errors import CachedexError, IndexFormatError, SourceNotFound
 from ..values import SpecRecord, is_dag_hash
 from .oci import INDEX_TAG, MANIFEST_MEDIA_TYPES, OciSource, spack_tag
 from .verify_findings import without_url
@@ -39,14 +39,15 @@ _image = msgspec.json.Decoder(_Image)
 
 
 def _decode(url: str, data: bytes | bytearray) -> _Image | CachedexError:
+    # (an error holding its URL apart: the problem row prints it once, not twice)
     try:
         image = _image.decode(data)
     except (msgspec.DecodeError, RecursionError) as exc:
-        return CachedexError(f"{url}: not an image manifest ({exc})")
+        return IndexFormatError(url, f"not an image manifest ({exc})")
     if image.mediaType is not None and image.mediaType not in MANIFEST_MEDIA_TYPES:
-        return CachedexError(f"{url}: not an image manifest (mediaType {image.mediaType!r})")
+        return IndexFormatError(url, f"not an image manifest (mediaType {image.mediaType!r})")
     if not image.layers:
-        return CachedexError(f"{url}: the image lists no layers")
+        return IndexFormatError(url, "the image lists no layers")
     return image
 
 

@@ -17,7 +17,7 @@ import msgspec
 from ..errors import CachedexError, SourceNotFound
 from ..values import DAG_HASH, SpecRecord
 from .manifests import tarball_path_v2
-from .verify_documents import DecodedSpec, raw_bytes, root_hash
+from .verify_documents import NO_ROOT, DecodedSpec, raw_bytes, root_hash
 from .verify_mirror import MirrorChecker
 
 __all__ = ["check_v2", "spec_file_stem"]
@@ -103,7 +103,9 @@ def _decode(checker: MirrorChecker, dag_hash: str, data: bytes, path: str) -> De
         checker.out.problem("manifest-unreadable", url, f"not a spec file ({exc})", dag_hash)
         return decoded
     found = root_hash(decoded.document)
-    if found != dag_hash:
+    if found is None:  # (it was said to hold "the spec of None")
+        checker.out.problem("manifest-unreadable", url, NO_ROOT, dag_hash)
+    elif found != dag_hash:
         message = f"holds the spec of {found!r}, not of {dag_hash}, which its name says"
         checker.out.problem("dag-hash-mismatch", url, message, dag_hash)
     return decoded
