@@ -365,6 +365,13 @@ def test_list_tags_stops_after_the_page_bound(client: HttpClient, monkeypatch: p
         with pytest.raises(SourceError, match="more than 3 pages of tags"):
             source.list_tags()
         assert len(fake.seen) == 3
+        # ... and after a bound on all pages' bytes (the pages' bound alone allowed 160 GB)
+        monkeypatch.setattr("cachedex.ingest.oci.MAX_TAG_PAGES", 10)
+        monkeypatch.setattr("cachedex.ingest.oci.TAG_LIST_BYTES", 30)
+        with pytest.raises(SourceError, match="the tag list is larger than 30 bytes") as info:
+            source.list_tags()
+        _one_line(info.value, source.join("tags/list"))
+        assert len(fake.seen) == 3 + 3  # (12 bytes a page)
 
 
 # -- the bearer flow ----------------------------------------------------------------------------------

@@ -67,9 +67,11 @@ _IMAGE_INDEX_TYPES = (
 )
 _ACCEPT_MANIFEST = "Accept: " + ", ".join((*MANIFEST_MEDIA_TYPES, *_IMAGE_INDEX_TYPES))
 _ACCEPT_JSON = "Accept: application/json"
-#: The most pages of a tag list followed, and the most bytes of one page.
+#: The most pages of a tag list followed, the most bytes of one page, and of them all
+#: (the pages alone allowed 160 GB; a million tags of Spack's length are ~80 MB).
 MAX_TAG_PAGES = 10_000
 TAG_PAGE_BYTES = 16_000_000
+TAG_LIST_BYTES = 256_000_000
 _DIGEST = re.compile(r"(sha256):([0-9a-f]{64})|(sha512):([0-9a-f]{128})")
 _REPOSITORY = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*")
 _VALID_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
@@ -296,8 +298,12 @@ class OciSource(Source):
         origin = _origin(url)
         seen = {url}
         tags: list[str] = []
+        read = 0
         for _page in range(MAX_TAG_PAGES):
             response = self._session.request(url, headers=[_ACCEPT_JSON], limit=TAG_PAGE_BYTES)
+            read += len(response.body)
+            if read > TAG_LIST_BYTES:
+                raise SourceError(self.join("tags/list"), f"the tag list is larger than {TAG_LIST_BYTES:,} bytes")
             try:
                 listed = _tags_decoder.decode(response.body).tags or []
             except (msgspec.DecodeError, RecursionError) as exc:
