@@ -273,8 +273,11 @@ def test_listing_counts_count_what_the_mirrors_list(demo_run: Demo, plan: str, m
         }
 
 
-def test_pairs_named_in_the_config_get_comparison_pages(demo_run: Demo, tmp_path: Path) -> None:
-    from cachedex.publish.site import write_site
+def test_pairs_named_in_the_config_get_comparison_pages(
+    demo_run: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from cachedex.cli.serve_app import COMPARE_ENV, app_from_environment
+    from cachedex.publish.serve import CATALOG_ENV
 
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         report = write_site(
@@ -286,6 +289,22 @@ def test_pairs_named_in_the_config_get_comparison_pages(demo_run: Demo, tmp_path
     assert (twin["old"], twin["new"]) == ("v1.0.2", "develop")
     changes = (tmp_path / "site/tags/develop/changes/index.html").read_text()
     assert 'href="../compare/v1.0.2/index.html"' in changes
+    assert "Comparison pages: " in changes  # (not "the previous of its series": no series pairs them)
+    # The live server has the same pages, given the pairs as `cachedex serve` gives them
+    # (its worker processes read them from the environment): it answered 404.
+    monkeypatch.setenv(CATALOG_ENV, str(demo_run.catalog))
+    monkeypatch.setenv(COMPARE_ENV, json.dumps([["v1.0.2", "develop"], ["nope", "develop"]]))
+    app = app_from_environment()
+    served = get(app, "/tags/develop/compare/v1.0.2/index.json")
+    assert served.status_code == 200 and served.content == page.read_bytes()
+    served_changes = get(app, "/tags/develop/changes/index.json").json()
+    assert (
+        served_changes["compare"]
+        == msgspec.json.decode(page.parent.parent.parent.joinpath("changes/index.json").read_bytes())["compare"]
+    )
+    assert "v1.0.2" in served_changes["compare"] and "nope" not in served_changes["compare"]
+    assert get(app, "/tags/develop/compare/nope/index.json").status_code == 404
+    assert get(create_app(demo_run.catalog), "/tags/develop/compare/v1.0.2/index.json").status_code == 404
     # The pair left out of the config: its page goes (it stayed, linking to what may be gone)
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         again = write_site(catalog, tmp_path / "site", tags=["develop"])

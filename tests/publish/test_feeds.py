@@ -190,6 +190,7 @@ def test_every_feed_entry_links_to_an_anchor_its_change_page_has(tmp_path: Path)
         with catalog.writing_tag("t") as writer:  # zlib changes once, early
             writer.add_specs([record("c" * 32, "zlib", version="1.3.2")], {})
             replace_mirror(writer, "root", {"b" * 32: True, "c" * 32: True}, checksum="z")
+        write_tag(catalog, "t", [], members={"b" * 32: True}, stack="s", checksum="s")  # a stack's alone
         for n in range(SYNCS_SHOWN + 3):  # then cmake, again and again
             builds = [record(f"{n:031d}x", "cmake", version=f"3.{n}")]
             with catalog.writing_tag("t") as writer:
@@ -198,6 +199,9 @@ def test_every_feed_entry_links_to_an_anchor_its_change_page_has(tmp_path: Path)
         write_site(catalog, tmp_path / "site")
     tag = tmp_path / "site/tags/t"
     anchors = set(re.findall(r'id="(sync-\d+)"', (tag / "changes/index.html").read_text()))
+    # (an older sync that changed a stack alone was listed "+0 −0 specs")
+    earlier = (tag / "changes/index.html").read_text().split('id="earlier"')[1]
+    assert "no spec added or removed; its stacks changed" in earlier and "+0 &minus;0" not in earlier
     for feed in (tag / "packages/zlib/changes.atom", tmp_path / "site/changes.atom", tag / "changes.atom"):
         named = set(re.findall(r"changes/index\.html#(sync-\d+)", feed.read_text()))
         assert named and named <= anchors, (feed, named - anchors)

@@ -3,9 +3,11 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
+import msgspec
 
 from ..catalog import Catalog
 from ..errors import OutputError
@@ -230,10 +232,11 @@ def serve_command(state: State, host: str, port: int, workers: int) -> None:
     """
     from ..publish.serve import CATALOG_ENV
     from ..publish.serve.server import check_listen, free_port, serve
-    from .serve_app import FACTORY, serve_app
+    from .serve_app import COMPARE_ENV, FACTORY, serve_app
 
     config = state.config()
     serve_app(config.catalog)  # a missing or unreadable catalog fails here, in one line
+    os.environ[COMPARE_ENV] = msgspec.json.encode(config.compare).decode()  # (for the worker processes)
     check_listen(host, port)  # a port in use fails here, in one line
     if port == 0:  # any free port: chosen here, so that the line below can name it
         port = free_port(host)

@@ -4,7 +4,7 @@ lockfile reader, so that it answers ``POST /api/reuse`` too.
 It lives here because the server (``publish``) may not import the reader (``ingest``);
 this layer sees both. uvicorn's worker processes import :func:`app_from_environment` by
 name (``cachedex.cli.serve_app:app_from_environment``) and find the catalog's path in
-``$CACHEDEX_SERVE_CATALOG``.
+``$CACHEDEX_SERVE_CATALOG``, the config's ``compare:`` pairs in ``$CACHEDEX_SERVE_COMPARE``.
 """
 
 from __future__ import annotations
@@ -13,13 +13,14 @@ import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import msgspec
 from starlette.applications import Starlette
 
 from ..ingest.lockfile import parse_lockfile
 from ..publish.serve import CATALOG_ENV, create_app
 from ..values import SpecRecord
 
-__all__ = ["FACTORY", "app_from_environment", "read_environment", "serve_app"]
+__all__ = ["COMPARE_ENV", "FACTORY", "app_from_environment", "read_environment", "serve_app"]
 
 #: What uvicorn imports in each worker process.
 FACTORY = f"{__name__}:app_from_environment"
@@ -31,11 +32,17 @@ def read_environment(data: bytes, name: str) -> tuple[Sequence[SpecRecord], Sequ
     return lock.specs, [root.hash for root in lock.roots], lock.splices
 
 
-def serve_app(catalog: Path) -> Starlette:
-    """The app over ``catalog``, lockfiles read."""
-    return create_app(catalog, read_environment=read_environment)
+#: Where the worker processes find the config's ``compare:`` pairs (JSON).
+COMPARE_ENV = "CACHEDEX_SERVE_COMPARE"
+
+
+def serve_app(catalog: Path, compare: Sequence[tuple[str, str]] = ()) -> Starlette:
+    """The app over ``catalog``, lockfiles read; ``compare``: the config's pairs."""
+    return create_app(catalog, read_environment=read_environment, compare=compare)
 
 
 def app_from_environment() -> Starlette:
-    """The app over the catalog named by ``$CACHEDEX_SERVE_CATALOG``."""
-    return serve_app(Path(os.environ[CATALOG_ENV]))
+    """The app over the catalog named by ``$CACHEDEX_SERVE_CATALOG``, with the pairs of
+    ``$CACHEDEX_SERVE_COMPARE``."""
+    pairs = msgspec.json.decode(os.environ.get(COMPARE_ENV, "[]"), type=list[tuple[str, str]])
+    return serve_app(Path(os.environ[CATALOG_ENV]), pairs)

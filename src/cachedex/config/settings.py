@@ -117,8 +117,8 @@ SETTINGS: tuple[Setting, ...] = (
         "compare",
         "list of pairs",
         [],
-        "Pairs of tags [OLD, NEW] whose comparison 'cachedex site' writes (tags/NEW/compare/OLD/), besides "
-        "each snapshot and release with the previous of its series.",
+        "Pairs of tags [OLD, NEW] whose comparison 'cachedex site' writes and 'cachedex serve' serves "
+        "(tags/NEW/compare/OLD/), besides each snapshot and release with the previous of its series.",
     ),
 )
 _BY_KEY = {setting.key: setting for setting in SETTINGS}

@@ -25,6 +25,7 @@ from ...query import Query, parse_remembered
 from ...query_text import query_parts
 from ..badges import SVG, package_badge
 from ..changes import ChangesPage, ComparePage, changes_page, compare_page, previous_tags
+from ..changes_site import compared_with
 from ..coverage import coverage_page
 from ..facets import FILTER_KEYS, PACKAGE_FILTER_KEYS, active_filters
 from ..feeds import ATOM, PACKAGE_FEED_ENTRIES, all_tags_feed, package_feed, tag_feed
@@ -301,15 +302,26 @@ def _package_at(catalog: Catalog, request: Request) -> Any:
 _SEARCH = frozenset({"q", "tag", "stack", "page"})
 
 
+def _compared_with(catalog: Catalog, request: Request, tag: str) -> list[str]:
+    """The tags ``tag`` has comparison pages with, as in the static site: the previous
+    of its series, then those the config pairs it with (``compare:``) that are tags."""
+    names = catalog.tag_names()
+    olds = compared_with(previous_tags(names), request.app.state.cachedex.compare, tag)
+    return [old for old in olds if old in names]
+
+
 def _changes_at(catalog: Catalog, request: Request) -> ChangesPage:
-    return changes_page(catalog, request.path_params["tag"])
+    tag = request.path_params["tag"]
+    catalog.require_tag(tag)
+    return changes_page(catalog, tag, compare=_compared_with(catalog, request, tag))
 
 
 def _compare_at(catalog: Catalog, request: Request) -> ComparePage:
-    """A comparison page of the static site: only with the previous tag of its series."""
+    """A comparison page of the static site: with the previous tag of its series, or one
+    the config pairs it with."""
     new, old = request.path_params["tag"], request.path_params["old"]
     catalog.require_tag(new)
-    if old not in previous_tags(catalog.tag_names()).get(new, ()):
+    if old not in _compared_with(catalog, request, new):
         raise LookupFailed(f"no comparison page of {new!r} with {old!r}; /diff?old=...&new=... compares any two tags")
     return compare_page(catalog, old, new)
 

@@ -118,6 +118,8 @@ class ServeState(msgspec.Struct):
     catalogs: Catalogs
     cache: ResponseCache
     reads_lockfiles: bool = False
+    #: The config's ``compare:`` pairs, by new tag: its comparison pages, as the site's
+    compare: dict[str, list[str]] = {}
 
 
 def _never(request: Request) -> bool:
@@ -128,9 +130,16 @@ def _always(request: Request) -> bool:
     return True
 
 
-def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None = None) -> Starlette:
+def create_app(
+    catalog_path: Path,
+    *,
+    read_environment: ReadEnvironment | None = None,
+    compare: Sequence[tuple[str, str]] = (),
+) -> Starlette:
     """The ASGI app over the catalog at ``catalog_path`` (which must exist); with
-    ``read_environment``, which reads a lockfile or a spec file, ``POST /api/reuse`` too."""
+    ``read_environment``, which reads a lockfile or a spec file, ``POST /api/reuse`` too.
+    ``compare``: the config's (old, new) pairs of tags with comparison pages, besides
+    each snapshot's and release's with the previous of its series (as ``cachedex site``)."""
     catalogs = Catalogs(Path(catalog_path))
     cache = ResponseCache()
     heavy = _Gate(HEAVY_BUILDS)
@@ -341,7 +350,11 @@ def create_app(catalog_path: Path, *, read_environment: ReadEnvironment | None =
     # the Host header: behind a proxy that strips a prefix and passes Host on, it led
     # out of the prefix. The 404 handler redirects by a relative URL instead.
     app.router.redirect_slashes = False
-    app.state.cachedex = ServeState(catalogs, cache, read_environment is not None)
+    by_new: dict[str, list[str]] = {}
+    for old, new in compare:
+        if old not in by_new.setdefault(new, []):
+            by_new[new].append(old)
+    app.state.cachedex = ServeState(catalogs, cache, read_environment is not None, by_new)
     return app
 
 
