@@ -81,3 +81,15 @@ def test_a_diff_of_two_tags_equals_the_whole_listings_diff(tmp_path: Path) -> No
             }
             assert sorted(catalog.listing_difference(old, new)) == sorted(expected)
             assert (old == new) == whole.unchanged
+
+
+def test_a_package_that_lost_or_gained_some_of_its_specs_is_a_changed_package() -> None:
+    """Only specs both added and removed made a package "changed": one that lost some
+    of its binaries (not all), or gained some, was named nowhere in the table."""
+    old = {"a1": ("lost", "1.0"), "a2": ("lost", "1.1"), "b1": ("gained", "1.0"), "c1": ("rebuilt", "1.0")}
+    old |= {"d1": ("same", "1.0"), "e1": ("gone", "1.0")}
+    new = {"a1": ("lost", "1.0"), "b1": ("gained", "1.0"), "b2": ("gained", "2.0"), "c2": ("rebuilt", "1.0")}
+    new |= {"d1": ("same", "1.0"), "f1": ("new", "1.0")}
+    (root,) = _compare("old", "new", {"root": old}, {"root": new}).stacks
+    assert root.changed_packages == ("gained", "lost", "rebuilt")
+    assert (root.added_packages, root.removed_packages) == (("new",), ("gone",))

@@ -44,7 +44,8 @@ class StackDiff(msgspec.Struct, frozen=True):
     stack: str
     added_packages: tuple[str, ...]  #: packages none of whose specs were there before
     removed_packages: tuple[str, ...]  #: packages none of whose specs are there now
-    changed_packages: tuple[str, ...]  #: packages with specs both added and removed
+    #: packages listed before and after whose specs changed (added, removed, or both)
+    changed_packages: tuple[str, ...]
     added: tuple[DiffSpec, ...]
     removed: tuple[DiffSpec, ...]
 
@@ -84,7 +85,9 @@ def _stack_diff(stack: str, old: Listing, new: Listing) -> StackDiff | None:
         return None
     old_names = {name for name, _ in old.values()}
     new_names = {name for name, _ in new.values()}
-    touched = {s.name for s in added} & {s.name for s in removed}
+    # (specs both added and removed alone left out a package that lost some of its
+    # specs, or gained some: "which packages lost binaries" named none of them)
+    touched = {s.name for s in added} | {s.name for s in removed}
     return StackDiff(
         stack=stack,
         added_packages=tuple(sorted(new_names - old_names)),
