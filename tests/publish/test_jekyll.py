@@ -479,6 +479,18 @@ def test_data_files_keep_other_entries_and_reject_garbage(small_tag: tuple[Path,
     assert result.exit_code == 1
     assert result.output.strip() == f"error: {out.resolve() / '_data/meta.yaml'}: not valid YAML; fix or delete it"
     assert not (out / "_cache/small/alpha").exists()  # checked before any page was written
+    # Not read through a symlink: its target's entries were published in the new file
+    # (and one to /dev/zero was read to the end of memory).
+    victim = out.parent / "victim.yaml"
+    victim.write_text("- {name: secret, stacks: [s3cret]}\n")
+    for target in (victim, Path("/dev/zero")):
+        (out / "_data/tags.yaml").unlink()
+        (out / "_data/tags.yaml").symlink_to(target)
+        result = cli(config, "jekyll", str(out), ok=False)
+        assert result.exit_code == 1 and result.output.strip() == (
+            f"error: {out.resolve() / '_data/tags.yaml'}: a symlink: cachedex reads and writes its files, not another's"
+        )
+    assert victim.read_text() == "- {name: secret, stacks: [s3cret]}\n"
 
 
 @pytest.mark.parametrize("workers", [1, 2])

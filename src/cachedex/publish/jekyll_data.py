@@ -4,8 +4,11 @@ from (:class:`Record`, in ``_cache/<tag>/.cachedex-jekyll``): see :mod:`.jekyll`
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
+import os
+import stat
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -101,17 +104,35 @@ def read_record(path: Path) -> Record | None:
         return None
 
 
+#: The most bytes of a ``_data`` file read (cache.spack.io's are a few kilobytes).
+DATA_FILE_BYTES = 64 * 1024 * 1024
+
+
 def read_yaml(path: Path, expected: type) -> Any:
-    """The parsed content of one of our ``_data`` files, or None if it does not exist."""
+    """The parsed content of one of our ``_data`` files, or None if it does not exist.
+    Not read through a symlink (it is replaced by the file written, as every output is:
+    its target's content was published in the new file) nor past :data:`DATA_FILE_BYTES`."""
     try:
-        text = path.read_text(encoding="utf-8")
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK)
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise JekyllError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+        why = "a symlink: cachedex reads and writes its files, not another's" if exc.errno == errno.ELOOP else None
+        raise JekyllError(f"{path}: {why or f'cannot read ({exc.strerror or exc})'}") from exc
     try:
-        content = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+                raise JekyllError(f"{path}: not a file")
+            data = file.read(DATA_FILE_BYTES + 1)
+    except OSError as exc:
+        raise JekyllError(f"{path}: cannot read ({exc.strerror or exc})") from exc
+    if len(data) > DATA_FILE_BYTES:
+        raise JekyllError(f"{path}: larger than {DATA_FILE_BYTES:,} bytes; fix or delete it")
+    try:
+        content = yaml.safe_load(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise JekyllError(f"{path}: not UTF-8 text; fix or delete it") from exc
+    except (yaml.YAMLError, RecursionError) as exc:
         raise JekyllError(f"{path}: not valid YAML; fix or delete it") from exc
     if content is not None and not isinstance(content, expected):
         raise JekyllError(f"{path}: expected a YAML {expected.__name__}; fix or delete it")
