@@ -135,6 +135,8 @@ BAD = [
     # a hash in capitals, a quote left open, a git version at a range's end
     ("/ABC", 1, "a hash is lower case: /abc"),
     ('baz name="a b', 9, "name= has a quote that is not closed"),
+    ("baz name='", 9, "name= has a quote that is not closed"),
+    ("zlib os=''", 8, "os= needs a value"),
     ("foo@:git.abc", 4, "a git version (git.abc) ends no range"),
     ("foo@git.a:b=1", 4, "bad git reference 'a:b'"),
     ("foo@git.abc=1.4:1.2", 4, "empty range '1.4:1.2'"),
@@ -365,3 +367,12 @@ def test_a_compilers_old_and_new_names_are_one() -> None:
     assert facet_terms(parse("%intel-oneapi-compilers"), lambda: built) == [(2, tuple(built[:2]))]
     assert facet_terms(parse("%llvm@17:"), lambda: built) == [(2, ("clang@17.0.6", "llvm@18.1.8"))]
     assert facet_terms(parse("%gcc"), lambda: built) == [(2, ("gcc@13.2.0",))]
+
+
+def test_a_variant_s_empty_value_is_searched_as_its_spec_shows_it() -> None:
+    """A spec's empty variant value shows as e='' (as Spack writes it); that query was
+    refused, "a quote that is not closed", of a closed one."""
+    for text in ("varx e=''", 'varx e=""', "varx e:=''"):
+        assert parse(text).variants == (("e", ""),), text
+    assert variants_satisfy(("e=''", "+shared"), parse("e=''"))
+    assert not variants_satisfy(("e=x",), parse("e=''"))

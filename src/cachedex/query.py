@@ -268,8 +268,13 @@ def _keyed(
     raw: str,
 ) -> None:
     value = raw[1:-1] if raw[:1] in "\"'" and len(raw) >= 2 else raw
-    if not value and text[value_at : value_at + 1] in ("'", '"'):
+    if not raw and text[value_at : value_at + 1] in ("'", '"'):
         raise BadQuery(text, value_at, f"{key}= has a quote that is not closed")
+    if not value and raw and key not in ("arch", *_ARCH_KEYS):
+        # A variant's empty value, quoted as its specs show it (e=''): "a quote that is
+        # not closed", it was said, of a closed one.
+        _set_variant(text, start, variants, key, "")
+        return
     if not value:
         raise BadQuery(text, value_at, f"{key}= needs a value")
     if key == "arch":

@@ -329,7 +329,12 @@ def spec_manifest_path(name: str, version: str, dag_hash: str) -> str:
 
 
 def tarball_path_v2(*, hash: str, name: str, version: str, compiler: str, platform: str, os: str, target: str) -> str:
-    """Path of a spec's ``.spack`` tarball in a v2 mirror (format doc §5.2)."""
+    """Path of a spec's ``.spack`` tarball in a v2 mirror (format doc §5.2); a ``/`` in
+    a field (a git branch's version: ``git.feature/x=1.0``) becomes ``_``, as Spack's
+    ``format_path`` writes it."""
+    version, compiler, platform, os, target = (
+        field.replace("/", "_") for field in (version, compiler, platform, os, target)
+    )
     cname, _, cversion = compiler.partition("@")
     compiler_part = f"{cname}-{cversion}" if cversion else "none-none"
     arch = f"{platform}-{os}-{target}"

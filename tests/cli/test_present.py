@@ -70,6 +70,18 @@ def test_show_closure_total_says_how_many_sizes_it_knows(config: Path) -> None:
     assert "sizes unknown" not in output
 
 
+def test_show_counts_its_link_run_dependencies_in_the_singular_too(config: Path) -> None:
+    """ "1 link/run dependencies in all"."""
+    assert "  2 link/run dependencies in all ('cachedex show --json' lists them)\n" in run(config, "show", "/ccccccc")
+    catalog = Catalog(config.parent / "catalog.sqlite")
+    try:
+        one = record("d" * 32, "curl", dependencies=(Dependency("a" * 32, "zlib", 2, ""),))
+        write_tag(catalog, "t", [one], members={"a" * 32: True, "d" * 32: True}, checksum="2")
+    finally:
+        catalog.close()
+    assert "  1 link/run dependency in all ('cachedex show --json' lists it)\n" in run(config, "show", "/ddddddd")
+
+
 def test_show_closure_of_nothing_to_download_is_not_unknown(config: Path) -> None:
     """A spec without a binary, whose dependencies have none: its closure is nothing to
     download (the spec page says so), not a size nobody knows."""

@@ -200,6 +200,11 @@ def test_paths_of_manifests_and_tarballs() -> None:
     assert "/none-none/" in tarball_path_v2(
         platform="linux", os="rhel8", target="x86_64", compiler="none", name="a", version="1", hash=h
     )
+    # A git branch's version holds "/": Spack writes it "_" in both the folder and the
+    # file (the site's link and a sync's size request kept the "/", and found nothing).
+    assert tarball_path_v2(
+        platform="linux", os="rhel8", target="x86_64", compiler="gcc@13", name="a", version="git.f/x=1.0", hash=h
+    ) == (f"build_cache/linux-rhel8-x86_64/gcc-13/a-git.f_x=1.0/linux-rhel8-x86_64-gcc-13-a-git.f_x=1.0-{h}.spack")
 
 
 def test_hash_file_is_sha256_of_the_exact_bytes(mirrors: Path) -> None:

@@ -324,7 +324,10 @@ def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
     OUT.print(tree)
     if page.closure_count:
         which = "them" if page.closure_count <= len(page.closure) else f"the first {CLOSURE_LISTED:,}"
-        OUT.print(f"  {page.closure_count:,} link/run dependencies in all ('cachedex show --json' lists {which})")
+        if page.closure_count == 1:  # ("1 link/run dependencies")
+            OUT.print("  1 link/run dependency in all ('cachedex show --json' lists it)")
+        else:
+            OUT.print(f"  {page.closure_count:,} link/run dependencies in all ('cachedex show --json' lists {which})")
     if page.dependents:
         OUT.print("cached dependents: " + shown(_dependents_text(page.dependents, configs)))
     for install in page.install[:1]:

@@ -115,7 +115,7 @@ def _tarball(record: SpecRecord) -> str:
     return tarball_path_v2(
         hash=record.hash,
         name=record.name,
-        version=record.version.replace("/", "_"),
+        version=record.version,
         compiler=record.compiler,
         platform=record.platform,
         os=record.os,
