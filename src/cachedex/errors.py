@@ -33,6 +33,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 __all__ = [
+    "CORRUPT_ADVICE",
+    "SHOWN_PROBLEMS",
     "BadQuery",
     "CachedexError",
     "CatalogError",
@@ -59,6 +61,9 @@ class CachedexError(Exception):
     #: The HTTP status the server answers this error with.
     status = 500
 
+
+#: What to do with a corrupt catalog: its log must go too (a new file would read it).
+CORRUPT_ADVICE = "delete it (with its -wal and -shm files, if any) and run 'cachedex sync'"
 
 #: The problems of a config its error names; ``problems`` holds them all.
 SHOWN_PROBLEMS = 20
@@ -134,7 +139,7 @@ class CatalogError(CachedexError):
         elif code.startswith("SQLITE_NOTADB") or "not a database" in text:
             why = "not an SQLite file, so not a catalog; check the 'catalog' path (cachedex leaves the file alone)"
         elif code.startswith("SQLITE_CORRUPT") or "malformed" in text:
-            why = f"the catalog is corrupt ({text}); delete it and run 'cachedex sync'"
+            why = f"the catalog is corrupt ({text}); {CORRUPT_ADVICE}"
         elif code.startswith("SQLITE_CANTOPEN") or "unable to open" in text:
             why = f"cannot open the catalog's file: {_why_not_opened(path, text)}"
         elif code.startswith("SQLITE_IOERR"):

@@ -23,7 +23,7 @@ import cachedex.catalog.connection as catalog_connection
 from cachedex.catalog import Catalog
 from cachedex.errors import CatalogError
 from cachedex.ingest.sync import sync
-from tests.helpers import dump, fixture_index, integrity_check, make_config, write_v2_mirror
+from tests.helpers import Demo, dump, fixture_index, integrity_check, make_config, write_v2_mirror
 
 
 def _hold_write_lock(path: Path, seconds: float, started: threading.Event) -> threading.Thread:
@@ -288,3 +288,98 @@ def test_cos8_garbage_collection_forgets_what_no_mirror_or_history_needs(mirrors
         assert catalog.held_hashes() == held_before
         assert integrity_check(catalog) == "ok"
         assert catalog._db.execute("PRAGMA foreign_key_check").fetchall() == []
+
+
+def test_a_catalog_deleted_while_read_is_made_anew_whole(demo_run: Demo, tmp_path: Path) -> None:
+    """Deleted while a server held it (its -wal and -shm stay), then synced anew: SQLite
+    applied the old log to the new file, which read as corrupt until deleted again (the
+    demo's tags: a small fixture's did not show it)."""
+    config = tmp_path / "cachedex.yaml"
+    text = demo_run.config.read_text().replace("./mirrors/", f"{demo_run.folder}/mirrors/")
+    config.write_text(text.replace("catalog: cachedex.sqlite", "catalog: cat.sqlite"))
+    command = [sys.executable, "-m", "cachedex", "--config", str(config), "sync"]
+
+    def synced() -> None:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+
+    synced()
+    # Another process holds it, as `cachedex serve` does.
+    holder = (
+        "import sqlite3, sys\n"
+        f"db = sqlite3.connect('file:{tmp_path / 'cat.sqlite'}?mode=ro', uri=True, isolation_level=None)\n"
+        "db.execute('SELECT count(*) FROM specs').fetchone()\n"
+        "print('holding', flush=True); sys.stdin.read()\n"
+    )
+    reader = subprocess.Popen([sys.executable, "-c", holder], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert reader.stdout is not None and reader.stdout.readline() == "holding\n"
+        synced()  # while it reads: the log keeps its pages
+        assert Path(f"{tmp_path / 'cat.sqlite'}-wal").stat().st_size > 0
+        (tmp_path / "cat.sqlite").unlink()
+        synced()
+        with Catalog(tmp_path / "cat.sqlite", readonly=True) as catalog:
+            assert integrity_check(catalog) == "ok" and len(catalog.tag_names()) == 4
+    finally:
+        reader.kill()
+        reader.communicate(timeout=10)
+
+
+def test_another_program_s_database_is_left_alone(tmp_path: Path) -> None:
+    """Its tables got the catalog's beside them (and WAL mode); one with a table named
+    specs was said to hold "no catalog yet", then failed its sync."""
+    path = tmp_path / "other.sqlite"
+    other = sqlite3.connect(path)
+    other.execute("CREATE TABLE foo (a, b)")
+    other.execute("INSERT INTO foo VALUES (1, 2)")
+    other.commit()
+    other.close()
+    before = path.read_bytes()
+    for readonly in (False, True):
+        with pytest.raises(CatalogError, match=r"other.sqlite: another program's database \(tables 'foo'\), not a"):
+            Catalog(path, readonly=readonly)
+    assert path.read_bytes() == before and not Path(f"{path}-wal").exists()
+
+
+def test_gc_of_an_empty_file_or_an_unfinished_first_sync_creates_no_catalog(tmp_path: Path) -> None:
+    """`gc` and `forget` (create=False) made an empty file a whole catalog."""
+    path = tmp_path / "c.sqlite"
+    path.touch()
+    with pytest.raises(CatalogError, match="holds no catalog yet; run 'cachedex sync' first"):
+        Catalog(path, create=False)
+    assert path.stat().st_size == 0
+    started = sqlite3.connect(path)  # a first sync stopped before its schema: WAL set, no table
+    started.execute("PRAGMA journal_mode=WAL")
+    started.close()
+    with pytest.raises(CatalogError, match="holds no catalog yet; run 'cachedex sync' first"):
+        Catalog(path, create=False)
+    with Catalog(path) as catalog:  # a sync goes on with it
+        assert catalog.tag_names() == []
+
+
+def test_gc_says_when_readers_keep_the_space_and_does_not_wait_for_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its checkpoint waited a sync's whole wait (300 s) for a reader, then said the
+    space was given back while the log held the compacted file."""
+    from cachedex.catalog import facade_core
+    from tests.helpers import record, write_tag
+
+    monkeypatch.setattr(facade_core, "CHECKPOINT_WAIT_SECONDS", 0.2)
+    path = tmp_path / "c.sqlite"
+    with Catalog(path) as catalog:
+        write_tag(catalog, "t", [record("a" * 32, "zlib")])
+    reader = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    said: list[str] = []
+    try:
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM specs").fetchone()
+        started = time.monotonic()
+        with Catalog(path) as catalog:
+            catalog.collect_garbage(on_readers=lambda: said.append("readers"))
+        assert said == ["readers"] and time.monotonic() - started < 30
+    finally:
+        reader.close()
+    with Catalog(path) as catalog:
+        catalog.collect_garbage(on_readers=lambda: said.append("again"))
+    assert said == ["readers"]  # none left: the space came back

@@ -168,7 +168,7 @@ def test_crash12_a_corrupt_catalog_is_one_line(tmp_path: Path) -> None:
     config.write_text(f"catalog: {catalog}\ntags:\n  - name: t\n    url: ./m\n")
     line = (
         f"error: {catalog}: the catalog is corrupt (database disk image is malformed); "
-        "delete it and run 'cachedex sync'"
+        "delete it (with its -wal and -shm files, if any) and run 'cachedex sync'"
     )
     for args in (["search", "target=x86_64_v3"], ["search", "pkg-00001"], ["show", "pkg-00001"], ["coverage", "t"]):
         status, output = run(config, *args)

@@ -5,6 +5,7 @@ the write-ahead log)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -23,6 +24,7 @@ __all__ = [
     "must_exist",
     "open_readonly",
     "open_writable",
+    "refuse_foreign",
     "rollback_journal_if_alone",
 ]
 
@@ -39,13 +41,21 @@ PAGE_SIZE = 16384
 
 def open_writable(path: Path, write_wait: float) -> sqlite3.Connection:
     """A connection that may write ``path`` (created with its folder if missing), waiting
-    up to ``write_wait`` seconds for another process's write transaction."""
+    up to ``write_wait`` seconds for another process's write transaction. CatalogError
+    for another program's database (tables, and no catalog schema): it is left as it is."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CatalogError(f"{path.parent}: cannot create the catalog's folder ({exc.strerror or exc})") from exc
+    if not path.exists():
+        _remove_orphan_logs(path)
     db = sqlite3.connect(os.fsencode(path), isolation_level=None, check_same_thread=False)
     db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
+    try:
+        refuse_foreign(db, path)  # (before WAL mode, which changes the file)
+    except BaseException:
+        db.close()
+        raise
     # Only a file without pages takes it, and only before WAL mode is set.
     db.execute(f"PRAGMA page_size={PAGE_SIZE}")
     _into_wal(db, write_wait)
@@ -123,6 +133,30 @@ def back_to_wal(db: sqlite3.Connection, write_wait: float) -> None:
 
 #: How long a writer waits for readers to let it go back to the write-ahead log.
 _BACK_TO_WAL_SECONDS = 5.0
+
+
+def _remove_orphan_logs(path: Path) -> None:
+    """Remove a write-ahead log (and its index) whose catalog file is gone: SQLite would
+    apply it to the new file made at that path, which then read as corrupt (a catalog
+    deleted while `cachedex serve` held it, then synced anew)."""
+    for suffix in ("-wal", "-shm"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{os.fspath(path)}{suffix}")
+
+
+def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
+    """CatalogError if the file holds tables but no catalog schema (its version is 0):
+    another program's database, which a migration would have filled with the catalog's
+    tables beside its own."""
+    if int(db.execute("PRAGMA user_version").fetchone()[0]) != 0:
+        return
+    names = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4")]
+    if names:
+        listed = ", ".join(repr(name) for name in names[:3]) + (", ..." if len(names) > 3 else "")
+        raise CatalogError(
+            f"{path}: another program's database (tables {listed}), not a catalog; check the 'catalog' "
+            "path (cachedex leaves the file alone)"
+        )
 
 
 def must_exist(path: Path) -> None:

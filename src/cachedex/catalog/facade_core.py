@@ -30,6 +30,9 @@ from .writer import TagWriter
 
 __all__ = ["CatalogCore"]
 
+#: How long ``gc``'s checkpoint waits for readers to end before leaving the space to a later one.
+CHECKPOINT_WAIT_SECONDS = 5.0
+
 
 class CatalogCore:
     """An open catalog file: its connection, its states and transactions, and the writes
@@ -47,6 +50,8 @@ class CatalogCore:
         self.path = path = Path(path)
         if not create:  # (a command with nothing to do on a new catalog: gc, forget)
             must_exist(path)
+            if path.is_file() and path.stat().st_size == 0:  # (it was made a whole catalog)
+                raise CatalogError(f"{path}: holds no catalog yet; run 'cachedex sync' first")
         self.readonly = readonly
         self.write_wait = write_wait
         #: (SQLite's data_version, the state token read with it): see :meth:`state_token`.
@@ -57,6 +62,9 @@ class CatalogCore:
             self._db = open_readonly(path) if readonly else open_writable(path, write_wait)
             register_functions(self._db)
             self._db.execute("PRAGMA foreign_keys=ON")
+            if not create and schema_version(self._db) == 0:  # (a first sync stopped early: nothing to do)
+                self._db.close()
+                raise CatalogError(f"{path}: holds no catalog yet; run 'cachedex sync' first")
             migrate(self._db, path, readonly=readonly)
         except sqlite3.Error as exc:
             raise CatalogError.from_sqlite(path, exc) from exc
@@ -208,12 +216,18 @@ class CatalogCore:
             return {tag: forget_tag(self._db, tag) for tag in tags}
 
     def collect_garbage(
-        self, *, history_before: float | None = None, vacuum: bool = True, on_wait: Callable[[], None] | None = None
+        self,
+        *,
+        history_before: float | None = None,
+        vacuum: bool = True,
+        on_wait: Callable[[], None] | None = None,
+        on_readers: Callable[[], None] | None = None,
     ) -> tuple[int, int]:
         """Forget specs no mirror holds and no history names (with ``history_before``,
         first the changes recorded before that time), then give the space back to the
         file system. Returns (specs forgotten, changes forgotten). ``on_wait`` as
-        :meth:`writing_tag`'s."""
+        :meth:`writing_tag`'s; ``on_readers`` is called when readers kept the space from
+        coming back (the rewritten file stays in the write-ahead log until they end)."""
         with self._transaction(on_wait):
             counts = collect_garbage(self._db, history_before)
         if vacuum:
@@ -221,8 +235,13 @@ class CatalogCore:
                 self._db.execute("VACUUM")
                 # In WAL mode the rewritten file is in the log until a checkpoint, which
                 # closing does only as the last connection: with a server reading, the
-                # space did not come back and the log doubled the catalog on disk.
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+                # space did not come back and the log doubled the catalog on disk. The
+                # checkpoint waits for readers (a server's request, a site build) a
+                # little, not a sync's whole wait: it waited 300 s, then said nothing.
+                with busy_timeout(self._db, CHECKPOINT_WAIT_SECONDS, then=self.write_wait):
+                    busy = self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
             except sqlite3.Error as exc:
                 raise CatalogError.from_sqlite(self.path, exc, waited=self.write_wait) from exc
+            if busy and on_readers is not None:
+                on_readers()
         return counts

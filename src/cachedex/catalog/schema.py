@@ -11,6 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from ..errors import CatalogError
+from .connection import refuse_foreign
 
 __all__ = ["BULK_INDEXES", "BULK_MEMBER_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
 
@@ -297,6 +298,8 @@ def migrate(db: sqlite3.Connection, path: Path, *, readonly: bool) -> None:
         )
     if version == SCHEMA_VERSION:
         return
+    if version == 0:
+        refuse_foreign(db, path)
     if readonly and version == 0:  # created, but its first sync was stopped before writing anything
         raise CatalogError(f"{path}: holds no catalog yet (its first sync did not finish); run 'cachedex sync'")
     if readonly:

@@ -82,7 +82,7 @@ def forget_command(state: State, tags: tuple[str, ...]) -> None:
             raise UnknownTag(unknown[0], sorted(known))
         before = _file_size(config.catalog)
         forgotten = catalog.forget_tags(dict.fromkeys(tags), on_wait=_say_waiting)
-        specs, _ = catalog.collect_garbage()
+        specs, _ = catalog.collect_garbage(on_wait=_say_waiting, on_readers=_say_readers)
     for tag, listed in forgotten.items():
         click.echo(visible(f"forgot {tag} ({counted(listed, 'spec')} listed)"))
     _said_space(specs, before, _file_size(config.catalog))
@@ -103,13 +103,22 @@ def gc_command(state: State) -> None:
     config = state.config()
     before = _file_size(config.catalog)
     with Catalog(config.catalog, create=False) as catalog:  # (none: nothing to collect)
-        specs, _ = catalog.collect_garbage(on_wait=_say_waiting)
+        specs, _ = catalog.collect_garbage(on_wait=_say_waiting, on_readers=_say_readers)
     _said_space(specs, before, _file_size(config.catalog))
 
 
 def _say_waiting() -> None:
     """Another process writes the catalog (a sync): said, or the command seems to hang."""
     click.echo("waiting for another process writing the catalog (a sync?) to finish ...", err=True)
+
+
+def _say_readers() -> None:
+    """The catalog was compacted, but readers kept its log from being emptied."""
+    click.echo(
+        "note: another process is reading the catalog (a server, a site build): the space comes back "
+        "once it has ended and 'cachedex gc' runs again (meanwhile the catalog's log holds the compacted file)",
+        err=True,
+    )
 
 
 def _said_space(specs: int, before: int, after: int) -> None:

@@ -16,7 +16,7 @@ import click
 
 from ..catalog import Catalog
 from ..config import Config, find_config, load_config
-from ..errors import CachedexError, ConfigError, resource_problem
+from ..errors import CORRUPT_ADVICE, CachedexError, ConfigError, resource_problem
 from ..values import visible
 
 __all__ = ["OutputFolder", "State", "configured_tags", "friendly", "not_empty", "verdict_command"]
@@ -88,7 +88,7 @@ def _catalog_problem(state: State | None, exc: sqlite3.DatabaseError) -> str:
     page (opening the catalog already reports its own errors as CatalogError)."""
     where = str(state.catalog_path) if state is not None and state.catalog_path else "the catalog"
     if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in _SQLITE_CORRUPT:
-        return f"{where}: the catalog is corrupt ({exc}); delete it and run 'cachedex sync'"
+        return f"{where}: the catalog is corrupt ({exc}); {CORRUPT_ADVICE}"
     return f"{where}: cannot read the catalog ({exc})"
 
 
