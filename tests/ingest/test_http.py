@@ -204,6 +204,37 @@ def test_429_waits_as_long_as_retry_after_asks(http_server, v3_mirror: str, tmp_
         client.request(Request(f"{http_server.url}{_blob(http_server)}", limit=10**9))
 
 
+def test_a_retry_after_of_other_digits_is_passed_over_and_the_engine_never_stops(  # type: ignore[no-untyped-def]
+    http_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ "Retry-After: ²" (a digit to str.isdigit, not to float) raised in the engine
+    thread, which ended, and every request waited for good; should anything else raise
+    there, the requests waiting are told, not left waiting."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from cachedex.ingest import http
+
+    (http_server.state.root / "busy.json").write_text("{}")
+    http_server.state.faults["/busy.json"] = "429"
+    http_server.state.retry_after = "\u00b2"
+    assert retry_after_seconds("\u00b2") is None and retry_after_seconds(" 2 ") == 2.0
+
+    def asked(url: str) -> str:
+        with HttpClient(HttpOptions(retries=1, backoff=0.01)) as client:
+            try:
+                client.request(Request(url, limit=1000))
+            except SourceError as exc:
+                return str(exc)
+        return "answered"
+
+    with ThreadPoolExecutor(1) as pool:
+        said = pool.submit(asked, f"{http_server.url}/busy.json").result(timeout=60)
+        assert said.endswith("too many requests (HTTP 429), after 2 attempts"), said
+        monkeypatch.setattr(http, "retry_after_seconds", lambda value: 1 / 0)  # (a bug in the engine)
+        said = pool.submit(asked, f"{http_server.url}/busy.json").result(timeout=60)
+        assert said.endswith(": the HTTP engine failed (ZeroDivisionError: division by zero)"), said
+
+
 def test_an_error_says_what_the_server_said(http_server) -> None:  # type: ignore[no-untyped-def]
     """A registry's pull rate limit (429) and S3's refusal (403) came as their status
     alone, where their bodies say why (and how to lift it); the server's words are

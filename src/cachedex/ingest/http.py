@@ -178,6 +178,38 @@ class HttpClient:
         return starting
 
     def _run(self) -> None:
+        """The engine's loop; should it fail (a bug, nothing a server sends should do
+        it), every request waiting is given the error, which would otherwise wait for good."""
+        try:
+            self._loop()
+        except BaseException as exc:  # (said in each request's error: no traceback from a thread)
+            self._fail_everything(exc)
+
+    def _fail_everything(self, exc: BaseException) -> None:
+        with self._lock:
+            self._closed = True
+            waiting = [*self._active.values(), *self._submitted, *(entry[2] for entry in self._delayed)]
+            jobs = list(self._jobs)
+            self._submitted.clear()
+        self._active.clear()
+        self._delayed.clear()
+        for request in waiting:
+            self._deliver(request, _engine_failed(request.url, exc))
+        for job in jobs:
+            job.results.put(_engine_failed("HTTP", exc))
+
+    def _finish_guarded(self, handle: pycurl.Curl, code: int, message: str) -> None:
+        """:meth:`_finish`, whose request, should it raise, is told (it is no longer
+        among those in flight that :meth:`_fail_everything` tells)."""
+        request = self._active.get(handle)
+        try:
+            self._finish(handle, code, message)
+        except BaseException as exc:
+            if request is not None:
+                self._deliver(request, _engine_failed(request.url, exc))
+            raise
+
+    def _loop(self) -> None:
         multi = self._multi
         limit = self.concurrency
         while True:
@@ -200,9 +232,9 @@ class HttpClient:
             while True:
                 queued, succeeded, failed = multi.info_read()
                 for handle in succeeded:
-                    self._finish(handle, 0, "")
+                    self._finish_guarded(handle, 0, "")
                 for handle, code, message in failed:
-                    self._finish(handle, code, message)
+                    self._finish_guarded(handle, code, message)
                 if not queued:
                     break
             self._flush_jobs()
@@ -348,6 +380,10 @@ class HttpClient:
             pause = max(pause, asked)
         heapq.heappush(self._delayed, (time.monotonic() + pause, next(self._order), request))
         return _RETRIED
+
+
+def _engine_failed(url: str, exc: BaseException) -> SourceError:
+    return SourceError(url, f"the HTTP engine failed ({type(exc).__name__}: {exc})")
 
 
 class _Retried(CachedexError):

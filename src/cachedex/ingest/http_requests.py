@@ -293,7 +293,9 @@ def retry_after_seconds(value: str | None) -> float | None:
         return None
     text = value.strip()
     if text.isdigit():
-        return float(text)
+        # (str.isdigit takes "²" and other digits float() refuses: its ValueError ended
+        # the HTTP engine, and every request waited for good)
+        return float(text) if text.isascii() else None
     import email.utils  # (rare: loaded when a server sends a date; not on every command's start)
 
     try:
