@@ -116,7 +116,7 @@ class ServerState:
 
     root: Path
     #: path -> 404, 500, 503, 429, stall, slow, never, cut, drip, gzip-bomb, not-http,
-    #: 206, redirect-file, redirect-loop, gzip-unasked (gzipped whatever the request
+    #: 206, redirect-file, redirect-loop, redirect:URL, gzip-unasked (gzipped whatever the request
     #: accepts), etag-latin1 (an ETag holding byte 0xe9), and the answers of
     #: ``_SAYING``; "-once" to misbehave on the first request only
     faults: dict[str, str] = field(default_factory=dict)
@@ -229,6 +229,12 @@ class _Handler(BaseHTTPRequestHandler):
         if fault == "redirect-loop":  # to itself, for ever
             self.send_response(302)
             self.send_header("Location", path)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if fault is not None and fault.startswith("redirect:"):  # to that URL
+            self.send_response(302)
+            self.send_header("Location", fault.removeprefix("redirect:"))
             self.send_header("Content-Length", "0")
             self.end_headers()
             return

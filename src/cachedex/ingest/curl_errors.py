@@ -36,5 +36,12 @@ def describe_failure(code: int, message: str) -> str:
             "registry) if that is meant"
         )
     if code in (pycurl.E_SSL_CACERT, pycurl.E_SSL_CONNECT_ERROR):
+        # (the CA's hint only where a CA is the problem: it was given for a certificate of
+        # another host, or one expired, which no CA bundle changes)
+        lowered = message.lower()
+        if "subject name" in lowered or "does not match target host" in lowered:
+            return f"TLS failed ({message}): the server's certificate is for another host name; use the name it names"
+        if "expired" in lowered or "not yet valid" in lowered:
+            return f"TLS failed ({message}): the server's certificate is out of date (or this machine's clock is)"
         return f"TLS failed ({message}); set http.ca_bundle or SSL_CERT_FILE for a private CA"
     return f"HTTP transfer failed ({message or f'libcurl error {code}'})"

@@ -30,7 +30,7 @@ class HandleOptions:
 
     def __init__(self) -> None:
         self._proxies = urllib.request.getproxies()
-        self._proxy_of: dict[str, str] = {}  # scheme://host:port -> its proxy ('' for none)
+        self._proxy_of: dict[str, tuple[str, str]] = {}  # scheme://host:port -> (its proxy, NOPROXY)
         self._state: dict[pycurl.Curl, tuple[object, ...]] = {}  # a handle's options of its last request
 
     def forget(self, handle: pycurl.Curl) -> None:
@@ -77,7 +77,9 @@ class HandleOptions:
                 # index's If-Modified-Since would go with the next request, to any host.
                 handle.unsetopt(pycurl.HTTPHEADER)
             handle.setopt(pycurl.NOBODY, 1 if request.method == "HEAD" else 0)
-            handle.setopt(pycurl.PROXY, state[5])
+            proxy, bypassed = state[5]
+            handle.setopt(pycurl.PROXY, proxy)
+            handle.setopt(pycurl.NOPROXY, bypassed)
             # What was asked over TLS is not read in the clear: a redirect from https to
             # http is refused (a mirror's index and its checksums would come unprotected).
             handle.setopt(pycurl.REDIR_PROTOCOLS, pycurl.PROTO_HTTPS if state[7] else _HTTP_OR_HTTPS)
@@ -94,17 +96,22 @@ class HandleOptions:
         # The body goes straight into its bytearray (C to C), or through the watcher.
         handle.setopt(pycurl.WRITEFUNCTION, request._write if watched else body.extend)
 
-    def proxy_for(self, url: str) -> str:
-        """The proxy for ``url`` as pip and urllib find it (HTTPS_PROXY, HTTP_PROXY,
-        NO_PROXY, upper or lower case); '' for none. Decided once per scheme and host."""
+    def proxy_for(self, url: str) -> tuple[str, str]:
+        """(the proxy, the hosts it is not used for) of ``url`` as pip and urllib find
+        them (HTTPS_PROXY, HTTP_PROXY, NO_PROXY, upper or lower case); ('', '') for none.
+        Decided once per scheme and host. A host NO_PROXY names is said to libcurl by
+        name, not by dropping the proxy: a redirect from it to a host that is not named
+        went around the proxy (in a network whose only way out it is, "cannot connect")."""
         if not self._proxies:
-            return ""
+            return "", ""
         origin = url[: url.find("/", url.find("//") + 2)] if url.count("/") >= 3 else url
-        proxy = self._proxy_of.get(origin)
-        if proxy is None:
+        found = self._proxy_of.get(origin)
+        if found is None:
             parts = urlsplit(url)
-            proxy = self._proxies.get(parts.scheme, "")
-            if proxy and urllib.request.proxy_bypass(parts.hostname or ""):
-                proxy = ""
-            self._proxy_of[origin] = proxy
-        return proxy
+            proxy, bypassed = self._proxies.get(parts.scheme, ""), self._proxies.get("no", "")
+            # (host:port, as urllib asks itself: NO_PROXY may name a port, or an IPv6 host in brackets)
+            if proxy and urllib.request.proxy_bypass(parts.netloc.rpartition("@")[2]):
+                host = parts.hostname or ""
+                bypassed = f"{bypassed},{host}" if bypassed else host
+            found = self._proxy_of[origin] = (proxy, bypassed if proxy else "")
+        return found

@@ -362,8 +362,9 @@ class HttpClient:
             return SourceError(request.url, describe_failure(code, message))
         if code == pycurl.E_OPERATION_TIMEDOUT:
             idle = "too slow" in message or "Connection timed out" in message or "Connection timeout" in message
-            what = f"no data for {self.options.timeout:g} s" if idle else f"not done within {self.options.deadline:g} s"
-            return self._retry_or(request, f"timed out ({what})", None)
+            if not idle:  # http.deadline is a request's time in all: retried, it was that again and again
+                return SourceError(request.url, f"timed out (not done within {self.options.deadline:g} s)")
+            return self._retry_or(request, f"timed out (no data for {self.options.timeout:g} s)", None)
         if code in RETRYABLE:
             return self._retry_or(request, describe_failure(code, message), None)
         return SourceError(request.url, describe_failure(code, message))
