@@ -97,3 +97,10 @@ def test_reliability_doc_names_a_real_test_for_every_promise_and_finding() -> No
             source = (REPO / path).read_text(encoding="utf-8")
             tag = finding.lower().replace("-", "")
             assert name.startswith(f"test_{tag}_") or f'id="{finding}' in source, (finding, name)
+
+
+def test_the_catalog_doc_names_the_schema_version() -> None:
+    """It said 11 for a release of schema 12."""
+    from cachedex.catalog.schema import SCHEMA_VERSION
+
+    assert f"`PRAGMA user_version` (currently {SCHEMA_VERSION})" in (DOCS / "catalog.md").read_text()

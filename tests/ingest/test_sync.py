@@ -180,6 +180,16 @@ def test_a_v2_index_without_its_hash_file_is_read_and_said_unverified(mirrors: P
     assert verified.ok and not any("unverified" in w for w in verified.warnings)
     expected = f"root: {mirror}/build_cache/index.json has no index.json.hash beside it: read unverified"
     assert unverified.ok and expected in unverified.warnings
+    # One that is there but holds no sha256 is read as Spack reads it (no check), and said
+    # so: it was said to be missing.
+    write_v2_mirror(mirror, fixture_index(mirrors, drop=(LIBELF_CORE2,)))
+    (mirror / "build_cache/index.json.hash").write_text("0000\n")
+    with Catalog(config.catalog) as catalog:
+        (malformed,) = sync(config, catalog)
+    expected = (
+        f"root: {mirror}/build_cache/index.json has an index.json.hash holding no sha256 ('0000\\n'): read unverified"
+    )
+    assert malformed.ok and expected in malformed.warnings, malformed.warnings
 
 
 def test_a_dependency_no_index_holds_is_said_at_sync(mirrors: Path, tmp_path: Path) -> None:

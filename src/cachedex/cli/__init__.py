@@ -172,7 +172,7 @@ def search_command(
       cachedex search zlib
       cachedex search 'py-keras@3.9 backend=jax target=aarch64:'
       cachedex search 'hdf5+mpi~cuda os=ubuntu24.04 %gcc@13' --tag develop
-      cachedex search /2763an2                   # a hash prefix
+      cachedex search /22qji2q                   # a hash prefix
       cachedex search arch=linux-ubuntu24.04-x86_64_v3 --stack e4s --tag develop
       cachedex search 'py-keras ^py-jax@0.4'       # needs py-jax 0.4 (link/run, at any depth)
       cachedex search 'hdf5 ^mpi'                  # built with any MPI (a virtual)

@@ -182,7 +182,7 @@ def _pick_index_blob(manifest: Manifest, url: str) -> BlobRecord:
 def _read_v2(
     source: Source, previous: PreviousState | None, limits: Limits, progress: ProgressCallback | None
 ) -> IndexSnapshot:
-    expected = _index_hash(source)
+    expected, unverified = _index_hash(source)
     if previous is not None and previous.layout == 2 and expected == previous.checksum:
         return IndexSnapshot(2, expected, None, previous.etag, previous.last_modified)
     try:
@@ -196,7 +196,7 @@ def _read_v2(
         raise SourceError(source.join(V2_INDEX), "unexpected 304 Not Modified to an unconditional request")
     index_url = source.join(V2_INDEX)
     checksum = hashlib.sha256(fetched.data).hexdigest()
-    if expected is not None and checksum != expected and _index_hash(source) != checksum:
+    if expected is not None and checksum != expected and _index_hash(source)[0] != checksum:
         # (read again first: 'spack buildcache update-index' writes index.json, then its
         # hash, and a sync that read between the two has the hash of the last index)
         raise ChecksumError(
@@ -206,26 +206,29 @@ def _read_v2(
             "(a CDN) serves one of the two stale; sync again once it has expired",
         )
     if previous is not None and previous.layout == 2 and checksum == previous.checksum:
-        return IndexSnapshot(
-            2, checksum, None, fetched.etag, fetched.last_modified, index_url, unverified=expected is None
-        )
+        return IndexSnapshot(2, checksum, None, fetched.etag, fetched.last_modified, index_url, unverified=unverified)
     return IndexSnapshot(
-        2, checksum, fetched.data, fetched.etag, fetched.last_modified, index_url, unverified=expected is None
+        2, checksum, fetched.data, fetched.etag, fetched.last_modified, index_url, unverified=unverified
     )
 
 
-def _index_hash(source: Source) -> str | None:
-    """The checksum ``index.json.hash`` gives, or None where there is none: as Spack
-    reads it (``DefaultIndexFetcher.get_remote_hash``), its first 64 bytes, if they are
-    a lowercase sha256 hex digest (what follows, a line end or more, is no part of it);
-    a file that is none, or that cannot be read (a server's error), is no check at all,
-    not a failure, for Spack reads that mirror ("failure to fetch index.json.hash is not
-    fatal")."""
+def _index_hash(source: Source) -> tuple[str | None, str]:
+    """(the checksum ``index.json.hash`` gives, or None where there is none; and then
+    why, for the warning). Read as Spack reads it (``DefaultIndexFetcher.get_remote_hash``):
+    its first 64 bytes, if they are a lowercase sha256 hex digest (what follows, a line
+    end or more, is no part of it); a file that is none, or that cannot be read (a
+    server's error), is no check at all, not a failure, for Spack reads that mirror
+    ("failure to fetch index.json.hash is not fatal")."""
     try:
         head = source.read(V2_INDEX_HASH, limit=1000)[:64]
-    except (SourceError, TooBig):  # (SourceNotFound is one; a file that long holds no digest)
-        return None
-    return head.decode("ascii") if re.fullmatch(rb"[0-9a-f]{64}", head) else None
+    except SourceNotFound:
+        return None, "has no index.json.hash beside it"
+    except (SourceError, TooBig) as exc:  # (a file that long holds no digest)
+        return None, f"has an index.json.hash that cannot be read ({getattr(exc, 'problem', exc)})"
+    if re.fullmatch(rb"[0-9a-f]{64}", head):
+        return head.decode("ascii"), ""
+    # (it was said to be missing, though there)
+    return None, f"has an index.json.hash holding no sha256 ({short_repr(head.decode('utf-8', 'replace'))})"
 
 
 def find_views(source: Source) -> list[str] | None:

@@ -34,5 +34,6 @@ class IndexSnapshot(msgspec.Struct, frozen=True):
     last_modified: str | None = None
     url: str = ""
     index: RawIndex | None = None
-    #: a v2 index without its index.json.hash: read, but nothing to check it against
-    unverified: bool = False
+    #: why a v2 index was read with nothing to check it against ("" when it was checked):
+    #: its index.json.hash is not there, or holds no sha256
+    unverified: str = ""

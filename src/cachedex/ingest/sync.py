@@ -236,7 +236,7 @@ class _TagSync:
                 *(warning for stack, report in sizes for warning in report.warnings(stack)),
                 *dangling,
                 *(
-                    f"{r.ref.stack}: {r.snapshot.url} has no index.json.hash beside it: read unverified"
+                    f"{r.ref.stack}: {r.snapshot.url} {r.snapshot.unverified}: read unverified"
                     for r in reads
                     if r.snapshot.unverified
                 ),
