@@ -17,6 +17,7 @@ from cachedex.publish.pages import package_page, tag_page
 from cachedex.publish.render import FIRST_ROWS
 from cachedex.publish.site import write_site
 from cachedex.query import parse
+from cachedex.versions import version_key
 from tests.helpers import Demo, StaticServer
 from tests.lockfiles import (
     above,
@@ -296,6 +297,13 @@ def test_package_page_sorts_versions_as_spack_does(page: Any, served: str, demo_
     assert _texts(page, "#rows tbody td:nth-child(2)") == versions
     page.click("th[data-key=version] button")  # descending already: now oldest first
     assert _texts(page, "#rows tbody td:nth-child(2)") == versions[::-1]
+    # Compilers by name, then by version in Spack's order (as text, gcc@13 came before gcc@7)
+    page.goto(served + "tags/develop/packages/berkeley-db/index.html")
+    page.wait_for_function(PAGE_READY)
+    page.click("th[data-key=compiler] button")
+    shown = page.eval_on_selector_all("#rows tbody tr", "rows => rows.map((row) => row.dataset.compiler)")
+    gcc = [version_key(c.split("@")[1]) for c in shown if c.startswith("gcc@")]
+    assert len(set(gcc)) > 2 and (gcc == sorted(gcc) or gcc == sorted(gcc, reverse=True)), shown
 
 
 def test_pages_read_without_javascript_and_on_a_phone(browser: Any, served: str) -> None:
@@ -721,6 +729,44 @@ def test_a_copy_button_copies_what_it_shows_and_says_so_to_screen_readers(page: 
     page.wait_for_selector("[role=status]:has-text('copied')")
     assert page.inner_text("[role=status]") == "copied" and button.get_attribute("aria-label") == name
     assert page.evaluate("navigator.clipboard.readText()") == button.get_attribute("data-copy")
+
+
+def test_the_live_json_link_follows_the_filters(page: Any, uvicorn_server: str, served: str) -> None:
+    """ "this page as JSON" kept the filters the page was opened with, and its answer
+    was for those; a static copy's twin is the whole page, and stays so."""
+    twin = "() => document.querySelector(\"footer a[href^='index.json']\").getAttribute('href')"
+    page.goto(f"{uvicorn_server}/tags/develop/index.html?os=ubuntu22.04")
+    page.wait_for_function(PAGE_READY)
+    assert page.evaluate(twin) == "index.json?os=ubuntu22.04"
+    page.select_option("select[name=os]", "")
+    page.select_option("select[name=target]", "aarch64")
+    page.wait_for_function(f"() => ({twin})() === 'index.json?target=aarch64'")
+    page.goto(f"{uvicorn_server}/tags/develop/packages/hdf5/index.html?target=x86_64_v3")
+    page.wait_for_function(PAGE_READY)
+    page.fill("input[data-text]", "1.14")
+    page.select_option("select[name=target]", "")
+    page.wait_for_function(f"() => ({twin})() === 'index.json?q=1.14'")
+    page.goto(served + "tags/develop/index.html?os=ubuntu22.04")
+    page.wait_for_function(PAGE_READY)
+    page.select_option("select[name=target]", "aarch64")
+    page.wait_for_timeout(300)
+    assert page.evaluate(twin) == "index.json"
+
+
+@pytest.mark.parametrize("live", [False, True])
+def test_a_variant_typed_with_a_plus_in_the_url_is_that_variant(
+    page: Any, served: str, uvicorn_server: str, demo_run: Demo, live: bool
+) -> None:
+    """?variant=+cuda, as a Spack user types it: a query's "+" is a space, and " cuda"
+    found nothing, without a word."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        cuda = sum("+cuda" in s.variants for s in package_page(catalog, "develop", "py-torch").specs)
+    assert cuda > 0
+    base = f"{uvicorn_server}/" if live else served
+    page.goto(base + "tags/develop/packages/py-torch/index.html?variant=+cuda")
+    page.wait_for_function(PAGE_READY)
+    assert page.input_value("select[name=variant]") == "+cuda"
+    assert page.inner_text("#shown") == str(cuda)
 
 
 def test_the_filters_heading_counts_the_filters_on(page: Any, served: str) -> None:

@@ -79,8 +79,13 @@ class FacetSpec(Protocol):
 
 
 def active_filters(params: Mapping[str, str], keys: Iterable[str] = FACET_KEYS) -> dict[str, str]:
-    """The filters of a request or URL: the non-empty ones of ``keys``, in that order."""
-    return {key: params[key] for key in keys if params.get(key)}
+    """The filters of a request or URL: the non-empty ones of ``keys``, in that order. A
+    variant typed by hand, ``?variant=+cuda``, comes as " cuda" (a query's "+" is a
+    space): read as "+cuda", no variant starting with a space."""
+    found = {key: params[key] for key in keys if params.get(key)}
+    if found.get("variant", "+").startswith(" "):
+        found["variant"] = "+" + found["variant"][1:]
+    return found
 
 
 def _values(spec: Any, facet: str) -> Sequence[str]:

@@ -432,7 +432,9 @@
   if (apply) apply.hidden = true; // the script applies each change at once
   const params = new URLSearchParams(location.search);
   for (const select of selects) {
-    const wanted = params.get(select.name);
+    let wanted = params.get(select.name);
+    // (?variant=+cuda typed by hand: a query's "+" is a space; as the server reads it)
+    if (select.name === "variant" && wanted && wanted.startsWith(" ")) wanted = `+${wanted.slice(1)}`;
     if (wanted) {
       // (a value the page does not list: none of its specs has it, counted 0; a machine it
       // does not list, none archspec knows to run them, is shown without a count, as
@@ -455,10 +457,14 @@
   // The links up to the tag's page carry its filters (not a package's variant), as the
   // server writes them.
   const crumbs = document.querySelectorAll("a[data-carry]");
+  // The footer's JSON twin: a live server's filters it as the page is (a static one's is the whole page).
+  const twin = document.querySelector("footer a[href^='index.json']");
   const remember = (filters, typed) => {
     const next = typed ? { ...filters, q: typed } : filters;
     // (the #fragment stays: a link to a package page's #coverage lands there)
     history.replaceState(null, "", (query(next) || location.pathname) + location.hash);
+    // (it kept the filters the page was opened with, and answered for those)
+    if (twin) isLive().then((served) => { if (served) twin.href = `index.json${query(next)}`; });
     const up = { ...filters };
     delete up.variant;
     crumbs.forEach((link) => { link.href = link.dataset.carry + query(up); });
@@ -689,7 +695,11 @@
       const value = {
         version: (a, b) => cx.compareVersions(a.dataset.version, b.dataset.version),
         size: (a, b) => Number(a.dataset.size || -1) - Number(b.dataset.size || -1),
-        compiler: (a, b) => (a.dataset.compiler < b.dataset.compiler ? -1 : a.dataset.compiler > b.dataset.compiler ? 1 : 0),
+        // A compiler's name, then its version in Spack's order (as text, gcc@13 came before gcc@7)
+        compiler: (a, b) => {
+          const [x, y] = [a.dataset.compiler.split("@"), b.dataset.compiler.split("@")];
+          return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : cx.compareVersions(x[1] || "", y[1] || "");
+        },
       }[key];
       body.append(...rows.slice().sort((a, b) => value(a, b) * dir));
     });
