@@ -47,8 +47,7 @@ def open_writable(path: Path, write_wait: float) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise CatalogError(f"{path.parent}: cannot create the catalog's folder ({exc.strerror or exc})") from exc
-    if not path.exists():
-        _remove_orphan_logs(path)
+    _remove_orphan_logs(path)
     db = sqlite3.connect(os.fsencode(path), isolation_level=None, check_same_thread=False)
     db.execute(f"PRAGMA busy_timeout={int(write_wait * 1000)}")
     try:
@@ -140,17 +139,27 @@ def _remove_orphan_logs(path: Path) -> None:
     apply it to the new file made at that path, which then read as corrupt (a catalog
     deleted while `cachedex serve` held it, then synced anew)."""
     for suffix in ("-wal", "-shm"):
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(f"{os.fspath(path)}{suffix}")
+        log = f"{os.fspath(path)}{suffix}"
+        # The log first, then the file: SQLite makes a new catalog's file before its log,
+        # so a log seen while its file is missing is no live one's (checked the other way,
+        # a process making the catalog meanwhile lost its new log: two first syncs at once)
+        if os.path.lexists(log) and not os.path.lexists(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(log)
 
 
 def refuse_foreign(db: sqlite3.Connection, path: Path) -> None:
     """CatalogError if the file holds tables but no catalog schema (its version is 0):
     another program's database, which a migration would have filled with the catalog's
     tables beside its own."""
-    if int(db.execute("PRAGMA user_version").fetchone()[0]) != 0:
-        return
-    names = [row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4")]
+    # One statement, one snapshot: read apart, another process's first sync could commit
+    # its schema between the two (its tables seen, and its version not yet).
+    version, listed = db.execute(
+        "SELECT (SELECT user_version FROM pragma_user_version), "
+        "(SELECT group_concat(name, char(10)) FROM "
+        "(SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name LIMIT 4))"
+    ).fetchone()
+    names = listed.split("\n") if version == 0 and listed else []
     if names:
         listed = ", ".join(repr(name) for name in names[:3]) + (", ..." if len(names) > 3 else "")
         raise CatalogError(

@@ -71,7 +71,15 @@ SETTINGS: tuple[Setting, ...] = (
         0.1,
         3600,
     ),
-    Setting("http.deadline", "seconds", 600.0, "Seconds one request may take in all, however slow.", 1, 86400),
+    Setting(
+        "http.deadline",
+        "seconds",
+        600.0,
+        "Seconds one request may take in all, however slow; not tried again (but a 'verify --deep' read of a "
+        "binary goes on where the deadline cut it, up to http.retries times).",
+        1,
+        86400,
+    ),
     Setting("http.retries", "count", 3, "Extra attempts on connection errors, timeouts, 429 and 5xx answers.", 0, 20),
     Setting("http.backoff", "seconds", 0.5, "First pause between attempts; it doubles each time.", 0, 60),
     Setting(

@@ -94,6 +94,10 @@ class Request:
         "url",
     )
 
+    #: Whether an attempt goes on where the last stopped (a ``Range`` read): then one cut
+    #: by ``http.deadline`` is tried again, and the whole read takes retries × the deadline.
+    resumes = False
+
     def __init__(
         self,
         url: str,

@@ -207,6 +207,8 @@ class _HashingRequest(Request):
     not downloaded again from its start, nor again past ``http.deadline`` each time;
     a server that answers with the whole file is hashed anew."""
 
+    resumes = True
+
     def __init__(
         self, url: str, algorithm: str, limit: int, headers: list[str], *, size: int | None, forbidden_is_missing: bool
     ) -> None:
