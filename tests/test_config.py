@@ -247,20 +247,33 @@ def test_a_mirror_url_with_credentials_a_query_or_a_fragment_is_refused(tmp_path
     assert load_config(_write(tmp_path, "tags_from: 'http://h/tags.yaml?ref=main'\n")).tags_from
 
 
-def test_a_catalog_folder_and_a_number_yaml_reads_as_text_are_said_so(tmp_path: Path) -> None:
+def test_a_catalog_folder_and_a_number_yaml_reads_as_text_are_said_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`catalog: data/` made a file named data; YAML 1.1 reads 1e3 (no dot) as text, and
     "got '1e3'" did not say why a number was refused."""
     text = "catalog: data/\nhttp: {timeout: 1e3, retries: '3'}\nlimits: {index_bytes: 2.5e9}\n"
     text += "tags: [{name: t, url: /tmp}]\n"
     assert _problems(tmp_path, text) == [
-        "'catalog': expected a file path, got 'data/' (a folder's: name the file in it, data/cachedex.sqlite)",
+        "'catalog': expected a file path, got 'data/' (a folder's: name the file in it, 'data/cachedex.sqlite')",
         "'http.timeout': expected a number between 0.1 and 3,600, got '1e3' (YAML reads it as text: write 1000)",
         "'http.retries': expected a whole number between 0 and 20, got '3' (YAML reads it as text: write 3)",
         # (2.5e9 too: YAML 1.1's exponent takes a sign, 2.5e+9)
         "'limits.index_bytes': expected a whole number between 1,000 and 1,099,511,627,776, got '2.5e9' "
         "(YAML reads it as text: write 2500000000)",
     ]
-    assert not (tmp_path / "data").exists()
+    # a folder by other spellings too; a number the setting refuses anyway gets no hint to write it
+    monkeypatch.setenv("DIR", str(tmp_path / "d") + "/")
+    (tmp_path / "there").mkdir()
+    for folder in ("data/.", "$DIR", "there"):
+        (problem,) = _problems(tmp_path, f"catalog: {folder}\ntags: [{{name: t, url: /tmp}}]\n")
+        assert problem.startswith(f"'catalog': expected a file path, got '{folder}' (a folder's: "), problem
+    (problem,) = _problems(tmp_path, "http: {timeout: 1e9}\ntags: [{name: t, url: /tmp}]\n")
+    assert problem == "'http.timeout': expected a number between 0.1 and 3,600, got '1e9'"
+    # a key of a section misspelled and given no value is still unknown (it was taken, as "no value")
+    assert _problems(tmp_path, "http: {timout: }\ntags: [{name: t, url: /tmp}]\n") == [
+        "unknown key 'http.timout' (known: backoff, ca_bundle, concurrency, deadline, retries, timeout)"
+    ]
 
 
 def test_a_config_of_many_problems_names_the_first_twenty(tmp_path: Path) -> None:
@@ -538,6 +551,10 @@ def test_a_variable_holding_a_url_is_refused_not_read_as_a_folder(
     assert load_config(_write(tmp_path, "tags: [{name: t, url: $MIRROR_URL}]\n")).tags[0].mirrors[0].url == str(
         tmp_path
     )
+    # a folder whose name holds a colon is no URL (it was refused as a "snap-2026-11-01t09://" one)
+    monkeypatch.setenv("SNAP", "snap-2026-11-01T09:30")
+    config = load_config(_write(tmp_path, "tags: [{name: t, url: $SNAP/mirror}]\n"))
+    assert config.tags[0].mirrors[0].url == str(tmp_path / "snap-2026-11-01T09:30/mirror")
 
 
 def test_a_config_read_from_a_pipe_resolves_paths_in_the_current_folder(

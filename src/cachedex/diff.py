@@ -1,8 +1,9 @@
 """What changed: between two tags, or in one tag since a date (from the sync history).
 
 Per stack (``root`` is the tag's own mirror), specs are *added* or *removed* by hash; a
-package with both an added and a removed spec has *changed* (same package, new hash),
-and a package whose specs all appeared or all left is an added or removed *package*.
+package listed before and after with a spec added or removed has *changed* (a new
+build, one more, one fewer), and a package whose specs all appeared or all left is an
+added or removed *package*.
 """
 
 from __future__ import annotations

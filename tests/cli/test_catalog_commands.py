@@ -51,6 +51,7 @@ def test_a_tag_the_config_no_longer_names_is_said_then_forgotten(two_tags: Path)
     code, _, err = run(two_tags, "forget", "nope")
     # (not in the catalog: exit code 1, in the words of every command that reads it; it was 2)
     assert (code, err) == (1, "error: no tag 'nope' in the catalog (tags: a, b)\n")
+    assert run(two_tags, "forget", "nope", "nah")[2] == "error: no tags 'nope', 'nah' in the catalog (tags: a, b)\n"
     with Catalog(folder / "cachedex.sqlite", readonly=True) as catalog:
         token = catalog.state_token()[0]
     code, out, _ = run(two_tags, "forget", "b")

@@ -322,3 +322,5 @@ def test_search_as_json_that_finds_nothing_says_why_on_stderr(demo: Path) -> Non
     total = len(json.loads(found.stdout))
     assert len(json.loads(cut.stdout)) == 1 and total > 1
     assert cut.stderr == f"note: 1 of {total} matches from --offset 1; --limit and --offset give the others\n"
+    past = CliRunner().invoke(main, [*many[:4], "--json", "--offset", "500"])
+    assert json.loads(past.stdout) == [] and past.stderr == f"note: none from --offset 500: the last is {total - 1}\n"

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -89,3 +91,9 @@ def test_demo_shows_a_folder_with_control_characters_as_escapes(tmp_path: Path) 
     assert result.exit_code == 0, result.output
     assert "\x1b" not in result.output and "\x07" not in result.output
     assert result.output.count("demo\\x1b[2J\\x1b]0;evil\\x07") >= 8 and (folder / "site/index.html").is_file()
+    # Its commands to paste still name the folder: in bash's $'...' quoting (in plain
+    # quotes, the escape shown would be pasted as two characters)
+    line = next(line for line in result.output.splitlines() if "http.server" in line)
+    word = line.split(" -d ", 1)[1].rsplit(" 8001", 1)[0]
+    said = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True).stdout
+    assert said == os.fsencode(folder / "site"), (word, said)

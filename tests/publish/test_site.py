@@ -228,7 +228,8 @@ def test_unknown_tag_is_one_clear_error(demo_run: Demo, tmp_path: Path) -> None:
 def test_a_folder_of_other_files_is_refused_and_kept(demo_run: Demo, tmp_path: Path) -> None:
     """Its index.html and 404.html were replaced without a word (`cachedex site .` in a
     project's folder, say); hidden files (a .git) are no one's pages, and a folder whose
-    first build was stopped (its lock is there) is built again."""
+    first build was stopped (its record of building is there) is built again; jekyll's lock is no
+    site's mark."""
     from cachedex.errors import OutputError
 
     foreign = tmp_path / "project"
@@ -238,14 +239,15 @@ def test_a_folder_of_other_files_is_refused_and_kept(demo_run: Demo, tmp_path: P
     hidden, stopped = tmp_path / "gh-pages", tmp_path / "stopped"
     (hidden / ".git").mkdir(parents=True)
     stopped.mkdir()
-    (stopped / ".cachedex-lock").touch()
+    (stopped / ".cachedex-site-building").touch()  # (a build's first file)
+    (foreign / ".cachedex-lock").touch()  # (jekyll and export leave one: it is no site's mark)
     (stopped / "index.html").write_text("a page of the stopped build")
     with Catalog(demo_run.catalog, readonly=True) as catalog:
-        with pytest.raises(OutputError, match=r"project: holds files a 'cachedex site' did not write \('index.html', "):
+        with pytest.raises(OutputError, match=r"project: holds files \('index.html', 'notes.txt'\) and no record of a"):
             write_site(catalog, foreign)
         assert write_site(catalog, hidden, tags=["v1.0.2"]).written > 0
         assert write_site(catalog, stopped, tags=["v1.0.2"]).written > 0
-    assert sorted(p.name for p in foreign.iterdir()) == ["index.html", "notes.txt"]
+    assert sorted(p.name for p in foreign.iterdir()) == [".cachedex-lock", "index.html", "notes.txt"]
     assert (foreign / "index.html").read_text() == "mine" and (stopped / "index.html").read_text().startswith("<!")
 
 

@@ -255,7 +255,7 @@ def show_command(state: State, what: str, tag: str | None, as_json: bool) -> Non
 def diff_command(state: State, tags: tuple[str, ...], since: str | None, as_json: bool) -> None:
     """What changed between two tags, or in one tag since a date.
 
-    Per stack: packages added, removed and changed (same package, new hash), and
+    Per stack: packages added, removed and changed (still there, a spec added or removed), and
     the specs added and removed.
 
     \b

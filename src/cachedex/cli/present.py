@@ -186,7 +186,9 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
         click.echo(json.dumps([spec_json(s) for s in page.specs], indent=2))
         for hint in page.hints:  # for the person running the script; its output stays JSON
             click.echo(visible(f"hint: {hint}"), err=True)
-        if page.total > len(page.specs):  # (as the table says it: cut at --limit's 50 without a word, it was)
+        if page.total and not page.specs:  # --offset past the last, as the table says it
+            click.echo(f"note: none from --offset {page.offset:,}: the last is {page.total - 1:,}", err=True)
+        elif page.total > len(page.specs):  # (as the table says it: cut at --limit's 50 without a word, it was)
             start = f" from --offset {page.offset:,}" if page.offset else ""
             click.echo(
                 f"note: {len(page.specs):,} of {page.total:,} matches{start}; --limit and --offset give the others",

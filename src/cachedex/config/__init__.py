@@ -253,8 +253,11 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
             problems.append(f"unknown key {short_repr(key)} (known: {', '.join(_KNOWN_KEYS)})")
 
     catalog_value = _given(document, "catalog", _default("catalog"))
-    if not is_path_text(catalog_value) or catalog_value.endswith("/"):  # ("data/" made a file "data")
-        folder = " (a folder's: name the file in it, data/cachedex.sqlite)" if is_path_text(catalog_value) else ""
+    if not is_path_text(catalog_value) or _names_a_folder(catalog_value, base):  # ("data/" made a file "data")
+        folder = ""
+        if is_path_text(catalog_value):
+            inside = os.path.join(os.path.expandvars(catalog_value), str(_default("catalog")))
+            folder = f" (a folder's: name the file in it, {short_repr(os.path.normpath(inside))})"
         problems.append(f"'catalog': expected a file path, got {short_repr(catalog_value)}{folder}")
         catalog_value = _default("catalog")
     elif not check_variables("catalog", catalog_value, problems):
@@ -298,6 +301,13 @@ def parse_config(document: Any, *, base: Path, path: Path | None = None) -> Conf
         registries=registries,
         compare=compare,
     )
+
+
+def _names_a_folder(value: str, base: Path) -> bool:
+    """Whether the catalog's path names a folder: written as one ("data/", "data/.",
+    a variable holding one), or one that is there."""
+    expanded = os.path.expanduser(os.path.expandvars(value))
+    return expanded.endswith(("/", "/.")) or expanded in (".", "..") or (base / expanded).is_dir()
 
 
 def _given(mapping: dict[Any, Any], key: str, default: Any) -> Any:
@@ -354,7 +364,7 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
     fields = _NUMBER_FIELDS[section]
     values: dict[str, Any] = {}
     for key, value in raw.items():
-        if value is None:  # given no value (its line's value commented out): the default, as a section's
+        if section == "http" and key == "ca_bundle" and value is None:
             continue
         if section == "http" and key == "ca_bundle":
             if not is_path_text(value):
@@ -368,21 +378,27 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
             known = sorted(name for name in (*fields, "ca_bundle") if section == "http" or name != "ca_bundle")
             problems.append(f"unknown key {short_repr(f'{section}.{key}')} (known: {', '.join(known)})")
             continue
+        if value is None:  # given no value (its line's value commented out): the default, as a section's
+            continue
         number = _number(f"{section}.{key}", value, whole=expected is int, problems=problems)
         if number is not None:
             values[key] = expected(number)
     return values
 
 
-def _text_number_hint(value: object) -> str:
-    """Why a number YAML read as text is text: YAML 1.1 reads 1e3 (no dot) as a string."""
+def _text_number_hint(key: str, value: object, whole: bool) -> str:
+    """Why a number YAML read as text is text (YAML 1.1 reads 1e3, no dot, as a string),
+    when the number would do: a hint to write one the setting refuses helps no one."""
     if not isinstance(value, str):
         return ""
     try:
         number = float(value.replace("_", ""))
     except ValueError:
         return ""
-    if not math.isfinite(number):
+    low, high = setting(key).low, setting(key).high
+    if not math.isfinite(number) or (whole and not number.is_integer()):
+        return ""
+    if (low is not None and number < low) or (high is not None and number > high):
         return ""
     return f" (YAML reads it as text: write {int(number) if number.is_integer() else number})"
 
@@ -399,7 +415,7 @@ def _number(key: str, value: object, *, whole: bool, problems: list[str]) -> flo
         or not isinstance(value, (int, float))
         or (isinstance(value, float) and not math.isfinite(value))
     ):
-        problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}{_text_number_hint(value)}")
+        problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}{_text_number_hint(key, value, whole)}")
         return None
     if (whole and value != int(value)) or (low is not None and value < low) or (high is not None and value > high):
         problems.append(f"'{key}': expected {wanted}, got {short_repr(value)}")

@@ -181,7 +181,7 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
         # (the scheme is read before variables are expanded, so "$MIRROR_URL" holding
         # https://... was read as a local folder named "https:")
         expanded = urlsplit(os.path.expandvars(value)).scheme
-        if len(expanded) > 1:
+        if expanded in URL_SCHEMES or expanded in _BUCKETS:  # (not any "x:": a folder "snap-09:30" is one)
             problems.append(
                 f"'{key}': environment variables are expanded in paths only, and this one holds a "
                 f"{expanded}:// URL; write the URL itself: {short_repr(value)}"

@@ -110,9 +110,25 @@ def run_demo(
 
 def _shell_word(path: Path) -> str:
     """``path`` for a command to paste into a shell: one word whatever it holds (a space,
-    a quote), and never read as an option (a relative ``-dash`` is written ``./-dash``)."""
+    a quote), and never read as an option (a relative ``-dash`` is written ``./-dash``).
+    A control character is written as bash's ``$'\\t'`` quoting has it: inside plain
+    quotes, the escape the terminal is shown would be pasted as two characters."""
     text = str(path)
-    return shlex.quote(f"./{text}" if text.startswith("-") else text)
+    text = f"./{text}" if text.startswith("-") else text
+    if text.isprintable():
+        return shlex.quote(text)
+    return "$'" + "".join(_ansi_c(char) for char in text) + "'"
+
+
+def _ansi_c(char: str) -> str:
+    if char in "\\'":
+        return "\\" + char
+    if char.isprintable():
+        return char
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:  # a byte of a name that is not UTF-8, as Python holds it
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x80 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def _raise_on_failure(outcomes: list[TagOutcome]) -> None:

@@ -53,7 +53,7 @@ from ..catalog import Catalog
 from ..errors import OutputError, UnknownTag
 from .changes import previous_tags
 from .changes_site import compared_with
-from .files import LOCK_FILE, held_alone, name_problem, quoted, update_file
+from .files import held_alone, name_problem, quoted, update_file
 from .folder_names import folder_clashes, package_clashes
 from .parallel import worker_count
 from .render import ASSETS, asset_text, render_not_found, render_stamp
@@ -209,9 +209,10 @@ def write_site(
     raise AssertionError("unreachable")
 
 
-#: Files a build leaves in OUTDIR before its first page (the lock), during it and after
-#: it: one of them marks a folder as a site's, or one whose first build was stopped.
-_OWN_MARKS = (STAMP, INPUTS, BUILDING, LOCK_FILE)
+#: Files a build leaves in OUTDIR before its first page, during it and after it: one of
+#: them marks a folder as a site's, or one whose first build was stopped. (Not the lock:
+#: `jekyll` and `export` leave one in theirs.)
+_OWN_MARKS = (STAMP, INPUTS, BUILDING)
 
 
 def _refuse_foreign_folder(outdir: Path) -> None:
@@ -230,8 +231,9 @@ def _refuse_foreign_folder(outdir: Path) -> None:
     if shown and not any(mark in names for mark in _OWN_MARKS):
         listed = ", ".join(quoted(name) for name in shown[:3]) + (", ..." if len(shown) > 3 else "")
         raise OutputError(
-            f"{outdir}: holds files a 'cachedex site' did not write ({listed}); write the site into a new "
-            "or empty folder (its pages would replace files of the same names)"
+            f"{outdir}: holds files ({listed}) and no record of a 'cachedex site' build ({STAMP}); write the "
+            "site into a new or empty folder (its pages would replace files of the same names; a copy of a "
+            "site without its hidden files: empty it first)"
         )
 
 
