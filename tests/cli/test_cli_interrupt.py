@@ -57,8 +57,8 @@ def test_ctrl_c_stops_a_sync_and_its_tag_keeps_its_previous_content(mirrors: Pat
     assert second.returncode == 130, (out, err)
     assert time.monotonic() - sent < 5  # at once, not after the request's timeout
     assert err.strip().splitlines()[-1] == (
-        "interrupted; a tag whose listing was not written yet keeps its previous content "
-        "(one whose sizes were being read has its new listing, and the next sync reads the sizes it lacks)"
+        "interrupted; a tag whose new listing was not written keeps its previous content; one whose listing "
+        "was written keeps it, and the next sync reads the sizes it lacks"
     )
     assert "Traceback" not in err and "Aborted" not in err
     with Catalog(tmp_path / "cat.sqlite", readonly=True) as catalog:

@@ -137,6 +137,10 @@ def test_no_proxy_names_hosts_as_urllib_does_and_a_redirect_leaves_it(  # type: 
             host = bypassed.split(":")[0]
             with HttpClient(HttpOptions(retries=0)) as client:
                 assert client.request(Request(f"http://{host}:{port}/b.json", limit=100)).body == b"{}"
+        # NO_PROXY=* (an inherited proxy switched off) holds for a redirect's next hop too
+        monkeypatch.setenv("no_proxy", "*")
+        with HttpClient(HttpOptions(retries=0)) as client:
+            assert client.request(Request(f"http://localhost:{port}/a.json", limit=100)).body == b"{}"
 
 
 def test_a_tag_after_a_big_one_through_a_proxy(
@@ -263,6 +267,19 @@ def test_a_retry_after_of_other_digits_is_passed_over_and_the_engine_never_stops
         monkeypatch.setattr(http, "retry_after_seconds", lambda value: 1 / 0)  # (a bug in the engine)
         said = pool.submit(asked, f"{http_server.url}/busy.json").result(timeout=60)
         assert said.endswith(": the HTTP engine failed (ZeroDivisionError: division by zero)"), said
+        # One that cannot even be started is told so, and the engine goes on for the others
+        (http_server.state.root / "fine.json").write_text("{}")
+        prepare = http.HandleOptions.prepare
+
+        def refused(self, handle, request):  # type: ignore[no-untyped-def]
+            if request.url.endswith("/busy.json"):
+                raise KeyError("no such option")
+            return prepare(self, handle, request)
+
+        monkeypatch.setattr(http.HandleOptions, "prepare", refused)
+        said = pool.submit(asked, f"{http_server.url}/busy.json").result(timeout=60)
+        assert said.endswith("cannot be requested ('no such option')"), said
+        assert pool.submit(asked, f"{http_server.url}/fine.json").result(timeout=60) == "answered"
 
 
 def test_an_error_says_what_the_server_said(http_server) -> None:  # type: ignore[no-untyped-def]

@@ -246,7 +246,7 @@ def test_views_all_of_a_mirror_with_no_view_yet_reads_its_root(mirrors: Path, tm
         assert first.ok and [m.stack for m in first.mirrors] == ["root"]
         assert catalog.listed_hashes("t") == _listed(fixture_index(mirrors))
         index = f"{tmp_path / 'm/v3/manifests/index'}/"
-        assert first.warnings == (f"root: views: all, but {index} holds no view: the root alone is read",)
+        assert first.warnings == (f"root: views: all, but {index} holds no view: the root is read without views",)
         write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 3))
         (second,) = sync(config, catalog)  # type: ignore[arg-type]
         assert [m.stack for m in second.mirrors] == ["root", "e4s"] and second.warnings == ()
@@ -268,3 +268,18 @@ def test_a_root_that_is_not_there_beside_a_view_of_another_mirror_fails(mirrors:
         (tag,) = verify(config, catalog).tags  # type: ignore[arg-type]
     root = tag.mirrors[0]
     assert root.stack == "root" and [p.kind for p in root.problems] == ["index-missing"] and not tag.ok
+
+
+def test_a_view_of_the_root_s_mirror_written_as_a_file_url_is_still_the_root_s(mirrors: Path, tmp_path: Path) -> None:
+    """The root written file:///.../m, the view's mirror /.../m: one mirror (compared as
+    written, the root of views only was refused as missing its index)."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    shutil.rmtree(tmp_path / "m/v3/manifests/index")  # views only
+    write_v3_view(tmp_path / "m", "one", _subset(mirrors, 2))
+    config = _config(
+        tmp_path, url=f"file://{tmp_path / 'm'}", stacks={"x": {"url": str(tmp_path / "m"), "view": "one"}}
+    )
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert outcome.ok, outcome.error
+        assert catalog.listed_hashes("t") == _listed(_subset(mirrors, 2))

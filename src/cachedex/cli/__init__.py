@@ -69,7 +69,7 @@ def sync_command(state: State, tags: tuple[str, ...], sizes: bool) -> None:
     A mirror whose index checksum did not change since the last sync is skipped
     without downloading its index. Each tag's listing is written in one transaction:
     if anything fails for a tag, it keeps its previous content, the other tags still
-    update, and the command exits 1 with what failed and why. The sizes the catalog
+    update, and the command exits 1 with what failed and why. Most sizes the catalog
     lacks are read after it, and kept as they come: a sync stopped then keeps its new
     listing, and the next reads the sizes still missing. A TAG the config does not
     name is wrong usage (exit code 2).

@@ -118,7 +118,7 @@ def _say_waiting() -> None:
 def _say_readers() -> None:
     """The catalog was compacted, but readers kept its log from being emptied."""
     click.echo(
-        "note: another process is reading the catalog (a server, a site build): the space comes back "
+        "note: another process has the catalog open (a server, a site build, a sync): the space comes back "
         "once it has ended and 'cachedex gc' runs again (meanwhile the catalog's log holds the compacted file)",
         err=True,
     )

@@ -133,10 +133,10 @@ def friendly(func: F) -> F:
                 raise
             if isinstance(exc, KeyboardInterrupt):
                 # (each tag's listing is one transaction: the one being written keeps what it
-                # had; its sizes come after, a batch at a time, and are kept as fetched)
+                # had; most sizes come after it, a batch at a time, and are kept as fetched)
                 kept = (
-                    "; a tag whose listing was not written yet keeps its previous content "
-                    "(one whose sizes were being read has its new listing, and the next sync reads the sizes it lacks)"
+                    "; a tag whose new listing was not written keeps its previous content; one whose listing "
+                    "was written keeps it, and the next sync reads the sizes it lacks"
                 )
                 click.echo(f"interrupted{kept if context.info_name == 'sync' else ''}", err=True)
                 sys.exit(INTERRUPTED)

@@ -92,8 +92,13 @@ class TagConfig(msgspec.Struct, frozen=True):
         """Whether a stack reads a view of the root's own mirror: then the root may have
         no index of its own (a mirror of views only). A view of another mirror says
         nothing of the root: a root URL with a typo was read as such a mirror."""
-        root_url = self.mirrors[0].url
-        return any(ref.view and ref.url == root_url for ref in self.mirrors[1:])
+        root = _where(self.mirrors[0].url)
+        return any(ref.view and _where(ref.url) == root for ref in self.mirrors[1:])
+
+
+def _where(url: str) -> str:
+    """A mirror's place, however written: a folder's path, file:///x/m or /x/m alike."""
+    return (urlsplit(url).path if url.startswith("file:") else url).rstrip("/")
 
 
 class RegistryAuth(msgspec.Struct, frozen=True):

@@ -112,6 +112,8 @@ class HandleOptions:
             # (host:port, as urllib asks itself: NO_PROXY may name a port, or an IPv6 host in brackets)
             if proxy and urllib.request.proxy_bypass(parts.netloc.rpartition("@")[2]):
                 host = parts.hostname or ""
-                bypassed = f"{bypassed},{host}" if bypassed else host
+                # ("*" is libcurl's wildcard only alone: "*,host" proxied every other host)
+                every = "*" in (entry.strip() for entry in bypassed.split(","))
+                bypassed = "*" if every else f"{bypassed},{host}" if bypassed else host
             found = self._proxy_of[origin] = (proxy, bypassed if proxy else "")
         return found

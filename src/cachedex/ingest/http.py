@@ -91,6 +91,7 @@ class HttpClient:
         self._lock = threading.Lock()
         self._work = threading.Event()  # set when a request or a map arrives
         self._closed = False
+        self._failed: BaseException | None = None  # what ended the engine, if it failed
         self._handle_options = HandleOptions()  # (reads the proxies from the environment)
         self._engine = threading.Thread(target=self._run, name="cachedex-http", daemon=True)
         self._engine.start()
@@ -102,6 +103,8 @@ class HttpClient:
         done: Future[Response | CachedexError] = Future()
         request._deliver = done.set_result
         with self._lock:
+            if self._failed is not None:  # (the next tag's requests: said as what it is, not a bug of its own)
+                raise _engine_failed(request.url, self._failed)
             if self._closed:
                 raise RuntimeError("the HTTP client is closed")
             self._submitted.append(request)
@@ -121,6 +124,8 @@ class HttpClient:
         it has room for them."""
         job = MapJob(iter(requests), decode)
         with self._lock:
+            if self._failed is not None:
+                raise _engine_failed("HTTP", self._failed)
             if self._closed:
                 raise RuntimeError("the HTTP client is closed")
             self._jobs.append(job)
@@ -188,6 +193,7 @@ class HttpClient:
     def _fail_everything(self, exc: BaseException) -> None:
         with self._lock:
             self._closed = True
+            self._failed = exc
             waiting = [*self._active.values(), *self._submitted, *(entry[2] for entry in self._delayed)]
             jobs = list(self._jobs)
             self._submitted.clear()
@@ -221,9 +227,10 @@ class HttpClient:
                 for request in self._next_requests(room):
                     try:
                         self._start(request)
-                    except (UnicodeError, ValueError, TypeError, pycurl.error) as exc:
-                        # (an exception here would end the engine, and every request
-                        # would wait for good: the URL or a header libcurl cannot take)
+                    except Exception as exc:  # noqa: BLE001 - said to its request, whatever it is
+                        # (an exception here would end the engine, and this request, no
+                        # longer among those waiting, would wait for good: the URL or a
+                        # header libcurl cannot take)
                         self._deliver(request, SourceError(request.url, f"cannot be requested ({exc})"))
             while True:
                 status, _running = multi.perform()

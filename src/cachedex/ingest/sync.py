@@ -121,7 +121,8 @@ class _TagSync:
             found = [f"root: {view}" for view in skipped]
             if not skipped and not tag.reads_root_views:
                 found.append(
-                    f"root: views: all, but {root.join('v3/manifests/index/')} holds no view: the root alone is read"
+                    f"root: views: all, but {root.join('v3/manifests/index/')} holds no view: the root is read "
+                    "without views"
                 )
         reads, prefetch, stacks_later = self.reader.read_all(tag)
         try:
