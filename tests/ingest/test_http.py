@@ -5,6 +5,7 @@ the URL and leaves the catalog exactly as it was."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import queue
 import shutil
@@ -12,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -186,6 +188,80 @@ def test_https_with_a_private_ca(
             with pytest.raises(SourceError, match="TLS failed") as info:
                 client.request(Request(other, limit=10**6))
         assert "certificate is for another host name" in str(info.value) and "ca_bundle" not in str(info.value)
+
+
+class _TlsFront:
+    """A TLS front for a plain proxy (as an HTTPS proxy is reached): each connection's
+    TLS ended here with ``cert``, its bytes relayed to ``port`` and back."""
+
+    def __init__(self, cert: Path, key: Path, port: int) -> None:
+        import socket
+        import ssl
+
+        self._context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        self._context.load_cert_chain(cert, key)
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self._listener.settimeout(0.2)
+        self.url = f"https://127.0.0.1:{self._listener.getsockname()[1]}"
+        self._port, self._closed = port, threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        import socket
+
+        while not self._closed.is_set():
+            try:
+                client, _ = self._listener.accept()
+            except OSError:  # (the timeout: look at _closed again)
+                continue
+            try:
+                secure = self._context.wrap_socket(client, server_side=True)
+            except OSError:  # (a client that refused the certificate)
+                client.close()
+                continue
+            upstream = socket.create_connection(("127.0.0.1", self._port), timeout=30)
+            for source, target in ((secure, upstream), (upstream, secure)):
+                threading.Thread(target=self._pump, args=(source, target), daemon=True).start()
+
+    @staticmethod
+    def _pump(source: Any, target: Any) -> None:
+        try:
+            while data := source.recv(65536):
+                target.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for end in (source, target):
+                with contextlib.suppress(OSError):
+                    end.close()
+
+    def __enter__(self) -> _TlsFront:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._closed.set()
+        self._thread.join(timeout=5)
+        self._listener.close()
+
+
+def test_an_https_proxy_behind_a_private_ca_is_trusted_as_the_mirrors_are(  # type: ignore[no-untyped-def]
+    http_server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """http.ca_bundle (or SSL_CERT_FILE) was set for mirrors only: an HTTPS proxy with a
+    private CA's certificate failed, with the advice to set what was set."""
+    ca, cert, key = make_certificates(tmp_path / "tls")
+    (http_server.state.root / "a.json").write_text("{}")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    with Tinyproxy() as proxy, _TlsFront(cert, key, proxy.port) as front:
+        monkeypatch.setenv("http_proxy", front.url)
+        with HttpClient(HttpOptions(retries=0, ca_bundle=str(ca))) as client:
+            assert client.request(Request(f"{http_server.url}/a.json", limit=100)).body == b"{}"
+        assert "a.json" in proxy.relayed()
+        with HttpClient(HttpOptions(retries=0)) as client, pytest.raises(SourceError, match="TLS failed"):
+            client.request(Request(f"{http_server.url}/a.json", limit=100))  # (its CA not given: refused)
 
 
 # -- faults, from a scripted server --------------------------------------------------------------
@@ -630,7 +706,9 @@ def test_a_private_mirror_is_read_with_the_credentials_the_config_names(
         assert b"pa55-w0rd" not in data and secret not in data, written
 
 
-def test_a_ca_bundle_that_is_not_there_is_said_when_http_is_used(tmp_path: Path) -> None:
+def test_a_ca_bundle_that_is_not_there_is_said_when_http_is_used(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A typo in http.ca_bundle was passed over for $SSL_CERT_FILE or the system's CAs,
     and the TLS error that followed said to set it. Commands that read no mirror (a web
     host's `site` or `serve`, whose machine may lack the file) still take the config."""
@@ -643,6 +721,9 @@ def test_a_ca_bundle_that_is_not_there_is_said_when_http_is_used(tmp_path: Path)
     with pytest.raises(ConfigError, match=r"'http.ca_bundle': a folder, not a file of certificates: '.*certs/ca.pem'"):
         HttpClient(config.http)
     (tmp_path / "certs/ca.pem").rmdir()
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "nowhere.pem"))  # (passed over, as a typo in ca_bundle was)
+    with pytest.raises(ConfigError, match=r"\$SSL_CERT_FILE names no file: '.*nowhere.pem'"):
+        HttpClient(HttpOptions())
     from click.testing import CliRunner
 
     from cachedex.cli import main

@@ -39,6 +39,9 @@ def new_handle(options: HttpOptions, cainfo: str | None) -> pycurl.Curl:
     handle.setopt(pycurl.PIPEWAIT, 1)
     if cainfo is not None:
         handle.setopt(pycurl.CAINFO, cainfo)
+        # An HTTPS proxy (https_proxy=https://...) is checked against it too: behind a
+        # private CA, its certificate failed with the advice to set what was set.
+        handle.setopt(pycurl.PROXY_CAINFO, cainfo)
     return handle
 
 
@@ -71,7 +74,10 @@ def ca_bundle(options: HttpOptions) -> str | None:
         # (a folder of certificates, as /etc/ssl/certs is, was said to be no file at all)
         why = "a folder, not a file of certificates" if os.path.isdir(options.ca_bundle) else "no such file"
         raise ConfigError([f"'http.ca_bundle': {why}: {short_repr(options.ca_bundle)}"])
-    for candidate in (options.ca_bundle, os.environ.get("SSL_CERT_FILE"), ssl.get_default_verify_paths().cafile):
+    named = os.environ.get("SSL_CERT_FILE")
+    if named and not os.path.isfile(named):  # (passed over, a TLS error then said to set it)
+        raise ConfigError([f"$SSL_CERT_FILE names no file: {short_repr(named)}"])
+    for candidate in (options.ca_bundle, named, ssl.get_default_verify_paths().cafile):
         if candidate and os.path.isfile(candidate):
             return candidate
     return None
