@@ -287,7 +287,7 @@ http {{
 class Tinyproxy(_Server):
     """Debian's tinyproxy, a forward proxy on 127.0.0.1; ``log`` records what it relayed."""
 
-    def __init__(self) -> None:
+    def __init__(self, auth: tuple[str, str] | None = None) -> None:
         binary = shutil.which("tinyproxy") or "/usr/bin/tinyproxy"
         if not os.path.exists(binary):
             raise RuntimeError("tinyproxy is not installed (Debian package tinyproxy; scripts/test installs it)")
@@ -305,6 +305,8 @@ MaxClients 64
 Allow 127.0.0.1
 DisableViaHeader Yes
 """
+        if auth is not None:  # (it then asks every request for them: 407 to a CONNECT)
+            config += f"BasicAuth {auth[0]} {auth[1]}\n"
         (self.workdir / "tinyproxy.conf").write_text(config)
         self._start([binary, "-d", "-c", str(self.workdir / "tinyproxy.conf")], self.workdir / "stderr.log")
         wait_for_port(self.port, self.process, self.workdir / "stderr.log")

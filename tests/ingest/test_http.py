@@ -264,6 +264,28 @@ def test_an_https_proxy_behind_a_private_ca_is_trusted_as_the_mirrors_are(  # ty
             client.request(Request(f"{http_server.url}/a.json", limit=100))  # (its CA not given: refused)
 
 
+def test_a_proxy_that_asks_for_credentials_says_where_they_go(
+    demo_mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its 407 to a CONNECT was "cannot connect (CONNECT tunnel failed, response 407)",
+    tried four times, naming neither the proxy nor where its credentials are written."""
+    ca, cert, key = make_certificates(tmp_path / "tls")
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    with Nginx(demo_mirrors, tls=(cert, key)) as nginx, Tinyproxy(auth=("reader", "s3cret")) as proxy:
+        url = f"{nginx.url}/mirrors/{DEMO_TAG}/v3/manifests/index/index.manifest.json"
+        monkeypatch.setenv("https_proxy", proxy.url)
+        options = HttpOptions(retries=3, backoff=0.01, ca_bundle=str(ca))
+        with HttpClient(options) as client, pytest.raises(SourceError) as caught:
+            client.request(Request(url, limit=10**6))
+        said = str(caught.value)
+        assert "the proxy asks for credentials" in said and "https_proxy=http://USER:PASSWORD@HOST:PORT" in said
+        assert "attempt" not in said, said
+        monkeypatch.setenv("https_proxy", proxy.url.replace("http://", "http://reader:s3cret@"))
+        with HttpClient(HttpOptions(retries=0, ca_bundle=str(ca))) as client:
+            assert client.request(Request(url, limit=10**6)).status == 200
+
+
 # -- faults, from a scripted server --------------------------------------------------------------
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pycurl
 
-__all__ = ["RETRYABLE", "describe_failure"]
+__all__ = ["RETRYABLE", "describe_failure", "refused_tunnel"]
 
 #: libcurl errors worth another attempt: the network, not the request, failed.
 RETRYABLE = {
@@ -21,6 +21,21 @@ RETRYABLE = {
     92,  # CURLE_HTTP2_STREAM
     pycurl.E_SSL_CONNECT_ERROR,
 }
+
+
+def refused_tunnel(message: str) -> str | None:
+    """What a proxy's refusal to open a tunnel (CONNECT, for an https:// mirror) means,
+    if ``message`` is one that no retry changes (407: credentials; 403: not allowed)."""
+    if "CONNECT tunnel failed" not in message:
+        return None
+    if "response 407" in message:
+        return (
+            f"the proxy asks for credentials ({message}): write them in the proxy's URL, "
+            "https_proxy=http://USER:PASSWORD@HOST:PORT"
+        )
+    if "response 403" in message:
+        return f"the proxy does not let this through ({message}): its rules refuse this host or port"
+    return None
 
 
 def describe_failure(code: int, message: str) -> str:

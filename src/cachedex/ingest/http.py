@@ -42,7 +42,7 @@ import pycurl
 
 from ..config import HttpOptions
 from ..errors import CachedexError, SourceError, SourceNotFound, TooBig
-from .curl_errors import RETRYABLE, describe_failure
+from .curl_errors import RETRYABLE, describe_failure, refused_tunnel
 from .curl_handles import ca_bundle, fitting_concurrency, new_handle, unauthorized
 from .curl_options import HandleOptions
 from .http_requests import (
@@ -376,6 +376,9 @@ class HttpClient:
             if not idle:
                 return self._retry_or(request, f"timed out (not done within {self.options.deadline:g} s)", None)
             return self._retry_or(request, f"timed out (no data for {self.options.timeout:g} s)", None)
+        refused = refused_tunnel(message)
+        if refused is not None:  # (said as the proxy's, and not tried again: "cannot connect", 4 times)
+            return SourceError(request.url, refused)
         if code in RETRYABLE:
             return self._retry_or(request, describe_failure(code, message), None)
         return SourceError(request.url, describe_failure(code, message))
