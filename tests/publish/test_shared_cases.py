@@ -204,3 +204,31 @@ def test_sizes_read_the_same_in_chromium(core: Any) -> None:
 def test_what_would_reorder_text_is_shown_as_escapes_in_chromium(core: Any) -> None:
     got = core.evaluate("(cases) => cases.map(([text]) => window.cachedex.visible(text))", VISIBLE)
     assert got == [shown for _, shown in VISIBLE]
+
+
+#: Compilers as Spack orders them: by name, then version (as text, gcc@11 came before gcc@7).
+COMPILERS = ["apple-clang@16.0.0", "gcc@7.3.1", "gcc@11.4.0", "gcc@13.2.0", "oneapi@2025.1.0"]
+
+
+def test_compilers_are_in_spack_s_version_order_in_python() -> None:
+    from cachedex.publish.facets import in_order
+
+    shuffled = random.Random(3).sample(COMPILERS, len(COMPILERS))
+    assert list(in_order("compiler", dict.fromkeys(shuffled, 1))) == COMPILERS
+    assert list(in_order("os", dict.fromkeys(["b", "a10", "a9"], 1))) == ["a10", "a9", "b"]  # others by text
+    chosen = select_tag(_tag_data().specs, {}, "")
+    assert list(chosen.facets["compiler"]) == sorted(chosen.facets["compiler"], key=_by_version)
+
+
+@pytest.mark.browser
+def test_compilers_are_in_spack_s_version_order_in_chromium(core: Any) -> None:
+    shuffled = random.Random(3).sample(COMPILERS, len(COMPILERS))
+    assert core.evaluate("(list) => list.sort(window.cachedex.compareCompilers)", shuffled) == COMPILERS
+    page = json.loads(columns_json(tag_page_from(_tag_data())))
+    facets = core.evaluate("(page) => window.cachedex.selectTag(page, {}, '').facets", page)
+    assert list(facets["compiler"]) == sorted(facets["compiler"], key=_by_version)
+
+
+def _by_version(compiler: str) -> tuple[str, object]:
+    name, _, version = compiler.partition("@")
+    return name, version_key(version)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol, TypeVar
 
 from ..values import ROOT_STACK
+from ..versions import version_key
 from .tag_columns import RUNS_ON, SpecColumns, TagSpecs, machines
 
 __all__ = [
@@ -40,11 +41,13 @@ __all__ = [
     "Selection",
     "SpecSelection",
     "active_filters",
+    "in_order",
     "select_specs",
     "select_tag",
     "shown_stacks",
     "spec_matches",
     "spec_values",
+    "value_order",
     "with_every_value",
 ]
 
@@ -101,9 +104,26 @@ def with_every_value(
     has, counted 0: a filtered page's choices are the unfiltered page's, so that any
     filter can be changed from it (its 0 shown, and disabled)."""
     return {
-        facet: dict(sorted({**dict.fromkeys(every.get(facet, ()), 0), **found}.items()))
-        for facet, found in counts.items()
+        facet: in_order(facet, {**dict.fromkeys(every.get(facet, ()), 0), **found}) for facet, found in counts.items()
     }
+
+
+def _compiler_order(compiler: str) -> tuple[str, Any]:
+    name, _, version = compiler.partition("@")
+    return name, version_key(version)
+
+
+def value_order(facet: str) -> Callable[[str], Any] | None:
+    """How a facet's values are ordered (a sort key, or None for their text): a compiler
+    by its name, then its version in Spack's order (as text, gcc@13 came before gcc@7).
+    The pages' script (``cachedex-core.js``, ``valueOrder``) orders them alike."""
+    return _compiler_order if facet == "compiler" else None
+
+
+def in_order(facet: str, counts: Mapping[str, int]) -> dict[str, int]:
+    """``counts`` (value: count) with its values in :func:`value_order`."""
+    key = value_order(facet)
+    return dict(sorted(counts.items()) if key is None else sorted(counts.items(), key=lambda item: key(item[0])))
 
 
 def spec_values(specs: Iterable[Any], facets: Iterable[str]) -> dict[str, set[str]]:
@@ -180,7 +200,7 @@ def select_specs(
             relax[facet] += not missed or missed[0] == facet
     if by_target is not None:
         counts[RUNS_ON] = _machine_counts(by_target)
-    return SpecSelection(matches, {facet: dict(sorted(counts[facet].items())) for facet in keys}, relax)
+    return SpecSelection(matches, {facet: in_order(facet, counts[facet]) for facet in keys}, relax)
 
 
 class Row(NamedTuple):
@@ -270,7 +290,7 @@ def select_tag(
             rows.append(_row(data, n, matched, n not in unlinked))
     if RUNS_ON in keys:
         counts[RUNS_ON] = _package_machines(columns, target_sets)
-    return Selection(rows, {facet: dict(sorted(counts[facet].items())) for facet in keys}, relax)
+    return Selection(rows, {facet: in_order(facet, counts[facet]) for facet in keys}, relax)
 
 
 def _package_machines(columns: SpecColumns, target_sets: Counter[frozenset[int]]) -> dict[str, int]:
@@ -337,7 +357,9 @@ def _row(data: TagSpecs, n: int, matched: Sequence[int], linked: bool) -> Row:
     values = columns.values
 
     def distinct(column: str) -> tuple[str, ...]:
-        return tuple(sorted(map(values[column].__getitem__, _positions(columns, column, matched))))
+        return tuple(
+            sorted(map(values[column].__getitem__, _positions(columns, column, matched)), key=value_order(column))
+        )
 
     stacks = map(values["stack"].__getitem__, _positions(columns, "stack", matched))
     sizes = [size for size in _cells(data.sizes, matched) if size is not None]

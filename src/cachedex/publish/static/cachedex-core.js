@@ -3,6 +3,7 @@
 //   versionKey, compareVersions   versions.version_key       tests/publish/cases/version_order.json
 //   specMatches, selectSpecs      publish/facets.py          tests/publish/cases/facet_cases.json
 //   selectTag                     publish/facets.select_tag  (the same cases)
+//   compareCompilers              publish/facets.value_order (the same cases: its rows' compilers)
 //   humanSize                     values.human_size
 //   visible                       values.page_visible        tests/publish/cases/page_visible.json
 "use strict";
@@ -85,7 +86,14 @@
     return missed;
   }
 
-  const sortedCounts = (counts) => Object.fromEntries(Array.from(counts).sort((a, b) => order(a[0], b[0])));
+  // A compiler by its name, then its version in Spack's order; other values by their
+  // text (facets.value_order).
+  const compareCompilers = (x, y) => {
+    const [a, b] = [x.split("@"), y.split("@")];
+    return order(a[0], b[0]) || compareVersions(a.slice(1).join("@"), b.slice(1).join("@"));
+  };
+  const valueOrder = (facet) => (facet === "compiler" ? compareCompilers : order);
+  const sortedCounts = (counts, facet) => Object.fromEntries(Array.from(counts).sort((a, b) => valueOrder(facet)(a[0], b[0])));
 
   // A package page: { matches: [bool], facets: {facet: {value: specs}}, relax: {facet: specs} }.
   // needle: the Version filter in lower case (part of a version); it applies to every
@@ -118,7 +126,7 @@
       for (const [count, run] of byTarget.values()) for (const machine of run) machines.set(machine, (machines.get(machine) || 0) + count);
       counts.runs_on = machines;
     }
-    const facetsOut = Object.fromEntries(facets.map((facet) => [facet, sortedCounts(counts[facet])]));
+    const facetsOut = Object.fromEntries(facets.map((facet) => [facet, sortedCounts(counts[facet], facet)]));
     return { matches, facets: facetsOut, relax };
   }
 
@@ -218,7 +226,7 @@
     keys.forEach((facet, k) => {
       const found = [];
       counts[k].forEach((count, at) => { if (count) found.push([values[facet][at], count]); });
-      counted[facet] = sortedCounts(found);
+      counted[facet] = sortedCounts(found, facet);
     });
     if (countMachines) counted.runs_on = machineCounts(c, targetSets);
     return { rows, facets: Object.fromEntries(facets.map((facet) => [facet, counted[facet]])), relax };
@@ -243,7 +251,7 @@
 
   function summary(c, n, matched, linked) {
     const v = c.values;
-    const distinct = (column) => Array.from(new Set(matched.map((i) => v[column][c[column][i]]))).sort(order);
+    const distinct = (column) => Array.from(new Set(matched.map((i) => v[column][c[column][i]]))).sort(valueOrder(column));
     const stacks = new Set();
     for (const i of matched) for (const at of c.stack_sets[c.stacks[i]]) stacks.add(v.stack[at]);
     let size = 0, sized = 0;
@@ -311,7 +319,7 @@
   }
 
   window.cachedex = {
-    versionKey, compareVersions, specMatches, selectSpecs, selectTag, rowOf, humanSize, totalSize, formatCount, visible,
+    versionKey, compareVersions, compareCompilers, specMatches, selectSpecs, selectTag, rowOf, humanSize, totalSize, formatCount, visible,
     FACETS,
   };
 })();

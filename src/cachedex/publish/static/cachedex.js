@@ -696,10 +696,7 @@
         version: (a, b) => cx.compareVersions(a.dataset.version, b.dataset.version),
         size: (a, b) => Number(a.dataset.size || -1) - Number(b.dataset.size || -1),
         // A compiler's name, then its version in Spack's order (as text, gcc@13 came before gcc@7)
-        compiler: (a, b) => {
-          const [x, y] = [a.dataset.compiler.split("@"), b.dataset.compiler.split("@")];
-          return x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : cx.compareVersions(x[1] || "", y[1] || "");
-        },
+        compiler: (a, b) => cx.compareCompilers(a.dataset.compiler, b.dataset.compiler),
       }[key];
       body.append(...rows.slice().sort((a, b) => value(a, b) * dir));
     });
