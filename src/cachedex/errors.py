@@ -169,14 +169,16 @@ class LookupFailed(CachedexError):
 
 
 class UnknownTag(LookupFailed):
-    """No tag of that name in the catalog; the message lists the tags there are."""
+    """No tag of that name in the catalog (nor of those of ``others``, also asked for);
+    the message lists the tags there are."""
 
-    def __init__(self, tag: str, known: Iterable[str] = ()) -> None:
+    def __init__(self, tag: str, known: Iterable[str] = (), *, others: Sequence[str] = ()) -> None:
         self.tag = tag
         names = list(known)
         listed = ", ".join(names[:20]) + (f" and {len(names) - 20} more" if len(names) > 20 else "")
         hint = f" (tags: {listed})" if names else "; run 'cachedex sync' first"
-        super().__init__(f"no tag {tag!r} in the catalog{hint}")
+        missing = f"tags {', '.join(map(repr, (tag, *others)))}" if others else f"tag {tag!r}"
+        super().__init__(f"no {missing} in the catalog{hint}")
 
 
 class UnknownStack(LookupFailed):

@@ -298,9 +298,8 @@ def migrate(db: sqlite3.Connection, path: Path, *, readonly: bool) -> None:
         )
     if version == SCHEMA_VERSION:
         return
-    if version == 0:
-        refuse_foreign(db, path)
     if readonly and version == 0:  # created, but its first sync was stopped before writing anything
+        refuse_foreign(db, path)  # (or another program's: open_writable asks before it changes the file)
         raise CatalogError(f"{path}: holds no catalog yet (its first sync did not finish); run 'cachedex sync'")
     if readonly:
         raise CatalogError(f"{path}: catalog schema {version} needs an upgrade; run 'cachedex sync' once")

@@ -19,7 +19,7 @@ from ..catalog import Catalog
 from ..errors import BadQuery, CachedexError
 from ..values import visible
 from ..versions import tag_order
-from . import present
+from . import present, publish_reports
 from .catalog_commands import forget_command, gc_command, warn_unconfigured
 from .coverage_command import coverage_command
 from .progress import Reporter
@@ -132,12 +132,7 @@ def demo_command(state: State, directory: Path) -> None:
     from ..demo import run_demo
 
     with Reporter() as reporter:
-        run_demo(directory, echo=_echo_visible, print_outcomes=present.print_outcomes, progress=reporter)
-
-
-def _echo_visible(line: str) -> None:
-    """A line naming paths (the demo's folder, say), its control characters as escapes."""
-    click.echo(visible(line))
+        run_demo(directory, echo=publish_reports.say_visible, print_outcomes=present.print_outcomes, progress=reporter)
 
 
 # -- questions: search, show, diff ------------------------------------------------------

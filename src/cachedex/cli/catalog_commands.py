@@ -78,11 +78,8 @@ def forget_command(state: State, tags: tuple[str, ...]) -> None:
     with Catalog(config.catalog, create=False) as catalog:  # (none: nothing to forget)
         known = set(catalog.tag_names())
         unknown = [tag for tag in tags if tag not in known]
-        if unknown:  # (as every command that reads the catalog says it: exit code 1)
-            error = UnknownTag(unknown[0], sorted(known))
-            if len(unknown) > 1:  # (each named, as before)
-                error.args = (str(error).replace(f"no tag {unknown[0]!r}", f"no tags {', '.join(map(repr, unknown))}"),)
-            raise error
+        if unknown:  # (as every command that reads the catalog says it: exit code 1; each named)
+            raise UnknownTag(unknown[0], sorted(known), others=unknown[1:])
         before = _file_size(config.catalog)
         forgotten = catalog.forget_tags(dict.fromkeys(tags), on_wait=_say_waiting)
         specs, _ = catalog.collect_garbage(on_wait=_say_waiting, on_readers=_say_readers)

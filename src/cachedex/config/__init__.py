@@ -364,9 +364,9 @@ def _parse_numbers(section: str, raw: object, problems: list[str], base: Path) -
     fields = _NUMBER_FIELDS[section]
     values: dict[str, Any] = {}
     for key, value in raw.items():
-        if section == "http" and key == "ca_bundle" and value is None:
-            continue
         if section == "http" and key == "ca_bundle":
+            if value is None:  # (given no value: none, as left out)
+                continue
             if not is_path_text(value):
                 problems.append(f"'http.ca_bundle': expected a file path, got {short_repr(value)}")
             # (that it is a file is checked when HTTP is used: a site's host may lack it)

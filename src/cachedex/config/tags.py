@@ -200,34 +200,27 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
             f"the config is written plain (./mirror): got {short_repr(value)}"
         )
         return False
-    if scheme == "file" and mirror and (parts.query or parts.fragment or value.endswith(("?", "#"))):
-        problems.append(_no_query(key, value))
-        return False
     if scheme in ("http", "https", "oci", "oci+http") and " " in value:
         # (no client sends one as it is: libcurl said only "URL rejected: Bad path")
         problems.append(f"'{key}': a URL holds no spaces; write each as %20: {short_repr(value)}")
         return False
-    if scheme in ("http", "https"):
-        # A mirror's URL is printed in messages, stored, and published on every page
-        # that links to its files: a password in it would be too. Credentials are named
-        # under 'registries' instead. (OCI URLs are checked as their source reads them.)
-        if "@" in parts.netloc:
-            problems.append(
-                f"'{key}': credentials in a URL would be printed (and a mirror's published) with it; "
-                f"name the environment variables holding them under 'registries: {{{parts.hostname}: ...}}'"
-            )
-            return False
-        if mirror and (parts.query or parts.fragment or value.endswith(("?", "#"))):
-            problems.append(_no_query(key, value))
-            return False
+    # A mirror's URL is printed in messages, stored, and published on every page that
+    # links to its files: a password in it would be too. Credentials are named under
+    # 'registries' instead. (OCI URLs are checked as their source reads them.)
+    if scheme in ("http", "https") and "@" in parts.netloc:
+        problems.append(
+            f"'{key}': credentials in a URL would be printed (and a mirror's published) with it; "
+            f"name the environment variables holding them under 'registries: {{{parts.hostname}: ...}}'"
+        )
+        return False
+    if mirror and scheme in ("http", "https", "file") and (parts.query or parts.fragment or value.endswith(("?", "#"))):
+        # (a file:// one's too: each stack's URL was joined after its query, and read the root)
+        problems.append(
+            f"'{key}': a mirror's URL is the folder of its build cache, with no ?query or #fragment "
+            f"(its files' paths are added to it): {short_repr(value)}"
+        )
+        return False
     return True
-
-
-def _no_query(key: str, value: str) -> str:
-    return (
-        f"'{key}': a mirror's URL is the folder of its build cache, with no ?query or #fragment "
-        f"(its files' paths are added to it): {short_repr(value)}"
-    )
 
 
 def _join(url: str, stack: str) -> str:

@@ -369,13 +369,12 @@ class HttpClient:
             return SourceError(request.url, describe_failure(code, message))
         if code == pycurl.E_OPERATION_TIMEDOUT:
             idle = "too slow" in message or "Connection timed out" in message or "Connection timeout" in message
-            if not idle and not request.resumes:
-                # (http.deadline is a request's time in all: retried, it took that again and
-                # again; a read that resumes where it stopped goes on)
-                return SourceError(request.url, f"timed out (not done within {self.options.deadline:g} s)")
-            if not idle:
-                return self._retry_or(request, f"timed out (not done within {self.options.deadline:g} s)", None)
-            return self._retry_or(request, f"timed out (no data for {self.options.timeout:g} s)", None)
+            if idle:
+                return self._retry_or(request, f"timed out (no data for {self.options.timeout:g} s)", None)
+            # http.deadline is a request's time in all: retried, it took that again and
+            # again; a read that resumes where it stopped goes on
+            problem = f"timed out (not done within {self.options.deadline:g} s)"
+            return self._retry_or(request, problem, None) if request.resumes else SourceError(request.url, problem)
         refused = refused_tunnel(message)
         if refused is not None:  # (said as the proxy's, and not tried again: "cannot connect", 4 times)
             return SourceError(request.url, refused)

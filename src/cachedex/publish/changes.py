@@ -106,9 +106,8 @@ class ChangesPage(msgspec.Struct, frozen=True, tag_field="page", tag="changes"):
     syncs: tuple[SyncChanges, ...]
     older: int  #: syncs that changed the tag, older than those shown
     first_synced_at: float | None  #: the tag's first sync (which records no changes: nothing was before it)
-    compare: tuple[
-        str, ...
-    ] = ()  #: tags this one has a comparison page with (the previous of its series, the config's)
+    #: tags this one has a comparison page with (the previous of its series, the config's)
+    compare: tuple[str, ...] = ()
     earlier: tuple[EarlierSync, ...] = ()  #: the ``older`` syncs, newest first
 
 

@@ -123,7 +123,7 @@ def value_order(facet: str) -> Callable[[str], Any] | None:
 def in_order(facet: str, counts: Mapping[str, int]) -> dict[str, int]:
     """``counts`` (value: count) with its values in :func:`value_order`."""
     key = value_order(facet)
-    return dict(sorted(counts.items()) if key is None else sorted(counts.items(), key=lambda item: key(item[0])))
+    return dict(sorted(counts.items(), key=None if key is None else lambda item: key(item[0])))
 
 
 def spec_values(specs: Iterable[Any], facets: Iterable[str]) -> dict[str, set[str]]:
