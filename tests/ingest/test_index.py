@@ -90,6 +90,11 @@ def test_legacy_database_6_with_compiler_key(mirrors: Path) -> None:
         ("path", "/opt/x_y-1.2", "path=/opt/x_y-1.2"),
         ("mode", "true", "+mode"),  # the text of a boolean is one to Spack too
         ("opt", "False", "~opt"),
+        # Values no Spack writes, from a broken or hostile index: shown as JSON, not Python
+        ("empty", None, "empty=null"),
+        ("nested", {"a": 1}, """nested='{"a":1}'"""),
+        ("mixed", ["x", None, True, 2], "mixed:=2,null,true,x"),
+        ("level", 3, "level=3"),
     ],
 )
 def test_format_variant(name: str, value: object, shown: str) -> None:

@@ -116,9 +116,21 @@ def format_variant(name: str, value: object) -> str:
         return f"~{name}"
     if isinstance(value, list):
         # Spack shows patch sha256 sums shortened to 7 characters (format doc §4.3).
-        shown = [str(v)[:7] for v in value] if name == "patches" else sorted(str(v) for v in value)
+        shown = [_value_text(v)[:7] for v in value] if name == "patches" else sorted(map(_value_text, value))
         return f"{name}:={_quote_if_needed(','.join(shown))}"
-    return f"{name}={_quote_if_needed(str(value))}"
+    return f"{name}={_quote_if_needed(_value_text(value))}"
+
+
+def _value_text(value: object) -> str:
+    """A variant's value as text: a string as it is, anything else (a number, ``null``,
+    an object a hostile or broken index holds) as JSON writes it, never Python's
+    ``None`` or ``{'a': 1}``, so that what is shown can be searched back."""
+    if isinstance(value, str):
+        return value
+    try:
+        return msgspec.json.encode(value).decode()
+    except (TypeError, msgspec.EncodeError, OverflowError, RecursionError):
+        return str(value)
 
 
 # Variant strings repeat across thousands of records: format each (name, value) once.
