@@ -463,6 +463,10 @@ def test_a_tag_refused_for_its_url_is_still_checked_against_the_others(tmp_path:
             "http: {timeout: 5, timeout: 50}\ntags: [{name: a, url: /tmp}]\n",
             "line 1, column 20: key 'timeout' is given twice (first at line 1)",
         ),
+        (  # two keys to YAML, one to Python (1 == True): said as they were written
+            "http:\n  1: a\n  true: b\ntags: [{name: a, url: /tmp}]\n",
+            "line 3, column 3: key 'true' is the same key as '1' at line 2",
+        ),
     ],
 )
 def test_a_key_given_twice_is_refused_with_its_lines(tmp_path: Path, text: str, message: str) -> None:

@@ -151,20 +151,31 @@ class _UniqueKeysLoader(_NoAliasLoader):
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if isinstance(node, yaml.MappingNode):
-            lines: dict[Any, int] = {}
+            seen: dict[Any, tuple[Any, int]] = {}  # a key -> (that key as first written, its line)
             for key_node, _ in node.value:
                 if key_node.tag == "tag:yaml.org,2002:merge":
                     continue
                 key = self.construct_object(key_node, deep=True)
                 try:
-                    first = lines.get(key)
+                    first = seen.get(key)
                 except TypeError:  # an unhashable key: the constructor says so
                     continue
                 if first is not None:
-                    problem = f"key {short_repr(key)} is given twice (first at line {first})"
+                    first_written, line = first
+                    written = _written(key_node)
+                    if written == first_written:
+                        problem = f"key {short_repr(key)} is given twice (first at line {line})"
+                    else:  # YAML's 1 and true, or 1 and 1.0: two keys as written, one value
+                        problem = f"key {written} is the same key as {first_written} at line {line}"
                     raise yaml.constructor.ConstructorError(None, None, problem, key_node.start_mark)
-                lines[key] = key_node.start_mark.line + 1
+                seen[key] = (_written(key_node), key_node.start_mark.line + 1)
         return super().construct_mapping(node, deep=deep)
+
+
+def _written(node: Any) -> str:
+    """A mapping key as the file writes it (``true``, ``1.0``), to name it in a message."""
+    text = node.value if isinstance(node, yaml.ScalarNode) else node.tag
+    return short_repr(text)
 
 
 def _marked(exc: yaml.MarkedYAMLError) -> str:
