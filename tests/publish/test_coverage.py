@@ -204,3 +204,20 @@ def test_the_packages_table_writes_counts_as_the_stacks_table_does(tmp_path: Pat
     assert '<td class="num">1,200</td><td class="num">1,200</td></tr>' in families and "1200" not in families
     cells = families.split('<th scope="row">')[1].split("</th>", 1)[1].split("</tr>")[0]
     assert "Each count leads" not in html and "1,200" in cells and "<a " not in cells
+
+
+def test_an_empty_cell_of_the_families_table_says_zero(tmp_path: Path) -> None:
+    """A package without specs of a family had a blank cell: nothing for a screen reader
+    to say, where the stacks' table says "none"."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(
+            catalog,
+            "t",
+            [record("a" * 32, "zlib", target="x86_64_v3"), record("b" * 32, "cmake", target="aarch64")],
+        )
+        page = coverage_page(catalog, "t")
+        html = render(page)
+    families = html.split('id="packages"')[1]
+    row = families.split('<th scope="row">')[1].split("</tr>")[0]  # cmake's: aarch64 only
+    assert row.count('<td class="num muted">0</td>') == len(page.families) - 1, row
+    assert '<td class="num"></td>' not in families
