@@ -267,6 +267,39 @@ def test_tag_page_rows_sorting_and_more(page: Any, served: str, demo_run: Demo) 
     shot(page, "mirrors")
 
 
+@pytest.mark.parametrize("live", [False, True])
+def test_a_table_s_order_is_kept_in_its_url(page: Any, served: str, uvicorn_server: str, live: bool) -> None:
+    """A sorted table lost its order on a reload or through a shared link: the order is
+    in the URL beside the filters (and the server takes the parameter it does not read)."""
+    root = uvicorn_server + "/" if live else served
+    page.goto(root + "tags/develop/index.html?os=ubuntu22.04")
+    page.wait_for_function(PAGE_READY)
+    page.click("th[data-key=specs] button")  # largest first
+    assert "sort=-specs" in page.url and "os=ubuntu22.04" in page.url
+    counts = [int(c) for c in _texts(page, "#rows tbody td:nth-child(2)")]
+    assert counts == sorted(counts, reverse=True) and counts[0] > counts[-1]
+    page.reload()
+    page.wait_for_function(PAGE_READY)
+    assert page.get_attribute("th[data-key=specs]", "aria-sort") == "descending"
+    assert [int(c) for c in _texts(page, "#rows tbody td:nth-child(2)")] == counts
+    page.select_option("select[name=os]", "")  # a filter changed keeps the order
+    assert "sort=-specs" in page.url and "os=" not in page.url
+
+    package = root + "tags/develop/packages/gcc-runtime/index.html"
+    page.goto(package)
+    page.wait_for_function(PAGE_READY)
+    newest_first = _texts(page, "#rows tbody td:nth-child(2)")
+    page.click("th[data-key=version] button")  # descending already: now oldest first
+    assert page.url.endswith("?sort=version")
+    page.goto(package + "?sort=version")
+    page.wait_for_function(PAGE_READY)
+    assert _texts(page, "#rows tbody td:nth-child(2)") == newest_first[::-1]
+    page.goto(package + "?sort=nothing")  # a key the table does not have: its own order
+    page.wait_for_function(PAGE_READY)
+    assert _texts(page, "#rows tbody td:nth-child(2)") == newest_first
+    assert page.get_attribute("th[data-key=version]", "aria-sort") == "descending"  # as written
+
+
 @pytest.mark.parametrize("query", ["", "?os=ubuntu22.04&runs_on=zen3", "?q=py&compiler=gcc@11.4.0"])
 def test_the_script_draws_the_rows_the_page_was_written_with(
     browser: Any, served: str, uvicorn_server: str, query: str

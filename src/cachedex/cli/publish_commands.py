@@ -154,8 +154,8 @@ def export_spack_cache_command(
 def site_command(state: State, outdir: Path, tags: tuple[str, ...], workers: int | None, full: bool) -> None:
     """Write the catalog as a self-contained static website into OUTDIR.
 
-    Home (tags, package search), a page per tag (packages, facet filters kept in the
-    URL), per package and tag (specs), per spec (specs/<ab>/<hash>.html: dependencies,
+    Home (tags, package search), a page per tag (packages, facet filters and the rows'
+    order kept in the URL), per package and tag (specs), per spec (specs/<ab>/<hash>.html: dependencies,
     dependents, sizes, install commands) and the mirrors; each page with a JSON twin
     beside it (index.json, <hash>.json). Nothing is loaded from another host (a
     package's packages.spack.io page is linked): serve OUTDIR with any static file

@@ -285,6 +285,9 @@ def _packages_index(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 _TAG_FILTERS = frozenset({*FILTER_KEYS, "q"})
 #: A package page's filters (``q``: part of a version), applied by the server as by the script.
 _PACKAGE_FILTERS = frozenset({*PACKAGE_FILTER_KEYS, "q"})
+#: The rows' order the script keeps in those pages' URLs (``?sort=-size``): read in the
+#: browser alone, so taken but not part of the answer's key.
+_SORT = frozenset({"sort"})
 
 
 def _package_at(catalog: Catalog, request: Request) -> Any:
@@ -361,8 +364,8 @@ def _package_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 PAGES: dict[str, Endpoint] = {
     "home": Endpoint(_page_builder(lambda c, r: home_page(c))),
     "mirrors": Endpoint(_page_builder(lambda c, r: mirrors_page(c))),
-    "tag": Endpoint(_page_builder(_tag_page), _TAG_FILTERS, _TAG_FILTERS),
-    "package": Endpoint(_page_builder(_package_at), _PACKAGE_FILTERS, _PACKAGE_FILTERS),
+    "tag": Endpoint(_page_builder(_tag_page), _TAG_FILTERS | _SORT, _TAG_FILTERS),
+    "package": Endpoint(_page_builder(_package_at), _PACKAGE_FILTERS | _SORT, _PACKAGE_FILTERS),
     "spec": Endpoint(_page_builder(_spec_at)),
     "search": Endpoint(_page_builder(_search_page), _SEARCH, _SEARCH),
     "all": Endpoint(_all_packages),

@@ -275,16 +275,36 @@
       place();
       narrow.addEventListener("change", place);
     }
-    table.querySelectorAll("th[data-key] button.sort").forEach((button) => button.addEventListener("click", () => {
-      const th = button.closest("th");
+    const order = (th, direction) => {
+      table.querySelectorAll("th[aria-sort]").forEach((other) => other.removeAttribute("aria-sort"));
+      th.setAttribute("aria-sort", direction);
+      apply(th.dataset.key, direction === "descending" ? -1 : 1);
+    };
+    const headers = [...table.querySelectorAll("th[data-key]")].filter((th) => th.querySelector("button.sort"));
+    headers.forEach((th) => th.querySelector("button.sort").addEventListener("click", () => {
       const current = th.getAttribute("aria-sort");
       // A number or a version sorts largest first on its first click; text A to Z.
       const first = th.classList.contains("num") || th.dataset.sort === "version" ? "descending" : "ascending";
       const next = current ? (current === "ascending" ? "descending" : "ascending") : first;
-      table.querySelectorAll("th[aria-sort]").forEach((other) => other.removeAttribute("aria-sort"));
-      th.setAttribute("aria-sort", next);
-      apply(th.dataset.key, next === "descending" ? -1 : 1);
+      // The order goes into the URL beside the filters (?sort=-size: largest first), so
+      // that a shared link or a reload shows the rows as they were left.
+      sortAsked = (next === "descending" ? "-" : "") + th.dataset.key;
+      order(th, next);
+      keepInUrl(new URLSearchParams(location.search));
     }));
+    // (a key this table does not sort by, as a hand-typed URL may ask, is left alone)
+    const asked = headers.find((th) => th.dataset.key === sortAsked.replace(/^-/, ""));
+    if (asked) order(asked, sortAsked.startsWith("-") ? "descending" : "ascending");
+  };
+  // The rows' order a page was opened with (?sort=version, ?sort=-size), then the latest
+  // chosen; the script alone reads it (a server's page is written in its own order).
+  let sortAsked = new URLSearchParams(location.search).get("sort") || "";
+  const keepInUrl = (params) => {
+    if (sortAsked) params.set("sort", sortAsked);
+    else params.delete("sort");
+    const q = params.toString();
+    // (the #fragment stays: a link to a package page's #coverage lands there)
+    history.replaceState(null, "", (q ? `?${q}` : location.pathname) + location.hash);
   };
 
   // The live site's environment check: the chosen spack.lock sent to /api/reuse, its
@@ -461,8 +481,7 @@
   const twin = document.querySelector("footer a[href^='index.json']");
   const remember = (filters, typed) => {
     const next = typed ? { ...filters, q: typed } : filters;
-    // (the #fragment stays: a link to a package page's #coverage lands there)
-    history.replaceState(null, "", (query(next) || location.pathname) + location.hash);
+    keepInUrl(new URLSearchParams(next)); // (with the rows' order, which the JSON twin does not take)
     // (it kept the filters the page was opened with, and answered for those)
     if (twin) isLive().then((served) => { if (served) twin.href = `index.json${query(next)}`; });
     const up = { ...filters };
