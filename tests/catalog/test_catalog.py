@@ -175,7 +175,9 @@ def test_a_version_1_catalog_is_upgraded_in_place(tmp_path: Path) -> None:
 def test_a_catalog_whose_first_sync_was_killed_says_so_to_readers(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite"
     sqlite3.connect(path).execute("PRAGMA journal_mode=WAL").close()  # created, no schema yet
-    with pytest.raises(CatalogError, match="holds no catalog yet .* run 'cachedex sync'$"):
+    with pytest.raises(
+        CatalogError, match=r"holds no catalog yet \(no sync has finished writing it\); run 'cachedex sync' first$"
+    ):
         Catalog(path, readonly=True)
     with Catalog(path) as catalog:  # a writer creates the schema as on a first sync
         assert catalog.schema_version == SCHEMA_VERSION

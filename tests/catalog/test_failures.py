@@ -345,13 +345,17 @@ def test_gc_of_an_empty_file_or_an_unfinished_first_sync_creates_no_catalog(tmp_
     """`gc` and `forget` (create=False) made an empty file a whole catalog."""
     path = tmp_path / "c.sqlite"
     path.touch()
-    with pytest.raises(CatalogError, match="holds no catalog yet; run 'cachedex sync' first"):
+    with pytest.raises(
+        CatalogError, match=r"holds no catalog yet \(no sync has finished writing it\); run 'cachedex sync' first$"
+    ):
         Catalog(path, create=False)
     assert path.stat().st_size == 0
     started = sqlite3.connect(path)  # a first sync stopped before its schema: WAL set, no table
     started.execute("PRAGMA journal_mode=WAL")
     started.close()
-    with pytest.raises(CatalogError, match="holds no catalog yet; run 'cachedex sync' first"):
+    with pytest.raises(
+        CatalogError, match=r"holds no catalog yet \(no sync has finished writing it\); run 'cachedex sync' first$"
+    ):
         Catalog(path, create=False)
     with Catalog(path) as catalog:  # a sync goes on with it
         assert catalog.tag_names() == []

@@ -23,7 +23,7 @@ from .connection import (
     rollback_journal_if_alone,
 )
 from .forgetting import collect_garbage, forget_tag
-from .schema import migrate, schema_version
+from .schema import migrate, no_catalog_yet, schema_version
 from .sql_functions import register_functions
 from .totals import record_sizes
 from .writer import TagWriter
@@ -51,7 +51,7 @@ class CatalogCore:
         if not create:  # (a command with nothing to do on a new catalog: gc, forget)
             must_exist(path)
             if path.is_file() and path.stat().st_size == 0:  # (it was made a whole catalog)
-                raise CatalogError(f"{path}: holds no catalog yet; run 'cachedex sync' first")
+                raise no_catalog_yet(path)
         self.readonly = readonly
         self.write_wait = write_wait
         #: (SQLite's data_version, the state token read with it): see :meth:`state_token`.
@@ -64,7 +64,7 @@ class CatalogCore:
             self._db.execute("PRAGMA foreign_keys=ON")
             if not create and schema_version(self._db) == 0:  # (a first sync stopped early: nothing to do)
                 self._db.close()
-                raise CatalogError(f"{path}: holds no catalog yet; run 'cachedex sync' first")
+                raise no_catalog_yet(path)
             migrate(self._db, path, readonly=readonly)
         except sqlite3.Error as exc:
             raise CatalogError.from_sqlite(path, exc) from exc

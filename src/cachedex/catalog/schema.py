@@ -287,6 +287,12 @@ def schema_version(db: sqlite3.Connection) -> int:
     return int(db.execute("PRAGMA user_version").fetchone()[0])
 
 
+def no_catalog_yet(path: Path) -> CatalogError:
+    """The error for a catalog file no sync has finished writing: empty, or created by a
+    first sync that stopped before its tables were made."""
+    return CatalogError(f"{path}: holds no catalog yet (no sync has finished writing it); run 'cachedex sync' first")
+
+
 def migrate(db: sqlite3.Connection, path: Path, *, readonly: bool) -> None:
     """Bring the catalog at ``path`` to :data:`SCHEMA_VERSION`; CatalogError if it is
     newer than this code, or older and opened read-only."""
@@ -300,7 +306,7 @@ def migrate(db: sqlite3.Connection, path: Path, *, readonly: bool) -> None:
         return
     if readonly and version == 0:  # created, but its first sync was stopped before writing anything
         refuse_foreign(db, path)  # (or another program's: open_writable asks before it changes the file)
-        raise CatalogError(f"{path}: holds no catalog yet (its first sync did not finish); run 'cachedex sync'")
+        raise no_catalog_yet(path)
     if readonly:
         raise CatalogError(f"{path}: catalog schema {version} needs an upgrade; run 'cachedex sync' once")
     db.execute("BEGIN IMMEDIATE")
