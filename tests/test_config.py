@@ -432,10 +432,11 @@ def test_compare_pairs(tmp_path: Path) -> None:
     config = load_config(_write(tmp_path, base + "compare: [[v1.0.1, v1.0.2], [develop-2026-11-01, develop]]\n"))
     assert config.compare == (("v1.0.1", "v1.0.2"), ("develop-2026-11-01", "develop"))
     with pytest.raises(ConfigError) as raised:
-        load_config(_write(tmp_path, base + "compare: [[a], [b, b], [../x, y], v1.0.2]\n"))
+        load_config(_write(tmp_path, base + "compare: [[a], [b, b], [../x, y], v1.0.2, [c, d], [c, d]]\n"))
     message = str(raised.value)
     assert "'compare[0]': expected [OLD, NEW]" in message and "'compare[1]': a tag compared with itself" in message
     assert "'compare[2]'" in message and "'compare[3]': expected [OLD, NEW]" in message
+    assert "'compare[5]': the pair ['c', 'd'] is listed twice (first at 'compare[4]')" in message
 
 
 def test_a_tag_refused_for_its_url_is_still_checked_against_the_others(tmp_path: Path) -> None:

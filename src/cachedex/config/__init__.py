@@ -344,6 +344,9 @@ def _parse_pairs(raw: Any, problems: list[str]) -> tuple[tuple[str, str], ...]:
             problems.append(f"{where}: {why}")
         elif pair[0] == pair[1]:
             problems.append(f"{where}: a tag compared with itself ({short_repr(pair[0])})")
+        elif (pair[0], pair[1]) in pairs:
+            first = raw.index(pair)
+            problems.append(f"{where}: the pair {short_repr(pair)} is listed twice (first at 'compare[{first}]')")
         else:
             pairs.append((pair[0], pair[1]))
     return tuple(pairs)

@@ -4,7 +4,7 @@ coverage page (:mod:`.coverage`)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from ..catalog import Catalog
 from .badges import package_badge
@@ -15,7 +15,18 @@ from .files import name_problem
 from .recent_changes import keep_for_tag_page
 from .sitefiles import SiteWriter
 
-__all__ = ["compared_with", "write_changes"]
+__all__ = ["compared_with", "pairs_by_new", "write_changes"]
+
+
+def pairs_by_new(pairs: Iterable[tuple[str, str]]) -> dict[str, list[str]]:
+    """The config's ``compare:`` (old, new) pairs by new tag, each old once, in their
+    order: what the site and the server both read a tag's comparison pages from."""
+    by_new: dict[str, list[str]] = {}
+    for old, new in pairs:
+        olds = by_new.setdefault(new, [])
+        if old not in olds:
+            olds.append(old)
+    return by_new
 
 
 def compared_with(previous: Mapping[str, list[str]], compare: Mapping[str, list[str]] | None, tag: str) -> list[str]:

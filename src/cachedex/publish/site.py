@@ -52,7 +52,7 @@ import msgspec
 from ..catalog import Catalog
 from ..errors import OutputError, UnknownTag
 from .changes import previous_tags
-from .changes_site import compared_with
+from .changes_site import compared_with, pairs_by_new
 from .files import held_alone, name_problem, quoted, update_file
 from .folder_names import folder_clashes, package_clashes
 from .parallel import worker_count
@@ -152,13 +152,14 @@ def _plan(
         for name, problem in sorted(package_clashes(package_tags, tag).items()):
             plan.names[tag].discard(name)
             plan.skipped.append(f"{tag}: package {quoted(name)}: {problem}")
-    for old, new in compare:
-        missing = [name for name in (old, new) if name not in known]
-        if missing:
-            why = f"no tag {quoted(missing[0])} in the catalog"
-            plan.skipped.append(f"comparing {quoted(old)} with {quoted(new)}: {why}")
-        elif new in plan.tags and name_problem(old) is None:
-            plan.compare.setdefault(new, []).append(old)
+    for new, olds in pairs_by_new(compare).items():
+        for old in olds:
+            missing = [name for name in (old, new) if name not in known]
+            if missing:
+                why = f"no tag {quoted(missing[0])} in the catalog"
+                plan.skipped.append(f"comparing {quoted(old)} with {quoted(new)}: {why}")
+            elif new in plan.tags and name_problem(old) is None:
+                plan.compare.setdefault(new, []).append(old)
     records = sum(stats.records for stats in catalog.tag_stats(plan.tags))
     plan.processes = worker_count(records, threshold=PARALLEL_MIN_PAGES, requested=workers)
     return plan

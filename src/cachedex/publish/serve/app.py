@@ -39,6 +39,7 @@ from starlette.types import Scope
 
 from ...errors import BadQuery, CachedexError
 from ...query import Query
+from ..changes_site import pairs_by_new
 from ..pages import full_hash
 from ..render import (
     ASSET_SOURCES,
@@ -350,11 +351,7 @@ def create_app(
     # the Host header: behind a proxy that strips a prefix and passes Host on, it led
     # out of the prefix. The 404 handler redirects by a relative URL instead.
     app.router.redirect_slashes = False
-    by_new: dict[str, list[str]] = {}
-    for old, new in compare:
-        if old not in by_new.setdefault(new, []):
-            by_new[new].append(old)
-    app.state.cachedex = ServeState(catalogs, cache, read_environment is not None, by_new)
+    app.state.cachedex = ServeState(catalogs, cache, read_environment is not None, pairs_by_new(compare))
     return app
 
 
