@@ -31,7 +31,7 @@ def unexpected(text: str, position: int) -> str:
         instead = f"search %{found['compiler']}" if found["compiler"] else "search %COMPILER, e.g. %gcc@13"
         return (
             f"a compiler for one language ({found[0].strip()}, Spack 1.0) is not read here: a binary's compiler "
-            f"is the one its C (else its C++, else its Fortran) was built by; {instead}"
+            f"is any its C, C++ or Fortran was built by; {instead}"
         )
     doubled_compiler = _PROPAGATED_COMPILER.match(text, start) if start >= 0 else None
     if doubled_compiler is not None:

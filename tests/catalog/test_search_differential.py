@@ -30,7 +30,7 @@ from tests.helpers import in_result_order, record, replace_mirror, spack_target_
 
 # -- the vocabulary ------------------------------------------------------------------------
 
-PACKAGES = ("zlib", "hdf5", "openmpi", "mpich", "cmake", "py-numpy", "gcc")
+PACKAGES = ("zlib", "hdf5", "openmpi", "mpich", "cmake", "py-numpy", "gcc", "llvm")
 VERSIONS = (
     "1.0",
     "1.2",
@@ -98,8 +98,8 @@ def catalogs(draw: st.DrawFn) -> tuple[list[SpecRecord], Mirrors]:
                 virtuals = draw(st.sampled_from(("mpi", "", "mpi")))
             elif child_name == "zlib":
                 virtuals = draw(st.sampled_from(("zlib-api", "")))
-            elif child_name == "gcc":
-                virtuals = "c,cxx"
+            elif child_name in ("gcc", "llvm"):  # a compiler of some languages (two: a binary two compilers built)
+                virtuals = draw(st.sampled_from(("c,cxx", "fortran", "c", "")))
             dependencies.append(Dependency(records[child].hash, child_name, draw(st.sampled_from(DEPTYPES)), virtuals))
         records.append(
             record(
@@ -228,8 +228,9 @@ def _compiler_ok(compiler: str, query: Query) -> bool:
     return not query.compiler_versions or (bool(at) and version_satisfies(version, query.compiler_versions))
 
 
-def node_ok(spec: SpecRecord, query: Query, *, name: bool = True) -> bool:
-    """Whether ``spec`` satisfies ``query``'s own constraints (not its dependencies)."""
+def node_ok(spec: SpecRecord, query: Query, *, name: bool = True, others: tuple[str, ...] = ()) -> bool:
+    """Whether ``spec`` satisfies ``query``'s own constraints (not its dependencies);
+    ``others``: its compilers besides its own (:meth:`Reference.other_compilers`)."""
     held = _stored(spec.variants)
     return (
         (not name or query.name is None or spec.name == query.name)
@@ -238,7 +239,7 @@ def node_ok(spec: SpecRecord, query: Query, *, name: bool = True) -> bool:
         and (query.target is None or spack_target_satisfies(spec.target, query.target))
         and (query.os is None or spec.os == query.os)
         and (query.platform is None or spec.platform == query.platform)
-        and _compiler_ok(spec.compiler, query)
+        and any(_compiler_ok(compiler, query) for compiler in (spec.compiler, *others))
         and all(variant_ok(held.get(n), v, n in query.exact_variants) for n, v in query.variants)
     )
 
@@ -251,6 +252,18 @@ class Reference:
         self.mirrors = mirrors
         self.packages = {r.name for r in records}
         self.virtuals = {v for r in records for d in r.dependencies for v in d.virtuals.split(",") if v}
+
+    def other_compilers(self, spec: SpecRecord) -> tuple[str, ...]:
+        """A spec's compilers besides its own: with two compiling edges or more (each
+        providing c, cxx or fortran), each one's child, as ``name@version``."""
+        compiling = [e for e in spec.dependencies if {"c", "cxx", "fortran"} & set(e.virtuals.split(","))]
+        if len(compiling) < 2:
+            return ()
+        children = [self.records[e.hash] for e in compiling]
+        return tuple(f"{c.name}@{c.version}" for c in children if f"{c.name}@{c.version}" != spec.compiler)
+
+    def _ok(self, spec: SpecRecord, query: Query, *, name: bool = True) -> bool:
+        return node_ok(spec, query, name=name, others=self.other_compilers(spec))
 
     def _is_virtual(self, name: str | None) -> bool:
         return name is not None and name not in self.packages and name in self.virtuals
@@ -279,12 +292,12 @@ class Reference:
                 for e in r.dependencies
                 if e.deptypes & LINK_RUN
                 and dependency.name in e.virtuals.split(",")
-                and node_ok(self.records[e.hash], dependency, name=False)
+                and self._ok(self.records[e.hash], dependency, name=False)
             }
             return spec.hash in users or self._reaches(spec, users)
         if dependency.name is not None and dependency.name not in self.packages:
             return False
-        matching = {h for h, r in self.records.items() if node_ok(r, dependency)}
+        matching = {h for h, r in self.records.items() if self._ok(r, dependency)}
         return self._reaches(spec, matching)
 
     def _main_ok(self, spec: SpecRecord, query: Query) -> bool:
@@ -296,8 +309,8 @@ class Reference:
             )
             if not provided or query.versions:
                 return False
-            return node_ok(spec, query, name=False)
-        return node_ok(spec, query)
+            return self._ok(spec, query, name=False)
+        return self._ok(spec, query)
 
     def scope(self, tag: str | None, stack: str | None) -> list[SpecRecord]:
         members = self.mirrors.members
@@ -359,6 +372,30 @@ def test_search_agrees_with_a_walk_of_the_records(
                 catalog.warm_walks()
             for text in texts:
                 check(catalog, reference, text, page)
+        finally:
+            catalog.close()
+
+
+#: Searches by compiler, for the binaries two compilers built (an edge to gcc for C, to
+#: llvm for Fortran), which the queries drawn above seldom meet.
+COMPILER_QUERIES = ("%gcc", "%llvm", "%gcc@1.2:", "%clang", "zlib %gcc", "hdf5 %llvm", "+shared %gcc")
+COMPILER_QUERIES += ("^zlib %gcc", "^gcc%llvm", "target=x86_64: %gcc", "@1.2: %llvm")
+
+
+@settings(max_examples=300, deadline=None)
+@given(catalogs(), st.sampled_from(("cold", "warm")))
+def test_a_search_by_compiler_agrees_with_a_walk_of_the_records(
+    made: tuple[list[SpecRecord], Mirrors], warmth: str
+) -> None:
+    records, mirrors = made
+    reference = Reference(records, mirrors)
+    with tempfile.TemporaryDirectory() as folder:
+        catalog = write_catalog(Path(folder) / "c.sqlite", records, mirrors)
+        try:
+            if warmth == "warm":
+                catalog.warm_search()
+            for text in COMPILER_QUERIES:
+                check(catalog, reference, text, 3)
         finally:
             catalog.close()
 

@@ -25,14 +25,16 @@ from ..versions import version_satisfies
 from .dependents import Dependents
 from .order import result_positions
 from .rows import HAS_BINARY
-from .terms import BITS_CACHE, RankColumn, index_numbers
+from .terms import BITS_CACHE, RankColumn, bits_of, index_numbers
 
 __all__ = [
+    "COMPILER_COLUMN",
     "FACET_COLUMNS",
     "STATE_CACHE",
     "FacetIndex",
     "FacetTerms",
     "StateCache",
+    "compiler_matcher",
     "facet_terms",
     "one_per_compiler",
     "read_facet_index",
@@ -72,9 +74,25 @@ def one_per_compiler(counts: Counter[str]) -> Counter[str]:
 
 #: Facet columns of ``specs``, in the order of a facet group's key.
 FACET_COLUMNS = ("target", "os", "compiler", "platform")
+#: The compiler's place among them.
+COMPILER_COLUMN = FACET_COLUMNS.index("compiler")
 
 #: A query's facet constraints: (column number in FACET_COLUMNS, allowed values).
 FacetTerms = list[tuple[int, tuple[str, ...]]]
+
+
+def compiler_matcher(query: Query) -> Callable[[str], bool]:
+    """Whether a compiler string (``name@version``, or a name) satisfies the query's
+    ``%compiler``: its name or its legacy name, and its version in the query's ranges."""
+    names = {query.compiler, *COMPILER_ALIASES.get(query.compiler or "", ())}
+    wanted = query.compiler_versions
+
+    def matches(compiler: str) -> bool:
+        name, at, version = compiler.partition("@")
+        # (a compiler without a version satisfies no version asked for)
+        return name in names and (not wanted or bool(at) and version_satisfies(version, wanted))
+
+    return matches
 
 
 def facet_terms(query: Query, compilers: Callable[[], list[str]]) -> FacetTerms:
@@ -87,15 +105,7 @@ def facet_terms(query: Query, compilers: Callable[[], list[str]]) -> FacetTerms:
     if query.os is not None:
         terms.append((1, (query.os,)))
     if query.compiler is not None:
-        names = {query.compiler, *COMPILER_ALIASES.get(query.compiler, ())}
-        wanted = query.compiler_versions
-
-        def matches(compiler: str) -> bool:
-            name, at, version = compiler.partition("@")
-            # (a compiler without a version satisfies no version asked for)
-            return name in names and (not wanted or bool(at) and version_satisfies(version, wanted))
-
-        terms.append((2, tuple(filter(matches, compilers()))))
+        terms.append((COMPILER_COLUMN, tuple(filter(compiler_matcher(query), compilers()))))
     if query.platform is not None:
         terms.append((3, (query.platform,)))
     return terms
@@ -153,6 +163,17 @@ class FacetIndex:
         key = (self._number, "facets", tuple((column, values) for column, values in facets))
         return BITS_CACHE.get(
             key, lambda: self.groups_column().bits(g for g, k in enumerate(self.groups) if _group_matches(k, facets))
+        )
+
+    def id_bits(self, ids: Iterable[int]) -> int:
+        """The positions of the specs of ``ids`` that this scope holds, as a bit set
+        (a few: the specs another of whose compilers a search names)."""
+        wanted = frozenset(ids)
+        if not wanted:
+            return 0
+        return BITS_CACHE.get(
+            (self._number, "ids", wanted),
+            lambda: bits_of((p for p, spec_id in enumerate(self.ids) if spec_id in wanted), self.size),
         )
 
     def dependents_bits(self, key: bytes, found: Dependents, *, keep: bool = False) -> int:

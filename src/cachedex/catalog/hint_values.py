@@ -75,8 +75,7 @@ def facet_values(
         # A package, not a compiler: what Spack 1.0 means by %cmake, and what cachedex reads.
         said += (
             f" (Spack 1.0 reads %{wanted} as any direct dependency named {wanted}, build ones included; "
-            f"here % is the compiler of a binary's C (else its C++, else its Fortran), and ^{wanted} its link "
-            "and run dependencies)"
+            f"here % is a compiler of a binary's C, C++ or Fortran, and ^{wanted} its link and run dependencies)"
         )
     return said
 

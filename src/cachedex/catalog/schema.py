@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import CatalogError
 from .connection import refuse_foreign
 
-__all__ = ["BULK_INDEXES", "BULK_MEMBER_INDEXES", "SCHEMA_VERSION", "migrate", "schema_version"]
+__all__ = ["BULK_INDEXES", "BULK_MEMBER_INDEXES", "SCHEMA_VERSION", "migrate", "no_catalog_yet", "schema_version"]
 
 #: Version of the schema this code writes; stored in ``PRAGMA user_version``.
 SCHEMA_VERSION = 12

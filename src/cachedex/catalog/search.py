@@ -36,8 +36,9 @@ from .dependents import (
     most_depended_on,
     walk_if_small,
 )
-from .facets import STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_rows
+from .facets import COMPILER_COLUMN, STATE_CACHE, FacetIndex, FacetTerms, facet_terms, read_facet_index, scope_rows
 from .order import in_result_order
+from .other_compilers import compiled_also_by, other_compilers
 from .rows import SearchPage
 from .scopes import holder_index, mirror_ids, scope_mirrors
 from .search_where import query_where, scope_where
@@ -100,13 +101,14 @@ def walks_made(db: sqlite3.Connection, path: str, token: str, query: Query, walk
 def _walk_start(db: sqlite3.Connection, path: str, token: str, dependency: Query) -> WalkStart:
     """Where the walk up from one ``^dependency`` begins: its key and the specs it matches."""
     facets = facet_terms(dependency, lambda: _compilers(db, path, token))
+    also = compiled_also_by(db, path, token, dependency)
     if dependency.name is not None and is_virtual(db, path, token, dependency.name):
         if dependency.versions:  # (an interface's version: not compared, see .virtuals)
             return WalkStart(_encode(dependency), "0", [])
-        child = query_where(msgspec.structs.replace(dependency, name=None), facets)
+        child = query_where(msgspec.structs.replace(dependency, name=None), facets, also=also)
         term, params = virtual_users(dependency.name, child.sql, child.params)
         return WalkStart(_encode(dependency), term, params, itself=True)
-    inner = query_where(dependency, facets)
+    inner = query_where(dependency, facets, also=also)
     return WalkStart(_encode(dependency), inner.sql, inner.params)
 
 
@@ -135,15 +137,20 @@ def _found_bits(
     facets: FacetTerms,
     root: int | None,
     stack: int | None,
+    also: list[int],
 ) -> tuple[FacetIndex, int]:
     """The tag's (or the catalog's) facet index, and the positions in it of the specs
     matching a query of versions, variants, dependencies and facets within the scope, as
     a bit set: one per constraint, ANDed with the stack's (a stack shares its tag's
-    indexes)."""
+    indexes). ``also``: the specs another of whose compilers the query names, which its
+    compiler's term finds too."""
     index = facet_index(db, path, token, root, None)
     every = (1 << index.size) - 1
     found = term_index(db, path, token, root).bits(query) if query.versions or query.variants else every
-    if facets:
+    if facets and also:
+        found &= index.bits([term for term in facets if term[0] != COMPILER_COLUMN])
+        found &= index.bits([term for term in facets if term[0] == COMPILER_COLUMN]) | index.id_bits(also)
+    elif facets:
         found &= index.bits(facets)
     for key, walked in _walks(db, path, token, query):
         found &= index.dependents_bits(key, walked)
@@ -163,7 +170,7 @@ def found_bits(
         return None
     root, stack_id = scope_mirrors(db, path, token, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
-    index, found = _found_bits(db, path, token, query, facets, root, stack_id)
+    index, found = _found_bits(db, path, token, query, facets, root, stack_id, compiled_also_by(db, path, token, query))
     return index, term_index(db, path, token, root), found
 
 
@@ -242,16 +249,17 @@ def search_ids(
     reads one column of thousands of matches (a hint)."""
     mirrors = scope_mirrors(db, path, token, tag, stack)
     facets = facet_terms(query, lambda: _compilers(db, path, token))
+    also = compiled_also_by(db, path, token, query)
     if _by_indexes(query):
-        if query.versions or query.variants or query.dependencies:
-            index, found = _found_bits(db, path, token, query, facets, *mirrors)
+        if query.versions or query.variants or query.dependencies or also:
+            index, found = _found_bits(db, path, token, query, facets, *mirrors, also)
             total, ids = found.bit_count(), [index.ids[position] for position in lowest_positions(found, offset, limit)]
         else:
             total, ids = facet_index(db, path, token, *mirrors).matches(facets, offset, limit)
         return Matches(total, ids)
     # A name or a hash selects a few rows: all of them sorted, then a page taken.
     providers = virtual_providers(db, path, token, query.name)  # (``mpi``: the providers edges name)
-    where = query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
+    where = query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers, also=also)
     scope_where(where, *mirrors)
     # An ORDER BY, although Python sorts: with it, SQLite picks the name or the hash
     # index, as it did when it made the page. The rows are whole: one query, not a
@@ -281,8 +289,11 @@ def explain_search(
     mirrors = scope_mirrors(db, path, token, tag, stack)
     compilers = lambda: _compilers(db, path, token)  # noqa: E731
     facets = facet_terms(query, compilers)
+    also = compiled_also_by(db, path, token, query)
     walks = [f"the specs depending on ^{format_query(d)}: one walk up the edges, kept" for d in query.dependencies]
-    if _by_indexes(query) and (query.versions or query.variants or query.dependencies):
+    if also:
+        walks.append(f"and {len(also)} spec(s) another of whose compilers is %{query.compiler}, read from the edges")
+    if _by_indexes(query) and (query.versions or query.variants or query.dependencies or also):
         index = facet_index(db, path, token, mirrors[0], None)
         within = " and the stack's" if mirrors[1] is not None else ""
         return [f"variant and version index: bit sets of the facets{within} over {index.size} specs", *walks]
@@ -290,7 +301,7 @@ def explain_search(
         index = facet_index(db, path, token, *mirrors)
         return [f"facet index of {index.size} specs in {len(index.groups)} groups"]
     providers = virtual_providers(db, path, token, query.name)
-    where = query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers)
+    where = query_where(msgspec.structs.replace(query, dependencies=()), facets, providers=providers, also=also)
     scope_where(where, *mirrors)
     plan = db.execute(
         f"EXPLAIN QUERY PLAN SELECT {RESULT_COLUMNS} FROM specs s WHERE {where.sql} {_BY_NAME}", where.params
@@ -306,9 +317,11 @@ def warm_search(db: sqlite3.Connection, path: str, token: str) -> int:
     """Build the facet index of every scope (the whole catalog, each tag, each of its
     stacks), the variant and version index of each tag with its facet groups' column,
     the bit set of each stack's specs in its tag, what holds each spec of each tag and
-    of the catalog, and the compiler list and virtual names of state ``token``; returns
+    of the catalog, and the compiler list, the specs more than one compiler built and the
+    virtual names of state ``token``; returns
     the number of scopes."""
     _compilers(db, path, token)
+    other_compilers(db, path, token)  # (~0.2 s for 1.6 million edges: not on a search's event loop)
     virtual_names(db, path, token)  # (~0.13 s a million edges: not on a search's event loop)
     holder_index(db, path, token, None)
     scopes: list[tuple[str | None, str | None]] = [(None, None)]

@@ -9,10 +9,12 @@ what SQL cannot compare is left to :func:`.sql_functions.register_functions`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from ..query import ANY, Query
-from .facets import FACET_COLUMNS, FacetTerms
+from .facets import COMPILER_COLUMN, FACET_COLUMNS, FacetTerms
 from .rows import HAS_BINARY
 
 __all__ = ["Where", "query_where", "scope_where"]
@@ -45,11 +47,12 @@ def scope_where(where: Where, root: int | None, stack: int | None) -> None:
         where.add("EXISTS (SELECT 1 FROM members mb WHERE mb.mirror_id = ? AND mb.spec_id = s.id)", stack)
 
 
-def query_where(query: Query, facets: FacetTerms, *, providers: str | None = None) -> Where:
+def query_where(query: Query, facets: FacetTerms, *, providers: str | None = None, also: Sequence[int] = ()) -> Where:
     """The WHERE terms of a query without ``^dependencies`` (they are walked) and its
     :func:`~.facets.facet_terms`, indexed columns first; ``providers``: its name is a
     virtual's, these specs' (see :mod:`.virtuals`), whose version is not compared: with
-    one, it matches none."""
+    one, it matches none. ``also``: the specs another of whose compilers the query's
+    ``%compiler`` names (:mod:`.other_compilers`), found besides those of the column."""
     where = Where()
     if providers is not None:
         where.add("s.id IN (SELECT value FROM json_each(?))", providers)
@@ -62,10 +65,11 @@ def query_where(query: Query, facets: FacetTerms, *, providers: str | None = Non
         # Hashes are lower-case base32: '{' sorts after every character they use.
         where.add("s.hash >= ? AND s.hash < ?", query.hash_prefix, query.hash_prefix + "{")
     for column, values in facets:
-        if values:
-            where.add(f"s.{FACET_COLUMNS[column]} IN ({','.join('?' * len(values))})", *values)
+        among = f"s.{FACET_COLUMNS[column]} IN ({','.join('?' * len(values))})" if values else "0"
+        if column == COMPILER_COLUMN and also:
+            where.add(f"({among} OR s.id IN (SELECT value FROM json_each(?)))", *values, _encode(also).decode())
         else:
-            where.add("0")
+            where.add(among, *values)
     if query.versions:
         where.add("cx_version(s.version, ?)", _encode(query.versions).decode())
     if query.variants:

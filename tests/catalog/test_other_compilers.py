@@ -1,0 +1,107 @@
+"""A binary that more than one compiler built (apple-clang for C and C++, gfortran from
+gcc for Fortran, as Spack's darwin stacks are built) is found by ``%gcc`` too, in every
+way a search is answered: by name, by facets alone, by bit sets, within a stack, over
+the whole catalog and as a ``^dependency``."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cachedex.catalog import Catalog
+from cachedex.query import parse
+from cachedex.values import DEPTYPE_BITS, Dependency
+from tests.helpers import record, replace_mirror
+
+BUILD, LINK = DEPTYPE_BITS["build"], DEPTYPE_BITS["link"]
+GCC, CLANG = "g" * 32, "c" * 32
+
+
+def _compiler(h: str, name: str, virtuals: str) -> Dependency:
+    return Dependency(h, name, BUILD, virtuals)
+
+
+@pytest.fixture
+def catalog(tmp_path: Path) -> Iterator[Catalog]:
+    """lapack: apple-clang for C, gcc for Fortran; zlib: apple-clang alone; hdf5: gcc
+    alone, linking lapack; gcc and apple-clang themselves: externals, not listed."""
+    darwin = {"platform": "darwin", "os": "sequoia", "target": "m1"}
+    specs = [
+        record(GCC, "gcc", version="13.3.0", compiler="none", external=True, in_buildcache=False, **darwin),
+        record(CLANG, "apple-clang", version="16.0.0", compiler="none", external=True, in_buildcache=False, **darwin),
+        record(
+            "l" * 32,
+            "netlib-lapack",
+            version="3.12.0",
+            compiler="apple-clang@16.0.0",
+            dependencies=(_compiler(CLANG, "apple-clang", "c"), _compiler(GCC, "gcc", "fortran")),
+            **darwin,
+        ),
+        record(
+            "z" * 32,
+            "zlib",
+            compiler="apple-clang@16.0.0",
+            dependencies=(_compiler(CLANG, "apple-clang", "c,cxx"),),
+            **darwin,
+        ),
+        record(
+            "h" * 32,
+            "hdf5",
+            version="1.14.5",
+            compiler="gcc@13.3.0",
+            dependencies=(
+                _compiler(GCC, "gcc", "c,cxx,fortran"),
+                Dependency("l" * 32, "netlib-lapack", LINK, "lapack"),
+            ),
+            **darwin,
+        ),
+    ]
+    with Catalog(tmp_path / "c.sqlite") as opened:
+        with opened.writing_tag("t") as writer:
+            writer.add_specs(specs, {})
+            replace_mirror(writer, "root", {s.hash: s.in_buildcache for s in specs})
+            replace_mirror(writer, "stack", {"l" * 32: True, "z" * 32: True})
+        yield opened
+
+
+@pytest.mark.parametrize(
+    ("text", "found"),
+    [
+        ("%gcc", ["hdf5", "netlib-lapack"]),  # facets alone
+        ("%gcc@13", ["hdf5", "netlib-lapack"]),
+        ("%gcc@14:", []),
+        ("target=m1 os=sequoia %gcc", ["hdf5", "netlib-lapack"]),
+        ("os=ubuntu24.04 %gcc", []),  # the other facets still hold
+        ("+shared %gcc", ["hdf5", "netlib-lapack"]),  # bit sets (a variant)
+        ("@3: %gcc", ["netlib-lapack"]),
+        ("@:2 %gcc", ["hdf5"]),
+        ("netlib-lapack %gcc", ["netlib-lapack"]),  # by name
+        ("netlib-lapack %gcc@14", []),
+        ("zlib %gcc", []),
+        ("%apple-clang", ["netlib-lapack", "zlib"]),  # its own compiler, as before
+        ("hdf5 ^netlib-lapack%gcc", ["hdf5"]),  # a dependency's
+        ("^lapack%gcc", ["hdf5"]),  # a virtual's provider (netlib-lapack) by its Fortran's
+        ("^lapack%apple-clang", ["hdf5"]),
+        ("^lapack%gcc@14", []),
+    ],
+)
+def test_a_binary_is_found_by_each_of_its_compilers(catalog: Catalog, text: str, found: list[str]) -> None:
+    for tag in ("t", None):
+        page = catalog.search(parse(text), tag=tag, limit=50)
+        assert sorted(s.name for s in page.specs) == found, (text, tag)
+        assert page.total == len(found)
+
+
+def test_within_a_stack_and_by_page(catalog: Catalog) -> None:
+    assert [s.name for s in catalog.search(parse("%gcc"), tag="t", stack="stack").specs] == ["netlib-lapack"]
+    first = catalog.search(parse("%gcc"), tag="t", limit=1)
+    second = catalog.search(parse("%gcc"), tag="t", limit=1, offset=1)
+    assert first.total == second.total == 2
+    assert {first.specs[0].name, second.specs[0].name} == {"hdf5", "netlib-lapack"}
+
+
+def test_the_explanation_names_them(catalog: Catalog) -> None:
+    lines = catalog.explain_search(parse("%gcc"), tag="t")
+    assert any("1 spec(s) another of whose compilers is %gcc" in line for line in lines), lines
