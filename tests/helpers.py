@@ -311,6 +311,28 @@ def dependencies(catalog: Catalog, dag_hash: str) -> list[tuple[str, str, int, s
     return [(e.hash, e.name, e.deptypes, e.virtuals) for e in catalog.edges_of(dag_hash)]
 
 
+def compilers_of(catalog: Catalog) -> dict[str, frozenset[str]]:
+    """Each spec's compilers (``name@version``), as a brute force reads them: its own
+    (the ``compiler`` column), and each dependency its raw node's edges name as the
+    provider of ``c``, ``cxx`` or ``fortran`` (Spack 1.0: a spec may have two)."""
+    ids = [spec_id for (spec_id,) in _db(catalog).execute("SELECT id FROM specs ORDER BY id")]
+    specs = list(catalog.spec_nodes(ids))
+    named = {row[1]: f"{row[2]}@{row[3]}" if row[3] else row[2] for row in specs}
+    found: dict[str, frozenset[str]] = {}
+    for _, dag_hash, _, _, compiler, *_, node in specs:
+        edges = json.loads(node).get("dependencies") or []
+        compiling = {
+            named[e["hash"]]
+            for e in (edges if isinstance(edges, list) else [])
+            if isinstance(e, dict)
+            and isinstance(e.get("parameters"), dict)
+            and {"c", "cxx", "fortran"} & set(e["parameters"].get("virtuals") or ())
+            and e.get("hash") in named
+        }
+        found[dag_hash] = frozenset({compiler, *compiling})
+    return found
+
+
 def spec_row(catalog: Catalog, dag_hash: str) -> dict[str, object] | None:
     """One spec as a dict of its columns (variants decoded), or None."""
     cursor = _db(catalog).execute(

@@ -88,6 +88,7 @@ class _Concretizer:
         self.arch: dict[str, Any] = {"platform": stack.platform, "os": stack.os}
         self._infra: dict[str, dict[str, Any]] = {} if parent is None else parent._infra
         self._compiler_node: dict[str, Any] | None = None
+        self._others: _Concretizer | None = None  # the compiler of the languages ours lacks
 
     def _add(self, node: dict[str, Any], in_buildcache: bool = True) -> dict[str, Any]:
         self.records.setdefault(node["hash"], (node, in_buildcache))
@@ -183,6 +184,12 @@ class _Concretizer:
         edges.append(edge(self.memo["wrapper"], ("build",)))
         if glibc is not None:
             edges.append(edge(glibc, ("link",), ("libc",)))
+        missing = tuple(lang for lang in languages if lang not in c.languages)
+        if missing and c.others is not None:  # (gfortran beside apple-clang: its compiler and runtime)
+            if self._others is None:
+                self._others = _Concretizer(self.tag, self.stack, c.others, self.revision, self.changed, self)
+            have = {e["hash"] for e in edges}
+            edges += [e for e in self._others.language_edges(missing) if e["hash"] not in have]
         return edges
 
     # -- packages --------------------------------------------------------------------

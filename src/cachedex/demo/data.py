@@ -33,6 +33,10 @@ class Compiler:
     languages: tuple[str, ...]
     runtime: str | None  # link-time runtime package (gcc-runtime, intel-oneapi-runtime)
     built_with: str | None = None  # key in COMPILERS of the compiler that built this one
+    #: Key in COMPILERS of the compiler of the languages this one lacks: apple-clang has no
+    #: Fortran, and Spack's darwin stacks build it with gfortran from gcc (a binary with two
+    #: compilers, as ``%gcc`` and ``%apple-clang`` both find it).
+    others: str | None = None
 
 
 COMPILERS = {
@@ -40,7 +44,8 @@ COMPILERS = {
     "gcc@13.3.0": Compiler("gcc", "13.3.0", "gcc", ("c", "cxx", "fortran"), "gcc-runtime"),
     "gcc@8.5.0": Compiler("gcc", "8.5.0", "gcc", ("c", "cxx", "fortran"), "gcc-runtime"),
     "gcc@7.3.1": Compiler("gcc", "7.3.1", "gcc", ("c", "cxx", "fortran"), "gcc-runtime"),
-    "apple-clang@16.0.0": Compiler("apple-clang", "16.0.0", "apple-clang", ("c", "cxx"), None),
+    "apple-clang@16.0.0": Compiler("apple-clang", "16.0.0", "apple-clang", ("c", "cxx"), None, others="gcc@14.2.0"),
+    "gcc@14.2.0": Compiler("gcc", "14.2.0", "gcc", ("c", "cxx", "fortran"), "gcc-runtime"),
     "gcc@12.3.0": Compiler("gcc", "12.3.0", "gcc", ("c", "cxx", "fortran"), "gcc-runtime", "gcc@11.4.0"),
     "intel-oneapi-compilers@2025.1.0": Compiler(
         "intel-oneapi-compilers", "2025.1.0", "oneapi", ("c", "cxx", "fortran"), "intel-oneapi-runtime", "gcc@11.4.0"
@@ -193,6 +198,7 @@ STACKS = {
                     "meson",
                     "py-pip",
                     "zlib",
+                    "netlib-lapack",
                 ]
             ),
         ),
