@@ -94,3 +94,58 @@ def test_ctrl_c_while_the_command_loads_says_interrupted(tmp_path: Path) -> None
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert done.returncode == 130 and done.stderr == "interrupted\n", done.stderr
+
+
+def test_ctrl_c_while_the_root_s_sizes_are_read_does_not_wait_for_them(
+    mirrors: Path, tmp_path: Path, http_server
+) -> None:  # type: ignore[no-untyped-def]
+    """A Ctrl-C while the stacks were read waited for every spec manifest of the root
+    still to come (the stacks' requests queue behind them in the HTTP engine, and the
+    root's reads were stopped only once the stacks were done): half a minute for a big
+    mirror behind a slow link. Now the root's reads stop first."""
+    index = fixture_index(mirrors)
+    root = http_server.state.root
+    write_v3_mirror(root, index)
+    write_v3_mirror(root / "e4s", index)
+    manifests = sorted(root.glob("v3/manifests/spec/**/*.spec.manifest.json"))
+    for manifest in manifests:  # the root's, two seconds each; the stack's come at once
+        http_server.state.faults["/" + manifest.relative_to(root).as_posix()] = "slow"
+    http_server.state.stall_seconds = 2.0
+    config = tmp_path / "cachedex.yaml"
+    config.write_text(
+        json.dumps(
+            {
+                "catalog": "cat.sqlite",
+                "http": {"concurrency": 1},
+                "tags": [{"name": "t", "url": http_server.url, "stacks": ["e4s"]}],
+            }
+        )
+    )
+    command = [sys.executable, "-c", "from cachedex.cli import main; main()", "--config", str(config), "sync"]
+    sync = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        # The stacks' reads under way (the root's index and signing read, its sizes asked)
+        assert _wait_for(lambda: http_server.state.count("/e4s/blobs/sha256/" + index_blob(root)) >= 1, 30)
+        time.sleep(0.3)
+        sent = time.monotonic()
+        sync.send_signal(signal.SIGINT)
+        out, err = sync.communicate(timeout=60)
+    finally:
+        sync.kill()
+    took = time.monotonic() - sent
+    assert sync.returncode == 130, (out, err)
+    assert len(manifests) >= 5 and took < 4.5, took  # (the one asked, not the rest: two seconds each)
+    assert http_server.state.count(".spec.manifest.json") < 2 * len(manifests)  # (the root's, then the stack's)
+
+
+def index_blob(root: Path) -> str:
+    """The path, under blobs/sha256/, of the index blob of the v3 mirror at ``root``."""
+    manifest = json.loads((root / "v3/manifests/index/index.manifest.json").read_text())
+    checksum = manifest["data"][0]["checksum"]
+    return f"{checksum[:2]}/{checksum}"

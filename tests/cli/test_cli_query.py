@@ -191,7 +191,14 @@ def test_search_results_come_newest_version_first(demo: Path) -> None:
     (a text sort puts 11.4.0 before 7.3.1, and 2.11.1 before 2.9.1 only by luck)."""
     code, output = run(demo, "search", "gcc-runtime", "--tag", "develop", "--json", "--limit", "1000")
     whole = json.loads(output)
-    assert list(dict.fromkeys(r["version"] for r in whole)) == ["14.2.0", "13.3.0", "12.3.0", "11.4.0", "8.5.0", "7.3.1"]
+    assert list(dict.fromkeys(r["version"] for r in whole)) == [
+        "14.2.0",
+        "13.3.0",
+        "12.3.0",
+        "11.4.0",
+        "8.5.0",
+        "7.3.1",
+    ]
     code, output = run(demo, "search", "gcc-runtime", "--tag", "develop", "--json", "--limit", "2", "--offset", "2")
     assert [r["hash"] for r in json.loads(output)] == [r["hash"] for r in whole[2:4]]
     # Answered by the facet index, not SQL: the same order.

@@ -431,6 +431,34 @@ def test_a_part_where_the_whole_was_asked_says_so(http_server) -> None:  # type:
     assert "a part of the file (HTTP 206) where the whole was asked" in str(caught.value)
 
 
+def test_a_request_waiting_when_the_client_closes_is_told(http_server) -> None:  # type: ignore[no-untyped-def]
+    """A single request in flight when the client closed was never answered: its thread
+    waited for good (and the interpreter's exit waited for that thread)."""
+    (http_server.state.root / "x.json").write_text("{}")
+    http_server.state.faults["/x.json"] = "never"
+    http_server.state.stall_seconds = 20
+    client = HttpClient(HttpOptions(retries=0, timeout=60))
+    outcome: queue.Queue[object] = queue.Queue()
+
+    def ask() -> None:
+        try:
+            outcome.put(client.request(Request(f"{http_server.url}/x.json", limit=100)))
+        except SourceError as exc:
+            outcome.put(exc)
+
+    asking = threading.Thread(target=ask, daemon=True)
+    asking.start()
+    deadline = time.monotonic() + 10
+    while http_server.state.count("/x.json") < 1:  # (in flight: asked, not answered)
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    began = time.monotonic()
+    client.close()
+    told = outcome.get(timeout=5)
+    assert isinstance(told, SourceError) and "the HTTP client was closed" in str(told), told
+    assert time.monotonic() - began < 5
+
+
 def test_the_engine_waits_for_slow_answers_without_spinning(http_server) -> None:  # type: ignore[no-untyped-def]
     """Every request of a map started, fewer than the concurrency, their answers slow:
     the engine waits on the sockets. (It went round without waiting, a core busy for as

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import threading
 import time
 import weakref
 from collections.abc import Callable
@@ -66,6 +67,53 @@ def test_the_process_reads_what_this_one_would(mirrors: Path, tmp_path: Path) ->
     kinds = {value[0] for value in here.values() if isinstance(value, tuple)}
     assert kinds == {"SourceNotFound", "IndexFormatError", "TooBig"}
     assert sum(isinstance(value, int) for value in here.values()) == len(items) - 3
+
+
+def test_a_ctrl_c_reaches_this_process_and_not_the_reading_one(mirrors: Path, http_server) -> None:  # type: ignore[no-untyped-def]
+    """The reading process was in the terminal's process group: a Ctrl-C killed it too,
+    which looked like a crash, and this process then read every size left itself (half
+    a minute over a slow link before the command ended). It has a group of its own."""
+    index = fixture_index(mirrors)
+    expected = write_v3_mirror(http_server.state.root, index)
+    items = [
+        (h, spec_manifest_path(r["spec"]["name"], r["spec"]["version"], h))  # type: ignore[index]
+        for h, r in index["database"]["installs"].items()  # type: ignore[index]
+        if h in expected
+    ]
+    http_server.state.faults["/" + items[0][1]] = "slow"  # (the process waits on it: alive)
+    http_server.state.stall_seconds = 3
+    with HttpClient(HttpOptions(concurrency=4)) as client:
+        reading = threading.Thread(
+            target=list, args=(sizes_in_process(HttpSource(http_server.url, client), items, limit=65_536),)
+        )
+        reading.start()
+        children: list[int] = []
+        deadline = time.monotonic() + 2.5
+        while not children and time.monotonic() < deadline:
+            children = [
+                int(entry.name)
+                for entry in Path("/proc").iterdir()
+                if entry.name.isdigit()
+                and _parent_of(entry) == os.getpid()
+                and b"cachedex.ingest.reading_process" in _read(entry / "cmdline")
+            ]
+            time.sleep(0.02)
+        groups = [os.getpgid(child) for child in children]
+        reading.join(timeout=30)
+    assert len(children) == 1, children
+    assert groups[0] != os.getpgid(0)
+
+
+def _parent_of(proc: Path) -> int:
+    stat = _read(proc / "stat")
+    return int(stat.rsplit(b")", 1)[1].split()[1]) if stat else -1
+
+
+def _read(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError:  # (a process that ended meanwhile)
+        return b""
 
 
 def test_the_process_reads_over_http_what_this_one_would(mirrors: Path, tmp_path: Path) -> None:

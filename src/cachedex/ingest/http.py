@@ -150,6 +150,15 @@ class HttpClient:
         self._engine.join(timeout=10)
         for job in jobs:  # whoever still waits for a map's results is told it is over
             job.results.put(RuntimeError("the HTTP client was closed"))
+        if not self._engine.is_alive():  # (its structures are this thread's now)
+            # A single request still waiting (in flight, queued, or due for a retry) is
+            # told too: it waited for good, and the interpreter's exit joined its thread.
+            with self._lock:
+                waiting = [*self._active.values(), *self._submitted, *(entry[2] for entry in self._delayed)]
+                self._submitted.clear()
+            self._delayed.clear()
+            for request in waiting:
+                self._deliver(request, SourceError(request.url, "not answered: the HTTP client was closed"))
         for handle in [*self._idle, *self._active]:
             handle.close()
         self._multi.close()

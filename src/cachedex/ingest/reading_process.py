@@ -114,6 +114,10 @@ def sizes_in_process(
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             env=env,
+            # Out of the terminal's process group: a Ctrl-C reaches this process alone,
+            # which stops the reads and kills the child (below). Killed by the Ctrl-C
+            # too, it looked like a crash, and this process read every size left itself.
+            process_group=0,
         )
     except OSError:
         process = None

@@ -126,9 +126,12 @@ class StackReads:
         self._pool = pool
         self._futures = futures
 
-    def result(self) -> list[MirrorRead]:
+    def result(self, on_stop: Callable[[], None] | None = None) -> list[MirrorRead]:
         """Every stack's read, in the config's order, once all are done; a
-        :class:`CachedexError` naming each stack that failed."""
+        :class:`CachedexError` naming each stack that failed. ``on_stop``: called first
+        should the wait end otherwise (a Ctrl-C), before the reads under way are waited
+        for: the root's size reads, which the stacks' requests queue behind in the HTTP
+        engine, stopped by it (they kept a Ctrl-C waiting half a minute)."""
         reads: list[MirrorRead] = []
         errors: list[str] = []
         try:
@@ -137,6 +140,10 @@ class StackReads:
                     reads.append(future.result())
                 except CachedexError as exc:
                     errors.append(str(exc))
+        except BaseException:
+            if on_stop is not None:
+                on_stop()
+            raise
         finally:
             self._pool.shutdown(cancel_futures=True)
         if errors:
@@ -228,7 +235,7 @@ class TagReader:
         if root is not None and self._stacks_can_wait(root, stack_refs):
             return [root], prefetch, True
         try:
-            stacks = self.start_stacks(tag, root).result()
+            stacks = self.start_stacks(tag, root).result(prefetch.cancel if prefetch is not None else None)
         except BaseException:
             if prefetch is not None:
                 prefetch.cancel()
