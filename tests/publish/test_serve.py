@@ -72,6 +72,17 @@ def test_pages_are_the_static_sites_pages(app: Any, demo_run: Demo, path: str) -
     assert response.content == (demo_run.site / path).read_bytes()
 
 
+def test_one_visitor_s_sort_does_not_reach_the_pages_others_are_served(demo_run: Demo) -> None:
+    """``sort`` is read by the script alone, so a page is cached without it: its "as
+    JSON" link kept the first visitor's (any text), for everyone served that page."""
+    app = create_app(demo_run.catalog)
+    first = get(app, "/tags/develop/index.html?os=ubuntu22.04&sort=-size%22x")
+    second = get(app, "/tags/develop/index.html?os=ubuntu22.04")
+    assert first.status_code == second.status_code == 200
+    for page in (first, second):
+        assert 'href="index.json?os=ubuntu22.04"' in page.text and "sort=-size" not in page.text
+
+
 def test_a_tag_pages_script_loads_its_columns_alone(demo_run: Demo) -> None:
     """What the tag page's script loads is the twin's tag and spec columns, without its
     rows (which it makes from them): about half the twin's bytes, gzipped beside it."""

@@ -284,6 +284,8 @@ def test_a_table_s_order_is_kept_in_its_url(page: Any, served: str, uvicorn_serv
     assert [int(c) for c in _texts(page, "#rows tbody td:nth-child(2)")] == counts
     page.select_option("select[name=os]", "")  # a filter changed keeps the order
     assert "sort=-specs" in page.url and "os=" not in page.url
+    page.fill("input[data-text]", "no-such-package-at-all")  # and the way out of an empty page
+    assert page.get_attribute("#relax a", "href") == "index.html?sort=-specs"  # (without the name typed)
 
     package = root + "tags/develop/packages/gcc-runtime/index.html"
     page.goto(package)

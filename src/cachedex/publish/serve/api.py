@@ -15,6 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any, NamedTuple
+from urllib.parse import unquote_plus
 
 import msgspec
 from starlette.requests import Request
@@ -242,9 +243,17 @@ def _page_builder(build: Callable[[Catalog, Request], Any]) -> Builder:
         if request.url.path.endswith((".json", ".json.gz")):  # (gzipped by .twins)
             return to_json(page), JSON
         with history_from(catalog):  # a tag page's recent changes, a spec page's "first seen"
-            return render(page, configs=catalog.spec_configs, query=request.url.query).encode(), HTML
+            return render(page, configs=catalog.spec_configs, query=_server_query(request)).encode(), HTML
 
     return respond
+
+
+def _server_query(request: Request) -> str:
+    """The request's query string as written, without what the script alone reads
+    (:data:`_SORT`): the page is cached without it, and another visitor's ``sort`` (any
+    text) went into the "as JSON" link of the page everyone was then served."""
+    parts = request.url.query.split("&")
+    return "&".join(part for part in parts if unquote_plus(part.partition("=")[0]) not in _SORT)
 
 
 def _search_page(catalog: Catalog, request: Request) -> SearchView:

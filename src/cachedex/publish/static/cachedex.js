@@ -517,6 +517,8 @@
   // Version) filter applied: its link keeps it. The text box alone may empty it: its drop
   // (found by withoutText()) is offered too when it finds something. When no removal
   // finds anything, it says so, and offers clearing every filter (everything() finds).
+  // (the ways out of an empty page keep the rows' order, as a filter changed does)
+  const sorted = (params) => (sortAsked ? { ...params, sort: sortAsked } : params);
   const explainEmpty = (count, filters, relax, noun, needle, withoutText, everything) => {
     empty.hidden = count > 0;
     if (count) return;
@@ -527,7 +529,7 @@
     if (found) {
       const item = el("li", "Without ");
       const link = el("a", many(found));
-      link.href = `index.html${query(filters)}`;
+      link.href = `index.html${query(sorted(filters))}`;
       const label = text.closest("label").firstChild.textContent.trim(); // Name, Version
       item.append(el("code", `${label} "${text.value.trim()}"`), ": ", link);
       list.append(item);
@@ -539,7 +541,7 @@
       delete rest[facet];
       if (needle) rest.q = needle;
       const link = el("a", many(found));
-      link.href = `index.html${query(rest)}`;
+      link.href = `index.html${query(sorted(rest))}`;
       item.append(el("code", `${facet}=${filters[facet]}`), ": ", link);
       list.append(item);
     }
@@ -551,7 +553,7 @@
     const all = everything();
     if (all) {
       const link = el("a", "Clear all filters");
-      link.href = "index.html";
+      link.href = `index.html${query(sorted({}))}`;
       link.id = "clear-filters";
       none.append(" ", link, `: ${many(all)}.`);
     }
