@@ -10,6 +10,7 @@ commits a new state.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import itertools
 import operator
@@ -157,6 +158,7 @@ class FacetIndex:
         #: The position of each row given with ``at`` (a tag's or the catalog's index, read
         #: by spec id: its term index is read so and placed the same way); else empty.
         self.at: Sequence[int] = at if at is not None else ()
+        self._sorted_ids: array[int] | None = None  # (see positions_of)
 
     def bits(self, facets: FacetTerms) -> int:
         """The positions of the specs matching ``facets`` as a bit set (see ``terms``)."""
@@ -171,10 +173,24 @@ class FacetIndex:
         wanted = frozenset(ids)
         if not wanted:
             return 0
-        return BITS_CACHE.get(
-            (self._number, "ids", wanted),
-            lambda: bits_of((p for p, spec_id in enumerate(self.ids) if spec_id in wanted), self.size),
-        )
+        return BITS_CACHE.get((self._number, "ids", wanted), lambda: bits_of(self.positions_of(wanted), self.size))
+
+    def positions_of(self, ids: Iterable[int]) -> list[int]:
+        """The positions of those of ``ids`` that this scope holds. A tag's or the
+        catalog's index was read by spec id, :attr:`at` placing each row: an id's rank
+        among the sorted ids (kept, made on first use, ~30 ms for 250,000) is its row,
+        found by a binary search, not by a pass over every position (~50 ms a search)."""
+        if not self.at:  # (a stack's, made from its tag's: a pass)
+            wanted = set(ids)
+            return [position for position, spec_id in enumerate(self.ids) if spec_id in wanted]
+        if self._sorted_ids is None:
+            self._sorted_ids = array("q", sorted(self.ids))
+        found, at = [], self.at
+        for spec_id in ids:
+            rank = bisect.bisect_left(self._sorted_ids, spec_id)
+            if rank < len(self._sorted_ids) and self._sorted_ids[rank] == spec_id:
+                found.append(at[rank])
+        return found
 
     def dependents_bits(self, key: bytes, found: Dependents, *, keep: bool = False) -> int:
         """The positions of the specs ``found`` holds (the dependents of the dependency
