@@ -3,7 +3,9 @@ forked (ingest/reading_process.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -102,6 +104,59 @@ def test_a_ctrl_c_reaches_this_process_and_not_the_reading_one(mirrors: Path, ht
         reading.join(timeout=30)
     assert len(children) == 1, children
     assert groups[0] != os.getpgid(0)
+
+
+def test_the_reading_process_ends_with_the_one_that_started_it(mirrors: Path, http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Out of the terminal's group, the reading process no longer got the hang-up or the
+    group's kill that ended its parent: it went on asking the mirror, with nobody to
+    read its answers, until its next write failed (a hung mirror: minutes)."""
+    index = fixture_index(mirrors)
+    expected = write_v3_mirror(http_server.state.root, index)
+    items = [
+        f"{h}={spec_manifest_path(r['spec']['name'], r['spec']['version'], h)}"  # type: ignore[index]
+        for h, r in index["database"]["installs"].items()  # type: ignore[index]
+        if h in expected
+    ]
+    for item in items:  # (none answered: the reading process waits on them)
+        http_server.state.faults["/" + item.partition("=")[2]] = "never"
+    http_server.state.stall_seconds = 60
+    script = tmp_path / "parent.py"
+    script.write_text(
+        "import sys\n"
+        "from cachedex.config import HttpOptions\n"
+        "from cachedex.ingest.http import HttpClient\n"
+        "from cachedex.ingest.reading_process import sizes_in_process\n"
+        "from cachedex.ingest.sources import HttpSource\n"
+        "items = [tuple(item.split('=', 1)) for item in sys.argv[2:]]\n"
+        "with HttpClient(HttpOptions(concurrency=2)) as client:\n"
+        "    list(sizes_in_process(HttpSource(sys.argv[1], client), items, limit=65_536))\n"
+    )
+    parent = subprocess.Popen([sys.executable, str(script), http_server.url, *items])
+    try:
+        deadline, children = time.monotonic() + 20, []
+        while not children and time.monotonic() < deadline:
+            children = [
+                int(e.name) for e in Path("/proc").iterdir() if e.name.isdigit() and _parent_of(e) == parent.pid
+            ]
+            time.sleep(0.05)
+        assert len(children) == 1, children
+        parent.kill()  # (as a hang-up would end it: no finally of its own runs)
+        parent.wait()
+        deadline = time.monotonic() + 5
+        while _alive(children[0]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _alive(children[0]), "the reading process outlived the one that started it"
+    finally:
+        parent.kill()
+        for pid in children:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, ended but not yet reaped by whoever adopted it, does not)."""
+    stat = _read(Path(f"/proc/{pid}/stat"))
+    return bool(stat) and stat.rsplit(b")", 1)[1].split()[0] != b"Z"
 
 
 def _parent_of(proc: Path) -> int:

@@ -106,7 +106,11 @@ def sizes_in_process(
     finished = False
     # The child imports cachedex from where this process did, whatever sys.path it had.
     package_root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])),
+        PARENT_ENV: str(os.getpid()),
+    }
     try:
         process = subprocess.Popen(
             [sys.executable, "-m", __name__],
@@ -266,6 +270,7 @@ def _read_chunk(stream: IO[bytes]) -> bytes:
 
 def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     """The reading process: every result, a chunk at a time, then an empty chunk."""
+    _end_with(int(os.environ.get(PARENT_ENV) or os.getppid()))
     request = msgspec.msgpack.decode(stdin.read(), type=_Request)
     if request.http is None:
         _send_sizes(LocalSource(Path(request.root), request.url), request.items, request.limit, stdout)
@@ -276,6 +281,26 @@ def _serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     auth = msgspec.convert(request.auth, RegistryAuth) if request.auth is not None else None
     with HttpClient(msgspec.convert(request.http, HttpOptions)) as client:
         _send_sizes(HttpSource(request.url, client, auth), request.items, request.limit, stdout)
+
+
+#: How often the reading process looks whether the process that started it is alive.
+PARENT_CHECK_SECONDS = 0.25
+#: Names that process to the reading one (should it end before the reading one looks).
+PARENT_ENV = "CACHEDEX_READER_PARENT"
+
+
+def _end_with(parent: int) -> None:
+    """End this process within :data:`PARENT_CHECK_SECONDS` once ``parent`` has ended.
+    It is out of the terminal's process group (so that a Ctrl-C reaches the parent
+    alone, which kills it), so a hang-up, or a ``kill`` of the group, ending the parent
+    reached it no more: it went on asking a mirror until its next write failed."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="cachedex-parent-watch", daemon=True).start()
 
 
 def _send_sizes(
