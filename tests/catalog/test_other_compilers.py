@@ -105,3 +105,24 @@ def test_within_a_stack_and_by_page(catalog: Catalog) -> None:
 def test_the_explanation_names_them(catalog: Catalog) -> None:
     lines = catalog.explain_search(parse("%gcc"), tag="t")
     assert any("1 spec(s) another of whose compilers is %gcc" in line for line in lines), lines
+
+
+@pytest.mark.parametrize(
+    ("text", "stack", "said"),
+    [
+        # the versions of gcc there: netlib-lapack's Fortran's too
+        ("%gcc@15", None, "the versions of gcc in t: %gcc@13.3.0 (2 specs)"),
+        # a stack whose only gcc is a Fortran's: gcc is a compiler there, not a package
+        ("%gcc@15", "stack", "the versions of gcc in t/stack: %gcc@13.3.0 (1 spec)"),
+        # without the compiler's versions: the specs counted by each of their compilers
+        ("+shared %gcc@15", None, "%gcc@13.3.0 (2 specs), %apple-clang@16.0.0 (2 specs)"),
+        ("target=m1 %gcc@15", None, "%gcc@13.3.0 (2 specs), %apple-clang@16.0.0 (2 specs)"),
+    ],
+)
+def test_a_search_that_finds_nothing_counts_each_compiler(
+    catalog: Catalog, text: str, stack: str | None, said: str
+) -> None:
+    page = catalog.search(parse(text), tag="t", stack=stack, hints=True)
+    assert page.total == 0
+    assert any(said in line for line in page.hints), page.hints
+    assert not any("direct dependency named gcc" in line for line in page.hints), page.hints

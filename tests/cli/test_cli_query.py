@@ -337,3 +337,21 @@ def test_search_as_json_that_finds_nothing_says_why_on_stderr(demo: Path) -> Non
     assert cut.stderr == f"note: 1 of {total} matches from --offset 1; --limit and --offset give the others\n"
     past = CliRunner().invoke(main, [*many[:4], "--json", "--offset", "500"])
     assert json.loads(past.stdout) == [] and past.stderr == f"note: none from --offset 500: the last is {total - 1}\n"
+
+
+def test_a_hint_counts_a_spec_by_each_of_its_compilers(demo: Path) -> None:
+    """netlib-lapack of the darwin stack: C by apple-clang, Fortran by gcc. A search that
+    finds nothing said gcc's versions, and what the specs have without the compiler's
+    version, from the listed compiler alone."""
+    with Catalog(demo / "cachedex.sqlite", readonly=True) as catalog:
+        compilers = compilers_of(catalog)
+        darwin = [s for s in listed_specs(catalog, "develop") if s.name == "netlib-lapack" and s.platform == "darwin"]
+    (spec,) = darwin
+    fortran = next(c for c in compilers[spec.hash] if c.startswith("gcc@"))
+    code, output = run(demo, "search", "netlib-lapack %gcc@99")  # (the catalog: two of them, one with gcc)
+    words = " ".join(output.split())
+    assert f"without it, 2 specs in the catalog match: %{spec.compiler} (2 specs), %{fortran} (1 spec)" in words, output
+    code, output = run(demo, "search", "%gcc@99", "--tag", "develop", "--stack", "developer-tools-darwin")
+    words = " ".join(output.split())
+    assert f"the versions of gcc in develop/developer-tools-darwin: %{fortran} (1 spec)" in words, output
+    assert "direct dependency named gcc" not in words

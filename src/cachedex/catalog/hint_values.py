@@ -14,6 +14,7 @@ from ..query_text import query_parts
 from ..values import counted
 from ..versions import version_key
 from .facets import COMPILER_ALIASES, FACET_COLUMNS, one_per_compiler
+from .other_compilers import other_compilers
 from .reads import hashes_starting, holders, spec_summary
 from .scopes import scope_mirrors
 from .search import facet_index, found_bits, search_ids, term_index
@@ -90,12 +91,16 @@ def scope_values(
     db: sqlite3.Connection, path: str, token: str, field: str, tag: str | None, stack: str | None
 ) -> Counter[str]:
     """The scope's specs per value of ``field`` (a compiler's: name@version), from its
-    facet index (the search that found nothing has just read it)."""
+    facet index (the search that found nothing has just read it). A spec that more than
+    one compiler built counts for each, as ``%compiler`` finds it by each."""
     index = facet_index(db, path, token, *scope_mirrors(db, path, token, tag, stack))
     column = FACET_COLUMNS.index(field)
     specs: Counter[str] = Counter()
     for group, key in enumerate(index.groups):
         specs[key[column]] += len(index.positions[group])
+    if field == "compiler" and (others := other_compilers(db, path, token)):
+        for position in index.positions_of(others):
+            specs.update(others[index.ids[position]])
     return specs
 
 
@@ -192,7 +197,13 @@ def counted_by_indexes(
     else:
         firsts = terms.strings_among(variant, bits)
     firsts.sort()
-    return Counter({value: count for _first, value, count in firsts})
+    counts = Counter({value: count for _first, value, count in firsts})
+    if facet == "compiler" and (others := other_compilers(db, path, token)):
+        # (a spec that more than one compiler built counts for each: %compiler finds it by each)
+        for position in sorted(facets.positions_of(others)):
+            if bits >> position & 1:
+                counts.update(others[facets.ids[position]])
+    return counts
 
 
 def hash_hint(db: sqlite3.Connection, prefix: str, tag: str | None, stack: str | None) -> str:

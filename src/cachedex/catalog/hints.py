@@ -32,6 +32,7 @@ from .hint_values import (
     listed,
 )
 from .name_hints import did_you_mean, name_hint, namespaced
+from .other_compilers import other_compilers
 from .rows import SpecSummary
 from .search import search, search_ids
 from .virtuals import is_virtual, virtual_hint
@@ -214,6 +215,9 @@ def _what_they_have(
             if facet
             else Counter(text for v in values for text in decode_variants(v) if variant_name(text) == dropped[0])
         )
+        if facet == "compiler" and (others := other_compilers(db, path, token)):
+            for spec_id in ids:  # (a spec that more than one compiler built counts for each)
+                counts.update(others.get(spec_id, ()))
     if not facet:
         return listed(counts.most_common())
     if facet != "compiler":
