@@ -15,7 +15,7 @@ from cachedex.catalog.scopes import scope_mirrors
 from cachedex.catalog.search import search_ids, term_index
 from cachedex.query import parse
 from cachedex.values import decode_variants, variant_name
-from tests.helpers import Demo
+from tests.helpers import Demo, compilers_of
 
 #: Scopes of the demo: the catalog, a tag, stacks of it (one with few specs).
 _SCOPES = [(None, None), ("develop", None), ("develop", "e4s"), ("develop", "tutorial"), ("v1.0.2", None)]
@@ -42,16 +42,21 @@ class _Rows:
         catalog = self.catalog
         db, path, token = catalog._db, str(catalog.path), catalog.state_token()[0]  # noqa: SLF001
         found = search_ids(db, path, token, parse(query), tag=self.tag, stack=self.stack, limit=10**6, offset=0)
-        columns = ", ".join((*FACET_COLUMNS, "variants"))
+        columns = ", ".join((*FACET_COLUMNS, "variants", "hash"))
         read = f"SELECT id, {columns} FROM specs WHERE id IN (SELECT value FROM json_each(?))"
         rows = {row[0]: row[1:] for row in db.execute(read, (json.dumps(found.ids),))}
         counts: defaultdict[tuple[str, str], Counter[str]] = defaultdict(Counter)
         for spec_id in found.ids:
-            *facets, variants = rows[spec_id]
+            *facets, variants, _ = rows[spec_id]
             for column, value in zip(FACET_COLUMNS, facets, strict=True):
                 counts[column, ""][value] += 1
             for text in decode_variants(variants):
                 counts["variants", variant_name(text)][text] += 1
+        # A spec that more than one compiler built counts for each (after the column's)
+        compilers = compilers_of(catalog)
+        for spec_id in found.ids:
+            own, dag_hash = rows[spec_id][FACET_COLUMNS.index("compiler")], rows[spec_id][-1]
+            counts["compiler", ""].update(sorted(compilers[dag_hash] - {own}))
         return counts
 
 

@@ -8,9 +8,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from cachedex.catalog import Catalog
+from cachedex.publish.cells import search_rows
 from cachedex.query import parse
 from cachedex.values import DEPTYPE_BITS, Dependency
 from tests.helpers import record, replace_mirror
@@ -126,3 +128,19 @@ def test_a_search_that_finds_nothing_counts_each_compiler(
     assert page.total == 0
     assert any(said in line for line in page.hints), page.hints
     assert not any("direct dependency named gcc" in line for line in page.hints), page.hints
+
+
+def test_a_result_names_its_other_compilers(catalog: Catalog) -> None:
+    """A %gcc result whose compiler reads apple-clang said nothing of why it was found."""
+    # (first read from the page's edges: no search has named a compiler yet)
+    (alone,) = catalog.search(parse("netlib-lapack"), tag="t").specs
+    assert alone.other_compilers == ("gcc@13.3.0",)
+    page = catalog.search(parse("%gcc"), tag="t")  # (then from those of the whole state)
+    by_name = {s.name: s for s in page.specs}
+    assert by_name["netlib-lapack"].compiler == "apple-clang@16.0.0"
+    assert by_name["netlib-lapack"].other_compilers == ("gcc@13.3.0",)
+    assert by_name["hdf5"].other_compilers == ()  # (one compiler for its C, C++ and Fortran)
+    encoded = msgspec.json.decode(msgspec.json.encode(page.specs))
+    assert encoded[1]["other_compilers"] == ["gcc@13.3.0"] and "other_compilers" not in encoded[0]
+    rows = search_rows(page.specs, {}, "", by_stack=True)
+    assert '<td data-label="compiler">apple-clang@16.0.0 <span class="muted">+gcc@13.3.0</span></td>' in rows

@@ -15,11 +15,17 @@ when a search names a compiler.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
+
+import msgspec
 
 from ..query import Query
 from .facets import STATE_CACHE, compiler_matcher
 
-__all__ = ["compiled_also_by", "other_compilers"]
+__all__ = ["compiled_also_by", "other_compilers", "other_compilers_of"]
+
+#: Where :func:`other_compilers` keeps its answer in the state cache.
+_KEY = ("other compilers",)
 
 #: An edge whose child compiles one of its parent's languages (the column lists the
 #: virtuals comma-separated).
@@ -47,7 +53,7 @@ def other_compilers(db: sqlite3.Connection, path: str, token: str) -> dict[int, 
                 found[spec_id] = (*found.get(spec_id, ()), compiler)
         return found
 
-    return STATE_CACHE.get(path, token, ("other compilers",), read)  # type: ignore[no-any-return]
+    return STATE_CACHE.get(path, token, _KEY, read)  # type: ignore[no-any-return]
 
 
 def compiled_also_by(db: sqlite3.Connection, path: str, token: str, query: Query) -> list[int]:
@@ -61,3 +67,32 @@ def compiled_also_by(db: sqlite3.Connection, path: str, token: str, query: Query
         return []
     matches = compiler_matcher(query)
     return sorted(spec_id for spec_id, compilers in others.items() if any(map(matches, compilers)))
+
+
+def other_compilers_of(
+    db: sqlite3.Connection, path: str, token: str, specs: Sequence[tuple[int, str]]
+) -> dict[int, tuple[str, ...]]:
+    """:func:`other_compilers` of a page of specs, ``(id, own compiler)`` each: what a
+    result shows of why ``%gcc`` found a spec whose own compiler is apple-clang. Those
+    of the whole state if read already (a server's, a compiler's search), else read from
+    the page's edges by parent (a lookup a spec, not a pass over every edge)."""
+    if not specs:
+        return {}
+    known = STATE_CACHE.peek(path, token, _KEY)
+    if known is not None:
+        return {spec_id: known[spec_id] for spec_id, _ in specs if spec_id in known}
+    own = dict(specs)
+    rows = db.execute(
+        "SELECT e.parent, c.name, c.version FROM edges e JOIN specs c ON c.id = e.child "
+        f"WHERE e.parent IN (SELECT value FROM json_each(?)) AND e.virtuals != '' AND ({_COMPILES}) "
+        "ORDER BY e.parent, c.name, c.version",
+        (msgspec.json.encode(list(own)).decode(),),
+    ).fetchall()
+    compiling: dict[int, list[str]] = {}
+    for spec_id, name, version in rows:
+        compiling.setdefault(spec_id, []).append(f"{name}@{version}" if version else name)
+    return {
+        spec_id: tuple(c for c in dict.fromkeys(compilers) if c != own[spec_id])
+        for spec_id, compilers in compiling.items()
+        if len(compilers) > 1 and any(c != own[spec_id] for c in compilers)
+    }

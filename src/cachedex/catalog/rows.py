@@ -101,7 +101,7 @@ class TagStats(msgspec.Struct, frozen=True):
 
 # gc=False: instances hold only strings and numbers, so the garbage collector need not
 # track them; a whole-site build keeps millions of them.
-class SpecSummary(msgspec.Struct, frozen=True, gc=False):
+class SpecSummary(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """A concrete spec (one DAG hash) as search results and pages show it."""
 
     hash: str  #: the DAG hash, 32 characters
@@ -115,6 +115,10 @@ class SpecSummary(msgspec.Struct, frozen=True, gc=False):
     size: int | None  #: bytes of the binary; null when unknown
     tags: tuple[str, ...]  #: the tags listing it (the searched tag only, when one was given)
     stacks: tuple[str, ...]  #: of the searched tag, ``root`` included; empty without a tag
+    #: In a search's results, the compilers of its other languages when more than one
+    #: compiler built it (``compiler`` is its C's: apple-clang, and gcc for its Fortran,
+    #: which ``%gcc`` finds it by); left out when one did
+    other_compilers: tuple[str, ...] = ()
 
 
 class Edge(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):

@@ -11,6 +11,7 @@ import msgspec
 
 from ..values import decode_variants
 from .facets import STATE_CACHE
+from .other_compilers import other_compilers_of
 from .rows import SpecSummary
 from .scopes import holders_key, page_holders
 
@@ -46,6 +47,7 @@ def summaries(
     # SQL for its page's holders instead: the index of a big tag takes ~0.4 s to read.
     index = STATE_CACHE.peek(path, token, holders_key(tag))
     held = index.of if index is not None else page_holders(db, path, token, tag, [row[0] for row in rows])
+    others = other_compilers_of(db, path, token, [(row[0], row[4]) for row in rows])
     return tuple(
         SpecSummary(
             hash=h,
@@ -59,6 +61,7 @@ def summaries(
             size=size,
             tags=(tag,) if tag is not None else held(spec),
             stacks=held(spec) if tag is not None else (),
+            other_compilers=others.get(spec, ()),
         )
         for spec, h, n, v, c, p, o, t, var, size in rows
     )

@@ -208,7 +208,7 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
             for cell in (
                 s.hash[:7],
                 f"{s.name}@{s.version}",
-                s.compiler,
+                " ".join((s.compiler, *(f"+{other}" for other in s.other_compilers))),  # (apple-clang@16 +gcc@14)
                 f"{s.platform}-{s.os}-{s.target}",
                 " ".join(v for v in s.variants if v not in shared.get(s.name, ())),
                 ", ".join(s.stacks if by_stack else s.tags),

@@ -59,6 +59,11 @@ def variants_html(variants: Sequence[str], differing: Sequence[str]) -> str:
     return " ".join(parts)
 
 
+def _others(compilers: tuple[str, ...]) -> str:
+    """A result's compilers besides its own (its Fortran's gcc beside its C's apple-clang)."""
+    return "".join(f' <span class="muted">+{escape_text(c)}</span>' for c in compilers)
+
+
 def search_rows(
     specs: Sequence[SpecSummary], differing: Mapping[str, Sequence[str]], root: str, *, by_stack: bool
 ) -> Markup:
@@ -79,7 +84,7 @@ def search_rows(
             f" <code>/{short}</code></td>\n"
             f'      <td class="variants" data-label="variants">{variants}</td>\n'
             f'      <td data-label="arch">{out(s.platform)}-{out(s.os)}-{out(s.target)}</td>\n'
-            f'      <td data-label="compiler">{out(s.compiler)}</td>\n'
+            f'      <td data-label="compiler">{out(s.compiler)}{_others(s.other_compilers)}</td>\n'
             f'      <td class="stacks" data-label="{label}">{held}</td>\n'
             f'      <td class="num size" data-label="size">{out(size_text(s.size))}</td>\n'
             '      <td data-label="install"><button type="button" class="copy" data-copy="spack install'
