@@ -83,6 +83,17 @@ def test_one_visitor_s_sort_does_not_reach_the_pages_others_are_served(demo_run:
         assert 'href="index.json?os=ubuntu22.04"' in page.text and "sort=-size" not in page.text
 
 
+def test_a_search_result_names_its_other_compilers(app: Any) -> None:
+    """The demo's netlib-lapack on darwin: C by apple-clang, Fortran by gcc; %gcc finds
+    it, and its result says by which compiler (the API, the search page)."""
+    found = get(app, "/api/search?q=netlib-lapack+platform%3Ddarwin+%25gcc&tag=develop").json()
+    (spec,) = found["specs"]
+    assert spec["compiler"].startswith("apple-clang@") and spec["other_compilers"][0].startswith("gcc@")
+    page = get(app, "/search.html?q=netlib-lapack+platform%3Ddarwin+%25gcc&tag=develop").text
+    assert f'<span class="muted">+{spec["other_compilers"][0]}</span>' in page
+    assert "other_compilers" not in get(app, "/api/search?q=zlib&tag=develop").text
+
+
 def test_a_tag_pages_script_loads_its_columns_alone(demo_run: Demo) -> None:
     """What the tag page's script loads is the twin's tag and spec columns, without its
     rows (which it makes from them): about half the twin's bytes, gzipped beside it."""

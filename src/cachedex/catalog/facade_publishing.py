@@ -98,21 +98,32 @@ class PublishingReads(CatalogCore):
         limit: int = 50,
         offset: int = 0,
         hints: bool = False,
+        compilers: bool = False,
     ) -> SearchPage:
         """Listed specs satisfying ``query``, by name, newest version first (Spack's order), then hash.
 
         ``tag`` limits the search to that tag's listed specs (``stack`` further to those
         its stack holds) and fills each row's ``stacks``; without a tag, every spec some
         mirror lists, with the tags listing it. With ``hints``, a search that finds
-        nothing says which condition nothing satisfies. UnknownTag or UnknownStack when
-        the scope does not exist."""
+        nothing says which condition nothing satisfies; with ``compilers``, each result
+        that more than one compiler built names the others (``other_compilers``: why
+        ``%gcc`` found a spec whose compiler is apple-clang). UnknownTag or UnknownStack
+        when the scope does not exist."""
         from . import search as searching  # (loaded on a first search: see the module docstring)
         from .hints import zero_hints
 
         with self.snapshot():
             token = self.state_token()[0]
             page = searching.search(
-                self._db, str(self.path), token, query, tag=tag, stack=stack, limit=limit, offset=offset
+                self._db,
+                str(self.path),
+                token,
+                query,
+                tag=tag,
+                stack=stack,
+                limit=limit,
+                offset=offset,
+                compilers=compilers,
             )
             if hints and page.total == 0 and not query.is_empty:
                 found = zero_hints(self._db, str(self.path), token, query, tag=tag, stack=stack)

@@ -115,9 +115,10 @@ class SpecSummary(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     size: int | None  #: bytes of the binary; null when unknown
     tags: tuple[str, ...]  #: the tags listing it (the searched tag only, when one was given)
     stacks: tuple[str, ...]  #: of the searched tag, ``root`` included; empty without a tag
-    #: In a search's results, the compilers of its other languages when more than one
-    #: compiler built it (``compiler`` is its C's: apple-clang, and gcc for its Fortran,
-    #: which ``%gcc`` finds it by); left out when one did
+    #: In a search's results (the API's, the CLI's, the search page's), the compilers of
+    #: its other languages when more than one compiler built it (``compiler`` is its C's:
+    #: apple-clang, and gcc for its Fortran, which ``%gcc`` finds it by); left out when
+    #: one did
     other_compilers: tuple[str, ...] = ()
 
 

@@ -25,29 +25,32 @@ RESULT_COLUMNS = "s.id, s.hash, s.name, s.version, s.compiler, s.platform, s.os,
 
 
 def found_specs(
-    db: sqlite3.Connection, path: str, token: str, tag: str | None, ids: list[int]
+    db: sqlite3.Connection, path: str, token: str, tag: str | None, ids: list[int], *, compilers: bool = False
 ) -> tuple[SpecSummary, ...]:
-    """The summaries of the specs ``ids``, in that order."""
+    """The summaries of the specs ``ids``, in that order (``compilers``: see :func:`summaries`)."""
     rows = db.execute(
         f"SELECT {RESULT_COLUMNS} FROM specs s WHERE s.id IN (SELECT value FROM json_each(?))",
         (_encode(ids).decode(),),
     ).fetchall()
     at = {spec_id: n for n, spec_id in enumerate(ids)}
     rows.sort(key=lambda row: at[row[0]])
-    return summaries(db, path, token, tag, rows)
+    return summaries(db, path, token, tag, rows, compilers=compilers)
 
 
 def summaries(
-    db: sqlite3.Connection, path: str, token: str, tag: str | None, rows: list[Any]
+    db: sqlite3.Connection, path: str, token: str, tag: str | None, rows: list[Any], *, compilers: bool = False
 ) -> tuple[SpecSummary, ...]:
-    """Result rows (:data:`RESULT_COLUMNS`) as summaries, with what holds each."""
+    """Result rows (:data:`RESULT_COLUMNS`) as summaries, with what holds each; with
+    ``compilers``, the other compilers of each that more than one built (a search's
+    results: why ``%gcc`` found it; the pages a site writes name none, as its own
+    streamed pages do not)."""
     if not rows:
         return ()
     # A server builds the holder index when it warms up. A one-off search (the CLI) asks
     # SQL for its page's holders instead: the index of a big tag takes ~0.4 s to read.
     index = STATE_CACHE.peek(path, token, holders_key(tag))
     held = index.of if index is not None else page_holders(db, path, token, tag, [row[0] for row in rows])
-    others = other_compilers_of(db, path, token, [(row[0], row[4]) for row in rows])
+    others = other_compilers_of(db, path, token, [(row[0], row[4]) for row in rows]) if compilers else {}
     return tuple(
         SpecSummary(
             hash=h,
