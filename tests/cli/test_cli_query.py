@@ -355,3 +355,17 @@ def test_a_hint_counts_a_spec_by_each_of_its_compilers(demo: Path) -> None:
     words = " ".join(output.split())
     assert f"the versions of gcc in develop/developer-tools-darwin: %{fortran} (1 spec)" in words, output
     assert "direct dependency named gcc" not in words
+
+
+def test_an_option_of_one_value_given_twice_is_refused(demo: Path) -> None:
+    """``--tag develop --tag v1.0.2`` searched v1.0.2 alone, without a word, where
+    ``reuse`` and ``site`` take several tags."""
+    for args in (
+        ("search", "zlib", "--tag", "develop", "--tag", "v1.0.2"),
+        ("search", "zlib", "--tag", "develop", "--stack", "e4s", "-s", "tutorial"),
+        ("show", "zlib", "-t", "develop", "-t", "v1.0.2"),
+    ):
+        code, output = run(demo, *args)
+        assert code == 2 and "given 2 times" in output and "this command takes one" in output, (args, output)
+    code, output = run(demo, "search", "zlib", "--tag", "develop", "--json")
+    assert code == 0 and json.loads(output)
