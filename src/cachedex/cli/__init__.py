@@ -135,7 +135,7 @@ def demo_command(state: State, directory: Path) -> None:
         run_demo(directory, echo=publish_reports.say_visible, print_outcomes=present.print_outcomes, progress=reporter)
 
 
-def given_once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
+def _given_once(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> str | None:
     """An option of one value that a repeat would silently replace (``--tag develop
     --tag v1.0.2`` searched v1.0.2 alone, where ``reuse`` and ``site`` take several):
     refused, saying so."""
@@ -150,8 +150,10 @@ def given_once(ctx: click.Context, param: click.Parameter, values: tuple[str, ..
 
 @main.command("search", cls=QueryCommand)
 @click.argument("query", nargs=-1, required=True)
-@click.option("--tag", "-t", multiple=True, callback=given_once, help="Only specs this tag lists (default: every tag).")
-@click.option("--stack", "-s", multiple=True, callback=given_once, help="Only specs this stack of --tag holds.")
+@click.option(
+    "--tag", "-t", multiple=True, callback=_given_once, help="Only specs this tag lists (default: every tag)."
+)
+@click.option("--stack", "-s", multiple=True, callback=_given_once, help="Only specs this stack of --tag holds.")
 @click.option(
     "--limit", "-n", type=click.IntRange(1, 100_000), default=50, show_default=True, help="At most this many specs."
 )
@@ -212,7 +214,7 @@ def search_command(
 
 @main.command("show")
 @click.argument("what", metavar="HASH-OR-PACKAGE")
-@click.option("--tag", "-t", multiple=True, callback=given_once, help="For a package: only this tag.")
+@click.option("--tag", "-t", multiple=True, callback=_given_once, help="For a package: only this tag.")
 @click.option("--json", "as_json", is_flag=True, help="Print the data as JSON.")
 @click.pass_obj
 @friendly
