@@ -14,7 +14,7 @@ cachedex's one predicate (:func:`~cachedex.versions.version_satisfies`), and ord
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -361,6 +361,12 @@ def check(catalog: Catalog, reference: Reference, text: str, page: int) -> None:
 def test_search_agrees_with_a_walk_of_the_records(
     made: tuple[list[SpecRecord], Mirrors], texts: list[str], page: int, warmth: str
 ) -> None:
+    _agrees(made, texts, page, warmth)
+
+
+def _agrees(made: tuple[list[SpecRecord], Mirrors], texts: Sequence[str], page: int, warmth: str) -> None:
+    """Each of ``texts`` answered by a catalog of ``made`` (``warmth``: as a server's,
+    warmed, its walks too, or cold) as the records' walk answers it."""
     records, mirrors = made
     reference = Reference(records, mirrors)
     with tempfile.TemporaryDirectory() as folder:
@@ -387,17 +393,7 @@ COMPILER_QUERIES += ("^zlib %gcc", "^gcc%llvm", "target=x86_64: %gcc", "@1.2: %l
 def test_a_search_by_compiler_agrees_with_a_walk_of_the_records(
     made: tuple[list[SpecRecord], Mirrors], warmth: str
 ) -> None:
-    records, mirrors = made
-    reference = Reference(records, mirrors)
-    with tempfile.TemporaryDirectory() as folder:
-        catalog = write_catalog(Path(folder) / "c.sqlite", records, mirrors)
-        try:
-            if warmth == "warm":
-                catalog.warm_search()
-            for text in COMPILER_QUERIES:
-                check(catalog, reference, text, 3)
-        finally:
-            catalog.close()
+    _agrees(made, COMPILER_QUERIES, 3, warmth)
 
 
 def test_a_dependency_search_of_a_tag_listing_nothing_finds_nothing(tmp_path: Path) -> None:

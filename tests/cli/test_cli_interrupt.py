@@ -38,14 +38,7 @@ def test_ctrl_c_stops_a_sync_and_its_tag_keeps_its_previous_content(mirrors: Pat
     http_server.state.stall_seconds = 30
     http_server.state.faults[manifest] = "never"
     asked = http_server.state.count(manifest)
-    # (SIGINT as the default action: a shell's background job would inherit it ignored)
-    second = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    second = _interruptible(command)
     try:
         assert _wait_for(lambda: http_server.state.count(manifest) > asked, 20)
         time.sleep(0.2)  # (inside the fetch: the request is out, no answer yet)
@@ -63,6 +56,18 @@ def test_ctrl_c_stops_a_sync_and_its_tag_keeps_its_previous_content(mirrors: Pat
     assert "Traceback" not in err and "Aborted" not in err
     with Catalog(tmp_path / "cat.sqlite", readonly=True) as catalog:
         assert dump(catalog) == before
+
+
+def _interruptible(command: list[str]) -> subprocess.Popen[str]:
+    """``command`` started as a terminal's foreground job would be, its output read."""
+    # (SIGINT as the default action: a shell's background job would inherit it ignored)
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
 
 
 def _hashes(mirrors: Path) -> list[str]:
@@ -122,13 +127,7 @@ def test_ctrl_c_while_the_root_s_sizes_are_read_does_not_wait_for_them(
         )
     )
     command = [sys.executable, "-c", "from cachedex.cli import main; main()", "--config", str(config), "sync"]
-    sync = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-    )
+    sync = _interruptible(command)
     try:
         # The stacks' reads under way (the root's index and signing read, its sizes asked)
         assert _wait_for(lambda: http_server.state.count("/e4s/blobs/sha256/" + index_blob(root)) >= 1, 30)
