@@ -151,13 +151,9 @@ class HttpClient:
         for job in jobs:  # whoever still waits for a map's results is told it is over
             job.results.put(RuntimeError("the HTTP client was closed"))
         if not self._engine.is_alive():  # (its structures are this thread's now)
-            # A single request still waiting (in flight, queued, or due for a retry) is
-            # told too: it waited for good, and the interpreter's exit joined its thread.
-            with self._lock:
-                waiting = [*self._active.values(), *self._submitted, *(entry[2] for entry in self._delayed)]
-                self._submitted.clear()
-            self._delayed.clear()
-            for request in waiting:
+            # A single request still waiting is told too: it waited for good, and the
+            # interpreter's exit joined its thread.
+            for request in self._waiting_requests():
                 self._deliver(request, SourceError(request.url, "not answered: the HTTP client was closed"))
         for handle in [*self._idle, *self._active]:
             handle.close()
@@ -199,15 +195,22 @@ class HttpClient:
         except BaseException as exc:  # (said in each request's error: no traceback from a thread)
             self._fail_everything(exc)
 
+    def _waiting_requests(self) -> list[Request]:
+        """Every single request not answered yet (in flight, queued, or due for a retry),
+        taken off the queues: the engine has stopped, and each is to be told why."""
+        with self._lock:
+            waiting = [*self._active.values(), *self._submitted, *(entry[2] for entry in self._delayed)]
+            self._submitted.clear()
+        self._delayed.clear()
+        return waiting
+
     def _fail_everything(self, exc: BaseException) -> None:
         with self._lock:
             self._closed = True
             self._failed = exc
-            waiting = [*self._active.values(), *self._submitted, *(entry[2] for entry in self._delayed)]
             jobs = list(self._jobs)
-            self._submitted.clear()
+        waiting = self._waiting_requests()
         self._active.clear()
-        self._delayed.clear()
         for request in waiting:
             self._deliver(request, _engine_failed(request.url, exc))
         for job in jobs:
