@@ -35,25 +35,28 @@ _COMPILES = " OR ".join(f"instr(',' || e.virtuals || ',', ',{language},') > 0" f
 def other_compilers(db: sqlite3.Connection, path: str, token: str) -> dict[int, tuple[str, ...]]:
     """Each spec that more than one compiler built (by id), with the compilers other
     than its own (``name@version``), in state ``token``: read once per state."""
+    return STATE_CACHE.get(path, token, _KEY, lambda: _read(db, "1", ()))  # type: ignore[no-any-return]
 
-    def read() -> dict[int, tuple[str, ...]]:
-        # Edges are stored by parent: the grouping streams, and only specs with two
-        # compiling edges or more (one compiler for C and C++ is one edge) are joined.
-        rows = db.execute(
-            "SELECT e.parent, s.compiler, c.name, c.version FROM edges e "
-            "JOIN specs c ON c.id = e.child JOIN specs s ON s.id = e.parent "
-            f"WHERE e.parent IN (SELECT e.parent FROM edges e WHERE e.virtuals != '' AND ({_COMPILES}) "
-            "GROUP BY e.parent HAVING count(*) > 1) "
-            f"AND e.virtuals != '' AND ({_COMPILES}) ORDER BY e.parent"
-        )
-        found: dict[int, tuple[str, ...]] = {}
-        for spec_id, own, name, version in rows:
-            compiler = f"{name}@{version}" if version else name
-            if compiler != own and compiler not in found.get(spec_id, ()):
-                found[spec_id] = (*found.get(spec_id, ()), compiler)
-        return found
 
-    return STATE_CACHE.get(path, token, _KEY, read)  # type: ignore[no-any-return]
+def _read(db: sqlite3.Connection, among: str, params: Sequence[object]) -> dict[int, tuple[str, ...]]:
+    """:func:`other_compilers` of the specs whose edges ``among`` (SQL over ``edges e``,
+    with ``params``) keeps: every one (``"1"``), or a page's."""
+    # Edges are stored by parent: the grouping streams, and only specs with two
+    # compiling edges or more (one compiler for C and C++ is one edge) are joined.
+    rows = db.execute(
+        "SELECT e.parent, s.compiler, c.name, c.version FROM edges e "
+        "JOIN specs c ON c.id = e.child JOIN specs s ON s.id = e.parent "
+        f"WHERE e.parent IN (SELECT e.parent FROM edges e WHERE {among} AND e.virtuals != '' AND ({_COMPILES}) "
+        "GROUP BY e.parent HAVING count(*) > 1) "
+        f"AND e.virtuals != '' AND ({_COMPILES}) ORDER BY e.parent, c.name, c.version",
+        params,
+    )
+    found: dict[int, tuple[str, ...]] = {}
+    for spec_id, own, name, version in rows:
+        compiler = f"{name}@{version}" if version else name
+        if compiler != own and compiler not in found.get(spec_id, ()):
+            found[spec_id] = (*found.get(spec_id, ()), compiler)
+    return found
 
 
 def compiled_also_by(db: sqlite3.Connection, path: str, token: str, query: Query) -> list[int]:
@@ -69,30 +72,14 @@ def compiled_also_by(db: sqlite3.Connection, path: str, token: str, query: Query
     return sorted(spec_id for spec_id, compilers in others.items() if any(map(matches, compilers)))
 
 
-def other_compilers_of(
-    db: sqlite3.Connection, path: str, token: str, specs: Sequence[tuple[int, str]]
-) -> dict[int, tuple[str, ...]]:
-    """:func:`other_compilers` of a page of specs, ``(id, own compiler)`` each: what a
-    result shows of why ``%gcc`` found a spec whose own compiler is apple-clang. Those
-    of the whole state if read already (a server's, a compiler's search), else read from
-    the page's edges by parent (a lookup a spec, not a pass over every edge)."""
-    if not specs:
+def other_compilers_of(db: sqlite3.Connection, path: str, token: str, ids: Sequence[int]) -> dict[int, tuple[str, ...]]:
+    """:func:`other_compilers` of a page of specs (``ids``): what a result shows of why
+    ``%gcc`` found a spec whose own compiler is apple-clang. Those of the whole state if
+    read already (a server's, a compiler's search), else read from the page's edges by
+    parent (a lookup a spec, not a pass over every edge)."""
+    if not ids:
         return {}
     known = STATE_CACHE.peek(path, token, _KEY)
     if known is not None:
-        return {spec_id: known[spec_id] for spec_id, _ in specs if spec_id in known}
-    own = dict(specs)
-    rows = db.execute(
-        "SELECT e.parent, c.name, c.version FROM edges e JOIN specs c ON c.id = e.child "
-        f"WHERE e.parent IN (SELECT value FROM json_each(?)) AND e.virtuals != '' AND ({_COMPILES}) "
-        "ORDER BY e.parent, c.name, c.version",
-        (msgspec.json.encode(list(own)).decode(),),
-    ).fetchall()
-    compiling: dict[int, list[str]] = {}
-    for spec_id, name, version in rows:
-        compiling.setdefault(spec_id, []).append(f"{name}@{version}" if version else name)
-    return {
-        spec_id: tuple(c for c in dict.fromkeys(compilers) if c != own[spec_id])
-        for spec_id, compilers in compiling.items()
-        if len(compilers) > 1 and any(c != own[spec_id] for c in compilers)
-    }
+        return {spec_id: known[spec_id] for spec_id in ids if spec_id in known}
+    return _read(db, "e.parent IN (SELECT value FROM json_each(?))", (msgspec.json.encode(list(ids)).decode(),))

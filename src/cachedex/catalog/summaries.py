@@ -50,7 +50,7 @@ def summaries(
     # SQL for its page's holders instead: the index of a big tag takes ~0.4 s to read.
     index = STATE_CACHE.peek(path, token, holders_key(tag))
     held = index.of if index is not None else page_holders(db, path, token, tag, [row[0] for row in rows])
-    others = other_compilers_of(db, path, token, [(row[0], row[4]) for row in rows]) if compilers else {}
+    others = other_compilers_of(db, path, token, [row[0] for row in rows]) if compilers else {}
     return tuple(
         SpecSummary(
             hash=h,
