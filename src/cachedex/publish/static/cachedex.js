@@ -290,7 +290,7 @@
       // that a shared link or a reload shows the rows as they were left.
       sortAsked = (next === "descending" ? "-" : "") + th.dataset.key;
       order(th, next);
-      keepInUrl(new URLSearchParams(location.search));
+      keepInUrl(Object.fromEntries(new URLSearchParams(location.search)));
     }));
     // (a key this table does not sort by, as a hand-typed URL may ask, is left alone)
     const asked = headers.find((th) => th.dataset.key === sortAsked.replace(/^-/, ""));
@@ -299,10 +299,14 @@
   // The rows' order a page was opened with (?sort=version, ?sort=-size), then the latest
   // chosen; the script alone reads it (a server's page is written in its own order).
   let sortAsked = new URLSearchParams(location.search).get("sort") || "";
+  // A URL's parameters with that order (as a filter changed, or a way out of an empty
+  // page, keeps it), then the page's own URL made so.
+  const sorted = (params) => {
+    const { sort, ...rest } = params;
+    return sortAsked ? { ...rest, sort: sortAsked } : rest;
+  };
   const keepInUrl = (params) => {
-    if (sortAsked) params.set("sort", sortAsked);
-    else params.delete("sort");
-    const q = params.toString();
+    const q = new URLSearchParams(sorted(params)).toString();
     // (the #fragment stays: a link to a package page's #coverage lands there)
     history.replaceState(null, "", (q ? `?${q}` : location.pathname) + location.hash);
   };
@@ -481,7 +485,7 @@
   const twin = document.querySelector("footer a[href^='index.json']");
   const remember = (filters, typed) => {
     const next = typed ? { ...filters, q: typed } : filters;
-    keepInUrl(new URLSearchParams(next)); // (with the rows' order, which the JSON twin does not take)
+    keepInUrl(next); // (with the rows' order, which the JSON twin does not take)
     // (it kept the filters the page was opened with, and answered for those)
     if (twin) isLive().then((served) => { if (served) twin.href = `index.json${query(next)}`; });
     const up = { ...filters };
@@ -517,8 +521,6 @@
   // Version) filter applied: its link keeps it. The text box alone may empty it: its drop
   // (found by withoutText()) is offered too when it finds something. When no removal
   // finds anything, it says so, and offers clearing every filter (everything() finds).
-  // (the ways out of an empty page keep the rows' order, as a filter changed does)
-  const sorted = (params) => (sortAsked ? { ...params, sort: sortAsked } : params);
   const explainEmpty = (count, filters, relax, noun, needle, withoutText, everything) => {
     empty.hidden = count > 0;
     if (count) return;
