@@ -139,7 +139,10 @@ def test_ctrl_c_while_the_root_s_sizes_are_read_does_not_wait_for_them(
         sync.kill()
     took = time.monotonic() - sent
     assert sync.returncode == 130, (out, err)
-    assert len(manifests) >= 5 and took < 4.5, took  # (the one asked, not the rest: two seconds each)
+    # The one asked (up to two seconds) and the exit, not the rest, two seconds each, one at
+    # a time: waiting for them would take 8 s or more (4.57 s on a loaded machine was seen
+    # for a bound of 4.5 s: a margin less than a manifest's time left is safe).
+    assert len(manifests) >= 5 and took < 2.0 * (len(manifests) - 1.5), took
     assert http_server.state.count(".spec.manifest.json") < 2 * len(manifests)  # (the root's, then the stack's)
 
 
