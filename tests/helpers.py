@@ -362,10 +362,13 @@ class Listed:
     variants: tuple[str, ...]
     size: int | None
     stacks: tuple[str, ...]
+    other_compilers: tuple[str, ...] = ()  #: (by :func:`compilers_of`, sorted)
 
 
 def listed_specs(catalog: Catalog, tag: str) -> list[Listed]:
-    """The specs ``tag``'s root mirror lists, decoded, by package name then hash."""
+    """The specs ``tag``'s root mirror lists, decoded, by package name then hash, each
+    with its other compilers as a brute force reads them (:func:`compilers_of`)."""
+    compilers = compilers_of(catalog)
     return [
         Listed(
             name=row.name,
@@ -378,6 +381,7 @@ def listed_specs(catalog: Catalog, tag: str) -> list[Listed]:
             variants=tuple(msgspec.json.decode(row.variants)),
             size=row.size,
             stacks=tuple(sorted(row.stacks.split("\x1f"))),
+            other_compilers=tuple(sorted(compilers[row.hash] - {row.compiler})),
         )
         for row in catalog.listed_rows(tag)
     ]

@@ -2,7 +2,8 @@
 package's specs newest version first in Spack's order (equal versions by hash, the
 greater first), every column an index into its sorted values, each spec's stacks one of
 the distinct sets, numbered in the order they first come; each target's machines, those
-whose target is it or descends from it, by Spack's rule (``runs_on``)."""
+whose target is it or descends from it, by Spack's rule (``runs_on``); each spec's
+compilers (its own and the others that built it) one of the distinct sets, as stacks."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from cachedex.publish.tag_columns import newest_first, tag_specs
 from cachedex.versions import version_key
 from tests.helpers import spack_target_satisfies
 
-_COLUMNS = ("version", "compiler", "platform", "os", "target")
+_COLUMNS = ("version", "platform", "os", "target")
 
 
 class ListedSpec(msgspec.Struct, frozen=True):
@@ -51,12 +52,19 @@ _spec = st.builds(
 _packages = st.dictionaries(
     st.sampled_from(["zlib", "hdf5", "py-numpy", "cmake"]), st.lists(_spec, min_size=1, max_size=8)
 )
+#: The compilers besides its own of the specs that several built (by hash).
+_others = st.dictionaries(
+    st.text("abcdefghijklmnopqrstuvwxyz234567", min_size=3, max_size=3),
+    st.lists(st.sampled_from(["gcc@14", "gcc@13", "oneapi@2025"]), min_size=1, max_size=2, unique=True).map(tuple),
+)
 
 
-@given(packages=_packages)
-def test_tag_columns_follow_their_plain_definition(packages: dict[str, list[ListedSpec]]) -> None:
+@given(packages=_packages, others=_others)
+def test_tag_columns_follow_their_plain_definition(
+    packages: dict[str, list[ListedSpec]], others: dict[str, tuple[str, ...]]
+) -> None:
     by_name = sorted(packages.items())
-    data = tag_specs(by_name, lambda name: name != "cmake")
+    data = tag_specs(by_name, lambda name: name != "cmake", others)
     columns = data.columns
 
     ordered = [
@@ -69,6 +77,8 @@ def test_tag_columns_follow_their_plain_definition(packages: dict[str, list[List
     ]
     values = {column: sorted({getattr(s, column) for s in ordered}) for column in _COLUMNS}
     values["version"] = newest_first(values["version"])
+    compilers = [{s.compiler, *others.get(s.hash, ())} for s in ordered]
+    values["compiler"] = sorted(set().union(*compilers))
     values["stack"] = sorted({stack for s in ordered for stack in s.stacks})
     known = [*archspec.cpu.TARGETS, *values["target"]]
     run_by = [sorted({m for m in known if spack_target_satisfies(t, f":{m}")}) for t in values["target"]]
@@ -88,6 +98,13 @@ def test_tag_columns_follow_their_plain_definition(packages: dict[str, list[List
     assert [columns.stack_sets[n] for n in columns.stacks] == [
         tuple(sorted({values["stack"].index(stack) for stack in spec.stacks})) for spec in ordered
     ]
+    compiler_sets: list[tuple[int, ...]] = []
+    for found in compilers:
+        held = tuple(sorted(values["compiler"].index(compiler) for compiler in found))
+        if held not in compiler_sets:
+            compiler_sets.append(held)
+    assert columns.compiler_sets == tuple(compiler_sets)
+    assert [{values["compiler"][n] for n in columns.compiler_sets[at]} for at in columns.compiler] == compilers
     assert data.sizes == [s.size for s in ordered]
     assert columns.size == tuple(s.size for s in ordered)  # exact: a filtered row adds them up
     assert columns.unlinked == tuple(n for n, (name, _) in enumerate(by_name) if name == "cmake")

@@ -43,6 +43,7 @@ class Spec(msgspec.Struct, frozen=True):
     target: str
     size: int | None
     stacks: tuple[str, ...]
+    other_compilers: tuple[str, ...] = ()
 
 
 def _runs(targets: Iterable[str]) -> dict[str, set[str]]:
@@ -57,6 +58,8 @@ def _held(spec: Any, facet: str, runs: Mapping[str, set[str]]) -> Iterable[str]:
     if facet == "stack":
         stacks: tuple[str, ...] = spec.stacks
         return stacks
+    if facet == "compiler":
+        return (spec.compiler, *spec.other_compilers)
     return runs[spec.target] if facet == RUNS_ON else (getattr(spec, facet),)
 
 
@@ -98,6 +101,7 @@ _spec = st.builds(
     stacks=st.lists(st.sampled_from(["root", "e4s", "ml"]), min_size=1, max_size=3).map(
         lambda s: tuple(sorted(set(s)))
     ),
+    other_compilers=st.sampled_from([(), (), ("gcc@14",), ("gcc@13",)]),
 )
 _filters = st.fixed_dictionaries(
     {},
@@ -105,6 +109,7 @@ _filters = st.fixed_dictionaries(
         "stack": st.sampled_from(["e4s", "ml"]),
         "os": st.sampled_from(["ubuntu22.04", "rhel8"]),
         "target": st.sampled_from(["x86_64_v3", "aarch64", "zen9"]),
+        "compiler": st.sampled_from(["gcc@13", "gcc@14", "none"]),
         RUNS_ON: st.sampled_from(["zen3", "neoverse_v2", "x86_64", "not-a-target", "nope"]),
     },
 )
@@ -115,7 +120,7 @@ _filters = st.fixed_dictionaries(
 )
 def test_a_tag_counts_the_packages_each_machine_runs(specs: list[Spec], filters: dict[str, str], needle: str) -> None:
     packages = [(name, [s for s in specs if s.name == name]) for name in sorted({s.name for s in specs})]
-    data = tag_specs(packages, lambda name: True)
+    data = tag_specs(packages, lambda name: True, {s.hash: s.other_compilers for s in specs if s.other_compilers})
     chosen = select_tag(data, filters, needle, FILTER_KEYS)
     assert chosen.facets[RUNS_ON] == _brute_counts(specs, filters, needle, by="name")
     # the other facets count as they do without it

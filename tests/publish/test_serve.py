@@ -13,6 +13,7 @@ import sqlite3
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 import httpx
 import pytest
@@ -467,3 +468,30 @@ def test_a_live_page_s_json_link_keeps_its_query(app: Any, page: str, check: Any
     for href in hrefs:
         twin = get(app, str(httpx.URL(f"http://test{page}").join(html.unescape(href)).raw_path.decode()))
         assert twin.status_code == 200 and check(twin.json()), href
+
+
+def test_a_tag_and_a_package_page_filter_a_spec_by_each_of_its_compilers(app: Any) -> None:
+    """A tag page's Compiler filter listed a spec under its C's compiler alone: the
+    demo's darwin netlib-lapack (apple-clang, gfortran from gcc) was missing under gcc,
+    which ``%gcc`` finds it by. Each compiler's packages are now those its search finds."""
+    facets = get(app, "/tags/develop/index.json").json()["facets"]["compiler"]
+    assert len(facets) > 2
+    for compiler, count in facets.items():
+        found = get(app, "/tags/develop/index.json?" + urlencode({"compiler": compiler})).json()
+        listed = {row["name"] for row in found["packages"]}
+        searched = get(
+            app, "/api/search?" + urlencode({"q": f"%{compiler.replace('@', '@=')}", "tag": "develop", "limit": 1000})
+        )
+        assert listed == {spec["name"] for spec in searched.json()["specs"]}, compiler
+        assert count == len(listed), compiler
+    (darwin,) = get(app, "/api/search?q=netlib-lapack+platform%3Ddarwin&tag=develop").json()["specs"]
+    other = darwin["other_compilers"][0]
+    rows = get(app, "/tags/develop/index.json?" + urlencode({"compiler": other, "os": darwin["os"]})).json()["packages"]
+    assert "netlib-lapack" in {row["name"] for row in rows}
+    page = get(app, "/tags/develop/packages/netlib-lapack/index.json?" + urlencode({"compiler": other})).json()
+    assert darwin["hash"] in {spec["hash"] for spec, shown in zip(page["specs"], page["matches"], strict=True) if shown}
+    html_page = get(app, "/tags/develop/packages/netlib-lapack/index.html").text
+    assert "data-other-compilers=" in html_page
+    assert f'<span class="muted">+{other}</span>' in html_page
+    spec_page = get(app, f"/specs/{darwin['hash'][:2]}/{darwin['hash']}.html").text  # (its page names both)
+    assert f'<span class="muted">+{other}</span></dd>' in spec_page

@@ -32,7 +32,11 @@ VISIBLE = json.loads((CASES / "page_visible.json").read_text())["cases"]
 
 def _specs(name: str) -> list[SimpleNamespace]:
     return [
-        SimpleNamespace(name=name, hash=f"{name}-{n:02d}", **{**spec, "stacks": tuple(spec["stacks"])})
+        SimpleNamespace(
+            name=name,
+            hash=f"{name}-{n:02d}",
+            **{**spec, "stacks": tuple(spec["stacks"]), "other_compilers": tuple(spec.get("other_compilers", ()))},
+        )
         for n, spec in enumerate(FACETS["specs"][name])
     ]
 
@@ -40,7 +44,8 @@ def _specs(name: str) -> list[SimpleNamespace]:
 def _tag_data() -> TagData:
     packages = [(name, _specs(name)) for name in sorted(FACETS["specs"])]
     row = TagRow("t", sum(len(s) for _, s in packages), len(packages), 0, None, None, None, None)
-    return TagData(row, tag_specs(packages, lambda name: True), "")
+    others = {s.hash: s.other_compilers for _, specs in packages for s in specs if s.other_compilers}
+    return TagData(row, tag_specs(packages, lambda name: True, others), "")
 
 
 def _rows(rows: list[Any]) -> list[dict[str, Any]]:
@@ -104,6 +109,46 @@ def test_runs_on_selects_what_spack_says_a_machine_runs() -> None:
             )
         )
         assert [row["name"] for row in case["rows"]] == listed, case["name"]
+
+
+def _holds(spec: SimpleNamespace, facet: str, value: str) -> bool:
+    """Whether ``spec`` has ``value`` for ``facet``, written apart from facets.py: a
+    compiler is its own or one of the others that built it."""
+    if facet == "compiler":
+        return value in (spec.compiler, *spec.other_compilers)
+    if facet == "runs_on":
+        return spack_target_satisfies(spec.target, f":{value}")
+    return value in (
+        spec.stacks if facet == "stack" else spec.variants if facet == "variant" else (getattr(spec, facet),)
+    )
+
+
+def test_a_compiler_selects_every_spec_it_built() -> None:
+    """The cases with a ``compiler`` filter, against a plain reading: a spec that
+    apple-clang built for its C and gcc for its Fortran is gcc's too (``%gcc`` finds it)."""
+    checked = 0
+    for case in FACETS["package"]:
+        if "compiler" in case["filters"]:
+            text = case.get("text", "")
+            expected = [
+                all(_holds(s, k, v) for k, v in case["filters"].items()) and text in s.version.lower()
+                for s in _specs(case["package"])
+            ]
+            assert case["matches"] == expected, case["name"]
+            checked += 1
+    for case in FACETS["tag"]:
+        if "compiler" in case["filters"]:
+            listed = sorted(
+                name
+                for name in FACETS["specs"]
+                if case["text"] in name
+                and any(all(_holds(s, k, v) for k, v in case["filters"].items()) for s in _specs(name))
+            )
+            assert [row["name"] for row in case["rows"]] == listed, case["name"]
+            checked += 1
+    assert checked == 5  # (two with another compiler among them: one a tag's, one a package's)
+    others = [s for name in FACETS["specs"] for s in _specs(name) if s.other_compilers]
+    assert len(others) == 2
 
 
 def test_the_tag_page_struct_carries_the_selection() -> None:

@@ -98,16 +98,15 @@ class PublishingReads(CatalogCore):
         limit: int = 50,
         offset: int = 0,
         hints: bool = False,
-        compilers: bool = False,
     ) -> SearchPage:
         """Listed specs satisfying ``query``, by name, newest version first (Spack's order), then hash.
 
         ``tag`` limits the search to that tag's listed specs (``stack`` further to those
         its stack holds) and fills each row's ``stacks``; without a tag, every spec some
         mirror lists, with the tags listing it. With ``hints``, a search that finds
-        nothing says which condition nothing satisfies; with ``compilers``, each result
-        that more than one compiler built names the others (``other_compilers``: why
-        ``%gcc`` found a spec whose compiler is apple-clang). UnknownTag or UnknownStack
+        nothing says which condition nothing satisfies. Each result that more than one
+        compiler built names the others (``other_compilers``: why ``%gcc`` found a spec
+        whose compiler is apple-clang). UnknownTag or UnknownStack
         when the scope does not exist."""
         from . import search as searching  # (loaded on a first search: see the module docstring)
         from .hints import zero_hints
@@ -123,7 +122,6 @@ class PublishingReads(CatalogCore):
                 stack=stack,
                 limit=limit,
                 offset=offset,
-                compilers=compilers,
             )
             if hints and page.total == 0 and not query.is_empty:
                 found = zero_hints(self._db, str(self.path), token, query, tag=tag, stack=stack)
@@ -177,6 +175,15 @@ class PublishingReads(CatalogCore):
 
         with self.snapshot():
             return searching.walks_made(self._db, str(self.path), self.state_token()[0], query, walk_up_to)
+
+    def other_compilers(self) -> dict[str, tuple[str, ...]]:
+        """Each spec that more than one compiler built (apple-clang for its C, gcc for its
+        Fortran), by hash, with its compilers besides its own (``name@version``): few,
+        read once per catalog state. Pages list and filter a spec under each."""
+        from .other_compilers import other_compilers_by_hash
+
+        with self.snapshot():
+            return other_compilers_by_hash(self._db, str(self.path), self.state_token()[0])
 
     def spec_summary(self, dag_hash: str) -> SpecSummary | None:
         """One spec by its full hash with every tag listing it (``stacks`` empty), or None."""

@@ -22,10 +22,12 @@ import msgspec
 from ..query import Query
 from .facets import STATE_CACHE, compiler_matcher
 
-__all__ = ["compiled_also_by", "other_compilers", "other_compilers_of"]
+__all__ = ["compiled_also_by", "other_compilers", "other_compilers_by_hash", "other_compilers_of"]
 
-#: Where :func:`other_compilers` keeps its answer in the state cache.
+#: Where :func:`other_compilers` and :func:`other_compilers_by_hash` keep their answers
+#: in the state cache.
 _KEY = ("other compilers",)
+_BY_HASH = ("other compilers", "by hash")
 
 #: An edge whose child compiles one of its parent's languages (the column lists the
 #: virtuals comma-separated).
@@ -36,6 +38,21 @@ def other_compilers(db: sqlite3.Connection, path: str, token: str) -> dict[int, 
     """Each spec that more than one compiler built (by id), with the compilers other
     than its own (``name@version``), in state ``token``: read once per state."""
     return STATE_CACHE.get(path, token, _KEY, lambda: _read(db, "1", ()))  # type: ignore[no-any-return]
+
+
+def other_compilers_by_hash(db: sqlite3.Connection, path: str, token: str) -> dict[str, tuple[str, ...]]:
+    """:func:`other_compilers` by each spec's hash: what pages, which stream their specs
+    by hash, read to filter and count a spec under each of its compilers."""
+
+    def by_hash() -> dict[str, tuple[str, ...]]:
+        others = other_compilers(db, path, token)
+        if not others:
+            return {}
+        ids = msgspec.json.encode(list(others)).decode()
+        rows = db.execute("SELECT id, hash FROM specs WHERE id IN (SELECT value FROM json_each(?))", (ids,))
+        return {dag_hash: others[spec_id] for spec_id, dag_hash in rows}
+
+    return STATE_CACHE.get(path, token, _BY_HASH, by_hash)  # type: ignore[no-any-return]
 
 
 def _read(db: sqlite3.Connection, among: str, params: Sequence[object]) -> dict[int, tuple[str, ...]]:

@@ -115,10 +115,9 @@ class SpecSummary(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     size: int | None  #: bytes of the binary; null when unknown
     tags: tuple[str, ...]  #: the tags listing it (the searched tag only, when one was given)
     stacks: tuple[str, ...]  #: of the searched tag, ``root`` included; empty without a tag
-    #: In a search's results (the API's, the CLI's, the search page's), the compilers of
-    #: its other languages when more than one compiler built it (``compiler`` is its C's:
-    #: apple-clang, and gcc for its Fortran, which ``%gcc`` finds it by); left out when
-    #: one did
+    #: The compilers of its other languages when more than one compiler built it
+    #: (``compiler`` is its C's: apple-clang, and gcc for its Fortran, which ``%gcc`` and
+    #: a page's Compiler filter find it by); left out when one did
     other_compilers: tuple[str, ...] = ()
 
 
@@ -186,8 +185,15 @@ class SpecRow(NamedTuple):
     listed: int  #: 1 when some mirror has its binary
 
 
-def summary_of(row: ListedRow | SpecRow, *, tags: tuple[str, ...], stacks: tuple[str, ...] = ()) -> SpecSummary:
-    """The summary pages show of a bulk-read row, with the tags and stacks the caller knows."""
+def summary_of(
+    row: ListedRow | SpecRow,
+    *,
+    tags: tuple[str, ...],
+    stacks: tuple[str, ...] = (),
+    other_compilers: tuple[str, ...] = (),
+) -> SpecSummary:
+    """The summary pages show of a bulk-read row, with the tags, stacks and other
+    compilers the caller knows."""
     return SpecSummary(
         hash=row.hash,
         name=row.name,
@@ -200,6 +206,7 @@ def summary_of(row: ListedRow | SpecRow, *, tags: tuple[str, ...], stacks: tuple
         size=row.size,
         tags=tags,
         stacks=stacks,
+        other_compilers=other_compilers,
     )
 
 

@@ -213,16 +213,15 @@ def search(
     stack: str | None,
     limit: int,
     offset: int,
-    compilers: bool = False,
 ) -> SearchPage:
     """Listed specs satisfying ``query``, in result order (``order.py``: by name, newest
     version first, then hash); run inside one read transaction whose state is
     ``token``. See ``Catalog.search``."""
     found = search_ids(db, path, token, query, tag=tag, stack=stack, limit=limit, offset=offset)
     if found.rows is not None:
-        specs = summaries(db, path, token, tag, found.rows, compilers=compilers)
+        specs = summaries(db, path, token, tag, found.rows)
     else:
-        specs = found_specs(db, path, token, tag, found.ids, compilers=compilers) if found.ids else ()
+        specs = found_specs(db, path, token, tag, found.ids) if found.ids else ()
     return SearchPage(total=found.total, offset=offset, limit=limit, specs=specs)
 
 

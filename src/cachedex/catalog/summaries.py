@@ -25,32 +25,30 @@ RESULT_COLUMNS = "s.id, s.hash, s.name, s.version, s.compiler, s.platform, s.os,
 
 
 def found_specs(
-    db: sqlite3.Connection, path: str, token: str, tag: str | None, ids: list[int], *, compilers: bool = False
+    db: sqlite3.Connection, path: str, token: str, tag: str | None, ids: list[int]
 ) -> tuple[SpecSummary, ...]:
-    """The summaries of the specs ``ids``, in that order (``compilers``: see :func:`summaries`)."""
+    """The summaries of the specs ``ids``, in that order."""
     rows = db.execute(
         f"SELECT {RESULT_COLUMNS} FROM specs s WHERE s.id IN (SELECT value FROM json_each(?))",
         (_encode(ids).decode(),),
     ).fetchall()
     at = {spec_id: n for n, spec_id in enumerate(ids)}
     rows.sort(key=lambda row: at[row[0]])
-    return summaries(db, path, token, tag, rows, compilers=compilers)
+    return summaries(db, path, token, tag, rows)
 
 
 def summaries(
-    db: sqlite3.Connection, path: str, token: str, tag: str | None, rows: list[Any], *, compilers: bool = False
+    db: sqlite3.Connection, path: str, token: str, tag: str | None, rows: list[Any]
 ) -> tuple[SpecSummary, ...]:
-    """Result rows (:data:`RESULT_COLUMNS`) as summaries, with what holds each; with
-    ``compilers``, the other compilers of each that more than one built (a search's
-    results: why ``%gcc`` found it; the pages a site writes name none, as its own
-    streamed pages do not)."""
+    """Result rows (:data:`RESULT_COLUMNS`) as summaries, with what holds each and the
+    other compilers of each that more than one built (why ``%gcc`` found it)."""
     if not rows:
         return ()
     # A server builds the holder index when it warms up. A one-off search (the CLI) asks
     # SQL for its page's holders instead: the index of a big tag takes ~0.4 s to read.
     index = STATE_CACHE.peek(path, token, holders_key(tag))
     held = index.of if index is not None else page_holders(db, path, token, tag, [row[0] for row in rows])
-    others = other_compilers_of(db, path, token, [row[0] for row in rows]) if compilers else {}
+    others = other_compilers_of(db, path, token, [row[0] for row in rows])
     return tuple(
         SpecSummary(
             hash=h,

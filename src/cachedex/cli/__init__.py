@@ -208,7 +208,7 @@ def search_command(
         raise click.UsageError("--stack needs --tag (a stack is a tag's)")
     parsed = parse(query_text(query))
     with state.catalog() as catalog:
-        page = catalog.search(parsed, tag=tag, stack=stack, limit=limit, offset=offset, hints=True, compilers=True)
+        page = catalog.search(parsed, tag=tag, stack=stack, limit=limit, offset=offset, hints=True)
     present.print_search(page, by_stack=tag is not None, as_json=as_json)
 
 

@@ -64,6 +64,12 @@ def _others(compilers: tuple[str, ...]) -> str:
     return "".join(f' <span class="muted">+{escape_text(c)}</span>' for c in compilers)
 
 
+def _other_compilers(compilers: tuple[str, ...]) -> str:
+    """A package page row's attribute of its other compilers (none when one built it),
+    which the page's Compiler filter reads."""
+    return f' data-other-compilers="{escape_exact(_json_text(compilers))}"' if compilers else ""
+
+
 def search_rows(
     specs: Sequence[SpecSummary], differing: Mapping[str, Sequence[str]], root: str, *, by_stack: bool
 ) -> Markup:
@@ -109,7 +115,8 @@ def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches
         selected = select_variants(s.variants, differing)
         rows.append(
             f'    <tr data-stacks="{exact(encode(s.stacks))}" data-os="{exact(s.os)}" data-target="{exact(s.target)}"'
-            f' data-compiler="{exact(s.compiler)}" data-platform="{exact(s.platform)}"'
+            f' data-compiler="{exact(s.compiler)}"{_other_compilers(s.other_compilers)}'
+            f' data-platform="{exact(s.platform)}"'
             f' data-variants="{exact(encode(selected))}"'
             f' data-version="{version}" data-size="{"" if s.size is None else s.size}"{"" if shown else " hidden"}>\n'
             f'      <td class="hash name"><a href="{root}{out(spec_url(s.hash))}"><code>{short}</code></a>'
@@ -117,7 +124,7 @@ def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches
             "copy</button></td>\n"
             f'      <td data-label="version">{version}</td>\n'
             f'      <td class="variants" data-label="variants">{variants_html(s.variants, selected)}</td>\n'
-            f'      <td data-label="compiler">{compiler}</td>\n'
+            f'      <td data-label="compiler">{compiler}{_others(s.other_compilers)}</td>\n'
             f'      <td data-label="arch">{platform}-{os}-{target}</td>\n'
             '      <td class="stacks" data-label="stacks">'
             f"{_chips_html(shown_stacks(s.stacks), 2)}</td>\n"

@@ -1,8 +1,10 @@
 """Facet filters: one definition of which specs match, for tag pages, package pages and the API.
 
 A **spec matches** filters (``{facet: value}``) when it satisfies every one of them: a
-multi-valued facet (``stack``, ``variant``) when the value is among the spec's, any
-other when the spec's value equals it. A **package matches** when ONE of its specs
+multi-valued facet (``stack``, ``variant``) when the value is among the spec's, a
+``compiler`` when it is the spec's own or one of its others (a binary apple-clang built
+for C and gcc for Fortran is gcc's too, as ``%gcc`` finds it), any other when the spec's
+value equals it. A **package matches** when ONE of its specs
 matches them all; its row then counts and summarizes only those specs. The **count**
 of an option ``facet=value`` is what would match with that option in place of the
 facet's current filter, the other filters applied (faceted search): in packages on a
@@ -64,6 +66,8 @@ PACKAGE_FILTER_KEYS = (*PACKAGE_KEYS, RUNS_ON)
 MULTI = frozenset({"stack", "variant"})
 #: The spec field each facet reads.
 _FIELDS = {"stack": "stacks", "variant": "variants"}
+#: The facets a tag's columns hold as sets: (the sets, the column of each spec's set).
+_SETS = {"stack": ("stack_sets", "stacks"), "compiler": ("compiler_sets", "compiler")}
 
 
 class FacetSpec(Protocol):
@@ -77,6 +81,8 @@ class FacetSpec(Protocol):
     def target(self) -> str: ...
     @property
     def compiler(self) -> str: ...
+    @property
+    def other_compilers(self) -> Sequence[str]: ...
     @property
     def platform(self) -> str: ...
 
@@ -94,6 +100,8 @@ def active_filters(params: Mapping[str, str], keys: Iterable[str] = FACET_KEYS) 
 def _values(spec: Any, facet: str) -> Sequence[str]:
     if facet == RUNS_ON:
         return machines(spec.target)
+    if facet == "compiler":
+        return (spec.compiler, *spec.other_compilers) if spec.other_compilers else (spec.compiler,)
     return getattr(spec, _FIELDS[facet]) if facet in MULTI else (getattr(spec, facet),)
 
 
@@ -232,9 +240,10 @@ def _tests(columns: SpecColumns, filters: Mapping[str, str]) -> list[tuple[str, 
     tests: list[tuple[str, Callable[[int], bool]]] = []
     for facet, value in filters.items():
         wanted = columns.values[facet].index(value) if value in columns.values[facet] else -1
-        if facet == "stack":
-            holding = [wanted in found for found in columns.stack_sets]
-            tests.append((facet, _holds(holding, columns.stacks)))
+        if facet in _SETS:  # (a spec's stacks, its compilers: one of the sets)
+            sets, column = _SETS[facet]
+            holding = [wanted in found for found in getattr(columns, sets)]
+            tests.append((facet, _holds(holding, getattr(columns, column))))
         elif facet == RUNS_ON:  # by the spec's target: the machines that run it
             tests.append((facet, _holds([wanted in found for found in columns.runs_on], columns.target)))
         else:
@@ -347,8 +356,9 @@ def _cells(column: Sequence[_T], specs: Sequence[int]) -> Sequence[_T]:
 def _positions(columns: SpecColumns, facet: str, specs: Sequence[int]) -> set[int]:
     """The positions (in ``columns.values[facet]``) of ``facet``'s values among ``specs``;
     for ``runs_on``, those of their targets (in ``values["target"]``): see :func:`_package_machines`."""
-    if facet == "stack":
-        return set().union(*map(columns.stack_sets.__getitem__, set(_cells(columns.stacks, specs))))
+    if facet in _SETS:
+        sets, column = _SETS[facet]
+        return set().union(*map(getattr(columns, sets).__getitem__, set(_cells(getattr(columns, column), specs))))
     return set(_cells(columns.target if facet == RUNS_ON else getattr(columns, facet), specs))
 
 

@@ -116,6 +116,7 @@ class SpecGraph:
         self._tags: dict[int, list[str]] = {}
         for spec_id, tag in catalog.root_listing_tags(only):
             self._tags.setdefault(spec_id, []).append(tag)
+        self._other_compilers = catalog.other_compilers()  # (few: by hash)
 
     def _read_dependents(
         self, catalog: Catalog, only: Collection[int], parents: defaultdict[int, list[tuple[int, Edge]]]
@@ -184,7 +185,9 @@ class SpecGraph:
         """The page of one spec (by catalog id), given its raw node JSON."""
         at = self._position[spec_id]
         row = self._rows[at]
-        spec = summary_of(row, tags=tuple(self._tags.get(spec_id, ())))
+        spec = summary_of(
+            row, tags=tuple(self._tags.get(spec_id, ())), other_compilers=self._other_compilers.get(row.hash, ())
+        )
         holders = self._holders.get(spec_id, ())
         return spec_page_from(
             spec,

@@ -117,10 +117,16 @@ def package_pages(
     ``names``: only the pages of these packages."""
     tags_of = package_tags if package_tags is not None else catalog.all_package_tags()
     install = install_preamble(catalog, tag)
+    others = catalog.other_compilers()
     rows = catalog.listed_rows(tag, part=part, parts=parts, names=names)
     for name, group in itertools.groupby(rows, key=attrgetter("name")):
         specs = [
-            summary_of(row, tags=(tag,), stacks=tuple(sorted(row.stacks.split("\x1f"))) if row.stacks else ())
+            summary_of(
+                row,
+                tags=(tag,),
+                stacks=tuple(sorted(row.stacks.split("\x1f"))) if row.stacks else (),
+                other_compilers=others.get(row.hash, ()),
+            )
             for row in group
         ]
         yield _package_page(tag, name, specs, tags_of.get(name, []), install)
@@ -148,6 +154,7 @@ class _Faceted(msgspec.Struct, frozen=True, gc=False):
     compiler: str
     platform: str
     variants: tuple[str, ...]
+    other_compilers: tuple[str, ...]
 
 
 def _package_page(
@@ -178,6 +185,7 @@ def _package_page(
             s.compiler,
             s.platform,
             tuple(text for text in s.variants if variant_name(text) in differing) + also,
+            s.other_compilers,
         )
         for s in specs
     ]

@@ -223,7 +223,7 @@ def tag_data(catalog: Catalog, tag: str) -> TagData:
     # 250,000 rows.
     groups = itertools.groupby(catalog.listed_rows(tag), key=attrgetter("name"))
     packages = ((name, list(group)) for name, group in groups)
-    specs = tag_specs(packages, lambda name: name_problem(name) is None)
+    specs = tag_specs(packages, lambda name: name_problem(name) is None, catalog.other_compilers())
     return TagData(row, specs, install_preamble(catalog, tag))
 
 

@@ -123,7 +123,6 @@ def _search_view(catalog: Catalog, params: Mapping[str, str]) -> SearchView:
         limit=PER_PAGE,
         offset=(page - 1) * PER_PAGE,
         hints=page == 1,
-        compilers=True,
     )
     by_name: dict[str, list[SpecSummary]] = {}
     for spec in found.specs:

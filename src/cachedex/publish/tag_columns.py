@@ -6,7 +6,7 @@ Which of them filters select is :mod:`.facets`'."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
 from typing import Any, NamedTuple
 
@@ -40,10 +40,13 @@ class SpecColumns(msgspec.Struct, frozen=True):
     """Every spec a tag lists, as columns, for filtering in the browser.
 
     The specs of package ``names[n]`` are the next ``counts[n]`` entries of each
-    column, newest version first. The ``version``, ``compiler``, ``platform``, ``os``
-    and ``target`` columns hold the index of each spec's value in ``values[<column>]``
+    column, newest version first. The ``version``, ``platform``, ``os`` and ``target``
+    columns hold the index of each spec's value in ``values[<column>]``
     (``values["version"]`` is newest first); ``stacks`` holds the index of its stacks in
-    ``stack_sets``, each a list of indexes into ``values["stack"]``; ``size`` its size
+    ``stack_sets``, each a list of indexes into ``values["stack"]``, and ``compiler``
+    the index of its compilers in ``compiler_sets`` (into ``values["compiler"]``: one,
+    or more when several built it, as apple-clang its C and gcc its Fortran, and a
+    ``%gcc`` search finds it); ``size`` its size
     in bytes, null when unknown (exact: a filtered row adds them up, and rounded ones
     made a sum the server, the API and the package page said otherwise). ``unlinked``: the indexes of
     packages whose name cannot be a folder name, which have no page. ``runs_on``: for
@@ -60,6 +63,7 @@ class SpecColumns(msgspec.Struct, frozen=True):
     target: tuple[int, ...]
     stacks: tuple[int, ...]
     stack_sets: tuple[tuple[int, ...], ...]
+    compiler_sets: tuple[tuple[int, ...], ...]
     size: tuple[int | None, ...]
     unlinked: tuple[int, ...] = ()
     runs_on: tuple[tuple[int, ...], ...] = ()
@@ -73,7 +77,7 @@ class TagSpecs(NamedTuple):
     starts: list[int]  #: where each package's specs start; one more entry: the end
 
 
-_COLUMNS = ("version", "compiler", "platform", "os", "target")
+_COLUMNS = ("version", "platform", "os", "target")  #: (the compilers: sets, as the stacks)
 
 
 class _Interned:
@@ -89,10 +93,15 @@ class _Interned:
         return found
 
 
-def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[[str], bool]) -> TagSpecs:
+def tag_specs(
+    packages: Iterable[tuple[str, Sequence[Any]]],
+    has_page: Callable[[str], bool],
+    others: Mapping[str, tuple[str, ...]] | None = None,
+) -> TagSpecs:
     """The columns of a tag's specs, from ``(name, specs)`` by name; each spec has the
     fields of a ``SpecSummary``, ``stacks`` a tuple of names or, as the catalog's
-    listing gives them, their text joined by ``\x1f``."""
+    listing gives them, their text joined by ``\x1f``. ``others``: the compilers
+    besides its own of each spec that several built, by hash (``Catalog.other_compilers``)."""
     names: list[str] = []
     counts: list[int] = []
     grouped: list[Sequence[Any]] = []
@@ -111,6 +120,18 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     cells = {column: list(map(attrgetter(column), ordered)) for column in _COLUMNS}
     values = {column: sorted(set(cells[column])) for column in _COLUMNS}
     values["version"] = versions
+    # A spec's compilers: its own, or (few) a tuple of it and the others that built it.
+    own = map(_COMPILER, ordered)
+    compiled: list[Any] = (
+        [
+            name if more is None else (name, *more)
+            for name, more in zip(own, map(others.get, map(_HASH, ordered)), strict=True)
+        ]
+        if others
+        else list(own)
+    )
+    compilers = {key: (key,) if isinstance(key, str) else key for key in dict.fromkeys(compiled)}
+    values["compiler"] = sorted(set(itertools.chain.from_iterable(compilers.values())))
     # Most specs share their stacks with many: each distinct value is read once, in the
     # order they first come (which numbers the sets).
     holdings = list(map(_STACKS, ordered))
@@ -122,6 +143,11 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
     stack_set = _Interned()
     stack_at = position["stack"]
     stack_ids = {key: stack_set(tuple(sorted({stack_at[stack] for stack in names}))) for key, names in held.items()}
+    compiler_set = _Interned()
+    compiler_at = position["compiler"]
+    compiler_ids = {
+        key: compiler_set(tuple(sorted({compiler_at[c] for c in names}))) for key, names in compilers.items()
+    }
     sizes = list(map(_SIZE, ordered))
     paged = [name for name in names if has_page(name)]
     clashing = folder_clashes(paged)  # (no page either: as folder_names.package_clashes)
@@ -133,6 +159,8 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
         **{column: tuple(map(position[column].__getitem__, cells[column])) for column in _COLUMNS},
         stacks=tuple(map(stack_ids.__getitem__, holdings)),
         stack_sets=tuple(stack_set.index),
+        compiler=tuple(map(compiler_ids.__getitem__, compiled)),
+        compiler_sets=tuple(compiler_set.index),
         size=tuple(sizes),
         unlinked=tuple(n for n, name in enumerate(names) if name not in linked),
         runs_on=tuple(tuple(map(position[RUNS_ON].__getitem__, run)) for run in run_by),
@@ -141,3 +169,4 @@ def tag_specs(packages: Iterable[tuple[str, Sequence[Any]]], has_page: Callable[
 
 
 _VERSION, _STACKS, _SIZE = attrgetter("version"), attrgetter("stacks"), attrgetter("size")
+_COMPILER, _HASH = attrgetter("compiler"), attrgetter("hash")

@@ -151,7 +151,7 @@ def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     query = parse_remembered(request.query_params.get("q", ""))
     tag = request.query_params.get("tag") or None
     stack = request.query_params.get("stack") or None
-    return _json(catalog.search(query, tag=tag, stack=stack, limit=limit, offset=offset, hints=True, compilers=True))
+    return _json(catalog.search(query, tag=tag, stack=stack, limit=limit, offset=offset, hints=True))
 
 
 #: Problems of each mirror the verify answer lists (``problem_count`` counts them all): a

@@ -67,9 +67,12 @@
   // -- facets: which specs match (see publish/facets.py) ----------------------------------
   // (runs_on: the machines that run a spec's binary; counted when named among the facets,
   // per distinct target, then added up per machine, as facets.py counts them)
+  // (a compiler: the spec's own, or one of the others that built it: apple-clang its C,
+  // gcc its Fortran)
   const MULTI = { stack: "stacks", variant: "variants", runs_on: "runs_on" };
   const FACETS = ["stack", "os", "target", "compiler", "platform"];
-  const valuesOf = (spec, facet) => (facet in MULTI ? spec[MULTI[facet]] : [spec[facet]]);
+  const valuesOf = (spec, facet) =>
+    facet in MULTI ? spec[MULTI[facet]] : facet === "compiler" && spec.other_compilers ? [spec.compiler, ...spec.other_compilers] : [spec[facet]];
 
   function specMatches(spec, filters) {
     return Object.entries(filters).every(([facet, value]) => valuesOf(spec, facet).includes(value));
@@ -143,18 +146,21 @@
     const c = page.specs;
     const values = c.values;
     const keys = facets.filter((facet) => facet !== "runs_on");
-    const stackAt = keys.indexOf("stack");
+    // The facets whose column holds the index of a set of values (a spec's stacks, its
+    // compilers), and those sets.
+    const setsOf = { stack: [c.stacks, c.stack_sets], compiler: [c.compiler, c.compiler_sets] };
     const tests = Object.entries(filters).map(([facet, value]) => {
       const wanted = (values[facet] || []).indexOf(value);
       const k = keys.includes(facet) ? keys.indexOf(facet) : -2; // k -2: a miss of it counts for no facet
-      if (facet === "stack") return { facet, k, holding: c.stack_sets.map((set) => set.includes(wanted)), of: c.stacks };
+      if (facet in setsOf) return { facet, k, holding: setsOf[facet][1].map((set) => set.includes(wanted)), of: setsOf[facet][0] };
       // runs_on: by the spec's target
       if (facet === "runs_on") return { facet, k, holding: (c.runs_on || []).map((set) => set.includes(wanted)), of: c.target };
       return { facet, k, column: c[facet], wanted };
     });
-    // Per facet (in keys' order): its column (null for stacks), counts, and the last
+    // Per facet (in keys' order): its column, its sets (or null), counts, and the last
     // package counted for each value (a package counts once per value).
-    const columns = keys.map((facet) => (facet === "stack" ? null : c[facet]));
+    const columns = keys.map((facet) => (facet in setsOf ? setsOf[facet][0] : c[facet]));
+    const sets = keys.map((facet) => (facet in setsOf ? setsOf[facet][1] : null));
     const counts = keys.map((facet) => new Int32Array(values[facet].length));
     const seen = keys.map((facet) => new Int32Array(values[facet].length).fill(-1));
     // runs_on: the test that a miss of counts for it, the targets of a package's counted
@@ -167,7 +173,7 @@
     const relax = Object.fromEntries(tests.map((t) => [t.facet, 0]));
     const relaxSeen = tests.map(() => -1);
     const unlinked = new Set(c.unlinked || []);
-    const sizes = c.size, stackOf = c.stacks, stackSets = c.stack_sets;
+    const sizes = c.size;
     const rows = [];
     let start = 0;
     for (let n = 0; n < c.names.length; n++) {
@@ -187,8 +193,8 @@
         for (let k = 0; k < columns.length; k++) {
           if (only !== -1 && only !== k) continue;
           const seenK = seen[k], countsK = counts[k];
-          if (k === stackAt) {
-            const set = stackSets[stackOf[i]];
+          if (sets[k]) {
+            const set = sets[k][columns[k][i]];
             for (let j = 0; j < set.length; j++) {
               const at = set[j];
               if (seenK[at] !== n) { seenK[at] = n; countsK[at]++; }
@@ -252,15 +258,16 @@
   function summary(c, n, matched, linked) {
     const v = c.values;
     const distinct = (column) => Array.from(new Set(matched.map((i) => v[column][c[column][i]]))).sort(valueOrder(column));
-    const stacks = new Set();
+    const stacks = new Set(), compilers = new Set();
     for (const i of matched) for (const at of c.stack_sets[c.stacks[i]]) stacks.add(v.stack[at]);
+    for (const i of matched) for (const at of c.compiler_sets[c.compiler[i]]) compilers.add(v.compiler[at]);
     let size = 0, sized = 0;
     for (const i of matched) if (c.size[i] !== null) { size += c.size[i]; sized++; }
     return {
       name: c.names[n],
       specs: matched.length,
       versions: Array.from(new Set(matched.map((i) => c.version[i]))).sort((a, b) => a - b).map((at) => v.version[at]),
-      compilers: distinct("compiler"),
+      compilers: Array.from(compilers).sort(compareCompilers),
       platforms: distinct("platform"),
       oses: distinct("os"),
       targets: distinct("target"),

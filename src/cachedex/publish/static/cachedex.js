@@ -693,6 +693,7 @@
       version: row.dataset.version,
       stacks: JSON.parse(row.dataset.stacks || "[]"), variants: JSON.parse(row.dataset.variants || "[]").concat(shared),
       os: row.dataset.os, target: row.dataset.target, compiler: row.dataset.compiler, platform: row.dataset.platform,
+      other_compilers: JSON.parse(row.dataset.otherCompilers || "[]"),
       runs_on: runsOn[row.dataset.target] || [row.dataset.target],
     }));
     const facets = counted.map((s) => s.name);
