@@ -264,6 +264,9 @@ def _build(
                 return SiteReport(outdir, 0, 0, 0, 0, notes, time.perf_counter() - started, current=True)
             trusted = made_by.startswith(render_stamp() + links.stamp)
             writer = SiteWriter(outdir, trust_twins=not full and trusted, links=links)
+            # Read once here (a pass over every edge): the workers forked below inherit it,
+            # where each would read it again for its tag, package or spec pages.
+            catalog.other_compilers()
             recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
             before, left = recorded if recorded is not None else (None, None)
             guessed = (
