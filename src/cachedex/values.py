@@ -293,19 +293,20 @@ def check_name(name: object) -> str | None:
         return f"expected a string, got {type(name).__name__} {short_repr(name)}"
     if not name:
         return "must not be empty"
-    shown = short_repr(name)
+    # (the name quoted only in a message: a config of thousands of tags checks each)
     if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
-        return f"{shown} is longer than {MAX_NAME_BYTES} bytes (it becomes a file name)"
-    if "/" in name or "\\" in name:
-        return f"{shown} must not contain '/' or '\\' (it becomes a folder name)"
-    if ".." in name:
-        return f"{shown} must not contain '..' (it becomes a folder name)"
-    if name.startswith("."):
-        return f"{shown} must not start with '.' (it becomes a folder name)"
-    # (lone surrogates too: no file system can store them)
-    if not name.isprintable():
-        return f"{shown} must not contain control, invisible or unassigned characters"
-    return None
+        why = f"is longer than {MAX_NAME_BYTES} bytes (it becomes a file name)"
+    elif "/" in name or "\\" in name:
+        why = "must not contain '/' or '\\' (it becomes a folder name)"
+    elif ".." in name:
+        why = "must not contain '..' (it becomes a folder name)"
+    elif name.startswith("."):
+        why = "must not start with '.' (it becomes a folder name)"
+    elif not name.isprintable():  # (lone surrogates too: no file system can store them)
+        why = "must not contain control, invisible or unassigned characters"
+    else:
+        return None
+    return f"{short_repr(name)} {why}"
 
 
 def check_label(name: object) -> str | None:
