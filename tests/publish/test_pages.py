@@ -6,6 +6,7 @@ import asyncio
 import html
 import re
 import shlex
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from cachedex.publish.graph import SpecGraph
 from cachedex.publish.pages import package_page, package_pages, resolve, spec_page
 from cachedex.publish.render import render, to_json
 from cachedex.publish.site import write_site
+from cachedex.query import parse
 from cachedex.values import Dependency
 from tests.helpers import Demo, record, replace_mirror, write_tag
 
@@ -58,6 +60,25 @@ def test_spec_graph_builds_exactly_the_pages_of_spec_page(demo_run: Demo) -> Non
         assert partial.ids.keys() < graph.ids.keys()
         for spec_id in only:
             assert to_json(partial.page(spec_id, nodes[spec_id])) == to_json(graph.page(spec_id, nodes[spec_id]))
+
+
+def test_an_unlisted_spec_of_two_compilers_has_one_page_however_built(demo_run: Demo, tmp_path: Path) -> None:
+    """A spec a mirror holds but does not list: the site's page (built in bulk) named its
+    other compilers, the server's (one page) did not."""
+    copy = tmp_path / "catalog.sqlite"
+    with sqlite3.connect(demo_run.catalog) as source, sqlite3.connect(copy) as target:
+        source.backup(target)
+    with Catalog(copy, readonly=True) as catalog:
+        (darwin,) = catalog.search(parse("netlib-lapack platform=darwin"), tag="develop").specs
+    assert darwin.other_compilers
+    with sqlite3.connect(copy) as db:
+        (spec_id,) = db.execute("SELECT id FROM specs WHERE hash = ?", (darwin.hash,)).fetchone()
+        db.execute("UPDATE members SET listed = 0 WHERE spec_id = ?", (spec_id,))
+    with Catalog(copy, readonly=True) as catalog:
+        page = spec_page(catalog, darwin.hash)
+        assert not page.spec.tags and page.spec.other_compilers == darwin.other_compilers
+        nodes = dict(catalog.nodes_of([spec_id]))
+        assert to_json(SpecGraph(catalog, [spec_id]).page(spec_id, nodes[spec_id])) == to_json(page)
 
 
 def test_package_pages_streamed_equal_package_page(demo_run: Demo) -> None:

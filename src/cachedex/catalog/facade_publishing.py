@@ -191,4 +191,14 @@ class PublishingReads(CatalogCore):
         exact = [s for s in found if s.hash == dag_hash]
         if exact:
             return exact[0]
-        return reads.spec_summary(self._db, dag_hash)  # a record no mirror lists: a compiler, an external
+        # A record no mirror lists (a compiler, an external, a spec a mirror holds unlisted),
+        # with its other compilers, as a site's spec page has them
+        from .other_compilers import other_compilers_of
+
+        with self.snapshot():
+            found = reads.spec_summary(self._db, dag_hash)
+            row = self._db.execute("SELECT id FROM specs WHERE hash = ?", (dag_hash,)).fetchone()
+            if found is None or row is None:
+                return found
+            others = other_compilers_of(self._db, str(self.path), self.state_token()[0], [row[0]])
+        return msgspec.structs.replace(found, other_compilers=others[row[0]]) if others else found
