@@ -669,6 +669,10 @@ def _read(text: str, loader: type[object]) -> tuple[str, object]:
         return "refused", None
 
 
+_LIBYAML = pytest.mark.skipif(not _FAST, reason="this PyYAML has no libyaml")
+
+
+@_LIBYAML
 @given(document=_document, flow=st.sampled_from([None, True, False]), unique=st.booleans())
 def test_libyaml_reads_a_document_as_pyyamls_own_reader_does(document: object, flow: bool | None, unique: bool) -> None:
     """A config of 1.4 MB took ~7 s in PyYAML's pure-Python reader; libyaml reads what
@@ -678,6 +682,7 @@ def test_libyaml_reads_a_document_as_pyyamls_own_reader_does(document: object, f
     assert _read(text, _FAST[unique]) == _read(text, exact)
 
 
+@_LIBYAML
 def test_a_document_without_an_alias_is_read_by_libyaml(monkeypatch: pytest.MonkeyPatch) -> None:
     used: list[type[object]] = []
     load = yaml.load
@@ -690,3 +695,39 @@ def test_a_document_without_an_alias_is_read_by_libyaml(monkeypatch: pytest.Monk
     with pytest.raises(ValueError, match=r"key 'a' is given twice \(first at line 1\)"):
         load_yaml("a: 1\na: 2\n", unique_keys=True)
     assert used[1:] == [_NoAliasLoader, _FAST[True], _UniqueKeysLoader]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1\t\n",  # tabs as spacing: PyYAML refuses them, libyaml took them
+        "a:\t# c\n  b: 1\n",
+        "a: >#x\n",  # a block scalar's header followed by a comment
+        "---\n\ufeffa: 1\n",  # a byte order mark past the start: a key's first character to PyYAML
+        "a: !\n",  # an empty tag: '' to libyaml, None to PyYAML
+        "{! : 1, ~: 2}\n",  # (and so a key given twice went unseen)
+    ],
+)
+def test_what_libyaml_reads_otherwise_is_read_by_pyyaml(text: str) -> None:
+    """Found by a review: libyaml read these otherwise than PyYAML's own reader (which
+    refused most of them), and a ``*`` anywhere (a comment's) chose between the two."""
+    for unique, loader in ((False, _NoAliasLoader), (True, _UniqueKeysLoader)):
+        expected = _read(text, loader)
+        try:
+            got: tuple[str, object] = "read", load_yaml(text, unique_keys=unique)
+        except ValueError:
+            got = "refused", None
+        assert got == expected, (text, unique)
+        assert _agrees_with_a_star(text, unique)
+
+
+def _agrees_with_a_star(text: str, unique: bool) -> bool:
+    """The same answer with a comment holding ``*`` added (which PyYAML's reader reads)."""
+
+    def answer(source: str) -> object:
+        try:
+            return load_yaml(source, unique_keys=unique)
+        except ValueError:
+            return "refused"
+
+    return answer(text) == answer(text + "# *\n")

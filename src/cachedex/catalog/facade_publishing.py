@@ -196,9 +196,9 @@ class PublishingReads(CatalogCore):
         from .other_compilers import other_compilers_of
 
         with self.snapshot():
-            found = reads.spec_summary(self._db, dag_hash)
+            alone = reads.spec_summary(self._db, dag_hash)
             row = self._db.execute("SELECT id FROM specs WHERE hash = ?", (dag_hash,)).fetchone()
-            if found is None or row is None:
-                return found
+            if alone is None or row is None:
+                return alone
             others = other_compilers_of(self._db, str(self.path), self.state_token()[0], [row[0]])
-        return msgspec.structs.replace(found, other_compilers=others[row[0]]) if others else found
+        return msgspec.structs.replace(alone, other_compilers=others[row[0]]) if others else alone

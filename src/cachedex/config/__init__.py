@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -190,6 +191,13 @@ else:  # pragma: no cover - (no libyaml: the pure-Python reading alone)
     _FAST = {}
 
 
+#: What libyaml's reading is not trusted with: an alias (``*``), which its composer cannot
+#: refuse where it stands, and what it reads otherwise than PyYAML's own reader (tabs as
+#: spacing, a byte order mark past the start, an empty ``!`` tag, a block scalar's
+#: header followed by ``#``): a text holding one of these characters is read by PyYAML.
+_NOT_FAST = re.compile("[*!|>\t\ufeff]")
+
+
 def _written(node: Any) -> str:
     """A mapping key as the file writes it (``true``, ``1.0``), to name it in a message."""
     text = node.value if isinstance(node, yaml.ScalarNode) else node.tag
@@ -214,10 +222,10 @@ def load_yaml(text: str, *, unique_keys: bool = False) -> Any:
     too deep for Python's stack."""
     try:
         fast = _FAST.get(unique_keys)
-        if fast is not None and "*" not in text:  # (no alias can be there)
+        if fast is not None and not _NOT_FAST.search(text):
             try:
                 return yaml.load(text, Loader=fast)  # noqa: S506 - a CSafeLoader subclass
-            except yaml.YAMLError:
+            except (yaml.YAMLError, UnicodeError):
                 pass  # PyYAML's own reading says what is wrong, and where, as it always has
         loader = _UniqueKeysLoader if unique_keys else _NoAliasLoader
         return yaml.load(text, Loader=loader)  # noqa: S506 - a SafeLoader subclass
