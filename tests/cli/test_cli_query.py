@@ -186,6 +186,16 @@ def test_show_a_spec_and_a_package(demo: Path) -> None:
     assert [p["tag"] for p in json.loads(output)] == ["develop", "develop-2026-11-08", "develop-2026-11-01", "v1.0.2"]
 
 
+def test_show_names_a_specs_other_compilers(demo: Path) -> None:
+    """The demo's darwin netlib-lapack (apple-clang for C, gcc for Fortran): ``show``
+    said apple-clang alone, where its search's table and its pages say both."""
+    code, output = run(demo, "search", "netlib-lapack platform=darwin", "--tag", "develop", "--json")
+    (spec,) = json.loads(output)
+    (other,) = spec["other_compilers"]
+    code, output = run(demo, "show", spec["hash"])
+    assert code == 0 and f"  compiler {spec['compiler']} +{other}  arch darwin-" in output, output
+
+
 def test_search_results_come_newest_version_first(demo: Path) -> None:
     """By name, then Spack's version order, newest first, as package pages list them
     (a text sort puts 11.4.0 before 7.3.1, and 2.11.1 before 2.9.1 only by luck)."""
