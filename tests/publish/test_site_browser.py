@@ -130,6 +130,33 @@ def test_runs_on_lists_what_a_machine_runs_and_follows_to_the_package_page(
     shot(page, "runs-on")
 
 
+def test_a_compiler_that_built_a_specs_fortran_finds_it_on_the_tag_and_package_pages(
+    page: Any, served: str, demo_run: Demo
+) -> None:
+    """The demo's darwin netlib-lapack: apple-clang built its C, gcc its Fortran. The
+    Compiler filter listed it under apple-clang alone; gcc's now lists it on the tag
+    page, and the package page reached from it shows that spec (its row's
+    ``data-other-compilers``, read by the script), as a plain reading of the specs says."""
+    from tests.helpers import listed_specs
+
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        listed = listed_specs(catalog, "develop")
+    (darwin,) = [s for s in listed if s.name == "netlib-lapack" and s.os == "sequoia"]
+    (other,) = darwin.other_compilers
+    found = [s for s in listed if other in (s.compiler, *s.other_compilers) and s.os == "sequoia"]
+    page.goto(served + "tags/develop/index.html?os=sequoia")
+    page.wait_for_function(PAGE_READY)
+    page.select_option("select[name=compiler]", other)
+    names = {s.name for s in found}
+    page.wait_for_function(f"document.getElementById('shown').textContent === '{len(names)}'")
+    assert set(_texts(page, "#rows tbody td.name")) == names
+    page.click("#rows tbody td.name a >> text=netlib-lapack")
+    page.wait_for_function(PAGE_READY)
+    assert page.input_value("select[name=compiler]") == other
+    assert page.locator("#rows tbody tr:visible").count() == len([s for s in found if s.name == "netlib-lapack"])
+    assert page.locator("#rows tbody tr:visible td[data-label=compiler]").first.inner_text().endswith(f"+{other}")
+
+
 def test_an_impossible_combination_lists_nothing_and_offers_a_way_on(page: Any, served: str, demo_run: Demo) -> None:
     with Catalog(demo_run.catalog, readonly=True) as catalog:
         expected = tag_page(catalog, "develop", {"os": "sequoia", "target": "x86_64_v3"})
