@@ -180,8 +180,9 @@ class _UniqueKeysLoader(_UniqueKeys, _NoAliasLoader):
 if hasattr(yaml, "CSafeLoader"):  # PyYAML built with libyaml (its wheels are)
 
     class _FastNoAliasLoader(yaml.CSafeLoader):
-        """:class:`_NoAliasLoader`'s reading by libyaml: ~20 times quicker. Its composer,
-        in C, cannot refuse an alias where it stands: it reads only text without ``*``."""
+        """:class:`_NoAliasLoader`'s reading by libyaml (a 1.4 MB config loads in 0.29 x
+        the time). Its composer, in C, cannot refuse an alias where it stands: it reads
+        only text without ``*`` (:data:`_NOT_FAST`)."""
 
     class _FastUniqueKeysLoader(_UniqueKeys, _FastNoAliasLoader):
         """:class:`_UniqueKeysLoader`'s reading by libyaml."""
