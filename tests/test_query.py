@@ -131,6 +131,8 @@ BAD = [
     ("bar %%c=gcc", 4, "a compiler for one language (%%c=gcc, Spack 1.0)"),
     ("bar %%[virtuals=c] gcc", 4, "a compiler for one language (%%[virtuals=c] gcc"),
     ("bar %%gcc@13", 4, "%%gcc@13 propagates a compiler to the dependencies"),
+    # (a binary that two compilers built is each one's: not "its own compiler only")
+    ("bar %%gcc@13", 4, "a binary has the compilers that built it only; search %gcc@13"),
     ("bar ^c,cxx=gcc", 5, "^c,cxx=gcc (Spack 1.0: gcc providing c,cxx) is not read here; search ^gcc"),
     # a hash in capitals, a quote left open, a git version at a range's end
     ("/ABC", 1, "a hash is lower case: /abc"),

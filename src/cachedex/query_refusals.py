@@ -50,10 +50,13 @@ def propagated(written: str) -> str:
     """Why a propagated variant or compiler (``++mpi``, ``mpi==x``, ``%%gcc``: Spack's,
     to the dependencies too) is refused, and what to search instead."""
     own = written.replace("++", "+", 1).replace("~~", "~", 1).replace("==", "=", 1).replace("%%", "%", 1)
-    one, own_kind = ("compiler", "compiler") if written.startswith("%%") else ("variant", "variants")
+    # (a compiler: a binary is found by each that built it, its C's, C++'s or Fortran's)
+    one, held = (
+        ("compiler", "the compilers that built it") if written.startswith("%%") else ("variant", "its own variants")
+    )
     return (
         f"{written} propagates a {one} to the dependencies, which Spack settles before it builds: "
-        f"a binary has its own {own_kind} only; search {own}"
+        f"a binary has {held} only; search {own}"
     )
 
 

@@ -15,12 +15,15 @@ import pytest
 from click.testing import CliRunner
 
 from cachedex.catalog import Catalog
+from cachedex.catalog.history import ChangedSpec, PackageChange
 from cachedex.cli import main
 from cachedex.diff import diff_tags
 from cachedex.publish.changes import ComparePage, changes_page, compare_page, previous_tags, since_page
+from cachedex.publish.feeds import package_feed
 from cachedex.publish.render import render
 from cachedex.publish.serve import create_app
 from cachedex.publish.site import write_site
+from cachedex.query import parse
 from tests.helpers import Demo, changes, evil_catalog, listed_specs, record, write_tag
 from tests.publish.conftest import MAIN_OPENS
 from tests.publish.serve import get
@@ -100,6 +103,43 @@ def test_since_and_compare_agree_with_cachedex_diff(demo_run: Demo) -> None:
         assert result.exit_code == 0, result.output
         cli = json.loads(result.stdout)
         assert {s["stack"]: len(s["added"]) for s in cli["stacks"]} == {s.stack: s.added_count for s in page.stacks}
+
+
+def test_a_rebuild_by_another_fortran_compiler_is_told_apart_on_change_pages_and_feeds(demo_run: Demo) -> None:
+    """The demo's darwin netlib-lapack: develop-2026-11-08's build has gcc's gfortran
+    beside apple-clang, develop-2026-11-01's apple-clang alone. The comparison listed
+    the two as the same line ("apple-clang@16.0.0 darwin-sequoia-m1"), and a package's
+    feed named the C's compiler alone (found by a hunt)."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        others = catalog.other_compilers()
+        page = compare_page(catalog, "develop-2026-11-01", "develop-2026-11-08")
+        rows = [s for stack in page.stacks for s in stack.added + stack.removed if s.name == "netlib-lapack"]
+        darwin = [s for s in rows if s.arch.startswith("darwin-")]
+        assert {s.other_compilers for s in darwin} == {(), others[next(s.hash for s in darwin if s.hash in others)]}
+        assert all(s.other_compilers == others.get(s.hash, ()) for s in rows)
+        built_twice = next(s for s in darwin if s.other_compilers)  # (in the root and its stack)
+        (other,) = built_twice.other_compilers
+        assert f'{built_twice.compiler} <span class="muted">+{other}</span></td>' in render(page)
+        encoded = json.loads(msgspec.json.encode(page))["stacks"]
+        shown = [s for stack in encoded for s in stack["added"] + stack["removed"]]
+        assert all("page" in s for s in shown)  # (always said, true or not)
+        assert sum("other_compilers" in s for s in shown) == sum(bool(others.get(s["hash"])) for s in shown) > 0
+        spec = catalog.search(parse(f"/{built_twice.hash}")).specs[0]
+        changed = ChangedSpec(
+            "root",
+            1,
+            spec.hash,
+            spec.name,
+            spec.version,
+            spec.compiler,
+            spec.platform,
+            spec.os,
+            spec.target,
+            spec.variants,
+            spec.size,
+        )
+        feed = package_feed("develop", spec.name, [PackageChange(1, 0.0, changed)], None, "urn:x", others)
+        assert f"%{spec.compiler} +{other} darwin-".encode() in feed
 
 
 def test_the_site_has_change_pages_and_the_pages_link_them(demo_run: Demo) -> None:

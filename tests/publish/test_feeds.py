@@ -168,7 +168,9 @@ def test_hostile_names_in_feeds(evil: Path, tmp_path: Path) -> None:
         # A package's feed: its title, and its entry's spec
         name = next(n for n in catalog.package_names() if n.startswith("<img"))
         changes = catalog.package_changes("t<i>x", [name])[name]
-        data = package_feed("t<i>x", name, changes, catalog.first_synced_at("t<i>x"), catalog.identity())
+        data = package_feed(
+            "t<i>x", name, changes, catalog.first_synced_at("t<i>x"), catalog.identity(), catalog.other_compilers()
+        )
         feed = _parse(data)
         assert feed.feed.title.startswith("<img src=x>&amp;]]>") and feed.feed.title.endswith(" in t<i>x")
         assert "&lt;img src=x&gt;&amp;amp;]]&gt;" in feed.entries[0].content[0].value

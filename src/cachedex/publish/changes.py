@@ -44,7 +44,7 @@ __all__ = [
 SYNCS_SHOWN = 50
 
 
-class SpecChange(msgspec.Struct, frozen=True, gc=False):
+class SpecChange(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     """A spec added or removed."""
 
     hash: str
@@ -53,7 +53,11 @@ class SpecChange(msgspec.Struct, frozen=True, gc=False):
     compiler: str
     arch: str  #: platform-os-target
     size: int | None  #: bytes; null when unknown
-    page: bool = True  #: whether it has a page (a mirror of the catalog holds it now)
+    page: bool  #: whether it has a page (a mirror of the catalog holds it now)
+    #: the compilers of its other languages when more than one built it (apple-clang its
+    #: C, gcc its Fortran: a rebuild by another gfortran differs there alone); left out
+    #: when one did
+    other_compilers: tuple[str, ...] = ()
 
 
 class VersionChange(msgspec.Struct, frozen=True):
@@ -122,8 +126,9 @@ class ComparePage(msgspec.Struct, frozen=True, tag_field="page", tag="compare"):
     live: bool = False  #: served at ``/diff`` (the static site's are under ``tags/<new>/compare/``)
 
 
-def _spec(c: ChangedSpec, page: bool) -> SpecChange:
-    return SpecChange(c.hash, c.name, c.version, c.compiler, f"{c.platform}-{c.os}-{c.target}", c.size, page)
+def _spec(c: ChangedSpec, page: bool, others: Mapping[str, tuple[str, ...]]) -> SpecChange:
+    arch = f"{c.platform}-{c.os}-{c.target}"
+    return SpecChange(c.hash, c.name, c.version, c.compiler, arch, c.size, page, others.get(c.hash, ()))
 
 
 def _newest_first(versions: Iterable[str]) -> tuple[str, ...]:
@@ -226,11 +231,12 @@ def changes_page(
     if held is None:  # those of the specs it shows
         held = catalog.held_hashes({c.hash for c in touched})
     counted = _counted(catalog, tag, {c.name for c in touched}, {c.stack for c in touched}) if changed else {}
+    others = catalog.other_compilers()
     syncs = []
     for record, changes in changed:
         by_stack: dict[str, tuple[list[SpecChange], list[SpecChange]]] = defaultdict(lambda: ([], []))
         for change in changes:
-            by_stack[change.stack][0 if change.change > 0 else 1].append(_spec(change, change.hash in held))
+            by_stack[change.stack][0 if change.change > 0 else 1].append(_spec(change, change.hash in held, others))
         stacks = []
         for stack in sorted(by_stack, key=stack_order):
             added, removed = by_stack[stack]
@@ -283,9 +289,11 @@ def _details(catalog: Catalog, tags: Iterable[str], wanted: set[str]) -> dict[st
     the others one by one."""
     listed = set().union(*(catalog.listed_hashes(tag, among=wanted) for tag in tags)) if wanted else set()
     found: dict[str, SpecChange] = {}
+    others = catalog.other_compilers() if listed else {}
     for row in catalog.all_spec_rows(catalog.spec_ids(listed).values()) if listed else ():
         arch = f"{row.platform}-{row.os}-{row.target}"
-        found[row.hash] = SpecChange(row.hash, row.name, row.version, row.compiler, arch, row.size)
+        also = others.get(row.hash, ())
+        found[row.hash] = SpecChange(row.hash, row.name, row.version, row.compiler, arch, row.size, True, also)
     return found
 
 
@@ -299,7 +307,7 @@ def _detail(catalog: Catalog, known: Mapping[str, SpecChange], dag_hash: str, na
     arch = f"{summary.platform}-{summary.os}-{summary.target}"
     # (spec_summary leaves its tags empty: ask whether any mirror, a stack's say, holds it)
     held = bool(catalog.held_hashes([dag_hash]))
-    return SpecChange(dag_hash, name, version, summary.compiler, arch, summary.size, held)
+    return SpecChange(dag_hash, name, version, summary.compiler, arch, summary.size, held, summary.other_compilers)
 
 
 def _compare(
@@ -342,7 +350,8 @@ def since_page(catalog: Catalog, tag: str, since: float, label: str) -> CompareP
     ]
     held = catalog.held_hashes(change.hash for change in changes if change.change < 0)
     known: dict[str, SpecChange] = {}
+    others = catalog.other_compilers()
     for change in changes:
         if change.hash not in known:
-            known[change.hash] = _spec(change, change.change > 0 or change.hash in held)
+            known[change.hash] = _spec(change, change.change > 0 or change.hash in held, others)
     return ComparePage(diff.old, tag, tag, _compare(catalog, diff, known, listings), since=label, live=True)

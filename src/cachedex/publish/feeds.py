@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import itertools
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from operator import attrgetter
 from xml.sax.saxutils import escape, quoteattr
 
@@ -175,22 +175,29 @@ def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES, linked: Callab
     return _feed(_urn(origin, "changes"), "Changes in every tag", "index.html", updated, entries)
 
 
-def _spec_item(spec: ChangedSpec) -> str:
-    """One spec of a package's entry: version, compiler, architecture, hash and size."""
+def _spec_item(spec: ChangedSpec, others: Mapping[str, tuple[str, ...]]) -> str:
+    """One spec of a package's entry: version, compilers (its own, then the others that
+    built it, as pages show them), architecture, hash and size."""
     compiler = f" %{spec.compiler}" if spec.compiler != "none" else ""
+    compiler += "".join(f" +{other}" for other in others.get(spec.hash, ()))
     size = f" ({human_size(spec.size)})" if spec.size is not None else ""
     text = f"{spec.name}@{spec.version}{compiler} {spec.platform}-{spec.os}-{spec.target} /{spec.hash[:7]}{size}"
     return f"<li>{html(text)}</li>"
 
 
 def package_feed(
-    tag: str, name: str, changes: Sequence[PackageChange], first_synced_at: float | None, origin: str
+    tag: str,
+    name: str,
+    changes: Sequence[PackageChange],
+    first_synced_at: float | None,
+    origin: str,
+    others: Mapping[str, tuple[str, ...]],
 ) -> bytes:
     """``tags/<tag>/packages/<name>/changes.atom``: an entry per sync that added specs of
     the package to the tag or removed some (``changes``: :meth:`Catalog.package_changes`),
     the newest :data:`PACKAGE_FEED_ENTRIES`, each linking to that sync on the tag's change
     page. Updated when the newest did, or when the tag was first synced (no entry yet).
-    ``origin``: the catalog's id."""
+    ``origin``: the catalog's id; ``others``: :meth:`Catalog.other_compilers`."""
     folder = ("tag", segment(tag), "package", segment(name))
     entries = []
     for sync_id, group in itertools.islice(itertools.groupby(changes, key=attrgetter("sync_id")), PACKAGE_FEED_ENTRIES):
@@ -199,7 +206,7 @@ def package_feed(
         removed = [c.spec for c in found if c.spec.change < 0]
         at = found[0].finished_at
         body = "".join(
-            f"<p>{label}</p><ul>{''.join(_spec_item(spec) for spec in specs)}</ul>"
+            f"<p>{label}</p><ul>{''.join(_spec_item(spec, others) for spec in specs)}</ul>"
             for label, specs in (("Added", added), ("Removed", removed))
             if specs
         )

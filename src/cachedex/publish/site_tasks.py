@@ -142,7 +142,7 @@ def write_task(
             shared = catalog.all_package_tags()
         unpaged = package_clashes(shared, tag)  # (as the plan found, which named them)
         changes = catalog.package_changes(tag, wanted, syncs=PACKAGE_FEED_ENTRIES)  # (the feeds')
-        first, origin = catalog.first_synced_at(tag), catalog.identity()
+        first, origin, others = catalog.first_synced_at(tag), catalog.identity(), catalog.other_compilers()
         for package in package_pages(catalog, tag, part=task.part, parts=task.parts, package_tags=shared, names=wanted):
             if name_problem(package.name) or package.name in unpaged:  # (``names`` chose the wanted ones in SQL)
                 continue
@@ -152,7 +152,7 @@ def write_task(
                 folder = f"tags/{tag}/packages/{package.name}"
                 package_writer.page(package)
                 package_writer.file(f"{folder}/badge.svg", package_badge(len(package.specs)))
-                feed = package_feed(tag, package.name, changes.get(package.name, ()), first, origin)
+                feed = package_feed(tag, package.name, changes.get(package.name, ()), first, origin, others)
                 package_writer.file(f"{folder}/changes.atom", feed)
     package_writer.flush()
     with history_from(catalog):  # a tag page's "recent changes"; its change pages before it

@@ -366,7 +366,8 @@ def _package_feed(catalog: Catalog, request: Request) -> tuple[bytes, str]:
     tag, name = request.path_params["tag"], request.path_params["name"]
     _listed(catalog, tag, name)
     changes = catalog.package_changes(tag, [name], syncs=PACKAGE_FEED_ENTRIES).get(name, [])
-    return package_feed(tag, name, changes, catalog.first_synced_at(tag), catalog.identity()), ATOM
+    feed = package_feed(tag, name, changes, catalog.first_synced_at(tag), catalog.identity(), catalog.other_compilers())
+    return feed, ATOM
 
 
 #: The site's pages by kind: each is served at the same path as in the static site.
