@@ -28,6 +28,7 @@ __all__ = [
     "SpecRecord",
     "check_label",
     "check_name",
+    "compilers_text",
     "counted",
     "decode_variants",
     "deptypes_from_mask",
@@ -269,6 +270,13 @@ MAX_NAME_BYTES = 255
 #: What a tag or stack name may hold: it appears in folder names, URLs and the
 #: ``spack mirror add`` commands users paste into a shell.
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@=-]*")
+
+
+def compilers_text(compiler: str, others: Sequence[str]) -> str:
+    """A spec's compiler and the others that built it (its Fortran's gcc beside its C's
+    apple-clang), as pages and the command line write them: ``apple-clang@16.0.0
+    +gcc@14.2.0``."""
+    return " ".join((compiler, *(f"+{other}" for other in others)))
 
 
 def short_repr(value: object, limit: int = 80) -> str:

@@ -162,6 +162,44 @@ def test_dependents_of_one_package_are_told_apart_by_what_differs(tmp_path: Path
     ) in " ".join(result.output.split())
 
 
+def test_builds_that_differ_in_their_fortran_compiler_alone_are_told_apart(tmp_path: Path) -> None:
+    """Two netlib-lapack@3.12.0 that apple-clang built for C, one with gcc@13's
+    gfortran and one with gcc@14's: a spec page listed them among its dependents with no
+    label, though their search results and package page tell them apart (a hunt)."""
+    darwin = {"platform": "darwin", "os": "sequoia", "target": "m1"}
+    build = 1  # (deptypes: build)
+    compilers = [
+        record(letter * 32, "gcc", version=version, compiler="none", external=True, in_buildcache=False, **darwin)
+        for letter, version in (("p", "13.3.0"), ("q", "14.2.0"))
+    ]
+    clang = record("r" * 32, "apple-clang", version="16.0.0", compiler="none", external=True, in_buildcache=False)
+    zlib = record("z" * 32, "zlib", **darwin)
+    lapacks = [
+        record(
+            letter * 32,
+            "netlib-lapack",
+            version="3.12.0",
+            compiler="apple-clang@16.0.0",
+            dependencies=(
+                Dependency("z" * 32, "zlib", 6, ""),
+                Dependency("r" * 32, "apple-clang", build, "c,cxx"),
+                Dependency(gcc * 32, "gcc", build, "fortran"),
+            ),
+            **darwin,
+        )
+        for letter, gcc in (("a", "p"), ("b", "q"))
+    ]
+    expected = {"aaaaaaa": ["%apple-clang@16.0.0 +gcc@13.3.0"], "bbbbbbb": ["%apple-clang@16.0.0 +gcc@14.2.0"]}
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [*compilers, clang, zlib, *lapacks])
+        live = get(create_app(tmp_path / "c.sqlite"), "/specs/zz/" + "z" * 32 + ".html").text
+        assert _told(live[live.index("Cached dependents") :]) == expected
+        spec_id = SpecGraph(catalog).ids["z" * 32]
+        partial = SpecGraph(catalog, [spec_id])  # as a build after a sync reads it
+        made = render(partial.page(spec_id, "{}"), configs=partial.configs(catalog))
+        assert _told(made[made.index("Cached dependents") :]) == expected
+
+
 def _config(tmp_path: Path) -> Path:
     config = tmp_path / "cachedex.yaml"
     config.write_text("catalog: c.sqlite\ntags:\n  - name: t\n    url: /nowhere\n")

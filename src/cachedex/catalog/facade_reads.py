@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable
 
 from ..errors import UnknownTag
-from ..values import ROOT_STACK
+from ..values import ROOT_STACK, compilers_text
 from . import mirror_rows, reads
 from .bulk_load import is_bulk_load
 from .facade_core import CatalogCore
@@ -118,8 +118,19 @@ class PointReads(CatalogCore):
         return reads.edges_of(self._db, dag_hash, reverse=reverse)
 
     def spec_configs(self, hashes: Collection[str]) -> dict[str, SpecConfig]:
-        """{hash: variants, compiler, OS and target} of those of ``hashes`` the catalog has."""
-        return reads.spec_configs(self._db, hashes)
+        """{hash: variants, compilers, OS and target} of those of ``hashes`` the catalog
+        has; the compiler with the others that built it (:func:`~cachedex.values.compilers_text`)."""
+        from .other_compilers import other_compilers_of
+
+        with self.snapshot():
+            found = reads.spec_configs(self._db, hashes)
+            ids = reads.spec_ids(self._db, found) if found else {}
+            others = other_compilers_of(self._db, str(self.path), self.state_token()[0], list(ids.values()))
+        for dag_hash, spec_id in ids.items():
+            if spec_id in others:
+                config = found[dag_hash]
+                found[dag_hash] = config._replace(compiler=compilers_text(config.compiler, others[spec_id]))
+        return found
 
     def closure(self, dag_hash: str) -> list[Edge]:
         """Every spec reachable from a spec through link and run edges, itself excluded."""

@@ -226,6 +226,8 @@ class SpecConfig(NamedTuple):
 
     hash: str
     variants: str  #: JSON text, as in :class:`ListedRow`
+    #: the ``compiler`` column; as :meth:`Catalog.spec_configs` gives it, with the others
+    #: that built it (:func:`~cachedex.values.compilers_text`: two builds may differ in their gfortran alone)
     compiler: str
     os: str
     target: str

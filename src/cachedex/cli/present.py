@@ -22,7 +22,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.tree import Tree
 
-from ..values import counted, shared_variants, size_text, total_size_text, visible
+from ..values import compilers_text, counted, shared_variants, size_text, total_size_text, visible
 
 if TYPE_CHECKING:  # types only: importing the publishers costs every command ~0.1 s
     from ..catalog import Edge, SearchPage, SpecSummary, TagStats
@@ -208,7 +208,7 @@ def print_search(page: SearchPage, *, by_stack: bool, as_json: bool) -> None:
             for cell in (
                 s.hash[:7],
                 f"{s.name}@{s.version}",
-                _compilers(s),
+                compilers_text(s.compiler, s.other_compilers),
                 f"{s.platform}-{s.os}-{s.target}",
                 " ".join(v for v in s.variants if v not in shared.get(s.name, ())),
                 ", ".join(s.stacks if by_stack else s.tags),
@@ -284,17 +284,12 @@ def _dependents_text(dependents: Sequence[Edge], configs: Configs | None = None)
     )
 
 
-def _compilers(spec: SpecSummary) -> str:
-    """A spec's compiler and the others that built it: ``apple-clang@16.0.0 +gcc@14.2.0``."""
-    return " ".join((spec.compiler, *(f"+{other}" for other in spec.other_compilers)))
-
-
 def print_spec(page: SpecPage, configs: Configs | None = None) -> None:
     """One spec: facts, dependencies as a tree, dependents (``configs``: how to tell
     those of one package apart), how to install it."""
     s = page.spec
     OUT.print(f"[bold]{shown(s.name)}@{shown(s.version)}[/bold] /{shown(s.hash)}")
-    OUT.print(shown(f"  compiler {_compilers(s)}  arch {s.platform}-{s.os}-{s.target}"))
+    OUT.print(shown(f"  compiler {compilers_text(s.compiler, s.other_compilers)}  arch {s.platform}-{s.os}-{s.target}"))
     OUT.print(shown(f"  variants {' '.join(s.variants) or '-'}"))
     # A total says how many sizes it knows ("3.0 MB (2 of 3 known)"), as the spec page
     # does; no binary to download at all is nothing, not a size nobody knows.

@@ -14,7 +14,7 @@ from collections.abc import Collection, Iterable
 from operator import attrgetter
 
 from ..catalog import Catalog, Edge, SpecConfig, SpecRow, summary_of
-from ..values import LINK_RUN
+from ..values import LINK_RUN, compilers_text
 from .edge_lists import Configs
 from .first_seen import FirstSeenIndex
 from .pages import Holder, SpecPage, spec_page_from
@@ -174,7 +174,8 @@ class SpecGraph:
                     missing.append(dag_hash)
                 else:
                     row = rows[position[spec_id]]
-                    known[dag_hash] = SpecConfig(dag_hash, row.variants, row.compiler, row.os, row.target)
+                    compiler = compilers_text(row.compiler, self._other_compilers.get(dag_hash, ()))
+                    known[dag_hash] = SpecConfig(dag_hash, row.variants, compiler, row.os, row.target)
             if missing:
                 known.update(catalog.spec_configs(missing))
             return known
