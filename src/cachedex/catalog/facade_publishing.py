@@ -193,12 +193,11 @@ class PublishingReads(CatalogCore):
             return exact[0]
         # A record no mirror lists (a compiler, an external, a spec a mirror holds unlisted),
         # with its other compilers, as a site's spec page has them
-        from .other_compilers import other_compilers_of
+        from .other_compilers import others_of_hashes
 
         with self.snapshot():
             alone = reads.spec_summary(self._db, dag_hash)
-            row = self._db.execute("SELECT id FROM specs WHERE hash = ?", (dag_hash,)).fetchone()
-            if alone is None or row is None:
-                return alone
-            others = other_compilers_of(self._db, str(self.path), self.state_token()[0], [row[0]])
-        return msgspec.structs.replace(alone, other_compilers=others[row[0]]) if others else alone
+            if alone is None:
+                return None
+            others = others_of_hashes(self._db, str(self.path), self.state_token()[0], [dag_hash])
+        return msgspec.structs.replace(alone, other_compilers=others[dag_hash]) if others else alone

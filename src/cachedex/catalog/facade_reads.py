@@ -120,16 +120,13 @@ class PointReads(CatalogCore):
     def spec_configs(self, hashes: Collection[str]) -> dict[str, SpecConfig]:
         """{hash: variants, compilers, OS and target} of those of ``hashes`` the catalog
         has; the compiler with the others that built it (:func:`~cachedex.values.compilers_text`)."""
-        from .other_compilers import other_compilers_of
+        from .other_compilers import others_of_hashes
 
         with self.snapshot():
             found = reads.spec_configs(self._db, hashes)
-            ids = reads.spec_ids(self._db, found) if found else {}
-            others = other_compilers_of(self._db, str(self.path), self.state_token()[0], list(ids.values()))
-        for dag_hash, spec_id in ids.items():
-            if spec_id in others:
-                config = found[dag_hash]
-                found[dag_hash] = config._replace(compiler=compilers_text(config.compiler, others[spec_id]))
+            others = others_of_hashes(self._db, str(self.path), self.state_token()[0], found) if found else {}
+        for dag_hash, more in others.items():
+            found[dag_hash] = found[dag_hash]._replace(compiler=compilers_text(found[dag_hash].compiler, more))
         return found
 
     def closure(self, dag_hash: str) -> list[Edge]:

@@ -15,14 +15,15 @@ when a search names a compiler.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import msgspec
 
 from ..query import Query
 from .facets import STATE_CACHE, compiler_matcher
+from .reads import spec_ids
 
-__all__ = ["compiled_also_by", "other_compilers", "other_compilers_by_hash", "other_compilers_of"]
+__all__ = ["compiled_also_by", "other_compilers", "other_compilers_by_hash", "other_compilers_of", "others_of_hashes"]
 
 #: Where :func:`other_compilers` and :func:`other_compilers_by_hash` keep their answers
 #: in the state cache.
@@ -100,3 +101,13 @@ def other_compilers_of(db: sqlite3.Connection, path: str, token: str, ids: Seque
     if known is not None:
         return {spec_id: known[spec_id] for spec_id in ids if spec_id in known}
     return _read(db, "e.parent IN (SELECT value FROM json_each(?))", (msgspec.json.encode(list(ids)).decode(),))
+
+
+def others_of_hashes(
+    db: sqlite3.Connection, path: str, token: str, hashes: Iterable[str]
+) -> dict[str, tuple[str, ...]]:
+    """:func:`other_compilers_of` the specs of ``hashes`` (a page's few), by hash: those
+    that more than one compiler built."""
+    ids = spec_ids(db, hashes)
+    others = other_compilers_of(db, path, token, list(ids.values()))
+    return {dag_hash: others[spec_id] for dag_hash, spec_id in ids.items() if spec_id in others}

@@ -25,7 +25,7 @@ from .urls import spec_url
 if TYPE_CHECKING:
     from ..catalog import SpecSummary
 
-__all__ = ["chips", "options", "package_rows", "search_rows", "select_variants", "variants_html"]
+__all__ = ["chips", "compilers_html", "options", "package_rows", "search_rows", "select_variants", "variants_html"]
 
 
 def chips(values: Sequence[str], limit: int = 3) -> Markup:
@@ -59,9 +59,10 @@ def variants_html(variants: Sequence[str], differing: Sequence[str]) -> str:
     return " ".join(parts)
 
 
-def _others(compilers: tuple[str, ...]) -> str:
-    """A result's compilers besides its own (its Fortran's gcc beside its C's apple-clang)."""
-    return "".join(f' <span class="muted">+{escape_text(c)}</span>' for c in compilers)
+def compilers_html(compiler: str, others: Sequence[str]) -> Markup:
+    """A spec's compiler and, muted, the others that built it (its Fortran's gcc beside
+    its C's apple-clang): search results, package and spec pages, change pages."""
+    return Markup(escape_text(compiler) + "".join(f' <span class="muted">+{escape_text(c)}</span>' for c in others))
 
 
 def _other_compilers(compilers: tuple[str, ...]) -> str:
@@ -90,7 +91,7 @@ def search_rows(
             f" <code>/{short}</code></td>\n"
             f'      <td class="variants" data-label="variants">{variants}</td>\n'
             f'      <td data-label="arch">{out(s.platform)}-{out(s.os)}-{out(s.target)}</td>\n'
-            f'      <td data-label="compiler">{out(s.compiler)}{_others(s.other_compilers)}</td>\n'
+            f'      <td data-label="compiler">{compilers_html(s.compiler, s.other_compilers)}</td>\n'
             f'      <td class="stacks" data-label="{label}">{held}</td>\n'
             f'      <td class="num size" data-label="size">{out(size_text(s.size))}</td>\n'
             '      <td data-label="install"><button type="button" class="copy" data-copy="spack install'
@@ -111,7 +112,7 @@ def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches
     rows = ["<tbody>\n"]
     for s, shown in zip(specs, matches, strict=True):
         hash_, short, version = out(s.hash), out(s.hash[:7]), out(s.version)
-        os, target, compiler, platform = out(s.os), out(s.target), out(s.compiler), out(s.platform)
+        os, target, platform = out(s.os), out(s.target), out(s.platform)
         selected = select_variants(s.variants, differing)
         rows.append(
             f'    <tr data-stacks="{exact(encode(s.stacks))}" data-os="{exact(s.os)}" data-target="{exact(s.target)}"'
@@ -124,7 +125,7 @@ def package_rows(specs: Sequence[SpecSummary], differing: Sequence[str], matches
             "copy</button></td>\n"
             f'      <td data-label="version">{version}</td>\n'
             f'      <td class="variants" data-label="variants">{variants_html(s.variants, selected)}</td>\n'
-            f'      <td data-label="compiler">{compiler}{_others(s.other_compilers)}</td>\n'
+            f'      <td data-label="compiler">{compilers_html(s.compiler, s.other_compilers)}</td>\n'
             f'      <td data-label="arch">{platform}-{os}-{target}</td>\n'
             '      <td class="stacks" data-label="stacks">'
             f"{_chips_html(shown_stacks(s.stacks), 2)}</td>\n"

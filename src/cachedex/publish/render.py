@@ -36,7 +36,7 @@ from ..values import (
     total_size_text,
 )
 from ._jinja_fast import FastEnvironment, escape_exact, fast_join, render_template
-from .cells import chips, options, package_rows, search_rows
+from .cells import chips, compilers_html, options, package_rows, search_rows
 from .changes import ChangesPage, ComparePage
 from .coverage import BottleTable, CoveragePage, bottle_table
 from .edge_lists import Configs, EdgeItems, dependents, edge_list, heaviest
@@ -284,6 +284,7 @@ _env.filters.update(
     groupby_kind=_groupby_kind,
     search_rows=search_rows,
     package_rows=package_rows,
+    compilers=compilers_html,
     options=options,
     exact=lambda value: Markup(escape_exact(value)),  # an attribute the page's script reads back as data
     # (exact once parsed; what would hide or reorder text as JSON escapes in the source)
