@@ -114,7 +114,9 @@ class SpecSummary(msgspec.Struct, frozen=True, gc=False, omit_defaults=True):
     variants: tuple[str, ...]  #: as Spack 1.x prints them (``+mpi``, ``cuda_arch:=80``)
     size: int | None  #: bytes of the binary; null when unknown
     tags: tuple[str, ...]  #: the tags listing it (the searched tag only, when one was given)
-    stacks: tuple[str, ...]  #: of the searched tag, ``root`` included; empty without a tag
+    #: the stacks listing it, ``root`` first: of the searched tag (a spec's page: of every
+    #: tag); empty in a search of every tag
+    stacks: tuple[str, ...]
     #: The compilers of its other languages when more than one compiler built it
     #: (``compiler`` is its C's: apple-clang, and gcc for its Fortran, which ``%gcc`` and
     #: a page's Compiler filter find it by); left out when one did

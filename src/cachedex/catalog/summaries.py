@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from ..values import decode_variants
+from ..values import decode_variants, stack_order
 from .facets import STATE_CACHE
 from .other_compilers import other_compilers_of
 from .rows import SpecSummary
@@ -61,7 +61,7 @@ def summaries(
             variants=decode_variants(var),
             size=size,
             tags=(tag,) if tag is not None else held(spec),
-            stacks=held(spec) if tag is not None else (),
+            stacks=tuple(sorted(held(spec), key=stack_order)) if tag is not None else (),
             other_compilers=others.get(spec, ()),
         )
         for spec, h, n, v, c, p, o, t, var, size in rows

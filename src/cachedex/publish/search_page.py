@@ -66,9 +66,10 @@ class SearchView(msgspec.Struct, frozen=True, tag_field="page", tag="search"):
 def _whole(raw: str | None, name: str) -> int:
     if not raw:
         return 1
-    if not raw.isascii() or not raw.isdigit() or not 1 <= int(raw[:6]) <= MAX_PAGE:
+    digits = raw.lstrip("0")  # (leading zeros are no larger a number: 0010000000 is not 1,000)
+    if not raw.isascii() or not raw.isdigit() or len(digits) > 6 or not 1 <= int(digits or "0") <= MAX_PAGE:
         raise BadQuery(f"{name} must be a whole number between 1 and {MAX_PAGE}, got {raw[:30]!r}")
-    return int(raw)
+    return int(digits)
 
 
 def search_view(catalog: Catalog, params: Mapping[str, str], *, reuse: bool = False) -> SearchView:

@@ -9,6 +9,8 @@ import pytest
 
 from cachedex.catalog import Catalog
 from cachedex.publish.serve import create_app
+from cachedex.values import stack_order
+from tests.helpers import Demo
 from tests.publish.serve import get
 
 
@@ -62,3 +64,17 @@ def test_the_not_found_page_is_gzipped_as_every_answer_of_its_size(app: Any, pat
     assert (zipped.status_code, plain.status_code) == (404, 404)
     assert zipped.headers.get("content-encoding") == "gzip" and "content-encoding" not in plain.headers
     assert zipped.text == plain.text and len(plain.content) > 800 and zipped.headers["vary"] == "Accept-Encoding"
+
+
+def test_a_results_stacks_are_in_the_order_of_a_specs_page(demo_run: Demo) -> None:
+    """``root`` first, as a spec's page, its API answer and every page list them (a
+    search's were sorted by name: ``developer-tools-darwin`` before ``root``)."""
+    app = create_app(demo_run.catalog)
+    found = get(app, "/api/search?q=netlib-lapack&tag=develop&limit=100").json()["specs"]
+    darwin = [spec for spec in found if "developer-tools-darwin" in spec["stacks"]]
+    assert darwin and all("root" in spec["stacks"] for spec in darwin)  # (a stack before "root" by name)
+    for spec in found:
+        assert spec["stacks"] == sorted(spec["stacks"], key=stack_order), spec["hash"]
+    for spec in darwin:
+        page = get(app, f"/api/specs/{spec['hash']}").json()["spec"]  # (its stacks in every tag)
+        assert set(spec["stacks"]) <= set(page["stacks"]) and page["stacks"] == sorted(page["stacks"], key=stack_order)

@@ -223,6 +223,12 @@ def test_cos3_whole_numbers_are_ascii_digits(app: Any, value: str) -> None:
 
 def test_cos3_ordinary_numbers_still_work(app: Any) -> None:
     assert get(app, "/api/search?q=zlib&limit=10&offset=0").json()["total"] == 1
+    # leading zeros are the same number: neither a way past a bound nor a refusal
+    assert get(app, f"/api/search?q=zlib&limit={'0' * 18}50").status_code == 200
+    assert "limit must be between" in get(app, f"/api/search?q=zlib&limit={'0' * 18}5000").json()["error"]["message"]
+    assert get(app, "/search.json?q=zlib&page=0002").json()["number"] == 2
+    refused = get(app, "/search.json?q=zlib&page=0010000000")
+    assert refused.status_code == 400 and "between 1 and 1000" in refused.json()["error"]["message"]
     assert "offset must be between" in get(app, "/api/search?offset=-1").json()["error"]["message"]
     message = get(app, f"/api/search?limit={'9' * 5000}").json()["error"]["message"]
     assert message == f"limit must be between 1 and 1000, got '{'9' * 30}...'"
@@ -306,6 +312,44 @@ def test_an_internal_error_is_not_kept_by_caches(app: Any, monkeypatch: pytest.M
     answer = asyncio.run(go())
     assert answer.status_code == 500 and answer.headers.get("cache-control") == "no-cache"
     assert answer.json() == {"error": {"status": 500, "message": "internal error; see the server's log"}}
+    # ... with the headers every answer carries (Starlette answers it outside the middleware)
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert answer.headers["content-security-policy"].startswith("default-src 'self'")
+    assert answer.headers["referrer-policy"] == "same-origin"
+
+
+@pytest.mark.parametrize("control", ["%0a", "%09", "%0d", "%0A"])
+@pytest.mark.parametrize(
+    ("path", "status"), [("/api/tags/t{}/packages/zlib", 200), ("/tags/t{}/", 200), ("/api/specs/{}" + SPEC, 200)]
+)
+def test_a_path_with_a_line_break_or_tab_is_answered_as_itself(
+    small_catalog: Catalog, control: str, path: str, status: int
+) -> None:
+    """Starlette's URL drops tabs and line breaks, which the routes keep: the answer to
+    ``/api/tags/t%0a/...`` (a 404: no tag "t\\n") was kept under the real path's key and
+    given to every client of that path, until the next sync, and the other way round."""
+    real, hostile = path.format(""), path.format(control)
+    app = create_app(small_catalog.path)
+    assert get(app, hostile).status_code == 404
+    assert get(app, real).status_code == status
+    app = create_app(small_catalog.path)  # the real one asked first
+    assert get(app, real).status_code == status
+    assert get(app, hostile).status_code == 404
+
+
+@pytest.mark.parametrize("path", ["/api/tags/t/packages/zlib%2F", "/api/tags/t/packages/zlib%2f", "/tags/t%2F"])
+def test_a_slash_sent_within_a_name_finds_no_page(app: Any, path: str) -> None:
+    """``zlib%2F`` was redirected to ``zlib%2F/``, a 404, and ``/tags/t%2F`` answered the
+    tag's page at a URL its relative links do not resolve from."""
+    answer = get(app, path)
+    assert answer.status_code == 404 and "location" not in answer.headers
+
+
+def test_an_asset_refuses_parameters_as_every_page_does(app: Any) -> None:
+    asset = "/" + ASSETS["css"]
+    assert get(app, asset).status_code == 200
+    for query in ("?x=1", "?x=1&x=2"):
+        assert get(app, asset + query).status_code == 400, query
 
 
 def test_an_error_page_keeps_the_sites_ways_and_a_bad_querys_caret() -> None:

@@ -14,6 +14,7 @@ the API are JSON of one shape: ``{"error": {"status": <int>, "message": <str>}}`
     diffs     the diffs' endpoints: of two tags, or of one over time
     headers   what every answer carries: security headers, the dates of catalog states
     openapi   the OpenAPI document, its schemas generated from the page structs
+    paths     a request's path as routed (an answer's key) and as sent; a "/" toggled
     refusals  the parameters checked, the error shapes (JSON, or the site's error page)
     reuse_route  POST /api/reuse: a lockfile in, the reuse report out (given a reader)
     sending   a cached answer sent: ETag, Last-Modified, 304, gzip

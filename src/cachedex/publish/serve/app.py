@@ -26,7 +26,6 @@ import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence, Set
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 import msgspec
 from starlette.applications import Starlette
@@ -55,8 +54,9 @@ from ..urls import spec_url
 from .api import API, PAGES, Endpoint, is_cheap_search
 from .cache import Cached, ResponseCache, cached
 from .catalogs import Catalogs
-from .headers import SecurityHeaders, StateDates, code_modified
+from .headers import SecurityHeaders, StateDates, code_modified, security_headers
 from .openapi import openapi_document
+from .paths import relative_to, routed_path, sent_path, slash_toggled, slash_within_name
 from .refusals import HTML, JSON, check_parameters, error_body, in_api, refusal
 from .reuse_route import ReadEnvironment, reuse_endpoint
 from .sending import NOT_KEPT, etag, send
@@ -79,7 +79,7 @@ _log = logging.getLogger("cachedex.serve")
 
 
 def _error(request: Request, status: int, message: str, tag: str = "") -> Cached:
-    body, media_type = refusal(request.url.path, status, message)
+    body, media_type = refusal(routed_path(request), status, message)
     return cached(body, media_type, status, tag)
 
 
@@ -169,6 +169,10 @@ def create_app(
         endpoint: Endpoint, *, cheap: Callable[[Request], bool] = _never
     ) -> Callable[[Request], Awaitable[Response]]:
         async def respond(request: Request) -> Response:
+            if slash_within_name(request):
+                return send(
+                    request, _error(request, 404, f"no page has a '/' within a name: {sent_path(request)}"), None
+                )
             try:
                 check_parameters(request, endpoint.allowed)
             except BadQuery as exc:
@@ -180,7 +184,7 @@ def create_app(
                 return send(request, _failed(request, catalogs, exc), None)
             state = (file, token)
             catalogs.warm(state)
-            key: Key = (state, request.url.path, endpoint.key(request))
+            key: Key = (state, routed_path(request), endpoint.key(request))
             kept = cache.get(key)
             if kept is not None:
                 return send(request, kept, dates.of(state))
@@ -217,6 +221,10 @@ def create_app(
     not_found_page = cached(render_not_found().encode(), HTML, 404, "")
 
     async def static(request: Request) -> Response:
+        try:
+            check_parameters(request, frozenset())
+        except BadQuery as exc:
+            return send(request, _error(request, exc.status, str(exc)), None)
         found = assets.get(request.path_params["file"])
         if found is None:
             return send(request, not_found_page, None)
@@ -256,25 +264,30 @@ def create_app(
         # A path written with its trailing "/" toggled is answered as the path itself:
         # redirected to it where it takes the method, else refused as there (405, Allow),
         # not redirected to that 405 (a POST would send its body twice to reach it).
-        other = _slash_toggled(request.url.path)
+        path = routed_path(request)
+        other = slash_toggled(path)
         allowed = _methods_at({**request.scope, "path": other}, app.router.routes) if other else frozenset()
         if request.method in allowed:
-            moved = _relative_to(request)
+            moved = relative_to(request)
             if moved is not None:
                 return RedirectResponse(moved, status_code=307)
         elif allowed:
             return _refused(request, allowed)
-        if in_api(request.url.path):
-            message = error_body(404, f"no such endpoint: {request.url.path}; the API's are in /api/openapi.json")
+        if in_api(path):
+            message = error_body(404, f"no such endpoint: {path}; the API's are in /api/openapi.json")
             return Response(message, status_code=404, media_type=JSON, headers=NOT_KEPT)
         return send(request, not_found_page, None)
 
     async def method_not_allowed(request: Request, exc: Exception) -> Response:
         return _refused(request, _methods_at(request.scope, app.router.routes))
 
+    # Starlette answers an uncaught exception from outside every middleware: this answer
+    # carries the headers every other one gets from SecurityHeaders itself.
+    failed_headers = {**NOT_KEPT, **{name.decode(): value.decode() for name, value in security_headers()}}
+
     async def server_error(request: Request, exc: Exception) -> Response:
         hit = _error(request, 500, "internal error; see the server's log")
-        return Response(hit.body, status_code=500, media_type=hit.media_type, headers=NOT_KEPT)
+        return Response(hit.body, status_code=500, media_type=hit.media_type, headers=failed_headers)
 
     def walked(query: Query) -> bool:
         try:
@@ -368,28 +381,6 @@ def _refused(request: Request, allowed: Set[str]) -> Response:
     """405, naming the methods the path takes."""
     # HEAD is answered as GET would be, Content-Length included: the same message.
     method = "GET" if request.method == "HEAD" else request.method
-    body, media_type = refusal(request.url.path, 405, f"{method} is not allowed here")
+    body, media_type = refusal(routed_path(request), 405, f"{method} is not allowed here")
     headers = {"Allow": ", ".join(sorted(allowed)), **NOT_KEPT}
     return Response(body, status_code=405, media_type=media_type, headers=headers)
-
-
-def _slash_toggled(path: str) -> str | None:
-    """``path`` with its trailing "/" dropped or added (None for the root)."""
-    if path == "/":
-        return None
-    return path[:-1] if path.endswith("/") else path + "/"
-
-
-def _relative_to(request: Request) -> str | None:
-    """A relative URL to the request's path with its trailing "/" toggled (with the
-    query kept), or None when no URL leads there. Written from the path as it was sent
-    (still percent-encoded), which the browser resolves it against."""
-    path = request.url.path
-    sent = (request.scope.get("raw_path") or path.encode()).decode("latin-1").split("?", 1)[0]
-    name = sent.rstrip("/").rsplit("/", 1)[-1]
-    if unquote(name) in ("", ".", ".."):  # (a browser reads %2e%2e as "..": no way up by a redirect)
-        return None
-    # /tags/develop -> "develop/" (./ before a name with ":", which would read as a scheme);
-    # /api/tags/ -> "../tags".
-    target = f"../{name}" if sent.endswith("/") else f"{'./' if ':' in name else ''}{name}/"
-    return target + (f"?{request.url.query}" if request.url.query else "")

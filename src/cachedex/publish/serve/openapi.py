@@ -259,13 +259,16 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                 "diff",
                 "What changed between two tags (from, to) or in a tag since a date (tag, since)",
                 _ref(TagDiff),
-                f"Neither from and to nor tag and since, both pairs, since not a date YYYY-MM-DD, or {_UNLISTED}",
+                f"Neither from and to nor tag and since, both pairs, since not an ISO 8601 date, or {_UNLISTED}",
                 _NO_TAG,
                 parameters=[
                     _param("from", description="the older tag (with to)"),
                     _param("to", description="the newer tag (with from)"),
                     _param("tag", description="the tag whose changes since a date are asked (with since)"),
-                    _param("since", description="YYYY-MM-DD (with tag)"),
+                    _param(
+                        "since",
+                        description="a date, YYYY-MM-DD, or an ISO 8601 date and time, UTC unless it says (with tag)",
+                    ),
                 ],
             ),
             "/api/reuse": {

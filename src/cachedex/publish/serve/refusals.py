@@ -84,7 +84,9 @@ def int_parameter(request: Request, name: str, default: int, low: int, high: int
     # ASCII digits only: int() would also take "１" (fullwidth), "1_0", "+5" and " 5".
     if not _WHOLE.fullmatch(raw):
         raise BadQuery(f"{name} must be a whole number, got {shown}")
-    value = int(raw) if len(raw) <= 19 else None  # a longer one is out of range anyway
+    # (leading zeros are no larger a number: a longer one is out of range anyway)
+    digits = raw.lstrip("-").lstrip("0") or "0"
+    value = (-1 if raw.startswith("-") else 1) * int(digits) if len(digits) <= 19 else None
     if value is None or not low <= value <= high:
         raise BadQuery(f"{name} must be between {low} and {high}, got {value if value is not None else shown}")
     return value

@@ -50,7 +50,7 @@ def _not_modified_since(if_modified_since: str | None, date: int) -> bool:
         return False
     try:
         since = email.utils.parsedate_to_datetime(if_modified_since)
-    except (TypeError, ValueError, IndexError):
+    except (TypeError, ValueError, IndexError, OverflowError):  # (OverflowError: year 99999999999)
         return False  # (a date that cannot be read is ignored, as RFC 9110 says)
     if since.tzinfo is None:  # asctime's form has no zone: HTTP's dates are GMT (RFC 9110)
         if "-0000" in if_modified_since:  # (a zone said to be unknown)
