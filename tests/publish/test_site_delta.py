@@ -69,6 +69,19 @@ def _drop_everywhere(catalog: Catalog) -> None:
             _resync(catalog, mirror.tag, mirror.stack, drop={gone})
 
 
+def _drop_an_unlisted_dependency_everywhere(catalog: Catalog) -> None:
+    """A dependency that mirrors hold without listing it (no binary: gcc under a darwin
+    spec's gfortran) leaves every mirror: its dependents' pages no longer link it, which
+    their JSON twins do not say (the link was kept, pointing to a page removed)."""
+    (gone,) = catalog._db.execute(
+        "SELECT s.hash FROM specs s JOIN edges e ON e.child = s.id "
+        "WHERE s.id IN (SELECT spec_id FROM members GROUP BY spec_id HAVING max(listed) = 0) ORDER BY s.hash LIMIT 1"
+    ).fetchone()
+    for mirror in catalog.mirrors():
+        if gone in catalog.members_of(mirror.tag, mirror.stack):
+            _resync(catalog, mirror.tag, mirror.stack, drop={gone})
+
+
 def _add_a_dependent(catalog: Catalog) -> None:
     """A new spec, with no size yet, linking with a listed one, in a stack of develop."""
     child = _a_dependency(catalog)
@@ -140,6 +153,14 @@ def _record_its_size(catalog: Catalog) -> None:
     assert catalog.record_sizes({spec_id: 123_456}) == 1
 
 
+def _move_the_new_spec_to_a_snapshot(catalog: Catalog) -> None:
+    """The spec :func:`_add_a_dependent` added (no size yet) leaves develop for a
+    snapshot: develop's change page names it, and sums its size once it arrives."""
+    _resync(catalog, "develop-2026-11-08", ROOT_STACK, add={NEW: True})
+    for stack in ("e4s", ROOT_STACK):
+        _resync(catalog, "develop", stack, drop={NEW})
+
+
 def _verify_a_stack(catalog: Catalog) -> None:
     """``cachedex verify`` of one stack: every spec page it holds shows the verification."""
     from cachedex.catalog.verifications import MirrorVerification, Problem, SignatureCounts, SpecSignature
@@ -158,8 +179,14 @@ def _verify_a_stack(catalog: Catalog) -> None:
 #: Each change, as steps with a build after each.
 CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
     "a dependency leaves every mirror": [_drop_everywhere],
+    "a dependency held unlisted leaves every mirror": [_drop_an_unlisted_dependency_everywhere],
     "a new dependent comes": [_add_a_dependent],
     "a size arrives": [_add_a_dependent, _record_its_size],
+    "a size arrives for a spec that left the tag": [
+        _add_a_dependent,
+        _move_the_new_spec_to_a_snapshot,
+        _record_its_size,
+    ],
     "a stack is verified, then verified again": [_verify_a_stack, _verify_a_stack],
     "a spec comes and leaves between builds": [_a_spec_comes_and_leaves],
     "a stack is dropped, then put back": [_drop_a_stack, _put_the_stack_back],
@@ -244,7 +271,7 @@ def test_a_dropped_stack_s_verification_is_not_shown(tmp_path: Path, demo_run: D
     ("change", "processes"),
     [(change, "workers") for change in CHANGES]
     + [("a dependency leaves every mirror", "one"), ("a stack is verified, then verified again", "one")]
-    + [("a spec comes and leaves between builds", "one")]
+    + [("a spec comes and leaves between builds", "one"), ("a dependency held unlisted leaves every mirror", "one")]
     # A site of one tag: the change reaches specs other tags hold, which have no page there.
     + [("a dependency leaves every mirror", "workers, develop only"), ("a new dependent comes", "one, develop only")],
 )

@@ -21,7 +21,7 @@ from markupsafe import Markup, escape
 from ..catalog import Edge, SpecConfig
 from ..values import LINK_RUN, decode_variants, is_dag_hash, size_text
 from ._jinja_fast import escape_text
-from .spec_pages import CLOSURE_LISTED, largest_dependencies
+from .spec_pages import CLOSURE_LISTED, SpecPage, largest_dependencies
 from .urls import spec_path, spec_url
 
 __all__ = [
@@ -85,6 +85,16 @@ class EdgeItems:
         #: every one: a dependency a mirror dropped while its dependents stay is named,
         #: not linked to a page the site does not have.
         self.pages: Container[str] | None = None
+        #: The specs whose page came or went since the pages on disk were written (see
+        #: :func:`.site_delta.relinked`): a page linking one is rendered again, its JSON
+        #: twin unchanged or not.
+        self.relinked: frozenset[str] = frozenset()
+
+    def relinks(self, page: SpecPage) -> bool:
+        """Whether a spec's ``page`` shows a spec of :attr:`relinked`."""
+        relinked = self.relinked
+        shown = (page.dependencies, page.closure, page.dependents)
+        return bool(relinked) and any(edge.hash in relinked for edges in shown for edge in edges)
 
     def __call__(self, edges: Sequence[Edge], root: str, make: Callable[[Edge, str], str] | None = None) -> list[str]:
         """Each edge's item as ``make`` (default: a dependency list's item) writes it."""

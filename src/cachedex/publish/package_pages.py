@@ -17,7 +17,7 @@ import msgspec
 from ..catalog import Catalog, SpecSummary, summary_of
 from ..errors import UnknownPackage
 from ..query import Query
-from ..values import ROOT_STACK, shared_variants, variant_name
+from ..values import ROOT_STACK, shared_variants, stack_order, variant_name
 from ..versions import version_key
 from .facets import PACKAGE_FILTER_KEYS, PACKAGE_KEYS, select_specs, spec_values, with_every_value
 from .spec_pages import mirror_commands
@@ -124,7 +124,7 @@ def package_pages(
             summary_of(
                 row,
                 tags=(tag,),
-                stacks=tuple(sorted(row.stacks.split("\x1f"))) if row.stacks else (),
+                stacks=tuple(sorted(row.stacks.split("\x1f"), key=stack_order)) if row.stacks else (),
                 other_compilers=others.get(row.hash, ()),
             )
             for row in group

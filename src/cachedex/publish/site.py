@@ -65,6 +65,7 @@ from .site_delta import (
     changed_pages,
     load_inputs,
     read_inputs,
+    relinked,
     save_inputs,
     tags_changed,
     unfinished,
@@ -269,6 +270,9 @@ def _build(
             catalog.other_compilers()
             recorded = load_inputs(outdir) if writer.trust_twins and not first_build(outdir) else None
             before, left = recorded if recorded is not None else (None, None)
+            # Without the record, which pages link a spec whose page came or went since
+            # (:func:`relinked`) is not known: no twin vouches for its page.
+            writer.trust_twins = recorded is not None
             guessed = (
                 tags_changed(catalog, before, left, plan.tags) if before is not None and plan.processes > 1 else []
             )
@@ -285,6 +289,8 @@ def _build(
             inputs = read_inputs(catalog, msgspec.json.encode([tags, sorted(plan.clashing), plan.compare]))
             plan.held = set(inputs.specs)
             writer.edge_items.pages = plan.held  # (the spec pages this site has; workers inherit it)
+            if before is not None:
+                writer.edge_items.relinked = relinked(before, inputs)
             # Only the pages the changes since the last complete build reach (and those a
             # build since that did not complete may have written), if it can tell.
             changed = changed_pages(catalog, before, inputs, plan.compare, left) if before is not None else None

@@ -54,6 +54,7 @@ __all__ = [
     "changed_pages",
     "load_inputs",
     "read_inputs",
+    "relinked",
     "save_inputs",
     "tags_changed",
     "unfinished",
@@ -248,7 +249,8 @@ def changed_pages(
     tags = {now.mirrors.get(m, before.mirrors.get(m, ("",)))[0] for m in mirrors} - {""}
     tags |= {tag for tag in before.tags.keys() | now.tags.keys() if before.tags.get(tag) != now.tags.get(tag)}
     tags.update(left.tags if left is not None else ())
-    change_tags = tags | reads.tags_mentioning(came_or_left) | set(left.change_tags if left is not None else ())
+    # (and one naming a spec whose size changed: a change page sums its changes' sizes)
+    change_tags = tags | reads.tags_mentioning(edge) | set(left.change_tags if left is not None else ())
     # A change page names the comparisons of its tag (with the previous of its series,
     # which a tag that came or left changes), and a comparison page shows two tags:
     # each written again with the newer when the older changed.
@@ -257,6 +259,16 @@ def changed_pages(
             if change_tags.intersection(olders):
                 change_tags.add(newer)
     return PageSet(sorted(reached), names, tags, change_tags, gone)
+
+
+def relinked(before: SiteInputs, now: SiteInputs) -> frozenset[str]:
+    """The specs whose page came or went since ``before`` while no mirror lists them
+    (held alone): a spec page links a dependency or dependent that has a page, which its
+    JSON twin does not say (it says whether the spec is listed), so a page showing one
+    of these is rendered though its twin is unchanged. (A listed spec that comes or goes
+    changes ``listed`` in the twins of the pages showing it.)"""
+    old, new = before.specs, now.specs
+    return frozenset(h for h in old.keys() ^ new.keys() if not (new.get(h) or old[h])[3])
 
 
 def _held_ids(held: str) -> set[int]:

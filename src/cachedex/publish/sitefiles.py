@@ -152,9 +152,14 @@ class SiteWriter:
                 not staged and not same_bytes(twin, data)
                 for (_, twin, _, staged), data in zip(pending, twins, strict=True)
             ]
+            relinks = self.edge_items.relinks
             changed = [
-                staged or differ or not os.path.isfile(html) or os.path.islink(html)
-                for (html, _, _, staged), differ in zip(pending, differs, strict=True)
+                staged
+                or differ
+                or not os.path.isfile(html)
+                or os.path.islink(html)
+                or (isinstance(page, SpecPage) and relinks(page))
+                for (html, _, page, staged), differ in zip(pending, differs, strict=True)
             ]
             self.unchanged += 2 * changed.count(False)
             pending = list(itertools.compress(pending, changed))
