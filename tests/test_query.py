@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cachedex.query import BadQuery, Query, parse, target_names, variants_satisfy
+from cachedex.query_text import format_query
 from cachedex.versions import VersionRange, version_satisfies
 from tests.helpers import spack_target_satisfies
 
@@ -142,6 +143,8 @@ BAD = [
     ("foo@:git.abc", 4, "a git version (git.abc) ends no range"),
     ("foo@git.a:b=1", 4, "bad git reference 'a:b'"),
     ("foo@git.abc=1.4:1.2", 4, "empty range '1.4:1.2'"),
+    # arch= with none of its three parts (it read as no condition: every spec)
+    ("arch=--", 5, "arch= is platform-os-target"),
 ]
 
 
@@ -277,6 +280,7 @@ VARIANTS = [
     ("cuda_arch=80", ("cuda_arch:=80,90",), True),
     ("cuda_arch=80,90", ("cuda_arch:=80,90",), True),
     ("cuda_arch=70", ("cuda_arch:=80,90",), False),
+    ("cuda_arch=70,80", ("cuda_arch:=80,90",), False),  # every value asked for, not one of them
     ("fabrics=none", ("fabrics:=none",), True),
     ("languages=c,c++", ("languages:='c,c++,fortran'",), True),
     # ':=' asks for the values exactly, as Spack compares concrete values
@@ -288,6 +292,7 @@ VARIANTS = [
     ("patches=0d38234384870bfd34dfcb738a9083952656f0c766a0f5990b1893076b084b76", ("patches=0d38234",), True),
     ("patches=0d38234384", ("patches:=0d38234,a1b2c3d",), True),
     ("patches=0d38235", ("patches=0d38234",), False),
+    ("patches=0d382", ("patches=0d38234",), True),  # a shorter start of one too
     ("patches:=0d38234", ("patches:=0d38234,a1b2c3d",), False),
     # exactly: whole sha256s, as Spack compares concrete values (a prefix is never one)
     ("patches:=0d38234", ("patches=0d38234",), False),
@@ -378,3 +383,11 @@ def test_a_variant_s_empty_value_is_searched_as_its_spec_shows_it() -> None:
         assert parse(text).variants == (("e", ""),), text
     assert variants_satisfy(("e=''", "+shared"), parse("e=''"))
     assert not variants_satisfy(("e=x",), parse("e=''"))
+
+
+@pytest.mark.parametrize("text", ["x='a\"b'", 'name="it\'s"', 'x="a b"', "x=a"])
+def test_a_value_is_written_back_as_it_parses(text: str) -> None:
+    """Hints and the search page write queries back: a value holding a quote or a space
+    keeps the quotes that read it again (``x=""a"b"`` would not parse)."""
+    query = parse(text)
+    assert format_query(query) == text and parse(format_query(query)) == query
