@@ -382,3 +382,34 @@ def test_a_spec_only_a_stack_lists_links_to_its_page_in_a_comparison(tmp_path: P
         for old, new, kind in (("a", "b", "removed"), ("b", "a", "added")):
             (stack,) = compare_page(catalog, old, new).stacks
             assert stack.stack == "s" and [(s.hash, s.page) for s in getattr(stack, kind)] == [(x.hash, True)]
+
+
+def test_a_sync_that_removed_versions_counts_their_sizes_and_names_them_newest_first(tmp_path: Path) -> None:
+    """Twenty packages each lose N.9 and N.10 and keep N.11: each change names N.10
+    before N.9 (two versions were left in a set's order), the stack counts the removed
+    specs' sizes as known, and the comparison since links a removed spec only while a
+    mirror holds it (each found by a mutation of the code the other tests passed)."""
+    names = [f"p{n:02d}" for n in range(20)]
+    specs = {
+        (name, version): record(f"{name}{version.replace('.', 'x')}".ljust(32, "a"), name, version=version)
+        for n, name in enumerate(names)
+        for version in (f"{n + 1}.9", f"{n + 1}.10", f"{n + 1}.11")
+    }
+    sizes = {spec.hash: 1_000 for spec in specs.values()}
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", list(specs.values()), sizes=sizes)
+        kept = {spec.hash: True for (_, version), spec in specs.items() if version.endswith(".11")}
+        write_tag(catalog, "t", [], members=kept, checksum="y")
+        still = specs["p00", "1.9"].hash  # held by another tag: its page stays
+        write_tag(catalog, "u", [], members={still: True})
+        (sync,) = changes_page(catalog, "t").syncs  # (the first sync is no change)
+        (root,) = sync.stacks
+        assert (root.removed_count, root.sized, root.size_change) == (40, 40, -40_000)
+        assert [(v.name, v.old, v.new) for v in root.version_changes] == [
+            (name, (f"{n + 1}.10", f"{n + 1}.9"), ()) for n, name in enumerate(names)
+        ]
+        since = since_page(catalog, "t", sync.started_at - 0.001, "then")
+        (stack,) = since.stacks
+        assert {s.hash: s.page for s in stack.removed} == {
+            spec.hash: spec.hash == still for (_, version), spec in specs.items() if not version.endswith(".11")
+        }
