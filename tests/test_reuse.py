@@ -12,7 +12,8 @@ from cachedex.demo.nodes import target_object
 from cachedex.errors import LookupFailed, UnknownStack, UnknownTag
 from cachedex.ingest.lockfile import Lockfile, read_lockfile
 from cachedex.reuse import Developed, ReuseReport, reuse_report
-from tests.helpers import Demo
+from cachedex.values import DEPTYPE_BITS, Dependency
+from tests.helpers import Demo, record, write_tag
 from tests.lockfiles import (
     above,
     changed,
@@ -308,3 +309,57 @@ def test_a_root_developed_in_place_is_no_spec_to_build(demo_run: Demo, tmp_path:
     ((hdf5,), (row,)) = report.developed, report.tags
     assert (hdf5.hash, hdf5.root) == (renamed[roots[0]], True)
     assert row.missing == () and row.cached == row.needed == len(specs) - report.external - 1
+
+
+def _synthetic(tmp_path: Path, cached: list[Any], lock: list[Any], roots: list[str], **scope: Any) -> ReuseReport:
+    """``lock`` against a catalog whose tag ``t`` lists ``cached`` (records)."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", cached)
+        return reuse_report(catalog, "spack.lock", lock, roots, tags=["t"], **scope)
+
+
+@pytest.mark.parametrize("farther_first", [True, False])
+def test_the_nearest_build_differs_in_the_fewest_variants(tmp_path: Path, farther_first: bool) -> None:
+    near, far = ("b" * 32, "a" * 32) if farther_first else ("a" * 32, "b" * 32)
+    cached = [
+        record(near, "hdf5", variants=("+cxx", "+fortran", "+mpi", "+shared")),
+        record(far, "hdf5", variants=("+cxx", "~fortran", "~mpi", "+shared")),
+    ]
+    wanted = record("w" * 32, "hdf5", variants=("+cxx", "+fortran", "+mpi", "~shared"))
+    (row,) = _synthetic(tmp_path, cached, [wanted], [wanted.hash]).tags
+    (missing,) = row.missing
+    assert missing.nearest is not None and missing.nearest.hash == near
+    assert [(d.what, d.cached, d.wanted) for d in missing.nearest.differences] == [("variants", "+shared", "~shared")]
+
+
+def test_a_spec_follows_only_when_every_dependency_it_differs_in_is_missing_too(tmp_path: Path) -> None:
+    """The cached app links libA and libB; the one wanted, libA of another build the
+    tag lacks, and libB of another build the tag lists: libA is why, but the app does
+    not merely follow from what is missing (libB's build differs too)."""
+    lib_a, lib_b, other_b = record("a" * 32, "liba"), record("b" * 32, "libb"), record("c" * 32, "libb", version="2.0")
+    link = DEPTYPE_BITS["link"]
+    app = record(
+        "d" * 32,
+        "app",
+        dependencies=(Dependency(lib_a.hash, "liba", link, ""), Dependency(lib_b.hash, "libb", link, "")),
+    )
+    new_a = record("e" * 32, "liba", version="9.9")
+    wanted = record(
+        "f" * 32,
+        "app",
+        dependencies=(Dependency(new_a.hash, "liba", link, ""), Dependency(other_b.hash, "libb", link, "")),
+    )
+    (row,) = _synthetic(tmp_path, [lib_a, lib_b, other_b, app], [wanted, new_a, other_b], [wanted.hash]).tags
+    missing = {m.name: m for m in row.missing}
+    assert set(missing) == {"app", "liba"} and not missing["liba"].follows
+    found = missing["app"]
+    assert found.nearest is not None and found.nearest.hash == app.hash and not found.follows
+    assert [d.what for d in found.nearest.differences] == ["^liba", "^libb"]
+
+
+def test_a_spliced_spec_neither_of_whose_binaries_a_tag_lists_is_missing(tmp_path: Path) -> None:
+    listed = record("a" * 32, "zlib")
+    spliced, build = record("s" * 32, "zlib", version="9.9"), "b" * 32  # (its build spec: in no tag)
+    (row,) = _synthetic(tmp_path, [listed], [spliced], [spliced.hash], splices={spliced.hash: build}).tags
+    assert (row.cached, row.needed, row.rewired) == (0, 1, 0)
+    assert [m.hash for m in row.missing] == [spliced.hash]
