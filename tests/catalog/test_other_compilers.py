@@ -144,3 +144,35 @@ def test_a_result_names_its_other_compilers(catalog: Catalog) -> None:
     assert encoded[1]["other_compilers"] == ["gcc@13.3.0"] and "other_compilers" not in encoded[0]
     rows = search_rows(page.specs, {}, "", by_stack=True)
     assert '<td data-label="compiler">apple-clang@16.0.0 <span class="muted">+gcc@13.3.0</span></td>' in rows
+
+
+def test_a_binary_three_compilers_built_is_found_by_each(tmp_path: Path) -> None:
+    """apple-clang its C, gcc its Fortran, llvm its C++: ``%llvm`` finds it too (a
+    search read the first of its other compilers alone, and no test had a third)."""
+    darwin = {"platform": "darwin", "os": "sequoia", "target": "m1"}
+    llvm = "v" * 32
+    compilers = [
+        record(h, name, version=version, compiler="none", external=True, in_buildcache=False, **darwin)
+        for h, name, version in ((GCC, "gcc", "13.3.0"), (CLANG, "apple-clang", "16.0.0"), (llvm, "llvm", "19.1.0"))
+    ]
+    mixed = record(
+        "m" * 32,
+        "mixed",
+        compiler="apple-clang@16.0.0",
+        dependencies=(
+            _compiler(CLANG, "apple-clang", "c"),
+            _compiler(GCC, "gcc", "fortran"),
+            _compiler(llvm, "llvm", "cxx"),
+        ),
+        **darwin,
+    )
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([*compilers, mixed], {})
+            replace_mirror(writer, "root", {s.hash: s.in_buildcache for s in [*compilers, mixed]})
+        for text in ("%apple-clang", "%gcc", "%gcc@13", "%llvm", "%llvm@19", "mixed %llvm", "%clang"):
+            for tag in ("t", None):
+                assert [s.name for s in catalog.search(parse(text), tag=tag).specs] == ["mixed"], (text, tag)
+        assert catalog.search(parse("%llvm@20"), tag="t").specs == ()
+        (found,) = catalog.search(parse("mixed"), tag="t").specs
+        assert found.other_compilers == ("gcc@13.3.0", "llvm@19.1.0")
