@@ -344,7 +344,8 @@ def test_a_new_version_is_not_confirmed_by_the_old_ones_validators(
         ("/tags/develop", "develop/"),
         ("/tags/develop?stack=e4s", "develop/?stack=e4s"),
         ("/api/tags/", "../tags"),
-        ("/tags/develop%2Fpackages%2Fzlib-ng", "develop%2Fpackages%2Fzlib-ng/"),  # as sent, as resolved
+        # a "/" sent within a name: no page (served there, its relative links led astray)
+        ("/tags/develop%2Fpackages%2Fzlib-ng", None),
         ("/tags/develop/packages/a:b", "./a:b/"),  # not a URL of scheme "a"
         ("/tags/develop/packages/a%25b", "a%25b/"),
         ("/tags/develop/packages/%2e%2e", None),  # a browser reads %2e%2e as "..": no redirect up
