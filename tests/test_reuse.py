@@ -363,3 +363,22 @@ def test_a_spliced_spec_neither_of_whose_binaries_a_tag_lists_is_missing(tmp_pat
     (row,) = _synthetic(tmp_path, [listed], [spliced], [spliced.hash], splices={spliced.hash: build}).tags
     assert (row.cached, row.needed, row.rewired) == (0, 1, 0)
     assert [m.hash for m in row.missing] == [spliced.hash]
+
+
+def test_of_builds_as_near_the_one_whose_node_differs_least_is_named(tmp_path: Path) -> None:
+    """Two builds of the same configuration: one built with ``cflags=-O3`` against the same
+    dependencies, one with the same flags against other builds of both: what only the
+    node says counts first (said of the build itself, not of its DAG)."""
+    link = DEPTYPE_BITS["link"]
+    lib_a, lib_b = record("a" * 32, "liba"), record("b" * 32, "libb")
+    other_a, other_b = record("c" * 32, "liba", version="2"), record("d" * 32, "libb", version="2")
+    mine = (Dependency(lib_a.hash, "liba", link, ""), Dependency(lib_b.hash, "libb", link, ""))
+    theirs = (Dependency(other_a.hash, "liba", link, ""), Dependency(other_b.hash, "libb", link, ""))
+    flagged = record("e" * 32, "app", dependencies=mine, node=b'{"name": "app", "parameters": {"cflags": ["-O3"]}}')
+    unflagged = record("f" * 32, "app", dependencies=theirs)
+    wanted = record("w" * 32, "app", dependencies=mine)
+    cached = [lib_a, lib_b, other_a, other_b, flagged, unflagged]
+    (row,) = _synthetic(tmp_path, cached, [wanted, lib_a, lib_b], [wanted.hash]).tags
+    (missing,) = row.missing
+    assert missing.nearest is not None and missing.nearest.hash == unflagged.hash
+    assert [d.what for d in missing.nearest.differences] == ["^liba", "^libb"]
