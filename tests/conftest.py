@@ -116,7 +116,8 @@ class ServerState:
 
     root: Path
     #: path -> 404, 500, 503, 429, stall, slow, never, cut, drip, gzip-bomb, not-http,
-    #: 206, redirect-file, redirect-loop, redirect:URL, gzip-unasked (gzipped whatever the request
+    #: 206, redirect-file, redirect-loop, redirect:URL, huge-length (a HEAD's Content-Length of
+    #: 2**60), gzip-unasked (gzipped whatever the request
     #: accepts), etag-latin1 (an ETag holding byte 0xe9), and the answers of
     #: ``_SAYING``; "-once" to misbehave on the first request only
     faults: dict[str, str] = field(default_factory=dict)
@@ -220,6 +221,11 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault == "304":  # "not modified", though the request named no version
             self.send_response(304)
+            self.end_headers()
+            return
+        if fault == "huge-length" and not body:  # HEAD: a length no file has (2**60 bytes)
+            self.send_response(200)
+            self.send_header("Content-Length", str(2**60))
             self.end_headers()
             return
         if fault == "not-http":  # a line that is no status line, as a server of another protocol sends

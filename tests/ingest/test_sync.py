@@ -524,3 +524,23 @@ def test_listed_specs_carry_their_stacks(mirrors: Path, tmp_path: Path) -> None:
     assert {s.stacks for s in listed} == {("e4s", "root")}
     libdwarf = next(s for s in listed if s.hash == "u5uz3dcch5if4eve4sef67o2rf2lbfgh")
     assert (libdwarf.compiler, libdwarf.variants, libdwarf.size) == ("gcc@10.2.1", ("build_system=generic",), None)
+
+
+def test_a_v2_head_length_no_file_has_is_no_size(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A Content-Length of 2**60 bytes (a broken or hostile server) is said, not kept as
+    a binary's size (as an OCI registry's impossible size is not)."""
+    url = serve_fixture(http_server, mirrors)
+    with Catalog(tmp_path / "plan.sqlite") as planned:
+        sync(make_config(tmp_path, [{"name": "t", "url": url}]), planned)
+        listed = listed_specs(planned, "t")
+    for spec in listed:
+        path = tarball_path_v2(hash=spec.hash, name=spec.name, version=spec.version, compiler=spec.compiler,
+                               platform=spec.platform, os=spec.os, target=spec.target)  # fmt: skip
+        (http_server.state.root / "m" / path).parent.mkdir(parents=True, exist_ok=True)
+        (http_server.state.root / "m" / path).write_bytes(b"x" * 100)
+        http_server.state.faults[f"/m/{path}"] = "huge-length"
+    config = make_config(tmp_path, [{"name": "t", "url": url}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog, head_sizes=True)
+        assert outcome.ok and {s.size for s in listed_specs(catalog, "t")} == {None}
+    assert any(f"Content-Length {2**60} is not a size a file can have" in w for w in outcome.warnings), outcome.warnings
