@@ -198,3 +198,14 @@ def test_a_tag_that_comes_to_clash_leaves_as_a_full_build_leaves_it(tmp_path: Pa
     assert all(built[path] == data for path, data in fresh.items())
     assert not (tmp_path / "site/tags/T").exists()
     assert with_pages({"zlib": ["T", "t"], "zstd": ["t"]}) == {"zlib": ["t"], "zstd": ["t"]}
+
+
+def test_a_comparison_with_a_tag_that_cannot_be_a_folder_is_not_written(tmp_path: Path) -> None:
+    """The older tag of a pair names a folder under the newer's ``compare``: one whose
+    name cannot be a folder (not ASCII) has no comparison page, as it has no pages."""
+    with _catalog(tmp_path / "c.sqlite", ["zlib"]) as catalog:
+        write_tag(catalog, DECOMPOSED, [record("d" * 32, "zstd")])
+        report = write_site(catalog, tmp_path / "site", compare=[(DECOMPOSED, "t"), ("t", DECOMPOSED)])
+    assert report.complete and f"tag {DECOMPOSED!r}: {DECOMPOSED!r} is not ASCII" in report.skipped[0]
+    written = {str(path.relative_to(tmp_path / "site")) for path in (tmp_path / "site/tags").rglob("*")}
+    assert written and not any(DECOMPOSED in path or "compare" in path for path in written)
