@@ -25,7 +25,7 @@ from markupsafe import escape as html
 
 from ..catalog import Catalog
 from ..catalog.history import ChangedSpec, PackageChange
-from ..values import ROOT_STACK, human_size, page_visible, size_change_text
+from ..values import ROOT_STACK, compilers_text, human_size, page_visible, size_change_text
 from .changes import ChangesPage, StackChanges, SyncChanges
 from .urls import has_page, segment
 
@@ -178,8 +178,8 @@ def all_tags_feed(catalog: Catalog, *, limit: int = FEED_ENTRIES, linked: Callab
 def _spec_item(spec: ChangedSpec, others: Mapping[str, tuple[str, ...]]) -> str:
     """One spec of a package's entry: version, compilers (its own, then the others that
     built it, as pages show them), architecture, hash and size."""
-    compiler = f" %{spec.compiler}" if spec.compiler != "none" else ""
-    compiler += "".join(f" +{other}" for other in others.get(spec.hash, ()))
+    shown = compilers_text(spec.compiler, others.get(spec.hash, ()))
+    compiler = f" %{shown}" if spec.compiler != "none" else shown.removeprefix("none")  # (no "%none")
     size = f" ({human_size(spec.size)})" if spec.size is not None else ""
     text = f"{spec.name}@{spec.version}{compiler} {spec.platform}-{spec.os}-{spec.target} /{spec.hash[:7]}{size}"
     return f"<li>{html(text)}</li>"
