@@ -20,9 +20,11 @@ from cachedex.publish import site as site_module
 from cachedex.publish.files import name_problem, remove_stale_temporaries
 from cachedex.publish.folder_names import folder_clashes, folder_key
 from cachedex.publish.jekyll import write_jekyll
+from cachedex.publish.serve import create_app
 from cachedex.publish.site import write_site
 from cachedex.publish.urls import has_page, with_pages
 from tests.helpers import file_bytes, record, write_tag
+from tests.publish.serve import get
 
 #: "café" as one character and as "e" and a combining accent: two names, one on APFS.
 COMPOSED = unicodedata.normalize("NFC", "café")
@@ -105,6 +107,18 @@ def test_a_hostile_zlib_gets_no_folder_beside_the_real_one(
     if tree == "site":  # the tag page links the page that is there, and names the others as text
         specs = json.loads((tmp_path / tree / "tags" / "t" / "columns.json").read_text())["specs"]
         assert sorted(specs["names"][n] for n in specs["unlinked"]) == ["ZLIB", "Zlib", "zlib."]
+
+
+def test_the_server_links_each_name_it_answers(tmp_path: Path) -> None:
+    """The server has no folders: ``Zlib`` has its page there, and its tag's page and
+    data link it (they named it as text, as a static site must, and hid a page that is)."""
+    _catalog(tmp_path / "c.sqlite", ["zlib", "Zlib", "ZLIB"]).close()
+    app = create_app(tmp_path / "c.sqlite")
+    page = get(app, "/tags/t/").text
+    for name in ["zlib", "Zlib", "ZLIB"]:
+        assert f'<a href="packages/{name}/index.html">{name}</a>' in page
+        assert get(app, f"/tags/t/packages/{name}/").status_code == 200
+    assert get(app, "/tags/t/columns.json").json()["specs"]["unlinked"] == []
 
 
 def _dead_pid() -> int:

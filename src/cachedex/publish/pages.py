@@ -216,14 +216,16 @@ class TagData(NamedTuple):
     install: str  #: see ``TagPage.install``
 
 
-def tag_data(catalog: Catalog, tag: str) -> TagData:
-    """A tag's row, its specs as columns, and how to use its mirror."""
+def tag_data(catalog: Catalog, tag: str, *, folded: bool = True) -> TagData:
+    """A tag's row, its specs as columns, and how to use its mirror. ``folded``: as a
+    static site links names (those one folder with another where case is ignored have
+    no page there); the server, which answers each, passes False."""
     row = tag_row(catalog, tag)
     # Raw rows, not decoded specs: a tag page needs no variants, and a big tag has
     # 250,000 rows.
     groups = itertools.groupby(catalog.listed_rows(tag), key=attrgetter("name"))
     packages = ((name, list(group)) for name, group in groups)
-    specs = tag_specs(packages, lambda name: name_problem(name) is None, catalog.other_compilers())
+    specs = tag_specs(packages, lambda name: name_problem(name) is None, catalog.other_compilers(), folded=folded)
     return TagData(row, specs, install_preamble(catalog, tag))
 
 

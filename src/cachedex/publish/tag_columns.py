@@ -97,11 +97,15 @@ def tag_specs(
     packages: Iterable[tuple[str, Sequence[Any]]],
     has_page: Callable[[str], bool],
     others: Mapping[str, tuple[str, ...]] | None = None,
+    *,
+    folded: bool = True,
 ) -> TagSpecs:
     """The columns of a tag's specs, from ``(name, specs)`` by name; each spec has the
     fields of a ``SpecSummary``, ``stacks`` a tuple of names or, as the catalog's
     listing gives them, their text joined by ``\x1f``. ``others``: the compilers
-    besides its own of each spec that several built, by hash (``Catalog.other_compilers``)."""
+    besides its own of each spec that several built, by hash (``Catalog.other_compilers``).
+    ``folded``: whether names that are one folder where case is ignored lose their link
+    (a static site's, as :attr:`.urls.PageLinks.folded`; the server answers each)."""
     names: list[str] = []
     counts: list[int] = []
     grouped: list[Sequence[Any]] = []
@@ -150,7 +154,7 @@ def tag_specs(
     }
     sizes = list(map(_SIZE, ordered))
     paged = [name for name in names if has_page(name)]
-    clashing = folder_clashes(paged)  # (no page either: as folder_names.package_clashes)
+    clashing = folder_clashes(paged) if folded else {}  # (no page either: as folder_names.package_clashes)
     linked = set(paged).difference(clashing)
     columns = SpecColumns(
         names=tuple(names),

@@ -113,7 +113,7 @@ def _tag_data(catalog: Catalog, tag: str) -> TagData:
         if found is not None:
             _TAG_DATA.move_to_end(key)
             return found
-    found = tag_data(catalog, tag)
+    found = tag_data(catalog, tag, folded=False)  # (each name has its page here)
     with _tag_data_lock:
         _TAG_DATA[key] = found
         while len(_TAG_DATA) > _TAG_DATA_KEPT:
