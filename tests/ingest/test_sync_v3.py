@@ -14,6 +14,7 @@ import pytest
 from cachedex.catalog import Catalog, bulk_load
 from cachedex.config import Config, Limits, TagConfig
 from cachedex.errors import ChecksumError, IndexFormatError
+from cachedex.ingest import sizes as sizes_module
 from cachedex.ingest.layouts import read_index
 from cachedex.ingest.mirror_signing import SAMPLED
 from cachedex.ingest.outcomes import TagOutcome
@@ -152,6 +153,51 @@ def test_sizes_are_fetched_once_per_hash(http_server, mirrors: Path, tmp_path: P
         (again,) = sync(config, catalog)
         assert again.ok and not again.mirrors[0].changed
         assert http_server.state.count("/blobs/sha256/") == blobs
+
+
+def test_a_sync_stopped_while_it_reads_sizes_keeps_those_it_read(
+    http_server, mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    """Sizes are committed a batch at a time as they come (each batch of two here): a
+    Ctrl-C after the fourth keeps four, and the next sync asks only for the rest. (The
+    results were all gathered first: a stopped size phase kept none.)"""
+    root = http_server.state.root / "m"
+    sizes = write_v3_mirror(root, fixture_index(mirrors))
+    manifests = [
+        "/" + m.relative_to(http_server.state.root).as_posix() for m in root.glob("v3/manifests/spec/**/*.json")
+    ]
+    http_server.state.faults.update(dict.fromkeys(manifests, "500"))
+    config = make_config(tmp_path, [{"name": "t", "url": f"{http_server.url}/m"}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)  # listed, sized by none
+        assert outcome.ok and _sized(catalog) == 0
+    for manifest in manifests:
+        del http_server.state.faults[manifest]
+    monkeypatch.setattr(sizes_module, "BATCH", 2)
+    read_sizes = sizes_module._read_sizes
+
+    def stopped_after_four(*args: object, **kwargs: object) -> Iterator[object]:
+        for n, result in enumerate(read_sizes(*args, **kwargs)):  # type: ignore[arg-type]
+            if n == 4:
+                raise KeyboardInterrupt
+            yield result
+
+    monkeypatch.setattr(sizes_module, "_read_sizes", stopped_after_four)
+    with Catalog(config.catalog) as catalog, pytest.raises(KeyboardInterrupt):
+        sync(config, catalog)
+    with Catalog(config.catalog, readonly=True) as catalog:
+        assert _sized(catalog) == 4
+    monkeypatch.setattr(sizes_module, "_read_sizes", read_sizes)
+    asked = http_server.state.count(".spec.manifest.json")
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok and _sized(catalog) == len(sizes)
+    assert http_server.state.count(".spec.manifest.json") - asked == len(sizes) - 4
+
+
+def _sized(catalog: Catalog) -> int:
+    (stats,) = catalog.tag_stats()
+    return stats.sized
 
 
 def test_missing_spec_manifests_are_warnings_not_failures(mirrors: Path, tmp_path: Path) -> None:

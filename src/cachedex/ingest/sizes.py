@@ -10,6 +10,7 @@ needed (:meth:`Source.read_many`): no body is kept.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -367,7 +368,8 @@ def fetch_sizes(
         results = _head_sizes(source, list(paths))
     done = 0
     wanted = {key.hash for key in keys}
-    for dag_hash, result in [*((h, r) for h, r in known.items() if h in wanted), *results]:
+    # (a chain, not a list: each result is recorded as it comes, a batch committed at a time)
+    for dag_hash, result in itertools.chain(((h, r) for h, r in known.items() if h in wanted), results):
         if dag_hash not in known:
             done += 1
             if done % 256 == 0:  # the display needs no more: a call per spec costs more than its read
