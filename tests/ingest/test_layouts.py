@@ -212,3 +212,64 @@ def test_hash_file_is_sha256_of_the_exact_bytes(mirrors: Path) -> None:
         data = (mirrors / name / "build_cache/index.json").read_bytes()
         expected = (mirrors / name / "build_cache/index.json.hash").read_text().strip()
         assert hashlib.sha256(data).hexdigest() == expected
+
+
+def _index_entry(
+    root: Path, data: bytes, media: str, compression: str = "none", length_off: int = 0
+) -> dict[str, object]:
+    """A blob of ``data`` under ``root`` and the manifest entry naming it."""
+    digest = hashlib.sha256(data).hexdigest()
+    blob = root / "blobs/sha256" / digest[:2] / digest
+    blob.parent.mkdir(parents=True, exist_ok=True)
+    blob.write_bytes(data)
+    return {"contentLength": len(data) + length_off, "mediaType": media, "compression": compression,
+            "checksumAlgorithm": "sha256", "checksum": digest}  # fmt: skip
+
+
+def _index_manifest(root: Path, *entries: dict[str, object]) -> None:
+    manifest = root / "v3/manifests/index/index.manifest.json"
+    manifest.parent.mkdir(parents=True, exist_ok=True)
+    manifest.write_text(json.dumps({"version": 3, "data": list(entries)}))
+
+
+def test_of_several_index_blobs_the_newest_database_version_read_is_taken(tmp_path: Path) -> None:
+    """Spack 1.3 may list an index in several Database versions: the newest this
+    cachedex reads is taken, whatever the manifest's order (one past them is passed by)."""
+    blobs = {
+        version: json.dumps({"database": {"version": str(version), "installs": {}}}).encode() for version in (7, 9, 99)
+    }
+    entries = [_index_entry(tmp_path, data, f"application/vnd.spack.db.v{v}+json") for v, data in blobs.items()]
+    for order in (entries, entries[::-1]):
+        _index_manifest(tmp_path, *order)
+        assert read_index(_local(tmp_path), None).data == blobs[9]
+
+
+def test_an_index_blob_of_another_length_than_its_manifest_says_is_refused(tmp_path: Path) -> None:
+    data = b'{"database": {"version": "8", "installs": {}}}'
+    _index_manifest(tmp_path, _index_entry(tmp_path, data, "application/vnd.spack.db.v8+json", length_off=1))
+    with pytest.raises(
+        ChecksumError, match=f"size mismatch \\(manifest says {len(data) + 1} bytes, got {len(data)}\\)"
+    ):
+        read_index(_local(tmp_path), None)
+
+
+def test_a_gzip_index_blob_cut_short_is_refused(tmp_path: Path) -> None:
+    """An upload cut off in its gzip trailer decompresses to the whole JSON, but is not
+    the blob Spack wrote (its checksum is of the bytes as stored: the manifest's own)."""
+    import gzip
+
+    cut = gzip.compress(b'{"database": {"version": "8", "installs": {}}}')[:-8]
+    _index_manifest(tmp_path, _index_entry(tmp_path, cut, "application/vnd.spack.db.v8+json", "gzip"))
+    with pytest.raises(IndexFormatError, match="the stream ends early"):
+        read_index(_local(tmp_path), None)
+
+
+@pytest.mark.parametrize("layout", [3, 4])
+def test_a_spec_file_of_a_layout_past_2_is_refused(tmp_path: Path, layout: int) -> None:
+    """Spec files under ``build_cache/`` are layouts 0 to 2 (v3 has manifests)."""
+    (tmp_path / "build_cache").mkdir()
+    spec = {"spec": {"_meta": {"version": 4}, "nodes": []}, "buildcache_layout_version": layout}
+    name = "linux-ubuntu22.04-x86_64-gcc-12.3.0-zlib-1.3-" + "a" * 32 + ".spec.json"
+    (tmp_path / "build_cache" / name).write_text(json.dumps(spec))
+    with pytest.raises(IndexFormatError, match=f"layout version {layout} is newer than this cachedex reads"):
+        read_index(_local(tmp_path), None)
