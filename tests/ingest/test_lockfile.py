@@ -42,6 +42,18 @@ def test_included_environments_add_their_roots_and_specs(tmp_path: Path) -> None
     assert {spec.hash for spec in read.specs} == set(own) | set(included)
 
 
+def test_included_environments_add_their_roots_in_their_order_each_once(tmp_path: Path) -> None:
+    """Roots as Spack lists them: the environment's own, then each included one's, in the
+    order they are included; a root two of them name is one root."""
+    nodes = demo_nodes()
+    zlib, hdf5, numpy = roots_named(nodes, "zlib-ng", "hdf5", "py-numpy")
+    first = lockfile(closure(nodes, [numpy, zlib]), [numpy, zlib])
+    second = lockfile(closure(nodes, [hdf5]), [hdf5])
+    document = lockfile(closure(nodes, [zlib]), [zlib], include_concrete={"../b": first, "../a": second})
+    read = read_lockfile(write_lockfile(tmp_path / "spack.lock", document))
+    assert [root.hash for root in read.roots] == [zlib, numpy, hdf5]
+
+
 def test_environments_an_included_one_includes_are_read_too(tmp_path: Path) -> None:
     """Spack copies an included environment's own includes into it, nested (its
     ``include_concrete``): their roots and specs are the environment's too."""
@@ -209,6 +221,7 @@ def test_several_spec_files_one_after_another_each_a_root(tmp_path: Path) -> Non
     # pretty-printed (jq), a brace in a string, the same spec twice: still each root once
     text = json.dumps(documents[1], indent=2)
     documents[0]["spec"]["nodes"][0]["parameters"]["note"] = "} {"
+    documents[0]["spec"]["nodes"][0]["parameters"]["cflags"] = ['-DV=\\"1\\" -DW="{"']  # (escapes inside a string)
     (tmp_path / "pretty.json").write_text(json.dumps(documents[0], indent=2) + "\n" + text + "\n" + text)
     read = read_lockfile(tmp_path / "pretty.json")
     assert len(read.roots) == 2 and read.roots[1].spec == "libelf"
@@ -218,3 +231,4 @@ def test_several_spec_files_one_after_another_each_a_root(tmp_path: Path) -> Non
     lock = json.dumps(lockfile(closure(nodes, roots), roots))
     assert "document 2 is not a spec file" in _refused(tmp_path, json.dumps(documents[1]) + "\n" + lock)
     assert "trailing characters" in _refused(tmp_path, json.dumps(documents[1]) + ",\n" + json.dumps(documents[1]))
+    assert "trailing characters" in _refused(tmp_path, 2 * (json.dumps(documents[1]) + "\n") + "garbage")
