@@ -41,12 +41,16 @@ def test_tags_from_a_discovery_file(tmp_path: Path) -> None:
         ],
         "v0.22.1": [{"label": "root", "url": "mirrors/v0.22.1/build_cache/index.json"}],
     }
+    discovery["develop"].insert(
+        0, {"label": "tutorial", "url": "https://m.example/t/v3/manifests/index/index.manifest.json"}
+    )
     (tmp_path / "index.json").write_text(json.dumps(discovery))
     config = discovered(_write(tmp_path, "tags_from: index.json\n"))
     develop, release = config.tags
-    assert [(m.stack, m.url) for m in develop.mirrors] == [
+    assert [(m.stack, m.url) for m in develop.mirrors] == [  # the root, then the stacks by name
         ("root", "https://binaries.spack.io/develop"),
         ("e4s", "https://binaries.spack.io/develop/e4s"),
+        ("tutorial", "https://m.example/t"),
     ]
     assert release.mirrors[0].url == (tmp_path / "mirrors/v0.22.1").as_uri()
 
@@ -76,6 +80,16 @@ def test_tags_from_rejects_bad_names_and_tags_without_root(tmp_path: Path) -> No
         and bad[3] == "expected {label, url}"
     )
     assert bad[1].startswith("label 'a b' ")
+
+
+def test_a_view_s_index_url_is_not_read_as_its_mirror_s(tmp_path: Path) -> None:
+    """A view's index (``v3/manifests/index/<view>/index.manifest.json``) is not the
+    mirror's: read as one, the tag would list the whole mirror, not the view."""
+    url = "https://m.example/x/v3/manifests/index/myview/index.manifest.json"
+    (tmp_path / "d.json").write_text(json.dumps({"t": [{"label": "root", "url": url}]}))
+    with pytest.raises(ConfigError) as info:
+        discovered(_write(tmp_path, "tags_from: d.json\n"))
+    assert info.value.problems == [f"'tags_from': tag 't' root: cannot read index URL {url!r}"]  # (and no more)
 
 
 def test_tags_from_over_http(http_server, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
