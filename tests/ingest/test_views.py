@@ -82,10 +82,12 @@ def test_a_mirror_of_views_only(mirrors: Path, tmp_path: Path) -> None:
 def test_views_all_finds_views_and_a_view_changed_is_read_again(mirrors: Path, tmp_path: Path) -> None:
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 3))
+    (tmp_path / "m/v3/manifests/index/stray").mkdir()  # a folder without an index manifest: no view
     config = _config(tmp_path, url="./m", views="all")
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (first,) = sync(config, catalog)  # type: ignore[arg-type]
         assert [m.stack for m in first.mirrors] == ["root", "e4s"] and all(m.changed for m in first.mirrors)
+        assert first.warnings == ()
         (again,) = sync(config, catalog)  # type: ignore[arg-type]
         assert not again.changed
         write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 4))
@@ -156,6 +158,33 @@ def test_a_found_view_named_root_or_as_a_configured_stack_is_said(mirrors: Path,
         f"root: {index}/root/index.manifest.json: view not read as a stack: 'root' names tag t's own mirror, "
         "not a stack; " + rename % "root",
     ]
+
+
+def test_a_view_another_mirror_s_stack_reads_is_still_found_in_the_root_s(mirrors: Path, tmp_path: Path) -> None:
+    """A configured stack reading view ``x`` of another mirror does not read the root
+    mirror's own ``x``: ``views: all`` adds it as a stack."""
+    for mirror, keep in (("a", 2), ("b", 3)):
+        write_v3_mirror(tmp_path / mirror, fixture_index(mirrors))
+        write_v3_view(tmp_path / mirror, "x", _subset(mirrors, keep))
+    config = _config(tmp_path, url="./a", views="all", stacks={"other": {"url": "./b", "view": "x"}})
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+        assert outcome.ok and outcome.warnings == (), outcome.error
+        assert [m.stack for m in outcome.mirrors] == ["root", "other", "x"]
+        assert catalog.listed_hashes("t", "x") == _listed(_subset(mirrors, 2))
+        assert catalog.listed_hashes("t", "other") == _listed(_subset(mirrors, 3))
+
+
+def test_a_mirror_whose_only_view_cannot_be_a_stack_says_why(mirrors: Path, tmp_path: Path) -> None:
+    """Not "views: all, but this mirror has no view": it has one, named ``root``."""
+    write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+    write_v3_view(tmp_path / "m", "root", _subset(mirrors, 1))
+    config = _config(tmp_path, url="./m", views="all")
+    with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
+        (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
+    assert outcome.ok, outcome.error
+    (warning,) = outcome.warnings
+    assert "root/index.manifest.json: view not read as a stack: 'root' names tag t's own mirror" in warning
 
 
 def test_a_missing_view_names_its_manifest(mirrors: Path, tmp_path: Path) -> None:
