@@ -195,6 +195,29 @@ def test_a_sync_stopped_while_it_reads_sizes_keeps_those_it_read(
     assert http_server.state.count(".spec.manifest.json") - asked == len(sizes) - 4
 
 
+def test_a_spec_whose_version_cannot_be_part_of_a_path_is_a_size_unknown_and_said(
+    mirrors: Path, tmp_path: Path
+) -> None:
+    """Its manifest is not asked for (``1..2`` would climb a folder), and the sync says
+    which size stays unknown and why (once: it was counted twice, as a folder's sizes are
+    read before the listing is written and the refused one asked again after)."""
+    index = fixture_index(mirrors)
+    record = index["database"]["installs"][LIBELF_CORE2]  # type: ignore[index]
+    write_v3_mirror(tmp_path / "m", index)
+    record["spec"]["version"] = "1..2"
+    write_v3_mirror(tmp_path / "m", index)
+    assert not sizes_module.is_path_safe("..") and not sizes_module.manifest_path_safe("libelf", "1..2")
+    config = make_config(tmp_path, [{"name": "t", "url": (tmp_path / "m").as_uri()}])
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        row = spec_row(catalog, LIBELF_CORE2)
+        assert outcome.ok and _sized(catalog) == 5
+    assert row is not None and row["size"] is None
+    assert outcome.warnings == (
+        f"root: 1 sizes unknown, e.g. {(tmp_path / 'm').as_uri()}: spec {LIBELF_CORE2}: '1..2' cannot be part of a path",
+    )
+
+
 def _sized(catalog: Catalog) -> int:
     (stats,) = catalog.tag_stats()
     return stats.sized
