@@ -255,3 +255,40 @@ def test_keys_checked_all_at_once_are_refused_as_one_by_one(keys: list[str]) -> 
     with pytest.raises(IndexFormatError, match="malformed DAG hash") as caught:
         decode_index(data.encode(), url="u")
     assert short_repr(bad[0]) in str(caught.value)
+
+
+def test_patches_outside_the_parameters_count_unless_the_parameters_name_some() -> None:
+    """A node's own ``patches`` are a variant when its parameters have no ``patches``
+    key, even when a value of theirs is the word (or the key is written escaped)."""
+    patches = ["f" * 64, "e" * 64]
+    worded = _node("a", H["a"], patches=patches, parameters={"note": "patches", "cflags": []})
+    named = _node("b", H["b"], patches=patches, parameters={"patches": ["d" * 64]})
+    escaped = _node("c", H["c"], patches=patches, parameters={"patches": ["d" * 64]})
+    data = _index(worded, named, escaped).replace(b'"patches": ["ddd', b'"p\\u0061tches": ["ddd', 2)
+    data = data.replace(b'"p\\u0061tches": ["ddd', b'"patches": ["ddd', 1)  # (the second named escaped)
+    records = {r.name: r for r in build_records(decode_index(data, url="x"))}
+    assert format_variant("patches", patches) in records["a"].variants
+    assert [v for v in records["b"].variants if v.startswith("patches")] == [format_variant("patches", ["d" * 64])]
+    assert [v for v in records["c"].variants if v.startswith("patches")] == [format_variant("patches", ["d" * 64])]
+
+
+@pytest.mark.parametrize(("length", "refused"), [(255, False), (256, True)])
+def test_a_version_of_more_than_255_bytes_is_refused(length: int, refused: bool) -> None:
+    data = _index(_node("a", H["a"], version="1" * length))
+    if not refused:
+        (record,) = build_records(decode_index(data, url="x"))
+        assert len(record.version) == length
+        return
+    with pytest.raises(IndexFormatError, match="is longer than 255 bytes"):
+        build_records(decode_index(data, url="x"))
+
+
+def test_an_edge_without_its_dag_hash_follows_its_hashes_in_spack_s_order() -> None:
+    """Spack reads an edge's hashes in its order (``hash``, then the deprecated
+    ``full_hash``, then ``build_hash``): an edge naming two of them leads where Spack's does."""
+    full, build = _node("zlib", H["a"]), _node("zlib", H["b"], version="2.0")
+    app = _node(
+        "app", H["c"], dependencies=[{"name": "zlib", "build_hash": H["b"], "full_hash": H["a"], "type": ["link"]}]
+    )
+    records = {r.hash: r for r in build_records(decode_index(_index(full, build, app, version="6"), url="x"))}
+    assert [edge.hash for edge in records[H["c"]].dependencies] == [H["a"]]

@@ -211,7 +211,7 @@ def _edges(node: _Node, url: str, owner: str, canonical: dict[str, str]) -> tupl
     edges: list[Dependency] = []
     append = edges.append
     for edge in deps:  # millions in a big index: one pass, no call that can be spared
-        target = edge.hash or edge.build_hash or edge.full_hash
+        target = edge.hash or edge.full_hash or edge.build_hash  # (Spack's order: hash_types.HASHES)
         # A key of the index was checked when decoded; only look closer at other hashes.
         # Keeping the key's own string object, not the edge's copy, saves ~80 bytes an edge.
         known = known_hash(target)  # type: ignore[arg-type]
