@@ -234,6 +234,22 @@ def test_missing_spec_manifests_are_warnings_not_failures(mirrors: Path, tmp_pat
     assert any("2 binaries without a size" in w for w in outcome.warnings)
 
 
+def test_a_mirror_migrated_to_v3_with_the_same_index_bytes_is_read_as_v3(mirrors: Path, tmp_path: Path) -> None:
+    """``spack buildcache migrate`` may keep the index's bytes: its v3 blob's checksum is
+    then the old index.json's, and the mirror is read again all the same (its layout
+    and its sizes are new), not taken as unchanged."""
+    from tests.helpers import write_v2_mirror
+
+    write_v2_mirror(tmp_path / "m", fixture_index(mirrors))
+    config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m")}])
+    with Catalog(config.catalog) as catalog:
+        (first,) = sync(config, catalog)
+        assert first.mirrors[0].layout == 2 and _sized(catalog) == 0
+        sizes = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
+        (second,) = sync(config, catalog)
+        assert second.ok and second.mirrors[0].layout == 3 and _sized(catalog) == len(sizes)
+
+
 def test_a_missing_spec_manifest_is_named_in_its_warning(mirrors: Path, tmp_path: Path) -> None:
     """The warning gave a count alone ("1 binaries without a size"): nothing to look at."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
