@@ -159,6 +159,9 @@ def test_what_is_not_a_lockfile_cachedex_reads_is_refused_by_name(tmp_path: Path
         "concrete_specs": {**specs, key: {**specs[key], "build_spec": {"name": "zlib-ng", "hash": "z" * 32}}},
     }
     assert f"/{key[:7]} was spliced from /zzzzzzz, which the file does not hold" in _refused(tmp_path, unbuilt)
+    # a build spec that is the spec itself (as a spec not spliced may name it): no splice
+    itself = {**good, "concrete_specs": {**specs, key: {**specs[key], "build_spec": {"name": "zlib-ng", "hash": key}}}}
+    assert read_lockfile(write_lockfile(tmp_path / "itself.lock", itself)).splices == {}
 
 
 def test_files_that_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
