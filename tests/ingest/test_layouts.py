@@ -273,3 +273,17 @@ def test_a_spec_file_of_a_layout_past_2_is_refused(tmp_path: Path, layout: int) 
     (tmp_path / "build_cache" / name).write_text(json.dumps(spec))
     with pytest.raises(IndexFormatError, match=f"layout version {layout} is newer than this cachedex reads"):
         read_index(_local(tmp_path), None)
+
+
+def test_spec_files_of_several_ages_make_an_index_of_the_newest_database_version(tmp_path: Path) -> None:
+    """A mirror that grew over Spack releases holds spec files of several formats: the
+    index made of them has the newest one's Database version, whichever file is read last."""
+    (tmp_path / "build_cache").mkdir()
+    for dag_hash, spec_version in (("a" * 32, 4), ("b" * 32, 3)):
+        node = {"name": "zlib", "version": "1.3", "hash": dag_hash, "parameters": {},
+                "arch": {"platform": "linux", "platform_os": "debian12", "target": "x86_64"}}  # fmt: skip
+        spec = {"spec": {"_meta": {"version": spec_version}, "nodes": [node]}, "buildcache_layout_version": 2}
+        name = f"linux-debian12-x86_64-gcc-12.2.0-zlib-1.3-{dag_hash}.spec.json"
+        (tmp_path / "build_cache" / name).write_text(json.dumps(spec))
+    snapshot = read_index(_local(tmp_path), None)
+    assert json.loads(snapshot.data or b"")["database"]["version"] == "7"
