@@ -46,3 +46,20 @@ def test_a_head_answered_without_a_length_is_a_size_unknown_not_a_binary_missing
     example = unknown.removeprefix(f"root: {len(there)} sizes unknown, e.g. ")
     assert example in {f"{url}/{path}: the server's answer to HEAD has no Content-Length" for path in there}
     assert missing == f"root: 1 binary without a size (no manifest or tarball), e.g. {url}/{gone}: not found (HTTP 404)"
+
+
+def test_a_compiler_that_cannot_be_part_of_a_path_is_a_size_unknown_and_said(mirrors: Path, tmp_path: Path) -> None:
+    """A v2 tarball's path holds the compiler's name and version: one holding a ``/``
+    is not asked for (the path would lead elsewhere), and the sync says why."""
+    index = fixture_index(mirrors)
+    node = index["database"]["installs"][LIBELF_CORE2]["spec"]  # type: ignore[index]
+    node["compiler"] = {"name": "gc/c", "version": "10.2.1"}
+    root = tmp_path / "www/m"
+    write_v2_mirror(root, index)
+    with Nginx(tmp_path / "www") as nginx:
+        config = make_config(tmp_path, [{"name": "t", "url": f"{nginx.url}/m"}])
+        with Catalog(config.catalog) as catalog:
+            (outcome,) = sync(config, catalog, head_sizes=True)
+    assert outcome.ok, outcome.error
+    refused = f"root: 1 sizes unknown, e.g. {nginx.url}/m: spec {LIBELF_CORE2}: 'gc/c' cannot be part of a path"
+    assert refused in outcome.warnings
