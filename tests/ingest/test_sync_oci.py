@@ -12,7 +12,7 @@ from cachedex.catalog import Catalog
 from cachedex.config import parse_config
 from cachedex.ingest.outcomes import TagOutcome
 from cachedex.ingest.sync import sync
-from tests.helpers import fixture_index, listed_specs
+from tests.helpers import fixture_index, listed_specs, spec_row
 from tests.registry import Registry, RegistryPusher, push_spack_cache
 
 FIRST = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
@@ -52,6 +52,30 @@ def test_an_oci_tag_syncs_with_sizes_and_an_unchanged_one_costs_a_head(
         ("HEAD", "/v2/spack/cache/manifests/index.spack"),
         ("HEAD", "/v2/spack/cache/e4s/manifests/index.spack"),
     ]
+
+
+def test_a_spec_only_a_stack_lists_is_sized_from_the_stack_s_repository(
+    registry: Registry, mirrors: Path, tmp_path: Path
+) -> None:
+    """The root's sizes are read with its listing; a spec the root does not list is
+    sized by its stack's own image manifest."""
+    index = fixture_index(mirrors)
+    index["database"]["installs"][FIRST]["in_buildcache"] = False  # type: ignore[index]
+    push_spack_cache(registry.url, "spack/only/root", index, seed=2)
+    stack_index = fixture_index(mirrors)
+    for dag_hash, record in stack_index["database"]["installs"].items():  # type: ignore[attr-defined]
+        record["in_buildcache"] = record["in_buildcache"] and dag_hash == FIRST
+    stack = push_spack_cache(registry.url, "spack/only/root/e4s", stack_index, seed=2)
+    url = f"oci+http://{registry.host}/spack/only/root"
+    config = parse_config(
+        {"catalog": "c.sqlite", "tags": [{"name": "t", "url": url, "stacks": ["e4s"]}]}, base=tmp_path
+    )
+    with Catalog(config.catalog) as catalog:
+        (outcome,) = sync(config, catalog)
+        assert outcome.ok and outcome.warnings == (), outcome.error
+        assert catalog.listed_hashes("t", "e4s") == {FIRST} and FIRST not in catalog.listed_hashes("t")
+        row = spec_row(catalog, FIRST)
+    assert row is not None and row["size"] == stack.sizes[FIRST]
 
 
 def _sync_alone(registry: Registry, repository: str, tmp_path: Path) -> TagOutcome:
