@@ -217,9 +217,10 @@ def mirrors_from_discovery(document: object, *, base: str, remote: bool = False)
                 root = ref
             else:
                 stacks.append(ref)
-        if root is None:
+        if root is None and ROOT_STACK not in seen:  # (a root refused has said why)
             # cache.spack.io skips refs without a root index too (format doc §6.3).
             problems.append(f"'tags_from': tag {short_repr(tag)} has no 'root' entry")
+        if root is None:
             continue
         tags.append(TagConfig(tag, (root, *sorted(stacks, key=lambda m: m.stack))))
     return tags, problems

@@ -388,8 +388,8 @@ def fetch_sizes(
     line.advance(done % 256)
     if batch:
         fetched += catalog.record_sizes(batch)
-    if refused:
-        failed += len(refused)
+    if refused:  # (one the prefetch refused is refused again here: counted once)
+        failed += len(set(refused))
         problems.setdefault("refused", refused[0])
     return SizeReport(fetched, missing, tuple(problems.values()), failed, missing_example)
 
