@@ -730,6 +730,22 @@ def test_a_verification_of_a_tag_forgotten_meanwhile_is_not_kept(
         assert catalog._db.execute("SELECT count(*) FROM verifications").fetchone()[0] == 0
 
 
+def test_a_forgotten_tag_s_verifications_go_with_it(tmp_path: Path, mirror: Path) -> None:
+    """A tag later given a forgotten tag's name does not show the forgotten one's
+    verification as its own (nor its specs' verification rows)."""
+    config = make_config(tmp_path, [{"name": "t", "url": str(mirror)}])
+    with Catalog(config.catalog) as catalog:
+        assert sync(config, catalog)[0].ok
+        verify(config, catalog)
+        assert catalog.tag_verification("t") is not None
+        catalog.forget_tags({"t": None})
+        assert sync(config, catalog)[0].ok
+        assert catalog.tag_verification("t") is None
+        assert catalog.all_spec_verifications() == {}
+        tables = ("verifications", "verification_problems", "verification_signatures")
+        assert [catalog._db.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables] == [0, 0, 0]
+
+
 def test_the_summary_lines_say_what_was_found_and_not_checked(
     tmp_path: Path, mirror: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
