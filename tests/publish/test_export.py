@@ -590,6 +590,38 @@ def test_a_hostile_catalog_s_specs_are_refused_and_no_name_is_a_path(tmp_path: P
     assert not (tmp_path / "escape").exists()
 
 
+def test_a_dependency_list_is_refused_by_its_values_whatever_came_before(tmp_path: Path) -> None:
+    """A bad dependency type or hash was exported when a list of the same punctuation had
+    passed before it: which specs were refused depended on the others."""
+
+    def node(name: str, deptype: str, dep_hash: str) -> bytes:
+        edge = {"name": "cmake", "hash": dep_hash, "parameters": {"deptypes": [deptype], "virtuals": []}}
+        return json.dumps({"name": name, "dependencies": [edge]}, separators=(",", ":")).encode()
+
+    good = record("a" * 32, "zlib", node=node("zlib", "build", "c" * 32))
+    kinds = record("b" * 32, "zstd", node=node("zstd", "bogus", "c" * 32))
+    upper = record("d" * 32, "xz", node=node("xz", "build", "C" * 32))
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", [good, kinds, upper])
+    with catalog:
+        report = export_spack_cache(catalog, tmp_path / "out", include_root=True)
+    refused = {(r.hash, r.field, r.value) for r in report.refused}
+    assert refused == {("b" * 32, "dependency type", "bogus"), ("d" * 32, "dependency hash", "C" * 32)}
+    assert list(_read(tmp_path / "out")[1]) == ["a" * 32]
+
+
+def test_an_old_edge_s_full_hash_is_taken_before_its_build_hash(tmp_path: Path) -> None:
+    """As Spack reads them, and as the sync stored the edge; the export took the build hash."""
+    edge = {"name": "cmake", "full_hash": "f" * 32, "build_hash": "b" * 32, "type": ["build"]}
+    node = json.dumps({"name": "zlib", "dependencies": [edge]}).encode()
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", [record("a" * 32, "zlib", node=node)])
+    with catalog:
+        export_spack_cache(catalog, tmp_path / "out", include_root=True)
+    [exported] = _read(tmp_path / "out")[1]["a" * 32]["dependencies"]
+    assert exported == {"name": "cmake", "hash": "f" * 32, "parameters": {"deptypes": ["build"], "virtuals": []}}
+
+
 # -- the command line ------------------------------------------------------------------------
 
 

@@ -24,7 +24,6 @@ import msgspec
 from ..values import DAG_HASH, check_label, decode_variants, short_repr
 
 __all__ = [
-    "IDENTIFIER_BYTES",
     "RULES",
     "SHOWN_VARIANT",
     "STRICT_EDGES",
@@ -90,9 +89,6 @@ _STRICT_EDGE = (
     + rb"\}\}"
 )
 STRICT_EDGES = re.compile(rb"\[(?:" + _STRICT_EDGE + rb"(?:," + _STRICT_EDGE + rb")*)?\]")
-#: The characters of every string in :data:`STRICT_EDGES`: what is left of a list
-#: without them (its shape) is JSON's punctuation, the same for lists alike.
-IDENTIFIER_BYTES = bytes(sorted(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"))
 
 
 @dataclass(frozen=True)

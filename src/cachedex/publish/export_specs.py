@@ -32,7 +32,7 @@ from .._perf import BoundedMemo
 from ..values import DAG_HASH
 from ..versions import version_key
 from .export_gzip import script_safe
-from .export_rules import IDENTIFIER_BYTES, RULES, STRICT_EDGES, Good, Refusal, edge_problem, label_problem, row_problem
+from .export_rules import RULES, STRICT_EDGES, Good, Refusal, edge_problem, label_problem, row_problem
 
 __all__ = [
     "PACKAGE_URL",
@@ -169,7 +169,7 @@ def app_dependencies(edges: bytes) -> msgspec.Raw:
         if parameters is None:
             kinds = edge.type if edge.type is not None else []
             parameters = {"deptypes": [kinds] if isinstance(kinds, str) else kinds, "virtuals": []}
-        target = edge.hash or edge.build_hash or edge.full_hash or ""
+        target = edge.hash or edge.full_hash or edge.build_hash or ""  # (Spack's order)
         result.append(_Edge(name or edge.name, target, parameters))
     return msgspec.Raw(_encode(result))
 
@@ -190,7 +190,7 @@ def read_specs(
     encode = _encode
     variants_of: BoundedMemo[bytes, tuple[list[str], tuple[str, str] | None]] = BoundedMemo(100_000)
     places_of: dict[tuple[int, ...], tuple[list[str], list[str], tuple[str, str] | None]] = {}
-    good_shapes: set[bytes] = set()  # of dependency lists that matched STRICT_EDGES
+    strict_edges = STRICT_EDGES.fullmatch
     good: Good = (set(), set(), set(), set())  # values seen good
     names, versions, compilers, arch = good
     hash_rule = DAG_HASH.fullmatch
@@ -231,12 +231,9 @@ def read_specs(
         edges = bytes(decoded.dependencies)
         if _in_app_form(edges):
             dependencies = msgspec.Raw(edges)
-            shape = edges.translate(None, IDENTIFIER_BYTES)
-            if shape not in good_shapes:
-                if STRICT_EDGES.fullmatch(edges):
-                    good_shapes.add(shape)
-                else:
-                    problem = problem or edge_problem(edges)
+            # (each list in full: one of the same punctuation passing says nothing of its values)
+            if strict_edges(edges) is None:
+                problem = problem or edge_problem(edges)
         else:
             try:
                 dependencies = app_dependencies(edges)
