@@ -591,6 +591,32 @@ def test_symlinked_folders_are_never_written_through(small_tag: tuple[Path, Path
     assert list(elsewhere.iterdir()) == []
 
 
+def test_a_page_that_left_is_removed_and_no_symlink_is_followed_to_remove_one(
+    small_tag: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """A package folder no catalog package names loses its page; a symlinked folder, or
+    a page that is a symlink, is someone else's: neither it nor its target is removed."""
+    config, _root = small_tag
+    out = tmp_path / "site"
+    cli(config, "jekyll", str(out))
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "folder").mkdir(parents=True)
+    (elsewhere / "folder" / "specs.md").write_text("theirs\n")
+    (elsewhere / "specs.md").write_text("theirs too\n")
+    tag = out / "_cache/small"
+    (tag / "linked").symlink_to(elsewhere / "folder")
+    (tag / "page-linked").mkdir()
+    (tag / "page-linked/specs.md").symlink_to(elsewhere / "specs.md")
+    (tag / "left").mkdir()
+    (tag / "left/specs.md").write_text("a page of a package that left\n")
+    result = cli(config, "jekyll", "--full", str(out))
+    assert "1 removed" in result.output, result.output
+    assert not (tag / "left").exists()
+    assert (tag / "linked").is_symlink() and (tag / "page-linked/specs.md").is_symlink()
+    assert (elsewhere / "folder/specs.md").read_text() == "theirs\n"
+    assert (elsewhere / "specs.md").read_text() == "theirs too\n"
+
+
 def test_a_folder_where_a_page_goes_is_named_in_the_error(small_tag: tuple[Path, Path], tmp_path: Path) -> None:
     """The error named the temporary file the page was written to (gone by then), not
     the page a folder stands in the way of."""
