@@ -243,6 +243,25 @@ def test_an_entry_says_how_many_version_changes_it_leaves_out(tmp_path: Path) ->
     assert "<li>and 5 more</li>" in content
 
 
+def test_an_entry_at_its_bounds_says_no_more_than_there_is(tmp_path: Path) -> None:
+    """30 version changes and 20 packages added are listed whole ("and 0 more" was one
+    comparison away); a sync that only removed specs is counted, not "its stacks changed"."""
+    old = [record(f"{n:031d}a", f"p{n:02d}", version="1.0") for n in range(30)]
+    new = [record(f"{n:031d}b", f"p{n:02d}", version="2.0") for n in range(30)]
+    added = [record(f"{n:031d}c", f"q{n:02d}") for n in range(20)]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", old)
+        write_tag(catalog, "t", new + added, checksum="2")
+        write_tag(catalog, "t", [], members={r.hash: True for r in new}, checksum="3")  # the q's leave
+        feed = _parse(tag_feed(changes_page(catalog, "t"), catalog.identity()))
+    removed, changed = feed.entries
+    assert removed.title.startswith("t: +0 \u221220 specs (")
+    assert changed.title.startswith("t: +50 \u221230 specs (")
+    content = changed.content[0].value
+    assert content.count("1.0 \u2192 2.0</li>") == 30 and "more" not in content
+    assert "Packages added: " + ", ".join(r.name for r in added) + "</p>" in content
+
+
 def test_a_sync_that_changed_only_stacks_is_no_plus_zero_minus_zero(tmp_path: Path) -> None:
     """A spec left a stack, the tag's listing unchanged: the feeds' titles and the tag
     page's recent changes said "+0 −0 specs", as if nothing had happened."""
