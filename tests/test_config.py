@@ -392,6 +392,7 @@ registries:
   Y.example: {token_env: T}
   y.EXAMPLE: {token_env: T}
   y.example:8443: {token_env: T}
+  "z.example:": {token_env: T}
 """
     with pytest.raises(ConfigError) as caught:
         load_config(_write(tmp_path, text))
@@ -406,6 +407,8 @@ registries:
         "'registries.x.example.token_env': expected the NAME of an environment variable, got 'not a name'",
         # (taken, a host with a space matched no URL, and of two spellings of one host the first was used)
         "'registries': expected a host name (such as ghcr.io or ghcr.io:443), got 'ghcr .io'",
+        # (a colon with no port was read as every port)
+        "'registries': expected a host name (such as ghcr.io or ghcr.io:443), got 'z.example:'",
         "'registries': 'Y.example' and 'y.EXAMPLE' name one host (host names ignore case); keep one",
     ):
         assert any(fragment in p for p in problems), (fragment, problems)
