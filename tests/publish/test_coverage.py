@@ -97,6 +97,47 @@ def test_the_matrices_count_every_listed_spec(demo_run: Demo) -> None:
         } | {f: 0 for f in names if f not in page.families}
 
 
+@pytest.mark.parametrize(
+    ("rows", "columns"), [("os", "target"), ("stack", "arch"), ("version", "family"), ("platform", "stack")]
+)
+def test_a_pivot_counts_as_the_listed_specs_say(demo_run: Demo, rows: str, columns: str) -> None:
+    """Brute force over the demo's develop (a tag with stacks): axes but ``stack`` count
+    the whole tag's specs once each (not once more per stack listing them), versions
+    newest first, stacks root first, other values by name."""
+    with Catalog(demo_run.catalog, readonly=True) as catalog:
+        specs = listed_specs(catalog, "develop")
+        names, counted = pivot(catalog, "develop", rows, columns)
+        with pytest.raises(ValueError, match="stack cannot be counted with package or version"):
+            pivot(catalog, "develop", "stack", "version")
+    expected: Counter[tuple[str, str]] = Counter()
+    for spec in specs:
+        values = {
+            "arch": f"{spec.platform}-{spec.os}-{spec.target}",
+            "platform": spec.platform,
+            "os": spec.os,
+            "target": spec.target,
+            "family": target_family(spec.platform, spec.target),
+            "version": spec.version,
+        }
+        for stack in spec.stacks if "stack" in (rows, columns) else ("root",):
+            values["stack"] = stack
+            expected[values[rows], values[columns]] += 1
+
+    def order(axis: str, values: set[str]) -> list[str]:
+        if axis == "stack":
+            return ["root", *sorted(values - {"root"})]
+        if axis == "version":
+            return sorted(values, key=version_key, reverse=True)
+        return sorted(values)
+
+    assert names == order(columns, {c for _, c in expected})
+    assert [row for row, _ in counted] == order(rows, {r for r, _ in expected})
+    assert {(row, name): n for row, counts in counted for name, n in zip(names, counts, strict=True) if n} == expected
+    assert sum(map(sum, (counts for _, counts in counted))) == sum(expected.values())
+    if "stack" not in (rows, columns):
+        assert sum(expected.values()) == len(specs)
+
+
 def test_the_site_and_the_server_show_coverage(demo_run: Demo) -> None:
     site = demo_run.site
     with Catalog(demo_run.catalog, readonly=True) as catalog:
