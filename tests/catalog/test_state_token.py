@@ -4,6 +4,7 @@ response cache and ETags, and a site build's consistency check, are keyed on it.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from cachedex.catalog import Catalog
@@ -45,3 +46,16 @@ def test_a_read_only_catalog_reads_its_token_again_only_after_another_connection
             assert writer.record_sizes({spec_id: 1}) == 1
             assert reader.state_token() != second  # any commit elsewhere, sizes too
             assert writer.state_token() == reader.state_token()  # (a writer reads it every time)
+
+
+def test_a_gc_that_forgot_only_history_changes_the_token_and_one_that_forgot_nothing_does_not(tmp_path: Path) -> None:
+    """Change pages show the history a ``gc --history-before`` forgets, held specs kept."""
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record("a" * 32)])
+        write_tag(catalog, "t", [record("b" * 32, "cmake")], members={"a" * 32: True, "b" * 32: True}, checksum="2")
+        before = catalog.state_token()[0]
+        assert catalog.collect_garbage(vacuum=False) == (0, 0)
+        assert catalog.state_token()[0] == before
+        specs, changes = catalog.collect_garbage(history_before=time.time() + 60, vacuum=False)
+        assert (specs, changes) == (0, 1)  # (a first sync records no change)
+        assert catalog.state_token()[0] != before
