@@ -327,7 +327,14 @@ def host_and_port(host: str) -> tuple[str, int | None]:
     if host.count(":") > 1 and not host.startswith("["):  # an IPv6 address, bare
         return host.lower(), None
     parts = urlsplit("//" + host)
-    if not parts.hostname or host.endswith(":") or parts.username is not None or parts.path or parts.query or parts.fragment:
+    if (
+        not parts.hostname
+        or host.endswith(":")
+        or parts.username is not None
+        or parts.path
+        or parts.query
+        or parts.fragment
+    ):
         raise ValueError(host)
     return parts.hostname, parts.port  # (port: ValueError when not a number in range)
 

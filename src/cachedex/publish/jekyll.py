@@ -197,7 +197,7 @@ def _write_tag(
     )
     kept: set[str] = set()
     skipped: list[str] = []
-    refusals: list[str] = []
+    refusals: list[tuple[str, str, str]] = []
     for share in shares:
         kept.update(share.kept)
         skipped.extend(share.skipped)
@@ -209,7 +209,7 @@ def _write_tag(
     folders = [str(folder), *(entry.path for name, entry in entries.items() if existing[name])]
     remove_stale_temporaries(folders, _TAG_FILES)
     pages, specs = len(kept), sum(s.specs for s in shares)
-    skips = tuple(sorted(skipped)) + _refused(sorted(refusals), sum(s.refused for s in shares))
+    skips = tuple(sorted(skipped)) + _refused([line for *_, line in sorted(refusals)], sum(s.refused for s in shares))
     record = Record(
         state,
         pages,

@@ -62,8 +62,10 @@ class Share:
     kept: list[str] = field(default_factory=list)  # packages that have a page now
     skipped: list[str] = field(default_factory=list)
     #: specs left out (a value Spack cannot write): how many, and the first named
+    #: (package, hash, what the report says): a tag's first are those of its shares'
+    #: firsts in that order, however many shares there are
     refused: int = 0
-    refusals: list[str] = field(default_factory=list)
+    refusals: list[tuple[str, str, str]] = field(default_factory=list)
     #: listed specs no page shows: those refused, and those of the packages skipped
     left_out: int = 0
     specs: int = 0
@@ -183,7 +185,8 @@ def _writable(package: str, rows: list[ListedRow], good: ShownGood, share: Share
         if len(share.refusals) < NAMED_REFUSALS:
             refusal = Refusal(row.hash, *problem)
             # (after "skipped ": "skipped package 'x': spec ..." read as the whole package skipped)
-            share.refusals.append(f"spec {refusal} of package {quoted(package)}: a value Spack's grammar cannot write")
+            line = f"spec {refusal} of package {quoted(package)}: a value Spack's grammar cannot write"
+            share.refusals.append((package, row.hash, line))
     return writable
 
 
