@@ -98,6 +98,23 @@ def test_a_jekyll_tag_cachedex_did_not_write_stays(two_tags: Path) -> None:
     assert (own / "notes.md").read_text() == "mine"
 
 
+def test_a_jekyll_run_of_some_tags_leaves_a_forgotten_tag_s_pages_to_a_whole_run(two_tags: Path) -> None:
+    """``--tag a`` writes a's pages and leaves the others as they are, a forgotten tag's
+    too (``jekyll --help``); a run of every tag removes them."""
+    import yaml
+
+    folder = two_tags.parent / "jekyll"
+    assert run(two_tags, "forget", "b")[0] == 0
+    assert run(two_tags, "jekyll", "--tag", "a", str(folder))[0] == 0
+    assert (folder / "_cache/b").is_dir() and [
+        t["name"] for t in yaml.safe_load((folder / "_data/tags.yaml").read_text())
+    ] == ["a", "b"]
+    assert run(two_tags, "jekyll", str(folder))[0] == 0
+    assert not (folder / "_cache/b").exists() and [
+        t["name"] for t in yaml.safe_load((folder / "_data/tags.yaml").read_text())
+    ] == ["a"]
+
+
 def test_a_jekyll_run_stopped_after_a_forget_leaves_the_tag_to_the_next(
     two_tags: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
