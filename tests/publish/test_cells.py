@@ -25,7 +25,7 @@ _LOOP = """<tbody>
       <td class="name"><a href="{{ root }}{{ s.hash | spec_url }}">{{ s.name }}@{{ s.version }}</a> <code>/{{ s.hash[:7] }}</code></td>
       <td class="variants" data-label="variants">{{ s.variants | variants_cell(differing) }}</td>
       <td data-label="arch">{{ s.platform }}-{{ s.os }}-{{ s.target }}</td>
-      <td data-label="compiler">{{ s.compiler }}</td>
+      <td data-label="compiler">{{ s.compiler }}{% for c in s.other_compilers %} <span class="muted">+{{ c }}</span>{% endfor %}</td>
       <td class="stacks" data-label="{% if tag %}stacks{% else %}tags{% endif %}">{% if tag %}{{ s.stacks | shown_stacks | chips(2) }}{% else %}{{ s.tags | chips(2) }}{% endif %}</td>
       <td class="num size" data-label="size">{{ s.size | size }}</td>
       <td data-label="install"><button type="button" class="copy" data-copy="spack install --cache-only /{{ s.hash }}" aria-label="Copy the install command of {{ s.name }} /{{ s.hash[:7] }}">install</button></td>
@@ -37,11 +37,11 @@ _LOOP = """<tbody>
 _PACKAGE_LOOP = """<tbody>
   {% for s in page.specs %}
     {% set differing = s.variants | select_variants(page.differing) %}
-    <tr data-stacks="{{ s.stacks | json }}" data-os="{{ s.os }}" data-target="{{ s.target }}" data-compiler="{{ s.compiler }}" data-platform="{{ s.platform }}" data-variants="{{ differing | json }}" data-version="{{ s.version }}" data-size="{{ s.size if s.size is not none else '' }}"{% if not page.matches[loop.index0] %} hidden{% endif %}>
+    <tr data-stacks="{{ s.stacks | json }}" data-os="{{ s.os }}" data-target="{{ s.target }}" data-compiler="{{ s.compiler }}"{% if s.other_compilers %} data-other-compilers="{{ s.other_compilers | json }}"{% endif %} data-platform="{{ s.platform }}" data-variants="{{ differing | json }}" data-version="{{ s.version }}" data-size="{{ s.size if s.size is not none else '' }}"{% if not page.matches[loop.index0] %} hidden{% endif %}>
       <td class="hash name"><a href="{{ root }}{{ s.hash | spec_url }}"><code>{{ s.hash[:7] }}</code></a> <button type="button" class="copy" data-copy="{{ s.hash }}" aria-label="Copy the full hash of {{ s.hash[:7] }}">copy</button></td>
       <td data-label="version">{{ s.version }}</td>
       <td class="variants" data-label="variants">{{ s.variants | variants_cell(differing) }}</td>
-      <td data-label="compiler">{{ s.compiler }}</td>
+      <td data-label="compiler">{{ s.compiler }}{% for c in s.other_compilers %} <span class="muted">+{{ c }}</span>{% endfor %}</td>
       <td data-label="arch">{{ s.platform }}-{{ s.os }}-{{ s.target }}</td>
       <td class="stacks" data-label="stacks">{{ s.stacks | shown_stacks | chips(2) }}</td>
       <td class="num size" data-label="size">{{ s.size | size }}</td>
@@ -93,6 +93,7 @@ def _spec(draw: Any) -> SpecSummary:
         size=draw(st.none() | st.integers(0, 10**13)),
         tags=tuple(draw(st.lists(_text, max_size=4))),
         stacks=tuple(draw(st.lists(st.sampled_from(["root", "e4s", "<ml>", "a&b"]), max_size=4, unique=True))),
+        other_compilers=tuple(draw(st.lists(_text, max_size=2))),
     )
 
 
