@@ -137,6 +137,24 @@ def test_options_are_the_text_of_the_template_loop(values: list[str], chosen: st
     assert cells.options(values, chosen) == expected  # and again, from the cache
 
 
+_COUNTED_OPTIONS = _env.from_string(
+    '{% for v in values %}<option value="{{ v }}"{% if v == chosen %} selected{% elif not counts.get(v, 0) %}'
+    ' disabled{% endif %}>{{ v }} ({{ "{:,}".format(counts.get(v, 0)) }})</option>{% endfor %}'
+)
+
+
+@given(
+    values=st.lists(_text, max_size=6, unique=True),
+    chosen=_text,
+    counts=st.dictionaries(_text, st.integers(0, 2_000_000), max_size=6),
+)
+def test_counted_options_are_the_text_of_the_facets_loop(
+    values: list[str], chosen: str, counts: dict[str, int]
+) -> None:
+    """A facet's option says its count; one of none is disabled, unless it is the one chosen."""
+    assert cells.options(values, chosen, counts) == _COUNTED_OPTIONS.render(values=values, chosen=chosen, counts=counts)
+
+
 @given(values=st.lists(_text, max_size=6), limit=st.integers(1, 4))
 def test_chips_escape_as_markupsafe_does(values: list[str], limit: int) -> None:
     shown = ", ".join(str(escape(v)) for v in values[:limit])
