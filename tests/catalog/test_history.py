@@ -208,3 +208,22 @@ def test_first_seen_names_the_earliest_first(tmp_path) -> None:  # type: ignore[
         assert [f.tag for f in seen] == ["zz-first", "aa-later"] and seen[0].at < seen[1].at
         index = FirstSeenIndex(catalog)
         assert index.of(spec.hash, spec_page(catalog, spec.hash).holders) == tuple(seen)
+
+
+def test_first_seen_at_one_time_names_a_tag_s_root_before_its_stacks(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Mirrors that listed the spec from one sync are ordered by tag, the root first,
+    then by stack (a stack named before "root" came first); the page's index agrees."""
+    from cachedex.publish.first_seen import FirstSeenIndex
+    from cachedex.publish.pages import spec_page
+    from tests.helpers import record, replace_mirror
+
+    spec = record("a" * 32, "zlib")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([spec], {})
+            for stack in ("a-stack", "root", "z-stack"):
+                replace_mirror(writer, stack, {spec.hash: True}, url=f"/{stack}", checksum=stack)
+        seen = catalog.first_seen(spec.hash)
+        assert [f.stack for f in seen] == ["root", "a-stack", "z-stack"] and len({f.at for f in seen}) == 1
+        index = FirstSeenIndex(catalog)
+        assert index.of(spec.hash, spec_page(catalog, spec.hash).holders) == tuple(seen)
