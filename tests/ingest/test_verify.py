@@ -537,6 +537,21 @@ def test_an_oci_cache_and_a_missing_layer(tmp_path: Path) -> None:
         assert (problem.kind, problem.url) == ("manifest-unreadable", f"{base}/manifests/{pushed.tags[other]}")
         assert problem.message.endswith(f": not an image manifest (mediaType '{index_type}')"), problem.message
         assert "http" not in problem.message, problem.message
+        # An image of no layers has no tarball: said, and a deep check reads no last layer of it.
+        empty = next(h for h in pushed.tags if h not in (CMAKE["hash"], other))
+        image_type = "application/vnd.oci.image.manifest.v1+json"
+        connection = http.client.HTTPConnection(registry.host)
+        try:
+            path = f"/v2/cache/spack/manifests/{pushed.tags[empty]}"
+            connection.request("GET", path, headers={"Accept": image_type})
+            image = json.loads(connection.getresponse().read()) | {"layers": []}
+            connection.request("PUT", path, json.dumps(image).encode(), {"Content-Type": image_type})
+            assert connection.getresponse().status == 201
+        finally:
+            connection.close()
+        (problem,) = [p for p in _verify(tmp_path, url, deep=True).problems if p.hash == empty]
+        assert (problem.kind, problem.url) == ("manifest-unreadable", f"{base}/manifests/{pushed.tags[empty]}")
+        assert problem.message.endswith(": the image lists no layers"), problem.message
 
 
 def _last_layer(registry: Registry, repository: str, tag: str) -> str:
