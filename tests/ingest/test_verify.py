@@ -296,6 +296,18 @@ def test_a_missing_public_key(tmp_path: Path, mirror: Path, signing_keys: tuple[
     assert result.keys == () and result.signatures.unknown_key == 4
 
 
+def test_a_missing_key_index_blob(tmp_path: Path, mirror: Path) -> None:
+    """The key index's manifest is there, the blob it names is not: said as missing (not
+    taken for an unsigned mirror); the keys found in the folder still check signatures."""
+    manifest = json.loads((mirror / "v3/manifests/key/keys.manifest.json").read_text())
+    (record,) = manifest["data"]
+    blob = f"blobs/sha256/{record['checksum'][:2]}/{record['checksum']}"
+    (mirror / blob).unlink()
+    result = _verify(tmp_path, str(mirror))
+    assert _found(result, mirror) == {("key-missing", blob)}
+    assert result.keys and result.signatures.signed == 4
+
+
 def test_an_index_blob_checksum_mismatch(tmp_path: Path, mirror: Path) -> None:
     manifest = json.loads((mirror / "v3/manifests/index/index.manifest.json").read_text())
     checksum = manifest["data"][0]["checksum"]
