@@ -296,6 +296,20 @@ def test_a_missing_public_key(tmp_path: Path, mirror: Path, signing_keys: tuple[
     assert result.keys == () and result.signatures.unknown_key == 4
 
 
+def test_a_key_file_holding_another_key(tmp_path: Path, signing_keys: tuple[TestKey, TestKey]) -> None:
+    """A key published under one fingerprint that holds another key is said; the
+    manifests signed by the key it names are then by an unknown key."""
+    a, b = signing_keys
+    dest = tmp_path / "m"
+    write_mirror(dest, _records(), layout=3, sizes=SIZES, tarballs=True, sign=a.sign)
+    publish_keys(dest, {a.fingerprint: b.public}, layout=3)
+    result = _verify(tmp_path, str(dest))
+    unreadable = [p for p in result.problems if p.kind == "key-unreadable"]
+    assert len(unreadable) == 1 and unreadable[0].message.endswith(f"holds key {b.fingerprint}, not {a.fingerprint}")
+    assert unreadable[0].url.startswith(str(dest / "blobs")), unreadable[0].url
+    assert result.signatures.unknown_key == 4 and result.signatures.signed == 0
+
+
 def test_a_missing_key_index_blob(tmp_path: Path, mirror: Path) -> None:
     """The key index's manifest is there, the blob it names is not: said as missing (not
     taken for an unsigned mirror); the keys found in the folder still check signatures."""
