@@ -362,6 +362,7 @@ def test_a_retry_after_of_other_digits_is_passed_over_and_the_engine_never_stops
     with ThreadPoolExecutor(1) as pool:
         said = pool.submit(asked, f"{http_server.url}/busy.json").result(timeout=60)
         assert said.endswith("too many requests (HTTP 429), after 2 attempts"), said
+        assert http_server.state.count("/busy.json") == 2  # (one retry: two asked, not said)
         monkeypatch.setattr(http, "retry_after_seconds", lambda value: 1 / 0)  # (a bug in the engine)
         said = pool.submit(asked, f"{http_server.url}/busy.json").result(timeout=60)
         assert said.endswith(": the HTTP engine failed (ZeroDivisionError: division by zero)"), said
