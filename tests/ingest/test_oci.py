@@ -647,6 +647,15 @@ def _a_digest_that_is_a_path(fake: FakeRegistry, data: bytes) -> str:
     return fake.url + f"/v2/{REPO}/manifests/index.spack"
 
 
+def _schema_version_one(fake: FakeRegistry, data: bytes) -> str:
+    layer = {"mediaType": "x", "digest": "sha256:" + "0" * 64, "size": 10}
+    fake.add_manifest(
+        "index.spack",
+        {"schemaVersion": 1, "mediaType": "application/vnd.oci.image.manifest.v1+json", "layers": [layer]},
+    )
+    return fake.url + f"/v2/{REPO}/manifests/index.spack"
+
+
 def _missing_blob(fake: FakeRegistry, data: bytes) -> str:
     layer = fake.add_blob(data)
     fake.add_index(data)
@@ -676,6 +685,7 @@ def _short_blob(fake: FakeRegistry, data: bytes) -> str:
         ),
         (_two_layers, IndexFormatError, "has 2 layers; expected exactly one"),
         (_a_digest_that_is_a_path, IndexFormatError, "is not a sha256 or sha512 digest"),
+        (_schema_version_one, IndexFormatError, "schemaVersion 1 is not 2"),
         (_missing_blob, SourceError, "the index blob listed in .* is missing"),
         (_short_blob, ChecksumError, "size mismatch"),
     ],

@@ -30,6 +30,7 @@ HUB = "http://index.docker.io"
         ("myuser", "/spack-cache", ("index.docker.io", "myuser/spack-cache")),
         ("myuser", "/team/Cache/", ("index.docker.io", "myuser/team/cache")),
         ("ubuntu", "", ("index.docker.io", "library/ubuntu")),
+        ("MyRegistry", "/Cache", ("myregistry", "cache")),  # (upper case: a host, as Docker reads it)
     ],
 )
 def test_a_name_is_read_as_spack_reads_it(netloc: str, path: str, expected: tuple[str, str]) -> None:
