@@ -152,8 +152,8 @@ def test_a_catalog_s_own_hostile_names_are_left_out(tmp_path: Path) -> None:
     assert tag.tag == "t" and tag.pages == tag.specs == 1
     assert tag.skipped == tuple(
         f"spec {h!r} ({field} {value!r}) of package {package!r}: a value Spack's grammar cannot write"
-        for h, package, field, value in sorted(
-            [(h, name, "hash", h) for h, name in odd.items()] + [("a" * 32, "zlib", "stack", "<b>s")]
+        for package, h, field, value in sorted(  # (by package, then hash)
+            [(name, h, "hash", h) for h, name in odd.items()] + [("zlib", "a" * 32, "stack", "<b>s")]
         )
     )
     assert [s.split(":")[0] for s in report.skipped] == [
