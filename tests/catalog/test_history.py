@@ -227,3 +227,21 @@ def test_first_seen_at_one_time_names_a_tag_s_root_before_its_stacks(tmp_path) -
         assert [f.stack for f in seen] == ["root", "a-stack", "z-stack"] and len({f.at for f in seen}) == 1
         index = FirstSeenIndex(catalog)
         assert index.of(spec.hash, spec_page(catalog, spec.hash).holders) == tuple(seen)
+
+
+def test_changes_since_a_sync_s_time_are_those_of_the_syncs_after_it(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``diff --since`` the very time a sync finished: the state then is the one that
+    sync left, so its own changes are not among those since."""
+    from tests.helpers import record, write_tag
+
+    a, b, c = record("a" * 32, "zlib"), record("b" * 32, "cmake"), record("c" * 32, "xz")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [a])
+        write_tag(catalog, "t", [b], members={a.hash: True, b.hash: True}, checksum="2")
+        second = catalog.tag_syncs("t")[0]
+        write_tag(catalog, "t", [c], members={a.hash: True, c.hash: True}, checksum="3")
+        assert sorted(x[1:] for x in catalog.changes_since("t", second.finished_at)) == [
+            (b.hash, "cmake", "1.3.1", -1),
+            (c.hash, "xz", "1.3.1", 1),
+        ]
+        assert len(catalog.changes_since("t", second.finished_at - 0.001)) == 3  # (b's addition too)
