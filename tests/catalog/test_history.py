@@ -245,3 +245,33 @@ def test_changes_since_a_sync_s_time_are_those_of_the_syncs_after_it(tmp_path) -
             (c.hash, "xz", "1.3.1", 1),
         ]
         assert len(catalog.changes_since("t", second.finished_at - 0.001)) == 3  # (b's addition too)
+
+
+def test_a_package_s_changes_newest_first_added_first_and_a_sync_s_root_first(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A package's changes: newest sync first, then what was added before what was
+    removed, then by version and hash; the newest ``syncs`` only. A sync's changes: the
+    root's first, then each stack's by name (a stack named before "root" came first)."""
+    from tests.helpers import record, replace_mirror, write_tag
+
+    old = [record(c * 32, "zlib", version="1.0") for c in "ab"]
+    new = [record(c * 32, "zlib", version=v) for c, v in (("d", "2.0"), ("c", "2.0"), ("e", "1.5"))]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", old)
+        write_tag(
+            catalog, "t", new[:2], members={old[1].hash: True, new[0].hash: True, new[1].hash: True}, checksum="2"
+        )
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([new[2]], {})
+            everything = {r.hash: True for r in (old[1], *new)}
+            replace_mirror(writer, "root", everything, checksum="3")
+            replace_mirror(writer, "a-stack", {new[2].hash: True}, url="/a", checksum="a")
+        newest, second, _ = catalog.tag_syncs("t")
+        changes = catalog.package_changes("t")["zlib"]
+        assert [(c.sync_id, c.spec.change, c.spec.version, c.spec.hash[0]) for c in changes] == [
+            (newest.id, 1, "1.5", "e"),
+            (second.id, 1, "2.0", "c"),
+            (second.id, 1, "2.0", "d"),
+            (second.id, -1, "1.0", "a"),
+        ]
+        assert [c.sync_id for c in catalog.package_changes("t", syncs=1)["zlib"]] == [newest.id]
+        assert [(c.stack, c.hash[0]) for c in catalog.sync_changes(newest.id)] == [("root", "e"), ("a-stack", "e")]
