@@ -106,14 +106,16 @@ def test_writes_roll_back_on_error_and_readers_see_the_old_state(tmp_path: Path)
 def test_sizes_are_kept_forever_per_hash_and_counted_in_the_totals(tmp_path: Path) -> None:
     with Catalog(tmp_path / "c.sqlite") as catalog:
         write_tag(catalog, "t", [_record("a" * 32), _record("b" * 32)], sizes={"a" * 32: 1234})
-        write_tag(catalog, "u", [], members={"b" * 32: True, "a" * 32: False}, checksum="u")
+        # (c: a dependency u holds and does not list, whose size comes later)
+        write_tag(catalog, "u", [_record("c" * 32)], members={"b" * 32: True, "a" * 32: False, "c" * 32: False})
         (t,) = catalog.tag_stats(["t"])
         assert (t.size, t.sized, t.specs) == (1234, 1, 2)
         assert catalog.sized_hashes(["a" * 32, "b" * 32, "c" * 32]) == {"a" * 32}  # b unsized, c unknown
         assert catalog.unsized_listed_by_stack("t") == {"root": {"b" * 32}}
         assert catalog.unsized_listed_by_stack("u") == {"root": {"b" * 32}}  # a: known, and not listed
-        ids = catalog.spec_ids(["a" * 32, "b" * 32])
+        ids = catalog.spec_ids(["a" * 32, "b" * 32, "c" * 32])
         assert catalog.record_sizes({ids["a" * 32]: 999, ids["b" * 32]: 10}) == 1  # never overwrites a known size
+        assert catalog.record_sizes({ids["c" * 32]: 5}) == 1  # (not u's to count: it does not list it)
         assert catalog.sized_hashes(["a" * 32, "b" * 32]) == {"a" * 32, "b" * 32}
         row = spec_row(catalog, "a" * 32)
         assert row is not None and row["size"] == 1234
