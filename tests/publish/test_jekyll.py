@@ -466,13 +466,21 @@ def test_data_files_keep_other_entries_and_reject_garbage(small_tag: tuple[Path,
     (out / "_data/meta.yaml").write_text(
         "develop:\n  compilers:\n    gcc@=7.3.1: 10\n  count: 100\n  parameters:\n    shared: 3\n"
         "odd:\n  count: lots\n  compilers: [gcc]\n"
+        # (a YAML true is no count; a thousand compilers are written "1,002", as the generator does)
+        "flagged:\n  count: true\n  compilers:\n" + "".join(f"    c{n}: 1\n" for n in range(1000))
     )
     cli(config, "jekyll", str(out))
     tags = yaml.safe_load((out / "_data/tags.yaml").read_text())
     assert tags == [{"name": "develop", "stacks": ["e4s", "root"]}, {"name": "small", "stacks": ["root"]}]
     meta = yaml.safe_load((out / "_data/meta.yaml").read_text())
     assert meta["develop"]["count"] == 100 and meta["odd"]["count"] == "lots"
-    assert meta["all"] == {"version": "all", "count": 104, "compiler_count": "2", "parameter_count": "2"}
+    assert meta["all"] == {"version": "all", "count": 104, "compiler_count": "1,002", "parameter_count": "2"}
+    (out / "_data/tags.yaml").write_text("develop: {stacks: [root]}\n")
+    result = cli(config, "jekyll", str(out), ok=False)
+    assert (
+        result.output.strip() == f"error: {out.resolve() / '_data/tags.yaml'}: expected a YAML list; fix or delete it"
+    )
+    (out / "_data/tags.yaml").write_text("- name: develop\n  stacks:\n  - e4s\n  - root\n")
     (out / "_data/meta.yaml").write_text("develop: [unclosed\n")
     shutil.rmtree(out / "_cache/small/alpha")
     result = cli(config, "jekyll", str(out), ok=False)
