@@ -36,6 +36,7 @@ ONE_FIELD: dict[str, tuple[str, Any]] = {
     "t" * 32: ("dependency type", lambda node: node["dependencies"][0]["parameters"].update(deptypes=[IMG])),
     "u" * 32: ("virtual", lambda node: node["dependencies"][0]["parameters"].update(virtuals=["c&d"])),
     "v" * 32: ("version", lambda node: node.update(version="1.0<i>")),
+    "w" * 32: ("variant", lambda node: node["parameters"].update({"label": "fish&chips"})),  # (an entity's start)
 }
 #: The first field of test_hostile_pages.py's own records that is refused.
 EXPECTED = {EVIL: "package name", SECOND: "package name", THIRD: "package name", LATER: "package name"}
