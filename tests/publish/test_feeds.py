@@ -287,3 +287,29 @@ def test_a_sync_that_changed_only_stacks_is_no_plus_zero_minus_zero(tmp_path: Pa
     recent = page[page.index('<section class="recent-changes"') :]
     recent = recent[: recent.index("</section>")]
     assert "+0" not in recent and "removed from it; changed in 1 stack: s</li>" in recent, recent
+
+
+def test_a_feed_is_updated_when_its_latest_entry_was_and_links_a_tag_without_pages_to_the_top(
+    tmp_path: Path,
+) -> None:
+    """With no entry yet a feed is dated by the tag's sync (not 1970); with a clock set
+    back, by its latest entry (not the newest sync's); a tag whose pages a site does not
+    have is linked to the site's top."""
+    from tests.helpers import _db
+
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record("a" * 32, "zlib")])
+        (first,) = catalog.tag_syncs("t")
+        quiet = _parse(all_tags_feed(catalog))
+        assert not quiet.entries and calendar.timegm(quiet.feed.updated_parsed) == int(first.finished_at)
+        write_tag(catalog, "t", [record("b" * 32, "zlib", version="2")], checksum="2")
+        write_tag(catalog, "t", [record("c" * 32, "zlib", version="3")], checksum="3")
+        second, newest = sorted(catalog.tag_syncs("t"), key=lambda s: s.id)[1:]
+        _db(catalog).execute("UPDATE syncs SET finished_at = ? WHERE id = ?", (second.finished_at - 86400, newest.id))
+        _db(catalog).commit()
+        everything = _parse(all_tags_feed(catalog, linked=lambda tag: False))
+        tag = _parse(tag_feed(changes_page(catalog, "t"), catalog.identity()))
+        package = _parse(package_feed("t", "zlib", catalog.package_changes("t")["zlib"], first.finished_at, "o", {}))
+    for feed in (everything, tag, package):
+        assert len(feed.entries) == 2 and calendar.timegm(feed.feed.updated_parsed) == int(second.finished_at), feed
+    assert {entry.link for entry in everything.entries} == {"index.html"}
