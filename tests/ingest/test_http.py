@@ -526,6 +526,16 @@ def test_a_request_sends_its_own_headers_and_none_of_the_one_before(http_server)
     assert "Authorization" not in fourth and fourth.get("Accept") == "*/*"
 
 
+def test_a_head_through_a_redirect_has_the_headers_of_the_last_answer(http_server) -> None:  # type: ignore[no-untyped-def]
+    """libcurl hands over the headers of every response it followed: the redirect's
+    Content-Length (0) joined to the file's was no size at all."""
+    (http_server.state.root / "b.json").write_bytes(b"x" * 1234)
+    http_server.state.faults["/a.json"] = f"redirect:{http_server.url}/b.json"
+    with HttpClient(HttpOptions(concurrency=1, retries=0)) as client:
+        response = client.request(Request(f"{http_server.url}/a.json", method="HEAD", limit=0))
+    assert response.headers["content-length"] == "1234" and "location" not in response.headers
+
+
 @pytest.mark.parametrize(
     ("fault", "settings", "message"),
     [
