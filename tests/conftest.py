@@ -119,7 +119,8 @@ class ServerState:
     #: 206, redirect-file, redirect-loop, redirect:URL, huge-length (a HEAD's Content-Length of
     #: 2**60), gzip-unasked (gzipped whatever the request
     #: accepts), etag-latin1 (an ETag holding byte 0xe9), and the answers of
-    #: ``_SAYING``; "-once" to misbehave on the first request only
+    #: ``_SAYING``; "-once" to misbehave on the first request only; "cut-first-get" (a
+    #: HEAD answered whole, the first GET cut)
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     headers: list[dict[str, str]] = field(default_factory=list)  # each request's, in the same order
@@ -183,6 +184,10 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.endswith("-once"):
             del state.faults[path]
             fault = fault.removesuffix("-once")
+        if fault == "cut-first-get":  # (a HEAD before it answered whole)
+            fault = "cut" if self.command == "GET" else None
+            if fault:
+                del state.faults[path]
         if fault in ("404", "500", "503"):
             self.send_error(int(fault))
             return

@@ -260,6 +260,20 @@ def test_a_deep_read_cut_by_the_deadline_resumes_where_it_stopped(tmp_path: Path
     assert reads[0] == 200 and set(reads[1:]) == {206} and len(reads) >= 2
 
 
+def test_a_deep_read_a_server_restarts_from_the_first_byte_is_hashed_anew(  # type: ignore[no-untyped-def]
+    tmp_path: Path, mirrors: dict[int, Path], http_server
+) -> None:
+    """A server that ignores the range a retry asks for answers the whole file (200):
+    what the cut attempt hashed is dropped, not hashed again before it."""
+    served = Path(shutil.copytree(mirrors[3], http_server.state.root / "m"))
+    curl_tar = _blob(served, "curl", "tar")
+    http_server.state.faults[f"/m/{curl_tar}"] = "cut-first-get"
+    result = _verify(tmp_path, f"{http_server.url}/m", deep=True, retries=1)
+    assert result.problems == () and "checksums" in result.checks
+    gets = [n for n, asked in enumerate(http_server.state.requests) if asked == ("GET", f"/m/{curl_tar}")]
+    assert len(gets) == 2 and "Range" in http_server.state.headers[gets[1]]  # (asked, and not given)
+
+
 def test_a_deep_read_stops_at_the_size_the_manifest_gives(tmp_path: Path, mirrors: dict[int, Path]) -> None:
     """A server whose HEAD says the size the manifest gives but whose GET serves a
     bigger file (replaced meanwhile, or lying): --deep stops past that size, and says
