@@ -422,6 +422,14 @@ def test_an_html_page_with_a_byte_order_mark_says_nothing() -> None:
     assert server_said(b"backend down\n" + "é".encode() * 3000) == "; the server says: backend down"
 
 
+def test_what_a_server_says_is_cut_at_its_bound_and_no_sooner() -> None:
+    """SAID_MOST characters are said whole; one more, cut to that many with an ellipsis."""
+    from cachedex.ingest.http_requests import SAID_MOST
+
+    assert server_said(b"x" * SAID_MOST) == "; the server says: " + "x" * SAID_MOST
+    assert server_said(b"x" * (SAID_MOST + 1)) == "; the server says: " + "x" * (SAID_MOST - 1) + "\u2026"
+
+
 def test_a_part_where_the_whole_was_asked_says_so(http_server) -> None:  # type: ignore[no-untyped-def]
     """A 206 to a plain GET (a cache answering another request's range) was "request
     refused (HTTP 206)", which names no cause; it is never taken for the file."""
