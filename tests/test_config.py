@@ -734,3 +734,72 @@ def _agrees_with_a_star(text: str, unique: bool) -> bool:
             return "refused"
 
     return answer(text) == answer(text + "# *\n")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('catalog: "  "\ntags: [{name: t, url: /m}]', "'catalog': expected a file path"),
+        ('http: {ca_bundle: ""}\ntags: [{name: t, url: /m}]', "'http.ca_bundle': expected a file path"),
+        ('catalog: ""\ntags: [{name: t, url: /m}]', "'catalog': expected a file path"),
+        ('tags: ""', "'tags': expected a list, got str"),
+        ("http: 0\ntags: [{name: t, url: /m}]", "'http': expected a mapping"),
+        ("tags: [{name: t, url: /m}]\nhttp: {retries: 2.5}", "expected a whole number between 0 and 20"),
+        ('tags: [{name: t, url: /m}]\nhttp: {retries: "2.5e0"}', "'http.retries'"),
+        ('tags_from: "oci+http://localhost:5000/x"', "expected a path, file:// or http(s):// URL"),
+        (
+            'tags: [{name: t, url: /m, stacks: {ml: {url: "oci+http://localhost:5000/x", view: ml}}}]',
+            "OCI registries have no views",
+        ),
+        ("tags: [{name: t, url: /m}]\nregistries: {ghcr.io: {}}", "expected a mapping of username_env"),
+        ("tags: [{name: t, url: /m}]\nregistries: {ghcr.io: {username_env: U}}", "go together"),
+        (
+            "tags: [{name: t, url: /m}]\nregistries: {ghcr.io: {username_env: U, password_env: P, token_env: T}}",
+            "'registries.ghcr.io': token_env, or username_env and password_env; not both",
+        ),
+        (
+            'tags: [{name: t, url: /m}]\nregistries: {"FE80::1": {token_env: T}, "fe80::1": {token_env: T}}',
+            "name one host",
+        ),
+        ('tags: [{name: t, url: /m}]\ncompare: [[t, "../x"]]', "must not contain"),
+        ("tags: [{name: A, url: /a}, {name: a, url: /b}, {name: A, url: /c}]", "tag 'A' is configured twice"),
+    ],
+)
+def test_each_value_a_setting_cannot_take_is_said(tmp_path: Path, text: str, fragment: str) -> None:
+    """Values a mutation of the checks let through (an empty or blank path, a float
+    where a count goes, an oci+http URL where none goes, credentials half or doubly
+    given, one host in two cases, a compared name that climbs); each is said."""
+    problems = _problems(tmp_path, text)
+    assert any(fragment in p for p in problems), problems
+    if "2.5e0" in text:  # (a number as text is hinted only when the setting could take it)
+        assert not any("YAML reads it as text" in p for p in problems), problems
+
+
+def test_values_at_their_bounds_and_places_written_otherwise_are_taken(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Bounds are inclusive; a file:// URL (in upper case too) is the folder it names, and
+    may list its views; a one-letter scheme is a folder; an empty variable is unset."""
+    text = """
+tags:
+  - {name: a, url: "file:///srv/m/", stacks: {ml: {url: /srv/m, view: ml}}}
+  - {name: b, url: "FILE:///srv/m", stacks: {ml: {url: /srv/m, view: ml}}}
+  - {name: c, url: "file:///srv/m", views: all}
+  - {name: d, url: "c:/mirror"}
+  - {name: e, url: /srv/m, stacks: {ml: {url: /srv/o, view: ml}}}
+  - {name: f, url: "file:///srv/m/", stacks: [e4s]}
+http: {retries: 20, concurrency: 256, timeout: 3600, deadline: 86400, backoff: 60}
+"""
+    config = load_config(_write(tmp_path, text))
+    tags = {t.name: t for t in config.tags}
+    assert tags["a"].reads_root_views and tags["b"].reads_root_views and not tags["e"].reads_root_views
+    assert tags["c"].discover_views
+    assert tags["d"].mirrors[0].url == str(tmp_path / "c:/mirror")
+    assert tags["f"].mirrors[1].url == "file:///srv/m/e4s"
+    assert (config.http.retries, config.http.concurrency, config.http.backoff) == (20, 256, 60)
+    monkeypatch.setenv("EMPTY", "")
+    assert any(
+        "environment variable $EMPTY is not set" in p for p in _problems(tmp_path, "tags: [{name: t, url: $EMPTY/m}]")
+    )
+    monkeypatch.setenv("BUCKET", "s3://bucket/p")
+    assert any("holds a s3:// URL" in p for p in _problems(tmp_path, "tags: [{name: t, url: $BUCKET}]"))

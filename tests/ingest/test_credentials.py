@@ -33,7 +33,9 @@ def test_a_url_is_sent_the_credentials_of_its_host_and_port(url: str, hosts: lis
     assert (found.host if found is not None else None) == chosen
 
 
-@pytest.mark.parametrize("host", ["h:port", "h:99999", "user@h", "h/x", "[::1", "h:"])
+@pytest.mark.parametrize(
+    "host", ["h:port", "h:99999", "user@h", "h/x", "[::1", "h:", "h?", "h#", "h?x", "fe80::1#", "h:0"]
+)
 def test_a_registries_key_that_is_no_host_is_a_config_problem(host: str) -> None:
     document = {"tags": [{"name": "t", "url": "/m"}], "registries": {host: {"token_env": "T"}}}
     with pytest.raises(ConfigError, match="expected a host name"):

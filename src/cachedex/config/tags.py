@@ -98,7 +98,7 @@ class TagConfig(msgspec.Struct, frozen=True):
 
 def _where(url: str) -> str:
     """A mirror's place, however written: a folder's path, file:///x/m or /x/m alike."""
-    return (urlsplit(url).path if url.startswith("file:") else url).rstrip("/")
+    return (urlsplit(url).path if url[:5].lower() == "file:" else url).rstrip("/")  # (FILE: is file: too)
 
 
 class RegistryAuth(msgspec.Struct, frozen=True):
@@ -324,18 +324,13 @@ def _stack(
 def host_and_port(host: str) -> tuple[str, int | None]:
     """A ``registries`` key as (host name, port or None for every port): ``ghcr.io``,
     ``ghcr.io:443``, ``::1`` or ``[::1]``, ``[::1]:8080``. ValueError if it is none of those."""
+    if "?" in host or "#" in host:  # (an empty query or fragment is none to urlsplit: "ghcr.io?" was taken)
+        raise ValueError(host)
     if host.count(":") > 1 and not host.startswith("["):  # an IPv6 address, bare
         return host.lower(), None
     parts = urlsplit("//" + host)
-    if (
-        not parts.hostname
-        or host.endswith(":")
-        or parts.username is not None
-        or parts.path
-        or parts.query
-        or parts.fragment
-    ):
-        raise ValueError(host)
+    if not parts.hostname or host.endswith(":") or parts.username is not None or parts.path or parts.port == 0:
+        raise ValueError(host)  # (port 0: no URL's, so the entry would never be used)
     return parts.hostname, parts.port  # (port: ValueError when not a number in range)
 
 
@@ -381,6 +376,9 @@ def parse_registries(raw: object, problems: list[str]) -> tuple[RegistryAuth, ..
             continue
         if (names["username_env"] is None) != (names["password_env"] is None):
             problems.append(f"'registries.{host}': username_env and password_env go together")
+            continue
+        if names["token_env"] is not None and names["username_env"] is not None:  # (the token was used, silently)
+            problems.append(f"'registries.{host}': token_env, or username_env and password_env; not both")
             continue
         found.append(RegistryAuth(host, **names))
     return tuple(found)
