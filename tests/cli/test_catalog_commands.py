@@ -262,6 +262,22 @@ def test_a_tag_tags_from_names_is_not_forgotten(mirrors: Path, tmp_path: Path) -
     assert code == 2 and "d: still in" in err
 
 
+def test_tags_tags_from_names_are_not_said_to_be_left_over(mirrors: Path, tmp_path: Path) -> None:
+    """A tag only its tags_from file names is configured: neither a sync of every tag,
+    nor of one, nor stats says it is "in the catalog but not in" the config."""
+    write_v2_mirror(tmp_path / "m", fixture_index(mirrors))
+    index = (tmp_path / "m/build_cache/index.json").as_uri()
+    found = {tag: [{"label": "root", "url": index}] for tag in ("d", "e")}
+    (tmp_path / "found.json").write_text(json.dumps(found))
+    config = tmp_path / "cachedex.yaml"
+    config.write_text("tags_from: found.json\n")
+    for args in (["sync"], ["sync", "d"], ["stats"]):
+        code, _, err = run(config, *args)
+        assert code == 0 and "warning" not in err, (args, err)
+    with Catalog(tmp_path / "cachedex.sqlite", readonly=True) as catalog:
+        assert catalog.tag_names() == ["d", "e"]
+
+
 def test_gc_gives_the_space_back_while_a_reader_has_the_catalog_open(tmp_path: Path) -> None:
     """VACUUM in WAL mode leaves the rewritten file in the log, which only the last
     connection's close checkpoints: with a server reading, `forget` said "the catalog is
