@@ -224,3 +224,19 @@ def test_show_with_an_empty_tag_is_no_tag_not_every_tag(small_config: Path) -> N
         result = CliRunner().invoke(main, ["--config", str(small_config), "show", "zlib", "--tag", "", *json_flag])
         assert (result.exit_code, result.stdout) == (1, ""), result.output
         assert result.stderr.startswith("error: no tag '' in the catalog (tags: t)"), result.stderr
+
+
+def test_a_failed_tag_s_error_reaches_the_terminal_with_its_escapes_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The last guard of a sync's errors, which may quote a mirror: whatever ingest let
+    through (an escape sequence clearing the screen) is printed as an escape."""
+    from cachedex.ingest import sync as sync_module
+    from cachedex.ingest.outcomes import TagOutcome
+
+    monkeypatch.setattr(sync_module, "sync", lambda *args, **kwargs: [TagOutcome("t", "bad \x1b[2J\nnext", 0.1)])
+    config = tmp_path / "cachedex.yaml"
+    config.write_text("tags:\n  - name: t\n    url: /nowhere\n")
+    status, output = run(config, "sync")
+    assert status == 1 and "\x1b" not in output
+    assert "error: t: bad \\x1b[2J\n" in output and "error: t: next\n" in output
