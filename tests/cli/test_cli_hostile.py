@@ -240,3 +240,26 @@ def test_a_failed_tag_s_error_reaches_the_terminal_with_its_escapes_shown(
     status, output = run(config, "sync")
     assert status == 1 and "\x1b" not in output
     assert "error: t: bad \\x1b[2J\n" in output and "error: t: next\n" in output
+
+
+def test_an_os_error_names_its_path_and_a_corrupt_catalog_is_said_so(tmp_path: Path) -> None:
+    """A folder that cannot be made says which (it said "Not a directory" alone); an
+    SQLite error of an extended code (a corrupt index, 779) is the corrupt catalog's
+    advice, not "cannot read"."""
+    from cachedex.cli.state import _catalog_problem
+    from tests.helpers import record, write_tag
+
+    config = tmp_path / "cachedex.yaml"
+    config.write_text("tags:\n  - name: t\n    url: /nowhere\n")
+    with Catalog(tmp_path / "cachedex.sqlite") as catalog:
+        write_tag(catalog, "t", [record("a" * 32, "zlib")])
+    (tmp_path / "afile").write_text("x")
+    status, output = run(config, "jekyll", str(tmp_path / "afile/out"))
+    assert status == 1 and output == f"error: {tmp_path / 'afile/out'}: Not a directory\n", output
+    for code in (11, 26, 779):
+        damaged = sqlite3.DatabaseError("database disk image is malformed")
+        damaged.sqlite_errorcode = code  # type: ignore[attr-defined]
+        assert "the catalog is corrupt" in _catalog_problem(None, damaged)
+    other = sqlite3.DatabaseError("disk I/O error")
+    other.sqlite_errorcode = 10  # type: ignore[attr-defined]
+    assert _catalog_problem(None, other) == "the catalog: cannot read the catalog (disk I/O error)"
