@@ -243,9 +243,8 @@ def test_a_failed_tag_s_error_reaches_the_terminal_with_its_escapes_shown(
 
 
 def test_an_os_error_names_its_path_and_a_corrupt_catalog_is_said_so(tmp_path: Path) -> None:
-    """A folder that cannot be made says which (it said "Not a directory" alone); an
-    SQLite error of an extended code (a corrupt index, 779) is the corrupt catalog's
-    advice, not "cannot read"."""
+    """A folder that cannot be made is named; an SQLite error of an extended code (a
+    corrupt index, 779) gives the corrupt catalog's advice, not "cannot read"."""
     from cachedex.cli.state import _catalog_problem
     from tests.helpers import record, write_tag
 
