@@ -32,6 +32,12 @@ def test_the_table_the_cause_and_what_follows(demo_run: Demo, tmp_path: Path) ->
     lines = out.splitlines()
     externals = sum("external" in node for node in specs.values())
     assert lines[0] == f"{path}: {len(specs)} specs, 2 roots; {externals} external (never in a build cache)"
+    # (each tag's row: binaries "cached of needed", then those to build)
+    code, report = _run(demo_run, str(path), "--json")
+    for row in json.loads(report)["tags"]:
+        (shown,) = [line for line in lines if line.startswith(f"│ {row['tag']} ")]
+        cells = [cell.strip() for cell in shown.split("│")[1:-1]]
+        assert cells[2:4] == [f"{row['cached']:,} of {row['needed']:,}", f"{row['needed'] - row['cached']:,}"], cells
     assert any(line.startswith("│ develop ") for line in lines)
     (cause,) = [line for line in lines if line.startswith("  zlib-ng@")]
     assert "variants (none) (yours note=9.9.9)" in cause
