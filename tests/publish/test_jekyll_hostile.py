@@ -230,3 +230,18 @@ def test_a_jekyll_build_with_cache_spack_io_s_layout_holds_no_payload(hostile: P
             "/button",
         }, path
         assert "onerror" not in html and "onload" not in html and "&" not in html and html.isascii(), path
+
+
+def test_as_many_skipped_as_are_shown_are_each_said_and_one_current_page_is_current(tmp_path: Path) -> None:
+    """SHOWN_WARNINGS skipped names are printed with no "and 0 more skipped"; a tag of
+    one page that is current "is" so."""
+    catalog = Catalog(tmp_path / "catalog.sqlite")
+    names = [record(f"{i:032d}".replace("0", "f"), f"p{i}<b>") for i in range(1, SHOWN_WARNINGS + 1)]
+    write_tag(catalog, "t", [*names, record("e" * 32, "zlib")])
+    catalog.close()
+    config = tmp_path / "cachedex.json"
+    config.write_text(json.dumps({"catalog": str(tmp_path / "catalog.sqlite"), "tags": [{"name": "t", "url": "/m"}]}))
+    first = _jekyll(config, tmp_path / "site")
+    assert len(first.stderr.splitlines()) == SHOWN_WARNINGS and "more skipped" not in first.stderr
+    again = _jekyll(config, tmp_path / "site")
+    assert "t: 1 page (1 spec) is current: written from this state" in again.stdout, again.stdout
