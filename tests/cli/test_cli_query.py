@@ -337,6 +337,7 @@ def test_search_as_json_that_finds_nothing_says_why_on_stderr(demo: Path) -> Non
     result = CliRunner().invoke(main, ["--config", str(demo / "cachedex.yaml"), "search", "zlib@9:", "--json"])
     assert result.exit_code == 0 and json.loads(result.stdout) == []
     assert result.stderr.startswith("hint: nothing matches @9:; without it, ") and "zlib@1.3.1 (" in result.stderr
+    assert "note:" not in result.stderr  # (no --offset past a last match: there is none)
     found = CliRunner().invoke(main, ["--config", str(demo / "cachedex.yaml"), "search", "zlib", "--json"])
     assert json.loads(found.stdout) and not found.stderr
     # Cut at --limit: said on stderr (50 of many were printed as if they were all).
