@@ -149,9 +149,11 @@ def test_msg9_words_starting_with_a_dash_are_part_of_the_query(small_config: Pat
     assert result.exit_code == 0 and "warning: -n1 is read as a query word (~n1); for the option -n, write -n 1" in (
         result.stderr
     )
-    assert (
-        "warning" not in CliRunner().invoke(main, ["--config", str(small_config), "search", "zlib", "-shared"]).stderr
-    )
+    for word in ("-shared", "-nompi"):  # (-n with no number after it: a variant meant)
+        assert "warning" not in CliRunner().invoke(main, ["--config", str(small_config), "search", "zlib", word]).stderr
+    # An option's value that starts with '-' is its value, not a query word: no such tag.
+    status, output = run(small_config, "search", "zlib", "--tag", "-x")
+    assert status != 0 and "-x" in output and "query" not in output.lower(), output
     # Unknown long options are still refused: most likely a mistyped option.
     assert run(small_config, "search", "zlib", "--tags", "t")[0] == 2
 
