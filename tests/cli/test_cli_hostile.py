@@ -153,7 +153,7 @@ def test_msg9_words_starting_with_a_dash_are_part_of_the_query(small_config: Pat
         assert "warning" not in CliRunner().invoke(main, ["--config", str(small_config), "search", "zlib", word]).stderr
     # An option's value that starts with '-' is its value, not a query word: no such tag.
     status, output = run(small_config, "search", "zlib", "--tag", "-x")
-    assert status != 0 and "-x" in output and "query" not in output.lower(), output
+    assert status == 1 and "error: no tag '-x' in the catalog" in output, output
     # Unknown long options are still refused: most likely a mistyped option.
     assert run(small_config, "search", "zlib", "--tags", "t")[0] == 2
 
