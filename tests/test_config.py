@@ -762,6 +762,8 @@ def _agrees_with_a_star(text: str, unique: bool) -> bool:
             "name one host",
         ),
         ('tags: [{name: t, url: /m}]\ncompare: [[t, "../x"]]', "must not contain"),
+        # (a name no tag can have: tags are labels; it was taken, and compared nothing)
+        ('tags: [{name: t, url: /m}]\ncompare: [[t, "bad name!"]]', "may hold only letters, digits"),
         ("tags: [{name: A, url: /a}, {name: a, url: /b}, {name: A, url: /c}]", "tag 'A' is configured twice"),
     ],
 )

@@ -21,7 +21,7 @@ import msgspec
 import yaml
 
 from ..errors import ConfigError
-from ..values import check_name, short_repr
+from ..values import check_label, short_repr
 from .settings import SETTINGS, Setting, reference_markdown, setting, shown_bound
 from .tags import (
     RegistryAuth,
@@ -372,7 +372,7 @@ def _parse_pairs(raw: Any, problems: list[str]) -> tuple[tuple[str, str], ...]:
         if not isinstance(pair, list) or len(pair) != 2 or not all(isinstance(name, str) for name in pair):
             problems.append(f"{where}: expected [OLD, NEW], two tag names, got {short_repr(pair)}")
             continue
-        why = check_name(pair[0]) or check_name(pair[1])
+        why = check_label(pair[0]) or check_label(pair[1])  # (as tags are named: no other could be one)
         if why is not None:
             problems.append(f"{where}: {why}")
         elif pair[0] == pair[1]:
