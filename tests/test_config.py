@@ -491,7 +491,11 @@ def test_a_key_given_twice_is_refused_with_its_lines(tmp_path: Path, text: str, 
             "tags:\n\t- name: a\n",
             "not valid YAML: line 2, column 1: found character '\\t' that cannot start any token",
         ),
-        ("tags: [{name: a, url: /tmp}\n", "not valid YAML: line 2, column 1: expected ',' or ']'"),
+        (  # (where the unclosed sequence began: its context)
+            "tags: [{name: a, url: /tmp}\n",
+            "not valid YAML: line 2, column 1: expected ',' or ']', but got '<stream end>' "
+            "(while parsing a flow sequence from line 1, column 7)",
+        ),
         (
             "x: &a /tmp\ntags: [{name: a, url: *a}]\n",
             "not valid YAML: line 2, column 23: aliases (*name) are not allowed",
