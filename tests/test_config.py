@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from cachedex.config import _FAST, _NoAliasLoader, _UniqueKeysLoader, find_config, load_config, load_yaml
 from cachedex.errors import ConfigError
+from cachedex.values import short_repr
 from cachedex.ingest.discovery import mirror_url_from_index_url
 
 
@@ -646,6 +647,8 @@ def test_a_path_or_url_with_spaces_around_it_is_refused(tmp_path: Path) -> None:
         # (no store's bucket: credentials or a port; no URL is made of it)
         ("s3://key:secret@bucket/m", "a bucket (s3://) is read over HTTPS: give its https:// URL (if it is public,"),
         ("s3://bucket:9000/m", "a bucket (s3://) is read over HTTPS: give its https:// URL (if it is public,"),
+        # (a long path is said once, in the value quoted)
+        ("s3://bkt/" + "x" * 201, "a bucket (s3://) is read over HTTPS: give its https:// URL (if it is public,"),
         ("s3://spack-binaries/develop", "Spack's public bucket is served at https://binaries.spack.io/develop"),
     ],
 )
@@ -656,7 +659,8 @@ def test_a_bucket_as_spack_names_it_is_told_its_https_url(tmp_path: Path, url: s
     with pytest.raises(ConfigError) as info:
         load_config(path)
     (problem,) = info.value.problems
-    assert problem.startswith(f"'tags[0].url': {says}") and problem.endswith(f"got '{url}'")
+    assert problem.startswith(f"'tags[0].url': {says}") and problem.endswith(f"got {short_repr(url)}")
+    assert len(problem) < 500  # (a long path said once, cut short)
 
 
 # -- YAML read by libyaml ------------------------------------------------------------------------
