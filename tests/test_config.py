@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from cachedex.config import _FAST, _NoAliasLoader, _UniqueKeysLoader, find_config, load_config, load_yaml
 from cachedex.errors import ConfigError
-from cachedex.values import short_repr
 from cachedex.ingest.discovery import mirror_url_from_index_url
+from cachedex.values import short_repr
 
 
 def _write(tmp_path: Path, text: str) -> Path:
