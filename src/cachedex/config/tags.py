@@ -98,7 +98,8 @@ class TagConfig(msgspec.Struct, frozen=True):
 
 def _where(url: str) -> str:
     """A mirror's place, however written: a folder's path, file:///x/m or /x/m alike."""
-    return (urlsplit(url).path if url[:5].lower() == "file:" else url).rstrip("/")  # (FILE: is file: too)
+    parts = urlsplit(url)  # (its scheme lower-cased, as the other checks read it: FILE: is file:)
+    return (parts.path if parts.scheme == "file" else url).rstrip("/")
 
 
 class RegistryAuth(msgspec.Struct, frozen=True):
