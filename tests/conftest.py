@@ -119,8 +119,8 @@ class ServerState:
     #: 206, redirect-file, redirect-loop, redirect:URL, huge-length (a HEAD's Content-Length of
     #: 2**60), gzip-unasked (gzipped whatever the request
     #: accepts), etag-latin1 (an ETag holding byte 0xe9), and the answers of
-    #: ``_SAYING``; "-once" to misbehave on the first request only; "cut-first-get" (a
-    #: HEAD answered whole, the first GET cut)
+    #: ``_SAYING``; "-once" to misbehave on the first request only, "-first-get" on the
+    #: first GET only (a HEAD before it answered as usual)
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     headers: list[dict[str, str]] = field(default_factory=list)  # each request's, in the same order
@@ -184,9 +184,9 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.endswith("-once"):
             del state.faults[path]
             fault = fault.removesuffix("-once")
-        if fault == "cut-first-get":  # (a HEAD before it answered whole)
-            fault = "cut" if self.command == "GET" else None
-            if fault:
+        if fault is not None and fault.endswith("-first-get"):  # (a HEAD before it answered as usual)
+            fault = fault.removesuffix("-first-get") if self.command == "GET" else None
+            if fault is not None:
                 del state.faults[path]
         if fault in ("404", "500", "503"):
             self.send_error(int(fault))
