@@ -813,3 +813,18 @@ http: {retries: 20, concurrency: 256, timeout: 3600, deadline: 86400, backoff: 6
     )
     monkeypatch.setenv("BUCKET", "s3://bucket/p")
     assert any("holds a s3:// URL" in p for p in _problems(tmp_path, "tags: [{name: t, url: $BUCKET}]"))
+
+
+def test_a_folder_whose_name_holds_a_colon_is_told_how_to_write_it(tmp_path: Path) -> None:
+    # ("snap-09:30" reads as a URL of scheme snap-09; "./snap-09:30" is the folder)
+    (tmp_path / "snap-09:30").mkdir()
+    with pytest.raises(ConfigError) as info:
+        load_config(_write(tmp_path, "tags:\n  - name: snap\n    url: 'snap-09:30'\n"))
+    assert info.value.problems == [
+        "'tags[0].url': expected a path, file://, http(s)://, oci:// or oci+http:// URL, got 'snap-09:30'; "
+        "a folder whose name holds ':' is written './snap-09:30'"
+    ]
+    config = load_config(_write(tmp_path, "tags:\n  - name: snap\n    url: './snap-09:30'\n"))
+    assert config.tags[0].mirrors[0].url == str(tmp_path / "snap-09:30")
+    with pytest.raises(ConfigError, match=r"got 'ftp://nope'$"):  # (a URL is not told so)
+        load_config(_write(tmp_path, "tags:\n  - name: snap\n    url: ftp://nope\n"))

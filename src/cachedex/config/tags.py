@@ -174,8 +174,10 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
         problems.append(f"'{key}': {_bucket_hint(scheme, parts)}, got {short_repr(value)}")
         return False
     if len(scheme) > 1 and scheme not in URL_SCHEMES:
+        # (a folder whose name holds ":" reads as a URL's scheme: "snap-09:30" as snap-09:)
+        folder = "" if "://" in value else f"; a folder whose name holds ':' is written {short_repr('./' + value)}"
         problems.append(
-            f"'{key}': expected a path, file://, http(s)://, oci:// or oci+http:// URL, got {short_repr(value)}"
+            f"'{key}': expected a path, file://, http(s)://, oci:// or oci+http:// URL, got {short_repr(value)}{folder}"
         )
         return False
     if not mirror and scheme in ("oci", "oci+http"):  # (it was read as a local path)
