@@ -195,8 +195,20 @@ def site_command(state: State, outdir: Path, tags: tuple[str, ...], workers: int
         )
 
 
+def _bare_host(host: str) -> str:
+    """``host`` without the brackets a URL puts around an IPv6 address (``[::1]``), which
+    the system does not resolve."""
+    return host[1:-1] if host.startswith("[") and host.endswith("]") and ":" in host else host
+
+
 @click.command("serve")
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    callback=lambda _context, _option, host: _bare_host(host),
+    help="Address to listen on (an IPv6 one as ::1 or [::1]).",
+)
 @click.option(
     "--port",
     default=8000,

@@ -131,6 +131,18 @@ def test_msg4_an_unknown_host_is_one_line(small_catalog: Catalog, tmp_path: Path
     assert line.startswith("error: cannot listen on no-such-host.invalid:8000 (cannot resolve 'no-such-host.invalid'")
 
 
+def test_an_ipv6_host_is_taken_as_a_url_writes_it(small_catalog: Catalog, tmp_path: Path) -> None:
+    # ("[::1]" was handed to the resolver as it is, and refused as a name it cannot resolve)
+    config = _config(tmp_path, small_catalog.path)
+    with socket.socket(socket.AF_INET6) as holder:
+        holder.bind(("::1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        for host in ("[::1]", "::1"):
+            result = CliRunner().invoke(main, ["--config", str(config), "serve", "--host", host, "--port", str(port)])
+            assert (result.exit_code, result.output) == (1, f"error: cannot listen on [::1]:{port} (address in use)\n")
+
+
 def test_msg5_serve_help_shows_urls_that_work() -> None:
     result = CliRunner().invoke(main, ["serve", "--help"])
     assert result.exit_code == 0
