@@ -223,6 +223,10 @@ def test_show_a_package_in_words(demo: Path) -> None:
     code, output = run(demo, "show", "hwloc", "--tag", "develop")
     assert code == 0, output
     assert "hwloc in develop: 8 specs, " in output and "; versions 2.11.1, 2.9.1\n" in output
+    # The facets that tell its specs apart, each a line; not the page's filter of some
+    # 60 machines the specs run on, which is no summary.
+    facets = [line.split(":")[0].strip() for line in output.splitlines()[1:]]
+    assert facets == ["stack", "os", "target", "compiler", "platform", "variant"], output
     code, output = run(demo, "show", "hdf5", "--tag", "develop")
     assert not any(line.endswith(": ") for line in output.splitlines())
     # Variants that no spec tells apart: which they are, as every spec has them.

@@ -39,3 +39,11 @@ def test_diff_names_a_sixth_package_rather_than_one_more(tmp_path: Path) -> None
     assert result.exit_code == 0, result.output
     assert "p0, p1, p2, p3, p4, p5 " in result.output
     assert "more" not in result.output and "--json" not in result.output
+
+
+def test_diff_at_seven_packages_names_five_and_says_json_lists_them(tmp_path: Path) -> None:
+    # (the first count that cuts: the hint and the cut agree on it)
+    result = CliRunner().invoke(main, ["--config", str(_config(tmp_path, 7)), "diff", "old", "new"])
+    assert result.exit_code == 0, result.output
+    assert "p0, p1, p2, p3, p4 and 2 more" in result.output
+    assert "('cachedex diff --json' lists every package and spec)" in result.output

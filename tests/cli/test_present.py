@@ -96,3 +96,48 @@ def test_search_with_an_offset_says_which_matches_it_shows(config: Path) -> None
     assert "3 specs match (showing 1 from --offset 1)" in output
     output = run(config, "search", "platform=linux", "--limit", "1")
     assert "3 specs match (showing 1)\n" in output
+
+
+def test_one_spec_of_a_package_shows_its_variants_in_its_row(config: Path) -> None:
+    """Variants every spec of a package holds are said once below the table; a package
+    with one spec in the results has no "others" to share them with."""
+    output = run(config, "search", "cmake")
+    assert _row(output, "ccccccc")[4] == "+shared"
+    assert "the same in each" not in output
+    output = run(config, "search", "zlib")  # (two specs, both +shared: said once)
+    assert "  zlib: the same in each of its specs above: +shared\n" in output
+
+
+def test_a_spec_lists_ten_dependents_and_counts_eleven(config: Path) -> None:
+    catalog = Catalog(config.parent / "catalog.sqlite")
+    try:
+        users = [
+            record(f"{i:032d}", f"user{i:02d}", dependencies=(Dependency("a" * 32, "zlib", 2, ""),))
+            for i in range(11)
+        ]
+        members = {"a" * 32: True, "c" * 32: True} | {r.hash: True for r in users[:9]}  # cmake and nine: ten
+        write_tag(catalog, "t", users, members=members, checksum="2")
+    finally:
+        catalog.close()
+    (line,) = (line for line in run(config, "show", "/aaaaaaa").splitlines() if line.startswith("cached dependents"))
+    assert line.count(" /") == 10 and "user08@1.3.1 /" in line
+    catalog = Catalog(config.parent / "catalog.sqlite")
+    try:
+        write_tag(catalog, "t", [], members=members | {users[9].hash: True}, checksum="3")
+    finally:
+        catalog.close()
+    (line,) = (line for line in run(config, "show", "/aaaaaaa").splitlines() if line.startswith("cached dependents"))
+    assert line.startswith("cached dependents: 11 specs of 11 packages: ") and " /" not in line
+
+
+@pytest.mark.parametrize(("width", "as_table"), [(24, True), (23, False)])
+def test_a_table_needs_eight_characters_a_column(
+    width: int, as_table: bool, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from cachedex.cli import present
+
+    monkeypatch.setattr(present.OUT, "width", width)
+    present.print_table("", [("a", "left"), ("b", "left"), ("c", "left")], [("1", "2", "3")])
+    output = capsys.readouterr().out
+    assert ("│" in output) is as_table, output
+    assert ("a: 1; b: 2; c: 3" in output) is not as_table, output
