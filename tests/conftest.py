@@ -120,7 +120,8 @@ class ServerState:
     #: 2**60), gzip-unasked (gzipped whatever the request
     #: accepts), etag-latin1 (an ETag holding byte 0xe9), and the answers of
     #: ``_SAYING``; "-once" to misbehave on the first request only, "-first-get" on the
-    #: first GET only (a HEAD before it answered as usual)
+    #: first GET only (a HEAD before it answered as usual); "A>B" misbehaves as B once
+    #: A (of "-once" or "-first-get") is spent
     faults: dict[str, str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (method, path)
     headers: list[dict[str, str]] = field(default_factory=list)  # each request's, in the same order
@@ -181,13 +182,14 @@ class _Handler(BaseHTTPRequestHandler):
         state.requests.append((self.command, path))
         state.headers.append(dict(self.headers.items()))
         fault = state.faults.get(path)
+        fault, _, then = fault.partition(">") if fault is not None else (None, "", "")
         if fault is not None and fault.endswith("-once"):
-            del state.faults[path]
+            _spent(state.faults, path, then)
             fault = fault.removesuffix("-once")
         if fault is not None and fault.endswith("-first-get"):  # (a HEAD before it answered as usual)
             fault = fault.removesuffix("-first-get") if self.command == "GET" else None
             if fault is not None:
-                del state.faults[path]
+                _spent(state.faults, path, then)
         if fault in ("404", "500", "503"):
             self.send_error(int(fault))
             return
@@ -305,6 +307,14 @@ class _Handler(BaseHTTPRequestHandler):
                 time.sleep(state.drip_seconds)
             return
         self.wfile.write(encoded)
+
+
+def _spent(faults: dict[str, str], path: str, then: str) -> None:
+    """A fault of ``path`` used up: the next one (``then``) follows, or none."""
+    if then:
+        faults[path] = then
+    else:
+        del faults[path]
 
 
 class _QuietServer(ThreadingHTTPServer):

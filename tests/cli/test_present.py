@@ -112,8 +112,7 @@ def test_a_spec_lists_ten_dependents_and_counts_eleven(config: Path) -> None:
     catalog = Catalog(config.parent / "catalog.sqlite")
     try:
         users = [
-            record(f"{i:032d}", f"user{i:02d}", dependencies=(Dependency("a" * 32, "zlib", 2, ""),))
-            for i in range(11)
+            record(f"{i:032d}", f"user{i:02d}", dependencies=(Dependency("a" * 32, "zlib", 2, ""),)) for i in range(11)
         ]
         members = {"a" * 32: True, "c" * 32: True} | {r.hash: True for r in users[:9]}  # cmake and nine: ten
         write_tag(catalog, "t", users, members=members, checksum="2")

@@ -274,6 +274,22 @@ def test_a_deep_read_a_server_restarts_from_the_first_byte_is_hashed_anew(  # ty
     assert len(gets) == 2 and "Range" in http_server.state.headers[gets[1]]  # (asked, and not given)
 
 
+def test_a_deep_read_given_another_range_than_it_asked_for_is_not_hashed_on(  # type: ignore[no-untyped-def]
+    tmp_path: Path, mirrors: dict[int, Path], http_server
+) -> None:
+    """After a cut, a server answers the retry's range with another part (a cache's, of
+    another request): those bytes are not hashed after the ones read, and it is said."""
+    served = Path(shutil.copytree(mirrors[3], http_server.state.root / "m"))
+    curl_tar = _blob(served, "curl", "tar")
+    http_server.state.faults[f"/m/{curl_tar}"] = "cut-first-get>206"  # (bytes 0-1/100)
+    result = _verify(tmp_path, f"{http_server.url}/m", deep=True, retries=1)
+    gets = [n for n, asked in enumerate(http_server.state.requests) if asked == ("GET", f"/m/{curl_tar}")]
+    assert len(gets) == 2 and http_server.state.headers[gets[1]]["Range"].startswith("bytes=")
+    assert [problem.message for problem in result.problems] == [
+        f"binary of curl@{CURL['version']} /{CURL['hash']}: answered the range 'bytes 0-1/100', not the one asked"
+    ]
+
+
 def test_a_deep_read_stops_at_the_size_the_manifest_gives(tmp_path: Path, mirrors: dict[int, Path]) -> None:
     """A server whose HEAD says the size the manifest gives but whose GET serves a
     bigger file (replaced meanwhile, or lying): --deep stops past that size, and says
