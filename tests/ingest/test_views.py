@@ -12,7 +12,8 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.config import parse_config
 from cachedex.ingest.sync import sync
-from cachedex.publish.pages import mirrors_page
+from cachedex.publish.first_seen import FirstSeenIndex
+from cachedex.publish.pages import mirrors_page, spec_page
 from cachedex.publish.render import render
 from tests.helpers import fixture_index, listed_specs, write_v3_mirror, write_v3_view
 
@@ -71,6 +72,12 @@ def test_a_mirror_of_views_only(mirrors: Path, tmp_path: Path) -> None:
         specs = listed_specs(catalog, "t")
         (stats,) = catalog.tag_stats(["t"])
         mirrors_html = render(mirrors_page(catalog))  # the page says so plainly
+        # First seen in the views, never in a root that lists them without an index of its own
+        index = FirstSeenIndex(catalog)
+        for dag_hash in union:
+            seen = catalog.first_seen(dag_hash)
+            assert seen and "root" not in {f.stack for f in seen}
+            assert index.of(dag_hash, spec_page(catalog, dag_hash).holders) == tuple(seen)
     assert 't / root <span class="tag">views only: no index of its own</span>' in mirrors_html
     assert 't / one <span class="tag">view one</span>' in mirrors_html
     assert stats.stacks == 2 and stats.specs == len(union)
