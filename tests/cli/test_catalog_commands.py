@@ -133,7 +133,7 @@ def test_a_jekyll_run_stopped_after_a_forget_leaves_the_tag_to_the_next(
 
     with monkeypatch.context() as patch:
         patch.setattr(jekyll, "_write_tag", stopped)
-        code, said = run(two_tags, "jekyll", str(folder / "jekyll"))
+        code, _, said = run(two_tags, "jekyll", str(folder / "jekyll"))
         assert (code, said.splitlines()[-1]) == (1, f"error: {folder / 'jekyll/_cache/a'}: stopped")  # (whose, why)
     assert run(two_tags, "jekyll", str(folder / "jekyll"))[0] == 0
     tags = yaml.safe_load((folder / "jekyll/_data/tags.yaml").read_text())
