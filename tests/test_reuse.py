@@ -354,7 +354,100 @@ def test_a_spec_follows_only_when_every_dependency_it_differs_in_is_missing_too(
     assert set(missing) == {"app", "liba"} and not missing["liba"].follows
     found = missing["app"]
     assert found.nearest is not None and found.nearest.hash == app.hash and not found.follows
-    assert [d.what for d in found.nearest.differences] == ["^liba", "^libb"]
+    assert [(d.what, d.cached, d.wanted) for d in found.nearest.differences] == [
+        ("^liba", "1.3.1 /aaaaaaa", "9.9 /eeeeeee"),  # (each side's version: the wanted one's from the lockfile)
+        ("^libb", "1.3.1 /bbbbbbb", "2.0 /ccccccc"),
+    ]
+
+
+def _app(dag_hash: str, *deps: Any, **fields: Any) -> Any:
+    link = DEPTYPE_BITS["link"]
+    return record(dag_hash, "app", dependencies=tuple(Dependency(d.hash, d.name, link, "") for d in deps), **fields)
+
+
+def test_a_spec_with_a_difference_of_its_own_does_not_follow_from_its_dependencies(tmp_path: Path) -> None:
+    """Its only dependency is missing too, but it differs in a variant: that is its own."""
+    lib, new_lib = record("a" * 32, "liba"), record("e" * 32, "liba", version="9.9")
+    app = _app("d" * 32, lib)
+    wanted = _app("f" * 32, new_lib, variants=("+shared", "+debug"))
+    (row,) = _synthetic(tmp_path, [lib, app], [wanted, new_lib], [wanted.hash]).tags
+    found = {m.name: m for m in row.missing}["app"]
+    assert found.nearest is not None and not found.follows
+    assert [d.what for d in found.nearest.differences] == ["variants"]
+
+
+def test_a_spec_follows_not_from_a_dependency_only_the_cached_build_has(tmp_path: Path) -> None:
+    """The cached app links liba and libb, the one wanted another liba (missing) alone:
+    libb, which it does not have, is not missing; it differs by more than follows."""
+    lib_a, lib_b, new_a = record("a" * 32, "liba"), record("b" * 32, "libb"), record("e" * 32, "liba", version="9.9")
+    wanted = _app("f" * 32, new_a)
+    (row,) = _synthetic(tmp_path, [lib_a, lib_b, _app("d" * 32, lib_a, lib_b)], [wanted, new_a], [wanted.hash]).tags
+    found = {m.name: m for m in row.missing}["app"]
+    assert found.nearest is not None and not found.follows
+    assert [(d.what, d.wanted) for d in found.nearest.differences] == [("^liba", "9.9 /eeeeeee"), ("^libb", "")]
+
+
+def test_a_build_that_differs_in_nothing_said_does_not_follow(tmp_path: Path) -> None:
+    """The same fields, node and dependencies under another hash (a change no listing
+    holds): no difference to name, and nothing it follows from."""
+    lib = record("a" * 32, "liba")
+    wanted = _app("f" * 32, lib)
+    (row,) = _synthetic(tmp_path, [lib, _app("d" * 32, lib)], [wanted, lib], [wanted.hash]).tags
+    (found,) = row.missing
+    assert found.nearest is not None and found.nearest.hash == "d" * 32
+    assert found.nearest.differences == () and not found.follows
+
+
+@pytest.mark.parametrize(
+    ("near", "far"),
+    [
+        ({"target": "zen4"}, {"compiler": "clang@19.1.0"}),  # another compiler is farther than another target
+        ({"os": "rhel9"}, {"platform": "darwin"}),
+        ({"target": "zen4"}, {"os": "rhel9"}),
+        ({"variants": ("+shared", "+a", "+b", "+c")}, {"target": "zen4"}),  # any field outweighs variants
+        ({"variants": ("+shared", "+a")}, {"variants": ()}),  # one variant more, against one fewer
+    ],
+)
+def test_the_nearest_build_weighs_the_fields_in_order(
+    tmp_path: Path, near: dict[str, Any], far: dict[str, Any]
+) -> None:
+    wanted = record("w" * 32, "zlib", variants=("+shared", "+a"))
+    for names in (("a", "b"), ("b", "a")):  # (whichever the search finds first)
+        cached = [record(names[0] * 32, "zlib", **near), record(names[1] * 32, "zlib", **far)]
+        (row,) = _synthetic(tmp_path / names[0], cached, [wanted], [wanted.hash]).tags
+        (missing,) = row.missing
+        assert missing.nearest is not None and missing.nearest.hash == names[0] * 32, (near, far)
+
+
+def test_variants_the_cached_build_lacks_count_as_far_as_those_it_adds(tmp_path: Path) -> None:
+    wanted = record("w" * 32, "zlib", variants=("+a", "+b", "+c"))
+    for names in (("a", "b"), ("b", "a")):
+        lacking_all = record(names[1] * 32, "zlib", variants=())  # (three it lacks)
+        one_more = record(names[0] * 32, "zlib", variants=("+a", "+b", "+c", "+d"))  # (one it adds)
+        (row,) = _synthetic(tmp_path / names[0], [lacking_all, one_more], [wanted], [wanted.hash]).tags
+        (missing,) = row.missing
+        assert missing.nearest is not None and missing.nearest.hash == one_more.hash
+
+
+def test_a_stack_a_named_tag_lacks_is_refused(tmp_path: Path) -> None:
+    zlib = record("a" * 32, "zlib")
+    with pytest.raises(UnknownStack):
+        _synthetic(tmp_path, [zlib], [zlib], [zlib.hash], stack="e4s")
+
+
+def test_only_the_tag_that_gives_the_most_names_what_it_lacks(tmp_path: Path) -> None:
+    zlib, cmake = record("a" * 32, "zlib"), record("b" * 32, "cmake")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "most", [zlib, cmake])
+        write_tag(catalog, "less", [], members={zlib.hash: True})
+        report = reuse_report(catalog, "spack.lock", [zlib, cmake], [cmake.hash], tags=["less", "most"])
+    assert [(row.tag, row.cached, len(row.missing)) for row in report.tags] == [("most", 2, 0), ("less", 1, 0)]
+
+
+def test_a_spliced_spec_a_tag_lists_by_its_own_hash_is_not_rewired(tmp_path: Path) -> None:
+    spliced, build = record("s" * 32, "zlib", version="9.9"), record("b" * 32, "zlib")
+    (row,) = _synthetic(tmp_path, [spliced, build], [spliced], [spliced.hash], splices={spliced.hash: build.hash}).tags
+    assert (row.cached, row.needed, row.rewired) == (1, 1, 0)
 
 
 def test_a_spliced_spec_neither_of_whose_binaries_a_tag_lists_is_missing(tmp_path: Path) -> None:
