@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import datetime
 import random
 import time
 from collections.abc import Mapping
 from pathlib import Path
 
+import pytest
+
 from cachedex.catalog import Catalog
-from cachedex.diff import Listing, _compare, diff_since, diff_tags
+from cachedex.diff import Listing, _compare, diff_since, diff_tags, parse_since
+from cachedex.errors import UnknownTag
 from tests.helpers import record, write_tag
 
 
@@ -93,3 +97,38 @@ def test_a_package_that_lost_or_gained_some_of_its_specs_is_a_changed_package() 
     (root,) = _compare("old", "new", {"root": old}, {"root": new}).stacks
     assert root.changed_packages == ("gained", "lost", "rebuilt")
     assert (root.added_packages, root.removed_packages) == (("new",), ("gone",))
+
+
+def test_specs_added_and_removed_are_in_name_then_version_order() -> None:
+    """By name, then version, then hash: a package's specs together, not in hash order."""
+    old = {"z1": ("zlib", "1.0"), "a2": ("zlib", "2.0"), "m1": ("cmake", "3.0"), "b1": ("bzip2", "1.0")}
+    new = {"y1": ("zlib", "1.0"), "c2": ("zlib", "2.0"), "n1": ("cmake", "3.0"), "d1": ("bzip2", "1.0")}
+    (root,) = _compare("old", "new", {"root": old}, {"root": new}).stacks
+    for specs in (root.removed, root.added):
+        assert [(s.name, s.version) for s in specs] == [
+            ("bzip2", "1.0"),
+            ("cmake", "3.0"),
+            ("zlib", "1.0"),
+            ("zlib", "2.0"),
+        ]
+
+
+def test_a_diff_with_a_tag_the_catalog_lacks_says_so(tmp_path: Path) -> None:
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "a", [record("a" * 32)])
+        for old, new in (("a", "nope"), ("nope", "a")):
+            with pytest.raises(UnknownTag, match="nope"):
+                diff_tags(catalog, old, new)
+
+
+def test_a_date_without_a_zone_is_utc_wherever_the_machine_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "America/New_York")
+    time.tzset()
+    try:
+        assert parse_since("2026-11-01") == datetime.datetime(2026, 11, 1, tzinfo=datetime.UTC).timestamp()
+        assert (
+            parse_since("2026-11-01T12:00+01:00") == datetime.datetime(2026, 11, 1, 11, tzinfo=datetime.UTC).timestamp()
+        )
+    finally:
+        monkeypatch.undo()
+        time.tzset()

@@ -30,7 +30,10 @@ def test_a_recipe_or_namespace_one_node_does_not_say_is_no_difference() -> None:
     assert node_differences(_node(), given) == []
     assert node_differences(given, _node()) == []
     other = _node(package_hash="b" * 32, namespace="myrepo")
-    assert node_differences(given, other) == [("package_hash", "aaaaaaa", "bbbbbbb"), ("namespace", "builtin", "myrepo")]
+    assert node_differences(given, other) == [
+        ("package_hash", "aaaaaaa", "bbbbbbb"),
+        ("namespace", "builtin", "myrepo"),
+    ]
 
 
 def test_a_dependency_s_types_are_compared_as_a_set_of_the_same_hash_only() -> None:
