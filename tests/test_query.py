@@ -59,6 +59,8 @@ PARSED = [
     ("%gcc@ 13", Query(compiler="gcc", compiler_versions=(VersionRange("13", "13"),))),
     ("foo@git.abc=1.2", Query(name="foo", versions=(VersionRange("1.2", "1.2", exact=True, ref="abc"),))),
     ("foo@git.abc", Query(name="foo", versions=(VersionRange(ref="abc"),))),
+    ("hdf5 mpi=True", Query(name="hdf5", variants=(("mpi", True),))),  # (Spack's bool, in any case)
+    ("hdf5 mpi=FALSE", Query(name="hdf5", variants=(("mpi", False),))),
     ("", Query()),
 ]
 
@@ -143,6 +145,8 @@ BAD = [
     ("foo@:git.abc", 4, "a git version (git.abc) ends no range"),
     ("foo@git.a:b=1", 4, "bad git reference 'a:b'"),
     ("foo@git.abc=1.4:1.2", 4, "empty range '1.4:1.2'"),
+    ("foo@git.abc=git.def", 4, "bad version 'git.def' given git reference 'abc'"),
+    ("+mpi hdf5", 5, "the package name comes first"),
     # arch= with none of its three parts (it read as no condition: every spec)
     ("arch=--", 5, "arch= is platform-os-target"),
 ]
@@ -385,7 +389,19 @@ def test_a_variant_s_empty_value_is_searched_as_its_spec_shows_it() -> None:
     assert not variants_satisfy(("e=x",), parse("e=''"))
 
 
-@pytest.mark.parametrize("text", ["x='a\"b'", 'name="it\'s"', 'x="a b"', "x=a"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x='a\"b'",
+        'name="it\'s"',
+        'x="a b"',
+        "x=a",
+        # a nameless dependency of variants alone: bare, its first reads as a provider
+        'hdf5 ^build_type="Release"',
+        'hdf5 ^cuda_arch="80,90"',
+        'hdf5 ^build_type:="Release"',
+    ],
+)
 def test_a_value_is_written_back_as_it_parses(text: str) -> None:
     """Hints and the search page write queries back: a value holding a quote or a space
     keeps the quotes that read it again (``x=""a"b"`` would not parse)."""

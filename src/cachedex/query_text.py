@@ -86,6 +86,10 @@ def query_parts(query: Query) -> list[tuple[str, Query]]:
             # Of key=value alone, its first an os, target or platform (``^os=rhel8``,
             # read back as a provider): written ``os:=rhel8``, which means the same.
             words[0] = words[0].replace("=", ":=", 1)
+        elif words and (keyed := _KEYED_PART.match(words[0])) and words[0][keyed.end() :][:1] not in ("'", '"'):
+            # Of variants alone, its first quoted (``^build_type="Release"``): bare, it
+            # reads as a provider (``^build_type=Release``); ``:=`` would ask for it alone.
+            words[0] = words[0][: keyed.end()] + f'"{words[0][keyed.end() :]}"'
         parts.append((f"^{' '.join(words)}", replace(query, dependencies=rest_deps)))
     return parts
 
