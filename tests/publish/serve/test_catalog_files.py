@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import shutil
 import threading
 import time
 from pathlib import Path
@@ -131,6 +133,29 @@ def test_a_catalog_made_again_with_the_same_counts_is_not_answered_from_the_old_
     with Catalog(path) as catalog:
         write_tag(catalog, "develop", [record("c" * 32, "cmake")])
     assert packages() == ["cmake"]
+
+
+def test_a_catalog_replaced_by_a_copy_that_went_its_own_way_is_not_answered_from_the_old_ones_data(
+    tmp_path: Path,
+) -> None:
+    """A copy keeps the catalog's identity: synced as often as the served file, it has
+    its state token. Its tag pages answered the replaced file's packages (searches and
+    cached answers did not)."""
+    path, copy = tmp_path / "c.sqlite", tmp_path / "copy.sqlite"
+    with Catalog(path) as catalog:
+        write_tag(catalog, "develop", [record("a" * 32, "zlib")])
+    shutil.copy(path, copy)
+    for where, spec in ((path, record("b" * 32, "zstd")), (copy, record("c" * 32, "cmake"))):
+        with Catalog(where) as catalog:
+            write_tag(catalog, "develop", [spec])
+    with Catalog(path, readonly=True) as served, Catalog(copy, readonly=True) as copied:
+        assert served.state_token()[0] == copied.state_token()[0]
+    app = create_app(path)
+    packages = lambda: [p["name"] for p in get(app, "/api/tags/develop/packages").json()["packages"]]  # noqa: E731
+    assert packages() == ["zstd"]
+    _quiet_warmers()
+    os.replace(copy, path)
+    assert packages() == ["cmake"] and _found(app, "cmake") == ["cmake"]
 
 
 def test_a_deleted_catalog_is_an_error_answer_in_a_thread_that_never_read_it(tmp_path: Path) -> None:

@@ -49,6 +49,7 @@ from ..render import columns_json, render, render_all_packages, to_json
 from ..reuse_page import reuse_view
 from ..search_page import SearchView, search_view
 from ..urls import with_pages
+from .catalogs import forget_when_replaced
 from .diffs import DIFF_PARAMETERS, api_diff, diff_page
 from .refusals import HTML, JSON, int_parameter
 
@@ -103,6 +104,13 @@ FACET_PARAMETERS = FILTER_KEYS
 _TAG_DATA: OrderedDict[tuple[str, str, str], TagData] = OrderedDict()
 _TAG_DATA_KEPT = 4
 _tag_data_lock = threading.Lock()
+
+
+@forget_when_replaced
+def _forget_tag_data(path: str) -> None:
+    with _tag_data_lock:
+        for key in [key for key in _TAG_DATA if key[0] == path]:
+            del _TAG_DATA[key]
 
 
 def _tag_data(catalog: Catalog, tag: str) -> TagData:

@@ -15,13 +15,14 @@ import os
 import sqlite3
 import threading
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 from ...catalog import Catalog
 from ...catalog.facets import STATE_CACHE
 from ...errors import CachedexError
 
-__all__ = ["Catalogs", "FileId", "State"]
+__all__ = ["Catalogs", "FileId", "State", "forget_when_replaced"]
 
 #: (device, inode) of a catalog file.
 FileId = tuple[int, int]
@@ -30,6 +31,16 @@ FileId = tuple[int, int]
 State = tuple[FileId, str]
 
 _log = logging.getLogger("cachedex.serve")
+
+#: What the server keeps of a catalog file by its state token, to forget (given the
+#: path) when the file is replaced: a copy that went its own way may have the old token.
+_FORGETTERS: list[Callable[[str], None]] = []
+
+
+def forget_when_replaced(forget: Callable[[str], None]) -> Callable[[str], None]:
+    """Have ``forget(path)`` called when the catalog file at ``path`` is found replaced."""
+    _FORGETTERS.append(forget)
+    return forget
 
 
 def _file_id(path: Path) -> FileId | None:
@@ -78,6 +89,8 @@ class Catalogs:
         # this catalog that went its own way may have the token of the old one: move that
         # cache to a state no file has, so that nothing derived from the old file is used.
         STATE_CACHE.get(str(self.path), f"replaced-{uuid.uuid4()}", ("replaced",), lambda: None)
+        for forget in _FORGETTERS:
+            forget(str(self.path))
         _log.warning("%s was replaced; reading the new file", self.path)
 
     def warm(self, state: State, *, wait: bool = False) -> None:
