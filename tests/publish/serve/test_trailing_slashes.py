@@ -55,3 +55,20 @@ def test_a_refused_toggled_path_names_the_methods_its_path_takes(small_catalog: 
             }
 
     assert asyncio.run(go()) == {"/api/reuse/": "POST", "/api/tags/": "GET, HEAD", "/tags/t": "GET, HEAD"}
+
+
+def test_a_doubled_trailing_slash_leads_to_the_path_with_one(small_catalog: Catalog) -> None:
+    """/tags/t// was sent to "../t", which a browser resolves below the empty segment
+    (/tags/t/t); "../" leads to /tags/t/ as browsers and RFC 3986 resolve it."""
+    app = serve_app(small_catalog.path)
+
+    async def go() -> list[httpx.Response]:
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
+            return [await client.get(path) for path in ("/tags/t//", "/tags/t//?x=1", "/tags/t///", "/api/tags//")]
+
+    page, query, tripled, api = asyncio.run(go())
+    assert (page.status_code, page.headers["location"]) == (307, "../")
+    # (a browser resolves "../" against /tags/t// to /tags/t/, as RFC 3986 does; httpx's
+    # and urllib's joins collapse the empty segment first, and would hide the bug)
+    assert (query.status_code, query.headers["location"]) == (307, "../?x=1")
+    assert tripled.status_code == api.status_code == 404  # (/tags/t// and /api/tags/ are no page either)

@@ -48,10 +48,13 @@ def relative_to(request: Request) -> str | None:
     if slash_within_name(request):  # (zlib%2F would lead to zlib%2F/: no page either way)
         return None
     sent = sent_path(request)
+    query = f"?{request.url.query}" if request.url.query else ""
+    if sent.endswith("//"):  # /tags/t// -> "../", /tags/t/ (a name would be read below the empty segment)
+        return "../" + query
     name = sent.rstrip("/").rsplit("/", 1)[-1]
     if unquote(name) in ("", ".", ".."):  # (a browser reads %2e%2e as "..": no way up by a redirect)
         return None
     # /tags/develop -> "develop/" (./ before a name with ":", which would read as a scheme);
     # /api/tags/ -> "../tags".
     target = f"../{name}" if sent.endswith("/") else f"{'./' if ':' in name else ''}{name}/"
-    return target + (f"?{request.url.query}" if request.url.query else "")
+    return target + query
