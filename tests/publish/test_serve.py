@@ -496,3 +496,25 @@ def test_a_tag_and_a_package_page_filter_a_spec_by_each_of_its_compilers(app: An
     assert f'<span class="muted">+{other}</span>' in html_page
     spec_page = get(app, f"/specs/{darwin['hash'][:2]}/{darwin['hash']}.html").text  # (its page names both)
     assert f'<span class="muted">+{other}</span></dd>' in spec_page
+
+
+def test_a_sort_written_percent_encoded_does_not_reach_the_pages_others_are_served(demo_run: Demo) -> None:
+    app = create_app(demo_run.catalog)
+    first = get(app, "/tags/develop/index.html?os=ubuntu22.04&so%72t=-size%22x")
+    second = get(app, "/tags/develop/index.html?os=ubuntu22.04")
+    assert first.status_code == second.status_code == 200
+    for page in (first, second):
+        assert 'href="index.json?os=ubuntu22.04"' in page.text and "-size" not in page.text
+
+
+def test_a_tag_page_filtered_by_name_is_not_the_one_kept_unfiltered(small_catalog: Catalog) -> None:
+    app = create_app(small_catalog.path)
+    names = lambda path: [p["name"] for p in get(app, path).json()["packages"]]  # noqa: E731
+    assert names("/tags/t/index.json") == ["cmake", "zlib"]
+    assert names("/tags/t/index.json?q=zl") == ["zlib"]
+
+
+def test_a_search_of_an_empty_tag_field_searches_every_tag(small_catalog: Catalog) -> None:
+    """A form's empty tag field (``tag=``) is no tag named ''."""
+    found = get(create_app(small_catalog.path), "/api/search?q=zlib&tag=")
+    assert found.status_code == 200 and [s["name"] for s in found.json()["specs"]] == ["zlib"]

@@ -91,3 +91,49 @@ def test_if_modified_since_in_each_of_http_date_forms(small_catalog: Catalog) ->
     # A date no clock reaches cannot be read: ignored too (it was a 500 and a traceback)
     for unreadable in ("Fri, 01 Jan 99999999999 00:00:00 GMT", "Fri, 01 Jan 99999 00:00:00 GMT", "garbage"):
         assert get(app, "/api/tags", **{"if-modified-since": unreadable}).status_code == 200, unreadable
+
+
+def test_a_state_seen_after_the_clock_was_set_back_is_dated_after_every_date_sent(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A date sent is a promise: a later state dated by the clock set back an hour would
+    be "not modified since" to every client holding the earlier one."""
+    from cachedex.publish.serve import headers
+    from cachedex.publish.serve.headers import StateDates
+
+    clock = [2_000_000.5]
+    monkeypatch.setattr(headers.time, "time", lambda: clock[0])
+    dates = StateDates(0)
+    first = dates.of("a")
+    clock[0] = first + 0.5  # (its second begun: it is sent)
+    assert dates.of("a") == first
+    clock[0] -= 3600
+    assert dates.of("b") == first + 1
+
+
+@pytest.mark.parametrize(
+    ("header", "gzipped"),
+    [
+        ("gzip", True),
+        ("x-gzip", True),  # (HTTP/1.1's old name, still taken: RFC 9110)
+        ("*;q=0.5", True),
+        ("gzip;q=0", False),
+        ("gzip;q=junk", False),  # (a weight that is no number takes nothing)
+        ("identity, *;q=0", False),
+        ("", False),
+    ],
+)
+def test_gzip_is_sent_to_those_that_take_it(header: str, gzipped: bool) -> None:
+    from cachedex.publish.serve.headers import accepts_gzip
+
+    assert accepts_gzip(header) is gzipped
+
+
+def test_an_error_answer_is_never_not_modified(small_catalog: Catalog) -> None:
+    """If-None-Match holds for a page there: a 404 with its own ETag is sent as it is."""
+    app = create_app(small_catalog.path)
+    missing = get(app, "/api/tags/nope/packages")
+    assert missing.status_code == 404
+    for validator in ("*", missing.headers.get("etag", '"x"')):
+        again = get(app, "/api/tags/nope/packages", **{"if-none-match": validator})
+        assert (again.status_code, again.json()) == (404, missing.json())
