@@ -170,3 +170,13 @@ def test_variants_cell_escapes_both_parts(variants: list[str], differing: list[s
     assert "<b>" not in cell and "&b" not in cell.replace("&amp;b", "")
     rest = [v for v in variants if v not in differing]
     assert cell.endswith("</details>") == (len(rest) > 4)
+
+
+def test_variants_are_selected_by_name_and_none_when_none_differ() -> None:
+    variants = ["+cuda", "build_type=Release", "~doc"]
+    assert cells.select_variants(variants, ["build_type", "doc"]) == ["build_type=Release", "~doc"]
+    assert cells.select_variants(variants, []) == []  # (none differs: the column shows none)
+
+
+def test_stacks_shown_leave_out_root_which_every_listed_spec_is_in() -> None:
+    assert shown_stacks(["root", "e4s", "ml"]) == ["e4s", "ml"]

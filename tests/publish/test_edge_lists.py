@@ -328,3 +328,23 @@ def test_a_deep_chain_s_pages_list_a_bounded_closure_with_its_whole_counts(tmp_p
     page = (tmp_path / "site" / "specs" / top[:2] / f"{top}.html").read_text()
     assert f"transitively ({depth - 1:,})" in page and f"which lists the first {spec_pages.CLOSURE_LISTED:,}" in page
     assert all(f"{h}.html" in page for h in largest)  # the largest, named and linked
+
+
+def test_an_edge_item_says_its_kind_and_size_or_that_no_binary_is_cached() -> None:
+    listed = Edge("a" * 32, "zlib", "1.3", True, 2_000_000, deptypes=1)
+    unlisted = Edge("b" * 32, "gcc", "13.2.0", False, None, deptypes=1 | 2, virtuals="c,cxx")
+    item = edge_lists.edge_item(listed, "../../")
+    assert '<span class="tag">build</span>' in item and '<span class="size">2.0 MB</span>' in item
+    assert "no binary" not in item
+    item = edge_lists.edge_item(unlisted, "../../")
+    assert "no binary" in item and 'class="size"' not in item
+    assert '<span class="tag">c,cxx</span>' in item and "build" not in item  # (link too: no kind said)
+    kinds = {bits: edge_lists.edge_item(Edge("c" * 32, "x", "1", True, 1, deptypes=bits), "") for bits in (2, 4, 8, 9)}
+    assert ['class="tag">' in kinds[bits] for bits in (2, 4)] == [False, False]
+    assert '<span class="tag">test</span>' in kinds[8] and '<span class="tag">build</span>' in kinds[9]
+
+
+def test_a_list_of_edge_rows_says_nothing_more_and_one_more_says_one() -> None:
+    edges = [Edge(f"{n:032d}", f"p{n}", "1", True, 1) for n in range(edge_lists.EDGE_ROWS + 1)]
+    assert edge_lists._more(edges[:-1], "x.json") == ""
+    assert "&hellip; and 1 more: see" in edge_lists._more(edges, "x.json")

@@ -120,3 +120,12 @@ def test_stacks_given_as_the_catalogs_text_make_the_same_columns(packages: dict[
         for name, specs in by_name
     ]
     assert tag_specs(as_text, lambda name: True) == tag_specs(by_name, lambda name: True)
+
+
+def test_a_variant_filter_typed_by_hand_reads_its_plus() -> None:
+    """A package page's ``?variant=+cuda`` reaches the server as " cuda" (a query's "+" is a space)."""
+    from cachedex.publish.facets import PACKAGE_FILTER_KEYS, active_filters
+
+    given = {"variant": " cuda", "os": "", "target": "zen3"}
+    assert active_filters(given, PACKAGE_FILTER_KEYS) == {"target": "zen3", "variant": "+cuda"}
+    assert active_filters({"variant": "~cuda"}, PACKAGE_FILTER_KEYS) == {"variant": "~cuda"}

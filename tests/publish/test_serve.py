@@ -27,7 +27,7 @@ from cachedex.config import load_config
 from cachedex.demo.build import build_demo_mirrors
 from cachedex.ingest.sync import sync
 from cachedex.publish.serve import create_app
-from tests.helpers import Demo
+from tests.helpers import Demo, record, write_tag
 from tests.lockfiles import closure, demo_nodes, lockfile, roots_named
 from tests.servers import free_port
 
@@ -518,3 +518,11 @@ def test_a_search_of_an_empty_tag_field_searches_every_tag(small_catalog: Catalo
     """A form's empty tag field (``tag=``) is no tag named ''."""
     found = get(create_app(small_catalog.path), "/api/search?q=zlib&tag=")
     assert found.status_code == 200 and [s["name"] for s in found.json()["specs"]] == ["zlib"]
+
+
+def test_a_tag_page_s_name_filter_ignores_case_as_the_script_does(tmp_path: Path) -> None:
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record("a" * 32, "Zlib"), record("b" * 32, "zstd"), record("c" * 32, "cmake")])
+    app = create_app(tmp_path / "c.sqlite")
+    for q in ("zl", "ZL", "Zl"):
+        assert [p["name"] for p in get(app, f"/tags/t/index.json?q={q}").json()["packages"]] == ["Zlib"], q
