@@ -99,18 +99,22 @@ def test_a_package_that_lost_or_gained_some_of_its_specs_is_a_changed_package() 
     assert (root.added_packages, root.removed_packages) == (("new",), ("gone",))
 
 
-def test_specs_added_and_removed_are_in_name_then_version_order() -> None:
-    """By name, then version, then hash: a package's specs together, not in hash order."""
-    old = {"z1": ("zlib", "1.0"), "a2": ("zlib", "2.0"), "m1": ("cmake", "3.0"), "b1": ("bzip2", "1.0")}
-    new = {"y1": ("zlib", "1.0"), "c2": ("zlib", "2.0"), "n1": ("cmake", "3.0"), "d1": ("bzip2", "1.0")}
+def test_specs_added_and_removed_are_by_name_then_newest_version_first() -> None:
+    """By name, newest version first in Spack's order (1.10 before 1.9), then hash, as
+    searches list them; not in hash order, nor 1.10 before 1.9 as text sorts them."""
+    old = {"z1": ("zlib", "1.9"), "a2": ("zlib", "1.10"), "m1": ("cmake", "3.0"), "b1": ("bzip2", "1.0")}
+    old |= {"q9": ("zlib", "1.10")}
+    new = {"y1": ("zlib", "1.9"), "c2": ("zlib", "1.10"), "n1": ("cmake", "3.0"), "d1": ("bzip2", "1.0")}
+    new |= {"p9": ("zlib", "1.10")}
     (root,) = _compare("old", "new", {"root": old}, {"root": new}).stacks
-    for specs in (root.removed, root.added):
-        assert [(s.name, s.version) for s in specs] == [
-            ("bzip2", "1.0"),
-            ("cmake", "3.0"),
-            ("zlib", "1.0"),
-            ("zlib", "2.0"),
-        ]
+    assert [(s.name, s.version, s.hash) for s in root.removed] == [
+        ("bzip2", "1.0", "b1"),
+        ("cmake", "3.0", "m1"),
+        ("zlib", "1.10", "a2"),
+        ("zlib", "1.10", "q9"),
+        ("zlib", "1.9", "z1"),
+    ]
+    assert [s.hash for s in root.added] == ["d1", "n1", "c2", "p9", "y1"]
 
 
 def test_a_diff_with_a_tag_the_catalog_lacks_says_so(tmp_path: Path) -> None:

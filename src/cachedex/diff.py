@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import datetime
 from collections import defaultdict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from operator import attrgetter
 
 import msgspec
 
 from .catalog import Catalog
 from .errors import BadQuery
 from .values import stack_order
+from .versions import version_key
 
 __all__ = [
     "DiffSpec",
@@ -80,8 +82,8 @@ Listing = Mapping[str, tuple[str, str]]  # hash -> (name, version)
 
 
 def _stack_diff(stack: str, old: Listing, new: Listing) -> StackDiff | None:
-    added = sorted((DiffSpec(h, *new[h]) for h in new.keys() - old.keys()), key=_order)
-    removed = sorted((DiffSpec(h, *old[h]) for h in old.keys() - new.keys()), key=_order)
+    added = _in_order(DiffSpec(h, *new[h]) for h in new.keys() - old.keys())
+    removed = _in_order(DiffSpec(h, *old[h]) for h in old.keys() - new.keys())
     if not added and not removed:
         return None
     old_names = {name for name, _ in old.values()}
@@ -99,8 +101,13 @@ def _stack_diff(stack: str, old: Listing, new: Listing) -> StackDiff | None:
     )
 
 
-def _order(spec: DiffSpec) -> tuple[str, str, str]:
-    return spec.name, spec.version, spec.hash
+def _in_order(specs: Iterable[DiffSpec]) -> list[DiffSpec]:
+    """By name, newest version first (Spack's order: 1.10 before 1.9), then hash, as
+    searches list them. (Sorts are stable: the last key sorted by is the first.)"""
+    found = sorted(specs, key=attrgetter("hash"))
+    found.sort(key=lambda spec: version_key(spec.version), reverse=True)
+    found.sort(key=attrgetter("name"))
+    return found
 
 
 def _compare(old_label: str, new_label: str, old: Mapping[str, Listing], new: Mapping[str, Listing]) -> TagDiff:
