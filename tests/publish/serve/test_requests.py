@@ -376,3 +376,19 @@ def test_a_searchs_query_is_parsed_once_though_read_twice(app: Any, monkeypatch:
     again = get(app, "/search.html?" + str(httpx.QueryParams({"q": text, "tag": "t", "page": 2})))
     assert again.status_code == 200 and parsed == [text]  # another page of it: still remembered
     assert get(app, "/api/search?q=%40%40%40").status_code == 400  # (a refusal is raised each time)
+
+
+def test_every_answer_s_policy_runs_nothing_a_mirror_brings_and_is_framed_by_no_other_site(app: Any) -> None:
+    answer = get(app, "/tags/t/")
+    directives = dict(d.strip().split(" ", 1) for d in answer.headers["content-security-policy"].split(";"))
+    assert directives.pop("script-src").startswith("'self' 'sha256-")  # (the error page's own script)
+    assert directives.pop("style-src").startswith("'self' 'sha256-")
+    assert directives == {
+        "default-src": "'self'",
+        "img-src": "'self' data:",
+        "object-src": "'none'",
+        "base-uri": "'none'",
+        "form-action": "'self'",
+        "frame-ancestors": "'self'",
+    }
+    assert (answer.headers["x-content-type-options"], answer.headers["referrer-policy"]) == ("nosniff", "same-origin")
