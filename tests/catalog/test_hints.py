@@ -362,3 +362,16 @@ def test_a_hash_the_scope_lacks_says_where_the_spec_is(catalog: Catalog) -> None
     (root_only,) = [r for r in catalog.listed_hashes("t") if r not in catalog.listed_hashes("t", "s")][:1]
     found = catalog.search(parse("/" + root_only), tag="t", stack="s", hints=True).hints
     assert found[0].endswith(f"/{root_only[:7]} is listed in t"), found
+
+
+def test_a_package_a_stack_lacks_says_its_tag_lists_it(catalog: Catalog) -> None:
+    """Searched in one stack of a tag whose root lists it: "in t", not "only as a
+    dependency, without a binary" (the hash's hint said so already)."""
+    root_only = {s.name for s in catalog.search(parse(""), tag="t", limit=1000).specs} - {
+        s.name for s in catalog.search(parse(""), tag="t", stack="s", limit=1000).specs
+    }
+    name = sorted(root_only)[0]
+    count = catalog.search(parse(name), tag="t").total
+    hints = catalog.search(parse(name), tag="t", stack="s", hints=True).hints
+    assert hints == (f"no package {name!r} in t/s; it is in t ({count} spec{'s' if count > 1 else ''})",)
+    assert catalog.search(parse(name), tag="t", hints=True).total == count  # (and no hint there)

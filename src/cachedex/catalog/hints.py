@@ -96,7 +96,7 @@ def _why(
             return ZeroHints((line,))
     elif query.name is not None and (len(parts) == 1 or not finds(db, path, token, Query(name=query.name), tag, stack)):
         # No spec of that name in the scope: that is the answer, whatever else was asked.
-        return ZeroHints((name_hint(db, path, token, query.name, scope, tag),))
+        return ZeroHints((name_hint(db, path, token, query.name, scope, tag, stack),))
     runs_on = _runs_on(db, path, token, query, scope, tag, stack)
     if runs_on:  # what the asker most likely wants: binaries their machine can run
         return runs_on

@@ -18,11 +18,15 @@ from .reads import package_tags
 __all__ = ["did_you_mean", "name_hint", "namespaced"]
 
 
-def name_hint(db: sqlite3.Connection, path: str, token: str, name: str, scope: str, tag: str | None) -> str:
-    """Why no spec of package ``name`` is found in ``scope``: the tags that list it; or the
-    record the catalog has of it without a binary; or the names close to it that some
-    mirror lists (the catalog's names include packages no mirror has a binary of)."""
-    elsewhere = [f"{t} ({counted(n, 'spec')})" for t, n in package_tags(db, name) if t != tag]
+def name_hint(
+    db: sqlite3.Connection, path: str, token: str, name: str, scope: str, tag: str | None, stack: str | None = None
+) -> str:
+    """Why no spec of package ``name`` is found in ``scope`` (``tag``, its ``stack``): the
+    tags that list it; or the record the catalog has of it without a binary; or the
+    names close to it that some mirror lists (the catalog's names include packages no
+    mirror has a binary of)."""
+    # (the searched tag too, when a stack of it was searched: another of its mirrors lists it)
+    elsewhere = [f"{t} ({counted(n, 'spec')})" for t, n in package_tags(db, name) if t != tag or stack]
     if elsewhere:
         return f"no package {name!r} {scope}; it is in " + ", ".join(elsewhere)
     kept = db.execute(
