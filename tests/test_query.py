@@ -265,6 +265,8 @@ VERSIONS = [
     (f"@{'0123456789' * 4}", f"{'0123456789' * 4}=2.1", True),
     (f"@{'0123456789' * 4}=2.1", "2.1", False),
     ("@1.2", "git.abc1234=1.2.5", True),  # a plain range holds a git version by its given one
+    ("@git.abc1234=:1.2", "git.abc1234=2.0", False),  # (a range given by its end alone)
+    ("@git.abc1234=:1.2", "git.abc1234=1.0", True),
 ]
 
 
@@ -307,6 +309,14 @@ VARIANTS = [
     ("mpi=*", ("~mpi",), True),
     ("cuda_arch=*", ("cuda_arch:=80,90",), True),
     ("cuda_arch=*", ("+mpi",), False),
+    # a single-valued variant holds one value: two asked are never both it
+    ("build_system=cmake,autotools", ("build_system=cmake",), False),
+    # exactly these patches: not a spec with one more
+    ("patches:=0d38234" + "5" * 57, ("patches:=0d38234,a1b2c3d",), False),
+    # an index that writes a boolean as text
+    ("+mpi", ("mpi=true",), True),
+    ("~mpi", ("mpi=False",), True),
+    ("+mpi", ("mpi=false",), False),
 ]
 
 
@@ -407,3 +417,16 @@ def test_a_value_is_written_back_as_it_parses(text: str) -> None:
     keeps the quotes that read it again (``x=""a"b"`` would not parse)."""
     query = parse(text)
     assert format_query(query) == text and parse(format_query(query)) == query
+
+
+@pytest.mark.parametrize(
+    "text", ['x ^build_type="R" +mpi', 'x ^g="R" %gcc', "x ^+mpi os=rhel8", 'x ^t="zen3"', 'x ^c="80,90" ~mpi']
+)
+def test_a_nameless_dependency_is_written_back_as_a_query_that_reads_the_same(text: str) -> None:
+    """Its first word not key=value (that reads as Spack 1.0's provider), or key="value";
+    the same conditions, perhaps in another order."""
+    written = format_query(parse(text))
+    again = parse(written)
+    assert format_query(again) == written
+    (dependency,), (before,) = again.dependencies, parse(text).dependencies
+    assert set(dependency.variants) == set(before.variants) and dependency.os == before.os

@@ -89,3 +89,11 @@ def test_a_search_by_name_is_not_counted_from_the_indexes(demo_run: Demo) -> Non
         db, path, token = catalog._db, str(catalog.path), catalog.state_token()[0]  # noqa: SLF001
         query = parse("zlib")
         assert counted_by_indexes(db, path, token, query, facet="os", variant="", tag=None, stack=None) is None
+
+
+def test_values_listed_name_six_and_count_the_rest() -> None:
+    from cachedex.catalog.hint_values import listed
+
+    six = [(f"v{n}", 1) for n in range(6)]
+    assert listed(six) == ", ".join(f"v{n} (1 spec)" for n in range(6))
+    assert listed([*six, ("v6", 2)]).endswith("v5 (1 spec), and 1 more")

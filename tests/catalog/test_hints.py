@@ -133,6 +133,9 @@ def test_a_target_nothing_is_built_for_is_told_what_runs_on_it(catalog: Catalog)
     assert catalog.search(parse("p0 target=zen44"), tag="t", hints=True).suggestion == ""
     hints = catalog.search(parse("p0 target=zen2"), tag="t", hints=True).hints  # zen4 is not below zen2
     assert not any("descends" in hint for hint in hints) and "target=zen2" in hints[0]
+    # several targets asked: no range of them is what runs on one machine
+    several = catalog.search(parse("target=zen5,zen44"), tag="t", hints=True)
+    assert several.suggestion == "" and not any("descends" in hint for hint in several.hints)
 
 
 def test_a_target_range_that_finds_nothing_is_told_with_the_targets_there(catalog: Catalog) -> None:

@@ -69,6 +69,8 @@ def test_a_dependency_at_any_depth_through_link_and_run(chain: Catalog) -> None:
     assert _names(chain, "^tool") == []  # build-only: installing app does not need it
     assert _names(chain, "^base@2") == []
     assert _names(chain, "^lib ^base") == ["app"]
+    assert _names(chain, "app ^lib ^base") == ["app"]  # (a name and dependencies: each one holds)
+    assert _names(chain, "lib2 ^lib ^base") == []
     assert _names(chain, "base ^base") == []  # a spec is not its own dependency
 
 
@@ -248,6 +250,7 @@ def test_queries_without_a_name_match_what_each_spec_says(demo_run, text: str, s
         "^nosuch",
         "py-numpy ^python",
         "hdf5@1.14 ^openmpi",
+        "hdf5 ^openmpi ^zlib-ng",
     ],
 )
 @pytest.mark.parametrize("scope", ["tag", "stack", "catalog"])
