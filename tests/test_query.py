@@ -430,3 +430,8 @@ def test_a_nameless_dependency_is_written_back_as_a_query_that_reads_the_same(te
     assert format_query(again) == written
     (dependency,), (before,) = again.dependencies, parse(text).dependencies
     assert set(dependency.variants) == set(before.variants) and dependency.os == before.os
+
+
+def test_a_nameless_dependency_s_normal_form_starts_with_what_is_not_key_value() -> None:
+    assert format_query(parse('x ^build_type="R" +mpi')) == "x ^+mpi build_type=R"
+    assert format_query(parse('x ^build_type="R"')) == 'x ^build_type="R"'  # (none such: quoted)
