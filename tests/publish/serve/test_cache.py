@@ -23,3 +23,30 @@ def test_a_gzip_file_is_not_gzipped_again() -> None:
     body = gzip.compress(os.urandom(GZIP_MIN * 2))
     assert cached(body, GZIP, 200, '"z"').gzipped is None
     assert cached(b"x" * GZIP_MIN, JSON, 200, '"j"').gzipped is not None
+
+
+def test_an_answer_stored_again_is_counted_once() -> None:
+    answer = cached(b"x" * 100, JSON, 200, '"x"')
+    cache = ResponseCache(max_bytes=4 * answer.weight)
+    for _ in range(10):  # (a sync committed while it was built: stored again under its key)
+        cache.put("s", ("x",), answer)
+    assert (len(cache), cache.size) == (1, answer.weight)
+
+
+def test_a_new_catalog_state_lets_every_answer_of_the_last_go() -> None:
+    answer = cached(b"x" * 100, JSON, 200, '"x"')
+    cache = ResponseCache(max_bytes=4 * answer.weight)
+    cache.put("old", ("a",), answer)
+    cache.put("new", ("b",), answer)
+    assert (cache.get(("a",)), len(cache), cache.size) == (None, 1, answer.weight)
+
+
+def test_an_answer_over_a_quarter_of_the_bound_even_gzipped_is_not_kept() -> None:
+    body = gzip.compress(os.urandom(2_000))  # (a gzip file: kept as it is)
+    answer = cached(body, GZIP, 200, '"z"')
+    cache = ResponseCache(max_bytes=4 * answer.weight - 4)
+    cache.put("s", ("z",), answer)
+    assert (len(cache), cache.size) == (0, 0)
+    cache = ResponseCache(max_bytes=4 * answer.weight)
+    cache.put("s", ("z",), answer)
+    assert len(cache) == 1

@@ -152,10 +152,11 @@ def test_a_catalog_replaced_by_a_copy_that_went_its_own_way_is_not_answered_from
         assert served.state_token()[0] == copied.state_token()[0]
     app = create_app(path)
     packages = lambda: [p["name"] for p in get(app, "/api/tags/develop/packages").json()["packages"]]  # noqa: E731
-    assert packages() == ["zstd"]
+    assert packages() == _found(app, "os=ubuntu24.04") == ["zstd"]
     _quiet_warmers()
     os.replace(copy, path)
     assert packages() == ["cmake"] and _found(app, "cmake") == ["cmake"]
+    assert _found(app, "os=ubuntu24.04") == ["cmake"]  # (a search's facet indexes too)
 
 
 def test_a_deleted_catalog_is_an_error_answer_in_a_thread_that_never_read_it(tmp_path: Path) -> None:

@@ -392,3 +392,19 @@ def test_every_answer_s_policy_runs_nothing_a_mirror_brings_and_is_framed_by_no_
         "frame-ancestors": "'self'",
     }
     assert (answer.headers["x-content-type-options"], answer.headers["referrer-policy"]) == ("nosniff", "same-origin")
+
+
+def test_an_asset_is_kept_by_browsers_for_a_year(app: Any) -> None:
+    """Its version is in its name: the pages name another file when it changes."""
+    from cachedex.publish.render import ASSETS
+
+    for name in ASSETS.values():
+        answer = get(app, f"/{name}")
+        assert answer.status_code == 200, name
+        assert answer.headers["cache-control"] == "public, max-age=31536000, immutable", name
+
+
+def test_a_tag_never_verified_and_a_tag_that_is_not_there_are_told_apart(app: Any) -> None:
+    assert "was never verified; run 'cachedex verify t'" in get(app, "/api/tags/t/verify").json()["error"]["message"]
+    missing = get(app, "/api/tags/nope/verify")
+    assert missing.status_code == 404 and "verify" not in missing.json()["error"]["message"]

@@ -133,7 +133,7 @@ def test_an_error_answer_is_never_not_modified(small_catalog: Catalog) -> None:
     """If-None-Match holds for a page there: a 404 with its own ETag is sent as it is."""
     app = create_app(small_catalog.path)
     missing = get(app, "/api/tags/nope/packages")
-    assert missing.status_code == 404
-    for validator in ("*", missing.headers.get("etag", '"x"')):
+    assert missing.status_code == 404 and missing.headers["etag"]  # (of the catalog state it was built from)
+    for validator in ("*", missing.headers["etag"]):
         again = get(app, "/api/tags/nope/packages", **{"if-none-match": validator})
         assert (again.status_code, again.json()) == (404, missing.json())
