@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import datetime
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from operator import attrgetter
 
 import msgspec
 
 from .catalog import Catalog
+from .catalog.order import in_result_order
 from .errors import BadQuery
 from .values import stack_order
-from .versions import version_key
 
 __all__ = [
     "DiffSpec",
@@ -79,11 +79,13 @@ def parse_since(text: str) -> float:
 
 
 Listing = Mapping[str, tuple[str, str]]  # hash -> (name, version)
+_ORDER_FIELDS = attrgetter("name", "version", "hash")
 
 
 def _stack_diff(stack: str, old: Listing, new: Listing) -> StackDiff | None:
-    added = _in_order(DiffSpec(h, *new[h]) for h in new.keys() - old.keys())
-    removed = _in_order(DiffSpec(h, *old[h]) for h in old.keys() - new.keys())
+    # (by name, newest version first in Spack's order, then hash: as searches list them)
+    added = in_result_order((DiffSpec(h, *new[h]) for h in new.keys() - old.keys()), _ORDER_FIELDS)
+    removed = in_result_order((DiffSpec(h, *old[h]) for h in old.keys() - new.keys()), _ORDER_FIELDS)
     if not added and not removed:
         return None
     old_names = {name for name, _ in old.values()}
@@ -99,15 +101,6 @@ def _stack_diff(stack: str, old: Listing, new: Listing) -> StackDiff | None:
         added=tuple(added),
         removed=tuple(removed),
     )
-
-
-def _in_order(specs: Iterable[DiffSpec]) -> list[DiffSpec]:
-    """By name, newest version first (Spack's order: 1.10 before 1.9), then hash, as
-    searches list them. (Sorts are stable: the last key sorted by is the first.)"""
-    found = sorted(specs, key=attrgetter("hash"))
-    found.sort(key=lambda spec: version_key(spec.version), reverse=True)
-    found.sort(key=attrgetter("name"))
-    return found
 
 
 def _compare(old_label: str, new_label: str, old: Mapping[str, Listing], new: Mapping[str, Listing]) -> TagDiff:
