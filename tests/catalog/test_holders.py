@@ -57,3 +57,51 @@ def test_search_rows_name_their_stacks_and_tags_and_follow_a_new_state(tmp_path)
     catalog.warm_search()
     assert rows("t1") == {"alpha": (("t1",), ("root",)), "beta": (("t1",), ("root", "e4s"))}
     catalog.close()
+
+
+def test_a_stack_that_holds_a_spec_without_its_binary_is_named_read_once_or_warmed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Within a tag a stack names what it holds, listed or not (as the server's index
+    does); a one-off search of the CLI left the unlisted holder out."""
+    a = record("a" * 32, "alpha")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        _write(catalog, "t", {"root": {a.hash: True}, "e4s": {a.hash: False}}, [a])
+        for warmed in (False, True):
+            if warmed:
+                catalog.warm_search()
+            ((stacks),) = [s.stacks for s in catalog.search(parse("alpha"), tag="t").specs]
+            assert stacks == ("root", "e4s")
+
+
+def test_a_root_without_an_index_of_its_own_is_not_named_a_holder(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A views-only root lists what its stacks list: the stacks hold the specs."""
+    a = record("a" * 32, "alpha")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([a], {})
+            writer.replace_mirror(
+                "root", "/m", layout=3, db_version=8, checksum=None, etag=None, last_modified=None,
+                fetched_at=0.0, members={a.hash: True}, own_index=False,
+            )  # fmt: skip
+            replace_mirror(writer, "e4s", {a.hash: True})
+        for warmed in (False, True):
+            if warmed:
+                catalog.warm_search()
+            assert [s.stacks for s in catalog.search(parse("alpha"), tag="t").specs] == [("e4s",)]
+
+
+def test_a_dropped_stack_is_no_scope_nor_holder_any_more(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from cachedex.errors import UnknownStack
+
+    a = record("a" * 32, "alpha")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        _write(catalog, "t", {"root": {a.hash: True}, "gone": {a.hash: True}}, [a])
+        assert catalog.stack_names("t") == ["root", "gone"]
+        with catalog.writing_tag("t") as writer:
+            replace_mirror(writer, "root", {a.hash: True}, checksum="2")
+            writer.drop_other_stacks()
+        assert catalog.stack_names("t") == ["root"]
+        with pytest.raises(UnknownStack):
+            catalog.search(parse("alpha"), tag="t", stack="gone")
+        assert [s.stacks for s in catalog.search(parse("alpha"), tag="t").specs] == [("root",)]
