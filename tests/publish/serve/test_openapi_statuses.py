@@ -234,3 +234,39 @@ def test_an_empty_page_parameter_is_its_default_as_declared(demo_run: Demo, docu
         _answers(app, [("GET", f"/api/search?q=zlib{extra}", {}, b"") for extra in ("&limit=&offset=", "")])
     )
     assert empty.status_code == 200 and empty.json() == default.json()
+
+
+def test_path_parameters_are_required_and_a_page_s_bounds_and_default_are_the_server_s(
+    demo_run: Demo, document: dict[str, Any]
+) -> None:
+    """Each path parameter is required (OpenAPI's rule: validators refuse the document
+    otherwise); ``limit`` and ``offset`` answer 200 at their declared bounds and 400 past
+    them, and a search without ``limit`` lists the declared default."""
+    for template, operations in document["paths"].items():
+        for operation in operations.values():
+            for parameter in operation.get("parameters", []):
+                assert parameter["required"] == (parameter["in"] == "path"), (template, parameter["name"])
+    declared = {p["name"]: p["schema"] for p in document["paths"]["/api/search"]["get"]["parameters"]}
+    asked = []
+    for name in ("limit", "offset"):
+        low, high = declared[name]["minimum"], declared[name]["maximum"]
+        asked += [(name, low, 200), (name, high, 200), (name, low - 1, 400), (name, high + 1, 400)]
+    answers = asyncio.run(
+        _answers(
+            serve_app(demo_run.catalog),
+            [("GET", "/api/search?q=", {}, b"")] + [("GET", f"/api/search?q=&{n}={v}", {}, b"") for n, v, _ in asked],
+        )
+    )
+    assert [a.status_code for a in answers[1:]] == [status for _, _, status in asked], asked
+    plain = answers[0].json()
+    assert plain["total"] > declared["limit"]["default"] == len(plain["specs"])
+
+
+def test_a_server_that_reads_no_lockfile_does_not_declare_reuse(demo_run: Demo) -> None:
+    from cachedex.publish.serve import create_app
+
+    app = create_app(demo_run.catalog)
+    (answer,) = asyncio.run(_answers(app, [("GET", "/api/openapi.json", {}, b"")]))
+    assert "/api/reuse" not in answer.json()["paths"]
+    (refused,) = asyncio.run(_answers(app, [("POST", "/api/reuse", {}, b"{}")]))
+    assert refused.status_code in (404, 405)
