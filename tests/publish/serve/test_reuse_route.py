@@ -106,6 +106,12 @@ def test_what_the_route_refuses(demo_run: Demo, monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(reuse_route, "BODY_BYTES", 1000)
     assert "larger than 1,000 bytes" in refused("/api/reuse", body, 413)
 
+    async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: counted as it comes
+        yield b" " * 800
+        yield b" " * 700
+
+    assert "larger than 1,000 bytes" in refused("/api/reuse", chunked(), 413)
+
     async def slow() -> AsyncIterator[bytes]:
         yield b"{"
         await asyncio.sleep(5)
@@ -150,10 +156,41 @@ def test_bodies_held_at_once_are_bounded(demo_run: Demo, monkeypatch: pytest.Mon
             await asyncio.sleep(0.3)  # its first 2,500 bytes held
             second = await client.post("/api/reuse", content=b" " * 1000)
             answered = await first
-            third = await client.post("/api/reuse", content=b"{}")
+            # 1,000 bytes fit only if the first request's 2,502 were given back
+            third = await client.post("/api/reuse", content=b" " * 998 + b"{}")
             return answered, second, third
 
     answered, second, third = asyncio.run(go())
     assert second.status_code == 503 and second.headers["retry-after"] == "5"
     assert answered.status_code == 400 and third.status_code == 400  # (not lockfiles: read, and refused as such)
     assert _post(app, "/api/reuse", body).status_code == 503
+
+
+def test_empty_tag_and_stack_parameters_are_their_defaults(demo_run: Demo) -> None:
+    """A form's empty field (``tag=``, ``stack=``) or a trailing comma asks for no tag
+    more: every tag, the root."""
+    app = serve_app(demo_run.catalog)
+    body = _environment()
+
+    def report(path: str) -> Any:
+        answer = _post(app, path, body)
+        assert answer.status_code == 200, (path, answer.text)
+        return answer.json()
+
+    assert report("/api/reuse?tag=") == report("/api/reuse")
+    assert report("/api/reuse?tag=develop,") == report("/api/reuse?tag=develop") != report("/api/reuse")
+    assert report("/api/reuse?tag=develop&stack=") == report("/api/reuse?tag=develop&stack=root")
+
+
+def test_a_body_its_reader_cannot_take_is_the_client_s_error(demo_run: Demo) -> None:
+    """Whatever the reader refuses (a format, or a source it names) answers 400, not the
+    502 of a mirror's failure, which a proxy may retry."""
+    from cachedex.errors import IndexFormatError, SourceError
+
+    for error in (SourceError("the request's body", "refused"), IndexFormatError("the request's body", "bad")):
+
+        def read(data: bytes, name: str, error: Exception = error) -> Any:
+            raise error
+
+        answer = _post(create_app(demo_run.catalog, read_environment=read), "/api/reuse", b"{}")
+        assert answer.status_code == 400, answer.text
