@@ -183,6 +183,8 @@ def test_search_paginates_with_a_total(app: Any, demo_run: Demo) -> None:
         ("/api/specs/a", 404, "hash prefix 'a' is ambiguous"),
         ("/api/diff?from=develop", 400, "needs from and to"),
         ("/api/diff?tag=develop&since=soon", 400, "since must be a date"),
+        ("/api/diff?tag=develop", 400, "a diff over time needs tag and since"),
+        ("/api/diff?since=2026-11-01", 400, "a diff over time needs tag and since"),
         # both kinds of diff asked: one was dropped without a word
         ("/api/diff?from=develop&to=v1.0.2&tag=develop&since=2026-11-01", 400, "not both"),
         ("/api/diff?from=develop&to=v1.0.2&since=2026-11-01", 400, "two tags (from and to) or of one over time"),

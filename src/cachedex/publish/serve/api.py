@@ -70,6 +70,8 @@ Builder = Callable[[Catalog, Request], tuple[bytes, str]]
 
 #: The most search results one request may ask for.
 MAX_LIMIT = 1000
+#: The search results a request without ``limit`` gets.
+DEFAULT_LIMIT = 50
 #: The largest offset a search takes (past every catalog's matches; a bound for the number).
 MAX_OFFSET = 10**9
 
@@ -154,7 +156,7 @@ def _api_spec(catalog: Catalog, request: Request) -> tuple[bytes, str]:
 
 
 def _api_search(catalog: Catalog, request: Request) -> tuple[bytes, str]:
-    limit = int_parameter(request, "limit", 50, 1, MAX_LIMIT)
+    limit = int_parameter(request, "limit", DEFAULT_LIMIT, 1, MAX_LIMIT)
     offset = int_parameter(request, "offset", 0, 0, MAX_OFFSET)
     query = parse_remembered(request.query_params.get("q", ""))
     tag = request.query_params.get("tag") or None

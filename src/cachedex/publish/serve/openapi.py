@@ -18,7 +18,7 @@ from ...diff import TagDiff
 from ...reuse import ReuseReport
 from ..coverage import CoveragePage
 from ..pages import PackagePage, SpecPage, TagRow
-from .api import FACET_PARAMETERS, MAX_LIMIT, MAX_OFFSET, PackageList
+from .api import DEFAULT_LIMIT, FACET_PARAMETERS, MAX_LIMIT, MAX_OFFSET, VERIFY_PROBLEMS, PackageList
 from .refusals import ErrorBody
 from .reuse_route import BODY_BYTES, BODY_SECONDS
 
@@ -232,7 +232,10 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
                     _param("tag", description="only specs of this tag"),
                     _param("stack", description="only specs of this stack of the tag (needs tag)"),
                     # (empty is the default: a form's empty field is sent as "limit=")
-                    _param("limit", schema={"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": 50})
+                    _param(
+                        "limit",
+                        schema={"type": "integer", "minimum": 1, "maximum": MAX_LIMIT, "default": DEFAULT_LIMIT},
+                    )
                     | {"allowEmptyValue": True},
                     _param("offset", schema={"type": "integer", "minimum": 0, "maximum": MAX_OFFSET, "default": 0})
                     | {"allowEmptyValue": True},
@@ -241,7 +244,7 @@ def openapi_document(*, reuse: bool = True) -> dict[str, Any]:
             "/api/tags/{tag}/verify": _operation(
                 "verify",
                 "The latest verification of each mirror of a tag (cachedex verify): checks, counts, problems "
-                "(the first 1,000 of each mirror; problem_count counts them all)",
+                f"(the first {VERIFY_PROBLEMS:,} of each mirror; problem_count counts them all)",
                 _ref(TagVerification),
                 "Any parameter",
                 f"{_NO_TAG}, or the tag was never verified (cachedex verify)",
