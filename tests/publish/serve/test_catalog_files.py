@@ -172,3 +172,22 @@ def test_a_deleted_catalog_is_an_error_answer_in_a_thread_that_never_read_it(tmp
         file.unlink()
     answer = get(app, "/api/tags/t/packages")  # built in a new worker thread
     assert answer.status_code == 500 and "no catalog here yet" in answer.text
+
+
+def test_a_warm_up_that_ends_after_a_newer_state_came_does_not_call_that_state_ready(tmp_path: Path) -> None:
+    """Searches judged cheap are answered on the event loop only once the indexes of the
+    state they read are built: an older state's warm-up says nothing of a newer one's."""
+    from cachedex.publish.serve.catalogs import Catalogs
+
+    path = tmp_path / "c.sqlite"
+    with Catalog(path) as catalog:
+        write_tag(catalog, "t", [record("a" * 32)])
+    catalogs = Catalogs(path)
+    catalog, file = catalogs.get()
+    old = (file, catalog.state_token()[0])
+    catalogs.warm(old, wait=True)
+    assert catalogs.ready
+    newer = ((0, 0), "a newer state")  # (of another file: its warm-up thread stops at once)
+    catalogs.warm(newer)
+    catalogs._warm(old)  # the old state's, ending now
+    assert not catalogs.ready

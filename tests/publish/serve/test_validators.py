@@ -54,6 +54,33 @@ def test_an_answer_built_after_a_sync_committed_is_tagged_with_that_state(
     assert (again.headers["etag"], again.content) == (first.headers["etag"], first.content)
 
 
+def test_an_answer_built_after_a_sync_committed_is_not_dated_by_the_state_before(
+    small_catalog: Catalog, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It shows the new state: its Last-Modified is the new state's (withheld in its
+    first second), never the old one's, which a client asking by date would keep."""
+    from cachedex.publish.serve.catalogs import Catalogs
+
+    warm = Catalogs.warm
+    calls: list[object] = []
+
+    def sync_on_the_third_request(self: Catalogs, state: object) -> None:
+        warm(self, state)
+        calls.append(state)
+        if len(calls) == 3:
+            write_tag(small_catalog, "u", [record("u" * 32, "zstd", version="1.5.6")], members={"u" * 32: True})
+
+    monkeypatch.setattr(Catalogs, "warm", sync_on_the_third_request)
+    app = create_app(small_catalog.path)
+    old = get(app, "/api/tags/t/packages")
+    time.sleep(1.1)  # the old state's date may be sent now
+    old_date = get(app, "/api/tags/t/packages?stack=root").headers["last-modified"]
+    assert len(calls) == 2
+    overlapped = get(app, "/api/tags")
+    assert "u" in [tag["name"] for tag in overlapped.json()] and old.status_code == 200
+    assert overlapped.headers.get("last-modified") != old_date
+
+
 def test_a_burst_of_syncs_does_not_put_the_date_ahead_of_the_clock() -> None:
     """Each state seen took the second after the last state's date: forty syncs in five
     seconds withheld Last-Modified for the next forty. A state's date follows the
