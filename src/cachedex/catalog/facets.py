@@ -309,6 +309,12 @@ class StateCache:
             state[1][key] = value
         return value
 
+    def forget(self, path: str) -> None:
+        """Forget what was made from the catalog at ``path`` (a file replaced by a copy
+        that went its own way may have the old file's token)."""
+        with self._lock:
+            self._states.pop(path, None)
+
 
 #: The process's cache of derived values.
 STATE_CACHE = StateCache()

@@ -14,7 +14,6 @@ import logging
 import os
 import sqlite3
 import threading
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 
@@ -41,6 +40,10 @@ def forget_when_replaced(forget: Callable[[str], None]) -> Callable[[str], None]
     """Have ``forget(path)`` called when the catalog file at ``path`` is found replaced."""
     _FORGETTERS.append(forget)
     return forget
+
+
+# The search's facet indexes, cached by path and state token.
+forget_when_replaced(STATE_CACHE.forget)
 
 
 def _file_id(path: Path) -> FileId | None:
@@ -85,10 +88,6 @@ class Catalogs:
             if self._file == opened:
                 return
             self._file = opened
-        # The search's facet indexes are cached by path and state token, and a copy of
-        # this catalog that went its own way may have the token of the old one: move that
-        # cache to a state no file has, so that nothing derived from the old file is used.
-        STATE_CACHE.get(str(self.path), f"replaced-{uuid.uuid4()}", ("replaced",), lambda: None)
         for forget in _FORGETTERS:
             forget(str(self.path))
         _log.warning("%s was replaced; reading the new file", self.path)
