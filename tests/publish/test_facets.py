@@ -129,3 +129,15 @@ def test_a_variant_filter_typed_by_hand_reads_its_plus() -> None:
     given = {"variant": " cuda", "os": "", "target": "zen3"}
     assert active_filters(given, PACKAGE_FILTER_KEYS) == {"target": "zen3", "variant": "+cuda"}
     assert active_filters({"variant": "~cuda"}, PACKAGE_FILTER_KEYS) == {"variant": "~cuda"}
+
+
+def test_a_spec_with_no_stacks_text_is_in_no_stack() -> None:
+    """Empty stacks text (as the catalog's joined text of no stack) is no stack, as an
+    empty tuple is: the tag page's stack filter offers no blank stack."""
+    spec = ListedSpec("aaa", "1.0", "gcc@13", "linux", "rhel8", "x86_64", None, ("root",))
+    bare = msgspec.structs.replace(spec, hash="bbb", stacks="")
+    columns = tag_specs([("zlib", [spec, bare])], lambda name: True).columns
+    assert columns.values["stack"] == ("root",)
+    assert [columns.stack_sets[n] for n in columns.stacks] == [(0,), ()]
+    as_tuple = msgspec.structs.replace(bare, stacks=())
+    assert tag_specs([("zlib", [spec, as_tuple])], lambda name: True).columns == columns
