@@ -275,3 +275,20 @@ def test_a_package_s_changes_newest_first_added_first_and_a_sync_s_root_first(tm
         ]
         assert [c.sync_id for c in catalog.package_changes("t", syncs=1)["zlib"]] == [newest.id]
         assert [(c.stack, c.hash[0]) for c in catalog.sync_changes(newest.id)] == [("root", "e"), ("a-stack", "e")]
+
+
+def test_listing_counts_count_listed_specs_alone_read_by_name_or_whole(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A mirror that holds a spec without its binary does not list it: the change
+    page's counts around a sync are of listed specs, read either way."""
+    from tests.helpers import record, replace_mirror
+
+    a, b, c = record("a" * 32), record("b" * 32, version="1.2"), record("c" * 32, "cmake")
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs([a, b, c], {})
+            replace_mirror(writer, "root", {a.hash: True, b.hash: False, c.hash: True})
+            replace_mirror(writer, "e4s", {a.hash: False, c.hash: True})
+        expected = [("e4s", "cmake", "1.3.1", 1), ("root", "cmake", "1.3.1", 1), ("root", "zlib", "1.3.1", 1)]
+        assert sorted(catalog.listing_counts("t")) == expected
+        assert sorted(catalog.listing_counts("t", names=["zlib", "cmake"])) == expected
+        assert catalog.listing_counts("t", names=["zlib"], stacks=["e4s"]) == []
