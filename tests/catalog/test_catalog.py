@@ -324,3 +324,13 @@ def test_a_catalog_opened_not_to_be_created_must_exist(tmp_path: Path) -> None:
     Catalog(tmp_path / "c.sqlite").close()
     with Catalog(tmp_path / "c.sqlite", create=False) as catalog:
         assert catalog.tag_names() == [] and not catalog.readonly
+
+
+def test_hashes_starting_with_a_prefix_include_those_whose_next_letter_is_z(tmp_path: Path) -> None:
+    """Spack's hashes are base32 (a-z, 2-7): a prefix's range ends past 'z'."""
+    hashes = ["a" * 32, "az" + "a" * 30, "azz" + "7" * 29, "b" * 32]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [_record(h) for h in hashes])
+        assert catalog.hashes_starting("a", limit=10) == hashes[:3]
+        assert catalog.hashes_starting("az", limit=10) == hashes[1:3]
+        assert catalog.hashes_starting("a", limit=2) == hashes[:2]
