@@ -97,3 +97,15 @@ def test_hostile_names_in_badges(tmp_path: Path) -> None:
     assert (tmp_path / "site/tags/t<i>x/packages/we\"ird'<b>name/badge.svg").is_file()
     answer = get(create_app(tmp_path / "evil.sqlite"), "/tags/t%3Ci%3Ex/packages/we%22ird%27%3Cb%3Ename/badge.svg")
     assert answer.status_code == 200 and _texts(answer.content)[1] == [BADGE_LABEL, "1 spec"]
+
+
+@pytest.mark.parametrize("value", ["1 spec", "12 specs", "no specs", "iiiiiiii"])
+def test_each_text_s_box_is_at_least_as_wide_as_its_text(value: str) -> None:
+    """Widths are fractions of a pixel: rounded down, a box would squeeze its text by up
+    to a pixel (the label's 78.73 px in a 78 px textLength)."""
+    root = ET.fromstring(badge_svg(value))
+    texts = list(root.iter(f"{SVG}text"))[1::2]
+    assert [t.text for t in texts] == [BADGE_LABEL, value]
+    assert all(text_width(value) % 1 for value in (BADGE_LABEL, value))  # (so rounding matters)
+    for text in texts:
+        assert float(text.get("textLength", 0)) >= text_width(text.text or "")

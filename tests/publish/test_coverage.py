@@ -34,6 +34,7 @@ from tests.publish.serve import get
         ("linux", "neoverse_v1", "aarch64"),
         ("linux", "aarch64", "aarch64"),
         ("linux", "power9le", "ppc64le"),
+        ("linux", "power11le", "ppc64le"),  # (unknown to archspec: little-endian POWER by its name)
         ("darwin", "m1", "darwin"),
         ("darwin", "x86_64", "darwin"),
         ("linux", "riscv64", "riscv64"),
@@ -262,3 +263,36 @@ def test_an_empty_cell_of_the_families_table_says_zero(tmp_path: Path) -> None:
     row = families.split('<th scope="row">')[1].split("</tr>")[0]  # cmake's: aarch64 only
     assert row.count('<td class="num muted">0</td>') == len(page.families) - 1, row
     assert '<td class="num"></td>' not in families
+
+
+def test_the_families_table_puts_the_commonest_family_first(tmp_path: Path) -> None:
+    """Its columns go by how many specs each family has, most first (ties by name): the
+    families a tag is mostly built for come first, not in the alphabet's order."""
+    targets = ["aarch64", "x86_64_v3", "x86_64_v3", "zen4", "power9le", "power9le"]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [record(f"{n:032x}", "zlib", target=t) for n, t in enumerate(targets)])
+        page = coverage_page(catalog, "t")
+        html = render(page)
+    assert page.families == ("x86_64", "ppc64le", "aarch64")
+    families = html.split('id="packages"')[1].split("</tr>")[0]
+    assert [families.index(f">{name}<") for name in page.families] == sorted(
+        families.index(f">{name}<") for name in page.families
+    )
+    row = html.split('id="packages"')[1].split(">zlib</a></th>")[1].split("</tr>")[0]
+    assert re.findall(r'<td class="num">(\d+)</td>', row) == ["3", "2", "1", "6"]
+
+
+def test_the_bottle_table_s_columns_are_sorted_whatever_order_the_specs_come_in(tmp_path: Path) -> None:
+    """A package page's version x arch table had its archs in the order of its specs: two
+    pages (or one page after a sync) would put the same columns in other orders."""
+    archs = [("ubuntu24.04", "x86_64_v3"), ("rhel8", "x86_64_v3"), ("ubuntu24.04", "aarch64")]
+    specs = [record(f"{n:032x}", "zlib", os=os, target=target) for n, (os, target) in enumerate(archs)]
+    expected = ("linux-rhel8-x86_64_v3", "linux-ubuntu24.04-aarch64", "linux-ubuntu24.04-x86_64_v3")
+    for order in (specs, specs[::-1], specs[1:] + specs[:1]):
+        table = bottle_table(order)
+        assert table.archs == expected and table.counts == ((1, 1, 1),)
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", specs)
+        html = render(package_page(catalog, "t", "zlib"))
+    head = html.split('id="coverage"')[1].split("</tr>")[0]
+    assert [head.index(arch) for arch in expected] == sorted(head.index(arch) for arch in expected)

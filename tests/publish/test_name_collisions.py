@@ -223,3 +223,43 @@ def test_a_comparison_with_a_tag_that_cannot_be_a_folder_is_not_written(tmp_path
     assert report.complete and f"tag {DECOMPOSED!r}: {DECOMPOSED!r} is not ASCII" in report.skipped[0]
     written = {str(path.relative_to(tmp_path / "site")) for path in (tmp_path / "site/tags").rglob("*")}
     assert written and not any(DECOMPOSED in path or "compare" in path for path in written)
+
+
+def test_a_trailing_space_is_one_folder_with_the_name_without_it() -> None:
+    """Windows and its shares drop a name's trailing spaces as they drop its dots: a
+    hostile mirror's ``zlib `` would be written over ``zlib``."""
+    assert folder_key("zlib ") == folder_key("zlib. ") == folder_key("Zlib .") == "zlib"
+    assert folder_clashes(["zlib", "zlib ", "zstd"]) == {
+        "zlib ": "one folder with 'zlib' where case is ignored; 'zlib' keeps it"
+    }
+
+
+def test_a_name_beyond_ascii_does_not_take_the_page_of_the_name_it_lowercases_to(tmp_path: Path) -> None:
+    """The Kelvin sign lowercases to ASCII ``k``: a hostile ``\\u212aokkos`` (which has no
+    page) was counted as one folder with the real ``Kokkos``, and neither being written
+    as their key ``kokkos``, the real one lost its page too."""
+    kelvin = "\u212aokkos"
+    assert folder_key(kelvin) == folder_key("Kokkos") == "kokkos" and not has_page(kelvin)
+    with _catalog(tmp_path / "c.sqlite", ["Kokkos", kelvin]) as catalog:
+        report = write_site(catalog, tmp_path / "site")
+    assert not [line for line in report.skipped if "where case is ignored" in line], report.skipped
+    packages = tmp_path / "site" / "tags" / "t" / "packages"
+    assert sorted(p.name for p in packages.iterdir()) == ["Kokkos"]
+    specs = json.loads((tmp_path / "site" / "tags" / "t" / "columns.json").read_text())["specs"]
+    assert [specs["names"][n] for n in specs["unlinked"]] == [kelvin]
+
+
+def test_a_spec_page_does_not_link_a_package_page_its_name_cannot_have(tmp_path: Path) -> None:
+    """A spec of ``café`` (not ASCII: no package page) linked ``packages/caf%C3%A9/``
+    from its crumbs, a page never written; it names the package as text."""
+    with _catalog(tmp_path / "c.sqlite", ["zlib", COMPOSED]) as catalog:
+        write_site(catalog, tmp_path / "site")
+    site = tmp_path / "site"
+    pages = {
+        name: (site / "specs" / "aa" / f"{n:032d}.html".replace("0", "a")).read_text()
+        for n, name in enumerate(["zlib", COMPOSED], 1)
+    }
+    assert 'href="../../tags/t/packages/zlib/index.html"' in pages["zlib"]
+    crumbs = pages[COMPOSED].split('<p class="crumbs">')[1].split("</p>")[0]
+    assert f"/ {COMPOSED} /" in crumbs and "packages/" not in crumbs
+    assert "packages/" not in pages[COMPOSED].replace('href="../../tags/t/packages/zlib', "")
