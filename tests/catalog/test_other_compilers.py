@@ -176,3 +176,33 @@ def test_a_binary_three_compilers_built_is_found_by_each(tmp_path: Path) -> None
         assert catalog.search(parse("%llvm@20"), tag="t").specs == ()
         (found,) = catalog.search(parse("mixed"), tag="t").specs
         assert found.other_compilers == ("gcc@13.3.0", "llvm@19.1.0")
+
+
+def test_a_spec_s_other_compilers_are_its_compilers_alone_not_its_other_dependencies(tmp_path: Path) -> None:
+    """Only edges that compile a language name a compiler: a library it links (a
+    virtual's provider or not) is no compiler of it."""
+    darwin = {"platform": "darwin", "os": "sequoia", "target": "m1"}
+    specs = [
+        record(GCC, "gcc", version="13.3.0", compiler="none", external=True, in_buildcache=False, **darwin),
+        record(CLANG, "apple-clang", version="16.0.0", compiler="none", external=True, in_buildcache=False, **darwin),
+        record("z" * 32, "zlib", compiler="apple-clang@16.0.0", **darwin),
+        record("o" * 32, "openblas", version="0.3.28", compiler="apple-clang@16.0.0", **darwin),
+        record(
+            "a" * 32,
+            "app",
+            compiler="apple-clang@16.0.0",
+            dependencies=(
+                _compiler(CLANG, "apple-clang", "c"),
+                _compiler(GCC, "gcc", "fortran"),
+                Dependency("z" * 32, "zlib", LINK, ""),
+                Dependency("o" * 32, "openblas", LINK, "blas,lapack"),
+            ),
+            **darwin,
+        ),
+    ]
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("t") as writer:
+            writer.add_specs(specs, {})
+            replace_mirror(writer, "root", {s.hash: s.in_buildcache for s in specs})
+        (app,) = catalog.search(parse("app"), tag="t").specs
+        assert app.other_compilers == ("gcc@13.3.0",)
