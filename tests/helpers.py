@@ -196,20 +196,29 @@ def write_tag(
 
 
 def replace_mirror(
-    writer: TagWriter, stack: str, members: Mapping[str, bool], *, url: str = "/m", checksum: str = "x"
+    writer: TagWriter,
+    stack: str,
+    members: Mapping[str, bool],
+    *,
+    url: str = "/m",
+    checksum: str | None = "x",
+    layout: int = 3,
+    **state: Any,
 ) -> None:
     """Write ``stack``'s mirror of the writer's tag holding ``members`` ({hash: listed}),
-    a v3 mirror at ``url``, as a sync would."""
+    a mirror of ``layout`` at ``url``, as a sync would; ``state``: the rest of
+    ``TagWriter.replace_mirror``'s (``signed``, ``own_index``, ``view``)."""
     writer.replace_mirror(
         stack,
         url,
-        layout=3,
+        layout=layout,
         db_version=8,
         checksum=checksum,
         etag=None,
         last_modified=None,
         fetched_at=0.0,
         members=members,
+        **state,
     )
 
 

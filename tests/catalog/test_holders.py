@@ -78,10 +78,7 @@ def test_a_root_without_an_index_of_its_own_is_not_named_a_holder(tmp_path) -> N
     with Catalog(tmp_path / "c.sqlite") as catalog:
         with catalog.writing_tag("t") as writer:
             writer.add_specs([a], {})
-            writer.replace_mirror(
-                "root", "/m", layout=3, db_version=8, checksum=None, etag=None, last_modified=None,
-                fetched_at=0.0, members={a.hash: True}, own_index=False,
-            )  # fmt: skip
+            replace_mirror(writer, "root", {a.hash: True}, checksum=None, own_index=False)
             replace_mirror(writer, "e4s", {a.hash: True})
         for warmed in (False, True):
             if warmed:

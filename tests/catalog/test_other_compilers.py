@@ -14,7 +14,7 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.publish.cells import search_rows
 from cachedex.query import parse
-from cachedex.values import DEPTYPE_BITS, Dependency
+from cachedex.values import DEPTYPE_BITS, Dependency, SpecRecord
 from tests.helpers import record, replace_mirror
 
 BUILD, LINK = DEPTYPE_BITS["build"], DEPTYPE_BITS["link"]
@@ -25,28 +25,42 @@ def _compiler(h: str, name: str, virtuals: str) -> Dependency:
     return Dependency(h, name, BUILD, virtuals)
 
 
+DARWIN = {"platform": "darwin", "os": "sequoia", "target": "m1"}
+
+
+def _externals(*compilers: tuple[str, str, str]) -> list[SpecRecord]:
+    """Compilers (hash, name, version) as Spack records them: externals, not listed."""
+    return [
+        record(h, name, version=version, compiler="none", external=True, in_buildcache=False, **DARWIN)
+        for h, name, version in compilers
+    ]
+
+
+#: gcc and apple-clang
+TWO_COMPILERS = ((GCC, "gcc", "13.3.0"), (CLANG, "apple-clang", "16.0.0"))
+
+
 @pytest.fixture
 def catalog(tmp_path: Path) -> Iterator[Catalog]:
     """lapack: apple-clang for C, gcc for Fortran; zlib: apple-clang alone; hdf5: gcc
     alone, linking lapack; gcc and apple-clang themselves: externals, not listed."""
-    darwin = {"platform": "darwin", "os": "sequoia", "target": "m1"}
+
     specs = [
-        record(GCC, "gcc", version="13.3.0", compiler="none", external=True, in_buildcache=False, **darwin),
-        record(CLANG, "apple-clang", version="16.0.0", compiler="none", external=True, in_buildcache=False, **darwin),
+        *_externals(*TWO_COMPILERS),
         record(
             "l" * 32,
             "netlib-lapack",
             version="3.12.0",
             compiler="apple-clang@16.0.0",
             dependencies=(_compiler(CLANG, "apple-clang", "c"), _compiler(GCC, "gcc", "fortran")),
-            **darwin,
+            **DARWIN,
         ),
         record(
             "z" * 32,
             "zlib",
             compiler="apple-clang@16.0.0",
             dependencies=(_compiler(CLANG, "apple-clang", "c,cxx"),),
-            **darwin,
+            **DARWIN,
         ),
         record(
             "h" * 32,
@@ -57,7 +71,7 @@ def catalog(tmp_path: Path) -> Iterator[Catalog]:
                 _compiler(GCC, "gcc", "c,cxx,fortran"),
                 Dependency("l" * 32, "netlib-lapack", LINK, "lapack"),
             ),
-            **darwin,
+            **DARWIN,
         ),
     ]
     with Catalog(tmp_path / "c.sqlite") as opened:
@@ -149,12 +163,9 @@ def test_a_result_names_its_other_compilers(catalog: Catalog) -> None:
 def test_a_binary_three_compilers_built_is_found_by_each(tmp_path: Path) -> None:
     """apple-clang its C, gcc its Fortran, llvm its C++: ``%llvm`` finds it too (a
     search read the first of its other compilers alone, and no test had a third)."""
-    darwin = {"platform": "darwin", "os": "sequoia", "target": "m1"}
+
     llvm = "v" * 32
-    compilers = [
-        record(h, name, version=version, compiler="none", external=True, in_buildcache=False, **darwin)
-        for h, name, version in ((GCC, "gcc", "13.3.0"), (CLANG, "apple-clang", "16.0.0"), (llvm, "llvm", "19.1.0"))
-    ]
+    compilers = _externals(*TWO_COMPILERS, (llvm, "llvm", "19.1.0"))
     mixed = record(
         "m" * 32,
         "mixed",
@@ -164,7 +175,7 @@ def test_a_binary_three_compilers_built_is_found_by_each(tmp_path: Path) -> None
             _compiler(GCC, "gcc", "fortran"),
             _compiler(llvm, "llvm", "cxx"),
         ),
-        **darwin,
+        **DARWIN,
     )
     with Catalog(tmp_path / "c.sqlite") as catalog:
         with catalog.writing_tag("t") as writer:
@@ -181,12 +192,11 @@ def test_a_binary_three_compilers_built_is_found_by_each(tmp_path: Path) -> None
 def test_a_spec_s_other_compilers_are_its_compilers_alone_not_its_other_dependencies(tmp_path: Path) -> None:
     """Only edges that compile a language name a compiler: a library it links (a
     virtual's provider or not) is no compiler of it."""
-    darwin = {"platform": "darwin", "os": "sequoia", "target": "m1"}
+
     specs = [
-        record(GCC, "gcc", version="13.3.0", compiler="none", external=True, in_buildcache=False, **darwin),
-        record(CLANG, "apple-clang", version="16.0.0", compiler="none", external=True, in_buildcache=False, **darwin),
-        record("z" * 32, "zlib", compiler="apple-clang@16.0.0", **darwin),
-        record("o" * 32, "openblas", version="0.3.28", compiler="apple-clang@16.0.0", **darwin),
+        *_externals(*TWO_COMPILERS),
+        record("z" * 32, "zlib", compiler="apple-clang@16.0.0", **DARWIN),
+        record("o" * 32, "openblas", version="0.3.28", compiler="apple-clang@16.0.0", **DARWIN),
         record(
             "a" * 32,
             "app",
@@ -197,7 +207,7 @@ def test_a_spec_s_other_compilers_are_its_compilers_alone_not_its_other_dependen
                 Dependency("z" * 32, "zlib", LINK, ""),
                 Dependency("o" * 32, "openblas", LINK, "blas,lapack"),
             ),
-            **darwin,
+            **DARWIN,
         ),
     ]
     with Catalog(tmp_path / "c.sqlite") as catalog:

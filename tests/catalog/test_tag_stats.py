@@ -57,30 +57,8 @@ def test_a_mirror_whose_signing_is_unknown_says_so(tmp_path: Path) -> None:
         with catalog.writing_tag("dev") as writer:
             writer.add_specs([record(A)], {})
             replace_mirror(writer, "root", {A: True})
-            writer.replace_mirror(
-                "signed",
-                "/s",
-                layout=3,
-                db_version=8,
-                checksum="x",
-                etag=None,
-                last_modified=None,
-                fetched_at=0.0,
-                members={A: True},
-                signed=True,
-            )
-            writer.replace_mirror(
-                "unsigned",
-                "/u",
-                layout=3,
-                db_version=8,
-                checksum="x",
-                etag=None,
-                last_modified=None,
-                fetched_at=0.0,
-                members={A: True},
-                signed=False,
-            )
+            replace_mirror(writer, "signed", {A: True}, url="/s", signed=True)
+            replace_mirror(writer, "unsigned", {A: True}, url="/u", signed=False)
         assert {m.stack: m.signed for m in catalog.mirrors("dev")} == {"root": None, "signed": True, "unsigned": False}
 
 

@@ -23,7 +23,7 @@ from cachedex.publish.graph import SpecGraph
 from cachedex.publish.pages import spec_page
 from cachedex.publish.render import download, render
 from cachedex.values import spec_manifest_path, tarball_path_v2
-from tests.helpers import make_config, record
+from tests.helpers import make_config, record, replace_mirror
 from tests.servers import Nginx
 
 ZLIB = make_node("zlib", "1.3.1")
@@ -76,17 +76,7 @@ def _download_href(tmp_path: Path, url: str, layout: int, **fields: str) -> str:
     with Catalog(tmp_path / "c.sqlite") as catalog:
         with catalog.writing_tag("t") as writer:
             writer.add_specs([record(dag_hash, "zlib", **fields)], {})
-            writer.replace_mirror(
-                "root",
-                url,
-                layout=layout,
-                db_version=8,
-                checksum="x",
-                etag=None,
-                last_modified=None,
-                fetched_at=0.0,
-                members={dag_hash: True},
-            )
+            replace_mirror(writer, "root", {dag_hash: True}, url=url, layout=layout)
         text = render(spec_page(catalog, dag_hash))
     (href,) = re.findall(r'&middot; <a href="([^"]*)" rel="nofollow">', text)
     return html.unescape(href)
