@@ -378,3 +378,37 @@ def test_a_package_a_stack_lacks_says_its_tag_lists_it(catalog: Catalog) -> None
     hints = catalog.search(parse(name), tag="t", stack="s", hints=True).hints
     assert hints == (f"no package {name!r} in t/s; it is in t ({count} spec{'s' if count > 1 else ''})",)
     assert catalog.search(parse(name), tag="t", hints=True).total == count  # (and no hint there)
+
+
+def test_what_a_stack_lists_and_its_tag_s_root_does_not_is_said_so(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A tag's searches read its root's listing; a spec only a stack lists (its copy to
+    the root not done yet) was said to be held "only as a dependency, without one"
+    (by name) or "only as a record, without a binary" (by hash), though the stack has
+    its binary: the stack is named, and the search that finds it."""
+    from tests.helpers import record, replace_mirror
+
+    a, b, c = "a" * 32, "b" * 32, "c" * 32
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        with catalog.writing_tag("dev") as writer:
+            writer.add_specs([record(a), record(b, "hdf5"), record(c, "hdf5", version="1.14")], {})
+            replace_mirror(writer, "root", {a: True})
+            replace_mirror(writer, "s1", {a: True, b: True, c: True})
+        with catalog.writing_tag("old") as writer:
+            replace_mirror(writer, "root", {b: True})
+        alone = "stack s1 of dev lists 2 specs of it that dev's root does not (a search of every tag finds it)"
+
+        def hint(text: str, tag: str, stack: str | None = None) -> str:
+            (said,) = catalog.search(parse(text), tag=tag, stack=stack, hints=True).hints
+            return said
+
+        assert hint("hdf5", "dev") == f"no package 'hdf5' in dev; it is in old (1 spec); {alone}"
+        assert hint("hdf5@2", "dev", "s1") == f"no package 'hdf5' in dev/s1; it is in old (1 spec); {alone}"
+        assert hint("/ccccccc", "dev") == (
+            "nothing in dev matches /ccccccc; hdf5@1.14 /ccccccc: "
+            "stack s1 of dev lists it, not dev's root (a search of every tag finds it)"
+        )
+        assert hint("/bbbbbbb", "dev") == (
+            "nothing in dev matches /bbbbbbb; hdf5@1.3.1 /bbbbbbb is listed in old; "
+            "stack s1 of dev lists it, not dev's root (a search of every tag finds it)"
+        )
+        assert {s.hash for s in catalog.search(parse("hdf5")).specs} == {b, c}

@@ -11,9 +11,10 @@ from collections import Counter
 
 from ..query import Query
 from ..query_text import query_parts
-from ..values import counted
+from ..values import ROOT_STACK, counted
 from ..versions import version_key
 from .facets import COMPILER_ALIASES, FACET_COLUMNS, one_per_compiler
+from .name_hints import stacks_alone
 from .other_compilers import other_compilers
 from .reads import hashes_starting, holders, spec_summary
 from .scopes import scope_mirrors
@@ -208,9 +209,10 @@ def counted_by_indexes(
 
 def hash_hint(db: sqlite3.Connection, prefix: str, tag: str | None, stack: str | None) -> str:
     """For ``/prefix`` that found nothing in ``tag`` (its ``stack``; or the catalog), what it knows of a spec
-    of that hash (``spack find`` prints seven characters): the tags that list it, or
-    that it holds it only as a record without a binary, or from an earlier sync; its page
-    (``/spec/<hash>``) shows it still. ``""`` when no spec has such a hash."""
+    of that hash (``spack find`` prints seven characters): the tags that list it and the
+    stacks that list it where their tag's root does not, or that it holds it only as a
+    record without a binary, or from an earlier sync; its page (``/spec/<hash>``) shows
+    it still. ``""`` when no spec has such a hash."""
     found = hashes_starting(db, prefix, 2)
     summary = spec_summary(db, found[0]) if len(found) == 1 else None
     if summary is None:  # (none, or a prefix too short to name one: the search says so)
@@ -218,9 +220,18 @@ def hash_hint(db: sqlite3.Connection, prefix: str, tag: str | None, stack: str |
     dag_hash = summary.hash
     spec = f"{summary.name}@{summary.version} /{dag_hash[:7]}"
     held = holders(db, dag_hash)
+    roots = {other for other, mirror, listed, _url, _layout in held if listed and mirror == ROOT_STACK}
     # (the searched tag too, when a stack of it was searched: another of its mirrors lists it)
-    tags = sorted({other for other, _stack, listed, _url, _layout in held if listed and (other != tag or stack)})
-    if tags:
-        return f"; {spec} is listed in {', '.join(tags)}"
+    tags = sorted(other for other in roots if other != tag or stack)
+    alone = [
+        f"stack {mirror} of {other} lists it, not {other}'s root"
+        for other, mirror, listed, _url, _layout in held
+        if listed and other not in roots
+    ]
+    if tags or alone:
+        said = [f"{spec} is listed in {', '.join(tags)}"] if tags else []
+        if alone:
+            said.append(("" if tags else f"{spec}: ") + stacks_alone(alone))
+        return "; " + "; ".join(said)
     how = "mirrors hold it only as a record, without a binary" if held else "the catalog keeps it from an earlier sync"
     return f"; {spec}: {how} (its page: /spec/{dag_hash[:7]})"

@@ -15,20 +15,30 @@ from .facets import STATE_CACHE
 from .names import NameIndex
 from .reads import package_tags
 
-__all__ = ["did_you_mean", "name_hint", "namespaced"]
+__all__ = ["did_you_mean", "name_hint", "namespaced", "stacks_alone"]
 
 
 def name_hint(
     db: sqlite3.Connection, path: str, token: str, name: str, scope: str, tag: str | None, stack: str | None = None
 ) -> str:
     """Why no spec of package ``name`` is found in ``scope`` (``tag``, its ``stack``): the
-    tags that list it; or the record the catalog has of it without a binary; or the
-    names close to it that some mirror lists (the catalog's names include packages no
-    mirror has a binary of)."""
+    tags that list it, and the stacks that list it where their tag's root does not; or
+    the record the catalog has of it without a binary; or the names close to it that
+    some mirror lists (the catalog's names include packages no mirror has a binary of)."""
     # (the searched tag too, when a stack of it was searched: another of its mirrors lists it)
-    elsewhere = [f"{t} ({counted(n, 'spec')})" for t, n in package_tags(db, name) if t != tag or stack]
-    if elsewhere:
-        return f"no package {name!r} {scope}; it is in " + ", ".join(elsewhere)
+    roots = package_tags(db, name)
+    elsewhere = [f"{t} ({counted(n, 'spec')})" for t, n in roots if t != tag or stack]
+    named = {t for t, _ in roots}
+    alone = [(t, s, n) for t, s, n in db.execute(_STACKS_LISTING, (name,)) if t not in named]
+    if elsewhere or alone:
+        said = [f"it is in {', '.join(elsewhere)}"] if elsewhere else []
+        if alone:
+            said.append(
+                stacks_alone(
+                    [f"stack {s} of {t} lists {counted(n, 'spec')} of it that {t}'s root does not" for t, s, n in alone]
+                )
+            )
+        return f"no package {name!r} {scope}; " + "; ".join(said)
     kept = db.execute(
         "SELECT s.hash, s.version, EXISTS (SELECT 1 FROM members mb WHERE mb.spec_id = s.id) AS held "
         "FROM specs s WHERE s.name = ? ORDER BY held DESC, s.hash LIMIT 1",
@@ -44,6 +54,13 @@ def name_hint(
         )
         return f"no spec of {name!r} {scope} has a binary; {found}"
     return f"no package {name!r} {scope}" + (namespaced(db, name) or did_you_mean(db, path, token, name))
+
+
+def stacks_alone(said: list[str]) -> str:
+    """What stacks list that their tag's root does not (a copy to the root not done yet):
+    a tag's searches read its root's listing, which lacks it; a search of every tag
+    finds it. ``""`` for none; else to follow a "; "."""
+    return f"{'; '.join(said)} (a search of every tag finds {'it' if len(said) == 1 else 'them'})" if said else ""
 
 
 def namespaced(db: sqlite3.Connection, name: str, written: str = "") -> str:
@@ -69,6 +86,12 @@ def did_you_mean(db: sqlite3.Connection, path: str, token: str, name: str) -> st
     return f"; did you mean {', '.join(close)}?" if close else ""
 
 
+#: (tag, stack, listed specs) of the stacks that list specs of a package.
+_STACKS_LISTING = (
+    "SELECT t.name, m.stack, count(*) FROM specs s JOIN members mb ON mb.spec_id = s.id AND mb.listed "
+    "JOIN mirrors m ON m.id = mb.mirror_id AND m.stack != 'root' JOIN tags t ON t.id = m.tag_id "
+    "WHERE s.name = ? GROUP BY t.name, m.stack ORDER BY t.name, m.stack"
+)
 #: Names a "did you mean" offers, at most.
 _CLOSE = 3
 #: Whether some mirror lists a spec of a package (with a binary).
