@@ -288,3 +288,24 @@ def test_the_forked_process_keeps_no_other_pipe_open(tmp_path: Path, other_pipe:
     with Catalog(tmp_path / "c.sqlite") as catalog:
         _write(catalog, batches, records)
     assert ended == [True]
+
+
+def test_a_batch_from_the_forked_process_is_written_with_sizes_that_came_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sync reads sizes while it writes: a batch written before its sizes came would lose them."""
+    monkeypatch.setattr(batches_module, "FORK_MIN_SPECS", 2 * BATCH)
+    records = _records(COUNT)
+    sizes: dict[str, int] = {}
+    batches = _Batches(records)
+    batches.on_ready = lambda position: sizes.update(
+        (r.hash, 1000 + position) for r in records[position * BATCH : (position + 1) * BATCH]
+    )
+    with Catalog(tmp_path / "c.sqlite") as catalog, catalog.writing_tag("t") as writer:
+        writer.add_spec_batches([r.hash for r in records], batches, sizes)
+        replace_mirror(writer, "root", {r.hash: True for r in records})
+    assert batches.built_here == list(range(SPLIT))  # (the others were the forked process's)
+    db = sqlite3.connect(tmp_path / "c.sqlite")
+    assert db.execute("SELECT count(*) FROM specs WHERE size IS NULL").fetchone() == (0,)
+    assert db.execute("SELECT max(size) FROM specs").fetchone() == (1000 + len(batches) - 1,)
+    db.close()
