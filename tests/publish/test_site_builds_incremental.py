@@ -1,7 +1,8 @@
 """A site build after a change (``publish/site_delta``) ends equal, file for file, to a
 full build of the same state into an empty folder, on small catalogs: packages and
 specs that come and go, a spec that comes and leaves between two builds, a size that
-arrives, a spec a mirror lists or stops listing. Each build
+arrives (also for a spec a tag no longer holds), a spec a mirror lists or stops listing,
+a dependency held alone whose page then goes. Each build
 after the first must be one of the changed pages only (``changed_only``), so that it is
 the incremental build that is compared."""
 
@@ -100,6 +101,24 @@ def _a_dependency_is_held_alone(catalog: Catalog) -> None:
     _sync(catalog, "u", [r for r in _specs(range(3)) if r.hash != gone])
 
 
+def _the_held_alone_dependency_leaves(catalog: Catalog) -> None:
+    """``t`` drops package 1's first spec it held unlisted (alone): its page goes, which
+    its dependent's page linked, though that page's twin says the same (it is unlisted)."""
+    _sync(catalog, "t", [r for r in _specs(range(6)) if r.hash != _hash("s-p1-1")])
+
+
+def _u_drops_package_2(catalog: Catalog) -> None:
+    """``u`` drops package 2 (``t`` keeps it): ``u``'s history names its specs."""
+    _sync(catalog, "u", [r for r in _specs(range(3)) if r.name != "p2"])
+
+
+def _package_2_s_size_arrives(catalog: Catalog) -> None:
+    """Package 2's first spec gets its size: ``u``'s totals stay (it holds it no more),
+    but its change page sums the sizes of the specs its syncs removed."""
+    (spec_id,) = catalog._db.execute("SELECT id FROM specs WHERE hash = ?", (_hash("s-p2-1"),)).fetchone()
+    assert catalog.record_sizes({spec_id: 7_000_000}) == 1
+
+
 #: Each change, as steps with a build after each.
 CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
     "the hub's size arrives": [_hub_size_arrives],
@@ -108,6 +127,11 @@ CHANGES: dict[str, list[Callable[[Catalog], None]]] = {
     "a spec comes and leaves between builds": [_a_spec_comes_and_leaves],
     "the hub is no longer listed, then listed again": [_the_hub_is_no_longer_listed, _packages_come_and_go],
     "a dependency is held alone, then by none": [_a_dependency_is_held_alone],
+    "a dependency is held alone, then leaves every mirror": [
+        _a_dependency_is_held_alone,
+        _the_held_alone_dependency_leaves,
+    ],
+    "a size arrives for a spec a tag no longer holds": [_u_drops_package_2, _package_2_s_size_arrives],
 }
 
 
