@@ -203,20 +203,23 @@ def replace_mirror(
     url: str = "/m",
     checksum: str | None = "x",
     layout: int = 3,
+    etag: str | None = None,
+    last_modified: str | None = None,
+    fetched_at: float = 0.0,
     **state: Any,
 ) -> None:
     """Write ``stack``'s mirror of the writer's tag holding ``members`` ({hash: listed}),
     a mirror of ``layout`` at ``url``, as a sync would; ``state``: the rest of
-    ``TagWriter.replace_mirror``'s (``signed``, ``own_index``, ``view``)."""
+    ``TagWriter.replace_mirror``'s (``signed``, ``own_index``, ``view``, ...)."""
     writer.replace_mirror(
         stack,
         url,
         layout=layout,
         db_version=8,
         checksum=checksum,
-        etag=None,
-        last_modified=None,
-        fetched_at=0.0,
+        etag=etag,
+        last_modified=last_modified,
+        fetched_at=fetched_at,
         members=members,
         **state,
     )

@@ -32,17 +32,7 @@ def test_a_kept_mirror_read_without_validators_keeps_the_ones_it_had(tmp_path: P
     with Catalog(tmp_path / "c.sqlite") as catalog:
         with catalog.writing_tag("dev") as writer:
             writer.add_specs([record(A)], {})
-            writer.replace_mirror(
-                "root",
-                "/m",
-                layout=3,
-                db_version=8,
-                checksum="x",
-                etag='"e1"',
-                last_modified="Mon",
-                fetched_at=1.0,
-                members={A: True},
-            )
+            replace_mirror(writer, "root", {A: True}, etag='"e1"', last_modified="Mon", fetched_at=1.0)
         with catalog.writing_tag("dev") as writer:
             writer.keep_mirror("root", "/m", fetched_at=2.0, etag=None, last_modified=None)
         state = catalog.mirror_state("dev", "root")

@@ -27,18 +27,7 @@ def _catalog(tmp_path: Path) -> Catalog:
 
 
 def _views_root(writer: TagWriter) -> None:
-    writer.replace_mirror(
-        "root",
-        "/v",
-        layout=3,
-        db_version=8,
-        checksum="v",
-        etag=None,
-        last_modified=None,
-        fetched_at=0.0,
-        members={D: True},
-        own_index=False,
-    )
+    replace_mirror(writer, "root", {D: True}, url="/v", checksum="v", own_index=False)
 
 
 def test_listed_rows_are_the_root_s_listed_specs_by_name(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from cachedex.catalog import Catalog, TagWriter
-from tests.helpers import _db, record
+from tests.helpers import _db, record, replace_mirror
 
 A, B, C, D = "a" * 32, "b" * 32, "c" * 32, "d" * 32
 
@@ -22,16 +22,13 @@ def _replace(
     looked: bool = True,
     fetched_at: float = 1.0,
 ) -> None:
-    writer.replace_mirror(
+    replace_mirror(
+        writer,
         "root",
-        "/m",
+        members,
         layout=layout,
-        db_version=8,
         checksum=checksum,
-        etag=None,
-        last_modified=None,
         fetched_at=fetched_at,
-        members=members,
         signed=signed,
         moved=moved,
         looked=looked,

@@ -28,6 +28,17 @@ def _package_2_leaves(catalog: Catalog) -> None:
     _sync(catalog, "u", [r for r in _specs(range(3)) if r.name != "p2"])
 
 
+def _package_2_leaves_and_the_site_follows(catalog: Catalog, site: Path, fresh: Path) -> None:
+    """Package 2 leaves every tag; the site built since (changed pages only) equals a
+    full build into ``fresh``."""
+    with catalog:
+        _package_2_leaves(catalog)
+        after = write_site(catalog, site)
+        assert after.complete and after.changed_only
+        write_site(catalog, fresh, workers=1)
+    assert file_bytes(site) == file_bytes(fresh)
+
+
 def _spec_twin(site: Path, seed: str) -> Path:
     dag_hash = _hash(seed)
     return site / "specs" / dag_hash[:2] / f"{dag_hash}.json"
@@ -55,13 +66,8 @@ def test_the_gzipped_copies_of_a_spec_that_leaves_go_with_its_page(
     catalog, site = _first(tmp_path)
     gone = _spec_twin(site, "s-p2-2")
     assert gone.with_suffix(".json.gz").is_file()
-    with catalog:
-        _package_2_leaves(catalog)
-        after = write_site(catalog, site)
-        assert after.complete and after.changed_only
-        write_site(catalog, tmp_path / "fresh", workers=1)
+    _package_2_leaves_and_the_site_follows(catalog, site, tmp_path / "fresh")
     assert not gone.with_suffix(".json.gz").exists()
-    assert file_bytes(site) == file_bytes(tmp_path / "fresh")
 
 
 def test_a_twin_that_shrinks_below_the_gzip_size_loses_its_copy(
@@ -83,13 +89,8 @@ def test_a_twin_that_shrinks_below_the_gzip_size_loses_its_copy(
     catalog, site = _first(tmp_path)
     hub = _spec_twin(site, "s-p0-1")
     assert hub.with_suffix(".json.gz").is_file()
-    with catalog:
-        _package_2_leaves(catalog)
-        after = write_site(catalog, site)
-        assert after.complete and after.changed_only
-        write_site(catalog, tmp_path / "fresh", workers=1)
+    _package_2_leaves_and_the_site_follows(catalog, site, tmp_path / "fresh")
     assert not hub.with_suffix(".json.gz").exists()
-    assert file_bytes(site) == file_bytes(tmp_path / "fresh")
 
 
 def test_a_package_feed_on_the_site_names_the_sync_that_added_its_specs(tmp_path: Path) -> None:
