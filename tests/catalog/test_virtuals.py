@@ -34,6 +34,13 @@ def test_providers_come_most_used_first_and_the_example_is_the_most_used(tmp_pat
         assert "which openmpi, mvapich, mpich provide" in hint and "(^openmpi@3.0)" in hint, hint
 
 
+def test_a_virtual_s_hint_names_its_provider_s_newest_version_in_spack_s_order(tmp_path: Path) -> None:
+    """As text, 9.0 came after 10.0: the example was not the newest."""
+    with _catalog(tmp_path / "c.sqlite", {"openmpi": 10}) as catalog:  # versions 1.0 to 10.0
+        hint = virtual_hint(catalog._db, "mpi", "nothing matches ^mpi@3", "in t", versions=True)
+        assert "(^openmpi@10.0)" in hint, hint
+
+
 def test_five_providers_are_named_all_and_more_are_counted(tmp_path: Path) -> None:
     five = {f"mpi{n}": 1 for n in range(5)}
     with _catalog(tmp_path / "five.sqlite", five) as catalog:

@@ -24,6 +24,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from ..values import LINK_RUN
+from ..versions import version_key
 from .facets import STATE_CACHE
 
 __all__ = [
@@ -115,7 +116,10 @@ def virtual_hint(
     if versions:
         example = "its provider"
         if found:
-            (version,) = db.execute("SELECT max(version) FROM specs WHERE name = ?", (found[0][0],)).fetchone()
+            versions = [
+                row[0] for row in db.execute("SELECT DISTINCT version FROM specs WHERE name = ?", (found[0][0],))
+            ]
+            version = max(versions, key=version_key)  # (Spack's newest: as text, 9.0 came after 10.0)
             example = f"{'^' * dependency}{found[0][0]}@{version}"
         return (
             f"{said}: {what}; cachedex does not compare the version of a virtual (the interface's, not its "
