@@ -116,10 +116,8 @@ def virtual_hint(
     if versions:
         example = "its provider"
         if found:
-            versions = [
-                row[0] for row in db.execute("SELECT DISTINCT version FROM specs WHERE name = ?", (found[0][0],))
-            ]
-            version = max(versions, key=version_key)  # (Spack's newest: as text, 9.0 came after 10.0)
+            known = [row[0] for row in db.execute("SELECT DISTINCT version FROM specs WHERE name = ?", (found[0][0],))]
+            version = max(known, key=version_key)  # (Spack's newest: as text, 9.0 came after 10.0)
             example = f"{'^' * dependency}{found[0][0]}@{version}"
         return (
             f"{said}: {what}; cachedex does not compare the version of a virtual (the interface's, not its "
