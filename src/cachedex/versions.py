@@ -11,7 +11,18 @@ from functools import lru_cache
 
 import msgspec
 
-__all__ = ["VersionKey", "VersionRange", "at_most", "git_ref", "tag_order", "version_key", "version_satisfies"]
+__all__ = [
+    "RELEASE_TAG",
+    "SNAPSHOT_TAG",
+    "VersionKey",
+    "VersionRange",
+    "at_most",
+    "git_ref",
+    "tag_kind",
+    "tag_order",
+    "version_key",
+    "version_satisfies",
+]
 
 
 class VersionRange(msgspec.Struct, frozen=True):
@@ -38,8 +49,19 @@ _SEGMENT = re.compile(r"(?:([0-9]+)|([A-Za-z]+))[_.-]*")
 VersionKey = tuple[tuple[tuple[int, int | str], ...], tuple[int, ...]]
 
 
-_SNAPSHOT = re.compile(r"(.+)-(\d{4}-\d{2}-\d{2})")
-_RELEASE = re.compile(r"v?\d+(\.\d+)+")
+#: A branch's dated snapshot: the branch and the day (``develop-2026-11-08``).
+SNAPSHOT_TAG = re.compile(r"(.+)-(\d{4}-\d{2}-\d{2})", re.ASCII)
+#: A release: a version, ``v`` first or not (``v1.0.2``, ``2026.06.0``).
+RELEASE_TAG = re.compile(r"v?\d+(\.\d+)+", re.ASCII)
+
+
+def tag_kind(name: str) -> str:
+    """``snapshot`` for a name ending in a date, ``release`` for a version (``v1.0.2``),
+    else ``branch``: the one reading of a tag's name, for the home page's groups,
+    :func:`tag_order` and the comparisons of a series."""
+    if SNAPSHOT_TAG.fullmatch(name):
+        return "snapshot"
+    return "release" if RELEASE_TAG.fullmatch(name) else "branch"
 
 
 def tag_order(names: Iterable[str]) -> list[str]:
@@ -48,16 +70,16 @@ def tag_order(names: Iterable[str]) -> list[str]:
     ``v0.23.1``) newest first in version order, then any other name alphabetically."""
 
     def key(name: str) -> tuple[int, str, int, object]:
-        snapshot = _SNAPSHOT.fullmatch(name)
+        snapshot = SNAPSHOT_TAG.fullmatch(name)
         if snapshot is not None:  # develop-2026-11-08 follows develop, newest first
             branch, day = snapshot.groups()
             return (0, branch, 1, tuple(-ord(c) for c in day))
-        if _RELEASE.fullmatch(name):
+        if RELEASE_TAG.fullmatch(name):
             return (1, "", 0, _Newest(version_key(name.lstrip("v"))))
         return (0, name, 0, ()) if name in branches else (2, name, 0, ())
 
     names = list(names)
-    branches = {m.group(1) for m in map(_SNAPSHOT.fullmatch, names) if m} | {"develop", "main", "master"}
+    branches = {m.group(1) for m in map(SNAPSHOT_TAG.fullmatch, names) if m} | {"develop", "main", "master"}
     return sorted(names, key=key)
 
 

@@ -13,7 +13,6 @@ specs was listed before, *removed* when none is after.
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Collection, Iterable, Mapping, Sequence
 
@@ -23,7 +22,7 @@ from ..catalog import Catalog
 from ..catalog.history import ChangedSpec
 from ..diff import Listing, TagDiff, diff_since_read, diff_tags_read
 from ..values import stack_order
-from ..versions import tag_order, version_key
+from ..versions import RELEASE_TAG, SNAPSHOT_TAG, tag_order, version_key
 
 __all__ = [
     "SYNCS_SHOWN",
@@ -261,9 +260,6 @@ def changes_page(
 
 # -- comparisons --------------------------------------------------------------------------
 
-_SNAPSHOT = re.compile(r"(.+)-(\d{4}-\d{2}-\d{2})")
-_RELEASE = re.compile(r"v?\d+(\.\d+)+")
-
 
 def previous_tags(names: Iterable[str]) -> dict[str, list[str]]:
     """{tag: [the previous tag of its series]}: a dated snapshot (``develop-2026-11-08``)
@@ -271,10 +267,10 @@ def previous_tags(names: Iterable[str]) -> dict[str, list[str]]:
     one before it in version order (``v1.0.2`` and ``v1.0.1``)."""
     series: dict[str, list[str]] = defaultdict(list)
     for name in tag_order(names):  # newest first within each series
-        snapshot = _SNAPSHOT.fullmatch(name)
+        snapshot = SNAPSHOT_TAG.fullmatch(name)
         if snapshot is not None:
             series["snapshot " + snapshot[1]].append(name)
-        elif _RELEASE.fullmatch(name):
+        elif RELEASE_TAG.fullmatch(name):
             series["release"].append(name)
     pairs: dict[str, list[str]] = {}
     for members in series.values():

@@ -15,7 +15,6 @@ counts the sizes it knows (``sized``) beside the specs it adds up.
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Mapping
 from operator import attrgetter
 from typing import NamedTuple
@@ -26,7 +25,7 @@ from ..catalog import Catalog, MirrorState, SpecSummary
 from ..catalog.verifications import MirrorVerification
 from ..errors import UnknownPackage, UnknownSpec
 from ..values import ROOT_STACK
-from ..versions import version_key
+from ..versions import SNAPSHOT_TAG, tag_kind, version_key
 from .facets import FACETS, FILTER_KEYS, select_tag, with_every_value
 from .files import name_problem
 from .package_pages import PackagePage, install_preamble, package_page, package_pages
@@ -145,18 +144,8 @@ class MirrorsPage(msgspec.Struct, frozen=True, tag_field="page", tag="mirrors"):
 MIRROR_PROBLEMS = 5
 
 
-_SNAPSHOT = re.compile(r".+-([0-9]{4}-[0-9]{2}-[0-9]{2})")
-_RELEASE = re.compile(r"v?[0-9]")
 #: The kinds of tags, in the order the home page shows them.
 TAG_KINDS = ("branch", "release", "snapshot")
-
-
-def tag_kind(name: str) -> str:
-    """``snapshot`` for a name ending in a date, ``release`` for one starting with a
-    version (``v1.0.2``), else ``branch``."""
-    if _SNAPSHOT.fullmatch(name):
-        return "snapshot"
-    return "release" if _RELEASE.match(name) else "branch"
 
 
 def tag_order(rows: list[TagRow]) -> list[TagRow]:
@@ -172,8 +161,8 @@ def tag_order(rows: list[TagRow]) -> list[TagRow]:
 
 
 def _date(name: str) -> str:
-    found = _SNAPSHOT.fullmatch(name)
-    return found[1] if found else ""
+    found = SNAPSHOT_TAG.fullmatch(name)
+    return found[2] if found else ""
 
 
 def _tag_rows(catalog: Catalog, names: list[str] | None = None) -> list[TagRow]:
