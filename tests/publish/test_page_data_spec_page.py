@@ -113,3 +113,16 @@ def test_an_oci_registry_without_tls_is_added_unsigned_and_without_keys(tmp_path
         "spack mirror add --unsigned t oci+http://registry:5000/cache",
         f"spack install --cache-only /{APP}",
     ]
+
+
+def test_a_dependency_nearly_all_of_a_download_is_not_said_to_be_all_of_it(tmp_path: Path) -> None:
+    """996 B of 1,000 rounds to 100 %: said ">99%" (the rest is there), and all of it 100 %."""
+    from cachedex.catalog.rows import Edge
+
+    def shares(*sizes: int) -> list[str]:
+        edges = [Edge(f"{n:032x}", f"d{n}", "1.0", True, size) for n, size in enumerate(sizes)]
+        return [share for _, share in largest_dependencies(edges, sum(sizes))]
+
+    assert shares(996, 4) == [">99%", "<1%"]
+    assert shares(985, 15) == ["99%", "2%"]
+    assert shares(1000) == ["100%"]

@@ -106,8 +106,12 @@ _SIZE = attrgetter("size")
 
 
 def _share(size: int, whole: int) -> str:
-    """``size``'s share of ``whole``, in whole per cent ("57%"), or "<1%"."""
-    return "<1%" if 100 * size < whole else f"{(200 * size + whole) // (2 * whole)}%"
+    """``size``'s share of ``whole``, in whole per cent ("57%"), or "<1%", or ">99%" for
+    a part that would round to all of it."""
+    if 100 * size < whole:
+        return "<1%"
+    rounded = (200 * size + whole) // (2 * whole)
+    return ">99%" if rounded == 100 and size < whole else f"{rounded}%"
 
 
 def install_commands(tag: str, stack: str, url: str, dag_hash: str, *, signed: bool = True) -> str:
