@@ -60,6 +60,19 @@ def fixture_index(mirrors: Path, *, drop: tuple[str, ...] = ()) -> dict[str, obj
     return index
 
 
+def fixture_listing(mirrors: Path, keep: int) -> dict[str, object]:
+    """The real index with only its first ``keep`` records listed (the rest unlisted)."""
+    index = fixture_index(mirrors)
+    for position, record in enumerate(index["database"]["installs"].values()):  # type: ignore[index]
+        record["in_buildcache"] = record["in_buildcache"] and position < keep
+    return index
+
+
+def listed_in(index: dict[str, object]) -> set[str]:
+    """The hashes an index lists (``in_buildcache``)."""
+    return {h for h, r in index["database"]["installs"].items() if r["in_buildcache"]}  # type: ignore[index]
+
+
 def make_config(tmp_path: Path, tags: list[dict[str, object]], **http: object) -> Config:
     document = {"catalog": "cat.sqlite", "tags": tags, "http": {"retries": 1, "backoff": 0.01, **http}}
     return parse_config(document, base=tmp_path)

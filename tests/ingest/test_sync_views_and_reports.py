@@ -10,21 +10,17 @@ import pytest
 
 from cachedex.catalog import Catalog, bulk_load
 from cachedex.ingest.sync import sync
-from tests.helpers import fixture_index, make_config, write_v2_mirror, write_v3_mirror, write_v3_view
+from tests.helpers import (
+    fixture_index,
+    fixture_listing,
+    listed_in,
+    make_config,
+    write_v2_mirror,
+    write_v3_mirror,
+    write_v3_view,
+)
 
 LIBELF_CORE2 = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
-
-
-def _first(mirrors: Path, keep: int) -> dict[str, object]:
-    """The real index with only its first ``keep`` records listed."""
-    index = fixture_index(mirrors)
-    for position, record in enumerate(index["database"]["installs"].values()):  # type: ignore[attr-defined]
-        record["in_buildcache"] = record["in_buildcache"] and position < keep
-    return index
-
-
-def _listed(index: dict[str, object]) -> set[str]:
-    return {h for h, r in index["database"]["installs"].items() if r["in_buildcache"]}  # type: ignore[attr-defined]
 
 
 def test_a_view_that_grows_in_a_mirror_of_views_only_grows_the_root(mirrors: Path, tmp_path: Path) -> None:
@@ -33,18 +29,18 @@ def test_a_view_that_grows_in_a_mirror_of_views_only_grows_the_root(mirrors: Pat
     listing."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     shutil.rmtree(tmp_path / "m/v3/manifests/index")  # no root index: views only
-    write_v3_view(tmp_path / "m", "one", _first(mirrors, 2))
+    write_v3_view(tmp_path / "m", "one", fixture_listing(mirrors, 2))
     config = make_config(tmp_path, [{"name": "t", "url": str(tmp_path / "m"), "views": ["one"]}])
     with Catalog(config.catalog) as catalog:
         (first,) = sync(config, catalog)
         assert first.ok, first.error
-        assert catalog.listed_hashes("t") == _listed(_first(mirrors, 2))
-        write_v3_view(tmp_path / "m", "one", _first(mirrors, 5))
+        assert catalog.listed_hashes("t") == listed_in(fixture_listing(mirrors, 2))
+        write_v3_view(tmp_path / "m", "one", fixture_listing(mirrors, 5))
         (again,) = sync(config, catalog)
         assert again.ok, again.error
-        assert catalog.listed_hashes("t", "one") == _listed(_first(mirrors, 5))
-        assert catalog.listed_hashes("t") == _listed(_first(mirrors, 5))
-        assert again.added == len(_listed(_first(mirrors, 5))) - len(_listed(_first(mirrors, 2)))
+        assert catalog.listed_hashes("t", "one") == listed_in(fixture_listing(mirrors, 5))
+        assert catalog.listed_hashes("t") == listed_in(fixture_listing(mirrors, 5))
+        assert again.added == len(listed_in(fixture_listing(mirrors, 5))) - len(listed_in(fixture_listing(mirrors, 2)))
 
 
 def test_a_tag_whose_root_alone_changed_is_not_reported_unchanged(mirrors: Path, tmp_path: Path) -> None:
@@ -95,8 +91,8 @@ def test_a_stack_switched_to_another_view_with_the_same_index_records_its_new_vi
     """Its index is byte for byte the old view's (the same blob), so only the config
     says it moved: the row must name the view now read, not the one read before."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    write_v3_view(tmp_path / "m", "a", _first(mirrors, 3))
-    write_v3_view(tmp_path / "m", "b", _first(mirrors, 3))
+    write_v3_view(tmp_path / "m", "a", fixture_listing(mirrors, 3))
+    write_v3_view(tmp_path / "m", "b", fixture_listing(mirrors, 3))
     url = str(tmp_path / "m")
     with Catalog(make_config(tmp_path, [{"name": "t", "url": url}]).catalog) as catalog:
         for view in ("a", "b"):
@@ -105,4 +101,4 @@ def test_a_stack_switched_to_another_view_with_the_same_index_records_its_new_vi
             assert outcome.ok, outcome.error
         state = catalog.mirror_state("t", "s")
         assert state is not None and state.view == "b"
-        assert catalog.listed_hashes("t", "s") == _listed(_first(mirrors, 3))
+        assert catalog.listed_hashes("t", "s") == listed_in(fixture_listing(mirrors, 3))

@@ -15,21 +15,9 @@ from cachedex.ingest.sync import sync
 from cachedex.publish.first_seen import FirstSeenIndex
 from cachedex.publish.pages import mirrors_page, spec_page
 from cachedex.publish.render import render
-from tests.helpers import fixture_index, listed_specs, write_v3_mirror, write_v3_view
+from tests.helpers import fixture_index, fixture_listing, listed_in, listed_specs, write_v3_mirror, write_v3_view
 
 FIRST = "rqh2vuf6fqwkmipzgi2wjx352mq7y7ez"
-
-
-def _subset(mirrors: Path, keep: int) -> dict[str, object]:
-    """The real index with only its first ``keep`` records listed (the rest unlisted)."""
-    index = fixture_index(mirrors)
-    for position, record in enumerate(index["database"]["installs"].values()):  # type: ignore[attr-defined]
-        record["in_buildcache"] = record["in_buildcache"] and position < keep
-    return index
-
-
-def _listed(index: dict[str, object]) -> set[str]:
-    return {h for h, r in index["database"]["installs"].items() if r["in_buildcache"]}  # type: ignore[attr-defined]
 
 
 def _config(tmp_path: Path, **tag: object) -> object:
@@ -38,26 +26,26 @@ def _config(tmp_path: Path, **tag: object) -> object:
 
 def test_stacks_that_are_views_of_the_root_mirror(mirrors: Path, tmp_path: Path) -> None:
     sizes = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    small, big = _subset(mirrors, 2), _subset(mirrors, 5)
+    small, big = fixture_listing(mirrors, 2), fixture_listing(mirrors, 5)
     write_v3_view(tmp_path / "m", "small", small)
     write_v3_view(tmp_path / "m", "big", big)
     config = _config(tmp_path, url="./m", stacks={"s": {"view": "small"}}, views=["big"])
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
         assert outcome.ok, outcome.error
-        assert catalog.listed_hashes("t", "s") == _listed(small)
-        assert catalog.listed_hashes("t", "big") == _listed(big)
+        assert catalog.listed_hashes("t", "s") == listed_in(small)
+        assert catalog.listed_hashes("t", "big") == listed_in(big)
         views = {m.stack: m.view for m in catalog.mirrors("t")}
         assert views == {"root": None, "s": "small", "big": "big"}
         specs = {s.hash: s for s in listed_specs(catalog, "t")}
-    assert all(set(specs[h].stacks) == {"root", "s", "big"} for h in _listed(small))
+    assert all(set(specs[h].stacks) == {"root", "s", "big"} for h in listed_in(small))
     assert all(specs[h].size == sizes[h] for h in specs)  # sizes from the shared spec manifests
 
 
 def test_a_mirror_of_views_only(mirrors: Path, tmp_path: Path) -> None:
     sizes = write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     shutil.rmtree(tmp_path / "m/v3/manifests/index")  # no root index at all
-    first, second = _subset(mirrors, 2), fixture_index(mirrors)
+    first, second = fixture_listing(mirrors, 2), fixture_index(mirrors)
     del second["database"]["installs"][FIRST]  # type: ignore[index]
     write_v3_view(tmp_path / "m", "one", first)
     write_v3_view(tmp_path / "m", "two", second)
@@ -67,7 +55,7 @@ def test_a_mirror_of_views_only(mirrors: Path, tmp_path: Path) -> None:
         assert outcome.ok, outcome.error
         root = catalog.mirror_state("t", "root")
         assert root is not None and not root.own_index
-        union = _listed(first) | _listed(second)
+        union = listed_in(first) | listed_in(second)
         assert catalog.listed_hashes("t") == union
         specs = listed_specs(catalog, "t")
         (stats,) = catalog.tag_stats(["t"])
@@ -88,7 +76,7 @@ def test_a_mirror_of_views_only(mirrors: Path, tmp_path: Path) -> None:
 
 def test_views_all_finds_views_and_a_view_changed_is_read_again(mirrors: Path, tmp_path: Path) -> None:
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 3))
+    write_v3_view(tmp_path / "m", "e4s", fixture_listing(mirrors, 3))
     (tmp_path / "m/v3/manifests/index/stray").mkdir()  # a folder without an index manifest: no view
     config = _config(tmp_path, url="./m", views="all")
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
@@ -97,17 +85,17 @@ def test_views_all_finds_views_and_a_view_changed_is_read_again(mirrors: Path, t
         assert first.warnings == ()
         (again,) = sync(config, catalog)  # type: ignore[arg-type]
         assert not again.changed
-        write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 4))
-        write_v3_view(tmp_path / "m", "ml", _subset(mirrors, 1))
+        write_v3_view(tmp_path / "m", "e4s", fixture_listing(mirrors, 4))
+        write_v3_view(tmp_path / "m", "ml", fixture_listing(mirrors, 1))
         (third,) = sync(config, catalog)  # type: ignore[arg-type]
         assert {m.stack: m.changed for m in third.mirrors} == {"root": False, "e4s": True, "ml": True}
-        assert catalog.listed_hashes("t", "e4s") == _listed(_subset(mirrors, 4))
+        assert catalog.listed_hashes("t", "e4s") == listed_in(fixture_listing(mirrors, 4))
 
 
 def test_an_unchanged_view_over_http_downloads_nothing(http_server, mirrors: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     root = http_server.state.root / "m"
     write_v3_mirror(root, fixture_index(mirrors))
-    write_v3_view(root, "e4s", _subset(mirrors, 3))
+    write_v3_view(root, "e4s", fixture_listing(mirrors, 3))
     config = _config(tmp_path, url=f"{http_server.url}/m", stacks={"e4s": {"view": "e4s"}})
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         sync(config, catalog)  # type: ignore[arg-type]
@@ -132,15 +120,15 @@ def test_a_found_view_whose_name_cannot_be_a_stack_is_skipped_and_said(
 ) -> None:
     """One such view failed the whole tag: its other views and its root went unread."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    write_v3_view(tmp_path / "m", name, _subset(mirrors, 1))
-    write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 3))
+    write_v3_view(tmp_path / "m", name, fixture_listing(mirrors, 1))
+    write_v3_view(tmp_path / "m", "e4s", fixture_listing(mirrors, 3))
     config = _config(tmp_path, url="./m", views="all")
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
         assert outcome.ok, outcome.error
         assert [m.stack for m in outcome.mirrors] == ["root", "e4s"]
-        assert catalog.listed_hashes("t", "e4s") == _listed(_subset(mirrors, 3))
-        assert catalog.listed_hashes("t") == _listed(fixture_index(mirrors))
+        assert catalog.listed_hashes("t", "e4s") == listed_in(fixture_listing(mirrors, 3))
+        assert catalog.listed_hashes("t") == listed_in(fixture_index(mirrors))
     manifest = tmp_path / "m" / "v3/manifests/index" / name / "index.manifest.json"
     assert outcome.warnings == (f"root: {manifest}: view not read as a stack: its name {why}",)
 
@@ -150,13 +138,13 @@ def test_a_found_view_named_root_or_as_a_configured_stack_is_said(mirrors: Path,
     dropped without a word. A view a configured stack reads is read once, by that stack."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     for view, keep in (("root", 1), ("gcc", 2), ("small", 3), ("e4s", 4)):
-        write_v3_view(tmp_path / "m", view, _subset(mirrors, keep))
+        write_v3_view(tmp_path / "m", view, fixture_listing(mirrors, keep))
     config = _config(tmp_path, url="./m", views="all", stacks={"gcc": {"view": "small"}})
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
         assert outcome.ok, outcome.error
         assert {m.stack: m.view for m in catalog.mirrors("t")} == {"root": None, "gcc": "small", "e4s": "e4s"}
-        assert catalog.listed_hashes("t", "gcc") == _listed(_subset(mirrors, 3))
+        assert catalog.listed_hashes("t", "gcc") == listed_in(fixture_listing(mirrors, 3))
     index = tmp_path / "m/v3/manifests/index"
     rename = "to read it, give it a stack name of its own: stacks: {NAME: {view: %s}}"
     assert sorted(outcome.warnings) == [
@@ -172,20 +160,20 @@ def test_a_view_another_mirror_s_stack_reads_is_still_found_in_the_root_s(mirror
     mirror's own ``x``: ``views: all`` adds it as a stack."""
     for mirror, keep in (("a", 2), ("b", 3)):
         write_v3_mirror(tmp_path / mirror, fixture_index(mirrors))
-        write_v3_view(tmp_path / mirror, "x", _subset(mirrors, keep))
+        write_v3_view(tmp_path / mirror, "x", fixture_listing(mirrors, keep))
     config = _config(tmp_path, url="./a", views="all", stacks={"other": {"url": "./b", "view": "x"}})
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
         assert outcome.ok and outcome.warnings == (), outcome.error
         assert [m.stack for m in outcome.mirrors] == ["root", "other", "x"]
-        assert catalog.listed_hashes("t", "x") == _listed(_subset(mirrors, 2))
-        assert catalog.listed_hashes("t", "other") == _listed(_subset(mirrors, 3))
+        assert catalog.listed_hashes("t", "x") == listed_in(fixture_listing(mirrors, 2))
+        assert catalog.listed_hashes("t", "other") == listed_in(fixture_listing(mirrors, 3))
 
 
 def test_a_mirror_whose_only_view_cannot_be_a_stack_says_why(mirrors: Path, tmp_path: Path) -> None:
     """Not "views: all, but this mirror has no view": it has one, named ``root``."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    write_v3_view(tmp_path / "m", "root", _subset(mirrors, 1))
+    write_v3_view(tmp_path / "m", "root", fixture_listing(mirrors, 1))
     config = _config(tmp_path, url="./m", views="all")
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
@@ -213,7 +201,7 @@ def test_views_all_of_a_folder_that_is_not_there_says_so(tmp_path: Path) -> None
 
 def test_a_view_index_of_only_unsupported_versions(mirrors: Path, tmp_path: Path) -> None:
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    write_v3_view(tmp_path / "m", "v", _subset(mirrors, 1))
+    write_v3_view(tmp_path / "m", "v", fixture_listing(mirrors, 1))
     path = tmp_path / "m/v3/manifests/index/v/index.manifest.json"
     manifest = json.loads(path.read_text())
     manifest["data"][0]["mediaType"] = "application/vnd.spack.db.v12+json"
@@ -237,36 +225,36 @@ def test_a_view_dropped_from_a_mirror_of_views_only_leaves_the_root_too(mirrors:
     was: it went on listing the dropped view's specs, and 'stats' counted them."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     shutil.rmtree(tmp_path / "m/v3/manifests/index")
-    one, two = _subset(mirrors, 3), _tail(mirrors, 3)
+    one, two = fixture_listing(mirrors, 3), _tail(mirrors, 3)
     write_v3_view(tmp_path / "m", "one", one)
     write_v3_view(tmp_path / "m", "two", two)
     both = _config(tmp_path, url="./m", views=["one", "two"])
     with Catalog(both.catalog) as catalog:  # type: ignore[attr-defined]
         (first,) = sync(both, catalog)  # type: ignore[arg-type]
-        assert first.ok and catalog.listed_hashes("t") == _listed(one) | _listed(two)
+        assert first.ok and catalog.listed_hashes("t") == listed_in(one) | listed_in(two)
         (outcome,) = sync(_config(tmp_path, url="./m", views=["one"]), catalog)  # type: ignore[arg-type]
         assert outcome.ok and outcome.dropped_stacks == ("two",)
-        assert catalog.listed_hashes("t") == _listed(one)
+        assert catalog.listed_hashes("t") == listed_in(one)
         (stats,) = catalog.tag_stats(["t"])
-        assert stats.specs == len(_listed(one))
+        assert stats.specs == len(listed_in(one))
         shutil.rmtree(tmp_path / "m/v3/manifests/index/two")  # views: all finds it gone the same way
         (found,) = sync(_config(tmp_path, url="./m", views="all"), catalog)  # type: ignore[arg-type]
-        assert found.ok and catalog.listed_hashes("t") == _listed(one)
+        assert found.ok and catalog.listed_hashes("t") == listed_in(one)
 
 
 def test_a_root_index_removed_while_its_views_stay_makes_the_root_their_union(mirrors: Path, tmp_path: Path) -> None:
     """The root kept its own index's listing (and said it had one) when no view changed."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    small = _subset(mirrors, 2)
+    small = fixture_listing(mirrors, 2)
     write_v3_view(tmp_path / "m", "small", small)
     config = _config(tmp_path, url="./m", views=["small"])
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (first,) = sync(config, catalog)  # type: ignore[arg-type]
-        assert first.ok and catalog.listed_hashes("t") == _listed(fixture_index(mirrors))
+        assert first.ok and catalog.listed_hashes("t") == listed_in(fixture_index(mirrors))
         (tmp_path / "m/v3/manifests/index/index.manifest.json").unlink()
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
         assert outcome.ok, outcome.error
-        assert catalog.listed_hashes("t") == _listed(small)
+        assert catalog.listed_hashes("t") == listed_in(small)
         root = catalog.mirror_state("t", "root")
         assert root is not None and not root.own_index
 
@@ -280,10 +268,10 @@ def test_views_all_of_a_mirror_with_no_view_yet_reads_its_root(mirrors: Path, tm
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (first,) = sync(config, catalog)  # type: ignore[arg-type]
         assert first.ok and [m.stack for m in first.mirrors] == ["root"]
-        assert catalog.listed_hashes("t") == _listed(fixture_index(mirrors))
+        assert catalog.listed_hashes("t") == listed_in(fixture_index(mirrors))
         index = f"{tmp_path / 'm/v3/manifests/index'}/"
         assert first.warnings == (f"root: views: all, but {index} holds no view: the root is read without views",)
-        write_v3_view(tmp_path / "m", "e4s", _subset(mirrors, 3))
+        write_v3_view(tmp_path / "m", "e4s", fixture_listing(mirrors, 3))
         (second,) = sync(config, catalog)  # type: ignore[arg-type]
         assert [m.stack for m in second.mirrors] == ["root", "e4s"] and second.warnings == ()
 
@@ -295,7 +283,7 @@ def test_a_root_that_is_not_there_beside_a_view_of_another_mirror_fails(mirrors:
     from cachedex.ingest.verify import verify
 
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
-    write_v3_view(tmp_path / "m", "tut", _subset(mirrors, 2))
+    write_v3_view(tmp_path / "m", "tut", fixture_listing(mirrors, 2))
     config = _config(tmp_path, url="./typo", stacks={"x": {"url": "./m", "view": "tut"}})
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
@@ -311,11 +299,11 @@ def test_a_view_of_the_root_s_mirror_written_as_a_file_url_is_still_the_root_s(m
     written, the root of views only was refused as missing its index)."""
     write_v3_mirror(tmp_path / "m", fixture_index(mirrors))
     shutil.rmtree(tmp_path / "m/v3/manifests/index")  # views only
-    write_v3_view(tmp_path / "m", "one", _subset(mirrors, 2))
+    write_v3_view(tmp_path / "m", "one", fixture_listing(mirrors, 2))
     config = _config(
         tmp_path, url=f"file://{tmp_path / 'm'}", stacks={"x": {"url": str(tmp_path / "m"), "view": "one"}}
     )
     with Catalog(config.catalog) as catalog:  # type: ignore[attr-defined]
         (outcome,) = sync(config, catalog)  # type: ignore[arg-type]
         assert outcome.ok, outcome.error
-        assert catalog.listed_hashes("t") == _listed(_subset(mirrors, 2))
+        assert catalog.listed_hashes("t") == listed_in(fixture_listing(mirrors, 2))
