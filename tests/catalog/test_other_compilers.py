@@ -15,7 +15,7 @@ from cachedex.catalog import Catalog
 from cachedex.publish.cells import search_rows
 from cachedex.query import parse
 from cachedex.values import DEPTYPE_BITS, Dependency, SpecRecord
-from tests.helpers import record, replace_mirror
+from tests.helpers import record, replace_mirror, write_tag
 
 BUILD, LINK = DEPTYPE_BITS["build"], DEPTYPE_BITS["link"]
 GCC, CLANG = "g" * 32, "c" * 32
@@ -178,9 +178,7 @@ def test_a_binary_three_compilers_built_is_found_by_each(tmp_path: Path) -> None
         **DARWIN,
     )
     with Catalog(tmp_path / "c.sqlite") as catalog:
-        with catalog.writing_tag("t") as writer:
-            writer.add_specs([*compilers, mixed], {})
-            replace_mirror(writer, "root", {s.hash: s.in_buildcache for s in [*compilers, mixed]})
+        write_tag(catalog, "t", [*compilers, mixed], members={s.hash: s.in_buildcache for s in [*compilers, mixed]})
         for text in ("%apple-clang", "%gcc", "%gcc@13", "%llvm", "%llvm@19", "mixed %llvm", "%clang"):
             for tag in ("t", None):
                 assert [s.name for s in catalog.search(parse(text), tag=tag).specs] == ["mixed"], (text, tag)
@@ -211,8 +209,6 @@ def test_a_spec_s_other_compilers_are_its_compilers_alone_not_its_other_dependen
         ),
     ]
     with Catalog(tmp_path / "c.sqlite") as catalog:
-        with catalog.writing_tag("t") as writer:
-            writer.add_specs(specs, {})
-            replace_mirror(writer, "root", {s.hash: s.in_buildcache for s in specs})
+        write_tag(catalog, "t", specs, members={s.hash: s.in_buildcache for s in specs})
         (app,) = catalog.search(parse("app"), tag="t").specs
         assert app.other_compilers == ("gcc@13.3.0",)

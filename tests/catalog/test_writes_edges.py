@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from cachedex.catalog import Catalog
 from cachedex.catalog.edge_writer import ID_BITS, KIND_BITS
 from cachedex.values import Dependency, SpecRecord
@@ -19,29 +21,22 @@ def _needing(*deps: tuple[int, str]) -> list[SpecRecord]:
     return [record(P, "app", dependencies=edges), record(Z)]
 
 
-def test_a_dependency_named_twice_is_one_edge_of_both_deptypes(tmp_path: Path) -> None:
-    """Build-only alone, the link dependency would not match ``^zlib``."""
+@pytest.mark.parametrize(
+    ("named", "virtuals"),
+    [
+        # build-only alone, the link dependency would not match ``^zlib``
+        (((BUILD, ""), (LINK_RUN, "")), ""),
+        (((BUILD, "mpi"), (LINK_RUN, "mpi")), "mpi"),  # each virtual once
+        (((BUILD, "blas"), (LINK_RUN, "lapack")), "blas,lapack"),  # other virtuals: both
+        (((BUILD, ""), (LINK_RUN, "mpi")), "mpi"),  # the virtual second: kept
+    ],
+)
+def test_a_dependency_named_twice_is_one_edge_of_both_deptypes_and_their_virtuals(
+    tmp_path: Path, named: tuple[tuple[int, str], ...], virtuals: str
+) -> None:
     with Catalog(tmp_path / "c.sqlite") as catalog:
-        write_tag(catalog, "dev", _needing((BUILD, ""), (LINK_RUN, "")))
-        assert dependencies(catalog, P) == [(Z, "zlib", BUILD | LINK_RUN, "")]
-
-
-def test_a_dependency_named_twice_keeps_each_virtual_once(tmp_path: Path) -> None:
-    with Catalog(tmp_path / "c.sqlite") as catalog:
-        write_tag(catalog, "a", _needing((BUILD, "mpi"), (LINK_RUN, "mpi")))
-        assert dependencies(catalog, P) == [(Z, "zlib", BUILD | LINK_RUN, "mpi")]
-
-
-def test_a_dependency_named_twice_with_other_virtuals_keeps_both(tmp_path: Path) -> None:
-    with Catalog(tmp_path / "c.sqlite") as catalog:
-        write_tag(catalog, "a", _needing((BUILD, "blas"), (LINK_RUN, "lapack")))
-        assert dependencies(catalog, P) == [(Z, "zlib", BUILD | LINK_RUN, "blas,lapack")]
-
-
-def test_a_dependency_named_twice_virtual_second_keeps_the_virtual(tmp_path: Path) -> None:
-    with Catalog(tmp_path / "c.sqlite") as catalog:
-        write_tag(catalog, "a", _needing((BUILD, ""), (LINK_RUN, "mpi")))
-        assert dependencies(catalog, P) == [(Z, "zlib", BUILD | LINK_RUN, "mpi")]
+        write_tag(catalog, "dev", _needing(*named))
+        assert dependencies(catalog, P) == [(Z, "zlib", BUILD | LINK_RUN, virtuals)]
 
 
 def test_an_index_of_more_kinds_of_edge_than_the_packing_numbers_keeps_each_edge_s_own(tmp_path: Path) -> None:
