@@ -116,8 +116,9 @@ def virtual_hint(
     if versions:
         example = "its provider"
         if found:
-            known = [row[0] for row in db.execute("SELECT DISTINCT version FROM specs WHERE name = ?", (found[0][0],))]
-            version = max(known, key=version_key)  # (Spack's newest: as text, 9.0 came after 10.0)
+            known = db.execute("SELECT DISTINCT version FROM specs WHERE name = ? ORDER BY version", (found[0][0],))
+            # (Spack's newest: as text, 9.0 came after 10.0; of equal ones, the first as text)
+            version = max((row[0] for row in known), key=version_key)
             example = f"{'^' * dependency}{found[0][0]}@{version}"
         return (
             f"{said}: {what}; cachedex does not compare the version of a virtual (the interface's, not its "
