@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cachedex.demo.packages import PACKAGES, Package, parse_packages
+from cachedex.versions import version_key
 
 TOOLS = """
 gmake | 4.4.1     | generic | c |              |
@@ -68,3 +69,11 @@ def test_unknown_dependencies_and_cycles_are_refused() -> None:
         parse("foo | 1.0 | generic | c | nowhere |")
     with pytest.raises(ValueError, match="cycle"):
         parse("foo | 1.0 | generic | c | bar |\nbar | 1.0 | generic | c | foo |")
+
+
+def test_each_package_lists_its_versions_newest_first() -> None:
+    # The table says so, and the stacks pin by position: the first is what develop
+    # builds, the last what an old stack pins (gcc's were listed oldest first).
+    for name, package in PACKAGES.items():
+        keys = [version_key(version) for version in package.versions]
+        assert keys == sorted(keys, reverse=True), name

@@ -90,7 +90,7 @@ gmp            | 6.3.0,6.2.1      | autotools | c,cxx     | m4:b                
 mpfr           | 4.2.1,4.2.0      | autotools | c         | gmp                               | libs:=shared,static
 mpc            | 1.3.1            | autotools | c         | gmp mpfr                          | libs:=shared,static
 isl            | 0.26             | autotools | c,cxx     | gmp                               |
-gcc            | 12.3.0,13.3.0    | autotools | c,cxx     | gmp mpc mpfr zlib-ng zstd     | ~binutils +bootstrap ~graphite languages:=c,c++,fortran ~nvptx ~piclibs ~profiled ~strip
+gcc            | 13.3.0,12.3.0    | autotools | c,cxx     | gmp mpc mpfr zlib-ng zstd     | ~binutils +bootstrap ~graphite languages:=c,c++,fortran ~nvptx ~piclibs ~profiled ~strip
 intel-oneapi-compilers | 2025.1.0,2024.2.1 | generic | - |                                   | +envmods
 boost          | 1.86.0,1.83.0    | generic   | c,cxx     | bzip2 zlib-ng zstd xz             | +atomic +chrono ~clanglibcpp ~container ~context +date_time ~debug +exception +filesystem ~icu +iostreams +multithreaded +program_options +regex +serialization +shared +system ~taggedlayout +thread visibility=hidden
 eigen          | 3.4.0            | cmake     | c,cxx     |                                   | build_type=RelWithDebInfo ~nightly_ctest
