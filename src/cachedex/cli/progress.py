@@ -9,6 +9,8 @@ import time
 from types import TracebackType
 from typing import TYPE_CHECKING
 
+from ..values import visible
+
 if TYPE_CHECKING:  # (rich's bars load only when there is a terminal to draw them on)
     from rich.console import Console
     from rich.progress import Progress, TaskID
@@ -46,6 +48,7 @@ class Task:
 
     def describe(self, description: str) -> None:
         """Say what is being done now."""
+        description = visible(description)
         if self._id is not None and self._reporter._progress is not None:
             self._reporter._progress.update(self._id, description=description)
         else:
@@ -140,6 +143,9 @@ class Reporter:
 
     def task(self, description: str, total: int | None = None) -> Task:
         """Start a new line of progress."""
+        # A description names tags, stacks and views, which may come from a mirror: its
+        # control characters are shown as escapes on a terminal and in a log alike.
+        description = visible(description)
         if self._progress is None:
             task = Task(self, None, description)
             task._total = total
