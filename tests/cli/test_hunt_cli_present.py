@@ -96,6 +96,9 @@ def test_a_package_summary_says_how_many_of_its_sizes_are_known_and_its_versions
     assert "2.0 MB (1 of 2 sizes known); versions " in out
     # Every spec +shared: said once for the package, not left out.
     assert "  variant: the same in every spec: +shared\n" in out
+    # The machines that run a target are the page's filter (some 60 of a family), not a
+    # summary: the targets are said, the machines not.
+    assert "  target: " in out and "runs_on" not in out
 
 
 def test_a_package_of_one_spec_without_sizes_says_so_in_the_singular(tmp_path: Path) -> None:
