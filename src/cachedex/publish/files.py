@@ -257,13 +257,18 @@ class Replacer:
 
 
 def remove_tree(folder: str) -> None:
-    """Remove ``folder`` and what it holds, if it exists (a symlink in its place: the
-    symlink alone)."""
+    """Remove ``folder`` and what it holds, if it exists (a symlink or a file in its
+    place: that alone; a file left there made every later write of a page fail)."""
     if os.path.islink(folder):
         os.unlink(folder)
         return
-    with contextlib.suppress(FileNotFoundError, NotADirectoryError):
+    try:
         shutil.rmtree(folder)
+    except FileNotFoundError:
+        pass
+    except NotADirectoryError:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(folder)
 
 
 def remove_old_files(outdir: str) -> int:
