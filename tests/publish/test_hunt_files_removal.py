@@ -63,14 +63,16 @@ def test_remove_spec_pages_counts_pages_and_spares_what_is_not_a_page_it_wrote(t
     long_shard.mkdir()
     in_long_shard = long_shard / f"{gone}.html"
     note = specs / kept[:2] / "README.txt"
-    for path in (misplaced, in_long_shard, note):
+    # A page of the shard's name that is no spec's (a hand-made notes page beside them).
+    not_a_hash = specs / kept[:2] / f"{kept[:2]}notes.html"
+    for path in (misplaced, in_long_shard, note, not_a_hash):
         path.write_bytes(b"mine")
     folder_named_like_a_page = specs / third[:2] / f"{third}.html"
     folder_named_like_a_page.mkdir(parents=True)
     assert remove_spec_pages(specs, {kept}) == 1  # pages, not files
     assert not any(path.exists() for path in gone_files)
     assert not (specs / gone[:2]).exists()  # left empty: removed
-    assert all(path.is_file() for path in [*kept_files, misplaced, note, in_long_shard])
+    assert all(path.is_file() for path in [*kept_files, misplaced, note, in_long_shard, not_a_hash])
     assert folder_named_like_a_page.is_dir()
 
 
