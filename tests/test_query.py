@@ -247,8 +247,19 @@ VERSIONS = [
     ("@1.2", "1.3", False),
     ("@:1.3rc1", "1.3rc1", True),
     ("@:1.3rc1", "1.3rc2", False),
-    ("@:1.2a", "1.2a.1", True),  # a word's end: what starts with it
+    # a word's end: before the word after it (Spack's _next_version: 1.2a -> 1.2b)
+    ("@:1.2a", "1.2a.1", True),
+    ("@:1.2a", "1.2aa", True),
+    ("@1.2a", "1.2ab", True),
     ("@:1.2a", "1.2b", False),
+    ("@1.2a", "1.2", False),
+    ("@:1.2Z", "1.2Za", True),  # Z -> a
+    ("@:1.2Z", "1.2a", False),
+    ("@:1.2z", "1.2zA", False),  # z -> zA
+    ("@:master", "main", False),  # a branch's end: the next branch
+    ("@:1.masteq", "1.master", False),  # masteq -> mastes: master is a branch
+    ("@=git.abc=1.2", "abc=1_2", True),  # a git version: its reference, its version as Spack reads it
+    ("@=git.abc=1.2", "git.abd=1.2", False),
     # a git version asked is built from that reference (git. or a commit's 40 hex digits)
     ("@git.abc1234=1.2", "git.abc1234=1.2", True),
     ("@abc1234=1.2", "git.abc1234=1.2", True),

@@ -135,28 +135,37 @@ def version_key(version: str) -> VersionKey:
     return tuple(release), prerelease
 
 
-def _next_bound(high: VersionKey) -> VersionKey | None:
+def _next_bound(high: VersionKey) -> VersionKey:
     """The version right after every version a range ending at ``high`` holds (Spack's
-    ``_next_version``: ``1.2`` -> ``1.3``, ``1.3rc1`` -> ``1.3rc2``), when its last
-    component is a number or a pre-release; None for a word (``1.2a``)."""
+    ``_next_version``): ``1.2`` -> ``1.3``, ``1.3rc1`` -> ``1.3rc2``, ``1.2a`` -> ``1.2b``,
+    ``1.2z`` -> ``1.2zA``, ``develop`` -> the branch name after it."""
     release, pre = high
     if pre != _FINAL:
         return release, ((pre[0], pre[1] + 1) if len(pre) > 1 else (pre[0], 0))
-    if release and release[-1][0] == 2:
-        return (*release[:-1], (2, int(release[-1][1]) + 1)), _FINAL
-    return None
+    if not release:
+        return ((1, "A"),), _FINAL
+    kind, last = release[-1]
+    if kind == 1:
+        word = _next_word(str(last))
+        while word in _INFINITY_VERSIONS:  # (those sort as branches, after every number)
+            word = _next_word(word)
+        return (*release[:-1], (1, word)), _FINAL
+    return (*release[:-1], (kind, int(last) + 1)), _FINAL
+
+
+def _next_word(word: str) -> str:
+    """The next word of letters in Spack's order (``a`` -> ``b``, ``Z`` -> ``a``,
+    ``z`` -> ``zA``)."""
+    if word.endswith("z"):
+        return word + "A"
+    return word[:-1] + ("a" if word.endswith("Z") else chr(ord(word[-1]) + 1))
 
 
 def at_most(version: str, high: str) -> bool:
     """``version`` lies in a range that ends at ``high``, as Spack reads one: below the
     version after it, so ``:1.2`` holds 1.2, 1.2.5 and 1.3rc1 (a pre-release of 1.3),
-    not 1.3 nor 1.3.0rc1. A range ending at a word (``:1.2a``) holds what starts with it."""
-    key, bound = version_key(version), version_key(high)
-    after = _next_bound(bound)
-    if after is not None:
-        return key < after
-    (whole, pre), (head, head_pre) = key, bound
-    return key <= bound or (whole[: len(head)] == head and (head_pre == _FINAL or (whole == head and pre == head_pre)))
+    not 1.3 nor 1.3.0rc1, and ``:1.2a`` holds 1.2a.1 and 1.2aa (before 1.2b)."""
+    return version_key(version) < _next_bound(version_key(high))
 
 
 #: A git commit's full SHA-1, which Spack reads as a git version without ``git.``.
@@ -193,13 +202,16 @@ def version_satisfies(version: str, ranges: tuple[VersionRange, ...]) -> bool:
                 return True
             continue
         if wanted.exact:
-            # Separators are equal (``@=1.1`` is ``1_1``), as in Spack; a git version's
-            # reference is part of what it is, so those compare as written.
-            if version == wanted.low or (
-                git_ref(version) is None
-                and git_ref(wanted.low) is None
-                and version_key(version) == version_key(wanted.low)
-            ):
+            # Separators are equal (``@=1.1`` is ``1_1``), as in Spack; a git version is
+            # its reference and its version (``git.abc=1.2`` is ``abc=1_2``), and no other.
+            held, asked = git_ref(version), git_ref(wanted.low)
+            if held is None and asked is None:
+                same = version_key(version) == version_key(wanted.low)
+            elif held is not None and asked is not None:
+                same = held[0] == asked[0] and version_key(held[1]) == version_key(asked[1])
+            else:
+                same = False
+            if same:
                 return True
             continue
         if _in_range(version, wanted.low, wanted.high):
