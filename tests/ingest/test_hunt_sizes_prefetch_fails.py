@@ -1,0 +1,54 @@
+"""A prefetch over HTTP whose read fails as a whole midway (ingest/sizes.py, Prefetch):
+the sizes read before stay, and every other hash has its problem (none is lost)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from cachedex.config import HttpOptions, Limits
+from cachedex.errors import CachedexError
+from cachedex.ingest.http import HttpClient
+from cachedex.ingest.sizes import Prefetch
+from cachedex.ingest.sources import HttpSource
+from cachedex.progress import SILENT
+from tests.helpers import fixture_index, write_v3_mirror
+
+
+def test_a_read_that_fails_midway_keeps_the_sizes_read_before_it(
+    mirrors: Path,
+    http_server,  # type: ignore[no-untyped-def]
+) -> None:
+    index = fixture_index(mirrors)
+    expected = write_v3_mirror(http_server.state.root, index)
+    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    *quick, slow_1, slow_2 = list(expected)
+    # Results come to the prefetch in chunks (of 64 in this process): enough missing
+    # manifests, answered at once, make a first chunk come before the read fails.
+    ghosts = [f"{n:032d}" for n in range(64)]
+    names = {h: (nodes[h]["name"], nodes[h]["version"]) for h in expected} | dict.fromkeys(ghosts, ("ghost", "1.0"))
+    for h in (slow_1, slow_2):
+        path = f"v3/manifests/spec/{nodes[h]['name']}/{nodes[h]['name']}-{nodes[h]['version']}-{h}.spec.manifest.json"
+        http_server.state.faults["/" + path] = "slow"
+    http_server.state.stall_seconds = 5
+    # (the client closed under the read ends it as the HTTP engine's failure would)
+    client = HttpClient(HttpOptions(concurrency=8, retries=0))
+    try:
+        prefetch = Prefetch(
+            HttpSource(http_server.url, client),
+            [*expected, *ghosts],
+            names.get,
+            limits=Limits(),
+            line=SILENT.task("sizes"),
+        )
+        deadline = time.monotonic() + 4
+        while not prefetch.sizes:
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    finally:
+        client.close()
+    results = prefetch.wait()
+    assert set(results) == {*expected, *ghosts}  # each has its result
+    assert prefetch.sizes and {h: results[h] for h in prefetch.sizes} == {h: expected[h] for h in prefetch.sizes}
+    assert isinstance(results[slow_1], CachedexError) and isinstance(results[slow_2], CachedexError)
+    assert "closed" in str(results[slow_1])
