@@ -6,13 +6,15 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+from cachedex.catalog import Catalog
 from cachedex.config import HttpOptions, Limits
 from cachedex.errors import CachedexError
 from cachedex.ingest.http import HttpClient
-from cachedex.ingest.sizes import Prefetch
+from cachedex.ingest.sizes import Prefetch, fetch_sizes
 from cachedex.ingest.sources import HttpSource
+from cachedex.ingest.sync import sync
 from cachedex.progress import SILENT
-from tests.helpers import fixture_index, write_v3_mirror
+from tests.helpers import fixture_index, make_config, write_v3_mirror
 
 
 def test_a_read_that_fails_midway_keeps_the_sizes_read_before_it(
@@ -52,3 +54,55 @@ def test_a_read_that_fails_midway_keeps_the_sizes_read_before_it(
     assert prefetch.sizes and {h: results[h] for h in prefetch.sizes} == {h: expected[h] for h in prefetch.sizes}
     assert isinstance(results[slow_1], CachedexError) and isinstance(results[slow_2], CachedexError)
     assert "closed" in str(results[slow_1])
+
+
+def test_a_spec_refused_a_path_is_not_also_failed_when_the_read_fails(
+    mirrors: Path,
+    tmp_path: Path,
+    http_server,  # type: ignore[no-untyped-def]
+) -> None:
+    """A version that cannot be part of a path is refused (counted once, as refused): the
+    read's failure gave it its problem too, and the size phase said "7 sizes unknown" of
+    6 specs."""
+    index = fixture_index(mirrors)
+    installs = index["database"]["installs"]  # type: ignore[index]
+    refused = next(iter(installs))
+    installs[refused]["spec"]["version"] = "1..2"
+    expected = write_v3_mirror(http_server.state.root, index)
+    nodes = {h: r["spec"] for h, r in installs.items()}
+    config = make_config(tmp_path, [{"name": "t", "url": http_server.url}])
+    with Catalog(config.catalog) as catalog:
+        sync(config, catalog)
+        with catalog._db:
+            catalog._db.execute("UPDATE specs SET size = NULL")
+        for manifest in http_server.state.root.glob("v3/manifests/spec/**/*.spec.manifest.json"):
+            http_server.state.faults["/" + manifest.relative_to(http_server.state.root).as_posix()] = "slow"
+        http_server.state.stall_seconds = 5
+        client = HttpClient(HttpOptions(concurrency=8, retries=0))
+        try:
+            prefetch = Prefetch(
+                HttpSource(http_server.url, client),
+                list(expected),
+                lambda h: (nodes[h]["name"], nodes[h]["version"]),
+                limits=Limits(),
+                line=SILENT.task("sizes"),
+            )
+            deadline = time.monotonic() + 4
+            while not prefetch.refused:  # (the paths are made as the reads go)
+                assert time.monotonic() < deadline
+                time.sleep(0.02)
+        finally:
+            client.close()
+        assert refused not in prefetch.wait()
+        http_server.state.faults.clear()
+        with HttpClient(HttpOptions()) as again:
+            report = fetch_sizes(
+                catalog,
+                HttpSource(http_server.url, again),
+                catalog.size_keys(expected),
+                layout=3,
+                limits=Limits(),
+                line=SILENT.task("sizes"),
+                prefetched=prefetch,
+            )
+    assert report.failed == len(expected)  # each once: the others' read failed, one refused

@@ -162,6 +162,10 @@ class Prefetch:
         self._arrived = threading.Condition()  # notified as results come, and at the end
         self._asked: set[str] | None = None  # the hashes whose manifest is read, once known
         self._unasked: set[str] = set()  # those of them whose manifest a forked reader did not read
+        # Over the network, the paths are made as the reads go: the specs taken so far and
+        # those of them given a path (the others were refused, and are counted so).
+        self._taken: set[str] = set()
+        self._made: set[str] = set()
         #: Read by another process (many files of a folder or an HTTP mirror).
         self.elsewhere = _read_elsewhere(source, len(hashes)) or (
             isinstance(source, LocalSource) and can_fork() and len(hashes) >= FORKED_READER_MIN
@@ -193,13 +197,23 @@ class Prefetch:
     def _reads(
         self, source: Source, specs: list[tuple[str, str, str]], limits: Limits
     ) -> Iterable[tuple[str, int | CachedexError]]:
-        paths = _manifest_paths(specs, source, self.refused)
+        paths: Iterable[tuple[str, str]] = self._noting(_manifest_paths(self._taking(specs), source, self.refused))
         if self.waited:
             items = list(paths)
             with self._arrived:
                 self._asked = {dag_hash for dag_hash, _path in items}
             paths = items
         return _read_sizes(source, paths, limit=limits.manifest_bytes, count=len(specs))
+
+    def _taking(self, specs: Iterable[tuple[str, str, str]]) -> Iterator[tuple[str, str, str]]:
+        for spec in specs:
+            self._taken.add(spec[0])
+            yield spec
+
+    def _noting(self, paths: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
+        for dag_hash, path in paths:
+            self._made.add(dag_hash)
+            yield dag_hash, path
 
     def _run(self, reads: Callable[[], Iterable[Results]], hashes: Sequence[str], line: ProgressLine) -> None:
         results = self.results
@@ -225,8 +239,9 @@ class Prefetch:
                     return  # closing the generator tells the HTTP engine to let the rest go
         except (CachedexError, RuntimeError) as exc:  # the whole read failed: each size stays unknown
             problem = exc if isinstance(exc, CachedexError) else CachedexError(str(exc))
+            refused = self._taken - self._made  # (counted as refused: not as this problem too)
             for dag_hash in hashes:
-                if dag_hash not in self._unasked:
+                if dag_hash not in self._unasked and dag_hash not in refused:
                     results.setdefault(dag_hash, problem)
         finally:
             with self._arrived:
