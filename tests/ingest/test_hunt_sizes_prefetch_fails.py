@@ -106,3 +106,39 @@ def test_a_spec_refused_a_path_is_not_also_failed_when_the_read_fails(
                 prefetched=prefetch,
             )
     assert report.failed == len(expected)  # each once: the others' read failed, one refused
+
+
+def test_sizes_read_before_a_whole_read_fails_are_kept_though_no_chunk_was_full(
+    mirrors: Path,
+    http_server,  # type: ignore[no-untyped-def]
+) -> None:
+    """Results wait in chunks of 64 over HTTP: those of a chunk not yet full when the read
+    failed were lost, their sizes read and then said unknown."""
+    index = fixture_index(mirrors)
+    expected = write_v3_mirror(http_server.state.root, index)
+    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    quick, *slow = list(expected)
+    for h in slow:
+        path = f"v3/manifests/spec/{nodes[h]['name']}/{nodes[h]['name']}-{nodes[h]['version']}-{h}.spec.manifest.json"
+        http_server.state.faults["/" + path] = "slow"
+    http_server.state.stall_seconds = 5
+    client = HttpClient(HttpOptions(concurrency=8, retries=0))
+    quick_path = f"{nodes[quick]['name']}-{nodes[quick]['version']}-{quick}.spec.manifest.json"
+    try:
+        prefetch = Prefetch(
+            HttpSource(http_server.url, client),
+            list(expected),
+            lambda h: (nodes[h]["name"], nodes[h]["version"]),
+            limits=Limits(),
+            line=SILENT.task("sizes"),
+        )
+        deadline = time.monotonic() + 4
+        while not http_server.state.count(quick_path, "GET"):  # (answered at once)
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+        time.sleep(1.0)  # (its answer read, on a loaded machine too: the others wait 5 s)
+    finally:
+        client.close()
+    results = prefetch.wait()
+    assert results[quick] == expected[quick] and prefetch.sizes == {quick: expected[quick]}
+    assert all(isinstance(results[h], CachedexError) for h in slow)

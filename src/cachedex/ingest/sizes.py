@@ -298,14 +298,19 @@ def _chunked(
     result (a chunk of a slow server's 64 took half a minute after a Ctrl-C)."""
     sizes: dict[str, int] = {}
     others: list[tuple[str, CachedexError | Unasked]] = []
-    for dag_hash, result in reads:
-        if isinstance(result, int):
-            sizes[dag_hash] = result
-        else:
-            others.append((dag_hash, result))
-        if len(sizes) + len(others) >= size or stop.is_set():
+    try:
+        for dag_hash, result in reads:
+            if isinstance(result, int):
+                sizes[dag_hash] = result
+            else:
+                others.append((dag_hash, result))
+            if len(sizes) + len(others) >= size or stop.is_set():
+                yield sizes, others
+                sizes, others = {}, []
+    except (CachedexError, RuntimeError):  # the whole read failed: what came before it is kept
+        if sizes or others:
             yield sizes, others
-            sizes, others = {}, []
+        raise
     if sizes or others:
         yield sizes, others
 
