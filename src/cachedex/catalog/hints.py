@@ -117,7 +117,9 @@ def _why(
                 hints.append(f"no {label} spec matches the rest; without the name, {matching}")
             else:
                 hints.append(f"nothing matches {label}; without it, {matching}")
-    said = tuple(hints) or (f"no spec {scope} matches even with one condition dropped",)
+    # (each condition dropped is a search: a long query's are tried up to a bound, and said so)
+    which = "one condition" if len(parts) <= _MAX_HINTS else f"one of its first {_MAX_HINTS} conditions"
+    said = tuple(hints) or (f"no spec {scope} matches even with {which} dropped",)
     virtual = tuple(
         virtual_hint(db, d.name, f"nothing matches ^{format_query(d)}", scope, versions=True)
         for d in query.dependencies
