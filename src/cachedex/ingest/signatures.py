@@ -120,7 +120,11 @@ class Keyring:
             return SignatureCheck("unsigned")
         result: Any = self._gpg.decrypt(bytes(data))
         status = str(result.status or "")
-        if result.valid and status == "signature valid":
+        # A good signature by a key that has since expired or been revoked: gpg says so and
+        # exits 0, and Spack, whose check is gpg's exit status, installs it. An expired
+        # signature is one gpg refuses (exit 1), with the same status.
+        accepted = result.valid or getattr(result, "returncode", None) == 0
+        if accepted and status == "signature valid":
             signer = str(result.pubkey_fingerprint or result.fingerprint or "").upper() or None
             signed_text = bytes(result.data).decode("utf-8", "replace")
             if _lines(signed_text) != _lines(_cleartext(bytes(data))):
@@ -131,8 +135,10 @@ class Keyring:
             return SignatureCheck("unknown-key", key_id, f"signed by key {key_id}, which the mirror does not publish")
         if status == "signature bad":
             return SignatureCheck("bad", key_id, f"bad signature by key {key_id}: the signed text was altered")
-        if "expired" in status or "revoked" in status:
-            return SignatureCheck("bad", key_id, f"signature by key {key_id}: {status}")
+        said = [str(p.get("status", "")) for p in getattr(result, "problems", None) or () if isinstance(p, dict)]
+        why = next((w for w in (status, *said) if "expired" in w or "revoked" in w), None)
+        if why is not None:
+            return SignatureCheck("bad", key_id, f"signature by key {key_id}: {why}")
         return SignatureCheck("bad", key_id, f"the signature cannot be read ({status or 'gpg found no signature'})")
 
 
