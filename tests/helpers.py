@@ -14,7 +14,7 @@ import json
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -58,6 +58,17 @@ def fixture_index(mirrors: Path, *, drop: tuple[str, ...] = ()) -> dict[str, obj
     for dag_hash in drop:
         del index["database"]["installs"][dag_hash]
     return index
+
+
+def index_nodes(index: dict[str, object]) -> dict[str, dict[str, Any]]:
+    """Each record's spec node (its name, version...) by hash."""
+    return {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[index]
+
+
+def name_version_in(index: dict[str, object]) -> Callable[[str], tuple[str, str]]:
+    """A spec's (name, version) by hash, as a sync's prefetch asks them."""
+    nodes = index_nodes(index)
+    return lambda dag_hash: (nodes[dag_hash]["name"], nodes[dag_hash]["version"])
 
 
 def fixture_listing(mirrors: Path, keep: int) -> dict[str, object]:

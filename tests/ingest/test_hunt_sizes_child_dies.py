@@ -15,7 +15,7 @@ from cachedex.ingest.http import HttpClient
 from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.reading_process import sizes_in_process
 from cachedex.ingest.sources import HttpSource
-from tests.helpers import fixture_index, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, write_v3_mirror
 
 
 def _reading_children() -> list[int]:
@@ -40,7 +40,7 @@ def test_a_missing_manifest_reported_before_the_process_died_is_not_read_again(
 ) -> None:
     index = fixture_index(mirrors)
     expected = write_v3_mirror(http_server.state.root, index)
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     items = [(h, spec_manifest_path(nodes[h]["name"], nodes[h]["version"], h)) for h in expected]
     gone = ("m" * 32, "v3/manifests/spec/gone/gone-1.0-" + "m" * 32 + ".spec.manifest.json")
     # Asked one at a time, in this order: the 404 and a first size come at once; the
@@ -80,7 +80,7 @@ def test_a_read_let_go_early_ends_the_reading_process_at_once(
     # not answer, is killed, not waited for until its next answer.
     index = fixture_index(mirrors)
     expected = write_v3_mirror(http_server.state.root, index)
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     first, *others = [(h, spec_manifest_path(nodes[h]["name"], nodes[h]["version"], h)) for h in expected]
     # The second answer is sent a byte at a time over ~0.8 s: past the process's send
     # interval (0.5 s), it sends the first two results; the others are never answered.

@@ -19,7 +19,7 @@ from cachedex.ingest.local_source import LocalSource
 from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.reading_process import ForkedSizes, Unasked
 from cachedex.progress import SILENT
-from tests.helpers import fixture_index, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, write_v3_mirror
 
 
 @pytest.mark.skipif(not can_fork(), reason="a folder's manifests are read by a forked process on Linux only")
@@ -29,7 +29,7 @@ def test_what_a_forked_reader_sent_before_it_died_is_neither_read_nor_said_again
     index = fixture_index(mirrors)
     root = tmp_path / "m"
     expected = write_v3_mirror(root, index)
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     missing, refused, read, die_at, *later = list(expected)
     (root / spec_manifest_path(nodes[missing]["name"], nodes[missing]["version"], missing)).unlink()
     # One file read at a time and each result sent at once (the forked copy inherits
@@ -70,7 +70,7 @@ def test_a_cancelled_prefetch_reads_nothing_here_once_its_forked_reader_is_ended
     index = fixture_index(mirrors)
     root = tmp_path / "m"
     expected = write_v3_mirror(root, index)
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     monkeypatch.setattr(sizes, "FORKED_READER_MIN", 1)
     parent = os.getpid()
     asked_here: list[str] = []
@@ -103,7 +103,7 @@ def test_a_refused_spec_last_is_reported_by_the_forked_reader_itself(
     index = fixture_index(mirrors)
     root = tmp_path / "m"
     expected = write_v3_mirror(root, index)
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     *read, refused = list(expected)
     parent = os.getpid()
     paths_made_here: list[str] = []

@@ -19,7 +19,7 @@ from cachedex.ingest.http import HttpClient
 from cachedex.ingest.local_source import LocalSource
 from cachedex.ingest.sources import HttpSource
 from cachedex.progress import SILENT
-from tests.helpers import fixture_index, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, name_version_in, write_v3_mirror
 from tests.servers import Nginx
 
 
@@ -31,12 +31,11 @@ def test_a_prefetch_whose_last_results_are_all_missing_keeps_them(mirrors: Path,
     expected = write_v3_mirror(tmp_path / "m", index)
     for manifest in (tmp_path / "m").glob("v3/manifests/spec/**/*.spec.manifest.json"):
         manifest.unlink()
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
     with Nginx(tmp_path) as nginx, HttpClient(HttpOptions(retries=0)) as client:
         prefetch = sizes.Prefetch(
             HttpSource(f"{nginx.url}/m", client),
             list(expected),
-            lambda h: (nodes[h]["name"], nodes[h]["version"]),
+            name_version_in(index),
             limits=Limits(),
             line=SILENT.task("sizes"),
         )
@@ -56,7 +55,7 @@ def test_a_batch_does_not_wait_for_a_spec_the_prefetch_was_not_given(
     index = fixture_index(mirrors)
     root = tmp_path / "m"
     expected = write_v3_mirror(root, index)
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     monkeypatch.setattr(sizes, "FORKED_READER_MIN", 1)
     parent = os.getpid()
 

@@ -14,7 +14,7 @@ from cachedex.ingest.sizes import Prefetch, fetch_sizes
 from cachedex.ingest.sources import HttpSource
 from cachedex.ingest.sync import sync
 from cachedex.progress import SILENT
-from tests.helpers import fixture_index, make_config, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, make_config, name_version_in, write_v3_mirror
 
 
 def test_a_read_that_fails_midway_keeps_the_sizes_read_before_it(
@@ -23,7 +23,7 @@ def test_a_read_that_fails_midway_keeps_the_sizes_read_before_it(
 ) -> None:
     index = fixture_index(mirrors)
     expected = write_v3_mirror(http_server.state.root, index)
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     *quick, slow_1, slow_2 = list(expected)
     # Results come to the prefetch in chunks (of 64 in this process): enough missing
     # manifests, answered at once, make a first chunk come before the read fails.
@@ -69,7 +69,6 @@ def test_a_spec_refused_a_path_is_not_also_failed_when_the_read_fails(
     refused = next(iter(installs))
     installs[refused]["spec"]["version"] = "1..2"
     expected = write_v3_mirror(http_server.state.root, index)
-    nodes = {h: r["spec"] for h, r in installs.items()}
     config = make_config(tmp_path, [{"name": "t", "url": http_server.url}])
     with Catalog(config.catalog) as catalog:
         sync(config, catalog)
@@ -83,7 +82,7 @@ def test_a_spec_refused_a_path_is_not_also_failed_when_the_read_fails(
             prefetch = Prefetch(
                 HttpSource(http_server.url, client),
                 list(expected),
-                lambda h: (nodes[h]["name"], nodes[h]["version"]),
+                name_version_in(index),
                 limits=Limits(),
                 line=SILENT.task("sizes"),
             )
@@ -116,7 +115,7 @@ def test_sizes_read_before_a_whole_read_fails_are_kept_though_no_chunk_was_full(
     failed were lost, their sizes read and then said unknown."""
     index = fixture_index(mirrors)
     expected = write_v3_mirror(http_server.state.root, index)
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     quick, *slow = list(expected)
     for h in slow:
         path = f"v3/manifests/spec/{nodes[h]['name']}/{nodes[h]['name']}-{nodes[h]['version']}-{h}.spec.manifest.json"
@@ -128,7 +127,7 @@ def test_sizes_read_before_a_whole_read_fails_are_kept_though_no_chunk_was_full(
         prefetch = Prefetch(
             HttpSource(http_server.url, client),
             list(expected),
-            lambda h: (nodes[h]["name"], nodes[h]["version"]),
+            name_version_in(index),
             limits=Limits(),
             line=SILENT.task("sizes"),
         )

@@ -15,13 +15,13 @@ from cachedex.ingest.local_source import LocalSource
 from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.reading_process import sizes_in_process
 from cachedex.ingest.sources import HttpSource
-from tests.helpers import fixture_index, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, write_v3_mirror
 
 
 def _items(mirrors: Path, root: Path) -> tuple[dict[str, int], list[tuple[str, str]]]:
     index = fixture_index(mirrors)
     expected = write_v3_mirror(root, index)
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     return expected, [(h, spec_manifest_path(nodes[h]["name"], nodes[h]["version"], h)) for h in expected]
 
 

@@ -28,7 +28,7 @@ from cachedex.ingest.reading_process import ForkedSizes, PathOf, Unasked, sizes_
 from cachedex.ingest.sources import HttpSource
 from cachedex.ingest.sync import sync
 from cachedex.progress import SILENT
-from tests.helpers import fixture_index, make_config, spec_row, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, make_config, spec_row, write_v3_mirror
 from tests.servers import Nginx
 
 
@@ -50,7 +50,7 @@ def _items(tmp_path: Path, mirrors: Path) -> tuple[LocalSource, list[tuple[str, 
 
 def _name_version(index: dict[str, object]) -> Callable[[str], tuple[str, str] | None]:
     """A spec's (name, version) by hash, from a test index as JSON."""
-    nodes = {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[attr-defined]
+    nodes = index_nodes(index)
     return lambda h: (nodes[h]["name"], nodes[h]["version"]) if h in nodes else None
 
 
