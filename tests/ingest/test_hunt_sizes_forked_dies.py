@@ -19,7 +19,7 @@ from cachedex.ingest.local_source import LocalSource
 from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.reading_process import ForkedSizes, Unasked
 from cachedex.progress import SILENT
-from tests.helpers import fixture_index, index_nodes, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, name_version_in, write_v3_mirror
 
 
 @pytest.mark.skipif(not can_fork(), reason="a folder's manifests are read by a forked process on Linux only")
@@ -67,24 +67,8 @@ def test_a_cancelled_prefetch_reads_nothing_here_once_its_forked_reader_is_ended
 ) -> None:
     # The listing's write failed: nothing will record these sizes, so the manifests the
     # ended reader did not report are not read here instead (as if it had died).
-    index = fixture_index(mirrors)
-    root = tmp_path / "m"
-    expected = write_v3_mirror(root, index)
-    nodes = index_nodes(index)
-    monkeypatch.setattr(sizes, "FORKED_READER_MIN", 1)
-    parent = os.getpid()
     asked_here: list[str] = []
-
-    def name_version(dag_hash: str) -> tuple[str, str]:
-        if os.getpid() != parent:
-            time.sleep(60)  # (the forked reader is held: it reports nothing)
-        else:
-            asked_here.append(dag_hash)
-        return nodes[dag_hash]["name"], nodes[dag_hash]["version"]
-
-    prefetch = sizes.Prefetch(
-        LocalSource(root, root.as_uri()), list(expected), name_version, limits=Limits(), line=SILENT.task("sizes")
-    )
+    prefetch = held_reader_prefetch(mirrors, tmp_path, monkeypatch, asked_here)
     assert prefetch.waited
     began = time.monotonic()
     prefetch.cancel()
@@ -119,3 +103,27 @@ def test_a_refused_spec_last_is_reported_by_the_forked_reader_itself(
     found = dict(result for sizes, others in chunks for result in [*sizes.items(), *others])
     assert found == {**{h: expected[h] for h in read}, refused: Unasked(f"spec {refused}: refused")}
     assert paths_made_here == []
+
+
+def held_reader_prefetch(
+    mirrors: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, asked_here: list[str] | None = None
+) -> sizes.Prefetch:
+    """A prefetch of a folder's manifests whose forked reader is held (it reports
+    nothing); the hashes whose name this process asks go to ``asked_here``."""
+    index = fixture_index(mirrors)
+    root = tmp_path / "m"
+    expected = write_v3_mirror(root, index)
+    name_version = name_version_in(index)
+    monkeypatch.setattr(sizes, "FORKED_READER_MIN", 1)
+    parent = os.getpid()
+
+    def held_there(dag_hash: str) -> tuple[str, str]:
+        if os.getpid() != parent:
+            time.sleep(60)  # (ended by the prefetch's cancel)
+        elif asked_here is not None:
+            asked_here.append(dag_hash)
+        return name_version(dag_hash)
+
+    return sizes.Prefetch(
+        LocalSource(root, root.as_uri()), list(expected), held_there, limits=Limits(), line=SILENT.task("sizes")
+    )

@@ -4,9 +4,7 @@ write waits for no size that will not come."""
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -16,10 +14,10 @@ from cachedex.config import HttpOptions, Limits
 from cachedex.errors import SourceNotFound
 from cachedex.ingest import sizes
 from cachedex.ingest.http import HttpClient
-from cachedex.ingest.local_source import LocalSource
 from cachedex.ingest.sources import HttpSource
 from cachedex.progress import SILENT
-from tests.helpers import fixture_index, index_nodes, name_version_in, write_v3_mirror
+from tests.helpers import fixture_index, name_version_in, write_v3_mirror
+from tests.ingest.test_hunt_sizes_forked_dies import held_reader_prefetch
 from tests.servers import Nginx
 
 
@@ -52,21 +50,7 @@ def test_a_batch_does_not_wait_for_a_spec_the_prefetch_was_not_given(
 ) -> None:
     # (a batch of the listing's write may hold specs whose sizes the prefetch does not
     # read: none comes, so none is waited for; the reader here is held, reporting nothing)
-    index = fixture_index(mirrors)
-    root = tmp_path / "m"
-    expected = write_v3_mirror(root, index)
-    nodes = index_nodes(index)
-    monkeypatch.setattr(sizes, "FORKED_READER_MIN", 1)
-    parent = os.getpid()
-
-    def name_version(dag_hash: str) -> tuple[str, str]:
-        if os.getpid() != parent:
-            time.sleep(60)
-        return nodes[dag_hash]["name"], nodes[dag_hash]["version"]
-
-    prefetch = sizes.Prefetch(
-        LocalSource(root, root.as_uri()), list(expected), name_version, limits=Limits(), line=SILENT.task("sizes")
-    )
+    prefetch = held_reader_prefetch(mirrors, tmp_path, monkeypatch)
     try:
         waiting = threading.Thread(target=prefetch.wait_for, args=(["n" * 32],), daemon=True)
         waiting.start()
