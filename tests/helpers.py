@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -58,6 +59,13 @@ def fixture_index(mirrors: Path, *, drop: tuple[str, ...] = ()) -> dict[str, obj
     for dag_hash in drop:
         del index["database"]["installs"][dag_hash]
     return index
+
+
+def dead_pid() -> int:
+    """The pid of a process that ran and is gone (and, so soon after, not reused)."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
 
 
 def index_nodes(index: dict[str, object]) -> dict[str, dict[str, Any]]:

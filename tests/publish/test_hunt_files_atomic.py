@@ -6,8 +6,6 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,12 +22,7 @@ from cachedex.publish.files import (
     write_atomically,
     write_new,
 )
-
-
-def _dead_pid() -> int:
-    """The pid of a process that has ended (and, so soon after, not been reused)."""
-    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    return int(child.stdout)
+from tests.helpers import dead_pid
 
 
 def test_a_second_holder_of_the_lock_is_refused_even_in_the_same_process(tmp_path: Path) -> None:
@@ -106,7 +99,7 @@ def test_a_replacer_takes_over_the_folder_a_killed_process_of_its_pid_left(tmp_p
 
 def test_old_files_of_a_running_process_are_kept_and_of_a_dead_one_removed(tmp_path: Path) -> None:
     alive = tmp_path / f".cachedex-old-{os.getpid()}"
-    dead = tmp_path / f".cachedex-old-{_dead_pid()}"
+    dead = tmp_path / f".cachedex-old-{dead_pid()}"
     for folder in (alive, dead):
         folder.mkdir()
         (folder / "1").write_bytes(b"old page")
@@ -127,7 +120,7 @@ def test_a_file_where_old_files_are_kept_neither_stops_a_write_nor_is_counted_re
     finally:
         replacer.close()
     assert page.read_bytes() == b"new"
-    dead = tmp_path / f".cachedex-old-{_dead_pid()}"
+    dead = tmp_path / f".cachedex-old-{dead_pid()}"
     dead.write_bytes(b"x")
     assert remove_old_files(str(tmp_path)) == 1 and not dead.exists()
 
@@ -144,7 +137,7 @@ PAGES = re.compile(r"index\.(?:html|json)")
 
 
 def test_only_stale_temporaries_of_pages_are_removed_and_counted(tmp_path: Path) -> None:
-    dead = _dead_pid()
+    dead = dead_pid()
     stale = [tmp_path / f".index.html.{dead}.tmp", tmp_path / f".index.json.{dead}.tmp"]
     for path in stale:
         path.write_bytes(b"part")

@@ -5,8 +5,6 @@ anything reached through a symlink)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -23,12 +21,8 @@ from cachedex.publish.sitefiles import (
     spec_folder,
     staging,
 )
+from tests.helpers import dead_pid
 from tests.publish.test_site_builds_incremental import _hash
-
-
-def _dead_pid() -> int:
-    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
-    return int(child.stdout)
 
 
 def _spec_page(specs: Path, dag_hash: str, suffixes: tuple[str, ...] = (".html", ".json", ".json.gz")) -> list[Path]:
@@ -167,7 +161,7 @@ def test_staging_removes_a_staging_folder_on_failure_and_nothing_else(tmp_path: 
 
 
 def test_remove_stale_files_looks_into_every_folder_a_build_writes(tmp_path: Path) -> None:
-    dead = _dead_pid()
+    dead = dead_pid()
     dag_hash = _hashes(1)[0]
     folders = [
         tmp_path,

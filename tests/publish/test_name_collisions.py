@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import unicodedata
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from cachedex.publish.jekyll import write_jekyll
 from cachedex.publish.serve import create_app
 from cachedex.publish.site import write_site
 from cachedex.publish.urls import has_page, with_pages
-from tests.helpers import file_bytes, record, write_tag
+from tests.helpers import dead_pid, file_bytes, record, write_tag
 from tests.publish.serve import get
 
 #: "café" as one character and as "e" and a combining accent: two names, one on APFS.
@@ -121,13 +120,6 @@ def test_the_server_links_each_name_it_answers(tmp_path: Path) -> None:
     assert get(app, "/tags/t/columns.json").json()["specs"]["unlinked"] == []
 
 
-def _dead_pid() -> int:
-    """The pid of a process that ran and is gone."""
-    process = subprocess.Popen(["true"])
-    process.wait()
-    return process.pid
-
-
 def test_a_stale_temporary_that_is_a_symlink_is_removed_not_followed(tmp_path: Path) -> None:
     """A web server follows symlinks: a planted ``.index.html.<pid>.tmp`` leading to
     another file would stay served from the site, build after build."""
@@ -136,18 +128,18 @@ def test_a_stale_temporary_that_is_a_symlink_is_removed_not_followed(tmp_path: P
         secret = tmp_path / "secret.txt"
         secret.write_text("not for the web")
         folder = tmp_path / "site" / "tags" / "t" / "packages" / "zlib"
-        planted = [folder / f".index.html.{_dead_pid()}.tmp", folder / f".index.json.{_dead_pid()}.tmp"]
+        planted = [folder / f".index.html.{dead_pid()}.tmp", folder / f".index.json.{dead_pid()}.tmp"]
         planted[0].symlink_to(secret)
         planted[1].symlink_to(tmp_path / "nowhere")  # (dangling)
-        kept = folder / f".notes.txt.{_dead_pid()}.tmp"  # not a name a build writes
+        kept = folder / f".notes.txt.{dead_pid()}.tmp"  # not a name a build writes
         kept.symlink_to(secret)
         write_site(catalog, tmp_path / "site", full=True)  # (a current site is left as it is)
     assert [path for path in planted if os.path.lexists(path)] == []
     assert secret.read_text() == "not for the web" and kept.is_symlink()
     # The same of the function itself, and a folder of that name stays.
-    again = folder / f".index.html.{_dead_pid()}.tmp"
+    again = folder / f".index.html.{dead_pid()}.tmp"
     again.symlink_to(folder)
-    made = folder / f".index.json.{_dead_pid()}.tmp"
+    made = folder / f".index.json.{dead_pid()}.tmp"
     made.mkdir()
     assert remove_stale_temporaries([str(folder)], re.compile(r"index\.(html|json)")) == 1
     assert not os.path.lexists(again) and made.is_dir() and (folder / "index.html").is_file()

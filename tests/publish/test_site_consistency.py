@@ -31,7 +31,7 @@ from cachedex.publish.jekyll import write_jekyll
 from cachedex.publish.site import write_site
 from cachedex.publish.sitefiles import remove_pages_of, remove_stale_files
 from cachedex.values import Dependency, SpecRecord, check_name
-from tests.helpers import file_bytes, record, write_tag
+from tests.helpers import dead_pid, file_bytes, record, write_tag
 
 
 def dag_hash(seed: str) -> str:
@@ -226,13 +226,6 @@ class Killed:
         process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.stdout, self.stderr = process.communicate(timeout=120)
         self.returncode, self.pid = process.returncode, process.pid
-
-
-def dead_pid() -> int:
-    """The pid of a process that ran and is gone."""
-    process = subprocess.Popen(["true"])
-    process.wait()
-    return process.pid
 
 
 @pytest.mark.parametrize("first", [True, False], ids=["first build", "A to B"])
