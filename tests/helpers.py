@@ -73,6 +73,11 @@ def index_nodes(index: dict[str, object]) -> dict[str, dict[str, Any]]:
     return {h: r["spec"] for h, r in index["database"]["installs"].items()}  # type: ignore[index]
 
 
+def manifest_path_of(nodes: Mapping[str, Mapping[str, Any]], dag_hash: str) -> str:
+    """A spec's v3 manifest path in a mirror, from its node (see :func:`index_nodes`)."""
+    return spec_manifest_path(nodes[dag_hash]["name"], nodes[dag_hash]["version"], dag_hash)
+
+
 def name_version_in(index: dict[str, object]) -> Callable[[str], tuple[str, str]]:
     """A spec's (name, version) by hash, as a sync's prefetch asks them."""
     nodes = index_nodes(index)

@@ -12,10 +12,9 @@ from pathlib import Path
 from cachedex.config import HttpOptions
 from cachedex.errors import SourceNotFound
 from cachedex.ingest.http import HttpClient
-from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.reading_process import sizes_in_process
 from cachedex.ingest.sources import HttpSource
-from tests.helpers import fixture_index, index_nodes, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, manifest_path_of, write_v3_mirror
 
 
 def _reading_children() -> list[int]:
@@ -41,7 +40,7 @@ def test_a_missing_manifest_reported_before_the_process_died_is_not_read_again(
     index = fixture_index(mirrors)
     expected = write_v3_mirror(http_server.state.root, index)
     nodes = index_nodes(index)
-    items = [(h, spec_manifest_path(nodes[h]["name"], nodes[h]["version"], h)) for h in expected]
+    items = [(h, manifest_path_of(nodes, h)) for h in expected]
     gone = ("m" * 32, "v3/manifests/spec/gone/gone-1.0-" + "m" * 32 + ".spec.manifest.json")
     # Asked one at a time, in this order: the 404 and a first size come at once; the
     # first slow answer comes after the process's send interval (0.5 s), so that it sends
@@ -81,7 +80,7 @@ def test_a_read_let_go_early_ends_the_reading_process_at_once(
     index = fixture_index(mirrors)
     expected = write_v3_mirror(http_server.state.root, index)
     nodes = index_nodes(index)
-    first, *others = [(h, spec_manifest_path(nodes[h]["name"], nodes[h]["version"], h)) for h in expected]
+    first, *others = [(h, manifest_path_of(nodes, h)) for h in expected]
     # The second answer is sent a byte at a time over ~0.8 s: past the process's send
     # interval (0.5 s), it sends the first two results; the others are never answered.
     dripped = others[0][1]

@@ -16,10 +16,9 @@ from cachedex.config import Limits
 from cachedex.errors import SourceNotFound
 from cachedex.ingest import local_source, reading_process, sizes
 from cachedex.ingest.local_source import LocalSource
-from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.reading_process import ForkedSizes, Unasked
 from cachedex.progress import SILENT
-from tests.helpers import fixture_index, index_nodes, name_version_in, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, manifest_path_of, name_version_in, write_v3_mirror
 
 
 @pytest.mark.skipif(not can_fork(), reason="a folder's manifests are read by a forked process on Linux only")
@@ -31,7 +30,7 @@ def test_what_a_forked_reader_sent_before_it_died_is_neither_read_nor_said_again
     expected = write_v3_mirror(root, index)
     nodes = index_nodes(index)
     missing, refused, read, die_at, *later = list(expected)
-    (root / spec_manifest_path(nodes[missing]["name"], nodes[missing]["version"], missing)).unlink()
+    (root / manifest_path_of(nodes, missing)).unlink()
     # One file read at a time and each result sent at once (the forked copy inherits
     # both): it sends the missing manifest, then the refused spec with the next size,
     # before it dies making the path of ``die_at``.
@@ -48,7 +47,7 @@ def test_what_a_forked_reader_sent_before_it_died_is_neither_read_nor_said_again
             paths_made_here.append(dag_hash)
         if dag_hash == refused:
             return None, f"spec {dag_hash}: refused"
-        return spec_manifest_path(nodes[dag_hash]["name"], nodes[dag_hash]["version"], dag_hash), None
+        return manifest_path_of(nodes, dag_hash), None
 
     chunks = ForkedSizes(LocalSource(root, root.as_uri()), list(expected), path_of, limit=65_536)
     results = [result for sizes, others in chunks for result in [*sizes.items(), *others]]
@@ -97,7 +96,7 @@ def test_a_refused_spec_last_is_reported_by_the_forked_reader_itself(
             paths_made_here.append(dag_hash)
         if dag_hash == refused:
             return None, f"spec {dag_hash}: refused"
-        return spec_manifest_path(nodes[dag_hash]["name"], nodes[dag_hash]["version"], dag_hash), None
+        return manifest_path_of(nodes, dag_hash), None
 
     chunks = ForkedSizes(LocalSource(root, root.as_uri()), list(expected), path_of, limit=65_536)
     found = dict(result for sizes, others in chunks for result in [*sizes.items(), *others])

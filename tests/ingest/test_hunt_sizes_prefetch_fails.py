@@ -14,7 +14,7 @@ from cachedex.ingest.sizes import Prefetch, fetch_sizes
 from cachedex.ingest.sources import HttpSource
 from cachedex.ingest.sync import sync
 from cachedex.progress import SILENT
-from tests.helpers import fixture_index, index_nodes, make_config, name_version_in, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, make_config, manifest_path_of, name_version_in, write_v3_mirror
 
 
 def test_a_read_that_fails_midway_keeps_the_sizes_read_before_it(
@@ -30,7 +30,7 @@ def test_a_read_that_fails_midway_keeps_the_sizes_read_before_it(
     ghosts = [f"{n:032d}" for n in range(64)]
     names = {h: (nodes[h]["name"], nodes[h]["version"]) for h in expected} | dict.fromkeys(ghosts, ("ghost", "1.0"))
     for h in (slow_1, slow_2):
-        path = f"v3/manifests/spec/{nodes[h]['name']}/{nodes[h]['name']}-{nodes[h]['version']}-{h}.spec.manifest.json"
+        path = manifest_path_of(nodes, h)
         http_server.state.faults["/" + path] = "slow"
     http_server.state.stall_seconds = 5
     # (the client closed under the read ends it as the HTTP engine's failure would)
@@ -118,7 +118,7 @@ def test_sizes_read_before_a_whole_read_fails_are_kept_though_no_chunk_was_full(
     nodes = index_nodes(index)
     quick, *slow = list(expected)
     for h in slow:
-        path = f"v3/manifests/spec/{nodes[h]['name']}/{nodes[h]['name']}-{nodes[h]['version']}-{h}.spec.manifest.json"
+        path = manifest_path_of(nodes, h)
         http_server.state.faults["/" + path] = "slow"
     http_server.state.stall_seconds = 5
     client = HttpClient(HttpOptions(concurrency=8, retries=0))

@@ -12,17 +12,16 @@ from cachedex.config import HttpOptions, RegistryAuth
 from cachedex.errors import SourceNotFound
 from cachedex.ingest.http import HttpClient
 from cachedex.ingest.local_source import LocalSource
-from cachedex.ingest.manifests import spec_manifest_path
 from cachedex.ingest.reading_process import sizes_in_process
 from cachedex.ingest.sources import HttpSource
-from tests.helpers import fixture_index, index_nodes, write_v3_mirror
+from tests.helpers import fixture_index, index_nodes, manifest_path_of, write_v3_mirror
 
 
 def _items(mirrors: Path, root: Path) -> tuple[dict[str, int], list[tuple[str, str]]]:
     index = fixture_index(mirrors)
     expected = write_v3_mirror(root, index)
     nodes = index_nodes(index)
-    return expected, [(h, spec_manifest_path(nodes[h]["name"], nodes[h]["version"], h)) for h in expected]
+    return expected, [(h, manifest_path_of(nodes, h)) for h in expected]
 
 
 def test_the_process_sends_a_private_mirrors_credentials(
