@@ -162,10 +162,8 @@ class Prefetch:
         self._arrived = threading.Condition()  # notified as results come, and at the end
         self._asked: set[str] | None = None  # the hashes whose manifest is read, once known
         self._unasked: set[str] = set()  # those of them whose manifest a forked reader did not read
-        # Over the network, the paths are made as the reads go: the specs taken so far and
-        # those of them given a path (the others were refused, and are counted so).
-        self._taken: set[str] = set()
-        self._made: set[str] = set()
+        self._source = source
+        self._specs: list[tuple[str, str, str]] = []  # (hash, name, version), read in this process
         #: Read by another process (many files of a folder or an HTTP mirror).
         self.elsewhere = _read_elsewhere(source, len(hashes)) or (
             isinstance(source, LocalSource) and can_fork() and len(hashes) >= FORKED_READER_MIN
@@ -184,7 +182,7 @@ class Prefetch:
             )
             reads = lambda: forked  # noqa: E731
         else:
-            specs = [(h, *nv) for h in hashes if (nv := name_version(h)) is not None]
+            specs = self._specs = [(h, *nv) for h in hashes if (nv := name_version(h)) is not None]
             reads = lambda: _chunked(self._reads(source, specs, limits), self._stop)  # noqa: E731
         if not source.concurrent and not self.elsewhere:
             self._run(reads, hashes, line)
@@ -197,7 +195,7 @@ class Prefetch:
     def _reads(
         self, source: Source, specs: list[tuple[str, str, str]], limits: Limits
     ) -> Iterable[tuple[str, int | CachedexError]]:
-        paths: Iterable[tuple[str, str]] = self._noting(_manifest_paths(self._taking(specs), source, self.refused))
+        paths: Iterable[tuple[str, str]] = _manifest_paths(specs, source, self.refused)
         if self.waited:
             items = list(paths)
             with self._arrived:
@@ -205,15 +203,11 @@ class Prefetch:
             paths = items
         return _read_sizes(source, paths, limit=limits.manifest_bytes, count=len(specs))
 
-    def _taking(self, specs: Iterable[tuple[str, str, str]]) -> Iterator[tuple[str, str, str]]:
-        for spec in specs:
-            self._taken.add(spec[0])
-            yield spec
-
-    def _noting(self, paths: Iterable[tuple[str, str]]) -> Iterator[tuple[str, str]]:
-        for dag_hash, path in paths:
-            self._made.add(dag_hash)
-            yield dag_hash, path
+    def _refused_paths(self) -> set[str]:
+        """The hashes read in this process that are refused a manifest path (counted as
+        refused: a failed read's problem would count them twice), checked again."""
+        made = {dag_hash for dag_hash, _path in _manifest_paths(self._specs, self._source, [])}
+        return {dag_hash for dag_hash, _name, _version in self._specs} - made
 
     def _run(self, reads: Callable[[], Iterable[Results]], hashes: Sequence[str], line: ProgressLine) -> None:
         results = self.results
@@ -239,7 +233,7 @@ class Prefetch:
                     return  # closing the generator tells the HTTP engine to let the rest go
         except (CachedexError, RuntimeError) as exc:  # the whole read failed: each size stays unknown
             problem = exc if isinstance(exc, CachedexError) else CachedexError(str(exc))
-            refused = self._taken - self._made  # (counted as refused: not as this problem too)
+            refused = self._refused_paths()
             for dag_hash in hashes:
                 if dag_hash not in self._unasked and dag_hash not in refused:
                     results.setdefault(dag_hash, problem)
