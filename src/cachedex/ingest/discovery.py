@@ -79,10 +79,14 @@ def _read_local(path: Path, limit: int) -> bytes:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise OSError(f"{path} is not a regular file")
+        too_big = f"larger than {limit:,} bytes (limits.discovery_bytes)"
         if info.st_size > limit:
-            raise OSError(f"larger than {limit:,} bytes (limits.discovery_bytes)")
+            raise OSError(too_big)
         with os.fdopen(fd, "rb", closefd=False) as handle:
-            return read_at_most(handle.read, limit + 1)  # (not limit + 1 bytes reserved at once)
+            data = read_at_most(handle.read, limit + 1)  # (not limit + 1 bytes reserved at once)
+        if len(data) > limit:  # (a file that grew since, or whose size says nothing: /proc's)
+            raise OSError(too_big)
+        return data
     finally:
         os.close(fd)
 
