@@ -209,7 +209,11 @@ def read_specs(
             and target in arch
         ):
             problem = row_problem(good, name, version, compiler, (platform, os_name, target))
-        decoded = decode_node(node)
+        try:
+            decoded = decode_node(node)
+        except (msgspec.DecodeError, RecursionError):  # (nested past what a parser reads)
+            refused.append(Refusal(dag_hash, "node", bytes(node).decode("utf-8", "replace")))
+            continue
         parameters = bytes(decoded.parameters)
         seen = variants_of.get(parameters)
         if seen is None:
