@@ -182,8 +182,8 @@ class Prefetch:
             )
             reads = lambda: forked  # noqa: E731
         else:
-            specs = self._specs = [(h, *nv) for h in hashes if (nv := name_version(h)) is not None]
-            reads = lambda: _chunked(self._reads(source, specs, limits), self._stop)  # noqa: E731
+            self._specs = [(h, *nv) for h in hashes if (nv := name_version(h)) is not None]
+            reads = lambda: _chunked(self._reads(limits), self._stop)  # noqa: E731
         if not source.concurrent and not self.elsewhere:
             self._run(reads, hashes, line)
             return
@@ -192,10 +192,9 @@ class Prefetch:
         )
         self._thread.start()
 
-    def _reads(
-        self, source: Source, specs: list[tuple[str, str, str]], limits: Limits
-    ) -> Iterable[tuple[str, int | CachedexError]]:
-        paths: Iterable[tuple[str, str]] = _manifest_paths(specs, source, self.refused)
+    def _reads(self, limits: Limits) -> Iterable[tuple[str, int | CachedexError]]:
+        source, specs = self._source, self._specs
+        paths = _manifest_paths(specs, source, self.refused)
         if self.waited:
             items = list(paths)
             with self._arrived:
