@@ -64,15 +64,20 @@ def two_syncs(tmp_path: Path) -> Catalog:
     return catalog
 
 
+def _three_feeds(catalog: Catalog) -> list[bytes]:
+    """Tag t's feed, every tag's, and zlib's in t."""
+    changes = catalog.package_changes("t")["zlib"]
+    return [
+        tag_feed(changes_page(catalog, "t"), catalog.identity()),
+        all_tags_feed(catalog),
+        package_feed("t", "zlib", changes, catalog.first_synced_at("t"), catalog.identity(), {}),
+    ]
+
+
 def test_every_time_is_utc_with_its_zone_whatever_the_local_zone(far_from_utc: None, two_syncs: Catalog) -> None:
     with two_syncs as catalog:
         (sync,) = [s for s in catalog.tag_syncs("t") if s.changes]
-        changes = catalog.package_changes("t")["zlib"]
-        feeds = [
-            tag_feed(changes_page(catalog, "t"), catalog.identity()),
-            all_tags_feed(catalog),
-            package_feed("t", "zlib", changes, catalog.first_synced_at("t"), catalog.identity(), {}),
-        ]
+        feeds = _three_feeds(catalog)
     for data in feeds:
         root = ET.fromstring(data)
         times = [e.text or "" for e in root.iter(f"{ATOM}updated")]
@@ -87,12 +92,7 @@ def test_each_feed_and_entry_has_what_atom_requires(two_syncs: Catalog) -> None:
     """RFC 4287: a feed has an id, a title, updated and an author (else each entry must
     have one); an entry an id, a title, updated and a link (it has no summary: content)."""
     with two_syncs as catalog:
-        changes = catalog.package_changes("t")["zlib"]
-        feeds = [
-            tag_feed(changes_page(catalog, "t"), catalog.identity()),
-            all_tags_feed(catalog),
-            package_feed("t", "zlib", changes, catalog.first_synced_at("t"), catalog.identity(), {}),
-        ]
+        feeds = _three_feeds(catalog)
     for data in feeds:
         root = ET.fromstring(data)
         assert root.tag == f"{ATOM}feed"
