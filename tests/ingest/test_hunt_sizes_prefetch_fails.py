@@ -4,6 +4,7 @@ the sizes read before stay, and every other hash has its problem (none is lost).
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from cachedex.catalog import Catalog
@@ -36,13 +37,7 @@ def test_a_read_that_fails_midway_keeps_the_sizes_read_before_it(
     # (the client closed under the read ends it as the HTTP engine's failure would)
     client = HttpClient(HttpOptions(concurrency=8, retries=0))
     try:
-        prefetch = Prefetch(
-            HttpSource(http_server.url, client),
-            [*expected, *ghosts],
-            names.get,
-            limits=Limits(),
-            line=SILENT.task("sizes"),
-        )
+        prefetch = _prefetch(http_server.url, client, [*expected, *ghosts], names.get)
         deadline = time.monotonic() + 4
         while not prefetch.sizes:
             assert time.monotonic() < deadline
@@ -79,13 +74,7 @@ def test_a_spec_refused_a_path_is_not_also_failed_when_the_read_fails(
         http_server.state.stall_seconds = 5
         client = HttpClient(HttpOptions(concurrency=8, retries=0))
         try:
-            prefetch = Prefetch(
-                HttpSource(http_server.url, client),
-                list(expected),
-                name_version_in(index),
-                limits=Limits(),
-                line=SILENT.task("sizes"),
-            )
+            prefetch = _prefetch(http_server.url, client, list(expected), name_version_in(index))
             deadline = time.monotonic() + 4
             while not prefetch.refused:  # (the paths are made as the reads go)
                 assert time.monotonic() < deadline
@@ -124,13 +113,7 @@ def test_sizes_read_before_a_whole_read_fails_are_kept_though_no_chunk_was_full(
     client = HttpClient(HttpOptions(concurrency=8, retries=0))
     quick_path = f"{nodes[quick]['name']}-{nodes[quick]['version']}-{quick}.spec.manifest.json"
     try:
-        prefetch = Prefetch(
-            HttpSource(http_server.url, client),
-            list(expected),
-            name_version_in(index),
-            limits=Limits(),
-            line=SILENT.task("sizes"),
-        )
+        prefetch = _prefetch(http_server.url, client, list(expected), name_version_in(index))
         deadline = time.monotonic() + 4
         while not http_server.state.count(quick_path, "GET"):  # (answered at once)
             assert time.monotonic() < deadline
@@ -141,3 +124,10 @@ def test_sizes_read_before_a_whole_read_fails_are_kept_though_no_chunk_was_full(
     results = prefetch.wait()
     assert results[quick] == expected[quick] and prefetch.sizes == {quick: expected[quick]}
     assert all(isinstance(results[h], CachedexError) for h in slow)
+
+
+def _prefetch(
+    url: str, client: HttpClient, hashes: list[str], names: Callable[[str], tuple[str, str] | None]
+) -> Prefetch:
+    """The sizes of ``hashes``' manifests, read over HTTP as a sync reads them first."""
+    return Prefetch(HttpSource(url, client), hashes, names, limits=Limits(), line=SILENT.task("sizes"))
