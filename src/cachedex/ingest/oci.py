@@ -76,8 +76,12 @@ _DIGEST = re.compile(r"(sha256):([0-9a-f]{64})|(sha512):([0-9a-f]{128})")
 _REPOSITORY = re.compile(r"[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*(?:/[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*)*")
 _VALID_TAG = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]{0,127}")
 _NOT_TAG_CHAR = re.compile(r"[^A-Za-z0-9_.-]")
+_DEFAULT_PORTS = {"http": 80, "https": 443}
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_NEXT_LINK = re.compile(r'<([^>]*)>\s*;[^,]*?\brel\s*=\s*"?next"?', re.IGNORECASE)
+#: A link of a ``Link`` header (RFC 8288): its target, then its parameters, whose quoted
+#: values may hold ``,`` and ``;``; and one parameter of them.
+_LINK = re.compile(r'<([^>]*)>((?:\s*;\s*[^;,=\s]+\s*(?:=\s*(?:"(?:[^"\\]|\\.)*"|[^;,"]*))?)*)')
+_LINK_PARAMETER = re.compile(r'\s*;\s*([^;,=\s]+)\s*(?:=\s*("(?:[^"\\]|\\.)*"|[^;,"]*))?')
 
 
 def spack_tag(name: str, version: str, dag_hash: str) -> str:
@@ -312,14 +316,14 @@ class OciSource(Source):
                 if not _VALID_TAG.fullmatch(tag):
                     raise IndexFormatError(url, f"{short_repr(tag)} is not a valid tag")
             tags.extend(listed)
-            link = _NEXT_LINK.search(response.headers.get("link", ""))
+            link = _next_link(response.headers.get("link", ""))
             if link is None:
                 return tags
-            following = urljoin(url, link.group(1))
+            following = urljoin(url, link)
             if _origin(following) != origin:
-                raise SourceError(url, f"the next page {short_repr(link.group(1))} is not on this registry")
+                raise SourceError(url, f"the next page {short_repr(link)} is not on this registry")
             if following in seen:
-                raise SourceError(url, f"the next page {short_repr(link.group(1))} was read before: a loop")
+                raise SourceError(url, f"the next page {short_repr(link)} was read before: a loop")
             seen.add(following)
             url = following
         raise SourceError(self.join("tags/list"), f"more than {MAX_TAG_PAGES:,} pages of tags")
@@ -346,9 +350,30 @@ def registry_url(url: str) -> str:
     return f"{'http' if parts.scheme == 'oci+http' else 'https'}://{host}/"
 
 
+def _next_link(header: str) -> str | None:
+    """The target of the link in ``header`` whose ``rel`` lists ``next`` among its
+    space-separated relation types (RFC 8288: ``rel="last next"`` is one; a type that
+    only starts with it, ``next-archive``, is not); None if there is none."""
+    for link in _LINK.finditer(header):
+        for parameter in _LINK_PARAMETER.finditer(link.group(2)):
+            if parameter.group(1).lower() == "rel":
+                # (a link's second rel is ignored, as RFC 8288 says)
+                if "next" in (parameter.group(2) or "").strip().strip('"').lower().split():
+                    return link.group(1)
+                break
+    return None
+
+
 def _origin(url: str) -> str:
+    """``scheme://host:port`` of ``url``, the port said even where it is the default one
+    (``https://r.example:443/`` is ``https://r.example/``'s origin)."""
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc.lower()}"
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(parts.scheme)
+    except ValueError:
+        port = None  # (a port out of range names no server: compared as written)
+    host = (parts.hostname or "").lower()
+    return f"{parts.scheme}://{host}:{port}" if port else f"{parts.scheme}://{parts.netloc.lower()}"
 
 
 def _digest_header(response: Response, url: str) -> str | None:
