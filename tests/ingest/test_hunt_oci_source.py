@@ -373,7 +373,15 @@ def test_the_next_link_is_found_among_relation_types_and_parameters(header: str)
 
 
 @pytest.mark.parametrize(
-    "header", ['<PAGE>; rel="next-archive"', "<PAGE>; rel=nextpage", '<PAGE>; title="rel=next"', "<PAGE>", ""]
+    "header",
+    [
+        '<PAGE>; rel="next-archive"',
+        "<PAGE>; rel=first; rel=next",
+        "<PAGE>; rel=nextpage",
+        '<PAGE>; title="rel=next"',
+        "<PAGE>",
+        "",
+    ],
 )
 def test_no_next_link_where_no_relation_type_is_next(header: str) -> None:
     """No next page where no link's ``rel`` lists ``next`` itself."""
