@@ -405,7 +405,7 @@ registries:
         "'tags[1].views': stack 'ok' is listed twice",
         "'tags[2].stacks.s': OCI registries have no views",
         "'registries.r.example': username_env and password_env go together",
-        "'registries.x.example.token_env': expected the NAME of an environment variable, got 'not a name'",
+        "'registries.x.example.token_env': expected the NAME of an environment variable (letters, digits and _)",
         # (taken, a host with a space matched no URL, and of two spellings of one host the first was used)
         "'registries': expected a host name (such as ghcr.io or ghcr.io:443), got 'ghcr .io'",
         # (a colon with no port was read as every port)
@@ -759,7 +759,7 @@ def _agrees_with_a_star(text: str, unique: bool) -> bool:
             'tags: [{name: t, url: /m, stacks: {ml: {url: "oci+http://localhost:5000/x", view: ml}}}]',
             "OCI registries have no views",
         ),
-        ("tags: [{name: t, url: /m}]\nregistries: {ghcr.io: {}}", "expected a mapping of username_env"),
+        ("tags: [{name: t, url: /m}]\nregistries: {ghcr.io: {}}", "names no credentials: give token_env"),
         ("tags: [{name: t, url: /m}]\nregistries: {ghcr.io: {username_env: U}}", "go together"),
         (
             "tags: [{name: t, url: /m}]\nregistries: {ghcr.io: {username_env: U, password_env: P, token_env: T}}",

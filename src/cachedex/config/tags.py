@@ -15,6 +15,7 @@ A stack is written in one of these ways::
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import re
 from pathlib import Path
@@ -203,6 +204,10 @@ def check_url(key: str, value: object, problems: list[str], *, mirror: bool = Tr
             f"the config is written plain (./mirror): got {short_repr(value)}"
         )
         return False
+    if scheme in ("http", "https", "oci", "oci+http") and not parts.hostname:
+        # ("https:///develop", "https:h/m" and "http://" were taken, and failed at each sync)
+        problems.append(f"'{key}': a {scheme}:// URL names its host ({scheme}://HOST/PATH): {short_repr(value)}")
+        return False
     if scheme in ("http", "https", "oci", "oci+http") and " " in value:
         # (no client sends one as it is: libcurl said only "URL rejected: Bad path")
         problems.append(f"'{key}': a URL holds no spaces; write each as %20: {short_repr(value)}")
@@ -330,6 +335,7 @@ def host_and_port(host: str) -> tuple[str, int | None]:
     if "?" in host or "#" in host:  # (an empty query or fragment is none to urlsplit: "ghcr.io?" was taken)
         raise ValueError(host)
     if host.count(":") > 1 and not host.startswith("["):  # an IPv6 address, bare
+        ipaddress.IPv6Address(host)  # ("ghcr.io:443:1" was taken for one, and matched no URL)
         return host.lower(), None
     parts = urlsplit("//" + host)
     if not parts.hostname or host.endswith(":") or parts.username is not None or parts.path or parts.port == 0:
@@ -366,15 +372,26 @@ def parse_registries(raw: object, problems: list[str]) -> tuple[RegistryAuth, ..
             )
             continue
         seen[endpoint] = host
-        if not isinstance(entry, dict) or not entry.keys() <= set(fields) or not entry:
-            problems.append(f"'registries.{host}': expected a mapping of {', '.join(fields)}, got {short_repr(entry)}")
+        # (no value of an entry is quoted back: one written where its variable's name goes,
+        # or under a field of its own, is likely the secret itself, and would go to a log)
+        if not isinstance(entry, dict):
+            problems.append(f"'registries.{host}': expected a mapping of {', '.join(fields)}")
+            continue
+        unknown = sorted(str(field) for field in entry.keys() - set(fields))
+        if unknown:
+            problems.append(f"'registries.{host}': unknown field {short_repr(unknown[0])} (known: {', '.join(fields)})")
             continue
         names = {field: entry.get(field) for field in fields}
         bad = [f for f, v in names.items() if v is not None and (not isinstance(v, str) or not v.isidentifier())]
         if bad:
             problems.append(
-                f"'registries.{host}.{bad[0]}': expected the NAME of an environment variable, "
-                f"got {short_repr(names[bad[0]])}"
+                f"'registries.{host}.{bad[0]}': expected the NAME of an environment variable (letters, "
+                "digits and _), which holds the secret; the value given is not one (not shown: it may be the secret)"
+            )
+            continue
+        if all(name is None for name in names.values()):  # (its mirror was read without credentials)
+            problems.append(
+                f"'registries.{host}': names no credentials: give token_env, or username_env and password_env"
             )
             continue
         if (names["username_env"] is None) != (names["password_env"] is None):
