@@ -65,9 +65,9 @@ def test_a_default_catalog_is_cachedex_sqlite_beside_the_config() -> None:
 
 
 def test_a_pipe_in_a_setting_s_help_is_escaped_in_the_reference(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A ``|`` in a help text would end the Markdown table's cell (and shift the rest of
-    its row): it is written ``\\|``. No help has one today."""
-    added = Setting("x.y", "text", "d", "Either a | b.", 1, 2.5)
+    """A ``|`` in a help text or a kind would end the Markdown table's cell (and shift the
+    rest of its row): it is written ``\\|``. No setting has one today."""
+    added = Setting("x.y", "text | list", "d", "Either a | b.", 1, 2.5)
     monkeypatch.setattr(settings, "SETTINGS", (*settings.SETTINGS, added))
     last = reference_markdown().splitlines()[-1]
-    assert last == '| `x.y` | text | `"d"` | Either a \\| b. From 1 to 2.5. |'
+    assert last == '| `x.y` | text \\| list | `"d"` | Either a \\| b. From 1 to 2.5. |'

@@ -153,7 +153,8 @@ def reference_markdown() -> str:
         "relative to the file (to the current folder for a config read from a pipe), `~` starts",
         "one in your home folder, and `$NAME` or `${NAME}` in one is that environment variable's",
         "value (in paths only: write a URL itself). A key given no value keeps its default. Every problem in a config",
-        "is reported at once, each naming the key and the bad value. A config file is UTF-8",
+        "is reported at once, each naming the key and the bad value (a `registries` entry's",
+        "values are not shown: one may be the secret itself). A config file is UTF-8",
         "text of at most 4 MiB; two tags may not differ only in case.",
         "",
         "| key | takes | default | meaning |",
@@ -164,6 +165,6 @@ def reference_markdown() -> str:
         meaning = setting.help
         if setting.low is not None and setting.high is not None:
             meaning += f" From {shown_bound(setting.low)} to {shown_bound(setting.high)}."
-        escaped = meaning.replace("|", "\\|")
-        lines.append(f"| `{setting.key}` | {setting.kind} | {default} | {escaped} |")
+        kind, meaning = (text.replace("|", "\\|") for text in (setting.kind, meaning))
+        lines.append(f"| `{setting.key}` | {kind} | {default} | {meaning} |")
     return "\n".join(lines) + "\n"
