@@ -111,7 +111,7 @@ def test_sec1_the_cache_is_bounded_in_bytes_whatever_the_parameters(app: Any) ->
         assert get(app, f"/api/search?q=zlib&offset={n}").status_code == 200
         assert 0 < cache.size <= cache.max_bytes
     assert 0 < len(cache) < 300
-    assert cache.size == sum(entry.weight for entry in cache._entries.values())
+    assert cache.size == sum(entry.weight + len(repr(key)) for key, (entry, _) in cache._entries.items())
     # The order or emptiness of the parameters makes no new entry; the filters the server
     # applies (a tag page's, a package page's version filter) make one per distinct set.
     cache.max_bytes = CACHE_BYTES
@@ -131,7 +131,7 @@ def test_an_answer_too_heavy_to_keep_is_kept_gzipped(app: Any) -> None:
     when that fits, and gives the plain body to a client that takes no gzip."""
     cache = app.state.cachedex.cache
     first = get(app, "/tags/t/index.json", **{"accept-encoding": "identity"})
-    entry = next(iter(cache._entries.values()))
+    entry, _weight = next(iter(cache._entries.values()))
     assert entry.gzipped is not None and len(entry.gzipped) < len(entry.body)
     cache._entries.clear()
     cache.size = 0
@@ -139,7 +139,7 @@ def test_an_answer_too_heavy_to_keep_is_kept_gzipped(app: Any) -> None:
     cache.max_bytes = 4 * alone  # the gzipped copy fits a quarter; both do not
     assert entry.weight > cache.max_bytes // 4
     again = get(app, "/tags/t/index.json", **{"accept-encoding": "identity"})
-    (kept,) = cache._entries.values()
+    ((kept, _),) = cache._entries.values()
     assert kept.gzipped_only and kept.body == b"" and again.content == first.content
     plain = get(app, "/tags/t/index.json", **{"accept-encoding": "identity"})  # from the cache
     zipped = get(app, "/tags/t/index.json", **{"accept-encoding": "gzip"})

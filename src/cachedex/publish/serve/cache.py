@@ -31,7 +31,7 @@ GZIP = "application/gzip"
 #: Bodies at least this long are compressed harder (they are sent many times).
 GZIP_THOROUGH = 256 * 1024
 
-#: Counted per entry besides its bodies: the key, the ETag, the dict slot.
+#: Counted per entry besides its bodies and its key's text: the ETag, the dict slot.
 _OVERHEAD = 512
 
 
@@ -81,7 +81,8 @@ class ResponseCache:
         self.max_bytes = max_bytes
         #: Bytes held now (the sum of the entries' weights).
         self.size = 0
-        self._entries: OrderedDict[tuple[Hashable, ...], Cached] = OrderedDict()
+        #: key -> (answer, its weight and its key's)
+        self._entries: OrderedDict[tuple[Hashable, ...], tuple[Cached, int]] = OrderedDict()
         self._state: Hashable = None
         self._lock = threading.Lock()
 
@@ -92,9 +93,10 @@ class ResponseCache:
         """The answer stored under ``key`` (now the most recently used), or None."""
         with self._lock:
             hit = self._entries.get(key)
-            if hit is not None:
-                self._entries.move_to_end(key)
-            return hit
+            if hit is None:
+                return None
+            self._entries.move_to_end(key)
+            return hit[0]
 
     def put(self, state: Hashable, key: tuple[Hashable, ...], answer: Cached) -> None:
         """Keep ``answer`` under ``key``, an answer of catalog ``state``."""
@@ -104,6 +106,11 @@ class ResponseCache:
             weight = answer.weight
         if weight > self.max_bytes // 4:
             return
+        # A key holds the path and the filter values a client sends, up to a request
+        # head's 64 KiB: uncounted, a 600-byte answer to a long ?os= weighed 1 kB and
+        # held 7 (the bound was exceeded 6-fold, with no limit to it). (Its text's
+        # length: the strings it holds are most of what it takes.)
+        weight += len(repr(key))
         with self._lock:
             if state != self._state:  # a sync committed (or the file was replaced)
                 self._entries.clear()
@@ -111,9 +118,9 @@ class ResponseCache:
                 self._state = state
             old = self._entries.pop(key, None)
             if old is not None:
-                self.size -= old.weight
-            self._entries[key] = answer
+                self.size -= old[1]
+            self._entries[key] = (answer, weight)
             self.size += weight
             while self.size > self.max_bytes:
-                _, evicted = self._entries.popitem(last=False)
-                self.size -= evicted.weight
+                _, (_evicted, evicted_weight) = self._entries.popitem(last=False)
+                self.size -= evicted_weight
