@@ -53,7 +53,7 @@ class Task(msgspec.Struct, frozen=True):
     #: parent's, and write the pages of those some mirror of these tags holds: after a
     #: change, the reading is shared too (the pages are those of a graph of them all).
     graph_of: list[str] | None = None
-    spec_folder: str = ""
+    spec_folder: str = ""  #: where spec pages go (a task that reads its own graph makes it)
     staged: bool = False
     trust_twins: bool = False
     compare: dict[str, list[str]] = {}  #: see :attr:`.site_build.Plan.compare`
@@ -120,16 +120,16 @@ def write_task(
     package_writer = package_writer or writer
     if task.spec_ids:
         graph: SpecGraph = SHARED.get("graph")
-        spec_ids = task.spec_ids
+        spec_ids, folder = task.spec_ids, task.spec_folder
         if task.graph_of is not None:
             with gc_paused():  # (as the parent reads a whole graph)
                 graph = SpecGraph(catalog, spec_ids)
             held = [(spec_id, dag_hash) for spec_id, dag_hash in graph.held_by(task.graph_of) if is_dag_hash(dag_hash)]
-            spec_folder(task.outdir, task.staged, [dag_hash for _, dag_hash in held], clear=False)
+            folder = spec_folder(task.outdir, task.staged, [dag_hash for _, dag_hash in held], clear=False)
             spec_ids = [spec_id for spec_id, _ in held]
         writer.configs = graph.configs(catalog)  # its pages' dependents told apart
         for spec_id, node in catalog.nodes_of(spec_ids):
-            writer.spec_page(task.spec_folder, graph.page(spec_id, node), staged=task.staged)
+            writer.spec_page(folder, graph.page(spec_id, node), staged=task.staged)
         writer.flush()
         writer.configs = None
     deferred: dict[str, list[str]] = {}
