@@ -41,7 +41,9 @@ V3_INDEX_MANIFEST = "v3/manifests/index/index.manifest.json"
 V2_INDEX = "build_cache/index.json"
 V2_INDEX_HASH = "build_cache/index.json.hash"
 
-_DB_MEDIA_TYPE = re.compile(r"application/vnd\.spack\.db\.v(\d+)\+json")
+_DB_MEDIA_TYPE = re.compile(
+    r"application/vnd\.spack\.db\.v([0-9]{1,9})\+json"
+)  # (ASCII digits: int() reads others, and a long run raises)
 
 
 def view_manifest(view: str) -> str:
