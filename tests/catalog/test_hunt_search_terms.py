@@ -60,7 +60,7 @@ def test_the_newest_bit_set_is_kept_even_when_it_alone_is_over_the_bound() -> No
     big = 1 << (8 * 1000 - 1)  # 1,000 bytes
     cache.get("old", lambda: made.append("old") or 1)  # type: ignore[func-returns-value]
     cache.get("walk", lambda: made.append("walk") or big)  # type: ignore[func-returns-value]
-    assert "old" not in cache and "walk" in cache and len(cache) == 1 and cache.bytes == 1000
+    assert "old" not in cache and "walk" in cache and len(cache) == 1 and 1000 < cache.bytes < 1200
     assert cache.get("walk", lambda: made.append("again") or big) == big  # type: ignore[func-returns-value]
     assert made == ["old", "walk"]
 

@@ -98,9 +98,10 @@ def test_a_stacks_index_is_its_tags_kept_to_its_members() -> None:
 
 
 def test_the_bits_cache_is_bounded_in_bytes_and_drops_the_least_recently_used() -> None:
-    from cachedex.catalog.terms import BitsCache
+    from cachedex.catalog.terms import _KEY_OVERHEAD, BitsCache
 
-    cache = BitsCache(max_bytes=3 * 1000)
+    each = 1000 + len(repr("a")) + _KEY_OVERHEAD  # (a bit set's bytes, and its key's)
+    cache = BitsCache(max_bytes=3 * each)
     made: list[str] = []
 
     def make(key: str) -> int:
@@ -111,7 +112,7 @@ def test_the_bits_cache_is_bounded_in_bytes_and_drops_the_least_recently_used() 
         cache.get(key, lambda k=key: make(k))  # type: ignore[misc]
     cache.get("a", lambda: make("a"))  # kept: not made again, and now the most recent
     cache.get("d", lambda: make("d"))  # 4,000 bytes: the least recent ("b") goes
-    assert made == ["a", "b", "c", "d"] and len(cache) == 3 and cache.bytes == 3000
+    assert made == ["a", "b", "c", "d"] and len(cache) == 3 and cache.bytes == 3 * each
     cache.get("b", lambda: make("b"))
     assert made[-1] == "b"
     cache.get("a", lambda: make("a"))
@@ -119,4 +120,16 @@ def test_the_bits_cache_is_bounded_in_bytes_and_drops_the_least_recently_used() 
     # However many distinct queries come, the bytes stay within the bound.
     for n in range(100):
         cache.get(n, lambda n=n: make(str(n)))  # type: ignore[misc]
-    assert cache.bytes <= 3000 and len(cache) == 3
+    assert cache.bytes <= 3 * each and len(cache) == 3
+
+
+def test_the_bits_cache_counts_keys_of_sets_that_match_nothing() -> None:
+    """A search naming a value that matches nothing makes an empty bit set (0 bytes):
+    its key, which holds what the client named, is counted, so however many such
+    searches come, the cache holds a bounded number of them (it kept every one)."""
+    from cachedex.catalog.terms import BitsCache
+
+    cache = BitsCache(max_bytes=10_000)
+    for n in range(1_000):
+        cache.get((7, "variant", (f"nothing-{n}", "x" * 100), False), lambda: 0)
+    assert 0 < cache.bytes <= 10_000 and 20 < len(cache) < 100

@@ -117,24 +117,28 @@ class BitsCache:
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = max_bytes
         self._lock = threading.Lock()
-        self._items: OrderedDict[Hashable, int] = OrderedDict()
+        self._items: OrderedDict[Hashable, tuple[int, int]] = OrderedDict()  #: key -> (bits, weight)
         self._bytes = 0
 
     def get(self, key: Hashable, make: Callable[[], int]) -> int:
         """The bit set of ``key``, made by ``make`` if it is not kept."""
         with self._lock:
-            found = self._items.get(key)
-            if found is not None:
+            kept = self._items.get(key)
+            if kept is not None:
                 self._items.move_to_end(key)
-                return found
+                return kept[0]
         found = make()
+        # A key holds what a search names (a variant, a version range, a facet's value):
+        # counted with its text, as a set of nothing matched weighs nothing, and a client
+        # naming new values that match nothing filled the memory with keys.
+        weight = _bytes_of(found) + len(repr(key)) + _KEY_OVERHEAD
         with self._lock:
             if key not in self._items:
-                self._items[key] = found
-                self._bytes += _bytes_of(found)
+                self._items[key] = (found, weight)
+                self._bytes += weight
                 while self._bytes > self.max_bytes and len(self._items) > 1:
-                    _, dropped = self._items.popitem(last=False)
-                    self._bytes -= _bytes_of(dropped)
+                    _, (_dropped, dropped_weight) = self._items.popitem(last=False)
+                    self._bytes -= dropped_weight
         return found
 
     def __contains__(self, key: Hashable) -> bool:
@@ -147,8 +151,12 @@ class BitsCache:
 
     @property
     def bytes(self) -> int:
-        """The bytes of the bit sets kept."""
+        """The bytes of the bit sets kept, and of their keys."""
         return self._bytes
+
+
+#: Counted per bit set besides its bytes and its key's text: the objects and the dict slot.
+_KEY_OVERHEAD = 100
 
 
 def _bytes_of(bits: int) -> int:
