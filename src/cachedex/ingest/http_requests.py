@@ -18,6 +18,7 @@ from typing import Any
 
 from ..errors import CachedexError
 from ..values import visible
+from .manifests import inflate_bounded
 
 __all__ = [
     "FORBIDDEN_MISSING",
@@ -215,17 +216,19 @@ def undo_content_encoding(lines: list[bytes], body: bytes | bytearray, limit: in
     if coding in ("gzip", "x-gzip"):
         if body[:2] != b"\x1f\x8b":
             return body
-        decoder = zlib.decompressobj(31)
+        wbits = 31
     elif coding == "deflate":  # with or without its zlib header (servers send both)
-        decoder = zlib.decompressobj(15 if body[:1] == b"\x78" else -15)
+        wbits = 15 if body[:1] == b"\x78" else -15
     else:
         return body
     try:
-        decoded = decoder.decompress(bytes(body), limit + 1)
+        decoded, ended = inflate_bounded(body, wbits, limit)
     except zlib.error:
         return body  # not what its label says: as stored
-    if len(decoded) > limit or decoder.unconsumed_tail:
+    if len(decoded) > limit:
         raise ValueError(f"larger than {limit:,} bytes once decoded ({coding}), the limit for this kind of file")
+    if not ended:  # (what had come was taken as the whole file)
+        raise ValueError(f"its {coding} stream ends early: the body was cut short")
     return decoded
 
 

@@ -26,6 +26,7 @@ __all__ = [
     "blob_path",
     "decode_manifest",
     "gunzip_bounded",
+    "inflate_bounded",
     "manifest_size",
     "read_clearsigned",
     "spec_manifest_path",
@@ -172,16 +173,31 @@ def verified_while(data: bytes | bytearray, record: BlobRecord, url: str, work: 
 def gunzip_bounded(data: bytes | bytearray, limit: int, url: str) -> bytes:
     """``data`` decompressed (gzip), at most ``limit`` bytes of it: TooBig past that,
     IndexFormatError if it is not gzip."""
-    inflater = zlib.decompressobj(wbits=31)
     try:
-        out = inflater.decompress(data, limit + 1)
+        out, ended = inflate_bounded(data, 31, limit)
     except zlib.error as exc:
         raise IndexFormatError(url, f"corrupt gzip data: {exc}") from exc
     if len(out) > limit:
         raise TooBig(url, f"decompresses to more than {limit:,} bytes, the limit for this kind of file")
-    if not inflater.eof:
+    if not ended:
         raise IndexFormatError(url, "corrupt gzip data: the stream ends early")
     return out
+
+
+def inflate_bounded(data: bytes | bytearray, wbits: int, limit: int) -> tuple[bytes, bool]:
+    """``data`` inflated as zlib's ``wbits`` say, at most ``limit + 1`` bytes of it (more
+    is over the limit), and whether its stream ended. Gzip (``wbits`` 31) goes on to each
+    further member: files concatenated are one gzip file, as ``gunzip`` reads them (the
+    first member alone was read, the rest dropped without a word). zlib.error if the
+    data is not what ``wbits`` says."""
+    out = b""
+    rest = data
+    while True:
+        inflater = zlib.decompressobj(wbits)
+        out += inflater.decompress(rest, limit + 1 - len(out))
+        rest = inflater.unused_data
+        if len(out) > limit or not inflater.eof or wbits != 31 or rest[:2] != b"\x1f\x8b":
+            return out, inflater.eof
 
 
 class _SizeRecord(msgspec.Struct):
