@@ -231,3 +231,37 @@ def test_404_is_missing_and_403_is_refused_unless_asked_otherwise(http_server) -
         with pytest.raises(SourceNotFound, match=r"missing \(or not readable: HTTP 403\)") as missing:
             client.request(Request(f"{http_server.url}/d.json", limit=1000, forbidden_is_missing=True))
         assert FORBIDDEN_MISSING in str(missing.value)
+
+
+def test_a_map_whose_engine_fails_is_told_and_a_later_one_refused(  # type: ignore[no-untyped-def]
+    http_server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should the engine fail (a bug: here, reading a Retry-After raises) while a map
+    waits for its results, the map raises the failure instead of waiting for good;
+    a map asked of the failed client afterwards is refused at once, naming it."""
+    from cachedex.ingest import http
+
+    urls = _files(http_server, 3, "429")
+    http_server.state.retry_after = 1
+    monkeypatch.setattr(http, "retry_after_seconds", lambda value: 1 / 0)
+
+    def mapped(client: HttpClient) -> str:
+        said: list[str] = []
+
+        def run() -> None:
+            try:
+                list(client.map(((url, Request(url, limit=1000)) for url in urls), lambda response: response.body))
+                said.append("answered")
+            except SourceError as exc:
+                said.append(str(exc))
+
+        waiting = threading.Thread(target=run, daemon=True)  # (one left waiting must not hold the tests)
+        waiting.start()
+        waiting.join(timeout=30)
+        return said[0] if said else "still waiting"
+
+    with HttpClient(HttpOptions(retries=2, backoff=0.01)) as client:
+        said = mapped(client)
+        assert said.endswith("the HTTP engine failed (ZeroDivisionError: division by zero)"), said
+        again = mapped(client)
+        assert again.endswith("the HTTP engine failed (ZeroDivisionError: division by zero)"), again
