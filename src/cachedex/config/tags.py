@@ -36,6 +36,7 @@ __all__ = [
     "host_and_port",
     "is_path_text",
     "local_path",
+    "mirror_place",
     "parse_registries",
     "parse_tag",
     "resolve_url",
@@ -93,11 +94,11 @@ class TagConfig(msgspec.Struct, frozen=True):
         """Whether a stack reads a view of the root's own mirror: then the root may have
         no index of its own (a mirror of views only). A view of another mirror says
         nothing of the root: a root URL with a typo was read as such a mirror."""
-        root = _where(self.mirrors[0].url)
-        return any(ref.view and _where(ref.url) == root for ref in self.mirrors[1:])
+        root = mirror_place(self.mirrors[0].url)
+        return any(ref.view and mirror_place(ref.url) == root for ref in self.mirrors[1:])
 
 
-def _where(url: str) -> str:
+def mirror_place(url: str) -> str:
     """A mirror's place, however written: a folder's path, file:///x/m or /x/m alike."""
     parts = urlsplit(url)  # (its scheme lower-cased, as the other checks read it: FILE: is file:)
     return (parts.path if parts.scheme == "file" else url).rstrip("/")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import msgspec
 
 from ..config import TagConfig
+from ..config.tags import mirror_place
 from ..errors import SourceNotFound
 from ..values import ROOT_STACK, MirrorRef, check_label, short_repr
 from .layouts import find_views, view_manifest
@@ -51,7 +52,9 @@ def with_found_views(
         raise SourceNotFound(root.url, "cannot list this mirror's views; name them with views: [...]")
     root_url = tag.mirrors[0].url
     configured = {ref.stack: ref for ref in tag.mirrors}
-    read_already = {ref.view for ref in tag.mirrors if ref.view and ref.url == root_url}
+    # (the root's place however written: a stack reading a view of /x/m reads the root
+    # file:///x/m's, which was read a second time as a stack of its own)
+    read_already = {ref.view for ref in tag.mirrors if ref.view and mirror_place(ref.url) == mirror_place(root_url)}
     added: list[MirrorRef] = []
     skipped: list[SkippedView] = []
     for view in found:
