@@ -37,6 +37,7 @@ from ..progress import SILENT, Progress
 from ..values import MirrorRef
 from .discovery import chosen_tags
 from .http import HttpClient
+from .snapshots import OCI_LAYOUT
 from .sources import Source, open_source
 from .verify_findings import Findings, where_and_what
 from .verify_mirror import MirrorChecker
@@ -175,7 +176,7 @@ def _store(catalog: Catalog, found: Findings, deep: bool) -> MirrorVerification:
         listed=len(found.listed),
         found=found.found,
         binaries=found.binaries,
-        signing="none" if found.layout == 100 else found.signing,
+        signing="none" if found.layout == OCI_LAYOUT else found.signing,
         keys=found.keys,
         signatures=SignatureCounts(
             counts.get("signed", 0), counts.get("unsigned", 0), counts.get("bad", 0), counts.get("unknown-key", 0)
