@@ -11,6 +11,7 @@ import pytest
 from cachedex.catalog import Catalog
 from cachedex.publish.serve import create_app
 from cachedex.publish.serve.api import MAX_LIMIT, MAX_OFFSET
+from tests.helpers import record, write_tag
 from tests.publish.serve import get
 
 
@@ -88,3 +89,17 @@ def test_a_comparison_page_of_a_tag_that_is_not_there_says_so(app: Any) -> None:
     answer = get(app, "/tags/nope/compare/t/index.json")
     assert answer.status_code == 404
     assert answer.json()["error"]["message"].startswith("no tag 'nope' in the catalog")
+
+
+def test_a_tag_s_packages_are_read_again_after_a_sync_in_place(small_catalog: Catalog) -> None:
+    """The tag data a filtered tag page is made from is kept per catalog state: after a
+    sync into the same file, the packages are those of the new state (kept by path and
+    tag alone, the page went on listing those from before the sync)."""
+    app = create_app(small_catalog.path)
+    before = get(app, "/api/tags/t/packages").json()
+    assert "xz" not in {package["name"] for package in before["packages"]}
+    xz = record("x" * 32, "xz", version="5.6.3")
+    listed = {"z" * 32: True, "c" * 32: True, "g" * 32: False, xz.hash: True}
+    write_tag(small_catalog, "t", [xz], members=listed, checksum="again")
+    after = get(app, "/api/tags/t/packages").json()
+    assert "xz" in {package["name"] for package in after["packages"]}
