@@ -74,12 +74,13 @@ def cachedex_serving(
 
 
 @contextmanager
-def uvicorn_serving(app: Any, *, log_level: str = "warning") -> Iterator[str]:
-    """``app`` under a real uvicorn in a thread on 127.0.0.1: its URL, once it listens."""
+def uvicorn_serving(app: Any, *, log_level: str = "warning", **options: Any) -> Iterator[str]:
+    """``app`` under a real uvicorn in a thread on 127.0.0.1 (``options``: more of
+    ``uvicorn.Config``'s): its URL, once it listens."""
     import uvicorn
 
     port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level=log_level, **options))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 15

@@ -1,4 +1,4 @@
-"""Fixtures shared by the verify tests over real servers."""
+"""Fixtures shared by the ingest tests: a signing key for those of verify, an HTTP client."""
 
 from __future__ import annotations
 
@@ -6,6 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from cachedex.config import HttpOptions
+from cachedex.ingest.http import HttpClient
 from tests.ingest.test_signatures import TestKey
 
 
@@ -15,3 +17,10 @@ def key(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TestKey]:
     test_key = TestKey(tmp_path_factory.mktemp("key") / "k", "mirror key")
     yield test_key
     test_key.close()
+
+
+@pytest.fixture
+def client() -> Iterator[HttpClient]:
+    """An HTTP client that does not retry, waits 5 s at most, 8 requests at a time."""
+    with HttpClient(HttpOptions(retries=0, timeout=5, concurrency=8)) as http:
+        yield http

@@ -9,13 +9,12 @@ from __future__ import annotations
 import base64
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from cachedex.config import HttpOptions, Limits
+from cachedex.config import Limits
 from cachedex.config.tags import RegistryAuth
 from cachedex.errors import CachedexError, SourceError
 from cachedex.ingest import oci_auth
@@ -28,12 +27,6 @@ from tests.registry import FakeRegistry, Route, Seen, expected_tag, query_of, sp
 LIMITS = Limits()
 REPO = "cache/spack"
 LAYER = b'{"database": {"version": "7", "installs": {}}}'
-
-
-@pytest.fixture
-def client() -> Iterator[HttpClient]:
-    with HttpClient(HttpOptions(retries=0, timeout=5, concurrency=8)) as http:
-        yield http
 
 
 def _source(fake: FakeRegistry, client: HttpClient, auth: RegistryAuth | None = None) -> OciSource:

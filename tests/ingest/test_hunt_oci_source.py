@@ -8,12 +8,11 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from cachedex.config import HttpOptions, Limits
+from cachedex.config import Limits
 from cachedex.errors import ChecksumError, IndexFormatError, SourceError, SourceNotFound, TooBig
 from cachedex.ingest.http import HttpClient
 from cachedex.ingest.oci import OciSource, _next_link, _origin, registry_url
@@ -25,12 +24,6 @@ MANIFEST_PATH = f"/v2/{REPO}/manifests/index.spack"
 DOCKER_MANIFEST = "application/vnd.docker.distribution.manifest.v2+json"
 IMAGE_INDEX = "application/vnd.oci.image.index.v1+json"
 LAYER = b'{"database": {"version": "7", "installs": {}}}'
-
-
-@pytest.fixture
-def client() -> Iterator[HttpClient]:
-    with HttpClient(HttpOptions(retries=0, timeout=5, concurrency=8)) as http:
-        yield http
 
 
 class _Scripted(FakeRegistry):

@@ -46,12 +46,6 @@ def registry() -> Iterator[Registry]:
 
 
 @pytest.fixture
-def client() -> Iterator[HttpClient]:
-    with HttpClient(HttpOptions(retries=0, timeout=5, concurrency=8)) as http:
-        yield http
-
-
-@pytest.fixture
 def fake() -> Iterator[FakeRegistry]:
     with FakeRegistry() as running:
         yield running

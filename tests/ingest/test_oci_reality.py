@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from cachedex.config import HttpOptions, Limits
+from cachedex.config import Limits
 from cachedex.errors import CachedexError
 from cachedex.ingest.http import HttpClient
 from cachedex.ingest.oci import OciSource
@@ -31,12 +31,6 @@ def pushed(mirrors: Path) -> Iterator[tuple[Registry, PushedCache, dict[str, Any
     index = fixture_index(mirrors)
     with Registry() as registry:
         yield registry, push_spack_cache(registry.url, REPO, index), index
-
-
-@pytest.fixture
-def client() -> Iterator[HttpClient]:
-    with HttpClient(HttpOptions(retries=0, timeout=5, concurrency=8)) as http:
-        yield http
 
 
 def _specs(index: dict[str, Any]) -> list[tuple[str, str, str]]:

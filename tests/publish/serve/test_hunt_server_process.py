@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import resource
 import socket
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-import uvicorn
 
 from cachedex.catalog import Catalog
 from cachedex.errors import ConfigError
@@ -30,7 +28,7 @@ from cachedex.publish.serve.server import (
     concurrency_limit,
     free_port,
 )
-from tests.servers import free_port as _local_port
+from tests.servers import uvicorn_serving
 
 _HEAD = b"GET /api/tags HTTP/1.1\r\nHost: x\r\n"
 
@@ -39,28 +37,14 @@ _HEAD = b"GET /api/tags HTTP/1.1\r\nHost: x\r\n"
 def _bounded(catalog: Path, *, limit: int = 100) -> Iterator[int]:
     """The app over ``catalog`` under uvicorn with :class:`BoundedHttpTools` (as
     ``serve`` runs it, with a limit of ``limit`` connections), in a thread: its port."""
-    port = _local_port()
-    config = uvicorn.Config(
+    with uvicorn_serving(
         create_app(catalog),
-        host="127.0.0.1",
-        port=port,
         log_level="error",
         http=BoundedHttpTools,
         limit_concurrency=limit,
         timeout_keep_alive=KEEP_ALIVE_SECONDS,
-    )
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not server.started:
-        assert time.monotonic() < deadline and thread.is_alive(), "uvicorn did not start"
-        time.sleep(0.02)
-    try:
-        yield port
-    finally:
-        server.should_exit = True
-        thread.join(timeout=10)
+    ) as url:
+        yield int(url.rpartition(":")[2])
 
 
 def _answer(client: socket.socket) -> tuple[int, bytes]:
