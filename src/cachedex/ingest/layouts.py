@@ -41,9 +41,8 @@ V3_INDEX_MANIFEST = "v3/manifests/index/index.manifest.json"
 V2_INDEX = "build_cache/index.json"
 V2_INDEX_HASH = "build_cache/index.json.hash"
 
-_DB_MEDIA_TYPE = re.compile(
-    r"application/vnd\.spack\.db\.v([0-9]{1,9})\+json"
-)  # (ASCII digits: int() reads others, and a long run raises)
+# (ASCII digits, at most 9: int() reads others, and raises on a run of thousands)
+_DB_MEDIA_TYPE = re.compile(r"application/vnd\.spack\.db\.v([0-9]{1,9})\+json")
 
 
 def view_manifest(view: str) -> str:

@@ -190,14 +190,16 @@ def inflate_bounded(data: bytes | bytearray, wbits: int, limit: int) -> tuple[by
     further member: files concatenated are one gzip file, as ``gunzip`` reads them (the
     first member alone was read, the rest dropped without a word). zlib.error if the
     data is not what ``wbits`` says."""
-    out = b""
+    parts: list[bytes] = []  # (joined only when there are several: an index is big)
+    size = 0
     rest = data
     while True:
         inflater = zlib.decompressobj(wbits)
-        out += inflater.decompress(rest, limit + 1 - len(out))
+        parts.append(inflater.decompress(rest, limit + 1 - size))
+        size += len(parts[-1])
         rest = inflater.unused_data
-        if len(out) > limit or not inflater.eof or wbits != 31 or rest[:2] != b"\x1f\x8b":
-            return out, inflater.eof
+        if size > limit or not inflater.eof or wbits != 31 or rest[:2] != b"\x1f\x8b":
+            return parts[0] if len(parts) == 1 else b"".join(parts), inflater.eof
 
 
 class _SizeRecord(msgspec.Struct):
