@@ -107,9 +107,9 @@ class ResponseCache:
         if weight > self.max_bytes // 4:
             return
         # A key holds the path and the filter values a client sends, up to a request
-        # head's 64 KiB: uncounted, a 600-byte answer to a long ?os= weighed 1 kB and
-        # held 7 (the bound was exceeded 6-fold, with no limit to it). (Its text's
-        # length: the strings it holds are most of what it takes.)
+        # head's 64 KiB: uncounted, a 600-byte answer to a 6 kB ?os= was counted as
+        # 1.1 kB and held 7 kB, and the bound had no limit. (Its text's length: the
+        # strings it holds are most of what it takes.)
         weight += len(repr(key))
         with self._lock:
             if state != self._state:  # a sync committed (or the file was replaced)
