@@ -169,11 +169,13 @@ def dependents(
     kept = _walk_key(path, token, start.key)
     with _WALKING_LOCK:
         walking = _WALKING.setdefault(kept, threading.Lock())
-    with walking:
-        bits = BITS_CACHE.get(kept, walk)
-    with _WALKING_LOCK:
-        if _WALKING.get(kept) is walking:
-            del _WALKING[kept]
+    try:
+        with walking:
+            bits = BITS_CACHE.get(kept, walk)
+    finally:  # (a walk that raised and stayed listed made it "under way" for good)
+        with _WALKING_LOCK:
+            if _WALKING.get(kept) is walking:
+                del _WALKING[kept]
     if keep and graph is not None:
         graph.kept[start.key] = bits
     return Dependents(bits)
@@ -244,11 +246,16 @@ def _walk_in_sql(db: sqlite3.Connection, start: list[int], limit: int = _NO_LIMI
     statement (0.43-0.63 s from a core library, against 0.92-1.2 s for one recursive
     query, whose UNION checks each row against a temporary b-tree)."""
 
+    # A bounded walk's level reads distinct parents: LIMIT counted a parent of two of
+    # the level's specs twice, and a level cut short was kept as a whole walk. (An
+    # unbounded one needs no such sort: its level is never cut.)
+    distinct = "DISTINCT " if limit < _NO_LIMIT else ""
+
     def parents_of(children: list[int], limit: int) -> set[int]:
         return {
             parent
             for (parent,) in db.execute(
-                "SELECT parent FROM edges WHERE child IN (SELECT value FROM json_each(?)) "
+                f"SELECT {distinct}parent FROM edges WHERE child IN (SELECT value FROM json_each(?)) "
                 f"AND deptypes & {LINK_RUN} LIMIT ?",
                 (_encode(children).decode(), limit + 1),  # text: SQLite 3.45.0 read a blob as JSONB
             )
