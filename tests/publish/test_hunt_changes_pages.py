@@ -11,6 +11,7 @@ from cachedex.catalog import Catalog
 from cachedex.publish.changes import VersionChange, changes_page, compare_page, previous_tags, since_page
 from cachedex.publish.coverage import bottle_table, coverage_page, pivot, target_family
 from cachedex.publish.recent_changes import history_from, keep_for_tag_page, recent_syncs
+from cachedex.values import DEPTYPE_BITS, Dependency
 from tests.helpers import record, write_tag
 
 
@@ -364,3 +365,34 @@ def test_a_change_page_details_fifty_syncs_and_a_tag_page_five(tmp_path: Path) -
             recent = recent_syncs("t")
     assert (len(page.syncs), page.older, len(page.earlier)) == (50, 2, 2)
     assert [r.packages_added for r in recent] == [(f"p{n}",) for n in range(52, 47, -1)]
+
+
+def test_a_change_page_names_the_other_compilers_of_a_spec_built_by_two(tmp_path: Path) -> None:
+    """A spec whose C apple-clang built and whose Fortran gcc did, added by a sync: the
+    change page lists it with gcc beside apple-clang, as every other list does (kept to
+    its C compiler, the change page said apple-clang alone)."""
+    darwin = {"platform": "darwin", "os": "sequoia", "target": "m1"}
+    gcc, clang = (
+        record(h, name, version=version, compiler="none", external=True, in_buildcache=False, **darwin)
+        for h, name, version in (("g" * 32, "gcc", "13.3.0"), ("c" * 32, "apple-clang", "16.0.0"))
+    )
+    build = DEPTYPE_BITS["build"]
+    lapack = record(
+        "l" * 32,
+        "netlib-lapack",
+        compiler="apple-clang@16.0.0",
+        dependencies=(Dependency(clang.hash, "apple-clang", build, "c"), Dependency(gcc.hash, "gcc", build, "fortran")),
+        **darwin,
+    )
+    before = {gcc.hash: False, clang.hash: False}
+    with Catalog(tmp_path / "c.sqlite") as catalog:
+        write_tag(catalog, "t", [gcc, clang], members=before)
+        write_tag(catalog, "t", [lapack], members={**before, lapack.hash: True}, checksum="2")
+        (sync,) = changes_page(catalog, "t").syncs
+    (root,) = sync.stacks
+    (added,) = root.added
+    assert (added.name, added.compiler, added.other_compilers) == (
+        "netlib-lapack",
+        "apple-clang@16.0.0",
+        ("gcc@13.3.0",),
+    )
