@@ -150,3 +150,12 @@ def test_a_variant_value_json_cannot_write_is_shown_by_its_text() -> None:
     """``format_variant`` is public: a value JSON cannot encode (a complex number) is
     shown as its text, not dropped to an empty value."""
     assert format_variant("x", 1j) == "x=1j"
+
+
+@pytest.mark.parametrize(("external", "taken"), [({}, False), (False, False), (None, False), ({"path": "/usr"}, True)])
+def test_an_external_is_a_node_whose_external_field_holds_something(external: object, taken: bool) -> None:
+    """Spack takes a node for an external only when its ``external`` is truthy (its
+    ``from_node_dict`` reads ``if node["external"]``): an empty one, ``false`` or ``null``
+    is a spec like any other (any ``external`` key at all made it an external)."""
+    (spec,) = _records(_node("zlib", H["a"], external=external)).values()
+    assert spec.external is taken

@@ -320,7 +320,7 @@ class RecordBuilder:
                         variants=_variants(node, url, key),
                         dependencies=edges,
                         in_buildcache=raw.in_buildcache,
-                        external=node.external is not None,
+                        external=bool(node.external),  # (as Spack reads it: {} and false are none)
                         node=raw.spec,
                     )
                 )
