@@ -12,7 +12,7 @@ from __future__ import annotations
 import msgspec
 
 from ..errors import IndexFormatError
-from ..values import SpecRecord
+from ..values import SpecRecord, is_dag_hash, short_repr
 
 __all__ = ["find_splices", "without_build_specs"]
 
@@ -35,7 +35,9 @@ _spliced_decoder = msgspec.json.Decoder(_Spliced)
 
 def find_splices(data: bytes, nodes: dict[str, msgspec.Raw], name: str) -> dict[str, str]:
     """{spliced spec's hash: its build spec's hash} of the ``nodes`` that name one."""
-    if b'"build_spec"' not in data:  # (most files: no second look at each node)
+    # (most files: no second look at each node; a key may be written with escapes,
+    # "build\u005fspec", which the decoder reads as build_spec)
+    if b'"build_spec"' not in data and b"\\u" not in data:
         return {}
     found = {}
     for key, node in nodes.items():
@@ -44,6 +46,10 @@ def find_splices(data: bytes, nodes: dict[str, msgspec.Raw], name: str) -> dict[
         except msgspec.DecodeError as exc:
             raise IndexFormatError(name, f"/{key[:7]}: its build_spec is not a spec's name and hash: {exc}") from exc
         if build is not None and build.hash and build.hash != key:
+            if not is_dag_hash(build.hash):  # (it was told raw: a line break, a colour)
+                raise IndexFormatError(
+                    name, f"/{key[:7]}: its build_spec's hash {short_repr(build.hash)} is not a hash"
+                )
             if build.hash not in nodes:  # (Spack cannot read such a file either)
                 raise IndexFormatError(
                     name, f"/{key[:7]} was spliced from /{build.hash[:7]}, which the file does not hold"
