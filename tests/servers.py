@@ -154,6 +154,14 @@ class _Server:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
+def outage_locations(outage: Path, *locations: str) -> str:
+    """nginx ``location`` blocks (each match as nginx writes it: ``= /m/x``, ``~ a\\.json$``)
+    that answer 503 while the file ``outage`` exists, made here: unlink it to end the
+    outage. For :class:`Nginx`'s ``extra``."""
+    outage.write_text("1")
+    return "\n".join(f"location {where} {{ if (-f {outage}) {{ return 503; }} }}" for where in locations)
+
+
 def make_certificates(folder: Path) -> tuple[Path, Path, Path]:
     """A private CA and a certificate it signed for 127.0.0.1, made now with openssl:
     (CA certificate, server certificate, server key)."""

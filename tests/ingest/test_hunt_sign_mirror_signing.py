@@ -19,7 +19,7 @@ from cachedex.ingest.sources import open_source
 from cachedex.ingest.sync import sync
 from cachedex.values import ROOT_STACK, spec_manifest_path
 from tests.helpers import fixture_index, make_config, write_v3_mirror
-from tests.servers import Nginx
+from tests.servers import Nginx, outage_locations
 
 
 def _samples(mirrors: Path) -> list[tuple[str, str, str]]:
@@ -46,9 +46,7 @@ def test_one_sample_in_an_outage_among_missing_ones_is_asked_again(mirrors: Path
     for dag_hash, name, version in others:
         (root / spec_manifest_path(name, version, dag_hash)).unlink()
     outage = tmp_path / "outage"
-    outage.write_text("1")
-    extra = f"location ~ {first[0]}\\.spec\\.manifest\\.json$ {{ if (-f {outage}) {{ return 503; }} }}"
-    server = Nginx(tmp_path / "www", extra=extra)
+    server = Nginx(tmp_path / "www", extra=outage_locations(outage, f"~ {first[0]}\\.spec\\.manifest\\.json$"))
     try:
         config = make_config(tmp_path, [{"name": "t", "url": f"{server.url}/m"}], retries=0)
         with Catalog(config.catalog) as catalog:

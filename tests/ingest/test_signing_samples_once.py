@@ -15,7 +15,7 @@ from cachedex.ingest.verify_keys import KEY_INDEX_V3
 from cachedex.values import ROOT_STACK
 from tests.helpers import LIBELF_CORE2, fixture_index, make_config, write_v3_mirror, write_v3_view
 from tests.ingest.test_mirror_signing import _plain_manifest
-from tests.servers import Nginx
+from tests.servers import Nginx, outage_locations
 
 SPEC_MANIFESTS = "/v3/manifests/spec/"
 
@@ -120,9 +120,7 @@ def test_a_passing_failure_is_asked_again_by_the_next_sync(mirrors: Path, tmp_pa
     ``--unsigned``. A server error is asked again by the next sync."""
     write_v3_mirror(tmp_path / "www/m", fixture_index(mirrors))  # (plain manifests, no key index)
     outage = tmp_path / "outage"
-    outage.write_text("1")
-    extra = f"location = /m/{KEY_INDEX_V3} {{ if (-f {outage}) {{ return 503; }} }}"
-    server = Nginx(tmp_path / "www", extra=extra)
+    server = Nginx(tmp_path / "www", extra=outage_locations(outage, f"= /m/{KEY_INDEX_V3}"))
     try:
         config = make_config(tmp_path, [{"name": "t", "url": f"{server.url}/m"}], retries=0)
         with Catalog(config.catalog) as catalog:
@@ -162,11 +160,8 @@ def test_a_root_of_views_follows_a_view_told_after_a_passing_failure(mirrors: Pa
     write_v3_view(root, "one", _listing(mirrors, signing))
     write_v3_view(root, "two", _listing(mirrors, plain))
     outage = tmp_path / "outage"
-    outage.write_text("1")
-    extra = "\n".join(
-        f"location ~ {h}\\.spec\\.manifest\\.json$ {{ if (-f {outage}) {{ return 503; }} }}" for h in signing
-    )
-    server = Nginx(tmp_path / "www", extra=extra)
+    locations = [f"~ {h}\\.spec\\.manifest\\.json$" for h in signing]
+    server = Nginx(tmp_path / "www", extra=outage_locations(outage, *locations))
     try:
         config = make_config(tmp_path, [{"name": "t", "url": f"{server.url}/m", "views": ["one", "two"]}], retries=0)
         with Catalog(config.catalog) as catalog:

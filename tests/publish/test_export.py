@@ -33,6 +33,7 @@ from cachedex.ingest.sync import sync
 from cachedex.publish import export
 from cachedex.publish.export import PACKAGES_FILE, SPECS_FILE, export_spack_cache
 from cachedex.publish.export_specs import variant_strings
+from cachedex.values import SpecRecord
 from tests.helpers import (
     Demo,
     evil_catalog,
@@ -249,6 +250,17 @@ def brute_force(
 def _read(outdir: Path) -> tuple[dict[str, Any], dict[str, Any]]:
     """(package_data, specs_data) as the app reads them."""
     return tuple(json.loads(gzip.decompress((outdir / name).read_bytes())) for name in (PACKAGES_FILE, SPECS_FILE))  # type: ignore[return-value]
+
+
+def exported_packages(tmp_path: Path, records: list[SpecRecord]) -> dict[str, Any]:
+    """The package data ``export spack-cache`` writes of tag t, whose root and stack s
+    both list ``records``."""
+    catalog = Catalog(tmp_path / "c.sqlite")
+    write_tag(catalog, "t", records)
+    write_tag(catalog, "t", [], members={r.hash: True for r in records}, stack="s", checksum="s")
+    with catalog:
+        export_spack_cache(catalog, tmp_path / "out")
+    return _read(tmp_path / "out")[0]
 
 
 def _demo_tags(demo: Demo) -> list[dict[str, Any]]:
@@ -510,12 +522,7 @@ def test_latest_version_follows_spacks_order(tmp_path: Path) -> None:
         for name, listed in versions.items()
         for n, version in enumerate(listed)
     ]
-    catalog = Catalog(tmp_path / "c.sqlite")
-    write_tag(catalog, "t", records)
-    write_tag(catalog, "t", [], members={r.hash: True for r in records}, stack="s", checksum="s")
-    with catalog:
-        export_spack_cache(catalog, tmp_path / "out")
-    packages = _read(tmp_path / "out")[0]
+    packages = exported_packages(tmp_path, records)
     latest = {"a": "1.10", "b": "develop", "c": "2.4.0"}
     assert {name: p["latest_version"] for name, p in packages.items()} == latest
     assert {name: max(v, key=_version_key) for name, v in versions.items()} == latest  # the test's own order agrees

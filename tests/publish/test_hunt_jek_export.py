@@ -14,6 +14,7 @@ from cachedex.publish.export import PACKAGES_FILE, export_spack_cache
 from cachedex.publish.export_specs import Member, app_dependencies, json_parts
 from cachedex.values import SpecRecord
 from tests.helpers import record, write_tag
+from tests.publish.test_export import exported_packages
 
 
 def _members(count: int) -> list[Member]:
@@ -50,12 +51,7 @@ def test_of_versions_spack_orders_equal_the_latest_is_the_first_by_name(tmp_path
         for m, (name, listed) in enumerate(versions.items())
         for n, version in enumerate(listed)
     ]
-    catalog = Catalog(tmp_path / "c.sqlite")
-    write_tag(catalog, "t", records)
-    write_tag(catalog, "t", [], members={r.hash: True for r in records}, stack="s", checksum="s")
-    with catalog:
-        export_spack_cache(catalog, tmp_path / "out")
-    packages = json.loads(gzip.decompress((tmp_path / "out" / PACKAGES_FILE).read_bytes()))
+    packages = exported_packages(tmp_path, records)
     assert {name: p["latest_version"] for name, p in packages.items()} == {
         name: min(listed) for name, listed in versions.items()
     }

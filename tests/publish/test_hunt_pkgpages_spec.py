@@ -11,6 +11,7 @@ from cachedex.catalog import Catalog, Edge, SpecSummary
 from cachedex.errors import UnknownSpec
 from cachedex.publish.spec_pages import (
     Holder,
+    SpecPage,
     is_oci,
     largest_dependencies,
     mirror_commands,
@@ -33,6 +34,18 @@ def _spec(path: Path) -> SpecSummary:
     return spec
 
 
+def _page_with_closure(tmp_path: Path, closure: list[Edge]) -> SpecPage:
+    """The page of a spec held by tag t's root whose closure is ``closure``."""
+    return spec_page_from(
+        _spec(tmp_path / "c.sqlite"),
+        holders=[Holder("t", "root", True, "/m")],
+        dependencies=[],
+        closure=closure,
+        dependents=[],
+        node="{}",
+    )
+
+
 def test_largest_dependencies_names_the_five_largest_largest_first() -> None:
     """Of seven sized binaries, the five largest are named, in decreasing size."""
     closure = [_edge(n, 10 * n) for n in range(1, 8)]
@@ -50,28 +63,14 @@ def test_largest_dependencies_leave_out_a_dependency_without_a_binary() -> None:
 def test_a_closure_of_exactly_a_thousand_is_listed_whole_in_order(tmp_path: Path) -> None:
     """1,000 dependencies are all listed, in their order, with nothing appended."""
     closure = [_edge(n, n) for n in range(1, 1001)]
-    page = spec_page_from(
-        _spec(tmp_path / "c.sqlite"),
-        holders=[Holder("t", "root", True, "/m")],
-        dependencies=[],
-        closure=closure,
-        dependents=[],
-        node="{}",
-    )
+    page = _page_with_closure(tmp_path, closure)
     assert page.closure == tuple(closure) and page.closure_count == 1000
 
 
 def test_a_closure_past_a_thousand_lists_the_first_thousand_and_the_largest_past_them(tmp_path: Path) -> None:
     """1,002 dependencies: the first 1,000 by order, then the two past them that are among the largest."""
     closure = [_edge(n, n) for n in range(1, 1003)]
-    page = spec_page_from(
-        _spec(tmp_path / "c.sqlite"),
-        holders=[Holder("t", "root", True, "/m")],
-        dependencies=[],
-        closure=closure,
-        dependents=[],
-        node="{}",
-    )
+    page = _page_with_closure(tmp_path, closure)
     assert page.closure == (*closure[:1000], closure[1001], closure[1000])
     assert page.closure_count == 1002
 
@@ -122,14 +121,7 @@ def test_a_download_of_zero_bytes_is_known_and_one_of_no_known_size_is_null(tmp_
 def test_a_long_closure_whose_largest_are_listed_already_counts_all_of_it(tmp_path: Path) -> None:
     """1,001 dependencies, largest first: the first 1,000 are listed (nothing appended) and counted as 1,001."""
     closure = [_edge(n, 2_000 - n) for n in range(1, 1002)]
-    page = spec_page_from(
-        _spec(tmp_path / "c.sqlite"),
-        holders=[Holder("t", "root", True, "/m")],
-        dependencies=[],
-        closure=closure,
-        dependents=[],
-        node="{}",
-    )
+    page = _page_with_closure(tmp_path, closure)
     assert page.closure == tuple(closure[:1000]) and page.closure_count == 1001
 
 
