@@ -54,7 +54,8 @@ def with_found_views(
     configured = {ref.stack: ref for ref in tag.mirrors}
     # (the root's place however written: a stack reading a view of /x/m reads the root
     # file:///x/m's, which was read a second time as a stack of its own)
-    read_already = {ref.view for ref in tag.mirrors if ref.view and mirror_place(ref.url) == mirror_place(root_url)}
+    root_place = mirror_place(root_url)
+    read_already = {ref.view for ref in tag.mirrors if ref.view and mirror_place(ref.url) == root_place}
     added: list[MirrorRef] = []
     skipped: list[SkippedView] = []
     for view in found:
