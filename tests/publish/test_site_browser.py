@@ -776,6 +776,23 @@ def test_the_search_box_lists_what_its_text_finds_and_keeps_the_scope(
     assert "0 specs" not in page.inner_text("p.lead")
 
 
+def test_enter_on_spec_syntax_opens_the_package_while_the_site_asks_if_it_is_live(page: Any, served: str) -> None:
+    """Enter on "hdf5+mpi" before live.json answered: the form had already gone to the
+    static search page when the script, still waiting, cancelled it (too late); the
+    static copy must open hdf5 as it does once live.json has answered."""
+    held: list[Any] = []
+    page.route("**/live.json", lambda route: held.append(route))  # answered only after Enter
+    page.goto(served + "index.html")
+    page.fill("#package-search", "hdf5+mpi")
+    page.press("#package-search", "Enter")
+    page.wait_for_timeout(500)
+    assert "search.html" not in page.url, page.url
+    assert held, "the page asked live.json"
+    for route in held:
+        route.continue_()
+    page.wait_for_url("**/packages/hdf5/index.html")
+
+
 def test_a_copy_button_copies_what_it_shows_and_says_so_to_screen_readers(page: Any, served: str) -> None:
     page.context.grant_permissions(["clipboard-read", "clipboard-write"])
     page.goto(served + "index.html")

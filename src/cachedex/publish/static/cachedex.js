@@ -217,9 +217,13 @@
     search.addEventListener("input", show);
     search.form.addEventListener("submit", async (event) => {
       // Enter: a spec query on a live site goes to the search page; a name to its package.
-      const query = search.value.trim();
-      if (syntax.test(query) && (await isLive())) return;
+      // Cancelled at once: a cancel after an await comes too late while live.json is asked.
       event.preventDefault();
+      const query = search.value.trim();
+      if (syntax.test(query) && (await isLive())) {
+        search.form.submit();
+        return;
+      }
       if (await isLive()) {
         // A name typed in capitals (HDF5) searches the package its list showed (hdf5).
         const packages = await load();
